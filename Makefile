@@ -1,0 +1,25 @@
+# Quick start: `make demo` then `make test` (see README.md).
+CARGO ?= cargo
+DEMO_ARGS ?= --rows 2000000
+
+.PHONY: deps build demo test bench
+
+deps:
+	@scripts/ensure-deps.sh
+
+build: deps
+	$(CARGO) build --release
+
+## A real ingest into a throwaway local PostgreSQL, then the report.
+demo: build
+	./target/release/dbload ingest $(DEMO_ARGS)
+
+## Format, lints, unit tests and integration tests against a real PostgreSQL.
+test: deps
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) test
+
+## dbload against the server's own COPY of the same rows (see bench/README.md).
+bench: build
+	bench/ingest-vs-copy.sh

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# dbload against the server's own limit: the same rows loaded by a
+# server-side `COPY ... FROM 'file' (FORMAT binary)` (no client, no network)
+# and by `dbload ingest --method copy`, alternating, on one throwaway server.
+# Prints rows/s of each, their ratio, dbload's peak RSS and the --dry-run rate.
+#
+#   bench/ingest-vs-copy.sh                 # 1 and 2 workers, 5,000,000 rows, 3 rounds
+#   ROWS=10000000 ROUNDS=5 bench/ingest-vs-copy.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROWS=${ROWS:-5000000}
+ROUNDS=${ROUNDS:-3}
+BATCH=${BATCH:-10000}
+DRY_ROWS=${DRY_ROWS:-50000000}
+DBLOAD=${DBLOAD:-./target/release/dbload}
+START=2024-01-01T00:00:00Z
+[ -x "$DBLOAD" ] || cargo build --release
+
+work=$(mktemp -d /tmp/dbload-bench-XXXXXX)
+chmod 755 "$work"
+server_log="$work/server.txt"
+
+# A throwaway server from dbload itself, left running with --keep.
+"$DBLOAD" ingest --keep --rows 1 --table warmup --quiet --output json >/dev/null 2>"$server_log"
+url=$(sed -n 's/.*keeps running at \([^ ]*\) .*/\1/p' "$server_log")
+data=$(sed -n 's/.*(data in \([^)]*\)).*/\1/p' "$server_log")
+[ -n "$url" ] || { cat "$server_log" >&2; exit 1; }
+stop_server() {
+  kill -INT "$(head -1 "$data/postmaster.pid")" 2>/dev/null || true
+  sleep 2
+  rm -rf "$work" "$(dirname "$data")"
+}
+trap stop_server EXIT
+
+json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+sql() { psql -X -q -v ON_ERROR_STOP=1 "$url" "$@"; }
+
+# psql's \timing of one statement, in seconds.
+timed_sql() {
+  sql -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1 | awk '{print $1/1000}'
+}
+
+run_pair() {
+  local workers=$1 table="bench_w$1"
+  local file="$work/rows-{worker}.bin"
+  [ "$workers" -eq 1 ] && file="$work/rows.bin"
+  "$DBLOAD" ingest --copy-file "$file" --rows "$ROWS" --workers "$workers" --batch-size "$BATCH" \
+    --start "$START" --quiet --output json >/dev/null
+  chmod 644 "$work"/rows*.bin
+  "$DBLOAD" ingest --url "$url" --table "$table" --drop-table --rows 1 --quiet --output json >/dev/null
+
+  local copy_rates=() dbload_rates=() rss=()
+  for round in $(seq "$ROUNDS"); do
+    sql -c "TRUNCATE $table" -c "CHECKPOINT"
+    local t0 t1
+    t0=$(date +%s.%N)
+    if [ "$workers" -eq 1 ]; then
+      sql -c "COPY $table FROM '$work/rows.bin' (FORMAT binary)" >/dev/null
+    else
+      for w in $(seq 0 $((workers - 1))); do
+        sql -c "COPY $table FROM '$work/rows-$w.bin' (FORMAT binary)" >/dev/null &
+      done
+      wait
+    fi
+    t1=$(date +%s.%N)
+    copy_rates+=("$(awk -v n="$ROWS" -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", n/(b-a)}')")
+
+    sql -c "TRUNCATE $table" -c "CHECKPOINT"
+    local report
+    report=$("$DBLOAD" ingest --url "$url" --table "$table" --append --rows "$ROWS" --workers "$workers" \
+      --batch-size "$BATCH" --start "$START" --method copy --quiet --output json)
+    t0=$(echo "$report" | json_field '["wall_s"]')
+    dbload_rates+=("$(awk -v n="$ROWS" -v s="$t0" 'BEGIN{printf "%.0f", n/s}')")
+    rss+=("$(echo "$report" | json_field '["client_peak_rss_mib"]')")
+    echo "  round $round: server COPY ${copy_rates[-1]} rows/s, dbload ${dbload_rates[-1]} rows/s" >&2
+  done
+  local copy_med dbload_med
+  copy_med=$(printf '%s\n' "${copy_rates[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+  dbload_med=$(printf '%s\n' "${dbload_rates[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+  printf '%d worker(s), %s rows: server-side COPY %s rows/s, dbload %s rows/s, ratio %.3f; dbload peak RSS %s MiB\n' \
+    "$workers" "$ROWS" "$copy_med" "$dbload_med" "$(awk -v a="$dbload_med" -v b="$copy_med" 'BEGIN{print a/b}')" \
+    "$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)"
+  rm -f "$work"/rows*.bin
+}
+
+echo "dbload $("$DBLOAD" --version | cut -d' ' -f2) vs server-side COPY; $(nproc) cores; medians of $ROUNDS rounds" >&2
+run_pair 1
+run_pair 2
+dry=$("$DBLOAD" ingest --dry-run --rows "$DRY_ROWS" --quiet --output json)
+printf 'dry run (generation + binary COPY encoding, %s workers): %.0f rows/s\n' \
+  "$(echo "$dry" | json_field '["setup"]["workers"]')" "$(echo "$dry" | json_field '["rows_per_sec"]')"

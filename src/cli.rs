@@ -1,0 +1,205 @@
+//! Command-line definitions only: raw flags as the user typed them, no I/O.
+//! `config` resolves them, once, into what the run uses.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::encode::Method;
+
+const ABOUT: &str = "Measure how fast SQL databases ingest data and answer queries.";
+
+const INGEST_EXAMPLES: &str = "\
+Examples:
+  # No target: a throwaway local PostgreSQL is started, loaded, reported and removed
+  dbload ingest
+
+  # A real server (libpq URL; PG* variables and DATABASE_URL work too)
+  dbload ingest --url postgres://app@db1:5432/bench --table measurement --drop-table \\
+      --workers 8 --batch-size 10000 --rows 10000000
+
+  # tsdbperf's command line, same meaning (80 devices, 8,000,000 rows)
+  dbload ingest --workers 8 --devices 10 --measurements 100000 --metrics 10
+
+  # nodeIngestBench's TSBS cpu model
+  dbload ingest --model cpu --batch-size 20000 --rows 6000000
+
+  # Open loop at 200,000 rows/s for 5 minutes, after 30 s of warm-up
+  dbload ingest --rate 200000 --duration 5m --warmup 30s
+
+  # Generation and encoding only: how fast is the client?
+  dbload ingest --dry-run --rows 50000000
+
+  # For scripts: JSON on stdout, exit code 1 if any batch failed or rows are missing
+  dbload ingest --rows 1000000 --verify --output json --quiet";
+
+#[derive(Debug, Parser)]
+#[command(name = "dbload", version, about = ABOUT, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate time-series rows and write them as fast as the target takes them.
+    #[command(after_help = INGEST_EXAMPLES)]
+    Ingest(IngestArgs),
+}
+
+/// Where the load goes.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Target")]
+pub struct TargetArgs {
+    /// Target as a libpq URL or conninfo string (postgres://user:pass@host:port/db?sslmode=...).
+    /// Without it, DATABASE_URL, then PG* variables (when PGHOST is set); with none of them a
+    /// throwaway local PostgreSQL is started and removed at exit.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Leave the throwaway PostgreSQL running at exit and print its URL.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// What the run leaves behind.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Format of the report on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+
+    /// Also write the JSON report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelName {
+    /// tsdbperf's: time, device_id, m1..mN double precision
+    Measurement,
+    /// TSBS cpu-only (nodeIngestBench): ts, tags jsonb, usage_* integers
+    Cpu,
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Data model.
+    #[arg(long, value_enum, default_value_t = ModelName::Measurement, help_heading = "Data")]
+    pub model: ModelName,
+
+    /// Table to write (NAME or SCHEMA.NAME; default: the model's name).
+    #[arg(long, value_name = "NAME", help_heading = "Data")]
+    pub table: Option<String>,
+
+    /// Drop the table first if it exists, then create it.
+    #[arg(long, conflicts_with = "append", help_heading = "Data")]
+    pub drop_table: bool,
+
+    /// Add rows to the table if it exists (it is created when missing).
+    #[arg(long, help_heading = "Data")]
+    pub append: bool,
+
+    /// Devices per worker (cpu model: hosts per worker).
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Data")]
+    pub devices: u32,
+
+    /// Measurements per device (tsdbperf's meaning; rows = workers × devices × measurements).
+    #[arg(long, value_name = "N", conflicts_with = "rows", help_heading = "Data")]
+    pub measurements: Option<u64>,
+
+    /// Metric columns per row, 1 to 100 (measurement model).
+    #[arg(long, value_name = "N", help_heading = "Data")]
+    pub metrics: Option<u32>,
+
+    /// Extra string tags per host (cpu model), for wider rows.
+    #[arg(long, value_name = "N", help_heading = "Data")]
+    pub extra_tags: Option<u32>,
+
+    /// Store the metrics as one jsonb column (measurement model).
+    #[arg(long, visible_alias = "with-jsonb", help_heading = "Data")]
+    pub jsonb: bool,
+
+    /// Seed of the generators: the same seed gives the same rows.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Data")]
+    pub seed: u64,
+
+    /// Time of the first reading (RFC 3339). Default: so that the data ends now.
+    #[arg(long, value_name = "TIME", help_heading = "Data")]
+    pub start: Option<String>,
+
+    /// How rows travel to the target.
+    #[arg(long, value_enum, default_value_t = Method::Copy, help_heading = "Method")]
+    pub method: Method,
+
+    /// Rows per batch; each batch is one transaction.
+    #[arg(long, value_name = "N", default_value_t = 10_000, help_heading = "Method")]
+    pub batch_size: usize,
+
+    /// Update rows whose key exists (INSERT ... ON CONFLICT DO UPDATE; COPY goes through a staging table).
+    #[arg(long, help_heading = "Method")]
+    pub upsert: bool,
+
+    /// tsdbperf's flag: --upsert with --method insert.
+    #[arg(long, conflicts_with = "with_copy_upserts", help_heading = "Method")]
+    pub with_upserts: bool,
+
+    /// tsdbperf's flag: --upsert with --method copy.
+    #[arg(long, help_heading = "Method")]
+    pub with_copy_upserts: bool,
+
+    /// Accepted for tsdbperf compatibility; dbload creates plain tables on PostgreSQL.
+    #[arg(long, help_heading = "Method")]
+    pub no_hypertables: bool,
+
+    /// Parallel connections, each with its own generator (default: number of CPUs).
+    #[arg(long, value_name = "N", help_heading = "Run")]
+    pub workers: Option<u32>,
+
+    /// Total rows to write, split across the workers.
+    #[arg(long, value_name = "N", help_heading = "Run")]
+    pub rows: Option<u64>,
+
+    /// Run for this long instead (e.g. 30s, 5m); with --rows, whichever comes first.
+    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
+    pub duration: Option<std::time::Duration>,
+
+    /// Open loop: schedule batches at this many rows per second in total; latency is then
+    /// measured from each batch's intended start.
+    #[arg(long, value_name = "ROWS_PER_SEC", help_heading = "Run")]
+    pub rate: Option<f64>,
+
+    /// Warm-up excluded from the figures: a time (10s) or a number of rows (100000).
+    #[arg(long, value_name = "TIME|ROWS", help_heading = "Run")]
+    pub warmup: Option<String>,
+
+    /// After the run, count the table's rows and compare with the rows acknowledged.
+    #[arg(long, help_heading = "Run")]
+    pub verify: bool,
+
+    /// Generate and encode only, send nothing: shows what the client alone can do.
+    #[arg(long, help_heading = "Run")]
+    pub dry_run: bool,
+
+    /// Write the binary COPY stream to FILE instead of a database (implies --dry-run; with
+    /// several workers FILE must contain {worker}).
+    #[arg(long, value_name = "FILE", help_heading = "Run")]
+    pub copy_file: Option<String>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

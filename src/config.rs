@@ -1,0 +1,373 @@
+//! `RunConfig` for ingest: the flags resolved and validated once. Every
+//! limit is checked here, so a worker never discovers a bad setting mid-run
+//! and never has to interpret an `Option`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::cli::{IngestArgs, ModelName, OutputFormat};
+use crate::dialect::TableName;
+use crate::encode::Method;
+use crate::error::usage;
+use crate::model::{cpu, measurement, ModelSpec, Schema};
+use crate::target::{LocalOptions, PgTarget};
+
+/// PostgreSQL's limit on bound parameters in one statement.
+pub const MAX_PARAMS: usize = 65_535;
+/// tsdbperf's default number of measurements per device.
+const DEFAULT_MEASUREMENTS: u64 = 100_000;
+
+/// Where the rows go.
+#[derive(Debug)]
+pub enum TargetChoice {
+    /// A server given by URL, DATABASE_URL or PG* variables.
+    Remote(Box<PgTarget>),
+    /// A throwaway local PostgreSQL, started for this run.
+    Local(LocalOptions),
+    /// Nowhere: generation and encoding only, optionally into COPY files.
+    DryRun { copy_file: Option<String> },
+}
+
+/// What happens to the table before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableAction {
+    /// Create it; refuse if it exists.
+    Create,
+    /// Drop it if it exists, then create it.
+    Recreate,
+    /// Use it if it exists, create it otherwise.
+    Append,
+}
+
+/// Warm-up, excluded from the measured figures.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Warmup {
+    None,
+    Duration(#[serde(serialize_with = "secs")] Duration),
+    /// Rows per worker.
+    Rows(u64),
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+#[derive(Debug)]
+pub struct IngestConfig {
+    pub target: TargetChoice,
+    pub model: ModelSpec,
+    pub schema: Schema,
+    pub table: TableName,
+    pub table_action: TableAction,
+    pub method: Method,
+    pub upsert: bool,
+    pub workers: u32,
+    pub batch_size: usize,
+    /// Rows per `INSERT ... VALUES` statement (method insert): the batch is
+    /// split so no statement exceeds [`MAX_PARAMS`].
+    pub insert_rows: usize,
+    /// Rows each worker generates (u64::MAX: until the duration ends).
+    pub rows_per_worker: Vec<u64>,
+    pub duration: Option<Duration>,
+    /// Total rows per second, open loop.
+    pub rate: Option<f64>,
+    pub warmup: Warmup,
+    pub seed: u64,
+    /// First reading's time, µs since the Unix epoch.
+    pub start_us: i64,
+    pub verify: bool,
+    pub no_hypertables: bool,
+    pub output: OutputFormat,
+    pub report_file: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+impl IngestConfig {
+    pub fn dry_run(&self) -> bool {
+        matches!(self.target, TargetChoice::DryRun { .. })
+    }
+
+    /// Total rows to generate, if bounded.
+    pub fn total_rows(&self) -> Option<u64> {
+        self.rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc + r))
+    }
+
+    /// Resolve the flags. `env` reads environment variables (injected for tests).
+    pub fn resolve(a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
+        let workers = match a.workers {
+            Some(0) => return Err(usage("--workers 0: need at least 1 worker")),
+            Some(w) => w,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        };
+        if a.batch_size == 0 {
+            return Err(usage("--batch-size 0: a batch needs at least 1 row"));
+        }
+        if a.devices == 0 {
+            return Err(usage("--devices 0: need at least 1 device per worker"));
+        }
+        let model = resolve_model(&a)?;
+        let schema = model.schema();
+
+        let (method, upsert) = match (a.with_upserts, a.with_copy_upserts) {
+            (true, _) if a.method != Method::Copy && a.method != Method::Insert => {
+                return Err(usage(format!(
+                    "--with-upserts means --upsert --method insert; it conflicts with --method {}",
+                    a.method
+                )))
+            }
+            (true, _) => (Method::Insert, true),
+            (_, true) if a.method != Method::Copy => {
+                return Err(usage(format!(
+                    "--with-copy-upserts means --upsert --method copy; it conflicts with --method {}",
+                    a.method
+                )))
+            }
+            (_, true) => (Method::Copy, true),
+            _ => (a.method, a.upsert),
+        };
+
+        let measurements = a.measurements.or(match (a.rows, a.duration) {
+            (None, None) => Some(DEFAULT_MEASUREMENTS),
+            _ => None,
+        });
+        let rows_per_worker: Vec<u64> = match (a.rows, measurements) {
+            (Some(0), _) => return Err(usage("--rows 0: nothing to write; give at least 1 row")),
+            (Some(rows), _) => {
+                (0..workers as u64).map(|w| rows / workers as u64 + u64::from(w < rows % workers as u64)).collect()
+            }
+            (None, Some(m)) => vec![m.saturating_mul(model.devices() as u64); workers as usize],
+            (None, None) => vec![u64::MAX; workers as usize],
+        };
+        if let Some(d) = a.duration {
+            if d.is_zero() {
+                return Err(usage("--duration 0s: give a positive duration such as 30s or 5m"));
+            }
+        }
+        let rate = match a.rate {
+            Some(r) if !(r.is_finite() && r > 0.0) => {
+                return Err(usage(format!("--rate {r}: give a positive number of rows per second")))
+            }
+            r => r,
+        };
+        let warmup = parse_warmup(a.warmup.as_deref(), workers)?;
+
+        let width = schema.columns.len();
+        let insert_rows = a.batch_size.min(MAX_PARAMS / width);
+
+        let start_us = match &a.start {
+            Some(s) => chrono::DateTime::parse_from_rfc3339(s)
+                .map_err(|e| usage(format!("--start {s:?}: {e}; give an RFC 3339 time like 2024-01-01T00:00:00Z")))?
+                .timestamp_micros(),
+            None => default_start(&model, &rows_per_worker),
+        };
+
+        let table = TableName::parse(a.table.as_deref().unwrap_or(model.name()))?;
+        let table_action = match (a.drop_table, a.append) {
+            (true, _) => TableAction::Recreate,
+            (_, true) => TableAction::Append,
+            _ => TableAction::Create,
+        };
+
+        let dry_run = a.dry_run || a.copy_file.is_some();
+        if let Some(f) = &a.copy_file {
+            if method != Method::Copy || upsert {
+                return Err(usage(format!("--copy-file writes a binary COPY stream: it needs --method copy without upserts, not --method {method}")));
+            }
+            if workers > 1 && !f.contains("{worker}") {
+                return Err(usage(format!(
+                    "--copy-file {f:?} with {workers} workers: put {{worker}} in the name (e.g. rows-{{worker}}.bin) so each worker writes its own file"
+                )));
+            }
+        }
+        if dry_run && a.verify {
+            return Err(usage("--verify needs a database; it cannot be combined with --dry-run or --copy-file"));
+        }
+        if dry_run && (a.target.url.is_some() || a.target.keep) {
+            return Err(usage("--dry-run sends nothing: drop --url/--keep, or drop --dry-run"));
+        }
+
+        let target = if dry_run {
+            TargetChoice::DryRun { copy_file: a.copy_file }
+        } else if let Some(url) = &a.target.url {
+            if a.target.keep {
+                return Err(usage("--keep applies to the throwaway local PostgreSQL, not to --url"));
+            }
+            TargetChoice::Remote(Box::new(PgTarget::from_url(url, "--url", env)?))
+        } else if let Some(url) = env("DATABASE_URL").filter(|u| !u.is_empty()) {
+            TargetChoice::Remote(Box::new(PgTarget::from_url(&url, "DATABASE_URL", env)?))
+        } else if env("PGHOST").is_some_and(|h| !h.is_empty()) {
+            TargetChoice::Remote(Box::new(PgTarget::from_env(env)?))
+        } else {
+            TargetChoice::Local(LocalOptions {
+                keep: a.target.keep,
+                max_connections: (workers + 20).max(100),
+                ..Default::default()
+            })
+        };
+
+        Ok(IngestConfig {
+            target,
+            model,
+            schema,
+            table,
+            table_action,
+            method,
+            upsert,
+            workers,
+            batch_size: a.batch_size,
+            insert_rows,
+            rows_per_worker,
+            duration: a.duration,
+            rate,
+            warmup,
+            seed: a.seed,
+            start_us,
+            verify: a.verify,
+            no_hypertables: a.no_hypertables,
+            output: a.output.output,
+            report_file: a.output.report,
+            quiet: a.output.quiet,
+        })
+    }
+}
+
+fn resolve_model(a: &IngestArgs) -> Result<ModelSpec> {
+    Ok(match a.model {
+        ModelName::Measurement => {
+            if a.extra_tags.is_some() {
+                return Err(usage("--extra-tags applies to the cpu model; add --model cpu"));
+            }
+            let metrics = a.metrics.unwrap_or(10);
+            if !(1..=100).contains(&metrics) {
+                return Err(usage(format!("--metrics {metrics}: give 1 to 100 metric columns")));
+            }
+            ModelSpec::Measurement(measurement::Options { devices: a.devices, metrics, jsonb: a.jsonb })
+        }
+        ModelName::Cpu => {
+            if a.metrics.is_some() {
+                return Err(usage("--metrics applies to the measurement model; the cpu model has its ten usage_* metrics (use --extra-tags for wider rows)"));
+            }
+            if a.jsonb {
+                return Err(usage(
+                    "--jsonb applies to the measurement model; the cpu model already stores its tags as jsonb",
+                ));
+            }
+            ModelSpec::Cpu(cpu::Options { hosts: a.devices, extra_tags: a.extra_tags.unwrap_or(0) })
+        }
+    })
+}
+
+/// `10s`, `2m` (a time) or `100000` (rows, split across workers).
+fn parse_warmup(s: Option<&str>, workers: u32) -> Result<Warmup> {
+    let Some(s) = s else { return Ok(Warmup::None) };
+    if let Ok(rows) = s.parse::<u64>() {
+        return Ok(match rows {
+            0 => Warmup::None,
+            r => Warmup::Rows(r.div_ceil(workers as u64)),
+        });
+    }
+    humantime::parse_duration(s)
+        .map(Warmup::Duration)
+        .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of rows (100000)")))
+}
+
+/// So that the last reading of the longest worker is about now (tsdbperf:
+/// from `now - measurements` seconds); runs bounded by time start now.
+fn default_start(model: &ModelSpec, rows_per_worker: &[u64]) -> i64 {
+    let now = chrono::Utc::now().timestamp() * 1_000_000;
+    let step = match model {
+        ModelSpec::Measurement(_) => measurement::STEP_US,
+        ModelSpec::Cpu(_) => cpu::STEP_US,
+    };
+    match rows_per_worker.iter().max() {
+        Some(&r) if r != u64::MAX => now - (r.div_ceil(model.devices() as u64) as i64) * step,
+        _ => now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn resolve(args: &str) -> Result<IngestConfig> {
+        let cli = Cli::try_parse_from(format!("dbload ingest {args}").split_whitespace()).unwrap();
+        let Command::Ingest(a) = cli.command;
+        IngestConfig::resolve(a, &|_| None)
+    }
+
+    fn err(args: &str) -> String {
+        let e = resolve(args).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn tsdbperf_command_line() {
+        let c = resolve("--workers 8 --devices 10 --measurements 100000 --metrics 10").unwrap();
+        assert_eq!(c.total_rows(), Some(8_000_000));
+        assert_eq!(c.schema.columns.len(), 12);
+        assert!(matches!(c.target, TargetChoice::Local(_)));
+    }
+
+    #[test]
+    fn rows_split_across_workers() {
+        let c = resolve("--workers 3 --rows 10").unwrap();
+        assert_eq!(c.rows_per_worker, vec![4, 3, 3]);
+        let c = resolve("--workers 2 --duration 5s").unwrap();
+        assert_eq!(c.total_rows(), None);
+    }
+
+    #[test]
+    fn insert_statements_stay_under_the_parameter_limit() {
+        let c = resolve("--method insert --batch-size 100000 --metrics 100").unwrap();
+        assert_eq!(c.insert_rows, 65_535 / 102);
+        assert!(c.insert_rows * c.schema.columns.len() <= MAX_PARAMS);
+        let c = resolve("--method insert --batch-size 10").unwrap();
+        assert_eq!(c.insert_rows, 10);
+    }
+
+    #[test]
+    fn tsdbperf_upsert_flags() {
+        let c = resolve("--with-upserts").unwrap();
+        assert_eq!((c.method, c.upsert), (Method::Insert, true));
+        let c = resolve("--with-copy-upserts").unwrap();
+        assert_eq!((c.method, c.upsert), (Method::Copy, true));
+        assert!(err("--with-copy-upserts --method unnest").contains("--method unnest"));
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        assert!(err("--batch-size 0").contains("--batch-size"));
+        assert!(err("--metrics 101").contains("--metrics 101"));
+        assert!(err("--workers 0").contains("--workers"));
+        assert!(err("--rows 0").contains("--rows"));
+        assert!(err("--rate=-5").contains("--rate"));
+        assert!(err("--warmup soon").contains("--warmup"));
+        assert!(err("--model cpu --metrics 5").contains("--metrics"));
+        assert!(err("--start yesterday").contains("--start"));
+        assert!(err("--workers 2 --copy-file x.bin").contains("{worker}"));
+        assert!(err("--dry-run --verify").contains("--verify"));
+    }
+
+    #[test]
+    fn target_precedence() {
+        let cli = Cli::try_parse_from(["dbload", "ingest"]).unwrap();
+        let Command::Ingest(a) = cli.command;
+        let env = |k: &str| (k == "DATABASE_URL").then(|| "postgres://u:secret@h:5/d".to_string());
+        let c = IngestConfig::resolve(a, &env).unwrap();
+        let TargetChoice::Remote(t) = c.target else { panic!("DATABASE_URL ignored") };
+        assert!(!t.redacted().contains("secret"));
+    }
+
+    #[test]
+    fn warmup_forms() {
+        assert_eq!(parse_warmup(Some("10s"), 2).unwrap(), Warmup::Duration(Duration::from_secs(10)));
+        assert_eq!(parse_warmup(Some("1001"), 2).unwrap(), Warmup::Rows(501));
+    }
+}

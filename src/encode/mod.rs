@@ -1,0 +1,153 @@
+//! Encoders: how a [`Batch`](crate::model::Batch) becomes bytes on the wire
+//! for each ingest method. The COPY encoders write whole payloads ahead of
+//! time (off the send path); INSERT and UNNEST bind parameters whose binary
+//! form is written by the driver through `ToSql`.
+
+pub mod copy_binary;
+pub mod copy_csv;
+pub mod insert_values;
+pub mod unnest;
+
+use std::fmt;
+
+use bytes::{BufMut, BytesMut};
+use postgres_types::Type;
+
+use crate::model::{Batch, Schema, SqlType, Values};
+
+/// What travels from a worker's producer thread to its sender: a batch and,
+/// for the COPY methods, its encoded bytes. Payloads circulate between the
+/// two and are reused, so the hot path does not allocate.
+#[derive(Debug)]
+pub struct Payload {
+    pub batch: Batch,
+    pub bytes: BytesMut,
+}
+
+impl Payload {
+    pub fn new(schema: &Schema) -> Self {
+        Payload { batch: Batch::new(schema), bytes: BytesMut::new() }
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.batch.len as u64
+    }
+}
+
+/// How the producer frames a batch's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// Nothing to encode ahead: parameters are bound at send time.
+    None,
+    /// A complete COPY payload per batch.
+    Copy(Method),
+    /// Binary COPY tuples only: one stream spans all batches (a COPY file).
+    CopyRows,
+}
+
+impl Framing {
+    /// Encodes `payload.batch` into `payload.bytes`.
+    pub fn encode(self, payload: &mut Payload) {
+        payload.bytes.clear();
+        match self {
+            Framing::None => {}
+            Framing::Copy(Method::CopyCsv) => copy_csv::encode(&payload.batch, &mut payload.bytes),
+            Framing::Copy(_) => copy_binary::encode(&payload.batch, &mut payload.bytes),
+            Framing::CopyRows => copy_binary::rows(&payload.batch, &mut payload.bytes),
+        }
+    }
+}
+
+/// How rows travel to the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Binary COPY FROM STDIN, one COPY per batch (the fastest; default).
+    Copy,
+    /// CSV COPY FROM STDIN, one COPY per batch.
+    CopyCsv,
+    /// Prepared multi-row INSERT ... VALUES with bound parameters.
+    Insert,
+    /// One prepared INSERT ... SELECT FROM unnest($1::type[], ...) per batch.
+    Unnest,
+}
+
+impl Method {
+    /// Whether the producer encodes the payload into bytes ahead of sending.
+    pub fn is_copy(self) -> bool {
+        matches!(self, Method::Copy | Method::CopyCsv)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use clap::ValueEnum;
+        f.write_str(self.to_possible_value().expect("no skipped variants").get_name())
+    }
+}
+
+/// Microseconds between the Unix epoch and PostgreSQL's (2000-01-01).
+const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
+
+/// The binary wire form (PostgreSQL `*send`) of row `i`, without a length.
+/// Shared by binary COPY fields, bound parameters and array elements.
+pub(crate) fn write_binary(values: &Values, i: usize, out: &mut BytesMut) {
+    match values {
+        Values::Timestamptz(v) => out.put_i64(v[i] - PG_EPOCH_OFFSET_US),
+        Values::Oid(v) => out.put_u32(v[i]),
+        Values::Int4(v) => out.put_i32(v[i]),
+        Values::Float8(v) => out.put_f64(v[i]),
+        Values::Jsonb { .. } => {
+            out.put_u8(1); // jsonb binary format version
+            out.put_slice(values.json(i).as_bytes());
+        }
+    }
+}
+
+/// Byte length of [`write_binary`]'s output, for length-prefixed framing.
+pub(crate) fn binary_len(values: &Values, i: usize) -> usize {
+    match values {
+        Values::Timestamptz(_) | Values::Float8(_) => 8,
+        Values::Oid(_) | Values::Int4(_) => 4,
+        Values::Jsonb { .. } => 1 + values.json(i).len(),
+    }
+}
+
+/// A length-prefixed binary field, as COPY rows and array elements use.
+pub(crate) fn write_field(values: &Values, i: usize, out: &mut BytesMut) {
+    out.put_i32(binary_len(values, i) as i32);
+    write_binary(values, i, out);
+}
+
+/// The server type our values of `ty` are encoded as.
+pub fn pg_type(ty: SqlType) -> Type {
+    match ty {
+        SqlType::Timestamptz => Type::TIMESTAMPTZ,
+        SqlType::Oid => Type::OID,
+        SqlType::Int4 => Type::INT4,
+        SqlType::Float8 => Type::FLOAT8,
+        SqlType::Jsonb => Type::JSONB,
+    }
+}
+
+/// The array type of [`pg_type`], for UNNEST parameters.
+pub fn pg_array_type(ty: SqlType) -> Type {
+    match ty {
+        SqlType::Timestamptz => Type::TIMESTAMPTZ_ARRAY,
+        SqlType::Oid => Type::OID_ARRAY,
+        SqlType::Int4 => Type::INT4_ARRAY,
+        SqlType::Float8 => Type::FLOAT8_ARRAY,
+        SqlType::Jsonb => Type::JSONB_ARRAY,
+    }
+}
+
+/// Whether a server-side type is the one our values are encoded as.
+pub(crate) fn matches_type(ty: SqlType, pg: &Type) -> bool {
+    *pg == pg_type(ty)
+}
+
+/// The error a bound parameter gives when the table's column has another type
+/// than the model writes (an `--append` table created by someone else).
+pub(crate) fn type_mismatch(ty: SqlType, pg: &Type) -> Box<dyn std::error::Error + Sync + Send> {
+    format!("the model writes {} but the column is {pg}", ty.pg_name()).into()
+}

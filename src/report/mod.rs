@@ -1,0 +1,252 @@
+//! What a run leaves behind. [`Report`] is built once from the resolved
+//! configuration and the merged statistics; the sinks (text, JSON) only read
+//! it. Its JSON form is a versioned contract (`schema/report.schema.json`).
+
+pub mod json;
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::config::{IngestConfig, TableAction, TargetChoice, Warmup};
+use crate::encode::Method;
+use crate::error::exit;
+use crate::run::{IngestOutcome, Verify};
+use crate::stats::recorder::Phase;
+use crate::stats::LatencySummary;
+
+/// Bumped when a field changes meaning or disappears (adding one is not).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every batch was acknowledged (and verified, if asked).
+    Ok,
+    /// Some batches failed or verification found a mismatch.
+    Failed,
+    /// Stopped by Ctrl-C: the figures cover what was done until then.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub dbload_version: &'static str,
+    pub command: &'static str,
+    pub status: Status,
+    pub exit_code: u8,
+    /// Rows acknowledged in the measured window (warm-up excluded).
+    pub rows: u64,
+    /// Rows acknowledged in all, warm-up included.
+    pub rows_total: u64,
+    pub rows_per_sec: f64,
+    pub metrics_per_sec: f64,
+    pub batches: u64,
+    pub batches_per_sec: f64,
+    /// The measured window: first measured batch's start to last one's end.
+    pub duration_s: f64,
+    /// From the workers' common start to the end of the last batch.
+    pub wall_s: f64,
+    /// Failed batches, warm-up included.
+    pub errors: u64,
+    pub failed_rows: u64,
+    pub error_classes: Vec<ErrorEntry>,
+    /// Per-batch latency; from the intended start when paced (`--rate`).
+    pub latency_ms: Option<LatencySummary>,
+    /// With `--rate`: from the actual start of each batch.
+    pub service_time_ms: Option<LatencySummary>,
+    /// With `--rate`: how late batches started against the schedule.
+    pub schedule_lag_ms: Option<LatencySummary>,
+    pub warmup: Option<WarmupReport>,
+    pub client_cpu_s: f64,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    pub client_peak_rss_mib: f64,
+    pub timeline: Vec<TimelineEntry>,
+    pub setup: SetupReport,
+    pub verify: Option<Verify>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorEntry {
+    pub class: String,
+    pub count: u64,
+    pub example: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WarmupReport {
+    pub rows: u64,
+    pub batches: u64,
+    pub errors: u64,
+    pub duration_s: f64,
+    pub latency_ms: Option<LatencySummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineEntry {
+    pub second: u64,
+    pub rows: u64,
+    pub batches: u64,
+    pub errors: u64,
+    pub latency_mean_ms: Option<f64>,
+    pub latency_max_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupReport {
+    /// `throwaway`, `server` or `none` (dry run).
+    pub target_kind: &'static str,
+    /// The target URL with any password redacted.
+    pub target: Option<String>,
+    pub engine: Option<&'static str>,
+    pub server_version: Option<String>,
+    pub server_settings: BTreeMap<String, String>,
+    pub model: &'static str,
+    pub method: Method,
+    pub upsert: bool,
+    pub table: String,
+    pub table_action: TableAction,
+    pub ddl: Vec<String>,
+    pub columns: usize,
+    pub batch_size: usize,
+    pub insert_rows_per_statement: Option<usize>,
+    pub workers: u32,
+    pub devices_per_worker: u32,
+    pub metrics_per_row: u32,
+    pub rows_limit: Option<u64>,
+    pub duration_limit_s: Option<f64>,
+    pub rate_rows_per_sec: Option<f64>,
+    pub warmup: Warmup,
+    pub seed: u64,
+    /// Time of the first generated reading (RFC 3339).
+    pub data_start: String,
+    pub dry_run: bool,
+}
+
+fn per_sec(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+fn span_s(p: &Phase) -> f64 {
+    match (p.first_start, p.last_end) {
+        (Some(a), Some(b)) => b.saturating_sub(a).as_secs_f64(),
+        _ => 0.0,
+    }
+}
+
+impl Report {
+    /// `target_url`: the redacted target; `throwaway`: whether dbload started it.
+    pub fn ingest(cfg: &IngestConfig, out: &IngestOutcome, target_url: Option<String>, throwaway: bool) -> Report {
+        let rec = &out.recorder;
+        let m = &rec.measured;
+        let duration_s = span_s(m);
+        let errors = m.failed_batches + rec.warmup.failed_batches;
+        let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
+        let status = if out.interrupted {
+            Status::Interrupted
+        } else if errors > 0 || verify_failed {
+            Status::Failed
+        } else {
+            Status::Ok
+        };
+        let exit_code = match status {
+            Status::Ok => exit::OK,
+            Status::Failed => exit::FAILED_OPERATIONS,
+            Status::Interrupted => exit::INTERRUPTED,
+        };
+        let paced = cfg.rate.is_some();
+        let metrics = cfg.schema.metrics_per_row as u64;
+        let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
+            rows: rec.warmup.rows,
+            batches: rec.warmup.batches,
+            errors: rec.warmup.failed_batches,
+            duration_s: span_s(&rec.warmup),
+            latency_ms: LatencySummary::of(&rec.warmup.latency),
+        });
+        let timeline = rec
+            .timeline
+            .iter()
+            .enumerate()
+            .map(|(s, sec)| TimelineEntry {
+                second: s as u64,
+                rows: sec.rows,
+                batches: sec.batches,
+                errors: sec.errors,
+                latency_mean_ms: (sec.batches > 0).then(|| sec.latency_sum_us as f64 / sec.batches as f64 / 1000.0),
+                latency_max_ms: (sec.batches > 0).then(|| sec.latency_max_us as f64 / 1000.0),
+            })
+            .collect();
+        let setup = &out.setup;
+        Report {
+            schema_version: SCHEMA_VERSION,
+            dbload_version: env!("CARGO_PKG_VERSION"),
+            command: "ingest",
+            status,
+            exit_code,
+            rows: m.rows,
+            rows_total: m.rows + rec.warmup.rows,
+            rows_per_sec: per_sec(m.rows, duration_s),
+            metrics_per_sec: per_sec(m.rows * metrics, duration_s),
+            batches: m.batches,
+            batches_per_sec: per_sec(m.batches, duration_s),
+            duration_s,
+            wall_s: out.wall.as_secs_f64(),
+            errors,
+            failed_rows: m.failed_rows + rec.warmup.failed_rows,
+            error_classes: rec
+                .errors
+                .iter()
+                .map(|(class, e)| ErrorEntry { class: class.clone(), count: e.count, example: e.example.clone() })
+                .collect(),
+            latency_ms: LatencySummary::of(&m.latency),
+            service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
+            schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
+            warmup,
+            client_cpu_s: (out.cost.user + out.cost.system).as_secs_f64(),
+            client_cpu_user_s: out.cost.user.as_secs_f64(),
+            client_cpu_sys_s: out.cost.system.as_secs_f64(),
+            client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+            timeline,
+            setup: SetupReport {
+                target_kind: match (&cfg.target, throwaway) {
+                    (TargetChoice::DryRun { .. }, _) => "none",
+                    (_, true) => "throwaway",
+                    _ => "server",
+                },
+                target: target_url,
+                engine: setup.engine,
+                server_version: setup.server_version.clone(),
+                server_settings: setup.server_settings.iter().cloned().collect(),
+                model: cfg.model.name(),
+                method: cfg.method,
+                upsert: cfg.upsert,
+                table: cfg.table.to_string(),
+                table_action: cfg.table_action,
+                ddl: setup.ddl.clone(),
+                columns: cfg.schema.columns.len(),
+                batch_size: cfg.batch_size,
+                insert_rows_per_statement: (cfg.method == Method::Insert).then_some(cfg.insert_rows),
+                workers: cfg.workers,
+                devices_per_worker: cfg.model.devices(),
+                metrics_per_row: cfg.schema.metrics_per_row,
+                rows_limit: cfg.total_rows(),
+                duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
+                rate_rows_per_sec: cfg.rate,
+                warmup: cfg.warmup,
+                seed: cfg.seed,
+                data_start: chrono::DateTime::from_timestamp_micros(cfg.start_us)
+                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
+                    .unwrap_or_default(),
+                dry_run: cfg.dry_run(),
+            },
+            verify: out.verify.clone(),
+        }
+    }
+}

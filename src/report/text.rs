@@ -1,0 +1,150 @@
+//! The text summary on stdout: the setup, tsdbperf's three lines, cr8's
+//! runtime block (from the full HDR histogram, not a sample), throughput,
+//! errors and what the client itself cost.
+
+use std::fmt::Write as _;
+
+use super::{Report, Status};
+use crate::stats::LatencySummary;
+
+/// `1234567` → `1,234,567`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
+    let _ = writeln!(out, "{title}");
+    let _ = writeln!(out, "    mean:    {:.3} ± {:.3} (95% CI)", l.mean, l.mean_ci95);
+    let _ = writeln!(out, "    min/max: {:.3} → {:.3}", l.min, l.max);
+    let _ = writeln!(out, "Percentile:");
+    let _ = writeln!(out, "    50:   {:.3} ± {:.3} (stdev)", l.p50, l.stdev);
+    for (p, v) in [("90", l.p90), ("95", l.p95), ("99", l.p99), ("99.9", l.p99_9)] {
+        let _ = writeln!(out, "    {:<5} {v:.3}", format!("{p}:"));
+    }
+}
+
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let s = &r.setup;
+    if r.status == Status::Interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
+    }
+    let target = match (s.target_kind, &s.target) {
+        ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
+        (kind, Some(url)) => {
+            let server = s.server_version.as_deref().map(|v| format!(", PostgreSQL {v}")).unwrap_or_default();
+            let kind = if kind == "throwaway" { "throwaway" } else { "server" };
+            format!("{url} ({kind}{server})")
+        }
+        (_, None) => "-".into(),
+    };
+    let _ = writeln!(out, "dbload {} ingest into {}", r.dbload_version, s.table);
+    let _ = writeln!(out, "Target:   {target}");
+    let _ = writeln!(
+        out,
+        "Setup:    model {} ({} devices/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
+        s.model,
+        s.devices_per_worker,
+        s.metrics_per_row,
+        s.method,
+        if s.upsert { " + upsert" } else { "" },
+        group(s.batch_size as u64),
+        s.workers,
+        if s.workers == 1 { "" } else { "s" },
+        match s.rate_rows_per_sec {
+            Some(rate) => format!("open loop at {} rows/s", group(rate as u64)),
+            None => "closed loop".into(),
+        }
+    );
+    out.push('\n');
+    let _ = writeln!(out, "Wrote {:>9} measurements in {:.2} seconds", r.rows, r.duration_s);
+    let _ = writeln!(out, "Wrote {:>9} measurements per second", r.rows_per_sec as u64);
+    let _ = writeln!(out, "Wrote {:>9} metrics per second", r.metrics_per_sec as u64);
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Throughput: {} rows/s, {} metrics/s, {:.1} batches/s over {:.2} s",
+        group(r.rows_per_sec as u64),
+        group(r.metrics_per_sec as u64),
+        r.batches_per_sec,
+        r.duration_s
+    );
+    let _ = writeln!(
+        out,
+        "Batches:    {} ok, {} failed ({} rows not written)",
+        group(r.batches),
+        group(r.errors),
+        group(r.failed_rows)
+    );
+    match &r.warmup {
+        Some(w) => {
+            let _ = writeln!(
+                out,
+                "Warm-up:    {} rows in {} batches over {:.2} s, excluded from the figures",
+                group(w.rows),
+                group(w.batches),
+                w.duration_s
+            );
+        }
+        None => out.push_str("Warm-up:    none\n"),
+    }
+    for e in &r.error_classes {
+        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
+    }
+    if let Some(l) = &r.latency_ms {
+        let title = if r.service_time_ms.is_some() {
+            "Runtime (in ms) per batch, from its intended start:"
+        } else {
+            "Runtime (in ms) per batch:"
+        };
+        runtime_block(&mut out, title, l);
+    }
+    if let (Some(svc), Some(lag)) = (&r.service_time_ms, &r.schedule_lag_ms) {
+        let _ = writeln!(
+            out,
+            "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3}",
+            svc.mean, svc.p50, svc.p99, svc.max
+        );
+        let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
+    }
+    if let Some(v) = &r.verify {
+        let verdict = if v.ok { "ok" } else { "MISMATCH" };
+        let _ =
+            writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(v.found));
+    }
+    let cores = if r.wall_s > 0.0 { r.client_cpu_s / r.wall_s } else { 0.0 };
+    let _ = writeln!(
+        out,
+        "Client:     {:.2} s CPU (user {:.2}, sys {:.2}) = {:.2} cores; peak RSS {:.1} MiB",
+        r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s, cores, r.client_peak_rss_mib
+    );
+    if !s.server_settings.is_empty() {
+        let settings: Vec<String> = s.server_settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(out, "Server:     {}", settings.join(" "));
+    }
+    for stmt in &s.ddl {
+        let _ = writeln!(out, "DDL:        {}", stmt.replace('\n', "\n            "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1234567), "1,234,567");
+    }
+}

@@ -1,0 +1,245 @@
+//! One ingest run: prepare the table, start one producer thread and one
+//! sender task per worker, let them run until a stop condition, merge their
+//! recorders, verify. Every command that writes rows goes through here.
+
+pub mod pacer;
+pub mod producer;
+pub mod progress;
+pub mod worker;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{IngestConfig, TableAction, TargetChoice};
+use crate::dialect::postgres as sql;
+use crate::encode::Payload;
+use crate::error::usage;
+use crate::stats::{Live, Recorder};
+use crate::target::sink::{PgSink, Sink, SinkSpec};
+use crate::target::PgTarget;
+
+/// What a run found out about its target before it started.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// `postgres`, or none on a dry run.
+    pub engine: Option<&'static str>,
+    pub server_version: Option<String>,
+    /// The server settings that matter for ingest, as the server reports them.
+    pub server_settings: Vec<(String, String)>,
+    /// The statements that created the table (empty if it was reused).
+    pub ddl: Vec<String>,
+}
+
+/// `verify`: rows the table gained against rows the database acknowledged.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Verify {
+    pub expected: u64,
+    pub found: u64,
+    pub ok: bool,
+}
+
+/// dbload's own cost: CPU time (user + system) over the run and peak RSS.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientCost {
+    pub user: Duration,
+    pub system: Duration,
+    pub peak_rss_bytes: u64,
+}
+
+fn rusage() -> (Duration, Duration, u64) {
+    use nix::sys::resource::{getrusage, UsageWho};
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(u) => {
+            let tv = |t: nix::sys::time::TimeVal| Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000);
+            (tv(u.user_time()), tv(u.system_time()), u.max_rss() as u64 * 1024)
+        }
+        Err(_) => Default::default(),
+    }
+}
+
+pub struct IngestOutcome {
+    pub setup: Setup,
+    pub recorder: Recorder,
+    /// From the common start of the workers to the end of the last batch.
+    pub wall: Duration,
+    pub interrupted: bool,
+    pub verify: Option<Verify>,
+    pub cost: ClientCost,
+}
+
+/// Runs an ingest against `target` (None: dry run).
+pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: CancellationToken) -> Result<IngestOutcome> {
+    let spec = SinkSpec {
+        table: cfg.table.clone(),
+        schema: cfg.schema.clone(),
+        method: cfg.method,
+        upsert: cfg.upsert,
+        insert_rows: cfg.insert_rows,
+    };
+    let mut setup = Setup::default();
+    let mut rows_before = 0;
+    let admin = match target {
+        Some(t) => {
+            let client = t.connect().await?;
+            describe_server(&client, &mut setup).await?;
+            setup.ddl = prepare_table(&client, cfg, t).await?;
+            if cfg.verify {
+                rows_before = count_rows(&client, cfg).await?;
+            }
+            Some(client)
+        }
+        None => None,
+    };
+
+    let sinks = open_sinks(cfg, target, &spec).await?;
+
+    let live = Arc::new(Live::default());
+    let progress = progress::Progress::start(live.clone(), cfg.total_rows(), cfg.quiet);
+    let (user0, sys0, _) = rusage();
+    let t0 = Instant::now();
+    let plan = worker::Plan {
+        t0,
+        deadline: cfg.duration,
+        rate: cfg.rate.map(|r| r / cfg.workers as f64),
+        warmup: cfg.warmup,
+        cancel: cancel.clone(),
+        live,
+    };
+    let mut tasks = Vec::with_capacity(sinks.len());
+    for (w, sink) in sinks.into_iter().enumerate() {
+        let generator = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
+        let pool = (0..producer::POOL).map(|_| Payload::new(&cfg.schema)).collect();
+        let feed =
+            producer::spawn(generator, sink.framing(), cfg.batch_size, pool).context("starting a producer thread")?;
+        tasks.push(tokio::spawn(worker::run(plan.clone(), sink, feed)));
+    }
+    let mut recorder = Recorder::default();
+    let mut finished = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let (sink, rec) = task.await.context("a worker panicked")?;
+        recorder.merge(&rec);
+        finished.push(sink);
+    }
+    let wall = t0.elapsed();
+    let (user1, sys1, peak_rss_bytes) = rusage();
+    progress.finish().await;
+    for sink in finished {
+        sink.finish()?;
+    }
+
+    let verify = match &admin {
+        Some(client) if cfg.verify => {
+            let found = count_rows(client, cfg).await? - rows_before;
+            let expected = recorder.warmup.rows + recorder.measured.rows;
+            Some(Verify { expected, found, ok: expected == found })
+        }
+        _ => None,
+    };
+    Ok(IngestOutcome {
+        setup,
+        recorder,
+        wall,
+        interrupted: cancel.is_cancelled(),
+        verify,
+        cost: ClientCost { user: user1.saturating_sub(user0), system: sys1.saturating_sub(sys0), peak_rss_bytes },
+    })
+}
+
+async fn open_sinks(cfg: &IngestConfig, target: Option<&PgTarget>, spec: &SinkSpec) -> Result<Vec<Sink>> {
+    let workers = cfg.workers as usize;
+    match (target, &cfg.target) {
+        (Some(t), _) => {
+            let opening = (0..workers).map(|_| PgSink::open(t, spec));
+            let sinks =
+                futures_util::future::try_join_all(opening).await.context("preparing the workers' connections")?;
+            Ok(sinks.into_iter().map(Sink::Postgres).collect())
+        }
+        (None, TargetChoice::DryRun { copy_file: Some(f) }) => {
+            (0..workers).map(|w| Sink::copy_file(f.replace("{worker}", &w.to_string()))).collect()
+        }
+        (None, _) => Ok((0..workers).map(|_| Sink::dry_run(spec)).collect()),
+    }
+}
+
+async fn describe_server(client: &tokio_postgres::Client, setup: &mut Setup) -> Result<()> {
+    setup.engine = Some("postgres");
+    let version = client.query_one("SHOW server_version", &[]).await.context("reading server_version")?;
+    setup.server_version = Some(version.get(0));
+    let rows = client
+        .query(
+            "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name = ANY($1) ORDER BY name",
+            &[&sql::REPORTED_SETTINGS],
+        )
+        .await
+        .context("reading server settings")?;
+    setup.server_settings = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    Ok(())
+}
+
+/// Creates, recreates or reuses the table as `--drop-table`/`--append` say;
+/// returns the DDL that ran. An existing table is never dropped unasked.
+async fn prepare_table(client: &tokio_postgres::Client, cfg: &IngestConfig, target: &PgTarget) -> Result<Vec<String>> {
+    let name = cfg.table.sql();
+    let exists: bool = client
+        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&name])
+        .await
+        .with_context(|| format!("checking whether table {} exists", cfg.table))?
+        .get(0);
+    match (exists, cfg.table_action) {
+        (true, TableAction::Create) => {
+            return Err(usage(format!(
+                "table {} already exists on {}: pass --drop-table to drop and recreate it, --append to add rows to it, or --table to choose another",
+                cfg.table,
+                target.redacted()
+            )))
+        }
+        (true, TableAction::Append) => {
+            check_columns(client, cfg).await?;
+            return Ok(Vec::new());
+        }
+        (true, TableAction::Recreate) => {
+            client.batch_execute(&sql::drop_table(&cfg.table)).await.with_context(|| format!("dropping {}", cfg.table))?;
+        }
+        (false, _) => {}
+    }
+    let ddl = sql::create_table(&cfg.table, &cfg.schema);
+    for stmt in &ddl {
+        client.batch_execute(stmt).await.with_context(|| format!("creating table {}: {stmt}", cfg.table))?;
+    }
+    Ok(ddl)
+}
+
+/// An `--append` table must have the model's columns.
+async fn check_columns(client: &tokio_postgres::Client, cfg: &IngestConfig) -> Result<()> {
+    let rows = client
+        .query(
+            "SELECT attname::text FROM pg_attribute WHERE attrelid = $1::text::regclass AND attnum > 0 AND NOT attisdropped",
+            &[&cfg.table.sql()],
+        )
+        .await
+        .context("reading the table's columns")?;
+    let have: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    let missing: Vec<&str> =
+        cfg.schema.columns.iter().map(|c| c.name.as_str()).filter(|c| !have.iter().any(|h| h == c)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "--append: table {} has no column {} that the {} model writes; use --drop-table or another --table",
+        cfg.table,
+        missing.join(", "),
+        cfg.model.name()
+    )))
+}
+
+async fn count_rows(client: &tokio_postgres::Client, cfg: &IngestConfig) -> Result<u64> {
+    let n: i64 = client
+        .query_one(&format!("SELECT count(*) FROM {}", cfg.table.sql()), &[])
+        .await
+        .with_context(|| format!("counting the rows of {}", cfg.table))?
+        .get(0);
+    Ok(n as u64)
+}

@@ -1,0 +1,60 @@
+//! The live progress bar on stderr: rows written and rows/s, with an ETA
+//! when the total is known. It only reads the workers' atomic counters, so
+//! it never slows them down; hidden when stderr is not a terminal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::stats::Live;
+
+pub struct Progress {
+    bar: ProgressBar,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl Progress {
+    pub fn start(live: Arc<Live>, total: Option<u64>, quiet: bool) -> Progress {
+        let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let (bar, template) = match total {
+            Some(n) => (
+                ProgressBar::with_draw_target(Some(n), target),
+                "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} rows  {per_sec}  ETA {eta}  {msg}",
+            ),
+            None => (
+                ProgressBar::with_draw_target(None, target),
+                "{spinner} {elapsed_precise} {human_pos} rows  {per_sec}  {msg}",
+            ),
+        };
+        bar.set_style(ProgressStyle::with_template(template).expect("static template").progress_chars("=> "));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (bar, stop) = (bar.clone(), stop.clone());
+            async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(200));
+                while !stop.is_cancelled() {
+                    tokio::select! {
+                        _ = tick.tick() => {}
+                        _ = stop.cancelled() => {}
+                    }
+                    bar.set_position(live.rows());
+                    let failed = live.failed();
+                    if failed > 0 {
+                        bar.set_message(format!("{failed} rows failed"));
+                    }
+                }
+            }
+        });
+        Progress { bar, stop, task }
+    }
+
+    pub async fn finish(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+        self.bar.finish_and_clear();
+    }
+}

@@ -1,0 +1,8 @@
+//! Statistics that can be trusted: HDR histograms per worker, merged once
+//! at the end; percentiles always come from the merged histogram.
+
+pub mod recorder;
+pub mod summary;
+
+pub use recorder::{Live, Recorder};
+pub use summary::LatencySummary;

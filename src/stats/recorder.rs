@@ -1,0 +1,261 @@
+//! Per-worker recording: latency histograms, counters, errors by class and a
+//! per-second timeline. Each worker owns one; nothing is shared on the hot
+//! path but the [`Live`] counters that the progress bar reads.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// Latencies are recorded in microseconds, from 1 µs to one hour, with three
+/// significant digits; longer values saturate at the top.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("static histogram bounds are valid")
+}
+
+fn micros(d: Duration) -> u64 {
+    (d.as_micros() as u64).max(1)
+}
+
+/// Counters the progress bar reads while the run goes on.
+#[derive(Debug, Default)]
+pub struct Live {
+    pub rows: AtomicU64,
+    pub failed: AtomicU64,
+}
+
+impl Live {
+    pub fn rows(&self) -> u64 {
+        self.rows.load(Ordering::Relaxed)
+    }
+    pub fn failed(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+/// One second of the run, counted from its start (warm-up included).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Second {
+    pub rows: u64,
+    pub batches: u64,
+    pub errors: u64,
+    /// Sum of batch latencies in µs (for the mean when merged).
+    #[serde(skip)]
+    pub latency_sum_us: u64,
+    #[serde(skip)]
+    pub latency_max_us: u64,
+}
+
+/// A class of failed operation (SQLSTATE, connection lost, ...) with one
+/// example message so the report can say what went wrong.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ErrorClass {
+    pub count: u64,
+    pub example: String,
+}
+
+/// What one batch cost: when it was meant to start, when it did, when it ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// Since the start of the run.
+    pub intended: Duration,
+    pub started: Duration,
+    pub ended: Duration,
+}
+
+impl Timing {
+    /// Response time: from the intended start, so stalls are not hidden
+    /// (coordinated omission); without pacing intended == started.
+    pub fn latency(&self) -> Duration {
+        self.ended.saturating_sub(self.intended.min(self.started))
+    }
+    pub fn service(&self) -> Duration {
+        self.ended.saturating_sub(self.started)
+    }
+    pub fn lag(&self) -> Duration {
+        self.started.saturating_sub(self.intended)
+    }
+}
+
+/// The statistics of one phase (warm-up or measured).
+#[derive(Debug, Clone)]
+pub struct Phase {
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub lag: Histogram<u64>,
+    pub rows: u64,
+    pub batches: u64,
+    pub failed_batches: u64,
+    pub failed_rows: u64,
+    /// Earliest start and latest end of a batch in this phase.
+    pub first_start: Option<Duration>,
+    pub last_end: Option<Duration>,
+}
+
+impl Default for Phase {
+    fn default() -> Self {
+        Phase {
+            latency: new_histogram(),
+            service: new_histogram(),
+            lag: new_histogram(),
+            rows: 0,
+            batches: 0,
+            failed_batches: 0,
+            failed_rows: 0,
+            first_start: None,
+            last_end: None,
+        }
+    }
+}
+
+impl Phase {
+    fn span(&mut self, t: &Timing) {
+        let start = t.intended.min(t.started);
+        self.first_start = Some(self.first_start.map_or(start, |s| s.min(start)));
+        self.last_end = Some(self.last_end.map_or(t.ended, |e| e.max(t.ended)));
+    }
+
+    fn merge(&mut self, o: &Phase) {
+        self.latency.add(&o.latency).expect("same bounds");
+        self.service.add(&o.service).expect("same bounds");
+        self.lag.add(&o.lag).expect("same bounds");
+        self.rows += o.rows;
+        self.batches += o.batches;
+        self.failed_batches += o.failed_batches;
+        self.failed_rows += o.failed_rows;
+        self.first_start = match (self.first_start, o.first_start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_end = self.last_end.max(o.last_end);
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    pub warmup: Phase,
+    pub measured: Phase,
+    pub errors: BTreeMap<String, ErrorClass>,
+    pub timeline: Vec<Second>,
+}
+
+impl Recorder {
+    fn second(&mut self, at: Duration) -> &mut Second {
+        let s = at.as_secs() as usize;
+        if self.timeline.len() <= s {
+            self.timeline.resize(s + 1, Second::default());
+        }
+        &mut self.timeline[s]
+    }
+
+    /// A batch the database acknowledged with `rows` rows.
+    pub fn ok(&mut self, warmup: bool, rows: u64, t: Timing) {
+        let phase = if warmup { &mut self.warmup } else { &mut self.measured };
+        phase.latency.saturating_record(micros(t.latency()));
+        phase.service.saturating_record(micros(t.service()));
+        phase.lag.saturating_record(micros(t.lag()));
+        phase.rows += rows;
+        phase.batches += 1;
+        phase.span(&t);
+        let latency = micros(t.latency());
+        let sec = self.second(t.ended);
+        sec.rows += rows;
+        sec.batches += 1;
+        sec.latency_sum_us += latency;
+        sec.latency_max_us = sec.latency_max_us.max(latency);
+    }
+
+    /// A batch that failed: its rows are not written.
+    pub fn failed(&mut self, warmup: bool, rows: u64, t: Timing, class: String, message: String) {
+        let phase = if warmup { &mut self.warmup } else { &mut self.measured };
+        phase.failed_batches += 1;
+        phase.failed_rows += rows;
+        phase.span(&t);
+        self.second(t.ended).errors += 1;
+        self.errors.entry(class).and_modify(|e| e.count += 1).or_insert(ErrorClass { count: 1, example: message });
+    }
+
+    pub fn merge(&mut self, o: &Recorder) {
+        self.warmup.merge(&o.warmup);
+        self.measured.merge(&o.measured);
+        for (k, v) in &o.errors {
+            self.errors.entry(k.clone()).and_modify(|e| e.count += v.count).or_insert_with(|| v.clone());
+        }
+        if self.timeline.len() < o.timeline.len() {
+            self.timeline.resize(o.timeline.len(), Second::default());
+        }
+        for (a, b) in self.timeline.iter_mut().zip(&o.timeline) {
+            a.rows += b.rows;
+            a.batches += b.batches;
+            a.errors += b.errors;
+            a.latency_sum_us += b.latency_sum_us;
+            a.latency_max_us = a.latency_max_us.max(b.latency_max_us);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn t(intended: u64, started: u64, ended: u64) -> Timing {
+        let ms = Duration::from_millis;
+        Timing { intended: ms(intended), started: ms(started), ended: ms(ended) }
+    }
+
+    #[test]
+    fn latency_counts_from_the_intended_start() {
+        let late = t(100, 400, 450);
+        assert_eq!(late.latency(), Duration::from_millis(350));
+        assert_eq!(late.service(), Duration::from_millis(50));
+        assert_eq!(late.lag(), Duration::from_millis(300));
+        assert_eq!(t(100, 100, 150).latency(), Duration::from_millis(50));
+    }
+
+    #[test]
+    fn failures_are_counted_by_class() {
+        let mut r = Recorder::default();
+        r.failed(false, 10, t(0, 0, 5), "23505".into(), "dup".into());
+        r.failed(false, 10, t(0, 0, 5), "23505".into(), "dup2".into());
+        r.ok(false, 10, t(0, 0, 1500));
+        assert_eq!(r.errors["23505"].count, 2);
+        assert_eq!(r.errors["23505"].example, "dup");
+        assert_eq!(r.measured.failed_rows, 20);
+        assert_eq!(r.measured.rows, 10);
+        assert_eq!(r.timeline.len(), 2);
+        assert_eq!(r.timeline[1].rows, 10);
+    }
+
+    fn recorder(samples: &[(u64, u64)]) -> Recorder {
+        let mut r = Recorder::default();
+        for &(start, len) in samples {
+            r.ok(false, 1, t(start, start, start + len));
+        }
+        r
+    }
+
+    proptest! {
+        /// Merging is associative: per-worker order never changes the result.
+        #[test]
+        fn merge_is_associative(
+            a in prop::collection::vec((0u64..5000, 1u64..100_000), 0..50),
+            b in prop::collection::vec((0u64..5000, 1u64..100_000), 0..50),
+            c in prop::collection::vec((0u64..5000, 1u64..100_000), 0..50),
+        ) {
+            let (ra, rb, rc) = (recorder(&a), recorder(&b), recorder(&c));
+            let mut left = ra.clone();
+            left.merge(&rb);
+            left.merge(&rc);
+            let mut bc = rb.clone();
+            bc.merge(&rc);
+            let mut right = ra.clone();
+            right.merge(&bc);
+            prop_assert_eq!(left.measured.latency, right.measured.latency);
+            prop_assert_eq!(left.measured.rows, right.measured.rows);
+            prop_assert_eq!(left.timeline, right.timeline);
+            prop_assert_eq!(left.measured.first_start, right.measured.first_start);
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Where the load goes: a PostgreSQL-protocol target given by URL or `PG*`
+//! variables, or a throwaway local PostgreSQL that dbload starts and removes.
+
+pub mod local;
+pub mod postgres;
+pub mod sink;
+
+pub use local::{LocalOptions, LocalPostgres};
+pub use postgres::{PgTarget, SslMode};

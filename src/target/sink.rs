@@ -1,0 +1,244 @@
+//! Sinks: where a worker's batches go. A PostgreSQL connection (one per
+//! worker, statements prepared once), nothing at all (`--dry-run`, which
+//! still encodes every value), or a binary COPY file for the benchmark.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+
+use anyhow::{Context, Result};
+use bytes::BytesMut;
+use futures_util::SinkExt;
+use postgres_types::ToSql;
+use tokio_postgres::{Client, Statement};
+
+use super::PgTarget;
+use crate::dialect::{postgres as sql, TableName};
+use crate::encode::insert_values::params;
+use crate::encode::unnest::ArrayParam;
+use crate::encode::{copy_binary, pg_array_type, pg_type, Framing, Method, Payload};
+use crate::model::Schema;
+
+/// What the sinks of one run write, and how.
+#[derive(Debug, Clone)]
+pub struct SinkSpec {
+    pub table: TableName,
+    pub schema: Schema,
+    pub method: Method,
+    pub upsert: bool,
+    /// Rows per INSERT ... VALUES statement.
+    pub insert_rows: usize,
+}
+
+impl SinkSpec {
+    /// How producers must encode for a sink of this spec.
+    pub fn framing(&self) -> Framing {
+        if self.method.is_copy() {
+            Framing::Copy(self.method)
+        } else {
+            Framing::None
+        }
+    }
+}
+
+/// A failed send, classified for the report.
+#[derive(Debug)]
+pub struct SendError {
+    /// `SQLSTATE 23505`, `connection lost`, ...
+    pub class: String,
+    pub message: String,
+    /// The connection is gone: this worker cannot send more.
+    pub fatal: bool,
+}
+
+pub enum Sink {
+    Postgres(PgSink),
+    DryRun { spec: SinkSpec, scratch: BytesMut },
+    CopyFile { path: String, out: BufWriter<File> },
+}
+
+impl Sink {
+    /// A sink that encodes like the real one but sends nothing.
+    pub fn dry_run(spec: &SinkSpec) -> Sink {
+        Sink::DryRun { spec: spec.clone(), scratch: BytesMut::new() }
+    }
+
+    /// A binary COPY file (header now, tuples per batch, trailer at finish).
+    pub fn copy_file(path: String) -> Result<Sink> {
+        let file = File::create(&path).with_context(|| format!("--copy-file: cannot create {path}"))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let mut header = BytesMut::new();
+        copy_binary::header(&mut header);
+        out.write_all(&header).with_context(|| format!("writing {path}"))?;
+        Ok(Sink::CopyFile { path, out })
+    }
+
+    /// How producers must encode for this sink.
+    pub fn framing(&self) -> Framing {
+        match self {
+            Sink::Postgres(s) => s.spec.framing(),
+            Sink::DryRun { spec, .. } => spec.framing(),
+            Sink::CopyFile { .. } => Framing::CopyRows,
+        }
+    }
+
+    /// Sends one batch; on success, the number of rows the target acknowledged.
+    pub async fn send(&mut self, p: &mut Payload) -> Result<u64, SendError> {
+        match self {
+            Sink::Postgres(s) => s.send(p).await,
+            Sink::DryRun { spec, scratch } => {
+                dry_encode(spec, p, scratch);
+                Ok(p.rows())
+            }
+            Sink::CopyFile { path, out } => out.write_all(&p.bytes).map(|()| p.rows()).map_err(|e| SendError {
+                class: "write error".into(),
+                message: format!("{path}: {e}"),
+                fatal: true,
+            }),
+        }
+    }
+
+    /// Completes what the sink needs completed (a COPY file's trailer).
+    pub fn finish(self) -> Result<()> {
+        if let Sink::CopyFile { path, mut out } = self {
+            let mut trailer = BytesMut::new();
+            copy_binary::trailer(&mut trailer);
+            out.write_all(&trailer).and_then(|()| out.flush()).with_context(|| format!("writing {path}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Binds every parameter as the driver would, into a scratch buffer, so a
+/// dry run of `insert`/`unnest` measures their encoding too.
+fn dry_encode(spec: &SinkSpec, p: &Payload, scratch: &mut BytesMut) {
+    if spec.method.is_copy() {
+        return; // the producer already encoded the COPY bytes
+    }
+    scratch.clear();
+    let b = &p.batch;
+    let bound = match spec.method {
+        Method::Insert => params(b, 0..b.len).try_for_each(|param| {
+            let ty = pg_type(param.values.sql_type());
+            param.to_sql_checked(&ty, scratch).map(drop)
+        }),
+        _ => b.columns.iter().try_for_each(|values| {
+            let ty = pg_array_type(values.sql_type());
+            ArrayParam { values, len: b.len }.to_sql_checked(&ty, scratch).map(drop)
+        }),
+    };
+    bound.expect("our values match our own types");
+}
+
+/// A worker's connection with its statements prepared.
+pub struct PgSink {
+    client: Client,
+    spec: SinkSpec,
+    statements: Statements,
+}
+
+enum Statements {
+    Copy(Statement),
+    /// COPY into the staging table, then upsert from it.
+    CopyUpsert {
+        copy: Statement,
+        upsert: Statement,
+    },
+    /// Prepared per statement size (full chunks, then the remainder).
+    Insert(Vec<(usize, Statement)>),
+    Unnest(Statement),
+}
+
+impl PgSink {
+    pub async fn open(target: &PgTarget, spec: &SinkSpec) -> Result<PgSink> {
+        let client = target.connect().await?;
+        let t = &spec.table;
+        let s = &spec.schema;
+        let statements = match (spec.method, spec.upsert) {
+            (Method::Copy | Method::CopyCsv, false) => {
+                Statements::Copy(client.prepare(&sql::copy_in(&t.sql(), s, spec.method)).await?)
+            }
+            (Method::Copy | Method::CopyCsv, true) => {
+                client.batch_execute(&sql::create_stage(t)).await?;
+                let stage = crate::dialect::quote_ident(sql::STAGE_TABLE);
+                Statements::CopyUpsert {
+                    copy: client.prepare(&sql::copy_in(&stage, s, spec.method)).await?,
+                    upsert: client.prepare(&sql::upsert_from_stage(t, s)).await?,
+                }
+            }
+            (Method::Insert, upsert) => {
+                let full = client.prepare(&sql::insert_values(t, s, spec.insert_rows, upsert)).await?;
+                Statements::Insert(vec![(spec.insert_rows, full)])
+            }
+            (Method::Unnest, upsert) => Statements::Unnest(client.prepare(&sql::insert_unnest(t, s, upsert)).await?),
+        };
+        Ok(PgSink { client, spec: spec.clone(), statements })
+    }
+
+    async fn send(&mut self, p: &mut Payload) -> Result<u64, SendError> {
+        let result = self.try_send(p).await;
+        result.map_err(|e| classify(&e, self.client.is_closed()))
+    }
+
+    async fn try_send(&mut self, p: &mut Payload) -> Result<u64, tokio_postgres::Error> {
+        let bytes = p.bytes.split().freeze();
+        match &mut self.statements {
+            Statements::Copy(stmt) => {
+                let sink = self.client.copy_in(&*stmt).await?;
+                futures_util::pin_mut!(sink);
+                sink.send(bytes).await?;
+                sink.finish().await
+            }
+            Statements::CopyUpsert { copy, upsert } => {
+                let tx = self.client.transaction().await?;
+                let sink = tx.copy_in(&*copy).await?;
+                futures_util::pin_mut!(sink);
+                sink.send(bytes).await?;
+                sink.finish().await?;
+                let n = tx.execute(&*upsert, &[]).await?;
+                tx.commit().await?;
+                Ok(n)
+            }
+            Statements::Unnest(stmt) => {
+                let b = &p.batch;
+                let arrays = b.columns.iter().map(|values| ArrayParam { values, len: b.len });
+                self.client.execute_raw(&*stmt, arrays).await
+            }
+            Statements::Insert(prepared) => {
+                let b = &p.batch;
+                let chunk = self.spec.insert_rows;
+                // Prepare the statement for a short last chunk once per size.
+                let tail = b.len % chunk;
+                if tail != 0 && !prepared.iter().any(|(n, _)| *n == tail) {
+                    let s = sql::insert_values(&self.spec.table, &self.spec.schema, tail, self.spec.upsert);
+                    prepared.push((tail, self.client.prepare(&s).await?));
+                }
+                let stmt_for = |n: usize| &prepared.iter().find(|(k, _)| *k == n).expect("prepared above").1;
+                if b.len <= chunk {
+                    return self.client.execute_raw(stmt_for(b.len), params(b, 0..b.len)).await;
+                }
+                let tx = self.client.transaction().await?;
+                let mut n = 0;
+                for start in (0..b.len).step_by(chunk) {
+                    let end = (start + chunk).min(b.len);
+                    n += tx.execute_raw(stmt_for(end - start), params(b, start..end)).await?;
+                }
+                tx.commit().await?;
+                Ok(n)
+            }
+        }
+    }
+}
+
+fn classify(e: &tokio_postgres::Error, closed: bool) -> SendError {
+    match e.as_db_error() {
+        Some(db) => SendError {
+            class: format!("SQLSTATE {}", db.code().code()),
+            message: db.message().to_string(),
+            fatal: closed,
+        },
+        None if closed || e.is_closed() => {
+            SendError { class: "connection lost".into(), message: e.to_string(), fatal: true }
+        }
+        None => SendError { class: "client error".into(), message: e.to_string(), fatal: false },
+    }
+}

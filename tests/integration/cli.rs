@@ -1,0 +1,147 @@
+//! The real binary: exit codes, messages, Ctrl-C, the throwaway default
+//! target, dry runs, and the JSON contract.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use crate::support::{dbload_bin, ensure, entries, private_tmp, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("cli::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option),
+        ("cli::unreachable_target_exits_3", unreachable_target_exits_3),
+        ("cli::ctrl_c_prints_a_partial_report_and_exits_130", ctrl_c_prints_a_partial_report_and_exits_130),
+        ("cli::throwaway_server_is_started_and_removed", throwaway_server_is_started_and_removed),
+        ("cli::dry_run_touches_no_database", dry_run_touches_no_database),
+        ("cli::json_report_matches_its_schema", json_report_matches_its_schema),
+        ("cli::passwords_are_never_printed", passwords_are_never_printed),
+    ]
+}
+
+fn bad_input_exits_2_naming_the_option(ctx: &Ctx) -> Result<()> {
+    for (args, culprit) in [
+        ("--batch-size 0", "--batch-size"),
+        ("--metrics 101", "--metrics"),
+        ("--model nosuch", "--model"),
+        ("--rows lots", "--rows"),
+        ("--duration forever", "--duration"),
+        ("--url postgres://h/d?sslmode=sometimes", "sslmode"),
+        ("--table a.b.c", "--table"),
+    ] {
+        let mut argv = vec!["ingest"];
+        if !args.contains("--url") {
+            argv.extend(["--url", &ctx.url]);
+        }
+        argv.extend(args.split_whitespace());
+        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+        ensure(code == 2, || format!("{args}: exit {code}, stderr {stderr}"))?;
+        ensure(stderr.contains(culprit), || format!("{args}: stderr does not name {culprit}: {stderr}"))?;
+        ensure(stdout.is_empty(), || format!("{args}: printed a report: {stdout}"))?;
+    }
+    Ok(())
+}
+
+fn unreachable_target_exits_3(_: &Ctx) -> Result<()> {
+    // Port 1 on loopback: nothing listens there.
+    let (code, _, stderr) =
+        dbload_bin(&["ingest", "--url", "postgres://app:hunter2@127.0.0.1:1/bench", "--rows", "10"], &[]);
+    ensure(code == 3, || format!("exit {code}: {stderr}"))?;
+    ensure(stderr.contains("127.0.0.1:1") && !stderr.contains("hunter2"), || stderr.clone())
+}
+
+fn ctrl_c_prints_a_partial_report_and_exits_130(ctx: &Ctx) -> Result<()> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["ingest", "--url", &ctx.url, "--duration", "60s", "--table", "interrupted", "--drop-table"])
+        .args(["--workers", "2", "--output", "json", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    std::thread::sleep(Duration::from_secs(3));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT)?;
+    let t = Instant::now();
+    let status = child.wait()?;
+    let mut stdout = String::new();
+    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
+    ensure(t.elapsed() < Duration::from_secs(15), || format!("took {:?} to stop", t.elapsed()))?;
+    ensure(status.code() == Some(130), || format!("exit {status:?}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
+    ensure(report["status"] == "interrupted" && report["rows"].as_u64() > Some(0), || stdout.clone())?;
+    // Everything counted was acknowledged: the table has at least those rows.
+    let count: u64 = ctx.scalar("SELECT count(*) FROM interrupted")?.parse()?;
+    ensure(count >= report["rows_total"].as_u64().unwrap_or(u64::MAX), || format!("{count} rows in the table"))
+}
+
+fn throwaway_server_is_started_and_removed(_: &Ctx) -> Result<()> {
+    // No --url, DATABASE_URL or PGHOST: dbload starts its own server (as the
+    // postgres account when run as root, as CI does) and removes it at exit.
+    let tmp = private_tmp()?;
+    let env = [("TMPDIR", tmp.path().to_str().unwrap())];
+    let (code, stdout, stderr) = dbload_bin(&["ingest", "--rows", "20000", "--workers", "2", "--output", "json"], &env);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout)?;
+    ensure(report["setup"]["target_kind"] == "throwaway" && report["rows"] == 20000, || stdout.clone())?;
+    let left = entries(tmp.path())?;
+    ensure(left.is_empty(), || format!("left behind: {left:?}"))
+}
+
+fn dry_run_touches_no_database(_: &Ctx) -> Result<()> {
+    // PGHOST points nowhere: a dry run must not try it, nor start a server.
+    let tmp = private_tmp()?;
+    let env = [("PGHOST", "127.0.0.1"), ("PGPORT", "1"), ("TMPDIR", tmp.path().to_str().unwrap())];
+    for method in ["copy", "copy-csv", "insert", "unnest"] {
+        let (code, stdout, stderr) =
+            dbload_bin(&["ingest", "--dry-run", "--rows", "200000", "--method", method, "--output", "json"], &env);
+        ensure(code == 0, || format!("{method}: exit {code}: {stderr}"))?;
+        let report: serde_json::Value = serde_json::from_str(&stdout)?;
+        ensure(report["rows"] == 200000 && report["setup"]["target_kind"] == "none", || stdout.clone())?;
+    }
+    ensure(entries(tmp.path())?.is_empty(), || "a dry run started a server".into())
+}
+
+fn json_report_matches_its_schema(ctx: &Ctx) -> Result<()> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schema/report.schema.json")).context("schema file")?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("report.json");
+    for args in [
+        vec!["--rows", "3000", "--verify", "--warmup", "500"],
+        vec!["--rate", "30000", "--duration", "1s"],
+        vec!["--method", "insert", "--upsert", "--model", "cpu", "--rows", "1000"],
+    ] {
+        let mut argv = vec!["ingest", "--url", &ctx.url, "--table", "json_schema", "--drop-table", "--output", "json"];
+        argv.extend(["--report", file.to_str().unwrap()]);
+        argv.extend(args.iter().copied());
+        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+        ensure(code == 0, || format!("{args:?}: exit {code}: {stderr}"))?;
+        let report: serde_json::Value = serde_json::from_str(&stdout)?;
+        let errors: Vec<String> =
+            validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+        ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
+        let from_file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+        ensure(from_file["rows"] == report["rows"], || "--report file differs from stdout".into())?;
+    }
+    // The dry-run shape too (no target, no server fields).
+    let (_, stdout, _) = dbload_bin(&["ingest", "--dry-run", "--rows", "1000", "--output", "json"], &[]);
+    let report: serde_json::Value = serde_json::from_str(&stdout)?;
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| e.to_string()).collect();
+    ensure(errors.is_empty(), || format!("dry run: {errors:#?}"))
+}
+
+fn passwords_are_never_printed(ctx: &Ctx) -> Result<()> {
+    ctx.query("DO $$ BEGIN CREATE ROLE secretive LOGIN SUPERUSER PASSWORD 'hunter2'; EXCEPTION WHEN duplicate_object THEN NULL; END $$")?;
+    let url = ctx.url.replace("postgres@", "secretive:hunter2@");
+    let (code, stdout, stderr) = dbload_bin(
+        &["ingest", "--url", &url, "--rows", "100", "--table", "pw", "--drop-table", "--output", "json"],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(!stdout.contains("hunter2") && !stderr.contains("hunter2"), || stdout.clone())?;
+    ensure(stdout.contains("secretive"), || "the user name should still be shown".into())
+}

@@ -1,0 +1,31 @@
+//! Integration tests against a real PostgreSQL that the harness starts with
+//! dbload's own throwaway-server code (`target::LocalPostgres`), shared by
+//! all tests of this binary and stopped when they end. Each test writes its
+//! own table. libtest-mimic gives the usual filtering and summary lines.
+
+mod cli;
+mod ingest;
+mod support;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use dbload::target::{LocalOptions, LocalPostgres};
+use support::Ctx;
+
+type Test = fn(&Ctx) -> anyhow::Result<()>;
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let tests: Vec<(&str, Test)> = [ingest::tests(), cli::tests()].concat();
+    // Started on the main thread, which outlives every test (see local.rs).
+    let server = LocalPostgres::start(&LocalOptions { max_connections: 200, ..Default::default() })
+        .expect("starting the test PostgreSQL");
+    let ctx: &'static Ctx = Box::leak(Box::new(Ctx::new(&server)));
+    let trials = tests
+        .into_iter()
+        .map(|(name, test)| Trial::test(name, move || test(ctx).map_err(|e| Failed::from(format!("{e:?}")))))
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    drop(server);
+    conclusion.exit_code()
+}

@@ -1,0 +1,173 @@
+//! Shared helpers: run dbload in process or as a binary, query the server,
+//! recompute what the generators wrote.
+
+use anyhow::{Context, Result};
+use clap::Parser;
+
+use dbload::cli::{Cli, Command};
+use dbload::config::IngestConfig;
+use dbload::model::{Batch, Values};
+use dbload::target::{LocalPostgres, PgTarget};
+use dbload::Outcome;
+
+pub struct Ctx {
+    /// postgres://postgres@127.0.0.1:PORT/postgres
+    pub url: String,
+    target: PgTarget,
+}
+
+impl Ctx {
+    pub fn new(server: &LocalPostgres) -> Ctx {
+        Ctx { url: server.url(), target: server.target() }
+    }
+
+    /// `dbload ingest --url URL --quiet ARGS`, in process, hermetic env.
+    pub fn ingest(&self, args: &str) -> Result<Outcome> {
+        let a = ingest_args(&format!("--url {} --quiet {args}", self.url));
+        let mut out = Vec::new();
+        dbload::ingest(a, &|_| None, &mut out)
+    }
+
+    /// Runs `sql` and returns every value of every row as text.
+    pub fn query(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        rt.block_on(async {
+            let client = self.target.connect().await?;
+            let rows = client.simple_query(sql).await.with_context(|| sql.to_string())?;
+            Ok(rows
+                .into_iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => {
+                        Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+                    }
+                    _ => None,
+                })
+                .collect())
+        })
+    }
+
+    /// The first value of the first row, as text.
+    pub fn scalar(&self, sql: &str) -> Result<String> {
+        self.query(sql)?
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+            .with_context(|| format!("no value from {sql}"))
+    }
+}
+
+/// Parses `dbload ingest ARGS` as the binary would.
+pub fn ingest_args(args: &str) -> dbload::cli::IngestArgs {
+    let argv = std::iter::once("dbload").chain(std::iter::once("ingest")).chain(args.split_whitespace());
+    match Cli::parse_from(argv).command {
+        Command::Ingest(a) => a,
+    }
+}
+
+/// The resolved config of `args`, as dbload would run it (resolving connects to nothing).
+pub fn config(args: &str) -> IngestConfig {
+    IngestConfig::resolve(ingest_args(&format!("--url postgres://u@127.0.0.1:1/d {args}")), &|_| None)
+        .expect("valid test arguments")
+}
+
+/// Sums over every generated row, computed exactly (as integers) so they can be
+/// compared with the same sums computed by the server, whatever the row order.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Checksum {
+    pub rows: u64,
+    /// Sum of the timestamps in µs since the Unix epoch.
+    pub time_us: i128,
+    /// Sum of column 1 (device_id) for measurement; of usage_user for cpu.
+    pub ints: i128,
+    /// Sum of the bit patterns of m1 (measurement) as signed 64-bit integers.
+    pub m1_bits: i128,
+}
+
+/// What the generators of `cfg` produce.
+pub fn expected(cfg: &IngestConfig) -> Checksum {
+    let mut sum = Checksum::default();
+    let mut batch = Batch::new(&cfg.schema);
+    for (w, &rows) in cfg.rows_per_worker.iter().enumerate() {
+        let mut g = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, rows);
+        while g.next_batch(&mut batch, 10_000) {
+            sum.rows += batch.len as u64;
+            for (i, col) in batch.columns.iter().enumerate() {
+                match col {
+                    Values::Timestamptz(v) => sum.time_us += v.iter().map(|&t| t as i128).sum::<i128>(),
+                    Values::Oid(v) => sum.ints += v.iter().map(|&d| d as i128).sum::<i128>(),
+                    Values::Int4(v) if i == 2 => sum.ints += v.iter().map(|&d| d as i128).sum::<i128>(),
+                    Values::Float8(v) if i == 2 => {
+                        sum.m1_bits += v.iter().map(|&x| x.to_bits() as i64 as i128).sum::<i128>()
+                    }
+                    Values::Jsonb { .. } if cfg.model.name() == "measurement" => {
+                        for r in 0..batch.len {
+                            let j: serde_json::Value = serde_json::from_str(col.json(r)).unwrap();
+                            sum.m1_bits += j["m1"].as_f64().unwrap().to_bits() as i64 as i128;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    sum
+}
+
+/// The same sums computed by the server over `table`.
+pub fn found(ctx: &Ctx, cfg: &IngestConfig, table: &str) -> Result<Checksum> {
+    let time = cfg.schema.columns[0].name.as_str();
+    let (ints, m1) = match (cfg.model.name(), cfg.schema.columns[2].name.as_str()) {
+        ("cpu", _) => ("usage_user::int8", "0::int8"),
+        (_, "metrics") => ("device_id::int8", "float8send((metrics->>'m1')::float8)"),
+        _ => ("device_id::int8", "float8send(m1)"),
+    };
+    let m1 = if m1.starts_with("float8send") {
+        format!("('x' || encode({m1}, 'hex'))::bit(64)::int8")
+    } else {
+        m1.to_string()
+    };
+    let row = ctx.query(&format!(
+        "SELECT count(*), coalesce(sum((extract(epoch FROM {time}) * 1000000)::int8::numeric), 0), \
+         coalesce(sum({ints}::numeric), 0), coalesce(sum({m1}::numeric), 0) FROM {table}"
+    ))?;
+    let v = |i: usize| row[0][i].as_deref().unwrap_or("0").parse::<i128>().context("numeric sum");
+    Ok(Checksum { rows: v(0)? as u64, time_us: v(1)?, ints: v(2)?, m1_bits: v(3)? })
+}
+
+/// Runs the dbload binary; returns (exit code, stdout, stderr).
+pub fn dbload_bin(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"));
+    cmd.args(args).env_remove("DATABASE_URL").env_remove("PGHOST").env_remove("PGPORT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("running dbload");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<()> {
+    if cond {
+        Ok(())
+    } else {
+        anyhow::bail!(msg())
+    }
+}
+
+/// A private TMPDIR for a dbload process, so the throwaway servers it may
+/// start can be seen (and their removal checked) without racing other tests.
+pub fn private_tmp() -> Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir()?;
+    // The server runs as the postgres account when we are root: let it in.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    Ok(dir)
+}
+
+/// Entries in a directory.
+pub fn entries(dir: &std::path::Path) -> Result<Vec<String>> {
+    Ok(std::fs::read_dir(dir)?.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+}
