@@ -11,7 +11,7 @@ use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -77,6 +77,9 @@ const BENCHMARK_SETTINGS: [(&str, &str); 8] = [
     ("checkpoint_timeout", "1h"),
 ];
 
+/// What to do when the throwaway server cannot be made to work.
+const NEXT_STEP: &str = "fix what the output above reports, or pass --url to use a running server";
+
 /// How long the server may take to accept connections, and to stop.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const FAST_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -91,8 +94,12 @@ impl LocalPostgres {
     /// Creates and starts a fresh server. Synchronous: call it before the
     /// tokio runtime starts, or outside it.
     ///
+    /// When dbload runs as root, the server runs as `postgres` (or `nobody`),
+    /// since PostgreSQL refuses root.
+    ///
     /// Unless `keep`, the server is told to shut down (SIGQUIT) when its
-    /// parent dies, so that a SIGKILLed dbload leaves no server behind.
+    /// parent dies, so that a SIGKILLed dbload leaves no server running (its
+    /// directory does stay behind, as nobody is left to remove it).
     /// Linux sends that signal when the *thread* that spawned the server
     /// exits, not the process: call `start` from a thread that lives as long
     /// as the server (the main thread, or the test's own thread).
@@ -115,13 +122,14 @@ impl LocalPostgres {
         let settings = server_settings(opts);
         let (postmaster, port) =
             start_postmaster(&binaries.postgres, &dir, &data_dir, &settings, account.as_ref(), opts.keep)?;
-        let mut server = LocalPostgres { postmaster, port, dir, data_dir, settings, cleanup: Some(cleanup) };
-        if opts.keep {
-            if let Some(cleanup) = server.cleanup.take() {
-                server.dir = cleanup.keep();
-            }
-        }
-        Ok(server)
+        let cleanup = if opts.keep {
+            // A kept server outlives dbload, and so must its directory.
+            let _kept = cleanup.keep();
+            None
+        } else {
+            Some(cleanup)
+        };
+        Ok(LocalPostgres { postmaster, port, dir, data_dir, settings, cleanup })
     }
 
     /// `postgres://postgres@127.0.0.1:PORT/postgres`: what a user can paste
@@ -273,8 +281,7 @@ fn initdb(initdb: &Path, dir: &Path, data_dir: &Path, account: Option<&User>) ->
     let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stderr));
     Err(target(format!(
-        "cannot create the local PostgreSQL: {} failed ({}), ending with:\n{}\npass --url to \
-         use a running server instead",
+        "cannot create the local PostgreSQL: {} failed ({}), ending with:\n{}\n{NEXT_STEP}",
         initdb.display(),
         output.status,
         tail(&text)
@@ -334,22 +341,24 @@ fn start_postmaster(
         }
         let mut child = command.spawn().with_context(|| format!("cannot run {}", postgres.display()))?;
 
-        let Some(outcome) = poll(READY_TIMEOUT, || match child.try_wait() {
-            Ok(None) => is_ready(data_dir).then_some(Ok(None)),
-            Ok(Some(status)) => Some(Ok(Some(status))),
-            Err(err) => Some(Err(err)),
-        }) else {
-            stop(&mut child);
-            return Err(target(format!(
-                "the local PostgreSQL did not accept connections within {} s; its log ends \
-                 with:\n{}",
-                READY_TIMEOUT.as_secs(),
-                log_tail(&log_path)
-            )));
-        };
-        let exited: Option<ExitStatus> = outcome.context("cannot watch the local PostgreSQL")?;
-        let Some(status) = exited else {
-            return Ok((child, port));
+        // Ok: ready; Err: exited. An unanswerable try_wait counts as still
+        // starting, which the deadline ends.
+        let outcome = poll(READY_TIMEOUT, || match child.try_wait() {
+            Ok(Some(status)) => Some(Err(status)),
+            _ => is_ready(data_dir).then_some(Ok(())),
+        });
+        let status = match outcome {
+            Some(Ok(())) => return Ok((child, port)),
+            Some(Err(status)) => status,
+            None => {
+                stop(&mut child);
+                return Err(target(format!(
+                    "the local PostgreSQL did not accept connections within {} s; its log ends \
+                     with:\n{}\n{NEXT_STEP}",
+                    READY_TIMEOUT.as_secs(),
+                    log_tail(&log_path)
+                )));
+            }
         };
         let log = log_tail(&log_path);
         if log.contains("could not bind") && attempt < START_ATTEMPTS {
@@ -357,7 +366,7 @@ fn start_postmaster(
             continue;
         }
         return Err(target(format!(
-            "the local PostgreSQL exited while starting ({status}); its log ends with:\n{log}"
+            "the local PostgreSQL exited while starting ({status}); its log ends with:\n{log}\n{NEXT_STEP}"
         )));
     }
 }
@@ -400,19 +409,25 @@ fn is_ready(data_dir: &Path) -> bool {
 fn stop(postmaster: &mut Child) {
     // An exited child keeps its pid until it is reaped, and only we reap it,
     // so the pid signalled below cannot belong to another process.
-    if !matches!(postmaster.try_wait(), Ok(None)) {
+    if !is_running(postmaster) {
         return;
     }
     let pid = Pid::from_raw(postmaster.id() as i32);
     for (signal, limit) in [(Signal::SIGINT, FAST_SHUTDOWN_TIMEOUT), (Signal::SIGQUIT, IMMEDIATE_SHUTDOWN_TIMEOUT)] {
         // Errors mean the server is already gone, which try_wait will see.
         let _ = kill(pid, signal);
-        if poll(limit, || (!matches!(postmaster.try_wait(), Ok(None))).then_some(())).is_some() {
+        if poll(limit, || (!is_running(postmaster)).then_some(())).is_some() {
             return;
         }
     }
     let _ = killpg(pid, Signal::SIGKILL);
     let _ = postmaster.wait();
+}
+
+/// Whether the child has not exited yet; an error (it cannot be asked) counts
+/// as exited, so that nothing waits on it forever.
+fn is_running(child: &mut Child) -> bool {
+    matches!(child.try_wait(), Ok(None))
 }
 
 /// Calls `check` until it returns something or `limit` has passed.

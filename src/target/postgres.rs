@@ -307,20 +307,11 @@ impl PgTarget {
             ));
         }
 
-        // tokio-postgres's own message is only the kind of failure ("error
-        // connecting to server"); the reason is further down the chain.
-        let chain = error_chain(err);
-        let text = chain
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(": ");
-        let io = chain.iter().find_map(|e| e.downcast_ref::<io::Error>());
+        let text = error_text(err);
+        let io = error_chain(err).into_iter().find_map(|e| e.downcast_ref::<io::Error>());
         // tokio-rustls wraps the rustls error in an io::Error, whose
         // `source()` skips it, so it is reached through `get_ref`.
-        let tls = io
-            .and_then(io::Error::get_ref)
-            .and_then(|e| e.downcast_ref::<rustls::Error>());
+        let tls = io.and_then(io::Error::get_ref).and_then(|e| e.downcast_ref::<rustls::Error>());
         let advice = match (tls, io.map(io::Error::kind)) {
             (Some(rustls::Error::InvalidCertificate(cert)), _) => certificate_advice(cert),
             (Some(_), _) => "the TLS handshake failed: check the server's ssl settings, or try \
@@ -335,6 +326,8 @@ impl PgTarget {
             (None, Some(io::ErrorKind::TimedOut)) => "no answer within connect_timeout: check the \
                 host, the port and firewalls, or raise connect_timeout"
                 .to_owned(),
+            // tokio-postgres gives these two no error kind or type to test,
+            // only their text.
             _ if text.contains("does not support TLS") => format!(
                 "sslmode={} needs TLS, which this server does not offer: enable ssl on the \
                  server, or use sslmode=prefer or sslmode=disable",
@@ -343,7 +336,7 @@ impl PgTarget {
             _ if text.contains("password missing") => {
                 "the server asks for a password: set PGPASSWORD or put it in the URL".to_owned()
             }
-            _ => "check that the server is running and reachable at that host and port".to_owned(),
+            _ => "check the host name and port, and that the server is running and reachable".to_owned(),
         };
         target(format!("cannot connect to {url}: {text}: {advice}"))
     }
@@ -360,9 +353,14 @@ impl fmt::Debug for PgTarget {
     }
 }
 
-fn error_chain<'a>(
-    err: &'a (dyn std::error::Error + 'static),
-) -> Vec<&'a (dyn std::error::Error + 'static)> {
+/// tokio-postgres's own message is only the kind of failure ("error
+/// connecting to server"); the reason is further down the chain.
+fn error_text(err: &(dyn std::error::Error + 'static)) -> String {
+    let texts: Vec<String> = error_chain(err).iter().map(ToString::to_string).collect();
+    texts.join(": ")
+}
+
+fn error_chain<'a>(err: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
     std::iter::successors(Some(err), |e| (*e).source()).collect()
 }
 
@@ -548,8 +546,8 @@ impl Params {
             return Ok(());
         }
         Err(usage(format!(
-            "{} gives {ports} ports (`{}`) for {hosts} hosts (`{}`, from {}): give one port for \
-             all hosts, or one per host",
+            "{}: {ports} ports (`{}`) do not match the {hosts} hosts (`{}`, from {}): give one \
+             port for all hosts, or one per host",
             self.source("port"),
             self.value("port"),
             self.value("host"),
@@ -566,8 +564,10 @@ impl Params {
             if let Err(err) = pair.parse::<Config>() {
                 let shown = if param.key == "password" { "***" } else { &param.value };
                 return Err(usage(format!(
-                    "{}: `{}={shown}` is not accepted ({err}): fix or remove it",
-                    param.source, param.key
+                    "{}: `{}={shown}` is not accepted ({}): fix or remove it",
+                    param.source,
+                    param.key,
+                    error_text(&err)
                 )));
             }
             conninfo.push_str(&pair);
@@ -638,9 +638,12 @@ fn percent_decode(s: &str, what: &str, source: &str) -> anyhow::Result<String> {
     let mut rest = s.as_bytes();
     while let Some((&byte, after)) = rest.split_first() {
         if byte == b'%' {
-            let hex = after.get(..2).ok_or_else(invalid)?;
-            let hex = std::str::from_utf8(hex).map_err(|_| invalid())?;
-            bytes.push(u8::from_str_radix(hex, 16).map_err(|_| invalid())?);
+            let digit = |i: usize| after.get(i).and_then(|&b| char::from(b).to_digit(16));
+            let (Some(high), Some(low)) = (digit(0), digit(1)) else {
+                return Err(invalid());
+            };
+            // Two hex digits make at most 0xff.
+            bytes.push((high * 16 + low) as u8);
             rest = &after[2..];
         } else {
             bytes.push(byte);
@@ -810,10 +813,7 @@ mod tests {
     use std::path::Path;
     use std::time::Duration;
 
-    use rcgen::{
-        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair,
-        KeyUsagePurpose,
-    };
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose};
     use tempfile::TempDir;
     use tokio_postgres::config::Host;
 
@@ -826,15 +826,8 @@ mod tests {
     }
 
     fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|&(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
-        move |name| {
-            vars.iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        }
+        let vars: Vec<(String, String)> = vars.iter().map(|&(k, v)| (k.to_owned(), v.to_owned())).collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
     }
 
     fn parse(url: &str) -> PgTarget {
@@ -849,11 +842,7 @@ mod tests {
     }
 
     fn block_on<F: Future>(future: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(future)
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
     }
 
     #[test]
@@ -875,10 +864,7 @@ mod tests {
     #[test]
     fn multi_host_ipv6_and_escapes_in_a_postgresql_url() {
         let t = parse("postgresql://u%40corp:p%2Fw+@[::1]:5433,db2/my%20db");
-        assert_eq!(
-            t.config.get_hosts(),
-            [Host::Tcp("::1".into()), Host::Tcp("db2".into())]
-        );
+        assert_eq!(t.config.get_hosts(), [Host::Tcp("::1".into()), Host::Tcp("db2".into())]);
         assert_eq!(t.config.get_ports(), [5433, 5432]);
         assert_eq!(t.config.get_user(), Some("u@corp"));
         // libpq decodes %XX only: a `+` stays a `+`.
@@ -915,19 +901,12 @@ mod tests {
     #[test]
     fn socket_directory_as_host_query_parameter() {
         let env = env_of(&[("USER", "carol")]);
-        let t = PgTarget::from_url("postgres:///bench?host=/var/run/postgresql", "--url", &env)
-            .unwrap();
-        assert_eq!(
-            t.config.get_hosts(),
-            [Host::Unix("/var/run/postgresql".into())]
-        );
+        let t = PgTarget::from_url("postgres:///bench?host=/var/run/postgresql", "--url", &env).unwrap();
+        assert_eq!(t.config.get_hosts(), [Host::Unix("/var/run/postgresql".into())]);
         assert_eq!(t.config.get_user(), Some("carol"));
         // No TLS on a socket, whatever sslmode says (as in libpq).
         assert!(t.tls.is_none());
-        assert_eq!(
-            t.redacted(),
-            "postgres://carol@/bench?host=/var/run/postgresql&port=5432"
-        );
+        assert_eq!(t.redacted(), "postgres://carol@/bench?host=/var/run/postgresql&port=5432");
     }
 
     #[test]
@@ -943,12 +922,7 @@ mod tests {
             ("PGSSLMODE", "require"),
             ("USER", "unixuser"),
         ]);
-        let t = PgTarget::from_url(
-            "postgres://urluser@urlhost/urldb?sslmode=disable",
-            "--url",
-            &env,
-        )
-        .unwrap();
+        let t = PgTarget::from_url("postgres://urluser@urlhost/urldb?sslmode=disable", "--url", &env).unwrap();
         assert_eq!(t.config.get_hosts(), [Host::Tcp("urlhost".into())]);
         assert_eq!(t.config.get_ports(), [7000], "the URL gives no port");
         assert_eq!(t.config.get_user(), Some("urluser"));
@@ -988,42 +962,24 @@ mod tests {
         fs::write(&ca_file, ca.pem()).unwrap();
         let ca_file = ca_file.display();
 
-        for (value, mode) in [
-            ("disable", SslMode::Disable),
-            ("prefer", SslMode::Prefer),
-            ("require", SslMode::Require),
-        ] {
+        for (value, mode) in [("disable", SslMode::Disable), ("prefer", SslMode::Prefer), ("require", SslMode::Require)]
+        {
             let t = parse(&format!("postgres://h/db?sslmode={value}"));
             assert_eq!(t.ssl_mode(), mode);
             assert_eq!(t.tls.is_some(), mode != SslMode::Disable);
             assert_eq!(mode.to_string(), value);
         }
-        for (value, mode) in [
-            ("verify-ca", SslMode::VerifyCa),
-            ("verify-full", SslMode::VerifyFull),
-        ] {
-            let t = parse(&format!(
-                "postgres://h/db?sslmode={value}&sslrootcert={ca_file}"
-            ));
+        for (value, mode) in [("verify-ca", SslMode::VerifyCa), ("verify-full", SslMode::VerifyFull)] {
+            let t = parse(&format!("postgres://h/db?sslmode={value}&sslrootcert={ca_file}"));
             assert_eq!(t.ssl_mode(), mode);
-            assert_eq!(
-                t.config.get_ssl_mode(),
-                tokio_postgres::config::SslMode::Require
-            );
+            assert_eq!(t.config.get_ssl_mode(), tokio_postgres::config::SslMode::Require);
         }
         let t = parse(&format!("host=h sslmode=verify-full sslrootcert={ca_file}"));
         assert_eq!(t.ssl_mode(), SslMode::VerifyFull);
 
-        let message = usage_error(PgTarget::from_url(
-            "postgres://h/db?sslmode=verify_full",
-            "DATABASE_URL",
-            &no_env,
-        ));
+        let message = usage_error(PgTarget::from_url("postgres://h/db?sslmode=verify_full", "DATABASE_URL", &no_env));
         assert!(message.starts_with("DATABASE_URL: sslmode `verify_full`"), "{message}");
-        assert!(
-            message.contains("disable, prefer, require, verify-ca, verify-full"),
-            "{message}"
-        );
+        assert!(message.contains("disable, prefer, require, verify-ca, verify-full"), "{message}");
         let message = usage_error(PgTarget::from_env(&env_of(&[("PGSSLMODE", "on")])));
         assert!(message.starts_with("PGSSLMODE: sslmode `on`"), "{message}");
 
@@ -1032,10 +988,7 @@ mod tests {
             "--url",
             &env_of(&[("PGSSLROOTCERT", "/nonexistent/ca.pem")]),
         ));
-        assert!(
-            message.starts_with("PGSSLROOTCERT: sslrootcert `/nonexistent/ca.pem` cannot be read"),
-            "{message}"
-        );
+        assert!(message.starts_with("PGSSLROOTCERT: sslrootcert `/nonexistent/ca.pem` cannot be read"), "{message}");
         let not_pem = certs.path().join("not.pem");
         fs::write(&not_pem, "hello").unwrap();
         let message = usage_error(PgTarget::from_url(
@@ -1048,24 +1001,21 @@ mod tests {
 
     #[test]
     fn bad_input_is_a_usage_error_naming_its_source() {
-        let cases: [(&str, &dyn Fn(&str) -> Option<String>, &str); 10] = [
-            ("postgres://h/db", &env_of(&[("PGPORT", "abc")]), "PGPORT: `port=abc`"),
-            ("postgres://h:99999/db", &no_env, "--url: `port=99999`"),
-            ("host=h frobnicate=1", &no_env, "--url: `frobnicate=1`"),
-            ("mysql://h/db", &no_env, "`mysql://` is not a PostgreSQL URL"),
-            ("localhost:5432", &no_env, "`localhost:5432` is not followed by `=`"),
-            ("host='db", &no_env, "the quoted value of `host` has no closing"),
-            ("postgres://u:%zz@h/db", &no_env, "the password in the URL has an invalid"),
-            ("postgres://h/db?sslmode", &no_env, "parameter `sslmode` has no value"),
-            ("postgres://h1,h2/db?port=1,2,3", &no_env, "3 ports (`1,2,3`) for 2 hosts"),
-            (
-                "postgres:///db?host=/tmp,db2",
-                &no_env,
-                "mix Unix sockets and network hosts",
-            ),
-        ];
-        for (url, env, expected) in cases {
-            let message = usage_error(PgTarget::from_url(url, "--url", env));
+        let message = usage_error(PgTarget::from_url("postgres://h/db", "--url", &env_of(&[("PGPORT", "abc")])));
+        assert!(message.starts_with("PGPORT: `port=abc` is not accepted"), "{message}");
+        for (url, expected) in [
+            ("postgres://h:99999/db", "--url: `port=99999`"),
+            ("host=h frobnicate=1", "--url: `frobnicate=1`"),
+            ("mysql://h/db", "`mysql://` is not a PostgreSQL URL"),
+            ("localhost:5432", "`localhost:5432` is not followed by `=`"),
+            ("host='db", "the quoted value of `host` has no closing"),
+            ("postgres://u:%zz@h/db", "the password in the URL has an invalid"),
+            ("postgres://h/d%+1", "the database name in the URL has an invalid"),
+            ("postgres://h/db?sslmode", "parameter `sslmode` has no value"),
+            ("postgres://h1,h2/db?port=1,2,3", "3 ports (`1,2,3`) do not match the 2 hosts"),
+            ("postgres:///db?host=/tmp,db2", "mix Unix sockets and network hosts"),
+        ] {
+            let message = usage_error(PgTarget::from_url(url, "--url", &no_env));
             assert!(message.contains(expected), "{url}: {message}");
         }
         // The same mix is fine without TLS.
@@ -1099,19 +1049,12 @@ mod tests {
     #[test]
     fn refused_connection_is_a_target_error() {
         // A port that was free a moment ago: nothing listens there.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let t = parse(&format!("postgres://u:pw@127.0.0.1:{port}/db"));
         let err = block_on(t.connect()).unwrap_err();
         assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
         let message = err.to_string();
-        assert!(
-            message.starts_with(&format!("cannot connect to postgres://u:***@127.0.0.1:{port}/db")),
-            "{message}"
-        );
+        assert!(message.starts_with(&format!("cannot connect to postgres://u:***@127.0.0.1:{port}/db")), "{message}");
         assert!(message.contains("is the server running?"), "{message}");
     }
 
@@ -1152,10 +1095,7 @@ mod tests {
             fs::set_permissions(files.path(), Permissions::from_mode(0o755)).unwrap();
             let ca = new_ca("dbload test CA");
             let key = KeyPair::generate().unwrap();
-            let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()])
-                .unwrap()
-                .signed_by(&key, &ca)
-                .unwrap();
+            let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&key, &ca).unwrap();
             let dir = files.path();
             let cert_file = write_for_server(dir, "server.crt", &cert.pem());
             let key_file = write_for_server(dir, "server.key", &key.serialize_pem());
@@ -1180,11 +1120,7 @@ mod tests {
                 ..LocalOptions::default()
             })
             .unwrap();
-            TlsServer {
-                server,
-                ca: ca_file,
-                _files: files,
-            }
+            TlsServer { server, ca: ca_file, _files: files }
         }
 
         /// `user[:password]@127.0.0.1:PORT/dbname?query`
@@ -1198,9 +1134,7 @@ mod tests {
     /// Connects and reports whether the session is encrypted.
     async fn connect_ssl(url: &str) -> anyhow::Result<bool> {
         let client = PgTarget::from_url(url, "--url", &no_env)?.connect().await?;
-        let row = client
-            .query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])
-            .await?;
+        let row = client.query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[]).await?;
         Ok(row.get(0))
     }
 
@@ -1236,9 +1170,7 @@ mod tests {
             assert!(err.to_string().contains("sslrootcert"), "{err:#}");
 
             // require + a root certificate checks the chain, like verify-ca.
-            let err = connect_ssl(&url(&format!("sslmode=require&sslrootcert={other_ca}")))
-                .await
-                .unwrap_err();
+            let err = connect_ssl(&url(&format!("sslmode=require&sslrootcert={other_ca}"))).await.unwrap_err();
             assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
             assert!(err.to_string().contains("not signed by a trusted CA"), "{err}");
         });
@@ -1249,25 +1181,16 @@ mod tests {
         let tls = TlsServer::start();
         block_on(async {
             let admin = tls.server.target().connect().await.unwrap();
-            admin
-                .batch_execute("CREATE ROLE bench LOGIN PASSWORD 'right'")
-                .await
-                .unwrap();
+            admin.batch_execute("CREATE ROLE bench LOGIN PASSWORD 'right'").await.unwrap();
             connect_ssl(&tls.url("bench:right", "postgres", "")).await.unwrap();
 
             for (userinfo, dbname, expected) in [
-                (
-                    "bench:wrong",
-                    "postgres",
-                    "(SQLSTATE 28P01): check PGPASSWORD or the password in the URL",
-                ),
+                ("bench:wrong", "postgres", "(SQLSTATE 28P01): check PGPASSWORD or the password in the URL"),
                 ("bench", "postgres", "set PGPASSWORD or put it in the URL"),
                 ("stranger", "postgres", "(SQLSTATE 28000): check the user name `stranger`"),
                 ("postgres", "nosuchdb", "(SQLSTATE 3D000): create it (createdb nosuchdb)"),
             ] {
-                let err = connect_ssl(&tls.url(userinfo, dbname, ""))
-                    .await
-                    .unwrap_err();
+                let err = connect_ssl(&tls.url(userinfo, dbname, "")).await.unwrap_err();
                 assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
                 let message = err.to_string();
                 assert!(message.contains(expected), "{userinfo}: {message}");
