@@ -6,6 +6,7 @@
 #
 #   bench/ingest-vs-copy.sh                 # 1 and 2 workers, 5,000,000 rows, 3 rounds
 #   ROWS=10000000 ROUNDS=5 bench/ingest-vs-copy.sh
+#   TRANSPORT=tcp bench/ingest-vs-copy.sh   # loopback TCP instead of the Unix socket
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,8 @@ server_log="$work/server.txt"
 url=$(sed -n 's/.*keeps running at \([^ ]*\) .*/\1/p' "$server_log")
 data=$(sed -n 's/.*(data in \([^)]*\)).*/\1/p' "$server_log")
 [ -n "$url" ] || { cat "$server_log" >&2; exit 1; }
+# Over the server's Unix socket, as dbload's throwaway target connects; TRANSPORT=tcp for loopback TCP.
+[ "${TRANSPORT:-socket}" = socket ] && url="$url?host=$(dirname "$data")"
 stop_server() {
   kill -INT "$(head -1 "$data/postmaster.pid")" 2>/dev/null || true
   sleep 2

@@ -203,3 +203,21 @@ pub struct IngestArgs {
     #[command(flatten)]
     pub output: OutputArgs,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn ingest_help() {
+        // As `dbload ingest --help` prints it, at a fixed width.
+        let err = Cli::command().term_width(100).try_get_matches_from(["dbload", "ingest", "--help"]).unwrap_err();
+        insta::assert_snapshot!(err.render().to_string());
+    }
+}

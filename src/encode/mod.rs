@@ -34,6 +34,12 @@ impl Payload {
     }
 }
 
+impl crate::run::worker::Operation for Payload {
+    fn units(&self) -> u64 {
+        self.rows()
+    }
+}
+
 /// How the producer frames a batch's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {

@@ -140,6 +140,68 @@ pub fn render(r: &Report) -> String {
 mod tests {
     use super::*;
 
+    use std::time::Duration;
+
+    use crate::cli::{Cli, Command};
+    use crate::run::{ClientCost, IngestOutcome, Setup, Verify};
+    use crate::stats::recorder::Timing;
+    use crate::stats::Recorder;
+    use clap::Parser;
+
+    /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each.
+    fn report(extra: &str) -> crate::report::Report {
+        let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 10000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
+        let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command;
+        let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
+        let mut recorder = Recorder::default();
+        for i in 0..10u64 {
+            let ms = Duration::from_millis;
+            let t = Timing { intended: ms(i * 100), started: ms(i * 100 + i), ended: ms(i * 100 + 10 * (i + 1)) };
+            recorder.ok(false, 1000, t);
+        }
+        recorder.failed(
+            false,
+            1000,
+            Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5) },
+            "SQLSTATE 23505".into(),
+            "duplicate key value violates unique constraint".into(),
+        );
+        let outcome = IngestOutcome {
+            setup: Setup {
+                engine: Some("postgres"),
+                server_version: Some("15.18".into()),
+                server_settings: vec![("fsync".into(), "on".into()), ("synchronous_commit".into(), "on".into())],
+                ddl: vec!["CREATE TABLE \"measurement\" (\n  \"time\" timestamptz NOT NULL\n)".into()],
+            },
+            recorder,
+            wall: Duration::from_secs(1),
+            interrupted: false,
+            verify: Some(Verify { expected: 10_000, found: 10_000, ok: true }),
+            cost: ClientCost {
+                user: Duration::from_millis(120),
+                system: Duration::from_millis(30),
+                peak_rss_bytes: 20 << 20,
+            },
+        };
+        let url = match &cfg.target {
+            crate::config::TargetChoice::Remote(t) => Some(t.redacted().to_string()),
+            _ => None,
+        };
+        crate::report::Report::ingest(&cfg, &outcome, url, false)
+    }
+
+    #[test]
+    fn summary_layout() {
+        let r = report("");
+        assert_eq!(r.exit_code, 1, "a failed batch makes the run fail");
+        insta::assert_snapshot!(render(&r));
+    }
+
+    #[test]
+    fn paced_summary_shows_service_time_and_lag() {
+        insta::assert_snapshot!(render(&report("--rate 10000")));
+    }
+
     #[test]
     fn groups_thousands() {
         assert_eq!(group(0), "0");

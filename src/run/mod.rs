@@ -105,6 +105,7 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
         deadline: cfg.duration,
         rate: cfg.rate.map(|r| r / cfg.workers as f64),
         warmup: cfg.warmup,
+        labels: 1,
         cancel: cancel.clone(),
         live,
     };
@@ -114,13 +115,13 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
         let pool = (0..producer::POOL).map(|_| Payload::new(&cfg.schema)).collect();
         let feed =
             producer::spawn(generator, sink.framing(), cfg.batch_size, pool).context("starting a producer thread")?;
-        tasks.push(tokio::spawn(worker::run(plan.clone(), sink, feed)));
+        tasks.push(tokio::spawn(worker::run(plan.clone(), feed, sink)));
     }
     let mut recorder = Recorder::default();
     let mut finished = Vec::with_capacity(tasks.len());
     for task in tasks {
-        let (sink, rec) = task.await.context("a worker panicked")?;
-        recorder.merge(&rec);
+        let (sink, recs) = task.await.context("a worker panicked")?;
+        recs.iter().for_each(|r| recorder.merge(r));
         finished.push(sink);
     }
     let wall = t0.elapsed();

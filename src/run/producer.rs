@@ -20,6 +20,19 @@ pub struct Feed {
     pub empty: std_mpsc::SyncSender<Payload>,
 }
 
+impl super::worker::Source for Feed {
+    type Op = Payload;
+
+    async fn next(&mut self) -> Option<Payload> {
+        self.filled.recv().await
+    }
+
+    fn recycle(&mut self, p: Payload) {
+        // The producer may have stopped already; then the payload is dropped.
+        let _ = self.empty.send(p);
+    }
+}
+
 /// Starts the producer thread. It stops when the generator is exhausted or
 /// the sender drops its [`Feed`].
 pub fn spawn(

@@ -1,7 +1,10 @@
-//! The sender side of a worker: takes encoded batches, paces them, sends
-//! them through its sink and records what happened. One loop serves every
-//! mode: Stop (rows, duration, Ctrl-C) × Pacer (open or closed loop).
+//! The one worker loop that every command runs: take the next operation
+//! from a [`Source`], pace it, run it through an [`Executor`], record what
+//! happened. Stop (count, duration, Ctrl-C) × Pacer (open or closed loop)
+//! × what an operation is (a batch of rows, a query, a request) are
+//! composed here rather than written again per mode.
 
+use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,43 +12,73 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::pacer::Pacer;
-use super::producer::Feed;
 use crate::config::Warmup;
 use crate::stats::recorder::Timing;
-use crate::stats::{Live, Recorder};
-use crate::target::sink::Sink;
+use crate::stats::{Live, OpError, Recorder};
 
-/// How long in-flight batches may take to finish after Ctrl-C.
+/// How long in-flight operations may take to finish after Ctrl-C.
 pub const GRACE: Duration = Duration::from_secs(5);
 
-/// Everything a worker needs besides its sink and feed.
+/// Something a worker sends: a batch of rows, a query, a request.
+pub trait Operation {
+    /// What pacing and throughput count: rows in a batch, 1 for a query.
+    fn units(&self) -> u64;
+    /// Which of the run's labels (e.g. the query of a mix) it is recorded under.
+    fn label(&self) -> usize {
+        0
+    }
+}
+
+/// Where a worker's operations come from.
+pub trait Source {
+    type Op: Operation;
+    /// The next operation; `None` when there are no more.
+    fn next(&mut self) -> impl Future<Output = Option<Self::Op>> + Send;
+    /// Gives a sent operation back, so its buffers can be reused.
+    fn recycle(&mut self, _op: Self::Op) {}
+}
+
+/// Runs operations against the target.
+pub trait Executor<Op> {
+    /// Runs `op`; on success, the units the target acknowledged.
+    fn execute(&mut self, op: &mut Op) -> impl Future<Output = Result<u64, OpError>> + Send;
+}
+
+/// Everything a worker needs besides its source and executor.
 #[derive(Clone)]
 pub struct Plan {
     pub t0: Instant,
-    /// Stop issuing batches after this point (since t0).
+    /// Stop issuing operations after this point (since t0).
     pub deadline: Option<Duration>,
-    /// This worker's share of `--rate`, rows per second.
+    /// This worker's share of `--rate`, units per second.
     pub rate: Option<f64>,
     pub warmup: Warmup,
+    /// How many labels operations may carry (one recorder each).
+    pub labels: usize,
     pub cancel: CancellationToken,
     pub live: Arc<Live>,
 }
 
-/// Runs until the feed is exhausted, the deadline passes, Ctrl-C, or the
-/// connection is lost; returns the sink (to finish) and the recorder.
-pub async fn run(plan: Plan, mut sink: Sink, mut feed: Feed) -> (Sink, Recorder) {
-    let mut rec = Recorder::default();
+/// Runs until the source is exhausted, the deadline passes, Ctrl-C, or the
+/// executor reports a fatal error; returns the executor (to finish) and one
+/// recorder per label.
+pub async fn run<S, E>(plan: Plan, mut source: S, mut executor: E) -> (E, Vec<Recorder>)
+where
+    S: Source,
+    E: Executor<S::Op>,
+{
+    let mut recorders = vec![Recorder::default(); plan.labels];
     let mut pacer = Pacer::new(plan.rate);
-    let mut rows_attempted = 0u64;
+    let mut attempted = 0u64;
     let cancel = &plan.cancel;
     loop {
-        let mut payload = tokio::select! {
+        let mut op = tokio::select! {
             biased;
             _ = cancel.cancelled() => break,
-            p = feed.filled.recv() => match p { Some(p) => p, None => break },
+            op = source.next() => match op { Some(op) => op, None => break },
         };
-        let rows = payload.rows();
-        let intended = pacer.next(rows, plan.t0.elapsed());
+        let units = op.units();
+        let intended = pacer.next(units, plan.t0.elapsed());
         if plan.deadline.is_some_and(|d| intended >= d) {
             break;
         }
@@ -61,34 +94,34 @@ pub async fn run(plan: Plan, mut sink: Sink, mut feed: Feed) -> (Sink, Recorder)
         let warmup = match plan.warmup {
             Warmup::None => false,
             Warmup::Duration(d) => started < d,
-            Warmup::Rows(n) => rows_attempted < n,
+            Warmup::Rows(n) => attempted < n,
         };
         let outcome = tokio::select! {
-            r = sink.send(&mut payload) => Some(r),
+            r = executor.execute(&mut op) => Some(r),
             _ = async { cancel.cancelled().await; tokio::time::sleep(GRACE).await } => None,
         };
         let t = Timing { intended, started, ended: plan.t0.elapsed() };
-        rows_attempted += rows;
+        attempted += units;
+        let rec = &mut recorders[op.label()];
         match outcome {
             Some(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
             }
             Some(Err(e)) => {
-                rec.failed(warmup, rows, t, e.class, e.message);
-                plan.live.failed.fetch_add(rows, Ordering::Relaxed);
+                rec.failed(warmup, units, t, e.class, e.message);
+                plan.live.failed.fetch_add(units, Ordering::Relaxed);
                 if e.fatal {
                     break;
                 }
             }
             None => {
                 let msg = format!("still in flight {} s after Ctrl-C", GRACE.as_secs());
-                rec.failed(warmup, rows, t, "interrupted".into(), msg);
+                rec.failed(warmup, units, t, "interrupted".into(), msg);
                 break;
             }
         }
-        // The producer may have stopped already; then the payload is dropped.
-        let _ = feed.empty.send(payload);
+        source.recycle(op);
     }
-    (sink, rec)
+    (executor, recorders)
 }

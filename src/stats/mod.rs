@@ -4,5 +4,5 @@
 pub mod recorder;
 pub mod summary;
 
-pub use recorder::{Live, Recorder};
+pub use recorder::{Live, OpError, Recorder};
 pub use summary::LatencySummary;

@@ -47,6 +47,16 @@ pub struct Second {
     pub latency_max_us: u64,
 }
 
+/// A failed operation, classified for the report.
+#[derive(Debug)]
+pub struct OpError {
+    /// `SQLSTATE 23505`, `connection lost`, ...
+    pub class: String,
+    pub message: String,
+    /// The connection is gone: this worker cannot run more.
+    pub fatal: bool,
+}
+
 /// A class of failed operation (SQLSTATE, connection lost, ...) with one
 /// example message so the report can say what went wrong.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -17,6 +17,8 @@ use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, Framing, Method, Payload};
 use crate::model::Schema;
+use crate::run::worker::Executor;
+use crate::stats::OpError;
 
 /// What the sinks of one run write, and how.
 #[derive(Debug, Clone)]
@@ -38,16 +40,6 @@ impl SinkSpec {
             Framing::None
         }
     }
-}
-
-/// A failed send, classified for the report.
-#[derive(Debug)]
-pub struct SendError {
-    /// `SQLSTATE 23505`, `connection lost`, ...
-    pub class: String,
-    pub message: String,
-    /// The connection is gone: this worker cannot send more.
-    pub fatal: bool,
 }
 
 pub enum Sink {
@@ -82,14 +74,14 @@ impl Sink {
     }
 
     /// Sends one batch; on success, the number of rows the target acknowledged.
-    pub async fn send(&mut self, p: &mut Payload) -> Result<u64, SendError> {
+    async fn send(&mut self, p: &mut Payload) -> Result<u64, OpError> {
         match self {
             Sink::Postgres(s) => s.send(p).await,
             Sink::DryRun { spec, scratch } => {
                 dry_encode(spec, p, scratch);
                 Ok(p.rows())
             }
-            Sink::CopyFile { path, out } => out.write_all(&p.bytes).map(|()| p.rows()).map_err(|e| SendError {
+            Sink::CopyFile { path, out } => out.write_all(&p.bytes).map(|()| p.rows()).map_err(|e| OpError {
                 class: "write error".into(),
                 message: format!("{path}: {e}"),
                 fatal: true,
@@ -105,6 +97,12 @@ impl Sink {
             out.write_all(&trailer).and_then(|()| out.flush()).with_context(|| format!("writing {path}"))?;
         }
         Ok(())
+    }
+}
+
+impl Executor<Payload> for Sink {
+    fn execute(&mut self, p: &mut Payload) -> impl std::future::Future<Output = Result<u64, OpError>> + Send {
+        self.send(p)
     }
 }
 
@@ -174,7 +172,7 @@ impl PgSink {
         Ok(PgSink { client, spec: spec.clone(), statements })
     }
 
-    async fn send(&mut self, p: &mut Payload) -> Result<u64, SendError> {
+    async fn send(&mut self, p: &mut Payload) -> Result<u64, OpError> {
         let result = self.try_send(p).await;
         result.map_err(|e| classify(&e, self.client.is_closed()))
     }
@@ -229,16 +227,16 @@ impl PgSink {
     }
 }
 
-fn classify(e: &tokio_postgres::Error, closed: bool) -> SendError {
+fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
-        Some(db) => SendError {
+        Some(db) => OpError {
             class: format!("SQLSTATE {}", db.code().code()),
             message: db.message().to_string(),
             fatal: closed,
         },
         None if closed || e.is_closed() => {
-            SendError { class: "connection lost".into(), message: e.to_string(), fatal: true }
+            OpError { class: "connection lost".into(), message: e.to_string(), fatal: true }
         }
-        None => SendError { class: "client error".into(), message: e.to_string(), fatal: false },
+        None => OpError { class: "client error".into(), message: e.to_string(), fatal: false },
     }
 }
