@@ -209,7 +209,7 @@ impl Report {
             service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
             schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
             warmup,
-            client_cpu_s: (out.cost.user + out.cost.system).as_secs_f64(),
+            client_cpu_s: out.cost.cpu().as_secs_f64(),
             client_cpu_user_s: out.cost.user.as_secs_f64(),
             client_cpu_sys_s: out.cost.system.as_secs_f64(),
             client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),

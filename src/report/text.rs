@@ -143,7 +143,8 @@ mod tests {
     use std::time::Duration;
 
     use crate::cli::{Cli, Command};
-    use crate::run::{ClientCost, IngestOutcome, Setup, Verify};
+    use crate::run::{IngestOutcome, Setup, Verify};
+    use crate::stats::cost::ClientCost;
     use crate::stats::recorder::Timing;
     use crate::stats::Recorder;
     use clap::Parser;

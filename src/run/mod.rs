@@ -17,6 +17,7 @@ use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::postgres as sql;
 use crate::encode::Payload;
 use crate::error::usage;
+use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::{Live, Recorder};
 use crate::target::sink::{PgSink, Sink, SinkSpec};
 use crate::target::PgTarget;
@@ -39,25 +40,6 @@ pub struct Verify {
     pub expected: u64,
     pub found: u64,
     pub ok: bool,
-}
-
-/// dbload's own cost: CPU time (user + system) over the run and peak RSS.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ClientCost {
-    pub user: Duration,
-    pub system: Duration,
-    pub peak_rss_bytes: u64,
-}
-
-fn rusage() -> (Duration, Duration, u64) {
-    use nix::sys::resource::{getrusage, UsageWho};
-    match getrusage(UsageWho::RUSAGE_SELF) {
-        Ok(u) => {
-            let tv = |t: nix::sys::time::TimeVal| Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000);
-            (tv(u.user_time()), tv(u.system_time()), u.max_rss() as u64 * 1024)
-        }
-        Err(_) => Default::default(),
-    }
 }
 
 pub struct IngestOutcome {
@@ -97,8 +79,8 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
     let sinks = open_sinks(cfg, target, &spec).await?;
 
     let live = Arc::new(Live::default());
-    let progress = progress::Progress::start(live.clone(), cfg.total_rows(), cfg.quiet);
-    let (user0, sys0, _) = rusage();
+    let progress = progress::Progress::start(live.clone(), cfg.total_rows(), "rows", cfg.quiet);
+    let meter = CostMeter::start();
     let t0 = Instant::now();
     let plan = worker::Plan {
         t0,
@@ -125,7 +107,7 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
         finished.push(sink);
     }
     let wall = t0.elapsed();
-    let (user1, sys1, peak_rss_bytes) = rusage();
+    let cost = meter.stop();
     progress.finish().await;
     for sink in finished {
         sink.finish()?;
@@ -139,14 +121,7 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
         }
         _ => None,
     };
-    Ok(IngestOutcome {
-        setup,
-        recorder,
-        wall,
-        interrupted: cancel.is_cancelled(),
-        verify,
-        cost: ClientCost { user: user1.saturating_sub(user0), system: sys1.saturating_sub(sys0), peak_rss_bytes },
-    })
+    Ok(IngestOutcome { setup, recorder, wall, interrupted: cancel.is_cancelled(), verify, cost })
 }
 
 async fn open_sinks(cfg: &IngestConfig, target: Option<&PgTarget>, spec: &SinkSpec) -> Result<Vec<Sink>> {

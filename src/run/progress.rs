@@ -18,22 +18,23 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn start(live: Arc<Live>, total: Option<u64>, quiet: bool) -> Progress {
+    /// `unit` names what is counted: rows, queries, requests.
+    pub fn start(live: Arc<Live>, total: Option<u64>, unit: &str, quiet: bool) -> Progress {
         let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
         let (bar, template) = match total {
             Some(n) => (
                 ProgressBar::with_draw_target(Some(n), target),
-                "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} rows  {per_sec}  ETA {eta}  {msg}",
+                format!("{{elapsed_precise}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}  {{per_sec}}  ETA {{eta}}  {{msg}}"),
             ),
             None => (
                 ProgressBar::with_draw_target(None, target),
-                "{spinner} {elapsed_precise} {human_pos} rows  {per_sec}  {msg}",
+                format!("{{spinner}} {{elapsed_precise}} {{human_pos}} {unit}  {{per_sec}}  {{msg}}"),
             ),
         };
-        bar.set_style(ProgressStyle::with_template(template).expect("static template").progress_chars("=> "));
+        bar.set_style(ProgressStyle::with_template(&template).expect("static template").progress_chars("=> "));
         let stop = CancellationToken::new();
         let task = tokio::spawn({
-            let (bar, stop) = (bar.clone(), stop.clone());
+            let (bar, stop, unit) = (bar.clone(), stop.clone(), unit.to_string());
             async move {
                 let mut tick = tokio::time::interval(Duration::from_millis(200));
                 while !stop.is_cancelled() {
@@ -44,7 +45,7 @@ impl Progress {
                     bar.set_position(live.rows());
                     let failed = live.failed();
                     if failed > 0 {
-                        bar.set_message(format!("{failed} rows failed"));
+                        bar.set_message(format!("{failed} {unit} failed"));
                     }
                 }
             }
