@@ -93,10 +93,17 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
     };
     let mut tasks = Vec::with_capacity(sinks.len());
     for (w, sink) in sinks.into_iter().enumerate() {
-        let generator = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
+        let mut generator = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
+        let (framing, batch_size) = (sink.framing(), cfg.batch_size);
         let pool = (0..producer::POOL).map(|_| Payload::new(&cfg.schema)).collect();
-        let feed =
-            producer::spawn(generator, sink.framing(), cfg.batch_size, pool).context("starting a producer thread")?;
+        let feed = producer::spawn(pool, move |p: &mut Payload| {
+            let more = generator.next_batch(&mut p.batch, batch_size);
+            if more {
+                framing.encode(p);
+            }
+            more
+        })
+        .context("starting a producer thread")?;
         tasks.push(tokio::spawn(worker::run(plan.clone(), feed, sink)));
     }
     let mut recorder = Recorder::default();

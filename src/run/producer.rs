@@ -1,58 +1,53 @@
-//! The producer side of a worker: a thread that generates and encodes
-//! batches ahead of the sender, so generation stays off the send path.
-//! Payloads go to the sender through a bounded channel and come back to be
-//! reused: memory is bounded by the pool, whatever the row count.
+//! The producer side of a worker: a thread that prepares operations ahead of
+//! the sender (generates and encodes batches, renders request bodies), so
+//! that work stays off the send path. Items go to the sender through a
+//! bounded channel and come back to be refilled: memory is bounded by the
+//! pool, whatever the run's length.
 
 use std::sync::mpsc as std_mpsc;
 use std::thread;
 
 use tokio::sync::mpsc;
 
-use crate::encode::{Framing, Payload};
-use crate::model::Generator;
+use super::worker::{Operation, Source};
 
-/// Payloads per worker: one being sent, one ready, one being filled.
+/// Items per worker: one being sent, one ready, one being filled.
 pub const POOL: usize = 3;
 
-/// The two ends a sender uses: filled payloads in, empty ones back.
-pub struct Feed {
-    pub filled: mpsc::Receiver<Payload>,
-    pub empty: std_mpsc::SyncSender<Payload>,
+/// The two ends a sender uses: filled items in, used ones back.
+pub struct Feed<T> {
+    filled: mpsc::Receiver<T>,
+    empty: std_mpsc::SyncSender<T>,
 }
 
-impl super::worker::Source for Feed {
-    type Op = Payload;
+impl<T: Operation + Send> Source for Feed<T> {
+    type Op = T;
 
-    async fn next(&mut self) -> Option<Payload> {
+    async fn next(&mut self) -> Option<T> {
         self.filled.recv().await
     }
 
-    fn recycle(&mut self, p: Payload) {
-        // The producer may have stopped already; then the payload is dropped.
-        let _ = self.empty.send(p);
+    fn recycle(&mut self, item: T) {
+        // The producer may have stopped already; then the item is dropped.
+        let _ = self.empty.send(item);
     }
 }
 
-/// Starts the producer thread. It stops when the generator is exhausted or
-/// the sender drops its [`Feed`].
-pub fn spawn(
-    mut generator: Generator,
-    framing: Framing,
-    batch_size: usize,
-    pool: Vec<Payload>,
-) -> std::io::Result<Feed> {
+/// Starts a producer thread that calls `fill` on each free item of `pool`
+/// until it returns false (nothing left) or the sender drops its [`Feed`].
+pub fn spawn<T, F>(pool: Vec<T>, mut fill: F) -> std::io::Result<Feed<T>>
+where
+    T: Send + 'static,
+    F: FnMut(&mut T) -> bool + Send + 'static,
+{
     let (filled_tx, filled) = mpsc::channel(pool.len());
     let (empty, empty_rx) = std_mpsc::sync_channel(pool.len());
-    for p in pool {
-        empty.send(p).expect("channel sized for the pool");
+    for item in pool {
+        empty.send(item).expect("channel sized for the pool");
     }
     thread::Builder::new().name("dbload-producer".into()).spawn(move || {
-        while let Ok(mut p) = empty_rx.recv() {
-            if !generator.next_batch(&mut p.batch, batch_size) {
-                break;
-            }
-            framing.encode(&mut p);
-            if filled_tx.blocking_send(p).is_err() {
+        while let Ok(mut item) = empty_rx.recv() {
+            if !fill(&mut item) || filled_tx.blocking_send(item).is_err() {
                 break;
             }
         }
