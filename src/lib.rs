@@ -26,21 +26,23 @@ use target::LocalPostgres;
 
 /// What a finished command leaves: its report and the exit code it earned.
 #[derive(Debug)]
-pub struct Outcome {
-    pub report: Report,
+pub struct Outcome<R> {
+    pub report: R,
     pub exit_code: u8,
 }
 
-/// Runs a parsed command line, writing the report to `out`. Environment
-/// variables (`DATABASE_URL`, `PG*`) are read from the process.
-pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
+/// Runs a parsed command line, writing the report to `out`; returns the
+/// exit code. Environment variables (`DATABASE_URL`, `PG*`) are read from
+/// the process.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
+    let env = |k: &str| std::env::var(k).ok();
     match cli.command {
-        Command::Ingest(args) => ingest(args, &|k| std::env::var(k).ok(), out),
+        Command::Ingest(args) => ingest(args, &env, out).map(|o| o.exit_code),
     }
 }
 
 /// `dbload ingest` with an injectable environment.
-pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Outcome> {
+pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Outcome<Report>> {
     let cfg = IngestConfig::resolve(args, env)?;
     // Started before the runtime, on this thread, which outlives the server.
     let local = match &cfg.target {

@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     let cli = dbload::cli::Cli::parse();
     let stdout = std::io::stdout();
     match dbload::run(cli, &mut stdout.lock()) {
-        Ok(outcome) => ExitCode::from(outcome.exit_code),
+        Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("dbload: {err:#}");
             ExitCode::from(dbload::error::exit_code(&err))

@@ -1,9 +1,11 @@
 //! Where the load goes: a PostgreSQL-protocol target given by URL or `PG*`
 //! variables, or a throwaway local PostgreSQL that dbload starts and removes.
 
+mod conninfo;
 pub mod local;
 pub mod postgres;
 pub mod sink;
+mod tls;
 
 pub use local::{LocalOptions, LocalPostgres};
 pub use postgres::{PgTarget, SslMode};

@@ -8,6 +8,7 @@ use dbload::cli::{Cli, Command};
 use dbload::config::IngestConfig;
 use dbload::model::{Batch, Values};
 use dbload::target::{LocalPostgres, PgTarget};
+use dbload::report::Report;
 use dbload::Outcome;
 
 pub struct Ctx {
@@ -22,7 +23,7 @@ impl Ctx {
     }
 
     /// `dbload ingest --url URL --quiet ARGS`, in process, hermetic env.
-    pub fn ingest(&self, args: &str) -> Result<Outcome> {
+    pub fn ingest(&self, args: &str) -> Result<Outcome<Report>> {
         let a = ingest_args(&format!("--url {} --quiet {args}", self.url));
         let mut out = Vec::new();
         dbload::ingest(a, &|_| None, &mut out)

@@ -1,0 +1,338 @@
+//! The TLS side of a target, which dbload does itself because tokio-postgres
+//! knows only three of libpq's five ssl modes and no `sslrootcert`.
+//!
+//! Each way of checking the server gets its own rustls client: rustls's own
+//! verifier for `verify-full`, and for the checks it does not offer (none at
+//! all, or the chain without the host name) a verifier written here. A
+//! rejected certificate becomes advice on what to change.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::conninfo::Param;
+use super::SslMode;
+use crate::error::usage;
+
+/// What the TLS client checks about the server's certificate.
+#[derive(Clone, Copy)]
+pub(super) enum Verification {
+    None,
+    Chain,
+    ChainAndName,
+}
+
+/// Builds the rustls client for one way of checking the server. The crypto
+/// provider is given explicitly: relying on a process-wide default would
+/// panic if none or two were installed.
+pub(super) fn tls_connector(
+    verification: Verification,
+    ssl_mode: SslMode,
+    root_cert: Option<&Param>,
+) -> anyhow::Result<MakeRustlsConnect> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .context("the ring crypto provider does not support TLS 1.2 or 1.3")?;
+    let config = match verification {
+        Verification::ChainAndName => {
+            builder.with_root_certificates(root_store(ssl_mode, root_cert)?).with_no_client_auth()
+        }
+        Verification::Chain => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(LibpqVerifier {
+                roots: Some(root_store(ssl_mode, root_cert)?),
+                provider,
+            }))
+            .with_no_client_auth(),
+        Verification::None => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(LibpqVerifier { roots: None, provider }))
+            .with_no_client_auth(),
+    };
+    Ok(MakeRustlsConnect::new(config))
+}
+
+/// The CA certificates from `sslrootcert`, or the system's when none is given.
+fn root_store(ssl_mode: SslMode, root_cert: Option<&Param>) -> anyhow::Result<RootCertStore> {
+    let mut roots = RootCertStore::empty();
+    let Some(param) = root_cert else {
+        let found = rustls_native_certs::load_native_certs();
+        let (added, _unparsable) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            return Err(usage(format!(
+                "sslmode={ssl_mode} checks the server's certificate against trusted CAs, but \
+                 this system has none: give the CA with sslrootcert=FILE (or PGSSLROOTCERT), or \
+                 install the ca-certificates package"
+            )));
+        }
+        return Ok(roots);
+    };
+    let path = &param.value;
+    let unusable = |why: String| {
+        usage(format!(
+            "{}: sslrootcert `{path}` {why}: give the PEM file of the CA that signed the \
+             server's certificate",
+            param.source
+        ))
+    };
+    let file = File::open(path).map_err(|err| unusable(format!("cannot be read ({err})")))?;
+    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut BufReader::new(file))
+        .collect::<Result<_, _>>()
+        .map_err(|err| unusable(format!("cannot be read as PEM ({err})")))?;
+    if certs.is_empty() {
+        return Err(unusable("holds no certificate (no -----BEGIN CERTIFICATE----- block)".into()));
+    }
+    for cert in certs {
+        roots.add(cert).map_err(|err| unusable(format!("holds a certificate rustls cannot use ({err})")))?;
+    }
+    Ok(roots)
+}
+
+/// libpq's checks that rustls's own verifier does not offer: no check at all
+/// (`prefer`, `require`: encrypted, but the server is not authenticated), or
+/// the chain without the host name (`verify-ca`). Handshake signatures are
+/// verified in both cases, so the session is at least bound to whoever
+/// holds the certificate's key.
+#[derive(Debug)]
+struct LibpqVerifier {
+    /// `None`: accept any certificate.
+    roots: Option<RootCertStore>,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for LibpqVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Some(roots) = &self.roots {
+            rustls::client::verify_server_cert_signed_by_trust_anchor(
+                &ParsedCertificate::try_from(end_entity)?,
+                roots,
+                intermediates,
+                now,
+                self.provider.signature_verification_algorithms.all,
+            )?;
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// What to change when the server's certificate was rejected, for the
+/// connect error that reports it.
+pub(super) fn certificate_advice(err: &CertificateError) -> String {
+    match err {
+        CertificateError::UnknownIssuer | CertificateError::BadSignature => {
+            "the server's certificate is not signed by a trusted CA: give that CA with \
+             sslrootcert=FILE (or PGSSLROOTCERT), or use sslmode=require to encrypt without \
+             verifying the server"
+        }
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+            "the server's certificate is not issued for this host name: connect with a name \
+             the certificate lists, or use sslmode=verify-ca to check only the CA"
+        }
+        CertificateError::Expired
+        | CertificateError::ExpiredContext { .. }
+        | CertificateError::NotValidYet
+        | CertificateError::NotValidYetContext { .. } => {
+            "the server's certificate is outside its validity period: renew it, or check this \
+             machine's clock"
+        }
+        _ => {
+            "the server's certificate was rejected: check it and sslrootcert, or use \
+             sslmode=require to encrypt without verifying the server"
+        }
+    }
+    .to_owned()
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::fs::{self, Permissions};
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::path::{Path, PathBuf};
+
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    use tempfile::TempDir;
+
+    use crate::error::{exit, exit_code};
+    use crate::target::local::{server_account, LocalOptions, LocalPostgres};
+    use crate::target::postgres::tests::{block_on, no_env};
+    use crate::target::PgTarget;
+
+    pub(in crate::target) fn new_ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap()
+    }
+
+    /// Writes a file that the local server can read: when the tests run as
+    /// root, the server runs as another account, and PostgreSQL wants its
+    /// key file private to the account that runs it.
+    fn write_for_server(dir: &Path, name: &str, contents: &str) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, contents).unwrap();
+        fs::set_permissions(&path, Permissions::from_mode(0o600)).unwrap();
+        if let Some(user) = server_account().unwrap() {
+            nix::unistd::chown(&path, Some(user.uid), Some(user.gid)).unwrap();
+        }
+        path
+    }
+
+    /// A local server with TLS on, whose certificate (signed by `ca`) names
+    /// only 127.0.0.1, and whose network logins are: `postgres` trusted,
+    /// `bench` by password, anyone else rejected.
+    struct TlsServer {
+        server: LocalPostgres,
+        ca: PathBuf,
+        _files: TempDir,
+    }
+
+    impl TlsServer {
+        fn start() -> TlsServer {
+            let files = TempDir::new().unwrap();
+            // The server account must be able to enter the directory.
+            fs::set_permissions(files.path(), Permissions::from_mode(0o755)).unwrap();
+            let ca = new_ca("dbload test CA");
+            let key = KeyPair::generate().unwrap();
+            let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&key, &ca).unwrap();
+            let dir = files.path();
+            let cert_file = write_for_server(dir, "server.crt", &cert.pem());
+            let key_file = write_for_server(dir, "server.key", &key.serialize_pem());
+            let hba_file = write_for_server(
+                dir,
+                "pg_hba.conf",
+                "local all all trust\n\
+                 host all postgres 127.0.0.1/32 trust\n\
+                 host all bench 127.0.0.1/32 scram-sha-256\n\
+                 host all all 127.0.0.1/32 reject\n",
+            );
+            let ca_file = dir.join("ca.pem");
+            fs::write(&ca_file, ca.pem()).unwrap();
+            let setting = |name: &str, path: &Path| (name.to_owned(), path.display().to_string());
+            let server = LocalPostgres::start(&LocalOptions {
+                extra_settings: vec![
+                    ("ssl".into(), "on".into()),
+                    setting("ssl_cert_file", &cert_file),
+                    setting("ssl_key_file", &key_file),
+                    setting("hba_file", &hba_file),
+                ],
+                ..LocalOptions::default()
+            })
+            .unwrap();
+            TlsServer { server, ca: ca_file, _files: files }
+        }
+
+        /// `user[:password]@127.0.0.1:PORT/dbname?query`
+        fn url(&self, userinfo: &str, dbname: &str, query: &str) -> String {
+            let port = self.server.url().rsplit(':').next().unwrap().to_owned();
+            let port = port.split('/').next().unwrap();
+            format!("postgres://{userinfo}@127.0.0.1:{port}/{dbname}?{query}")
+        }
+    }
+
+    /// Connects and reports whether the session is encrypted.
+    async fn connect_ssl(url: &str) -> anyhow::Result<bool> {
+        let client = PgTarget::from_url(url, "--url", &no_env)?.connect().await?;
+        let row = client.query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[]).await?;
+        Ok(row.get(0))
+    }
+
+    #[test]
+    fn tls_modes_check_what_libpq_checks() {
+        let tls = TlsServer::start();
+        let ca = tls.ca.display().to_string();
+        let other_ca_file = tls._files.path().join("other-ca.pem");
+        fs::write(&other_ca_file, new_ca("some other CA").pem()).unwrap();
+        let other_ca = other_ca_file.display().to_string();
+        let url = |query: &str| tls.url("postgres", "postgres", query);
+        // The certificate names 127.0.0.1 only; `localhost` connects to the
+        // same address under a name the certificate does not list.
+        let by_name = |query: &str| format!("{}&host=localhost&hostaddr=127.0.0.1", url(query));
+
+        block_on(async {
+            let verified = format!("sslmode=verify-full&sslrootcert={ca}");
+            assert!(connect_ssl(&url(&verified)).await.unwrap());
+            assert!(connect_ssl(&url("sslmode=require")).await.unwrap());
+            assert!(connect_ssl(&url("sslmode=prefer")).await.unwrap());
+            assert!(!connect_ssl(&url("sslmode=disable")).await.unwrap());
+            let chain_only = format!("sslmode=verify-ca&sslrootcert={ca}");
+            assert!(connect_ssl(&by_name(&chain_only)).await.unwrap());
+
+            // verify-full also checks the name.
+            let err = connect_ssl(&by_name(&verified)).await.unwrap_err();
+            assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
+            assert!(err.to_string().contains("not issued for this host name"), "{err}");
+
+            // Without our CA: the system's roots do not know it (or there are
+            // none, which is a usage error saying the same thing).
+            let err = connect_ssl(&url("sslmode=verify-full")).await.unwrap_err();
+            assert!(err.to_string().contains("sslrootcert"), "{err:#}");
+
+            // require + a root certificate checks the chain, like verify-ca.
+            let err = connect_ssl(&url(&format!("sslmode=require&sslrootcert={other_ca}"))).await.unwrap_err();
+            assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
+            assert!(err.to_string().contains("not signed by a trusted CA"), "{err}");
+        });
+    }
+
+    #[test]
+    fn login_refusals_say_what_to_check() {
+        let tls = TlsServer::start();
+        block_on(async {
+            let admin = tls.server.target().connect().await.unwrap();
+            admin.batch_execute("CREATE ROLE bench LOGIN PASSWORD 'right'").await.unwrap();
+            connect_ssl(&tls.url("bench:right", "postgres", "")).await.unwrap();
+
+            for (userinfo, dbname, expected) in [
+                ("bench:wrong", "postgres", "(SQLSTATE 28P01): check PGPASSWORD or the password in the URL"),
+                ("bench", "postgres", "set PGPASSWORD or put it in the URL"),
+                ("stranger", "postgres", "(SQLSTATE 28000): check the user name `stranger`"),
+                ("postgres", "nosuchdb", "(SQLSTATE 3D000): create it (createdb nosuchdb)"),
+            ] {
+                let err = connect_ssl(&tls.url(userinfo, dbname, "")).await.unwrap_err();
+                assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
+                let message = err.to_string();
+                assert!(message.contains(expected), "{userinfo}: {message}");
+                assert!(!message.contains("wrong"), "{message}");
+            }
+        });
+    }
+}
