@@ -14,10 +14,11 @@ build: deps
 demo: build
 	./target/release/dbload ingest $(DEMO_ARGS)
 
-## Format, lints, unit tests and integration tests against a real PostgreSQL.
+## Format, lints, docs, unit tests and integration tests against a real PostgreSQL.
 test: deps
 	$(CARGO) fmt --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --quiet
 	$(CARGO) test
 
 ## dbload against the server's own COPY of the same rows (see bench/README.md).

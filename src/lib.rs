@@ -1,6 +1,6 @@
 //! dbload: measure how fast SQL databases ingest data and answer queries.
 //!
-//! [`run`] is the library entry that `main` and the tests call: it takes
+//! [`run()`](fn@run) is the library entry that `main` and the tests call: it takes
 //! parsed arguments, runs the command and returns its report and exit code.
 
 pub mod cli;

@@ -1,4 +1,4 @@
-//! Encoders: how a [`Batch`](crate::model::Batch) becomes bytes on the wire
+//! Encoders: how a [`Batch`] becomes bytes on the wire
 //! for each ingest method. The COPY encoders write whole payloads ahead of
 //! time (off the send path); INSERT and UNNEST bind parameters whose binary
 //! form is written by the driver through `ToSql`.
