@@ -7,8 +7,8 @@ use clap::Parser;
 use dbload::cli::{Cli, Command};
 use dbload::config::IngestConfig;
 use dbload::model::{Batch, Values};
-use dbload::target::{LocalPostgres, PgTarget};
 use dbload::report::Report;
+use dbload::target::{LocalPostgres, PgTarget};
 use dbload::Outcome;
 
 pub struct Ctx {
