@@ -1,4 +1,4 @@
-//! `RunConfig` for ingest: the flags resolved and validated once. Every
+//! `IngestConfig`: the ingest flags resolved and validated once. Every
 //! limit is checked here, so a worker never discovers a bad setting mid-run
 //! and never has to interpret an `Option`.
 
@@ -7,28 +7,17 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use super::{parse_warmup, resolve_target, TargetChoice, Warmup};
 use crate::cli::{IngestArgs, ModelName, OutputFormat};
 use crate::dialect::TableName;
 use crate::encode::Method;
 use crate::error::usage;
 use crate::model::{cpu, measurement, ModelSpec, Schema};
-use crate::target::{LocalOptions, PgTarget};
 
 /// PostgreSQL's limit on bound parameters in one statement.
 pub const MAX_PARAMS: usize = 65_535;
 /// tsdbperf's default number of measurements per device.
 const DEFAULT_MEASUREMENTS: u64 = 100_000;
-
-/// Where the rows go.
-#[derive(Debug)]
-pub enum TargetChoice {
-    /// A server given by URL, DATABASE_URL or PG* variables.
-    Remote(Box<PgTarget>),
-    /// A throwaway local PostgreSQL, started for this run.
-    Local(LocalOptions),
-    /// Nowhere: generation and encoding only, optionally into COPY files.
-    DryRun { copy_file: Option<String> },
-}
 
 /// What happens to the table before the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -40,20 +29,6 @@ pub enum TableAction {
     Recreate,
     /// Use it if it exists, create it otherwise.
     Append,
-}
-
-/// Warm-up, excluded from the measured figures.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Warmup {
-    None,
-    Duration(#[serde(serialize_with = "secs")] Duration),
-    /// Rows per worker.
-    Rows(u64),
-}
-
-fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 #[derive(Debug)]
@@ -153,7 +128,7 @@ impl IngestConfig {
             }
             r => r,
         };
-        let warmup = parse_warmup(a.warmup.as_deref(), workers)?;
+        let warmup = parse_warmup(a.warmup.as_deref(), workers, "rows")?;
 
         let width = schema.columns.len();
         let insert_rows = a.batch_size.min(MAX_PARAMS / width);
@@ -192,21 +167,8 @@ impl IngestConfig {
 
         let target = if dry_run {
             TargetChoice::DryRun { copy_file: a.copy_file }
-        } else if let Some(url) = &a.target.url {
-            if a.target.keep {
-                return Err(usage("--keep applies to the throwaway local PostgreSQL, not to --url"));
-            }
-            TargetChoice::Remote(Box::new(PgTarget::from_url(url, "--url", env)?))
-        } else if let Some(url) = env("DATABASE_URL").filter(|u| !u.is_empty()) {
-            TargetChoice::Remote(Box::new(PgTarget::from_url(&url, "DATABASE_URL", env)?))
-        } else if env("PGHOST").is_some_and(|h| !h.is_empty()) {
-            TargetChoice::Remote(Box::new(PgTarget::from_env(env)?))
         } else {
-            TargetChoice::Local(LocalOptions {
-                keep: a.target.keep,
-                max_connections: (workers + 20).max(100),
-                ..Default::default()
-            })
+            resolve_target(&a.target, workers, env)?
         };
 
         Ok(IngestConfig {
@@ -259,20 +221,6 @@ fn resolve_model(a: &IngestArgs) -> Result<ModelSpec> {
             ModelSpec::Cpu(cpu::Options { hosts: a.devices, extra_tags: a.extra_tags.unwrap_or(0) })
         }
     })
-}
-
-/// `10s`, `2m` (a time) or `100000` (rows, split across workers).
-fn parse_warmup(s: Option<&str>, workers: u32) -> Result<Warmup> {
-    let Some(s) = s else { return Ok(Warmup::None) };
-    if let Ok(rows) = s.parse::<u64>() {
-        return Ok(match rows {
-            0 => Warmup::None,
-            r => Warmup::Rows(r.div_ceil(workers as u64)),
-        });
-    }
-    humantime::parse_duration(s)
-        .map(Warmup::Duration)
-        .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of rows (100000)")))
 }
 
 /// So that the last reading of the longest worker is about now (tsdbperf:
@@ -367,7 +315,7 @@ mod tests {
 
     #[test]
     fn warmup_forms() {
-        assert_eq!(parse_warmup(Some("10s"), 2).unwrap(), Warmup::Duration(Duration::from_secs(10)));
-        assert_eq!(parse_warmup(Some("1001"), 2).unwrap(), Warmup::Rows(501));
+        assert_eq!(parse_warmup(Some("10s"), 2, "rows").unwrap(), Warmup::Duration(Duration::from_secs(10)));
+        assert_eq!(parse_warmup(Some("1001"), 2, "rows").unwrap(), Warmup::Rows(501));
     }
 }

@@ -1,0 +1,77 @@
+//! Configuration: the flags of each command resolved and validated once
+//! into what its run uses. What every command shares (which target, the
+//! warm-up) is resolved here, the same way for all.
+
+pub mod ingest;
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::cli::TargetArgs;
+use crate::error::usage;
+use crate::target::{LocalOptions, PgTarget};
+
+pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
+
+/// Where the rows go.
+#[derive(Debug)]
+pub enum TargetChoice {
+    /// A server given by URL, DATABASE_URL or PG* variables.
+    Remote(Box<PgTarget>),
+    /// A throwaway local PostgreSQL, started for this run.
+    Local(LocalOptions),
+    /// Nowhere: generation and encoding only, optionally into COPY files.
+    DryRun { copy_file: Option<String> },
+}
+
+/// Warm-up, excluded from the measured figures.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Warmup {
+    None,
+    Duration(#[serde(serialize_with = "secs")] Duration),
+    /// Rows per worker.
+    Rows(u64),
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// `--url`, then `DATABASE_URL`, then `PG*` variables when `PGHOST` is set,
+/// else a throwaway local PostgreSQL sized for `connections`.
+pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Option<String>) -> Result<TargetChoice> {
+    if let Some(url) = &a.url {
+        if a.keep {
+            return Err(usage("--keep applies to the throwaway local PostgreSQL, not to --url"));
+        }
+        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(url, "--url", env)?)));
+    }
+    if let Some(url) = env("DATABASE_URL").filter(|u| !u.is_empty()) {
+        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(&url, "DATABASE_URL", env)?)));
+    }
+    if env("PGHOST").is_some_and(|h| !h.is_empty()) {
+        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_env(env)?)));
+    }
+    Ok(TargetChoice::Local(LocalOptions {
+        keep: a.keep,
+        max_connections: (connections + 20).max(100),
+        ..Default::default()
+    }))
+}
+
+/// `10s`, `2m` (a time) or `100000` (a count of `unit`s, split across workers).
+pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str) -> Result<Warmup> {
+    let Some(s) = s else { return Ok(Warmup::None) };
+    if let Ok(rows) = s.parse::<u64>() {
+        return Ok(match rows {
+            0 => Warmup::None,
+            r => Warmup::Rows(r.div_ceil(workers as u64)),
+        });
+    }
+    humantime::parse_duration(s)
+        .map(Warmup::Duration)
+        .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of {unit} (100000)")))
+}
+
