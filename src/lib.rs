@@ -13,6 +13,7 @@ pub mod report;
 pub mod run;
 pub mod stats;
 pub mod target;
+pub mod workload;
 
 use std::io::Write;
 
@@ -20,9 +21,10 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command, IngestArgs, OutputFormat};
-use config::{IngestConfig, TargetChoice};
+use config::{IngestConfig, QueryConfig, TargetChoice};
+use report::query::QueryReport;
 use report::Report;
-use target::LocalPostgres;
+use target::{LocalPostgres, PgTarget};
 
 /// What a finished command leaves: its report and the exit code it earned.
 #[derive(Debug)]
@@ -33,63 +35,148 @@ pub struct Outcome<R> {
 
 /// Runs a parsed command line, writing the report to `out`; returns the
 /// exit code. Environment variables (`DATABASE_URL`, `PG*`) are read from
-/// the process.
+/// the process, statements for `timeit` from stdin when no `-s` is given.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
     let env = |k: &str| std::env::var(k).ok();
     match cli.command {
         Command::Ingest(args) => ingest(args, &env, out).map(|o| o.exit_code),
+        Command::Timeit(args) => {
+            let cfg = QueryConfig::timeit(args, &env, &mut std::io::stdin().lock())?;
+            queries(cfg, out).map(|o| o.exit_code)
+        }
+        Command::Workload(args) => queries(QueryConfig::workload(args, &env)?, out).map(|o| o.exit_code),
+        Command::Http(args) => http(args, &env, out).map(|o| o.exit_code),
     }
 }
 
-/// `dbload ingest` with an injectable environment.
-pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Outcome<Report>> {
-    let cfg = IngestConfig::resolve(args, env)?;
-    // Started before the runtime, on this thread, which outlives the server.
-    let local = match &cfg.target {
-        TargetChoice::Local(opts) => Some(LocalPostgres::start(opts)?),
-        _ => None,
-    };
-    let target = match (&cfg.target, &local) {
-        (_, Some(l)) => Some(l.target()),
-        (TargetChoice::Remote(t), None) => Some((**t).clone()),
-        _ => None,
-    };
+/// A started target: a throwaway server (kept alive by this value) or a
+/// remote one; none for a dry run.
+struct Started {
+    local: Option<LocalPostgres>,
+    target: Option<PgTarget>,
+    keep: bool,
+}
+
+impl Started {
+    /// Starts a throwaway server if that is the choice. Call it before the
+    /// runtime, on a thread that outlives the server (see `target::local`).
+    fn new(choice: &TargetChoice) -> Result<Started> {
+        let local = match choice {
+            TargetChoice::Local(opts) => Some(LocalPostgres::start(opts)?),
+            _ => None,
+        };
+        let target = match (choice, &local) {
+            (_, Some(l)) => Some(l.target()),
+            (TargetChoice::Remote(t), None) => Some((**t).clone()),
+            _ => None,
+        };
+        let keep = matches!(choice, TargetChoice::Local(o) if o.keep);
+        Ok(Started { local, target, keep })
+    }
+
+    fn url(&self) -> Option<String> {
+        self.target.as_ref().map(|t| t.redacted().to_string())
+    }
+
+    fn throwaway(&self) -> bool {
+        self.local.is_some()
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let (Some(l), true) = (&self.local, self.keep) {
+            let dir = l.data_dir().display();
+            eprintln!(
+                "dbload: the throwaway PostgreSQL keeps running at {} (data in {dir}); stop it with: kill -INT $(head -1 {dir}/postmaster.pid)",
+                l.url()
+            );
+        }
+    }
+}
+
+/// Runs `body` on a runtime where Ctrl-C cancels `token`: the run stops
+/// issuing work and still reports what it did.
+fn with_runtime<T>(body: impl AsyncFnOnce(CancellationToken) -> Result<T>) -> Result<T> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     let cancel = CancellationToken::new();
-    let outcome = runtime.block_on(async {
-        // Ctrl-C stops issuing batches; the run still reports what it did.
+    runtime.block_on(async {
         let on_ctrl_c = cancel.clone();
         let signal = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 on_ctrl_c.cancel();
             }
         });
-        let outcome = run::ingest(&cfg, target.as_ref(), cancel.clone()).await;
+        let result = body(cancel).await;
         signal.abort();
-        outcome
-    })?;
-    drop(runtime);
+        result
+    })
+}
 
-    let url = target.as_ref().map(|t| t.redacted().to_string());
-    let report = Report::ingest(&cfg, &outcome, url, local.is_some());
-    match cfg.output {
-        OutputFormat::Text => out.write_all(report::text::render(&report).as_bytes()).context("writing the report")?,
-        OutputFormat::Json => report::json::write(&report, out)?,
-    }
-    if let Some(path) = &cfg.report_file {
-        report::json::write_file(&report, path)?;
-    }
-    if let Some(l) = &local {
-        if let TargetChoice::Local(opts) = &cfg.target {
-            if opts.keep {
-                eprintln!(
-                    "dbload: the throwaway PostgreSQL keeps running at {} (data in {}); stop it with: kill -INT $(head -1 {}/postmaster.pid)",
-                    l.url(),
-                    l.data_dir().display(),
-                    l.data_dir().display()
-                );
-            }
+/// Where a report goes: `--output`, `--report FILE`, and `--fail-if`.
+struct Emit<'a> {
+    format: OutputFormat,
+    file: Option<&'a std::path::Path>,
+    fail_if: &'a [report::fail_if::Condition],
+}
+
+impl Emit<'_> {
+    /// Judges `--fail-if`, then writes the report; returns its exit code. A
+    /// condition naming a field the report lacks is an error, but only after
+    /// the report was written, so the run is not lost.
+    fn write<R: serde::Serialize>(
+        &self,
+        report: &mut R,
+        verdict: fn(&mut R) -> &mut report::Verdict,
+        text: fn(&R) -> String,
+        out: &mut dyn Write,
+    ) -> Result<u8> {
+        let judged = report::judge(report, verdict, self.fail_if);
+        match self.format {
+            OutputFormat::Text => out.write_all(text(report).as_bytes()).context("writing the report")?,
+            OutputFormat::Json => report::json::write(report, out)?,
         }
+        if let Some(path) = self.file {
+            report::json::write_file(report, path)?;
+        }
+        judged?;
+        Ok(verdict(report).exit_code)
     }
-    Ok(Outcome { exit_code: report.exit_code, report })
+}
+
+/// `dbload ingest` with an injectable environment.
+pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Outcome<Report>> {
+    let cfg = IngestConfig::resolve(args, env)?;
+    let started = Started::new(&cfg.target)?;
+    let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel).await)?;
+    let mut report = Report::ingest(&cfg, &outcome, started.url(), started.throwaway());
+    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::text::render, out)?;
+    Ok(Outcome { exit_code, report })
+}
+
+/// `dbload timeit` and `dbload workload`, from their resolved configuration.
+pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryReport>> {
+    let started = Started::new(&cfg.target)?;
+    let target = started.target.clone().expect("query commands always have a target");
+    let outcome = with_runtime(async |cancel| run::queries::queries(&cfg, &target, cancel).await)?;
+    let mut report = QueryReport::new(&cfg, &outcome, started.url(), started.throwaway());
+    let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
+    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let exit_code = emit.write(&mut report, |r| &mut r.verdict, text, out)?;
+    Ok(Outcome { exit_code, report })
+}
+
+/// `dbload http` with an injectable environment.
+pub fn http(
+    args: cli::HttpArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<Outcome<report::http::HttpReport>> {
+    let cfg = config::http::HttpConfig::resolve(args, env)?;
+    let outcome = with_runtime(async |cancel| run::http::http(&cfg, cancel).await)?;
+    let mut report = report::http::HttpReport::new(&cfg, &outcome);
+    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::http::render, out)?;
+    Ok(Outcome { exit_code, report })
 }

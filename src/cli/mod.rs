@@ -2,14 +2,20 @@
 //! `config` resolves them, once, into what the run uses. One file per
 //! command family; the options every command shares are here.
 
+mod http;
 mod ingest;
+mod query;
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use http::HttpArgs;
+use http::HTTP_EXAMPLES;
 pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
+pub use query::{ExplainMode, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
+use query::{TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 
 const ABOUT: &str = "Measure how fast SQL databases ingest data and answer queries.";
 
@@ -25,6 +31,16 @@ pub enum Command {
     /// Generate time-series rows and write them as fast as the target takes them.
     #[command(after_help = INGEST_EXAMPLES)]
     Ingest(IngestArgs),
+    /// Time statements: latency percentiles and queries/s, in cr8's layout.
+    #[command(after_help = TIMEIT_EXAMPLES)]
+    Timeit(TimeitArgs),
+    /// Run a weighted mix of queries from a YAML file (nodeIngestBench's queries.yml works).
+    #[command(after_help = WORKLOAD_EXAMPLES)]
+    Workload(WorkloadArgs),
+    /// Load an HTTP endpoint (the API in front of a database), k6-style: VUs or a fixed rate,
+    /// templated bodies, checks.
+    #[command(after_help = HTTP_EXAMPLES)]
+    Http(HttpArgs),
 }
 
 /// Where the load goes.
@@ -57,6 +73,11 @@ pub struct OutputArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Exit 1 when this holds for the report (repeatable), e.g. 'p99_ms > 50' or
+    /// 'rows_per_sec < 100000': a field of the JSON report, a comparison, a number.
+    #[arg(long, value_name = "EXPR")]
+    pub fail_if: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -13,6 +13,7 @@ use crate::dialect::TableName;
 use crate::encode::Method;
 use crate::error::usage;
 use crate::model::{cpu, measurement, ModelSpec, Schema};
+use crate::report::fail_if::Condition;
 
 /// PostgreSQL's limit on bound parameters in one statement.
 pub const MAX_PARAMS: usize = 65_535;
@@ -59,6 +60,7 @@ pub struct IngestConfig {
     pub output: OutputFormat,
     pub report_file: Option<PathBuf>,
     pub quiet: bool,
+    pub fail_if: Vec<Condition>,
 }
 
 impl IngestConfig {
@@ -193,6 +195,7 @@ impl IngestConfig {
             output: a.output.output,
             report_file: a.output.report,
             quiet: a.output.quiet,
+            fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
         })
     }
 }
@@ -245,7 +248,7 @@ mod tests {
 
     fn resolve(args: &str) -> Result<IngestConfig> {
         let cli = Cli::try_parse_from(format!("dbload ingest {args}").split_whitespace()).unwrap();
-        let Command::Ingest(a) = cli.command;
+        let Command::Ingest(a) = cli.command else { unreachable!("ingest") };
         IngestConfig::resolve(a, &|_| None)
     }
 
@@ -306,7 +309,7 @@ mod tests {
     #[test]
     fn target_precedence() {
         let cli = Cli::try_parse_from(["dbload", "ingest"]).unwrap();
-        let Command::Ingest(a) = cli.command;
+        let Command::Ingest(a) = cli.command else { unreachable!("ingest") };
         let env = |k: &str| (k == "DATABASE_URL").then(|| "postgres://u:secret@h:5/d".to_string());
         let c = IngestConfig::resolve(a, &env).unwrap();
         let TargetChoice::Remote(t) = c.target else { panic!("DATABASE_URL ignored") };
@@ -316,6 +319,6 @@ mod tests {
     #[test]
     fn warmup_forms() {
         assert_eq!(parse_warmup(Some("10s"), 2, "rows").unwrap(), Warmup::Duration(Duration::from_secs(10)));
-        assert_eq!(parse_warmup(Some("1001"), 2, "rows").unwrap(), Warmup::Rows(501));
+        assert_eq!(parse_warmup(Some("1001"), 2, "rows").unwrap(), Warmup::Count(501));
     }
 }

@@ -2,7 +2,9 @@
 //! into what its run uses. What every command shares (which target, the
 //! warm-up) is resolved here, the same way for all.
 
+pub mod http;
 pub mod ingest;
+pub mod query;
 
 use std::time::Duration;
 
@@ -13,6 +15,7 @@ use crate::error::usage;
 use crate::target::{LocalOptions, PgTarget};
 
 pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
+pub use query::QueryConfig;
 
 /// Where the rows go.
 #[derive(Debug)]
@@ -31,8 +34,8 @@ pub enum TargetChoice {
 pub enum Warmup {
     None,
     Duration(#[serde(serialize_with = "secs")] Duration),
-    /// Rows per worker.
-    Rows(u64),
+    /// Units (rows, queries) per worker.
+    Count(u64),
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -67,11 +70,10 @@ pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str) -> Result<Warmup>
     if let Ok(rows) = s.parse::<u64>() {
         return Ok(match rows {
             0 => Warmup::None,
-            r => Warmup::Rows(r.div_ceil(workers as u64)),
+            r => Warmup::Count(r.div_ceil(workers as u64)),
         });
     }
     humantime::parse_duration(s)
         .map(Warmup::Duration)
         .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of {unit} (100000)")))
 }
-

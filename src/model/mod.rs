@@ -7,6 +7,7 @@
 
 pub mod cpu;
 pub mod measurement;
+pub mod template;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -192,6 +193,8 @@ impl ModelSpec {
 #[derive(Debug, Clone, Copy)]
 pub enum Purpose {
     Data = 1,
+    /// Which query of a workload runs next, and its parameters.
+    Choice = 2,
 }
 
 /// A ChaCha8 stream derived from (seed, worker, purpose).

@@ -5,14 +5,15 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::Report;
+use serde::Serialize;
 
-pub fn write(report: &Report, out: &mut dyn Write) -> Result<()> {
+/// Any command's report: each is a JSON object with its own schema file.
+pub fn write(report: &impl Serialize, out: &mut dyn Write) -> Result<()> {
     serde_json::to_writer_pretty(&mut *out, report).context("writing the JSON report")?;
     writeln!(out).context("writing the JSON report")
 }
 
-pub fn write_file(report: &Report, path: &Path) -> Result<()> {
+pub fn write_file(report: &impl Serialize, path: &Path) -> Result<()> {
     let file = std::fs::File::create(path).with_context(|| format!("--report: cannot create {}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
     write(report, &mut out)?;

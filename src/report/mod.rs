@@ -2,7 +2,10 @@
 //! configuration and the merged statistics; the sinks (text, JSON) only read
 //! it. Its JSON form is a versioned contract (`schema/report.schema.json`).
 
+pub mod fail_if;
+pub mod http;
 pub mod json;
+pub mod query;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -14,7 +17,8 @@ use crate::encode::Method;
 use crate::error::exit;
 use crate::run::{IngestOutcome, Verify};
 use crate::stats::recorder::Phase;
-use crate::stats::LatencySummary;
+use crate::stats::{LatencySummary, Recorder};
+use fail_if::Condition;
 
 /// Bumped when a field changes meaning or disappears (adding one is not).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -30,13 +34,89 @@ pub enum Status {
     Interrupted,
 }
 
+/// How a run ended and the exit code that says so, with the `--fail-if`
+/// conditions that were checked. Flattened into every report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub status: Status,
+    pub exit_code: u8,
+    pub fail_if: Vec<FailIfResult>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FailIfResult {
+    pub condition: String,
+    pub held: bool,
+}
+
+impl Verdict {
+    pub fn new(interrupted: bool, failed: bool) -> Verdict {
+        let (status, exit_code) = if interrupted {
+            (Status::Interrupted, exit::INTERRUPTED)
+        } else if failed {
+            (Status::Failed, exit::FAILED_OPERATIONS)
+        } else {
+            (Status::Ok, exit::OK)
+        };
+        Verdict { status, exit_code, fail_if: Vec::new() }
+    }
+}
+
+/// Checks `--fail-if` conditions against the report as JSON; one that holds
+/// fails a run that had otherwise succeeded (exit 1).
+pub fn judge<R: Serialize>(
+    report: &mut R,
+    verdict: fn(&mut R) -> &mut Verdict,
+    conditions: &[Condition],
+) -> anyhow::Result<()> {
+    if conditions.is_empty() {
+        return Ok(());
+    }
+    let json = serde_json::to_value(&*report)?;
+    let results = conditions
+        .iter()
+        .map(|c| Ok(FailIfResult { condition: c.text().to_string(), held: c.holds(&json)? }))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let v = verdict(report);
+    if v.status == Status::Ok && results.iter().any(|r| r.held) {
+        v.status = Status::Failed;
+        v.exit_code = exit::FAILED_OPERATIONS;
+    }
+    v.fail_if = results;
+    Ok(())
+}
+
+/// The per-second timeline of a recorder, as reports show it.
+pub fn timeline(rec: &Recorder) -> Vec<TimelineEntry> {
+    rec.timeline
+        .iter()
+        .enumerate()
+        .map(|(s, sec)| TimelineEntry {
+            second: s as u64,
+            rows: sec.rows,
+            batches: sec.batches,
+            errors: sec.errors,
+            latency_mean_ms: (sec.batches > 0).then(|| sec.latency_sum_us as f64 / sec.batches as f64 / 1000.0),
+            latency_max_ms: (sec.batches > 0).then(|| sec.latency_max_us as f64 / 1000.0),
+        })
+        .collect()
+}
+
+/// Failed operations by class, as reports show them.
+pub fn error_entries(rec: &Recorder) -> Vec<ErrorEntry> {
+    rec.errors
+        .iter()
+        .map(|(class, e)| ErrorEntry { class: class.clone(), count: e.count, example: e.example.clone() })
+        .collect()
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema_version: u32,
     pub dbload_version: &'static str,
     pub command: &'static str,
-    pub status: Status,
-    pub exit_code: u8,
+    #[serde(flatten)]
+    pub verdict: Verdict,
     /// Rows acknowledged in the measured window (warm-up excluded).
     pub rows: u64,
     /// Rows acknowledged in all, warm-up included.
@@ -149,18 +229,6 @@ impl Report {
         let duration_s = span_s(m);
         let errors = m.failed_batches + rec.warmup.failed_batches;
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
-        let status = if out.interrupted {
-            Status::Interrupted
-        } else if errors > 0 || verify_failed {
-            Status::Failed
-        } else {
-            Status::Ok
-        };
-        let exit_code = match status {
-            Status::Ok => exit::OK,
-            Status::Failed => exit::FAILED_OPERATIONS,
-            Status::Interrupted => exit::INTERRUPTED,
-        };
         let paced = cfg.rate.is_some();
         let metrics = cfg.schema.metrics_per_row as u64;
         let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
@@ -170,26 +238,12 @@ impl Report {
             duration_s: span_s(&rec.warmup),
             latency_ms: LatencySummary::of(&rec.warmup.latency),
         });
-        let timeline = rec
-            .timeline
-            .iter()
-            .enumerate()
-            .map(|(s, sec)| TimelineEntry {
-                second: s as u64,
-                rows: sec.rows,
-                batches: sec.batches,
-                errors: sec.errors,
-                latency_mean_ms: (sec.batches > 0).then(|| sec.latency_sum_us as f64 / sec.batches as f64 / 1000.0),
-                latency_max_ms: (sec.batches > 0).then(|| sec.latency_max_us as f64 / 1000.0),
-            })
-            .collect();
         let setup = &out.setup;
         Report {
             schema_version: SCHEMA_VERSION,
             dbload_version: env!("CARGO_PKG_VERSION"),
             command: "ingest",
-            status,
-            exit_code,
+            verdict: Verdict::new(out.interrupted, errors > 0 || verify_failed),
             rows: m.rows,
             rows_total: m.rows + rec.warmup.rows,
             rows_per_sec: per_sec(m.rows, duration_s),
@@ -200,11 +254,7 @@ impl Report {
             wall_s: out.wall.as_secs_f64(),
             errors,
             failed_rows: m.failed_rows + rec.warmup.failed_rows,
-            error_classes: rec
-                .errors
-                .iter()
-                .map(|(class, e)| ErrorEntry { class: class.clone(), count: e.count, example: e.example.clone() })
-                .collect(),
+            error_classes: error_entries(rec),
             latency_ms: LatencySummary::of(&m.latency),
             service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
             schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
@@ -213,7 +263,7 @@ impl Report {
             client_cpu_user_s: out.cost.user.as_secs_f64(),
             client_cpu_sys_s: out.cost.system.as_secs_f64(),
             client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),
-            timeline,
+            timeline: timeline(rec),
             setup: SetupReport {
                 target_kind: match (&cfg.target, throwaway) {
                     (TargetChoice::DryRun { .. }, _) => "none",

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Report, Status};
+use super::{Report, Status, Verdict};
 use crate::stats::LatencySummary;
 
 /// `1234567` → `1,234,567`.
@@ -12,7 +12,7 @@ pub fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -20,7 +20,8 @@ pub fn group(n: u64) -> String {
     out
 }
 
-fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
+/// cr8's runtime block: mean with its 95% margin, min/max, percentiles.
+pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
     let _ = writeln!(out, "{title}");
     let _ = writeln!(out, "    mean:    {:.3} ± {:.3} (95% CI)", l.mean, l.mean_ci95);
     let _ = writeln!(out, "    min/max: {:.3} → {:.3}", l.min, l.max);
@@ -31,21 +32,39 @@ fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
     }
 }
 
-pub fn render(r: &Report) -> String {
-    let mut out = String::new();
-    let s = &r.setup;
-    if r.status == Status::Interrupted {
-        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
-    }
-    let target = match (s.target_kind, &s.target) {
+/// Where the load went, for the header.
+pub(crate) fn target_line(kind: &str, url: Option<&str>, server_version: Option<&str>) -> String {
+    match (kind, url) {
         ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
         (kind, Some(url)) => {
-            let server = s.server_version.as_deref().map(|v| format!(", PostgreSQL {v}")).unwrap_or_default();
-            let kind = if kind == "throwaway" { "throwaway" } else { "server" };
+            let server = server_version.map(|v| format!(", PostgreSQL {v}")).unwrap_or_default();
             format!("{url} ({kind}{server})")
         }
         (_, None) => "-".into(),
-    };
+    }
+}
+
+/// What the client cost, and the `--fail-if` conditions that were checked.
+pub(crate) fn client_and_verdict(out: &mut String, cpu: (f64, f64, f64), wall_s: f64, rss_mib: f64, v: &Verdict) {
+    let (total, user, sys) = cpu;
+    let cores = if wall_s > 0.0 { total / wall_s } else { 0.0 };
+    let _ = writeln!(
+        out,
+        "Client:     {total:.2} s CPU (user {user:.2}, sys {sys:.2}) = {cores:.2} cores; peak RSS {rss_mib:.1} MiB"
+    );
+    for f in &v.fail_if {
+        let verdict = if f.held { "HELD: the run fails" } else { "did not hold" };
+        let _ = writeln!(out, "Fail-if:    {}: {verdict}", f.condition);
+    }
+}
+
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let s = &r.setup;
+    if r.verdict.status == Status::Interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
+    }
+    let target = target_line(s.target_kind, s.target.as_deref(), s.server_version.as_deref());
     let _ = writeln!(out, "dbload {} ingest into {}", r.dbload_version, s.table);
     let _ = writeln!(out, "Target:   {target}");
     let _ = writeln!(
@@ -120,12 +139,8 @@ pub fn render(r: &Report) -> String {
         let _ =
             writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(v.found));
     }
-    let cores = if r.wall_s > 0.0 { r.client_cpu_s / r.wall_s } else { 0.0 };
-    let _ = writeln!(
-        out,
-        "Client:     {:.2} s CPU (user {:.2}, sys {:.2}) = {:.2} cores; peak RSS {:.1} MiB",
-        r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s, cores, r.client_peak_rss_mib
-    );
+    let cpu = (r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s);
+    client_and_verdict(&mut out, cpu, r.wall_s, r.client_peak_rss_mib, &r.verdict);
     if !s.server_settings.is_empty() {
         let settings: Vec<String> = s.server_settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(out, "Server:     {}", settings.join(" "));
@@ -152,7 +167,7 @@ mod tests {
     /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each.
     fn report(extra: &str) -> crate::report::Report {
         let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 10000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
-        let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command;
+        let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
         let mut recorder = Recorder::default();
         for i in 0..10u64 {
@@ -194,7 +209,7 @@ mod tests {
     #[test]
     fn summary_layout() {
         let r = report("");
-        assert_eq!(r.exit_code, 1, "a failed batch makes the run fail");
+        assert_eq!(r.verdict.exit_code, 1, "a failed batch makes the run fail");
         insta::assert_snapshot!(render(&r));
     }
 

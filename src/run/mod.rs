@@ -2,9 +2,11 @@
 //! sender task per worker, let them run until a stop condition, merge their
 //! recorders, verify. Every command that writes rows goes through here.
 
+pub mod http;
 pub mod pacer;
 pub mod producer;
 pub mod progress;
+pub mod queries;
 pub mod worker;
 
 use std::sync::Arc;
@@ -91,7 +93,7 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
         cancel: cancel.clone(),
         live,
     };
-    let mut tasks = Vec::with_capacity(sinks.len());
+    let mut pairs = Vec::with_capacity(sinks.len());
     for (w, sink) in sinks.into_iter().enumerate() {
         let mut generator = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
         let (framing, batch_size) = (sink.framing(), cfg.batch_size);
@@ -104,15 +106,10 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
             more
         })
         .context("starting a producer thread")?;
-        tasks.push(tokio::spawn(worker::run(plan.clone(), feed, sink)));
+        pairs.push((feed, sink));
     }
-    let mut recorder = Recorder::default();
-    let mut finished = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        let (sink, recs) = task.await.context("a worker panicked")?;
-        recs.iter().for_each(|r| recorder.merge(r));
-        finished.push(sink);
-    }
+    let (finished, mut recorders) = run_workers(&plan, pairs).await?;
+    let recorder = recorders.pop().unwrap_or_default();
     let wall = t0.elapsed();
     let cost = meter.stop();
     progress.finish().await;
@@ -131,6 +128,28 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
     Ok(IngestOutcome { setup, recorder, wall, interrupted: cancel.is_cancelled(), verify, cost })
 }
 
+/// Runs one worker per (source, executor) pair under `plan`, all starting
+/// together, and merges their recorders label by label.
+pub(crate) async fn run_workers<S, E>(plan: &worker::Plan, pairs: Vec<(S, E)>) -> Result<(Vec<E>, Vec<Recorder>)>
+where
+    S: worker::Source + Send + 'static,
+    S::Op: Send,
+    E: worker::Executor<S::Op> + Send + 'static,
+{
+    let tasks: Vec<_> =
+        pairs.into_iter().map(|(source, executor)| tokio::spawn(worker::run(plan.clone(), source, executor))).collect();
+    let mut merged = vec![Recorder::default(); plan.labels];
+    let mut executors = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let (executor, recorders) = task.await.context("a worker panicked")?;
+        for (m, r) in merged.iter_mut().zip(&recorders) {
+            m.merge(r);
+        }
+        executors.push(executor);
+    }
+    Ok((executors, merged))
+}
+
 async fn open_sinks(cfg: &IngestConfig, target: Option<&PgTarget>, spec: &SinkSpec) -> Result<Vec<Sink>> {
     let workers = cfg.workers as usize;
     match (target, &cfg.target) {
@@ -147,7 +166,7 @@ async fn open_sinks(cfg: &IngestConfig, target: Option<&PgTarget>, spec: &SinkSp
     }
 }
 
-async fn describe_server(client: &tokio_postgres::Client, setup: &mut Setup) -> Result<()> {
+pub(crate) async fn describe_server(client: &tokio_postgres::Client, setup: &mut Setup) -> Result<()> {
     setup.engine = Some("postgres");
     let version = client.query_one("SHOW server_version", &[]).await.context("reading server_version")?;
     setup.server_version = Some(version.get(0));

@@ -20,16 +20,30 @@ pub struct Feed<T> {
     empty: std_mpsc::SyncSender<T>,
 }
 
+impl<T> Feed<T> {
+    /// The next filled item; `None` when the producer is done.
+    pub async fn recv(&mut self) -> Option<T> {
+        self.filled.recv().await
+    }
+
+    /// Gives a used item back to be filled again.
+    pub fn give_back(&mut self, item: T) {
+        // The producer may have stopped already; then the item is dropped.
+        let _ = self.empty.send(item);
+    }
+}
+
+/// A feed of operations is a worker's source as it is; a feed of anything
+/// else (batches of request bodies) is read by a source of its own.
 impl<T: Operation + Send> Source for Feed<T> {
     type Op = T;
 
     async fn next(&mut self) -> Option<T> {
-        self.filled.recv().await
+        self.recv().await
     }
 
     fn recycle(&mut self, item: T) {
-        // The producer may have stopped already; then the item is dropped.
-        let _ = self.empty.send(item);
+        self.give_back(item)
     }
 }
 

@@ -227,7 +227,8 @@ impl PgSink {
     }
 }
 
-fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
+/// Classifies a failed operation: by SQLSTATE, or as a lost connection.
+pub(crate) fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
         Some(db) => OpError {
             class: format!("SQLSTATE {}", db.code().code()),

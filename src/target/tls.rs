@@ -30,51 +30,58 @@ pub(super) enum Verification {
     ChainAndName,
 }
 
-/// Builds the rustls client for one way of checking the server. The crypto
-/// provider is given explicitly: relying on a process-wide default would
-/// panic if none or two were installed.
+/// Builds the rustls client of a PostgreSQL target for one ssl mode.
 pub(super) fn tls_connector(
     verification: Verification,
     ssl_mode: SslMode,
     root_cert: Option<&Param>,
 ) -> anyhow::Result<MakeRustlsConnect> {
+    Ok(MakeRustlsConnect::new(client_config(verification, || root_store(ssl_mode, root_cert))?))
+}
+
+/// The rustls client for one way of checking the server, for every kind of
+/// target; `roots` is only called when the chain is checked. The crypto
+/// provider is given explicitly: relying on a process-wide default would
+/// panic if none or two were installed.
+pub(super) fn client_config(
+    verification: Verification,
+    roots: impl FnOnce() -> anyhow::Result<RootCertStore>,
+) -> anyhow::Result<ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .context("the ring crypto provider does not support TLS 1.2 or 1.3")?;
-    let config = match verification {
-        Verification::ChainAndName => {
-            builder.with_root_certificates(root_store(ssl_mode, root_cert)?).with_no_client_auth()
-        }
+    Ok(match verification {
+        Verification::ChainAndName => builder.with_root_certificates(roots()?).with_no_client_auth(),
         Verification::Chain => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(LibpqVerifier {
-                roots: Some(root_store(ssl_mode, root_cert)?),
-                provider,
-            }))
+            .with_custom_certificate_verifier(Arc::new(LibpqVerifier { roots: Some(roots()?), provider }))
             .with_no_client_auth(),
         Verification::None => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(LibpqVerifier { roots: None, provider }))
             .with_no_client_auth(),
-    };
-    Ok(MakeRustlsConnect::new(config))
+    })
+}
+
+/// The system's trusted CAs; `None` when it has none.
+pub(super) fn system_roots() -> Option<RootCertStore> {
+    let mut roots = RootCertStore::empty();
+    let (added, _unparsable) = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    (added > 0).then_some(roots)
 }
 
 /// The CA certificates from `sslrootcert`, or the system's when none is given.
 fn root_store(ssl_mode: SslMode, root_cert: Option<&Param>) -> anyhow::Result<RootCertStore> {
     let mut roots = RootCertStore::empty();
     let Some(param) = root_cert else {
-        let found = rustls_native_certs::load_native_certs();
-        let (added, _unparsable) = roots.add_parsable_certificates(found.certs);
-        if added == 0 {
-            return Err(usage(format!(
+        return system_roots().ok_or_else(|| {
+            usage(format!(
                 "sslmode={ssl_mode} checks the server's certificate against trusted CAs, but \
                  this system has none: give the CA with sslrootcert=FILE (or PGSSLROOTCERT), or \
                  install the ca-certificates package"
-            )));
-        }
-        return Ok(roots);
+            ))
+        });
     };
     let path = &param.value;
     let unusable = |why: String| {
@@ -98,7 +105,8 @@ fn root_store(ssl_mode: SslMode, root_cert: Option<&Param>) -> anyhow::Result<Ro
 }
 
 /// libpq's checks that rustls's own verifier does not offer: no check at all
-/// (`prefer`, `require`: encrypted, but the server is not authenticated), or
+/// (`prefer`, `require`, and `dbload http --insecure`: encrypted, but the
+/// server is not authenticated), or
 /// the chain without the host name (`verify-ca`). Handshake signatures are
 /// verified in both cases, so the session is at least bound to whoever
 /// holds the certificate's key.

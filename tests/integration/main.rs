@@ -4,7 +4,9 @@
 //! own table. libtest-mimic gives the usual filtering and summary lines.
 
 mod cli;
+mod http;
 mod ingest;
+mod queries;
 mod support;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -16,7 +18,7 @@ type Test = fn(&Ctx) -> anyhow::Result<()>;
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
-    let tests: Vec<(&str, Test)> = [ingest::tests(), cli::tests()].concat();
+    let tests: Vec<(&str, Test)> = [ingest::tests(), cli::tests(), queries::tests(), http::tests()].concat();
     // Started on the main thread, which outlives every test (see local.rs).
     let server = LocalPostgres::start(&LocalOptions { max_connections: 200, ..Default::default() })
         .expect("starting the test PostgreSQL");

@@ -62,6 +62,7 @@ pub fn ingest_args(args: &str) -> dbload::cli::IngestArgs {
     let argv = std::iter::once("dbload").chain(std::iter::once("ingest")).chain(args.split_whitespace());
     match Cli::parse_from(argv).command {
         Command::Ingest(a) => a,
+        _ => unreachable!("parsed as ingest"),
     }
 }
 

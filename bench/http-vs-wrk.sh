@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# dbload http against wrk, the fastest common HTTP load generator, on the
+# same server: nginx from the system packages on loopback (one worker
+# process, `return 200` for every request, POST included), seed 003's
+# notify body, the same connections and duration, alternating the two
+# tools round by round. Prints requests/s of each and their ratio, the
+# client CPU each spent per 100,000 requests, and dbload's peak RSS.
+#
+#   bench/http-vs-wrk.sh                          # 30 connections, 15 s, 3 rounds
+#   DURATION=60 ROUNDS=1 bench/http-vs-wrk.sh      # memory must stay flat however long
+#   CONNECTIONS=100 WRK_THREADS=1 bench/http-vs-wrk.sh
+#
+# Targets (issue 6): dbload >= 0.9 x wrk's requests/s, <= 0.7 CPU-s per
+# 100k requests, peak RSS <= 32 MiB whatever the duration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-15}
+CONNECTIONS=${CONNECTIONS:-30}
+ROUNDS=${ROUNDS:-3}
+PORT=${PORT:-18668}
+WRK_THREADS=${WRK_THREADS:-2}
+DBLOAD=${DBLOAD:-./target/release/dbload}
+BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"},"pressure":{"value":720,"type":"Integer"}}]}'
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+if ! command -v nginx >/dev/null || ! command -v wrk >/dev/null; then
+  echo "http-vs-wrk: installing nginx and wrk from the system packages" >&2
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nginx wrk >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$DBLOAD" ] || cargo build --release
+
+work=$(mktemp -d /tmp/dbload-http-bench-XXXXXX)
+chmod 755 "$work"
+printf '%s' "$BODY" >"$work/notify.json"
+cat >"$work/post.lua" <<EOF
+wrk.method = "POST"
+wrk.body = '$BODY'
+wrk.headers["Content-Type"] = "application/json"
+EOF
+cat >"$work/nginx.conf" <<EOF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  # Neither client reconnects because of the server's limits.
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_body_temp_path $work/body;
+  server {
+    listen 127.0.0.1:$PORT reuseport backlog=4096;
+    location / { return 200; }
+  }
+}
+EOF
+"$NGINX" -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
+nginx_pid=$!
+cleanup() { kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+for _ in $(seq 50); do
+  curl -fsS -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null && break
+  sleep 0.1
+done
+
+url="http://127.0.0.1:$PORT/v2/notify"
+json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+TIMEFORMAT='%U %S'
+
+wrk_rates=() dbload_rates=() wrk_cpu=() dbload_cpu=() rss=()
+for round in $(seq "$ROUNDS"); do
+  # wrk: requests/s from its summary, CPU from the shell's accounting.
+  { time wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s "$work/post.lua" "$url" >"$work/wrk.txt" 2>&1; } 2>"$work/wrk.time"
+  w_rate=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$work/wrk.txt")
+  w_reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
+  w_cpu=$(awk '{print $1 + $2}' "$work/wrk.time")
+  wrk_rates+=("$w_rate")
+  wrk_cpu+=("$(awk -v c="$w_cpu" -v n="$w_reqs" 'BEGIN{printf "%.3f", c / n * 100000}')")
+
+  report=$("$DBLOAD" http POST "$url" --body-file "$work/notify.json" --vus "$CONNECTIONS" \
+    --duration "${DURATION}s" --quiet --output json)
+  d_rate=$(echo "$report" | json_field '["http_reqs_per_sec"]')
+  d_reqs=$(echo "$report" | json_field '["http_reqs"]')
+  d_cpu=$(echo "$report" | json_field '["client_cpu_s"]')
+  d_err=$(echo "$report" | json_field '["errors"]')
+  dbload_rates+=("$(printf '%.0f' "$d_rate")")
+  dbload_cpu+=("$(awk -v c="$d_cpu" -v n="$d_reqs" 'BEGIN{printf "%.3f", c / n * 100000}')")
+  rss+=("$(echo "$report" | json_field '["client_peak_rss_mib"]')")
+  echo "  round $round: wrk ${w_rate} req/s (${wrk_cpu[-1]} CPU-s/100k), dbload ${dbload_rates[-1]} req/s" \
+    "(${dbload_cpu[-1]} CPU-s/100k, ${rss[-1]} MiB, $d_err errors)" >&2
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+w=$(median "${wrk_rates[@]}")
+d=$(median "${dbload_rates[@]}")
+echo
+echo "http-vs-wrk: nginx 1 worker on 127.0.0.1, POST notify body, $CONNECTIONS connections, ${DURATION} s, $ROUNDS rounds (medians)"
+printf '  wrk     %10.0f req/s   %6.3f CPU-s per 100k requests (%s threads)\n' "$w" "$(median "${wrk_cpu[@]}")" "$WRK_THREADS"
+printf '  dbload  %10.0f req/s   %6.3f CPU-s per 100k requests   peak RSS %s MiB (max %s)\n' \
+  "$d" "$(median "${dbload_cpu[@]}")" "$(median "${rss[@]}")" "$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
+awk -v d="$d" -v w="$w" 'BEGIN{printf "  ratio   %10.2f x wrk (target >= 0.90)\n", d / w}'

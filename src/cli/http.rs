@@ -1,0 +1,133 @@
+//! `dbload http`: its flags, with k6's names (`--vus`, `--iterations`,
+//! `--duration`, `--sleep`) and curl's (`-H`, `-u`, `-k`) where they mean
+//! the same, so a k6 script or a curl line translates option by option.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::OutputArgs;
+
+pub(super) const HTTP_EXAMPLES: &str = "\
+Examples:
+  # QuantumLeap's notify load test (seed 003): 30 VUs for 60 s, every response must be 200
+  dbload http POST http://ql:8668/v2/notify --body-file notify.json --vus 30 --duration 60s \\
+      --check status=200
+
+  # Open loop at 500 requests/s for 5 minutes, a different body for every request
+  dbload http POST http://ql:8668/v2/notify --body-template notify.j2 --rate 500 --duration 5m
+
+  # The connection-reuse question: a new connection for every request
+  dbload http POST http://ql:8668/v2/notify --body-file notify.json --vus 30 --no-keepalive
+
+  # Headers, a bearer token from the environment, a check on the JSON answer
+  dbload http GET https://api.example.com/v2/entities?limit=10 -H 'Fiware-Service: demo' \\
+      --bearer \"$TOKEN\" --check 'json:$.length=10' --iterations 1000
+
+  # For scripts: JSON on stdout, exit code 1 if any request failed or any check did not hold
+  dbload http POST http://127.0.0.1:8080/ingest --body-file rows.json --duration 30s --output json --quiet
+
+Body templates (--body-template) are MiniJinja (Jinja2) templates rendered for every request,
+off the send path, with these values and functions (random ones seeded per VU by --seed):
+  vu, iteration               this VU's number (0-based) and its request number
+  randint(a, b)               an integer in [a, b]
+  uniform(a, b)               a float in [a, b)
+  choice(list)                one item of a list
+  entity(prefix, n)           an id from a range: prefix ~ 1..=n, e.g. entity('Room:', 100) -> Room:17
+  walk(name, start, step)     a random walk per name and VU: start, then ± step each request
+  now(), now_ms()             the render time: RFC 3339 UTC (millisecond precision), Unix ms
+  uuid()                      a random UUID (version 4)
+  value|tojson                a value as JSON (quotes and escapes strings)
+See docs/http.md.";
+
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    /// The HTTP method (default: POST with a body, GET without) and the URL
+    /// (http:// or https://; user:password@ in it is sent as basic auth).
+    #[arg(value_name = "[METHOD] URL", num_args = 1..=2, required = true)]
+    pub request: Vec<String>,
+
+    /// A request header, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", help_heading = "Request")]
+    pub headers: Vec<String>,
+
+    /// Basic auth, `USER:PASSWORD` (as curl's -u). Never printed.
+    #[arg(short = 'u', long, value_name = "USER:PASSWORD", help_heading = "Request")]
+    pub user: Option<String>,
+
+    /// Bearer token for `Authorization: Bearer ...`. Never printed.
+    #[arg(long, value_name = "TOKEN", env = "DBLOAD_BEARER_TOKEN", hide_env_values = true, help_heading = "Request")]
+    pub bearer: Option<String>,
+
+    /// Do not verify the server's TLS certificate (the traffic is still encrypted; the report
+    /// says the server was not authenticated).
+    #[arg(short = 'k', long, help_heading = "Request")]
+    pub insecure: bool,
+
+    /// Give up on a request after this long (connect included): it counts as failed, class
+    /// `timeout`.
+    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, default_value = "60s", help_heading = "Request")]
+    pub timeout: Duration,
+
+    /// The request body, as given.
+    #[arg(short = 'd', long, value_name = "TEXT", group = "body_source", help_heading = "Body")]
+    pub body: Option<String>,
+
+    /// The request body: this file, read once and sent as is.
+    #[arg(long, value_name = "FILE", group = "body_source", help_heading = "Body")]
+    pub body_file: Option<PathBuf>,
+
+    /// A template rendered for every request (MiniJinja; see below), so every body differs.
+    #[arg(long, value_name = "FILE", group = "body_source", help_heading = "Body")]
+    pub body_template: Option<PathBuf>,
+
+    /// Seed of the template's random values: the same seed gives the same bodies.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Body")]
+    pub seed: u64,
+
+    /// Virtual users: concurrent request loops, each on its own connection (default: 1; with
+    /// --rate, one per request/s up to 100).
+    #[arg(long, visible_alias = "connections", short = 'c', value_name = "N", help_heading = "Run")]
+    pub vus: Option<u32>,
+
+    /// Total requests, split across the VUs.
+    #[arg(long, short = 'n', value_name = "N", help_heading = "Run")]
+    pub iterations: Option<u64>,
+
+    /// Run for this long (default 10s unless --iterations is given; with both, whichever
+    /// comes first).
+    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
+    pub duration: Option<Duration>,
+
+    /// Closed loop: each VU pauses this long after each request (k6's sleep()).
+    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, conflicts_with = "rate", help_heading = "Run")]
+    pub sleep: Option<Duration>,
+
+    /// Open loop: start this many requests per second in total, on a fixed schedule; latency
+    /// is then measured from each request's intended start, and requests that start late or
+    /// never are counted.
+    #[arg(long, value_name = "REQ_PER_SEC", help_heading = "Run")]
+    pub rate: Option<f64>,
+
+    /// Warm-up excluded from the figures: a time (10s) or a number of requests (1000).
+    #[arg(long, value_name = "TIME|N", help_heading = "Run")]
+    pub warmup: Option<String>,
+
+    /// Reuse each VU's connection for its next request (HTTP/1.1 keep-alive; the default).
+    #[arg(long, overrides_with = "no_keepalive", help_heading = "Run")]
+    pub keepalive: bool,
+
+    /// Open a new connection for every request (and send `Connection: close`).
+    #[arg(long, overrides_with = "keepalive", help_heading = "Run")]
+    pub no_keepalive: bool,
+
+    /// A condition on every response (repeatable); a request that fails one counts as failed:
+    /// `status=200` (or `status=2xx`), `body~TEXT` (the body contains TEXT),
+    /// `json:$.path=VALUE` (e.g. `json:$.data[0].id="Room:1"`).
+    #[arg(long = "check", value_name = "CHECK", help_heading = "Checks")]
+    pub checks: Vec<String>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

@@ -1,0 +1,134 @@
+//! `dbload timeit` and `dbload workload`: query latency and weighted query
+//! mixes, with cr8's and nodeIngestBench's names where they mean the same.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::{OutputArgs, TargetArgs};
+
+pub(super) const TIMEIT_EXAMPLES: &str = "\
+Examples:
+  # Statements from stdin (';'-separated, -- comments dropped), 1,000 times each, 4 at a time
+  echo \"select count(*) from measurement\" | dbload timeit --url $URL --repeat 1000 --concurrency 4 --warmup 50
+
+  # For 30 seconds, with its plan captured first
+  dbload timeit -s \"select max(m1) from measurement where device_id = 3\" --duration 30s --explain
+
+  # Open loop at 200 queries/s; fail a CI job when p99 exceeds 50 ms
+  dbload timeit -s \"select 1\" --rate 200 --duration 1m --fail-if 'p99_ms > 50'";
+
+pub(super) const WORKLOAD_EXAMPLES: &str = "\
+Examples:
+  # nodeIngestBench's queries.yml, unchanged: 10 at a time, 500 queries in all
+  dbload workload queries.yml --url $URL --concurrency 10 --max-queries 500
+
+  # Open loop at 200 queries/s for 2 minutes, plans captured before the run
+  dbload workload queries.yml --duration 2m --rate 200 --explain
+
+A workload file is a YAML list; each query has a ratio (they add up to 1), and
+optionally a name and parameters ($1, $2 ...) drawn per execution:
+  - name: device_max
+    query: select max(m1) from measurement where device_id = $1 and time > $2
+    ratio: 0.7
+    params: [{int: [1, 80]}, {time_ago: 1h}]
+  - query: select count(*) from measurement
+    ratio: 0.3
+Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]}, {time_ago: 1h}.";
+
+/// How statements are sent (pgbench's -M).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Simple query protocol: one message, parameters inlined as quoted literals.
+    Simple,
+    /// Extended protocol with an unnamed statement: parsed and planned every time.
+    Extended,
+    /// Extended protocol with statements prepared once per connection.
+    Prepared,
+}
+
+/// What `--explain` captures before the measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExplainMode {
+    /// EXPLAIN (ANALYZE, VERBOSE, BUFFERS, FORMAT JSON), rolled back.
+    Analyze,
+    /// EXPLAIN (VERBOSE, FORMAT JSON): the plan only, nothing executed.
+    Plan,
+}
+
+/// What every query command shares.
+#[derive(Debug, Args)]
+pub struct QueryRunArgs {
+    /// Queries in flight at once (one connection each).
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Run")]
+    pub concurrency: u32,
+
+    /// Open loop: start queries at this many per second in total; latency is then measured
+    /// from each query's intended start.
+    #[arg(long, value_name = "QUERIES_PER_SEC", help_heading = "Run")]
+    pub rate: Option<f64>,
+
+    /// Run for this long (e.g. 30s, 2m).
+    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
+    pub duration: Option<Duration>,
+
+    /// Warm-up excluded from the figures: a time (10s) or a number of queries (50).
+    #[arg(long, value_name = "TIME|QUERIES", help_heading = "Run")]
+    pub warmup: Option<String>,
+
+    /// How statements are sent.
+    #[arg(long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
+    pub protocol: Protocol,
+
+    /// Capture each query's plan before the measured run: --explain (EXPLAIN ANALYZE, rolled
+    /// back) or --explain=plan (EXPLAIN only).
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "analyze", help_heading = "Run")]
+    pub explain: Option<ExplainMode>,
+
+    /// Seed of the parameter generators and the weighted choice.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Run")]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct TimeitArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// A statement to time (repeatable); without -s, statements are read from stdin.
+    #[arg(short = 's', long = "stmt", value_name = "SQL", help_heading = "Queries")]
+    pub stmts: Vec<String>,
+
+    /// Executions of each statement (default 1000 unless --duration is given).
+    #[arg(short = 'r', long, value_name = "N", help_heading = "Queries")]
+    pub repeat: Option<u64>,
+
+    #[command(flatten)]
+    pub run: QueryRunArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkloadArgs {
+    /// The workload file: a YAML list of {query, ratio, name?, params?}.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Stop after this many queries in all.
+    #[arg(long, value_name = "N", help_heading = "Queries")]
+    pub max_queries: Option<u64>,
+
+    #[command(flatten)]
+    pub run: QueryRunArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

@@ -1,0 +1,275 @@
+//! `HttpConfig`: the flags of `dbload http` resolved and validated once:
+//! the request (method, URL, headers, auth, body), the run (VUs, rate,
+//! iterations, duration, think time) and the checks. Files are read here,
+//! so a missing body file or a broken template stops the run before it
+//! starts, naming the option.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use base64::Engine as _;
+
+use super::{parse_warmup, Warmup};
+use crate::cli::{HttpArgs, OutputFormat};
+use crate::error::usage;
+use crate::model::template::BodyTemplate;
+use crate::report::fail_if::Condition;
+use crate::target::http::check::Check;
+use crate::target::http::{is_secret, Endpoint, RequestSpec};
+
+/// The run length when neither `--duration` nor `--iterations` is given (wrk's).
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// With `--rate` and no `--vus`: one VU per request/s, up to this many.
+pub const MAX_DEFAULT_VUS: u32 = 100;
+/// A request of an open-loop run that starts later than this after its
+/// intended start is counted as late: its VU was still busy.
+pub const LATE_AFTER: Duration = Duration::from_millis(10);
+
+/// Where the bodies come from.
+#[derive(Debug, Clone)]
+pub enum BodySource {
+    /// No body, or the same bytes every time (in [`RequestSpec::body`]).
+    Fixed { label: Option<String> },
+    /// Rendered per request.
+    Template(BodyTemplate),
+}
+
+#[derive(Debug)]
+pub struct HttpConfig {
+    pub request: RequestSpec,
+    pub body: BodySource,
+    pub vus: u32,
+    /// Requests per VU (u64::MAX: until the duration ends).
+    pub per_vu: Vec<u64>,
+    pub iterations: Option<u64>,
+    pub duration: Option<Duration>,
+    /// Closed loop: think time after each request.
+    pub sleep: Option<Duration>,
+    /// Total requests per second, open loop.
+    pub rate: Option<f64>,
+    pub warmup: Warmup,
+    pub seed: u64,
+    pub output: OutputFormat,
+    pub report_file: Option<PathBuf>,
+    pub quiet: bool,
+    pub fail_if: Vec<Condition>,
+}
+
+impl HttpConfig {
+    pub fn resolve(a: HttpArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig> {
+        let (method, url) = match a.request.as_slice() {
+            [url] => (None, url.clone()),
+            [method, url] => (Some(method.clone()), url.clone()),
+            _ => return Err(usage("give the URL, optionally after the method: dbload http POST http://host/path")),
+        };
+        let endpoint = Endpoint::parse(&url, "URL")?;
+
+        let (body, label, has_body, template) = if let Some(text) = a.body {
+            let label = format!("--body ({} bytes)", text.len());
+            (text.into_bytes(), Some(label), true, None)
+        } else if let Some(path) = &a.body_file {
+            let bytes = std::fs::read(path)
+                .map_err(|e| usage(format!("--body-file {}: cannot be read ({e})", path.display())))?;
+            let label = format!("{} ({} bytes)", path.display(), bytes.len());
+            (bytes, Some(label), true, None)
+        } else if let Some(path) = &a.body_template {
+            (Vec::new(), None, true, Some(BodyTemplate::load(path)?))
+        } else {
+            (Vec::new(), None, false, None)
+        };
+        let method = match method {
+            Some(m) => {
+                let upper = m.to_ascii_uppercase();
+                if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') {
+                    return Err(usage(format!("method {m:?}: give an HTTP method such as GET or POST before the URL")));
+                }
+                upper
+            }
+            None if has_body => "POST".to_owned(),
+            None => "GET".to_owned(),
+        };
+
+        let mut headers = Vec::with_capacity(a.headers.len() + 2);
+        for h in &a.headers {
+            let (name, value) = h
+                .split_once(':')
+                .map(|(n, v)| (n.trim(), v.trim()))
+                .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_graphic()))
+                .ok_or_else(|| usage(format!("--header {:?}: give `Name: value`", redact_header(h))))?;
+            if ["host", "content-length", "transfer-encoding", "connection"]
+                .contains(&name.to_ascii_lowercase().as_str())
+            {
+                return Err(usage(format!(
+                    "--header {name}: dbload sets this header itself (use the URL for the host, --no-keepalive for Connection)"
+                )));
+            }
+            if value.bytes().any(|b| b == b'\r' || b == b'\n') {
+                return Err(usage(format!("--header {name}: a value cannot contain a line break")));
+            }
+            headers.push((name.to_owned(), value.to_owned()));
+        }
+        let has = |headers: &[(String, String)], name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let basic = match (&a.user, &endpoint.userinfo) {
+            (Some(u), _) => Some(u.split_once(':').map_or((u.clone(), String::new()), |(u, p)| (u.into(), p.into()))),
+            (None, Some(ui)) => Some(ui.clone()),
+            (None, None) => None,
+        };
+        let bearer = a.bearer.clone().or_else(|| env("DBLOAD_BEARER_TOKEN")).filter(|t| !t.is_empty());
+        match (basic, bearer) {
+            (Some(_), Some(_)) => {
+                return Err(usage(
+                    "--user (or user:password@ in the URL) and --bearer both set Authorization: give one",
+                ))
+            }
+            _ if has(&headers, "authorization") && (a.user.is_some() || a.bearer.is_some()) => {
+                return Err(usage("-H 'Authorization: ...' and --user/--bearer both set Authorization: give one"))
+            }
+            (Some((user, pass)), None) => {
+                let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+                headers.push(("Authorization".into(), format!("Basic {token}")));
+            }
+            (None, Some(token)) => headers.push(("Authorization".into(), format!("Bearer {token}"))),
+            (None, None) => {}
+        }
+        if has_body && !has(&headers, "content-type") {
+            // The APIs this is for (NGSI notify, CrateDB, ingest endpoints) take JSON.
+            headers.push(("Content-Type".into(), "application/json".into()));
+        }
+
+        if a.timeout.is_zero() {
+            return Err(usage("--timeout 0s: give a positive time such as 30s"));
+        }
+        let rate = match a.rate {
+            Some(r) if !(r.is_finite() && r > 0.0) => {
+                return Err(usage(format!("--rate {r}: give a positive number of requests per second")))
+            }
+            r => r,
+        };
+        let vus = match (a.vus, rate) {
+            (Some(0), _) => return Err(usage("--vus 0: need at least 1 virtual user")),
+            (Some(n), _) => n,
+            (None, Some(r)) => (r.ceil() as u32).clamp(1, MAX_DEFAULT_VUS),
+            (None, None) => 1,
+        };
+        if a.duration.is_some_and(|d| d.is_zero()) {
+            return Err(usage("--duration 0s: give a positive duration such as 30s or 5m"));
+        }
+        let (iterations, duration) = match (a.iterations, a.duration) {
+            (Some(0), _) => return Err(usage("--iterations 0: give at least 1 request")),
+            (None, None) => (None, Some(DEFAULT_DURATION)),
+            (i, d) => (i, d),
+        };
+        let per_vu = match iterations {
+            Some(n) => (0..vus as u64).map(|v| n / vus as u64 + u64::from(v < n % vus as u64)).collect(),
+            None => vec![u64::MAX; vus as usize],
+        };
+        let checks = a.checks.iter().map(|c| Check::parse(c)).collect::<Result<Vec<_>>>()?;
+
+        let body_source = match template {
+            Some(t) => BodySource::Template(t),
+            None => BodySource::Fixed { label },
+        };
+        Ok(HttpConfig {
+            request: RequestSpec {
+                method,
+                endpoint,
+                headers,
+                body,
+                has_body,
+                keepalive: !a.no_keepalive,
+                insecure: a.insecure,
+                timeout: a.timeout,
+                checks,
+            },
+            body: body_source,
+            vus,
+            per_vu,
+            iterations,
+            duration,
+            sleep: a.sleep.filter(|s| !s.is_zero()),
+            rate,
+            warmup: parse_warmup(a.warmup.as_deref(), vus, "requests")?,
+            seed: a.seed,
+            output: a.output.output,
+            report_file: a.output.report,
+            quiet: a.output.quiet,
+            fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+        })
+    }
+
+    /// The headers as reports show them: secret values replaced by `***`.
+    pub fn shown_headers(&self) -> Vec<String> {
+        self.request.headers.iter().map(|(n, v)| redact_header(&format!("{n}: {v}"))).collect()
+    }
+}
+
+/// `Name: value` with the value hidden when the name looks secret.
+fn redact_header(h: &str) -> String {
+    match h.split_once(':') {
+        Some((name, _)) if is_secret(name) => format!("{}: ***", name.trim()),
+        _ => h.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn resolve(args: &str) -> Result<HttpConfig> {
+        let cli = Cli::try_parse_from(format!("dbload http {args}").split_whitespace()).unwrap();
+        let Command::Http(a) = cli.command else { unreachable!() };
+        HttpConfig::resolve(a, &|_| None)
+    }
+
+    fn err(args: &str) -> String {
+        let e = resolve(args).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn defaults() {
+        let c = resolve("http://h/x").unwrap();
+        assert_eq!((c.request.method.as_str(), c.vus, c.duration), ("GET", 1, Some(DEFAULT_DURATION)));
+        assert!(c.request.keepalive && !c.request.has_body);
+        let c = resolve("-d {} http://h/x --rate 500").unwrap();
+        assert_eq!((c.request.method.as_str(), c.vus), ("POST", 100));
+        assert!(c.shown_headers().contains(&"Content-Type: application/json".to_string()));
+        let c = resolve("put http://h/x --iterations 10 --vus 3 --no-keepalive").unwrap();
+        assert_eq!((c.request.method.as_str(), c.per_vu.clone(), c.duration), ("PUT", vec![4, 3, 3], None));
+        assert!(!c.request.keepalive);
+    }
+
+    #[test]
+    fn auth_is_sent_and_never_shown() {
+        let c = resolve("http://app:hunter2@h/x").unwrap();
+        let (_, v) = c.request.headers.iter().find(|(n, _)| n == "Authorization").unwrap();
+        assert_eq!(v, "Basic YXBwOmh1bnRlcjI=");
+        assert_eq!(c.shown_headers(), vec!["Authorization: ***"]);
+        assert_eq!(c.request.endpoint.redacted, "http://app:***@h/x");
+        let c = resolve("http://h/x --bearer s3cret -H X-Api-Key:abc").unwrap();
+        assert!(c.request.headers.contains(&("Authorization".into(), "Bearer s3cret".into())));
+        assert!(!c.shown_headers().join(" ").contains("s3cret") && !c.shown_headers().join(" ").contains("abc"));
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        assert!(err("http://h --vus 0").contains("--vus"));
+        assert!(err("http://h --rate=-3").contains("--rate"));
+        assert!(err("http://h --iterations 0").contains("--iterations"));
+        assert!(err("http://h --duration 0s").contains("--duration"));
+        assert!(err("http://h --timeout 0s").contains("--timeout"));
+        assert!(err("http://h --body-file /no/such/file").contains("--body-file"));
+        assert!(err("http://h --body-template /no/such.j2").contains("--body-template"));
+        assert!(err("http://h -H nocolon").contains("--header"));
+        assert!(err("http://h -H Host:x").contains("--header Host"));
+        assert!(err("http://h --check status=abc").contains("--check"));
+        assert!(err("ftp://h").contains("URL"));
+        assert!(err("GE/T http://h").contains("method"));
+        assert!(err("http://u:p@h --bearer t").contains("--bearer"));
+        assert!(err("http://h --warmup soon").contains("--warmup"));
+    }
+}

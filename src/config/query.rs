@@ -1,0 +1,174 @@
+//! `QueryConfig`: `timeit` and `workload` flags and files resolved once.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::{parse_warmup, resolve_target, TargetChoice, Warmup};
+use crate::cli::{ExplainMode, OutputFormat, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
+use crate::error::usage;
+use crate::report::fail_if::Condition;
+use crate::workload::{file, QuerySpec};
+
+/// `timeit`'s default number of executions per statement.
+const DEFAULT_REPEAT: u64 = 1000;
+
+#[derive(Debug)]
+pub struct QueryConfig {
+    pub command: &'static str,
+    pub target: TargetChoice,
+    /// Measured one after another (timeit: one phase per statement).
+    pub phases: Vec<Arc<[QuerySpec]>>,
+    pub protocol: Protocol,
+    pub concurrency: u32,
+    /// Queries each worker runs in a phase (u64::MAX: until the duration ends).
+    pub per_worker: Vec<u64>,
+    pub max_queries: Option<u64>,
+    pub duration: Option<Duration>,
+    /// Total queries per second, open loop.
+    pub rate: Option<f64>,
+    pub warmup: Warmup,
+    pub seed: u64,
+    pub explain: Option<ExplainMode>,
+    pub output: OutputFormat,
+    pub report_file: Option<PathBuf>,
+    pub quiet: bool,
+    pub fail_if: Vec<Condition>,
+}
+
+impl QueryConfig {
+    /// `stdin` is read for statements when no `-s` is given.
+    pub fn timeit(a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
+        let stmts = if a.stmts.is_empty() {
+            let mut text = String::new();
+            stdin.read_to_string(&mut text).context("reading statements from stdin")?;
+            split_statements(&text)
+        } else {
+            a.stmts
+                .iter()
+                .map(|s| s.trim().trim_end_matches(';').trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        if stmts.is_empty() {
+            return Err(usage("timeit: no statement given; pass -s \"select ...\" or pipe statements on stdin"));
+        }
+        let phases = stmts
+            .into_iter()
+            .enumerate()
+            .map(|(i, query)| {
+                let spec = QuerySpec { name: format!("s{}", i + 1), query, ratio: 1.0, params: Vec::new(), line: 0 };
+                Arc::from(vec![spec])
+            })
+            .collect();
+        let total = match (a.repeat, a.run.duration) {
+            (Some(0), _) => return Err(usage("--repeat 0: give at least 1 execution")),
+            (Some(n), _) => Some(n),
+            (None, Some(_)) => None,
+            (None, None) => Some(DEFAULT_REPEAT),
+        };
+        Self::resolve("timeit", phases, total, a.run, a.target, a.output, env)
+    }
+
+    pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+        let queries = file::load(&a.file)?;
+        if a.max_queries.is_none() && a.run.duration.is_none() {
+            return Err(usage("workload: say when to stop with --max-queries N or --duration TIME"));
+        }
+        if a.max_queries == Some(0) {
+            return Err(usage("--max-queries 0: give at least 1 query"));
+        }
+        Self::resolve("workload", vec![queries.into()], a.max_queries, a.run, a.target, a.output, env)
+    }
+
+    fn resolve(
+        command: &'static str,
+        phases: Vec<Arc<[QuerySpec]>>,
+        total: Option<u64>,
+        r: QueryRunArgs,
+        target: crate::cli::TargetArgs,
+        output: crate::cli::OutputArgs,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self> {
+        if r.concurrency == 0 {
+            return Err(usage("--concurrency 0: need at least 1 connection"));
+        }
+        if let Some(rate) = r.rate {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(usage(format!("--rate {rate}: give a positive number of queries per second")));
+            }
+        }
+        if r.duration.is_some_and(|d| d.is_zero()) {
+            return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
+        }
+        let workers = r.concurrency as u64;
+        let warmup = parse_warmup(r.warmup.as_deref(), r.concurrency, "queries")?;
+        // A warm-up count comes on top of the measured queries (cr8's meaning).
+        let extra = match warmup {
+            Warmup::Count(n) => n,
+            _ => 0,
+        };
+        let per_worker = match total {
+            Some(n) => (0..workers).map(|w| n / workers + u64::from(w < n % workers) + extra).collect(),
+            None => vec![u64::MAX; r.concurrency as usize],
+        };
+        Ok(QueryConfig {
+            command,
+            target: resolve_target(&target, r.concurrency, env)?,
+            phases,
+            protocol: r.protocol,
+            concurrency: r.concurrency,
+            per_worker,
+            max_queries: total,
+            duration: r.duration,
+            rate: r.rate,
+            warmup,
+            seed: r.seed,
+            explain: r.explain,
+            output: output.output,
+            report_file: output.report,
+            quiet: output.quiet,
+            fail_if: output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// Statements from a script: `;`-separated (outside quotes), `--` comments dropped.
+pub fn split_statements(text: &str) -> Vec<String> {
+    let mut stmts = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for line in text.lines() {
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (None, '\'' | '"') => quote = Some(c),
+                (None, '-') if chars.peek() == Some(&'-') => break,
+                (None, ';') => {
+                    stmts.push(std::mem::take(&mut cur));
+                    continue;
+                }
+                _ => {}
+            }
+            cur.push(c);
+        }
+        cur.push('\n');
+    }
+    stmts.push(cur);
+    stmts.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_split_on_semicolons_outside_quotes() {
+        let script = "-- a comment\nselect 1; select ';' -- trailing\n;\n\nselect \"a;b\" from t";
+        assert_eq!(split_statements(script), vec!["select 1", "select ';'", "select \"a;b\" from t"]);
+    }
+}

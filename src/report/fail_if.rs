@@ -1,0 +1,385 @@
+//! `--fail-if`: pass/fail thresholds for CI, such as `p99_ms > 50` or
+//! `rows_per_sec < 100000`, checked against the finished report.
+//!
+//! Conditions read the report in its JSON form, so any number the JSON
+//! contract has can be checked, by the names users see in `--output json`,
+//! and a field added to the report is checkable without touching this file.
+//! The grammar is one comparison (`FIELD OP NUMBER`), parsed by hand: CI
+//! files are not a place to evaluate code.
+
+use std::fmt;
+
+use anyhow::Result;
+use serde_json::Value as Json;
+
+use crate::error::usage;
+
+const OPS: &str = "< <= > >= == !=";
+const FORM: &str = "FIELD OP NUMBER, e.g. `p99_ms > 50`, `rows_per_sec < 100_000` or `errors >= 1`";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Op {
+    fn parse(s: &str) -> Option<Op> {
+        Some(match s {
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            "==" => Op::Eq,
+            "!=" => Op::Ne,
+            _ => return None,
+        })
+    }
+
+    fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Op::Lt => a < b,
+            Op::Le => a <= b,
+            Op::Gt => a > b,
+            Op::Ge => a >= b,
+            Op::Eq => a == b,
+            Op::Ne => a != b,
+        }
+    }
+}
+
+/// One `--fail-if` condition: when it holds, the run fails (exit 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    /// The field as written: a dotted path, possibly a shorthand.
+    field: String,
+    op: Op,
+    threshold: f64,
+    text: String,
+}
+
+impl Condition {
+    /// Parses `p99_ms > 50`, `rows_per_sec < 100000`, `errors >= 1`,
+    /// `latency_ms.p99 > 50`, `queries.q1.p95_ms > 20`. Operators:
+    /// `< <= > >= == !=`. Threshold: a number (underscores allowed:
+    /// `100_000`). Bad syntax is a usage error naming `--fail-if`, the text
+    /// and the accepted form. Fields are checked only by [`Condition::holds`],
+    /// as which exist depends on the command's report.
+    pub fn parse(s: &str) -> Result<Condition> {
+        let bad = |why: &str| usage(format!("--fail-if `{s}`: {why}; expected {FORM} (OP: {OPS})"));
+        let text = s.trim();
+        let Some(at) = text.find(['<', '>', '=', '!']) else {
+            return Err(bad("no comparison operator"));
+        };
+        let field = text[..at].trim();
+        let rest = &text[at..];
+        let op_len = rest.find(|c| !matches!(c, '<' | '>' | '=' | '!')).unwrap_or(rest.len());
+        let (op_text, number) = (&rest[..op_len], rest[op_len..].trim());
+        let op = Op::parse(op_text).ok_or_else(|| {
+            if op_text == "=" {
+                bad("`=` is not an operator, write `==`")
+            } else {
+                bad(&format!("unknown operator `{op_text}`"))
+            }
+        })?;
+        if field.is_empty() {
+            return Err(bad("the field is missing before the operator"));
+        }
+        if field.contains(char::is_whitespace) || field.split('.').any(str::is_empty) {
+            return Err(bad(&format!("`{field}` is not a field name (a dotted path like `latency_ms.p99`)")));
+        }
+        if number.is_empty() {
+            return Err(bad("the number is missing after the operator"));
+        }
+        let threshold = parse_number(number).ok_or_else(|| bad(&format!("`{number}` is not a number")))?;
+        Ok(Condition { field: field.to_string(), op, threshold, text: text.to_string() })
+    }
+
+    /// Evaluates against a report as JSON. Field lookup: a dotted path into
+    /// the JSON (`latency_ms.p99`); shorthands `pNN_ms` / `mean_ms` /
+    /// `max_ms` → `latency_ms.pNN` etc. (`p99_9_ms` → `latency_ms.p99_9`);
+    /// `queries.NAME.FIELD` looks up the element of the `queries` array whose
+    /// `name` is NAME (FIELD may itself be a shorthand). A field that does not
+    /// exist (or is null, or not a number) is a usage error listing the
+    /// numeric fields available there.
+    pub fn holds(&self, report: &Json) -> Result<bool> {
+        let (scope, field, within) = match self.field.strip_prefix("queries.") {
+            Some(rest) => {
+                let (query, field) = find_query(report, rest).map_err(|why| self.error(why))?;
+                (query, field, Some(query_name(query)))
+            }
+            None => (report, self.field.as_str(), None),
+        };
+        let value = lookup(scope, field).map_err(|why| {
+            let place = within.map(|n| format!(" in query `{n}`")).unwrap_or_default();
+            self.error(format!("{why}{place}; {}", available(scope)))
+        })?;
+        Ok(self.op.holds(value, self.threshold))
+    }
+
+    /// The condition as written (trimmed), for the report and messages.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn error(&self, why: impl fmt::Display) -> anyhow::Error {
+        usage(format!("--fail-if `{}`: {why}", self.text))
+    }
+}
+
+/// `100_000`, `0.5`, `-3`, `1e6`: Rust's float syntax with digit-group
+/// underscores; not `inf` or `NaN`, which no threshold means.
+fn parse_number(s: &str) -> Option<f64> {
+    let bytes = s.as_bytes();
+    let grouped = bytes.iter().enumerate().all(|(i, &b)| {
+        b != b'_' || (i > 0 && i + 1 < bytes.len() && bytes[i - 1].is_ascii_digit() && bytes[i + 1].is_ascii_digit())
+    });
+    if !grouped || !s.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.replace('_', "").parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+/// The element of `queries` whose name starts `rest` (followed by a dot),
+/// and the field after it. Names may contain dots, so the longest matching
+/// name wins: with `a` and `a.b`, `queries.a.b.p99_ms` is `a.b`'s p99.
+fn find_query<'a, 'r>(report: &'r Json, rest: &'a str) -> Result<(&'r Json, &'a str), String> {
+    let Some(queries) = report.get("queries").and_then(Json::as_array) else {
+        return Err("this report has no per-query figures (`queries`)".into());
+    };
+    let found = queries
+        .iter()
+        .filter_map(|q| {
+            let name = q.get("name")?.as_str()?;
+            let field = rest.strip_prefix(name)?.strip_prefix('.')?;
+            Some((name.len(), q, field))
+        })
+        .max_by_key(|(len, _, _)| *len);
+    match found {
+        Some((_, q, field)) if !field.is_empty() => Ok((q, field)),
+        _ => {
+            let names: Vec<String> =
+                queries.iter().filter_map(|q| q.get("name")?.as_str()).map(|n| format!("`{n}`")).collect();
+            Err(format!(
+                "`queries.{rest}` names no query and field; write queries.NAME.FIELD with NAME one of {}",
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+fn query_name(q: &Json) -> &str {
+    q.get("name").and_then(Json::as_str).unwrap_or("")
+}
+
+/// The number at a dotted `path` in `scope`, trying the latency shorthand
+/// (`p99_ms` for `latency_ms.p99`) when the path itself is not there.
+fn lookup(scope: &Json, path: &str) -> Result<f64, String> {
+    let at = |p: &str| p.split('.').try_fold(scope, |v, key| v.get(key));
+    let (found, spelled) = match at(path) {
+        Some(v) => (Some(v), path.to_string()),
+        None => match path.strip_suffix("_ms").filter(|stem| !stem.contains('.')) {
+            Some(stem) => {
+                let long = format!("latency_ms.{stem}");
+                (at(&long), long)
+            }
+            None => (None, path.to_string()),
+        },
+    };
+    match found {
+        Some(Json::Number(n)) => n.as_f64().ok_or_else(|| format!("`{spelled}` is not a number")),
+        Some(Json::Null) => Err(format!("`{spelled}` is empty (null) in this report: nothing was measured for it")),
+        Some(_) => Err(format!("`{spelled}` is not a number")),
+        None => {
+            let names = numeric_names(scope);
+            let guess = suggest(path, &names);
+            Err(format!("no field `{path}`{}", guess.map(|g| format!(" (did you mean `{g}`?)")).unwrap_or_default()))
+        }
+    }
+}
+
+/// Every name a condition could use at the top of `scope`: its numbers, and
+/// the `_ms` shorthands of its latency figures.
+fn numeric_names(scope: &Json) -> Vec<String> {
+    let Some(obj) = scope.as_object() else { return Vec::new() };
+    let mut names = numeric_keys(obj, "");
+    if let Some(lat) = obj.get("latency_ms").and_then(Json::as_object) {
+        names.extend(numeric_keys(lat, "_ms"));
+    }
+    names
+}
+
+/// The keys of `obj` that hold numbers, sorted, each followed by `suffix`.
+fn numeric_keys(obj: &serde_json::Map<String, Json>, suffix: &str) -> Vec<String> {
+    let mut keys: Vec<String> =
+        obj.iter().filter(|(_, v)| v.is_number()).map(|(k, _)| format!("{k}{suffix}")).collect();
+    keys.sort();
+    keys
+}
+
+/// What the user can write instead, for the error message.
+fn available(scope: &Json) -> String {
+    let names = numeric_names(scope);
+    if names.is_empty() {
+        "this report has no numeric fields here".into()
+    } else {
+        format!("numeric fields: {}", names.join(", "))
+    }
+}
+
+/// The closest known name to a misspelt one, when close enough to be meant.
+fn suggest<'a>(word: &str, names: &'a [String]) -> Option<&'a str> {
+    names
+        .iter()
+        .map(|n| (strsim::jaro_winkler(word, n), n.as_str()))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::error::{exit, exit_code};
+
+    fn report() -> Json {
+        json!({
+            "count": 500,
+            "errors": 0,
+            "qps": 1133.7,
+            "rows_per_sec": 250_000.0,
+            "status": "ok",
+            "service_time_ms": null,
+            "latency_ms": {"mean": 8.0, "p50": 7.0, "p95": 15.0, "p99": 42.5, "p99_9": 60.0, "max": 75.0},
+            "queries": [
+                {"name": "q1", "count": 200, "errors": 0, "latency_ms": {"mean": 3.0, "p95": 21.0, "p99": 30.0}},
+                {"name": "a.b", "count": 300, "errors": 2, "latency_ms": {"p95": 9.0}},
+                {"name": "a", "count": 1, "errors": 0, "latency_ms": null},
+            ],
+        })
+    }
+
+    fn holds(cond: &str) -> bool {
+        Condition::parse(cond).unwrap().holds(&report()).unwrap()
+    }
+
+    /// The message of a usage error (exit 2).
+    fn usage_msg(e: anyhow::Error) -> String {
+        assert_eq!(exit_code(&e), exit::USAGE, "{e}");
+        e.to_string()
+    }
+
+    fn parse_err(cond: &str) -> String {
+        usage_msg(Condition::parse(cond).unwrap_err())
+    }
+
+    fn eval_err(cond: &str) -> String {
+        usage_msg(Condition::parse(cond).unwrap().holds(&report()).unwrap_err())
+    }
+
+    #[test]
+    fn each_operator() {
+        assert!(holds("p99_ms > 42") && !holds("p99_ms > 42.5"));
+        assert!(holds("p99_ms >= 42.5") && !holds("p99_ms >= 43"));
+        assert!(holds("p99_ms < 43") && !holds("p99_ms < 42.5"));
+        assert!(holds("p99_ms <= 42.5") && !holds("p99_ms <= 42"));
+        assert!(holds("errors == 0") && !holds("errors == 1"));
+        assert!(holds("errors != 1") && !holds("errors != 0"));
+    }
+
+    #[test]
+    fn spacing_and_number_forms() {
+        assert!(holds("p99_ms>42"));
+        assert!(holds("  rows_per_sec < 300_000 "));
+        assert!(holds("rows_per_sec > 2.4e5"));
+        assert!(holds("count > -1"));
+        assert_eq!(Condition::parse("  errors >= 1 ").unwrap().text(), "errors >= 1");
+    }
+
+    #[test]
+    fn latency_shorthands() {
+        assert!(holds("mean_ms == 8"));
+        assert!(holds("max_ms == 75"));
+        assert!(holds("p50_ms == 7"));
+        assert!(holds("p99_9_ms == 60"));
+    }
+
+    #[test]
+    fn nested_paths() {
+        assert!(holds("latency_ms.p99 == 42.5"));
+        assert!(holds("latency_ms.p99_9 > 59"));
+    }
+
+    #[test]
+    fn per_query_fields_by_name() {
+        assert!(holds("queries.q1.p95_ms > 20"));
+        assert!(holds("queries.q1.latency_ms.p99 == 30"));
+        assert!(holds("queries.q1.count == 200"));
+        // The longest name wins, so names may contain dots.
+        assert!(holds("queries.a.b.errors == 2"));
+        assert!(holds("queries.a.count == 1"));
+    }
+
+    #[test]
+    fn bad_syntax_names_the_option_text_and_form() {
+        for (cond, why) in [
+            ("p99_ms 50", "no comparison operator"),
+            ("p99_ms = 50", "write `==`"),
+            ("p99_ms => 50", "unknown operator `=>`"),
+            ("p99_ms <> 50", "unknown operator `<>`"),
+            ("> 50", "the field is missing"),
+            ("p99 ms > 50", "not a field name"),
+            ("latency_ms..p99 > 50", "not a field name"),
+            ("p99_ms >", "the number is missing"),
+            ("p99_ms > fifty", "`fifty` is not a number"),
+            ("p99_ms > 50ms", "`50ms` is not a number"),
+            ("p99_ms > inf", "`inf` is not a number"),
+            ("p99_ms > _50", "`_50` is not a number"),
+            ("p99_ms > 1__0", "`1__0` is not a number"),
+            ("p99_ms > 50 < 60", "`50 < 60` is not a number"),
+        ] {
+            let msg = parse_err(cond);
+            assert!(msg.starts_with(&format!("--fail-if `{cond}`: ")), "{msg}");
+            for part in [why, "FIELD OP NUMBER", OPS] {
+                assert!(msg.contains(part), "`{part}` missing from: {msg}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_field_lists_what_is_there() {
+        let msg = eval_err("p98_ms > 50");
+        assert!(msg.starts_with("--fail-if `p98_ms > 50`: no field `p98_ms`"), "{msg}");
+        assert!(
+            msg.contains("numeric fields: count, errors, qps, rows_per_sec, max_ms, mean_ms, p50_ms, p95_ms"),
+            "{msg}"
+        );
+        let msg = eval_err("row_per_sec < 5");
+        assert!(msg.contains("did you mean `rows_per_sec`?"), "{msg}");
+    }
+
+    #[test]
+    fn null_and_non_numeric_fields() {
+        let msg = eval_err("service_time_ms > 5");
+        assert!(msg.contains("`service_time_ms` is empty (null)") && msg.contains("numeric fields:"), "{msg}");
+        assert!(eval_err("status == 1").contains("`status` is not a number"));
+        assert!(eval_err("latency_ms > 1").contains("`latency_ms` is not a number"));
+        let msg = eval_err("queries.a.p99_ms > 1");
+        assert!(msg.contains("no field `p99_ms` in query `a`; numeric fields: count, errors"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_query_lists_the_names() {
+        let msg = eval_err("queries.q9.p95_ms > 1");
+        assert!(msg.contains("`queries.q9.p95_ms` names no query") && msg.contains("`q1`, `a.b`, `a`"), "{msg}");
+        assert!(eval_err("queries.q1 > 1").contains("names no query and field"));
+        let msg = usage_msg(Condition::parse("queries.q1.p95_ms > 1").unwrap().holds(&json!({"rows": 1})).unwrap_err());
+        assert!(msg.contains("no per-query figures"), "{msg}");
+    }
+}

@@ -1,0 +1,380 @@
+//! The report of `dbload http`: k6's end-of-test summary (the layout the
+//! seed's users already read: `http_reqs`, `http_req_duration` and its
+//! phases, data sent and received, checks with ✓/✗), from HDR histograms
+//! rather than k6's samples, plus what k6 leaves out: late and dropped
+//! requests of an open loop, connections opened, and the client's own cost.
+//! Its JSON form is `schema/http-report.schema.json`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::text::{client_and_verdict, group};
+use super::{error_entries, timeline, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION};
+use crate::config::http::{BodySource, HttpConfig, LATE_AFTER};
+use crate::config::Warmup;
+use crate::run::http::HttpOutcome;
+use crate::stats::recorder::Phase;
+use crate::stats::LatencySummary;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HttpReport {
+    pub schema_version: u32,
+    pub dbload_version: &'static str,
+    pub command: &'static str,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// Requests sent in the measured window, failed ones included (k6's `http_reqs`).
+    pub http_reqs: u64,
+    pub http_reqs_per_sec: f64,
+    /// Requests answered with success and passing every check, measured window.
+    pub requests_ok: u64,
+    /// Failed requests (errors, non-2xx without a status check, failed checks), warm-up included.
+    pub errors: u64,
+    /// Share of the measured requests that failed (k6's `http_req_failed`).
+    pub http_req_failed_rate: f64,
+    /// The measured window: first measured request's start to last one's end.
+    pub duration_s: f64,
+    /// From the VUs' common start to the end of the last request.
+    pub wall_s: f64,
+    pub error_classes: Vec<ErrorEntry>,
+    pub checks: Vec<CheckEntry>,
+    /// Responses per status code (measured window).
+    pub statuses: BTreeMap<String, u64>,
+    /// k6's `http_req_duration`: sending + waiting + receiving, connecting excluded.
+    pub http_req_duration_ms: Option<LatencySummary>,
+    /// How long a request waited for its VU: its start minus its intended start.
+    pub http_req_blocked_ms: Option<LatencySummary>,
+    pub http_req_connecting_ms: Option<LatencySummary>,
+    pub http_req_tls_handshaking_ms: Option<LatencySummary>,
+    pub http_req_sending_ms: Option<LatencySummary>,
+    pub http_req_waiting_ms: Option<LatencySummary>,
+    pub http_req_receiving_ms: Option<LatencySummary>,
+    /// From the intended start (with --rate) or the start to the end of the
+    /// response, connecting included: what a caller of the API waited.
+    pub response_time_ms: Option<LatencySummary>,
+    /// Open loop: requests that started more than `late_after_ms` after their intended start.
+    pub late: Option<u64>,
+    pub late_after_ms: f64,
+    /// Open loop with a duration: requests the schedule called for that never started.
+    pub dropped: Option<u64>,
+    pub data_sent_bytes: u64,
+    pub data_received_bytes: u64,
+    /// Every connection opened, the VUs' first ones included.
+    pub connections_opened: u64,
+    pub warmup: Option<HttpWarmup>,
+    pub client_cpu_s: f64,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    pub client_peak_rss_mib: f64,
+    /// Per second: `rows` are requests that succeeded, `batches` all requests that completed.
+    pub timeline: Vec<TimelineEntry>,
+    pub setup: HttpSetup,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckEntry {
+    pub check: String,
+    pub passes: u64,
+    pub fails: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HttpWarmup {
+    pub requests: u64,
+    pub errors: u64,
+    pub duration_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HttpSetup {
+    pub method: String,
+    /// The URL with its password and secret query values redacted.
+    pub target: String,
+    /// As sent, with secret values (Authorization, tokens, keys, cookies) redacted.
+    pub headers: Vec<String>,
+    /// `none`, a file or `--body` with its size, or `template FILE`.
+    pub body: String,
+    pub vus: u32,
+    pub rate_per_sec: Option<f64>,
+    pub iterations_limit: Option<u64>,
+    pub duration_limit_s: Option<f64>,
+    pub sleep_s: Option<f64>,
+    pub keepalive: bool,
+    pub tls: bool,
+    /// False with --insecure: encrypted, but the server was not authenticated.
+    pub tls_verified: bool,
+    pub timeout_s: f64,
+    pub warmup: Warmup,
+    pub seed: u64,
+}
+
+fn window_s(p: &Phase) -> f64 {
+    p.first_start.zip(p.last_end).map_or(0.0, |(a, b)| b.saturating_sub(a).as_secs_f64())
+}
+
+impl HttpReport {
+    pub fn new(cfg: &HttpConfig, out: &HttpOutcome) -> HttpReport {
+        let rec = &out.recorder;
+        let m = &rec.measured;
+        let s = &out.stats;
+        let duration_s = window_s(m);
+        let http_reqs = m.batches + m.failed_batches;
+        let errors = m.failed_batches + rec.warmup.failed_batches;
+        let paced = cfg.rate.is_some();
+        let rate = |n: u64| if duration_s > 0.0 { n as f64 / duration_s } else { 0.0 };
+        let late_us = LATE_AFTER.as_micros() as u64;
+        let spec = &cfg.request;
+        let body = match &cfg.body {
+            BodySource::Fixed { label: Some(l) } => l.clone(),
+            BodySource::Fixed { label: None } => "none".into(),
+            BodySource::Template(t) => format!("template {}", t.file()),
+        };
+        HttpReport {
+            schema_version: SCHEMA_VERSION,
+            dbload_version: env!("CARGO_PKG_VERSION"),
+            command: "http",
+            verdict: Verdict::new(out.interrupted, errors > 0),
+            http_reqs,
+            http_reqs_per_sec: rate(http_reqs),
+            requests_ok: m.batches,
+            errors,
+            http_req_failed_rate: if http_reqs > 0 { m.failed_batches as f64 / http_reqs as f64 } else { 0.0 },
+            duration_s,
+            wall_s: out.wall.as_secs_f64(),
+            error_classes: error_entries(rec),
+            checks: spec
+                .checks
+                .iter()
+                .zip(&s.checks)
+                .map(|(c, n)| CheckEntry { check: c.text.clone(), passes: n.passes, fails: n.fails })
+                .collect(),
+            statuses: s.statuses.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            http_req_duration_ms: LatencySummary::of(&s.duration),
+            http_req_blocked_ms: LatencySummary::of(&m.lag),
+            http_req_connecting_ms: LatencySummary::of(&s.connecting),
+            http_req_tls_handshaking_ms: LatencySummary::of(&s.tls_handshaking),
+            http_req_sending_ms: LatencySummary::of(&s.sending),
+            http_req_waiting_ms: LatencySummary::of(&s.waiting),
+            http_req_receiving_ms: LatencySummary::of(&s.receiving),
+            response_time_ms: LatencySummary::of(&m.latency),
+            late: paced.then(|| count_above(&m.lag, late_us)),
+            late_after_ms: LATE_AFTER.as_secs_f64() * 1000.0,
+            dropped: (paced && cfg.duration.is_some()).then_some(out.dropped),
+            data_sent_bytes: s.bytes_sent,
+            data_received_bytes: s.bytes_received,
+            connections_opened: s.connections_opened,
+            warmup: (cfg.warmup != Warmup::None).then(|| HttpWarmup {
+                requests: rec.warmup.batches + rec.warmup.failed_batches,
+                errors: rec.warmup.failed_batches,
+                duration_s: window_s(&rec.warmup),
+            }),
+            client_cpu_s: out.cost.cpu().as_secs_f64(),
+            client_cpu_user_s: out.cost.user.as_secs_f64(),
+            client_cpu_sys_s: out.cost.system.as_secs_f64(),
+            client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+            timeline: timeline(rec),
+            setup: HttpSetup {
+                method: spec.method.clone(),
+                target: spec.endpoint.redacted.clone(),
+                headers: cfg.shown_headers(),
+                body,
+                vus: cfg.vus,
+                rate_per_sec: cfg.rate,
+                iterations_limit: cfg.iterations,
+                duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
+                sleep_s: cfg.sleep.map(|d| d.as_secs_f64()),
+                keepalive: spec.keepalive,
+                tls: spec.endpoint.tls,
+                tls_verified: spec.endpoint.tls && !spec.insecure,
+                timeout_s: spec.timeout.as_secs_f64(),
+                warmup: cfg.warmup,
+                seed: cfg.seed,
+            },
+        }
+    }
+}
+
+/// Values recorded above `us`.
+fn count_above(h: &Histogram<u64>, us: u64) -> u64 {
+    h.iter_recorded().filter(|v| v.value_iterated_to() > us).map(|v| v.count_at_value()).sum()
+}
+
+/// k6's duration style: `0s`, `812.5µs`, `208.12ms`, `1.05s`.
+fn k6_time(ms: f64) -> String {
+    let (v, unit) = match ms {
+        ms if ms <= 0.0 => return "0s".into(),
+        ms if ms < 1.0 => (ms * 1000.0, "µs"),
+        ms if ms < 1000.0 => (ms, "ms"),
+        ms => (ms / 1000.0, "s"),
+    };
+    let text = format!("{v:.2}");
+    format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// k6's size style, decimal units: `1.6 MB`.
+fn k6_bytes(b: f64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = b;
+    let mut i = 0;
+    while v >= 1000.0 && i < units.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0} {}", units[0])
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
+}
+
+/// `name.....: ` padded to k6's column.
+fn metric(out: &mut String, name: &str, value: &str) {
+    let dots = ".".repeat(28usize.saturating_sub(name.len()));
+    let _ = writeln!(out, "     {name}{dots}: {value}");
+}
+
+fn trend(l: &Option<LatencySummary>) -> String {
+    match l {
+        None => "-".into(),
+        Some(l) => format!(
+            "avg={} min={} med={} max={} p(90)={} p(95)={} p(99)={}",
+            k6_time(l.mean),
+            k6_time(l.min),
+            k6_time(l.p50),
+            k6_time(l.max),
+            k6_time(l.p90),
+            k6_time(l.p95),
+            k6_time(l.p99)
+        ),
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "-".into();
+    }
+    format!("{:.2}%", part as f64 * 100.0 / whole as f64)
+}
+
+pub fn render(r: &HttpReport) -> String {
+    let mut out = String::new();
+    let s = &r.setup;
+    if r.verdict.status == Status::Interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
+    }
+    let _ = writeln!(out, "dbload {} http {} {}", r.dbload_version, s.method, s.target);
+    let mode = match s.rate_per_sec {
+        Some(rate) => format!("open loop at {} requests/s", group(rate as u64)),
+        None => "closed loop".into(),
+    };
+    let limit = match (s.iterations_limit, s.duration_limit_s) {
+        (Some(n), Some(d)) => format!("{} requests or {d} s", group(n)),
+        (Some(n), None) => format!("{} requests", group(n)),
+        (None, Some(d)) => format!("{d} s"),
+        (None, None) => "until stopped".into(),
+    };
+    let _ = writeln!(
+        out,
+        "Setup:    {} VU{}, {mode}, {limit}, {}{}, body {}",
+        s.vus,
+        if s.vus == 1 { "" } else { "s" },
+        if s.keepalive { "keep-alive" } else { "a new connection per request" },
+        s.sleep_s.map(|d| format!(", sleep {d} s")).unwrap_or_default(),
+        s.body
+    );
+    if !s.headers.is_empty() {
+        let _ = writeln!(out, "Headers:  {}", s.headers.join(" | "));
+    }
+    if s.tls && !s.tls_verified {
+        out.push_str("TLS:      --insecure: encrypted, but the server's certificate was NOT verified\n");
+    }
+    out.push('\n');
+
+    if !r.checks.is_empty() {
+        for c in &r.checks {
+            let mark = if c.fails == 0 { '✓' } else { '✗' };
+            let _ = writeln!(out, "     {mark} {}", c.check);
+            if c.fails > 0 {
+                let _ = writeln!(
+                    out,
+                    "      ↳  {} — ✓ {} / ✗ {}",
+                    percent(c.passes, c.passes + c.fails),
+                    c.passes,
+                    c.fails
+                );
+            }
+        }
+        out.push('\n');
+        let (pass, fail) = r.checks.iter().fold((0, 0), |(p, f), c| (p + c.passes, f + c.fails));
+        metric(&mut out, "checks", &format!("{} ✓ {pass} ✗ {fail}", percent(pass, pass + fail)));
+    }
+    let per_sec = |b: u64| if r.duration_s > 0.0 { b as f64 / r.duration_s } else { 0.0 };
+    for (name, bytes) in [("data_received", r.data_received_bytes), ("data_sent", r.data_sent_bytes)] {
+        metric(&mut out, name, &format!("{} {}/s", k6_bytes(bytes as f64), k6_bytes(per_sec(bytes))));
+    }
+    for (name, l) in [
+        ("http_req_blocked", &r.http_req_blocked_ms),
+        ("http_req_connecting", &r.http_req_connecting_ms),
+        ("http_req_duration", &r.http_req_duration_ms),
+        ("http_req_receiving", &r.http_req_receiving_ms),
+        ("http_req_sending", &r.http_req_sending_ms),
+        ("http_req_tls_handshaking", &r.http_req_tls_handshaking_ms),
+        ("http_req_waiting", &r.http_req_waiting_ms),
+    ] {
+        metric(&mut out, name, &trend(l));
+    }
+    let failed = r.http_reqs - r.requests_ok;
+    metric(&mut out, "http_req_failed", &format!("{} {} of {}", percent(failed, r.http_reqs), failed, r.http_reqs));
+    metric(&mut out, "http_reqs", &format!("{} {:.1}/s", r.http_reqs, r.http_reqs_per_sec));
+    if s.rate_per_sec.is_some() {
+        metric(&mut out, "response_time", &format!("{} (from the intended start)", trend(&r.response_time_ms)));
+        if let Some(late) = r.late {
+            metric(&mut out, "late_requests", &format!("{late} (started > {} ms after schedule)", r.late_after_ms));
+        }
+        if let Some(dropped) = r.dropped {
+            metric(&mut out, "dropped_requests", &format!("{dropped} (scheduled, never started)"));
+        }
+    }
+    metric(&mut out, "connections_opened", &r.connections_opened.to_string());
+    metric(&mut out, "vus", &s.vus.to_string());
+    out.push('\n');
+    if !r.statuses.is_empty() {
+        let statuses: Vec<String> = r.statuses.iter().map(|(k, v)| format!("{k} × {}", group(*v))).collect();
+        let _ = writeln!(out, "Statuses:   {}", statuses.join(", "));
+    }
+    for e in &r.error_classes {
+        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
+    }
+    if let Some(w) = &r.warmup {
+        let _ = writeln!(
+            out,
+            "Warm-up:    {} requests over {:.2} s ({} failed), excluded from the figures",
+            group(w.requests),
+            w.duration_s,
+            w.errors
+        );
+    }
+    let cpu = (r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s);
+    client_and_verdict(&mut out, cpu, r.wall_s, r.client_peak_rss_mib, &r.verdict);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k6_units() {
+        assert_eq!(k6_time(0.0), "0s");
+        assert_eq!(k6_time(0.30226), "302.26µs");
+        assert_eq!(k6_time(208.12), "208.12ms");
+        assert_eq!(k6_time(1050.0), "1.05s");
+        assert_eq!(k6_time(0.018), "18µs");
+        assert_eq!(k6_bytes(1_600_000.0), "1.6 MB");
+        assert_eq!(k6_bytes(27_000.0), "27.0 kB");
+        assert_eq!(k6_bytes(512.0), "512 B");
+    }
+}

@@ -1,0 +1,311 @@
+//! The report of a query run (`timeit`, `workload`): totals, and one entry
+//! per query with its intended ratio beside the share it actually got
+//! (pgbench's habit), its latency, errors and plan.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::text::{client_and_verdict, group, runtime_block, target_line};
+use super::{error_entries, timeline, ErrorEntry, TimelineEntry, Verdict, SCHEMA_VERSION};
+use crate::cli::{ExplainMode, Protocol};
+use crate::config::{QueryConfig, TargetChoice, Warmup};
+use crate::run::queries::QueryOutcome;
+use crate::stats::recorder::Phase;
+use crate::stats::{LatencySummary, Recorder};
+use crate::workload::explain::Explain;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryReport {
+    pub schema_version: u32,
+    pub dbload_version: &'static str,
+    /// `timeit` or `workload`.
+    pub command: &'static str,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// Queries that succeeded in the measured window(s).
+    pub count: u64,
+    /// Queries that failed, warm-up included.
+    pub errors: u64,
+    pub qps: f64,
+    pub duration_s: f64,
+    pub wall_s: f64,
+    pub latency_ms: Option<LatencySummary>,
+    pub service_time_ms: Option<LatencySummary>,
+    pub schedule_lag_ms: Option<LatencySummary>,
+    pub warmup: Option<QueryWarmup>,
+    pub error_classes: Vec<ErrorEntry>,
+    pub queries: Vec<QueryEntry>,
+    pub client_cpu_s: f64,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    pub client_peak_rss_mib: f64,
+    pub timeline: Vec<TimelineEntry>,
+    pub setup: QuerySetup,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryEntry {
+    pub name: String,
+    pub query: String,
+    /// The intended share of executions.
+    pub ratio: f64,
+    /// The share it actually got, of all executions attempted in its phase.
+    pub share: f64,
+    pub count: u64,
+    pub errors: u64,
+    pub qps: f64,
+    pub duration_s: f64,
+    pub latency_ms: Option<LatencySummary>,
+    pub error_classes: Vec<ErrorEntry>,
+    pub explain: Option<Explain>,
+    /// Why `--explain` has no plan for this query.
+    pub explain_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryWarmup {
+    pub count: u64,
+    pub errors: u64,
+    pub duration_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuerySetup {
+    pub target_kind: &'static str,
+    pub target: Option<String>,
+    pub engine: Option<&'static str>,
+    pub server_version: Option<String>,
+    pub server_settings: BTreeMap<String, String>,
+    pub protocol: Protocol,
+    pub concurrency: u32,
+    pub rate_queries_per_sec: Option<f64>,
+    pub max_queries: Option<u64>,
+    pub duration_limit_s: Option<f64>,
+    pub warmup: Warmup,
+    pub seed: u64,
+    pub explain: Option<ExplainMode>,
+}
+
+fn window_s(p: &Phase) -> f64 {
+    match (p.first_start, p.last_end) {
+        (Some(a), Some(b)) => b.saturating_sub(a).as_secs_f64(),
+        _ => 0.0,
+    }
+}
+
+fn per_sec(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+impl QueryReport {
+    pub fn new(cfg: &QueryConfig, out: &QueryOutcome, target_url: Option<String>, throwaway: bool) -> QueryReport {
+        let mut total = Recorder::default();
+        let mut queries = Vec::new();
+        let mut duration_s = 0.0;
+        let mut wall_s = 0.0;
+        for phase in &out.phases {
+            let mut merged = Recorder::default();
+            phase.recorders.iter().for_each(|r| merged.merge(r));
+            let window = window_s(&merged.measured);
+            let attempted = merged.measured.batches + merged.measured.failed_batches;
+            for (i, (q, rec)) in phase.queries.iter().zip(&phase.recorders).enumerate() {
+                let m = &rec.measured;
+                let (explain, explain_error) = match phase.explains.get(i) {
+                    Some(Ok(e)) => (Some(e.clone()), None),
+                    Some(Err(e)) => (None, Some(e.clone())),
+                    None => (None, None),
+                };
+                queries.push(QueryEntry {
+                    name: q.name.clone(),
+                    query: q.query.clone(),
+                    ratio: q.ratio,
+                    share: if attempted > 0 { (m.batches + m.failed_batches) as f64 / attempted as f64 } else { 0.0 },
+                    count: m.batches,
+                    errors: m.failed_batches + rec.warmup.failed_batches,
+                    qps: per_sec(m.batches, window),
+                    duration_s: window,
+                    latency_ms: LatencySummary::of(&m.latency),
+                    error_classes: error_entries(rec),
+                    explain,
+                    explain_error,
+                });
+            }
+            duration_s += window;
+            wall_s += phase.wall.as_secs_f64();
+            total.merge(&merged);
+        }
+        let m = &total.measured;
+        let errors = m.failed_batches + total.warmup.failed_batches;
+        let paced = cfg.rate.is_some();
+        let setup = &out.setup;
+        QueryReport {
+            schema_version: SCHEMA_VERSION,
+            dbload_version: env!("CARGO_PKG_VERSION"),
+            command: cfg.command,
+            verdict: Verdict::new(out.interrupted, errors > 0),
+            count: m.batches,
+            errors,
+            qps: per_sec(m.batches, duration_s),
+            duration_s,
+            wall_s,
+            latency_ms: LatencySummary::of(&m.latency),
+            service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
+            schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
+            warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
+                count: total.warmup.batches,
+                errors: total.warmup.failed_batches,
+                duration_s: window_s(&total.warmup),
+            }),
+            error_classes: error_entries(&total),
+            queries,
+            client_cpu_s: out.cost.cpu().as_secs_f64(),
+            client_cpu_user_s: out.cost.user.as_secs_f64(),
+            client_cpu_sys_s: out.cost.system.as_secs_f64(),
+            client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+            timeline: timeline(&total),
+            setup: QuerySetup {
+                target_kind: match (&cfg.target, throwaway) {
+                    (_, true) => "throwaway",
+                    (TargetChoice::DryRun { .. }, _) => "none",
+                    _ => "server",
+                },
+                target: target_url,
+                engine: setup.engine,
+                server_version: setup.server_version.clone(),
+                server_settings: setup.server_settings.iter().cloned().collect(),
+                protocol: cfg.protocol,
+                concurrency: cfg.concurrency,
+                rate_queries_per_sec: cfg.rate,
+                max_queries: cfg.max_queries,
+                duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
+                warmup: cfg.warmup,
+                seed: cfg.seed,
+                explain: cfg.explain,
+            },
+        }
+    }
+}
+
+fn plan_line(out: &mut String, q: &QueryEntry) {
+    if let Some(e) = &q.explain {
+        let ms = |v: Option<f64>| v.map(|v| format!("{v:.3} ms")).unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "Plan:       {}: {} {} (planning {}, execution {})",
+            q.name,
+            e.top_node,
+            ms(e.top_node_ms),
+            ms(e.planning_ms),
+            ms(e.execution_ms)
+        );
+    }
+    if let Some(e) = &q.explain_error {
+        let _ = writeln!(out, "Plan:       {}: none ({e})", q.name);
+    }
+}
+
+fn header(out: &mut String, r: &QueryReport) {
+    let s = &r.setup;
+    if r.verdict.status == super::Status::Interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
+    }
+    let _ = writeln!(out, "dbload {} {}", r.dbload_version, r.command);
+    let _ = writeln!(out, "Target:   {}", target_line(s.target_kind, s.target.as_deref(), s.server_version.as_deref()));
+    let pacing = match s.rate_queries_per_sec {
+        Some(rate) => format!("open loop at {rate} queries/s"),
+        None => "closed loop".into(),
+    };
+    let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, protocol {:?}", s.concurrency, s.protocol);
+    if let Some(w) = &r.warmup {
+        let _ = writeln!(out, "Warm-up:  {} queries over {:.2} s, not measured", group(w.count), w.duration_s);
+    }
+    out.push('\n');
+}
+
+fn footer(out: &mut String, r: &QueryReport) {
+    for e in &r.error_classes {
+        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
+    }
+    if let (Some(svc), Some(lag)) = (&r.service_time_ms, &r.schedule_lag_ms) {
+        let _ = writeln!(out, "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}", svc.mean, svc.p50, svc.p99);
+        let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
+    }
+    let cpu = (r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s);
+    client_and_verdict(out, cpu, r.wall_s, r.client_peak_rss_mib, &r.verdict);
+}
+
+/// timeit: cr8's block per statement.
+pub fn render_timeit(r: &QueryReport) -> String {
+    let mut out = String::new();
+    header(&mut out, r);
+    for q in &r.queries {
+        let _ = writeln!(out, "{}: {}", q.name, q.query.replace('\n', " "));
+        if let Some(l) = &q.latency_ms {
+            runtime_block(&mut out, "Runtime (in ms):", l);
+        }
+        let _ = writeln!(
+            out,
+            "Queries:    {} in {:.2} s = {:.1} queries/s, {} failed",
+            group(q.count),
+            q.duration_s,
+            q.qps,
+            group(q.errors)
+        );
+        plan_line(&mut out, q);
+        out.push('\n');
+    }
+    footer(&mut out, r);
+    out
+}
+
+/// workload: a row per query (intended ratio beside achieved share), the totals, then cr8's block.
+pub fn render_workload(r: &QueryReport) -> String {
+    let mut out = String::new();
+    header(&mut out, r);
+    let width = r.queries.iter().map(|q| q.name.len()).max().unwrap_or(0).max(5);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>6}  {:>6}  {:>9}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
+        "query", "ratio", "share", "count", "errors", "qps", "mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms"
+    );
+    let row = |out: &mut String,
+               name: &str,
+               ratio: f64,
+               share: f64,
+               count: u64,
+               errors: u64,
+               qps: f64,
+               l: Option<&LatencySummary>| {
+        let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "{name:<width$}  {ratio:>6.3}  {share:>6.3}  {:>9}  {:>6}  {qps:>9.1}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}",
+            group(count),
+            group(errors),
+            f(l.map(|l| l.mean)),
+            f(l.map(|l| l.p50)),
+            f(l.map(|l| l.p95)),
+            f(l.map(|l| l.p99)),
+            f(l.map(|l| l.max)),
+        );
+    };
+    for q in &r.queries {
+        row(&mut out, &q.name, q.ratio, q.share, q.count, q.errors, q.qps, q.latency_ms.as_ref());
+    }
+    row(&mut out, "total", 1.0, 1.0, r.count, r.errors, r.qps, r.latency_ms.as_ref());
+    out.push('\n');
+    if let Some(l) = &r.latency_ms {
+        runtime_block(&mut out, "Runtime (in ms), all queries:", l);
+    }
+    for q in &r.queries {
+        plan_line(&mut out, q);
+    }
+    footer(&mut out, r);
+    out
+}

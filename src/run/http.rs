@@ -1,0 +1,267 @@
+//! One `dbload http` run: resolve the endpoint, open one connection per VU
+//! (an unreachable target fails here, exit 3, not as a run of errors), then
+//! one task per VU through the shared worker loop with the HTTP executor,
+//! and merge what the VUs recorded. Mirrors `run::ingest`: the loop, the
+//! pacer, the recorders, the progress bar and the cost meter are the same.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use super::producer::{self, Feed};
+use super::progress::Progress;
+use super::worker::{self, Source};
+use crate::config::http::{BodySource, HttpConfig};
+use crate::model::template::BodyTemplate;
+use crate::stats::cost::{ClientCost, CostMeter};
+use crate::stats::{Live, Recorder};
+use crate::target::http::{HttpExecutor, HttpOp, HttpStats, HttpTarget};
+
+pub struct HttpOutcome {
+    pub recorder: Recorder,
+    pub stats: HttpStats,
+    /// From the common start of the VUs to the end of the last request.
+    pub wall: Duration,
+    pub interrupted: bool,
+    /// Open loop: requests the schedule called for that never started.
+    pub dropped: u64,
+    pub cost: ClientCost,
+}
+
+/// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
+pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOutcome> {
+    let target = Arc::new(HttpTarget::resolve(cfg.request.clone()).await?);
+    let opening = (0..cfg.vus).map(|_| HttpExecutor::open(target.clone()));
+    let executors = futures_util::future::try_join_all(opening).await?;
+
+    let live = Arc::new(Live::default());
+    let progress = Progress::start(live.clone(), cfg.iterations, "requests", cfg.quiet);
+    let meter = CostMeter::start();
+    let t0 = Instant::now();
+    let plan = worker::Plan {
+        t0,
+        deadline: cfg.duration,
+        rate: cfg.rate.map(|r| r / cfg.vus as f64),
+        warmup: cfg.warmup,
+        labels: 1,
+        cancel: cancel.clone(),
+        live,
+    };
+    let mut tasks = Vec::with_capacity(executors.len());
+    for (vu, mut executor) in executors.into_iter().enumerate() {
+        executor.plan(t0, cfg.warmup);
+        let requests = cfg.per_vu[vu];
+        let task = match &cfg.body {
+            BodySource::Fixed { .. } => {
+                let source = ThinkTime::new(Fixed { left: requests }, cfg.sleep);
+                tokio::spawn(worker::run(plan.clone(), source, executor))
+            }
+            BodySource::Template(t) => {
+                let source = ThinkTime::new(Rendered::start(t, cfg.seed, vu as u32, requests)?, cfg.sleep);
+                tokio::spawn(worker::run(plan.clone(), source, executor))
+            }
+        };
+        tasks.push(task);
+    }
+    let mut recorder = Recorder::default();
+    let mut stats = HttpStats::new(cfg.request.checks.len());
+    let mut attempted = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let (executor, recs) = task.await.context("a VU panicked")?;
+        let mut vu = Recorder::default();
+        recs.iter().for_each(|r| vu.merge(r));
+        let p = [&vu.warmup, &vu.measured];
+        attempted.push(p.iter().map(|p| p.batches + p.failed_batches).sum::<u64>());
+        recorder.merge(&vu);
+        stats.merge(executor.stats);
+    }
+    let wall = t0.elapsed();
+    let cost = meter.stop();
+    progress.finish().await;
+    let dropped = match (cfg.rate, cfg.duration) {
+        (Some(rate), Some(deadline)) => dropped(rate / cfg.vus as f64, deadline.min(wall), &cfg.per_vu, &attempted),
+        _ => 0,
+    };
+    Ok(HttpOutcome { recorder, stats, wall, interrupted: cancel.is_cancelled(), dropped, cost })
+}
+
+/// Requests each VU's schedule placed before `window` ended (at most its
+/// share of `--iterations`) that it never started: its requests ran late
+/// and the run ended first.
+fn dropped(vu_rate: f64, window: Duration, per_vu: &[u64], attempted: &[u64]) -> u64 {
+    let scheduled = (window.as_secs_f64() * vu_rate).ceil() as u64;
+    per_vu.iter().zip(attempted).map(|(&limit, &done)| scheduled.min(limit).saturating_sub(done)).sum()
+}
+
+/// The fixed body: the source only counts.
+struct Fixed {
+    left: u64,
+}
+
+impl Source for Fixed {
+    type Op = HttpOp;
+
+    async fn next(&mut self) -> Option<HttpOp> {
+        self.left = self.left.checked_sub(1)?;
+        Some(HttpOp::Fixed)
+    }
+}
+
+/// Rendered bodies travel from the producer thread in batches, so the
+/// channel hand-off costs once per batch, not once per request.
+#[derive(Default)]
+struct Bodies {
+    /// In reverse order: the next body is the last.
+    items: Vec<Vec<u8>>,
+    /// Rendering failed after these bodies.
+    error: Option<String>,
+}
+
+/// Bodies a batch holds at most (fewer when they are large).
+const BATCH: usize = 32;
+/// What the rendered bodies of one batch may weigh, roughly.
+const BATCH_BYTES: usize = 256 * 1024;
+
+/// A VU's templated bodies, rendered on its producer thread.
+struct Rendered {
+    feed: Feed<Bodies>,
+    ready: Bodies,
+    /// Sent bodies, collected to go back for refilling with the next batch.
+    spent: Bodies,
+}
+
+impl Rendered {
+    fn start(template: &BodyTemplate, seed: u64, vu: u32, requests: u64) -> Result<Rendered> {
+        let mut renderer = template.renderer(seed, vu).context("preparing the body template")?;
+        let mut probe = Vec::new();
+        // The template rendered once at startup; size the batches by it.
+        template.renderer(seed, vu).and_then(|mut r| r.render(&mut probe)).context("rendering the body template")?;
+        let batch = (BATCH_BYTES / probe.len().max(1)).clamp(1, BATCH);
+        let mut left = requests;
+        let pool = (0..producer::POOL).map(|_| Bodies::default()).collect();
+        let feed = producer::spawn(pool, move |b: &mut Bodies| {
+            let n = (batch as u64).min(left) as usize;
+            if n == 0 {
+                return false;
+            }
+            b.items.resize_with(n, Vec::new);
+            for i in (0..n).rev() {
+                if let Err(e) = renderer.render(&mut b.items[i]) {
+                    b.error = Some(format!("--body-template: {e}"));
+                    // Keep what rendered; the VU stops after sending it.
+                    b.items.drain(..=i);
+                    left = 0;
+                    return true;
+                }
+            }
+            left -= n as u64;
+            true
+        })
+        .context("starting a producer thread")?;
+        Ok(Rendered { feed, ready: Bodies::default(), spent: Bodies::default() })
+    }
+}
+
+impl Source for Rendered {
+    type Op = HttpOp;
+
+    async fn next(&mut self) -> Option<HttpOp> {
+        loop {
+            if let Some(body) = self.ready.items.pop() {
+                return Some(HttpOp::Rendered(body));
+            }
+            if let Some(e) = self.ready.error.take() {
+                return Some(HttpOp::RenderFailed(e));
+            }
+            let spent = std::mem::replace(&mut self.spent, std::mem::take(&mut self.ready));
+            self.feed.give_back(spent);
+            self.ready = self.feed.recv().await?;
+        }
+    }
+
+    fn recycle(&mut self, op: HttpOp) {
+        if let HttpOp::Rendered(body) = op {
+            self.spent.items.push(body);
+        }
+    }
+}
+
+/// k6's `sleep()` between iterations: the VU pauses before each request
+/// but the first. The pause is the user's think time, not the server's, so
+/// it happens before the request's intended start and is in no latency.
+struct ThinkTime<S> {
+    inner: S,
+    sleep: Option<Duration>,
+    first: bool,
+}
+
+impl<S> ThinkTime<S> {
+    fn new(inner: S, sleep: Option<Duration>) -> Self {
+        ThinkTime { inner, sleep, first: true }
+    }
+}
+
+impl<S: Source + Send> Source for ThinkTime<S> {
+    type Op = S::Op;
+
+    async fn next(&mut self) -> Option<S::Op> {
+        match self.sleep {
+            Some(d) if !self.first => tokio::time::sleep(d).await,
+            _ => self.first = false,
+        }
+        self.inner.next().await
+    }
+
+    fn recycle(&mut self, op: S::Op) {
+        self.inner.recycle(op)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropped_counts_what_the_schedule_wanted_and_never_started() {
+        let s = Duration::from_secs;
+        // 10 req/s per VU for 2 s: 20 scheduled each.
+        assert_eq!(dropped(10.0, s(2), &[u64::MAX, u64::MAX], &[20, 15]), 5);
+        // An iteration limit caps what was scheduled.
+        assert_eq!(dropped(10.0, s(2), &[12, 12], &[12, 10]), 2);
+        assert_eq!(dropped(10.0, s(2), &[u64::MAX], &[25]), 0);
+    }
+
+    #[test]
+    fn rendered_bodies_arrive_in_order_and_are_reused() {
+        let t = BodyTemplate::from_source("{{ iteration }}", "t.j2").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut src = Rendered::start(&t, 1, 0, 100).unwrap();
+            let mut seen = Vec::new();
+            while let Some(op) = src.next().await {
+                let HttpOp::Rendered(b) = &op else { panic!("{op:?}") };
+                seen.push(String::from_utf8(b.clone()).unwrap().parse::<u64>().unwrap());
+                src.recycle(op);
+            }
+            assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        });
+    }
+
+    #[test]
+    fn think_time_pauses_between_requests() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        rt.block_on(async {
+            let mut src = ThinkTime::new(Fixed { left: 3 }, Some(Duration::from_millis(50)));
+            let t = Instant::now();
+            let mut n = 0;
+            while src.next().await.is_some() {
+                n += 1;
+            }
+            assert_eq!(n, 3);
+            // Two pauses between three requests, and one before the end is found.
+            assert!(t.elapsed() >= Duration::from_millis(100), "{:?}", t.elapsed());
+        });
+    }
+}

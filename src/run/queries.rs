@@ -1,0 +1,89 @@
+//! A query run (`timeit`, `workload`): capture plans if asked, then run the
+//! mix with one connection per worker through the same worker loop as
+//! ingest, one phase per statement group, each recorded per query.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use super::{describe_server, progress::Progress, run_workers, worker, Setup};
+use crate::config::QueryConfig;
+use crate::model::{rng_for, Purpose};
+use crate::stats::cost::{ClientCost, CostMeter};
+use crate::stats::{Live, Recorder};
+use crate::target::PgTarget;
+use crate::workload::explain::{self, Explain};
+use crate::workload::{Chooser, QueryExecutor, QuerySpec};
+
+/// One group of queries measured together (a timeit statement, or the mix).
+pub struct PhaseOutcome {
+    pub queries: Arc<[QuerySpec]>,
+    /// One per query, merged across workers.
+    pub recorders: Vec<Recorder>,
+    /// `--explain`: the plan of each query, or why there is none.
+    pub explains: Vec<Result<Explain, String>>,
+    pub wall: Duration,
+}
+
+pub struct QueryOutcome {
+    pub setup: Setup,
+    pub phases: Vec<PhaseOutcome>,
+    pub interrupted: bool,
+    pub cost: ClientCost,
+}
+
+pub async fn queries(cfg: &QueryConfig, target: &PgTarget, cancel: CancellationToken) -> Result<QueryOutcome> {
+    let admin = target.connect().await?;
+    let mut setup = Setup::default();
+    describe_server(&admin, &mut setup).await?;
+    let meter = CostMeter::start();
+    let mut phases = Vec::with_capacity(cfg.phases.len());
+    for queries in &cfg.phases {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let explains = match cfg.explain {
+            Some(mode) => {
+                // Parameters from a stream of their own, so plans do not shift the measured mix.
+                let mut rng = rng_for(cfg.seed, u32::MAX, Purpose::Choice);
+                let now_us = chrono::Utc::now().timestamp_micros();
+                let mut out = Vec::with_capacity(queries.len());
+                for q in queries.iter() {
+                    let params: Vec<_> = q.params.iter().map(|p| p.sample(&mut rng, now_us)).collect();
+                    out.push(explain::capture(&admin, q, &params, mode).await);
+                }
+                out
+            }
+            None => Vec::new(),
+        };
+        let opening = (0..cfg.concurrency).map(|_| QueryExecutor::open(target, queries.clone(), cfg.protocol));
+        let executors =
+            futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+        let live = Arc::new(Live::default());
+        let progress = Progress::start(live.clone(), cfg.max_queries, "queries", cfg.quiet);
+        let plan = worker::Plan {
+            t0: Instant::now(),
+            deadline: cfg.duration,
+            rate: cfg.rate.map(|r| r / cfg.concurrency as f64),
+            warmup: cfg.warmup,
+            labels: queries.len(),
+            cancel: cancel.clone(),
+            live,
+        };
+        let pairs = executors
+            .into_iter()
+            .enumerate()
+            .map(|(w, executor)| {
+                let rng = rng_for(cfg.seed, w as u32, Purpose::Choice);
+                (Chooser::new(queries.clone(), rng, cfg.per_worker[w]), executor)
+            })
+            .collect();
+        let (_, recorders) = run_workers(&plan, pairs).await?;
+        let wall = plan.t0.elapsed();
+        progress.finish().await;
+        phases.push(PhaseOutcome { queries: queries.clone(), recorders, explains, wall });
+    }
+    Ok(QueryOutcome { setup, phases, interrupted: cancel.is_cancelled(), cost: meter.stop() })
+}

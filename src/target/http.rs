@@ -1,0 +1,630 @@
+//! An HTTP endpoint as a target: the API in front of a time-series database
+//! (QuantumLeap's `/v2/notify`, a CrateDB or a Prometheus write endpoint).
+//!
+//! Each VU owns one connection, reused for its next request (keep-alive) or
+//! opened anew for every request (`--no-keepalive`), so "connections
+//! opened" is exact and seed 003's connection-reuse question can be asked.
+//! Every request is timed per phase as k6 does (connecting, TLS
+//! handshaking, sending, waiting, receiving); see `wire` for why the HTTP/1.1
+//! framing is done here rather than by a client crate.
+
+pub mod check;
+pub mod wire;
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use hdrhistogram::Histogram;
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf as TokioReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+use self::check::Check;
+use self::wire::{ReadBuf, ReadError, RequestHead};
+use super::tls::{self, Verification};
+use crate::config::Warmup;
+use crate::error::{target, usage};
+use crate::run::worker::{warming_up, Executor, Operation};
+use crate::stats::recorder::{new_histogram, MAX_US};
+use crate::stats::OpError;
+
+/// Query parameters and headers whose values are never printed.
+const SECRET_WORDS: [&str; 7] = ["auth", "token", "key", "secret", "pass", "sig", "cookie"];
+
+/// Whether a header or query parameter called `name` holds a secret.
+pub fn is_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SECRET_WORDS.iter().any(|w| name.contains(w))
+}
+
+/// A parsed `http://` or `https://` URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Endpoint {
+    pub tls: bool,
+    /// Host name or IP address (IPv6 without brackets), for DNS and TLS.
+    pub host: String,
+    pub port: u16,
+    /// Path and query, as sent in the request line.
+    pub path: String,
+    /// The `Host` header: host, and the port when it is not the default.
+    pub authority: String,
+    /// `user` and `password` from the URL, sent as basic auth.
+    pub userinfo: Option<(String, String)>,
+    /// The URL with its password and secret-looking query values replaced by `***`.
+    pub redacted: String,
+}
+
+impl Endpoint {
+    /// `option` names where the URL came from, for messages.
+    pub fn parse(url: &str, option: &str) -> Result<Endpoint> {
+        let bad = |why: &str| usage(format!("{option} {url:?}: {why}; give a URL like http://host:8668/v2/notify"));
+        let uri: http::Uri = url.parse().map_err(|e| bad(&format!("not a URL ({e})")))?;
+        let tls = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            Some(other) => return Err(bad(&format!("scheme {other}: dbload http speaks http and https"))),
+            None => return Err(bad("no scheme")),
+        };
+        let auth = uri.authority().ok_or_else(|| bad("no host"))?;
+        let host = auth.host().trim_start_matches('[').trim_end_matches(']').to_owned();
+        if host.is_empty() {
+            return Err(bad("no host"));
+        }
+        let port = auth.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        let host_port = auth.as_str().rsplit_once('@').map_or(auth.as_str(), |(_, h)| h);
+        let userinfo = auth.as_str().rsplit_once('@').map(|(ui, _)| {
+            let (user, pass) = ui.split_once(':').unwrap_or((ui, ""));
+            (percent_decode(user), percent_decode(pass))
+        });
+        let path = match uri.path_and_query().map(|p| p.as_str()).unwrap_or("/") {
+            p if p.starts_with('/') => p.to_owned(),
+            p => format!("/{p}"),
+        };
+        let default_port = auth.port_u16().is_none_or(|p| p == if tls { 443 } else { 80 });
+        let authority = if default_port { auth.host().to_owned() } else { host_port.to_owned() };
+        let user = match &userinfo {
+            Some((u, p)) if !p.is_empty() => format!("{u}:***@"),
+            Some((u, _)) => format!("{u}@"),
+            None => String::new(),
+        };
+        let redacted = format!("{}://{user}{host_port}{}", if tls { "https" } else { "http" }, redact_query(&path));
+        Ok(Endpoint { tls, host, port, path, authority, userinfo, redacted })
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b[i], b.get(i + 1).and_then(|&c| hex(c)), b.get(i + 2).and_then(|&c| hex(c))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn redact_query(path: &str) -> String {
+    let Some((p, q)) = path.split_once('?') else { return path.to_owned() };
+    let params: Vec<String> = q
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if is_secret(k) => format!("{k}=***"),
+            _ => kv.to_owned(),
+        })
+        .collect();
+    format!("{p}?{}", params.join("&"))
+}
+
+/// Everything about the request that is the same for every request.
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    pub method: String,
+    pub endpoint: Endpoint,
+    /// Sent as given (auth included); the report shows secret ones redacted.
+    pub headers: Vec<(String, String)>,
+    /// The body of every request unless a template renders one per request.
+    pub body: Vec<u8>,
+    /// Whether a body goes out (`Content-Length` even when empty).
+    pub has_body: bool,
+    pub keepalive: bool,
+    pub insecure: bool,
+    pub timeout: Duration,
+    pub checks: Vec<Check>,
+}
+
+/// A resolved endpoint, ready to connect: addresses, TLS client, request head.
+pub struct HttpTarget {
+    spec: RequestSpec,
+    addrs: Vec<SocketAddr>,
+    tls: Option<(TlsConnector, ServerName<'static>)>,
+    head: RequestHead,
+    head_request: bool,
+    /// A status check decides which statuses pass; without one, non-2xx fails.
+    status_checked: bool,
+}
+
+impl HttpTarget {
+    /// Resolves the host name (once: like k6, DNS is not part of each request).
+    pub async fn resolve(spec: RequestSpec) -> Result<HttpTarget> {
+        let ep = &spec.endpoint;
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((ep.host.as_str(), ep.port))
+            .await
+            .map_err(|e| target(format!("cannot resolve {}: {e}: check the host name in the URL", ep.redacted)))?
+            .collect();
+        if addrs.is_empty() {
+            return Err(target(format!("{}: the host name has no address", ep.redacted)));
+        }
+        let tls = if ep.tls {
+            let verification = if spec.insecure { Verification::None } else { Verification::ChainAndName };
+            let mut config = tls::client_config(verification, || {
+                tls::system_roots().ok_or_else(|| {
+                    usage(format!(
+                        "{} is https, and this system has no trusted CA certificates to verify it: install the \
+                         ca-certificates package, or pass --insecure to encrypt without verifying the server",
+                        ep.redacted
+                    ))
+                })
+            })?;
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            let name = ServerName::try_from(ep.host.clone())
+                .map_err(|e| usage(format!("{}: {e}: not a host name TLS can verify", ep.redacted)))?;
+            Some((TlsConnector::from(Arc::new(config)), name))
+        } else {
+            None
+        };
+        let head =
+            RequestHead::new(&spec.method, &ep.path, &ep.authority, &spec.headers, !spec.keepalive, spec.has_body);
+        let head_request = spec.method == "HEAD";
+        let status_checked = spec.checks.iter().any(Check::is_status);
+        Ok(HttpTarget { spec, addrs, tls, head, head_request, status_checked })
+    }
+
+    pub fn spec(&self) -> &RequestSpec {
+        &self.spec
+    }
+
+    /// A new connection, and how long TCP and TLS took.
+    async fn connect(&self) -> Result<(Stream, Duration, Duration), ConnectError> {
+        let t = Instant::now();
+        let mut last = None;
+        let mut tcp = None;
+        for addr in &self.addrs {
+            match TcpStream::connect(addr).await {
+                Ok(s) => {
+                    tcp = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let tcp = match tcp {
+            Some(s) => s,
+            None => return Err(ConnectError::Tcp(last.unwrap_or_else(|| io::ErrorKind::NotFound.into()))),
+        };
+        // Requests are small and answered one by one: no Nagle delay.
+        tcp.set_nodelay(true).map_err(ConnectError::Tcp)?;
+        let connecting = t.elapsed();
+        let Some((connector, name)) = &self.tls else { return Ok((Stream::Plain(tcp), connecting, Duration::ZERO)) };
+        let t = Instant::now();
+        let tls = connector.connect(name.clone(), tcp).await.map_err(ConnectError::Tls)?;
+        Ok((Stream::Tls(Box::new(tls)), connecting, t.elapsed()))
+    }
+
+    /// Turns a failed first connection into a message that says what to check.
+    fn connect_error(&self, e: ConnectError) -> anyhow::Error {
+        let url = &self.spec.endpoint.redacted;
+        let advice = match &e {
+            ConnectError::Tcp(io) if io.kind() == io::ErrorKind::ConnectionRefused => {
+                "is the server running? check the host and port in the URL"
+            }
+            ConnectError::Tcp(_) => "check the host name and port, and that the server is reachable",
+            ConnectError::Tls(io) => match tls_error(io) {
+                Some(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::UnknownIssuer | rustls::CertificateError::BadSignature,
+                )) => {
+                    "the server's certificate is not signed by a CA this system trusts: add that CA to the \
+                     system's store, or pass --insecure to encrypt without verifying the server"
+                }
+                Some(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::NotValidForName | rustls::CertificateError::NotValidForNameContext { .. },
+                )) => {
+                    "the server's certificate is not issued for this host name: use a name it lists, or pass \
+                     --insecure"
+                }
+                Some(rustls::Error::InvalidCertificate(_)) => {
+                    "the server's certificate was rejected (expired or not yet valid?): renew it, check this \
+                     machine's clock, or pass --insecure"
+                }
+                _ => "the TLS handshake failed: is the server speaking https on this port?",
+            },
+        };
+        target(format!("cannot connect to {url}: {e}: {advice}"))
+    }
+}
+
+enum ConnectError {
+    Tcp(io::Error),
+    Tls(io::Error),
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::Tcp(e) => write!(f, "{e}"),
+            ConnectError::Tls(e) => write!(f, "TLS: {e}"),
+        }
+    }
+}
+
+/// tokio-rustls wraps the rustls error in an io::Error, reached through `get_ref`.
+fn tls_error(e: &io::Error) -> Option<&rustls::Error> {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>())
+}
+
+/// A connection, with or without TLS.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut TokioReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// One request of a VU: the fixed body, or one rendered for it.
+#[derive(Debug)]
+pub enum HttpOp {
+    /// The target's fixed body (`--body`, `--body-file`, or none).
+    Fixed,
+    /// A body rendered from `--body-template`.
+    Rendered(Vec<u8>),
+    /// The template failed to render: the VU stops, and says why.
+    RenderFailed(String),
+}
+
+impl Operation for HttpOp {
+    fn units(&self) -> u64 {
+        1
+    }
+}
+
+/// Pass and fail counts of one `--check`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckCount {
+    pub passes: u64,
+    pub fails: u64,
+}
+
+/// What the request loop itself does not know: the per-phase times of each
+/// request (µs histograms), bytes, connections and checks. One per VU,
+/// merged at the end; warm-up requests are left out, like everywhere else.
+#[derive(Debug, Clone)]
+pub struct HttpStats {
+    /// Sending + waiting + receiving: k6's `http_req_duration`.
+    pub duration: Histogram<u64>,
+    pub connecting: Histogram<u64>,
+    pub tls_handshaking: Histogram<u64>,
+    pub sending: Histogram<u64>,
+    pub waiting: Histogram<u64>,
+    pub receiving: Histogram<u64>,
+    /// Every connection opened, warm-up and setup included.
+    pub connections_opened: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// One per `--check`, in order.
+    pub checks: Vec<CheckCount>,
+    /// Responses per status code.
+    pub statuses: std::collections::BTreeMap<u16, u64>,
+}
+
+impl HttpStats {
+    pub fn new(checks: usize) -> HttpStats {
+        HttpStats {
+            duration: new_histogram(),
+            connecting: new_histogram(),
+            tls_handshaking: new_histogram(),
+            sending: new_histogram(),
+            waiting: new_histogram(),
+            receiving: new_histogram(),
+            connections_opened: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            checks: vec![CheckCount::default(); checks],
+            statuses: Default::default(),
+        }
+    }
+
+    fn histograms(&mut self) -> [&mut Histogram<u64>; 6] {
+        [
+            &mut self.duration,
+            &mut self.connecting,
+            &mut self.tls_handshaking,
+            &mut self.sending,
+            &mut self.waiting,
+            &mut self.receiving,
+        ]
+    }
+
+    pub fn merge(&mut self, mut o: HttpStats) {
+        for (a, b) in self.histograms().into_iter().zip(o.histograms()) {
+            a.add(&*b).expect("same bounds");
+        }
+        self.connections_opened += o.connections_opened;
+        self.bytes_sent += o.bytes_sent;
+        self.bytes_received += o.bytes_received;
+        for (a, b) in self.checks.iter_mut().zip(&o.checks) {
+            a.passes += b.passes;
+            a.fails += b.fails;
+        }
+        for (status, n) in o.statuses {
+            *self.statuses.entry(status).or_default() += n;
+        }
+    }
+
+    fn record(&mut self, p: &Phases) {
+        // Zero stays zero here (a reused connection took no connecting).
+        let us = |d: Duration| (d.as_micros() as u64).min(MAX_US);
+        let values = [p.sending + p.waiting + p.receiving, p.connecting, p.tls, p.sending, p.waiting, p.receiving];
+        for (h, v) in self.histograms().into_iter().zip(values) {
+            h.saturating_record(us(v));
+        }
+    }
+}
+
+/// The phases of one request (k6's definitions).
+#[derive(Debug, Default)]
+struct Phases {
+    connecting: Duration,
+    tls: Duration,
+    sending: Duration,
+    waiting: Duration,
+    receiving: Duration,
+}
+
+/// A VU's connection state: the stream and the buffers it reuses.
+#[derive(Default)]
+struct Conn {
+    stream: Option<Stream>,
+    write: Vec<u8>,
+    read: ReadBuf,
+    body: Vec<u8>,
+}
+
+/// What could go wrong in one exchange, before it is classified.
+enum Failure {
+    Connect(ConnectError),
+    Write(io::Error),
+    Read(ReadError),
+}
+
+/// Runs one VU's requests on its own connection.
+pub struct HttpExecutor {
+    target: Arc<HttpTarget>,
+    conn: Conn,
+    pub stats: HttpStats,
+    t0: Instant,
+    warmup: Warmup,
+    attempted: u64,
+}
+
+impl HttpExecutor {
+    /// Opens the VU's first connection, so that an unreachable target is
+    /// found before the run starts (and reported with exit code 3).
+    pub async fn open(target: Arc<HttpTarget>) -> Result<HttpExecutor> {
+        let (stream, _, _) = target.connect().await.map_err(|e| target.connect_error(e))?;
+        let mut stats = HttpStats::new(target.spec.checks.len());
+        stats.connections_opened = 1;
+        let conn = Conn { stream: Some(stream), ..Default::default() };
+        Ok(HttpExecutor { target, conn, stats, t0: Instant::now(), warmup: Warmup::None, attempted: 0 })
+    }
+
+    /// The run's start and warm-up, as the worker loop has them, so that
+    /// warm-up requests stay out of these figures too.
+    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
+        self.t0 = t0;
+        self.warmup = warmup;
+    }
+
+    /// One request and its response, each phase timed.
+    async fn exchange(t: &HttpTarget, c: &mut Conn, body: &[u8], ph: &mut Phases) -> Result<wire::Response, Failure> {
+        let stream = match &mut c.stream {
+            Some(s) => s,
+            None => {
+                let (s, connecting, tls) = t.connect().await.map_err(Failure::Connect)?;
+                ph.connecting = connecting;
+                ph.tls = tls;
+                c.read.clear();
+                c.stream.insert(s)
+            }
+        };
+        c.write.clear();
+        t.head.encode(body, &mut c.write);
+        let sending = Instant::now();
+        stream.write_all(&c.write).await.map_err(Failure::Write)?;
+        stream.flush().await.map_err(Failure::Write)?;
+        let sent = Instant::now();
+        c.body.clear();
+        let r =
+            wire::read_response(stream, &mut c.read, Some(&mut c.body), t.head_request).await.map_err(Failure::Read)?;
+        let done = Instant::now();
+        ph.sending = sent - sending;
+        ph.waiting = r.first_byte.saturating_duration_since(sent);
+        ph.receiving = done.saturating_duration_since(r.first_byte.max(sent));
+        Ok(r)
+    }
+
+    /// Counts the checks of a response; the first that fails, or a
+    /// non-2xx status when no check decides on statuses, fails the request.
+    fn judge(&mut self, r: &wire::Response, record: bool) -> Result<u64, OpError> {
+        let body = &self.conn.body;
+        let mut failed: Option<&Check> = None;
+        for (i, check) in self.target.spec.checks.iter().enumerate() {
+            let holds = check.holds(r.status, body);
+            if record {
+                let count = &mut self.stats.checks[i];
+                if holds {
+                    count.passes += 1;
+                } else {
+                    count.fails += 1;
+                }
+            }
+            if !holds && failed.is_none() {
+                failed = Some(check);
+            }
+        }
+        let excerpt = || {
+            let text = String::from_utf8_lossy(&body[..body.len().min(200)]).replace(['\n', '\r'], " ");
+            format!("{} {}{}{}", r.status, r.reason, if text.is_empty() { "" } else { ": " }, text)
+        };
+        if let Some(check) = failed {
+            return Err(OpError { class: format!("check {}", check.text), message: excerpt(), fatal: false });
+        }
+        if !self.target.status_checked && !(200..300).contains(&r.status) {
+            return Err(OpError { class: format!("status {}xx", r.status / 100), message: excerpt(), fatal: false });
+        }
+        Ok(1)
+    }
+}
+
+fn classify(f: Failure) -> OpError {
+    let io_class = |e: &io::Error| match e.kind() {
+        io::ErrorKind::ConnectionRefused => "connection refused".to_owned(),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted => {
+            "connection reset".to_owned()
+        }
+        io::ErrorKind::TimedOut => "timeout".to_owned(),
+        kind => format!("io: {kind}"),
+    };
+    let (class, message) = match f {
+        Failure::Connect(ConnectError::Tcp(e)) => (format!("connect: {}", io_class(&e)), e.to_string()),
+        Failure::Connect(ConnectError::Tls(e)) => ("tls".to_owned(), e.to_string()),
+        Failure::Write(e) => (io_class(&e), format!("sending the request: {e}")),
+        Failure::Read(ReadError::Io(e)) => (io_class(&e), format!("reading the response: {e}")),
+        Failure::Read(ReadError::Closed { partial }) => (
+            "connection closed".to_owned(),
+            if partial { "the server closed the connection mid-response" } else { "the server closed the connection" }
+                .to_owned(),
+        ),
+        Failure::Read(ReadError::Malformed(m)) => ("bad response".to_owned(), m),
+    };
+    OpError { class, message, fatal: false }
+}
+
+impl Executor<HttpOp> for HttpExecutor {
+    async fn execute(&mut self, op: &mut HttpOp) -> Result<u64, OpError> {
+        let warm = warming_up(self.warmup, self.t0.elapsed(), self.attempted);
+        self.attempted += 1;
+        let target = &*self.target;
+        let body: &[u8] = match op {
+            HttpOp::Fixed => &target.spec.body,
+            HttpOp::Rendered(b) => b,
+            HttpOp::RenderFailed(msg) => {
+                return Err(OpError { class: "body template".into(), message: msg.clone(), fatal: true })
+            }
+        };
+        let mut ph = Phases::default();
+        let had_connection = self.conn.stream.is_some();
+        let outcome =
+            tokio::time::timeout(target.spec.timeout, Self::exchange(target, &mut self.conn, body, &mut ph)).await;
+        if !had_connection && self.conn.stream.is_some() {
+            self.stats.connections_opened += 1;
+        }
+        let result = match outcome {
+            Ok(Ok(r)) => {
+                if !warm {
+                    self.stats.record(&ph);
+                    self.stats.bytes_sent += self.conn.write.len() as u64;
+                    self.stats.bytes_received += r.wire_bytes;
+                    *self.stats.statuses.entry(r.status).or_default() += 1;
+                }
+                if !(r.keep_alive && target.spec.keepalive) {
+                    self.conn.stream = None;
+                }
+                return self.judge(&r, !warm);
+            }
+            Ok(Err(f)) => classify(f),
+            Err(_) => OpError {
+                class: "timeout".into(),
+                message: format!("no complete response within {:?} (--timeout)", target.spec.timeout),
+                fatal: false,
+            },
+        };
+        // Whatever state the connection is in, it cannot carry the next request.
+        self.conn.stream = None;
+        Err(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        let e = Endpoint::parse("http://ql:8668/v2/notify", "URL").unwrap();
+        assert_eq!((e.tls, e.host.as_str(), e.port, e.path.as_str()), (false, "ql", 8668, "/v2/notify"));
+        assert_eq!(e.authority, "ql:8668");
+        let e = Endpoint::parse("https://u:p%40ss@[::1]/x?apikey=s3cret&limit=10", "URL").unwrap();
+        assert_eq!((e.tls, e.host.as_str(), e.port), (true, "::1", 443));
+        assert_eq!(e.authority, "[::1]");
+        assert_eq!(e.userinfo, Some(("u".into(), "p@ss".into())));
+        assert_eq!(e.redacted, "https://u:***@[::1]/x?apikey=***&limit=10");
+        let e = Endpoint::parse("http://h:80?x=1", "URL").unwrap();
+        assert_eq!((e.path.as_str(), e.authority.as_str()), ("/?x=1", "h"));
+        for bad in ["ftp://h/", "h:80", "/path", "http://"] {
+            let err = Endpoint::parse(bad, "URL").unwrap_err();
+            assert_eq!(crate::error::exit_code(&err), 2, "{bad}");
+            assert!(err.to_string().starts_with("URL"), "{err}");
+        }
+    }
+
+    #[test]
+    fn secrets() {
+        for name in ["Authorization", "X-Api-Key", "Cookie", "X-Auth-Token", "password"] {
+            assert!(is_secret(name), "{name}");
+        }
+        assert!(!is_secret("Content-Type") && !is_secret("Fiware-Service"));
+    }
+}

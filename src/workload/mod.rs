@@ -1,0 +1,209 @@
+//! Query workloads: which query runs next (a weighted choice with fresh
+//! parameters), and how it is sent. Both plug into the one worker loop as
+//! its [`Source`] and [`Executor`].
+
+pub mod explain;
+pub mod file;
+pub mod params;
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use futures_util::{pin_mut, TryStreamExt};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+pub use file::QuerySpec;
+use params::Value;
+
+use crate::cli::Protocol;
+use crate::run::worker::{Executor, Operation, Source};
+use crate::stats::OpError;
+use crate::target::sink::classify;
+use crate::target::PgTarget;
+
+/// One execution of one query of the mix, with its parameters drawn.
+#[derive(Debug)]
+pub struct QueryOp {
+    pub label: usize,
+    pub params: Vec<Value>,
+}
+
+impl Operation for QueryOp {
+    fn units(&self) -> u64 {
+        1
+    }
+    fn label(&self) -> usize {
+        self.label
+    }
+}
+
+/// Picks the next query by ratio, draws its parameters, and stops after
+/// `remaining` queries. One per worker, each with its own random stream.
+pub struct Chooser {
+    queries: Arc<[QuerySpec]>,
+    /// Running sums of the ratios, for the weighted choice.
+    cumulative: Vec<f64>,
+    rng: ChaCha8Rng,
+    remaining: u64,
+}
+
+impl Chooser {
+    pub fn new(queries: Arc<[QuerySpec]>, rng: ChaCha8Rng, remaining: u64) -> Self {
+        let cumulative = queries
+            .iter()
+            .scan(0.0, |sum, q| {
+                *sum += q.ratio;
+                Some(*sum)
+            })
+            .collect();
+        Chooser { queries, cumulative, rng, remaining }
+    }
+
+    fn choose(&mut self) -> usize {
+        let total = *self.cumulative.last().expect("a workload has queries");
+        let x = self.rng.random_range(0.0..total);
+        self.cumulative.iter().position(|&c| x < c).unwrap_or(self.cumulative.len() - 1)
+    }
+}
+
+impl Source for Chooser {
+    type Op = QueryOp;
+
+    async fn next(&mut self) -> Option<QueryOp> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let label = self.choose();
+        let now_us = chrono::Utc::now().timestamp_micros();
+        let params = self.queries[label].params.iter().map(|p| p.sample(&mut self.rng, now_us)).collect();
+        Some(QueryOp { label, params })
+    }
+}
+
+/// Replaces `$1`, `$2` ... with SQL literals, for the simple protocol (which
+/// has no bound parameters). Quoted strings and identifiers are left alone.
+pub fn inline_params(sql: &str, params: &[Value]) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.char_indices().peekable();
+    let mut quote: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '$') => {
+                let digits: String = sql[i + 1..].chars().take_while(|d| d.is_ascii_digit()).collect();
+                if let Some(v) = digits.parse::<usize>().ok().and_then(|n| params.get(n.wrapping_sub(1))) {
+                    out.push_str(&v.to_sql_literal());
+                    for _ in 0..digits.len() {
+                        chars.next();
+                    }
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A worker's connection, sending queries with the chosen protocol.
+pub struct QueryExecutor {
+    client: Client,
+    protocol: Protocol,
+    queries: Arc<[QuerySpec]>,
+    /// With `Protocol::Prepared`: one statement per query, prepared at open;
+    /// a query the server refuses to prepare fails at every execution,
+    /// counted like any failed query rather than stopping the run.
+    prepared: Vec<Result<Statement, tokio_postgres::Error>>,
+}
+
+impl QueryExecutor {
+    pub async fn open(target: &PgTarget, queries: Arc<[QuerySpec]>, protocol: Protocol) -> Result<Self> {
+        let client = target.connect().await?;
+        let mut prepared = Vec::new();
+        if protocol == Protocol::Prepared {
+            for q in queries.iter() {
+                prepared.push(client.prepare(&q.query).await);
+            }
+        }
+        Ok(QueryExecutor { client, protocol, queries, prepared })
+    }
+
+    async fn run(&self, op: &QueryOp) -> Result<u64, OpError> {
+        let closed = || self.client.is_closed();
+        let query = &self.queries[op.label];
+        let result = match self.protocol {
+            Protocol::Simple => {
+                let sql = inline_params(&query.query, &op.params);
+                let messages = self.client.simple_query(&sql).await;
+                messages.map(|m| m.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_))).count() as u64)
+            }
+            Protocol::Extended => drain(&self.client, query.query.as_str(), &op.params).await,
+            Protocol::Prepared => match &self.prepared[op.label] {
+                Ok(statement) => drain(&self.client, statement, &op.params).await,
+                Err(e) => return Err(classify(e, closed())),
+            },
+        };
+        result.map_err(|e| classify(&e, closed()))
+    }
+}
+
+/// Runs a query and reads every row it returns (the client must pay for
+/// the result, as an application would); returns how many there were.
+async fn drain<T>(client: &Client, statement: &T, params: &[Value]) -> Result<u64, tokio_postgres::Error>
+where
+    T: ?Sized + tokio_postgres::ToStatement,
+{
+    let rows = client.query_raw(statement, params).await?;
+    pin_mut!(rows);
+    let mut n = 0;
+    while rows.try_next().await?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}
+
+impl Executor<QueryOp> for QueryExecutor {
+    async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
+        self.run(op).await.map(|_rows| 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{rng_for, Purpose};
+
+    fn spec(name: &str, ratio: f64) -> QuerySpec {
+        QuerySpec { name: name.into(), query: "select 1".into(), ratio, params: vec![], line: 1 }
+    }
+
+    #[test]
+    fn weighted_choice_converges_to_the_ratios() {
+        let queries: Arc<[QuerySpec]> = vec![spec("a", 0.7), spec("b", 0.2), spec("c", 0.1)].into();
+        let mut chooser = Chooser::new(queries, rng_for(5, 0, Purpose::Choice), 0);
+        let mut counts = [0u32; 3];
+        for _ in 0..100_000 {
+            counts[chooser.choose()] += 1;
+        }
+        for (count, want) in counts.iter().zip([0.7, 0.2, 0.1]) {
+            let share = *count as f64 / 100_000.0;
+            assert!((share - want).abs() < 0.01, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn inlines_parameters_outside_quotes() {
+        let params = [Value::Int(3), Value::Text("O'Brien".into())];
+        assert_eq!(
+            inline_params("select '$1', \"$2\" from t where a = $1 and b = $2 and c = $3", &params),
+            "select '$1', \"$2\" from t where a = 3 and b = 'O''Brien' and c = $3"
+        );
+        assert_eq!(inline_params("select $10", &params), "select $10");
+    }
+}

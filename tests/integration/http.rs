@@ -1,0 +1,384 @@
+//! `dbload http` against a real HTTP server that each test starts on
+//! loopback: a small hyper server (plain or TLS with a self-signed
+//! certificate) that counts the connections it accepted and records every
+//! request it received, so the tests compare what dbload reports with what
+//! the server saw.
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+
+use crate::support::{dbload_bin, ensure, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("http::requests_and_connections_are_counted", requests_and_connections_are_counted),
+        ("http::template_bodies_differ", template_bodies_differ),
+        ("http::failed_checks_are_counted", failed_checks_are_counted),
+        ("http::open_loop_rate_is_held", open_loop_rate_is_held),
+        ("http::no_keepalive_opens_a_connection_per_request", no_keepalive_opens_a_connection_per_request),
+        ("http::tls_is_verified_unless_insecure", tls_is_verified_unless_insecure),
+        ("http::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option),
+        ("http::unreachable_target_exits_3", unreachable_target_exits_3),
+        ("http::json_report_matches_its_schema", json_report_matches_its_schema),
+        ("http::secrets_are_never_printed", secrets_are_never_printed),
+    ]
+}
+
+/// What the test server saw.
+#[derive(Default)]
+struct Seen {
+    connections: AtomicU64,
+    requests: AtomicU64,
+    /// Method, path, Authorization header and body of every request.
+    log: Mutex<Vec<(String, String, Option<String>, Vec<u8>)>>,
+}
+
+impl Seen {
+    fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+    fn connections(&self) -> u64 {
+        self.connections.load(Ordering::SeqCst)
+    }
+    fn bodies(&self) -> Vec<Vec<u8>> {
+        self.log.lock().unwrap().iter().map(|r| r.3.clone()).collect()
+    }
+}
+
+/// A loopback HTTP server on its own thread and runtime, stopped on drop.
+/// `/flaky` answers 500 to every 4th request, `/status/N` answers N, and
+/// everything else 200 with `{"ok":true,"n":N}`.
+struct Server {
+    url: String,
+    seen: Arc<Seen>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop.take().map(|s| s.send(()));
+        let _ = self.thread.take().map(|t| t.join());
+    }
+}
+
+async fn answer(seen: Arc<Seen>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let n = seen.requests.fetch_add(1, Ordering::SeqCst) + 1;
+    let method = req.method().to_string();
+    let path = req.uri().path().to_string();
+    let auth = req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let body = req.into_body().collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
+    seen.log.lock().unwrap().push((method, path.clone(), auth, body));
+    let status = match path.strip_prefix("/status/").and_then(|s| s.parse().ok()) {
+        Some(code) => code,
+        None if path == "/flaky" && n % 4 == 0 => 500,
+        None => 200,
+    };
+    let text = format!(r#"{{"ok":{},"n":{n}}}"#, status < 400);
+    Ok(Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Full::new(text.into()))
+        .unwrap())
+}
+
+/// A self-signed certificate for 127.0.0.1, as a rustls server config.
+fn tls_config() -> Result<Arc<rustls::ServerConfig>> {
+    let key = rcgen::KeyPair::generate()?;
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])?.self_signed(&key)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let der = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).map_err(anyhow::Error::msg)?;
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], der)?;
+    Ok(Arc::new(config))
+}
+
+impl Server {
+    fn start(tls: bool) -> Result<Server> {
+        let seen = Arc::new(Seen::default());
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        std_listener.set_nonblocking(true)?;
+        let port = std_listener.local_addr()?.port();
+        let acceptor = if tls { Some(tokio_rustls::TlsAcceptor::from(tls_config()?)) } else { None };
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let seen2 = seen.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+                loop {
+                    let (tcp, _) = tokio::select! {
+                        _ = &mut stopped => break,
+                        r = listener.accept() => match r { Ok(c) => c, Err(_) => continue },
+                    };
+                    seen2.connections.fetch_add(1, Ordering::SeqCst);
+                    let seen = seen2.clone();
+                    let acceptor = acceptor.clone();
+                    tokio::spawn(async move {
+                        let service = hyper::service::service_fn(move |req| answer(seen.clone(), req));
+                        let http = hyper::server::conn::http1::Builder::new();
+                        match acceptor {
+                            Some(a) => {
+                                if let Ok(s) = a.accept(tcp).await {
+                                    let _ = http.serve_connection(TokioIo::new(s), service).await;
+                                }
+                            }
+                            None => {
+                                let _ = http.serve_connection(TokioIo::new(tcp), service).await;
+                            }
+                        }
+                    });
+                }
+            });
+        });
+        let scheme = if tls { "https" } else { "http" };
+        Ok(Server { url: format!("{scheme}://127.0.0.1:{port}"), seen, stop: Some(stop), thread: Some(thread) })
+    }
+}
+
+/// `dbload http ARGS --quiet`, in process, with no environment.
+fn http(args: &[&str]) -> Result<dbload::Outcome<dbload::report::http::HttpReport>> {
+    let argv = ["dbload", "http", "--quiet"].iter().chain(args);
+    let dbload::cli::Command::Http(a) = dbload::cli::Cli::try_parse_from(argv)?.command else { unreachable!() };
+    let mut out = Vec::new();
+    dbload::http(a, &|_| None, &mut out)
+}
+
+const NOTIFY: &str = r#"{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"},"pressure":{"value":720,"type":"Integer"}}]}"#;
+
+fn requests_and_connections_are_counted(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("notify.json");
+    std::fs::write(&file, NOTIFY)?;
+    let url = format!("{}/v2/notify", server.url);
+    let out = http(&["POST", &url, "--body-file", file.to_str().unwrap(), "--vus", "4", "--iterations", "203"])?;
+    let r = &out.report;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, r.error_classes))?;
+    ensure(r.http_reqs == 203 && r.requests_ok == 203, || format!("reported {} requests", r.http_reqs))?;
+    ensure(server.seen.requests() == 203, || format!("server saw {}", server.seen.requests()))?;
+    ensure(server.seen.connections() == 4 && r.connections_opened == 4, || {
+        format!("connections: server {}, report {}", server.seen.connections(), r.connections_opened)
+    })?;
+    ensure(server.seen.bodies().iter().all(|b| b == NOTIFY.as_bytes()), || "a body differs from the file".into())?;
+    let log = server.seen.log.lock().unwrap();
+    ensure(log.iter().all(|(m, p, _, _)| m == "POST" && p == "/v2/notify"), || format!("{:?}", log[0]))?;
+    ensure(r.statuses.get("200") == Some(&203), || format!("{:?}", r.statuses))?;
+    ensure(r.data_sent_bytes > 203 * NOTIFY.len() as u64, || format!("data sent {}", r.data_sent_bytes))?;
+    let d = r.http_req_duration_ms.as_ref().context("no duration")?;
+    ensure(d.count == 203 && d.max < 5000.0, || format!("{d:?}"))
+}
+
+fn template_bodies_differ(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("notify.j2");
+    std::fs::write(
+        &file,
+        r#"{"data":[{"id":"{{ entity('Room:', 50) }}","n":{{ iteration }},"vu":{{ vu }},"t":{{ walk('t', 23.3, 0.5) | round(2) }},"at":"{{ now() }}"}]}"#,
+    )?;
+    let out = http(&[&server.url, "--body-template", file.to_str().unwrap(), "--vus", "3", "--iterations", "300"])?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    let bodies = server.seen.bodies();
+    ensure(bodies.len() == 300, || format!("{} bodies", bodies.len()))?;
+    let mut keys = std::collections::HashSet::new();
+    let mut ids = std::collections::HashSet::new();
+    for b in &bodies {
+        let v: serde_json::Value =
+            serde_json::from_slice(b).with_context(|| String::from_utf8_lossy(b).into_owned())?;
+        let d = &v["data"][0];
+        keys.insert((d["vu"].as_u64(), d["n"].as_u64()));
+        ids.insert(d["id"].as_str().unwrap_or_default().to_string());
+    }
+    // Every VU sent its iterations 0..100 once; ids spread over the range.
+    ensure(keys.len() == 300, || format!("{} distinct (vu, iteration) pairs", keys.len()))?;
+    ensure(ids.len() > 30 && ids.iter().all(|i| i.starts_with("Room:")), || format!("{} ids", ids.len()))?;
+    // POST without a method given, since there is a body.
+    let all_post = server.seen.log.lock().unwrap().iter().all(|r| r.0 == "POST");
+    ensure(all_post, || "not POST".into())
+}
+
+fn failed_checks_are_counted(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let flaky = format!("{}/flaky", server.url);
+    let out = http(&[&flaky, "--iterations", "100", "--vus", "2", "--check", "status=200", "--check", "body~\"ok\""])?;
+    let r = &out.report;
+    ensure(out.exit_code == 1, || format!("exit {}", out.exit_code))?;
+    ensure(r.requests_ok == 75 && r.errors == 25 && r.http_reqs == 100, || {
+        format!("{} ok, {} errors", r.requests_ok, r.errors)
+    })?;
+    ensure(r.checks[0].passes == 75 && r.checks[0].fails == 25, || format!("{:?}", r.checks))?;
+    ensure(r.checks[1].passes == 100, || format!("{:?}", r.checks))?;
+    let e = &r.error_classes;
+    ensure(e.len() == 1 && e[0].class == "check status=200" && e[0].count == 25, || format!("{e:?}"))?;
+    ensure(e[0].example.starts_with("500"), || e[0].example.clone())?;
+    ensure((r.http_req_failed_rate - 0.25).abs() < 1e-9, || format!("{}", r.http_req_failed_rate))?;
+    let text = dbload::report::http::render(r);
+    ensure(text.contains("✗ status=200") && text.contains("✓ 75 / ✗ 25") && text.contains("✓ body~"), || {
+        text.clone()
+    })?;
+
+    // No status check: a non-2xx status is an error by its class.
+    let out = http(&[&format!("{}/status/503", server.url), "--iterations", "10"])?;
+    let e = &out.report.error_classes;
+    ensure(out.exit_code == 1 && e[0].class == "status 5xx" && e[0].count == 10, || format!("{e:?}"))?;
+    // A status check that expects it makes it a success; a JSON check reads the body.
+    let out = http(&[
+        &format!("{}/status/404", server.url),
+        "-n",
+        "10",
+        "--check",
+        "status=4xx",
+        "--check",
+        "json:$.ok=false",
+    ])?;
+    ensure(out.exit_code == 0, || format!("{:?}", out.report.error_classes))
+}
+
+fn open_loop_rate_is_held(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let out = http(&[&server.url, "--rate", "300", "--duration", "3s", "--vus", "10"])?;
+    let r = &out.report;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, r.error_classes))?;
+    let rate = r.http_reqs_per_sec;
+    ensure((rate - 300.0).abs() <= 30.0, || format!("{rate:.1} requests/s, want 300 ± 10%"))?;
+    let seen = server.seen.requests() as f64;
+    ensure((seen - 900.0).abs() <= 90.0, || format!("server saw {seen}, want 900 ± 10%"))?;
+    ensure(r.dropped == Some(0) && r.late.is_some(), || format!("dropped {:?}, late {:?}", r.dropped, r.late))?;
+    ensure(r.response_time_ms.is_some() && r.http_req_blocked_ms.is_some(), || "no response time".into())
+}
+
+fn no_keepalive_opens_a_connection_per_request(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let out = http(&[&server.url, "--vus", "2", "--iterations", "40", "--no-keepalive"])?;
+    ensure(out.exit_code == 0, || format!("{:?}", out.report.error_classes))?;
+    ensure(server.seen.connections() == 40 && out.report.connections_opened == 40, || {
+        format!("server accepted {}, report {}", server.seen.connections(), out.report.connections_opened)
+    })?;
+    let c = out.report.http_req_connecting_ms.as_ref().context("no connecting times")?;
+    // The first request of each VU uses the connection opened at setup.
+    ensure(c.count == 40 && c.max > 0.0, || format!("{c:?}"))?;
+
+    let again = Server::start(false)?;
+    let out = http(&[&again.url, "--vus", "2", "--iterations", "40", "--keepalive"])?;
+    ensure(again.seen.connections() == 2 && out.report.connections_opened == 2, || {
+        format!("keep-alive: server accepted {}", again.seen.connections())
+    })
+}
+
+fn tls_is_verified_unless_insecure(_: &Ctx) -> Result<()> {
+    let server = Server::start(true)?;
+    let url = format!("{}/v2/notify", server.url);
+    // The self-signed certificate is in no trust store: refused, exit 3, with advice.
+    let (code, stdout, stderr) = dbload_bin(&["http", &url, "-n", "5", "--quiet"], &[]);
+    ensure(code == 3 && stdout.is_empty(), || format!("exit {code}: {stderr}"))?;
+    ensure(stderr.contains("certificate") && stderr.contains("--insecure"), || stderr.clone())?;
+    let out = http(&[&url, "-n", "5", "--insecure", "-d", "{}"])?;
+    let r = &out.report;
+    ensure(out.exit_code == 0 && server.seen.requests() == 5, || format!("{:?}", r.error_classes))?;
+    ensure(r.setup.tls && !r.setup.tls_verified, || "the report must say the server was not verified".into())?;
+    let t = r.http_req_tls_handshaking_ms.as_ref().context("no TLS times")?;
+    ensure(t.count == 5, || format!("{t:?}"))?;
+    ensure(dbload::report::http::render(r).contains("NOT verified"), || "text does not warn".into())
+}
+
+fn bad_input_exits_2_naming_the_option(_: &Ctx) -> Result<()> {
+    for (args, culprit) in [
+        ("http://127.0.0.1:1/ --vus 0", "--vus"),
+        ("http://127.0.0.1:1/ --rate 0", "--rate"),
+        ("http://127.0.0.1:1/ --duration forever", "--duration"),
+        ("http://127.0.0.1:1/ --check latency<5", "--check"),
+        ("http://127.0.0.1:1/ --body-file /no/such/file", "--body-file"),
+        ("http://127.0.0.1:1/ --body-file /etc/hostname --body x", "--body"),
+        ("http://127.0.0.1:1/ -H NoColon", "--header"),
+        ("ftp://127.0.0.1/", "URL"),
+        ("http://127.0.0.1:1/ --rate 10 --sleep 1s", "--sleep"),
+    ] {
+        let mut argv = vec!["http"];
+        argv.extend(args.split_whitespace());
+        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+        ensure(code == 2, || format!("{args}: exit {code}, stderr {stderr}"))?;
+        ensure(stderr.contains(culprit), || format!("{args}: stderr does not name {culprit}: {stderr}"))?;
+        ensure(stdout.is_empty(), || format!("{args}: printed a report: {stdout}"))?;
+    }
+    // A template mistake names the file and line.
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("bad.j2");
+    std::fs::write(&file, "{\n  \"id\": {{ nosuch_function(1) }}\n}")?;
+    let (code, _, stderr) =
+        dbload_bin(&["http", "http://127.0.0.1:1/", "--body-template", file.to_str().unwrap()], &[]);
+    ensure(code == 2 && stderr.contains("bad.j2, line 2"), || format!("exit {code}: {stderr}"))
+}
+
+fn unreachable_target_exits_3(_: &Ctx) -> Result<()> {
+    let (code, stdout, stderr) = dbload_bin(&["http", "http://app:hunter2@127.0.0.1:1/x", "-n", "3"], &[]);
+    ensure(code == 3 && stdout.is_empty(), || format!("exit {code}: {stderr}"))?;
+    ensure(stderr.contains("127.0.0.1:1") && !stderr.contains("hunter2"), || stderr.clone())
+}
+
+fn json_report_matches_its_schema(_: &Ctx) -> Result<()> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schema/http-report.schema.json")).context("schema file")?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let server = Server::start(false)?;
+    let dir = tempfile::tempdir()?;
+    let template = dir.path().join("t.j2");
+    std::fs::write(&template, r#"{"v":{{ randint(1, 9) }}}"#)?;
+    let file = dir.path().join("report.json");
+    let flaky = format!("{}/flaky", server.url);
+    for args in [
+        vec![server.url.as_str(), "-n", "20"],
+        vec![&flaky, "--rate", "100", "--duration", "1s", "--check", "status=200", "--warmup", "5"],
+        vec![&flaky, "--body-template", template.to_str().unwrap(), "--vus", "2", "-n", "30", "--sleep", "1ms"],
+    ] {
+        let mut argv = vec!["http", "--output", "json", "--quiet", "--report", file.to_str().unwrap()];
+        argv.extend(args.iter().copied());
+        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+        ensure(code == 0 || code == 1, || format!("{args:?}: exit {code}: {stderr}"))?;
+        let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
+        let errors: Vec<String> =
+            validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+        ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
+        ensure(report["exit_code"] == code && report["command"] == "http", || stdout.clone())?;
+        let from_file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+        ensure(from_file["http_reqs"] == report["http_reqs"], || "--report file differs from stdout".into())?;
+    }
+    Ok(())
+}
+
+fn secrets_are_never_printed(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let with_password = server.url.replace("http://", "http://app:hunter2@") + "/x?apikey=sesame&limit=3";
+    let bearer_url = format!("{}/y", server.url);
+    for (args, secret) in [
+        (vec!["http", &with_password, "-n", "3"], "hunter2"),
+        (vec!["http", &bearer_url, "-n", "3", "--bearer", "tok3n", "-H", "X-Api-Key: k3y"], "tok3n"),
+    ] {
+        for format in ["text", "json"] {
+            let mut argv = args.clone();
+            argv.extend(["--output", format, "--quiet"]);
+            let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+            ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+            for s in [secret, "sesame", "k3y", "YXBwOmh1bnRlcjI"] {
+                ensure(!stdout.contains(s) && !stderr.contains(s), || format!("{s} printed: {stdout}"))?;
+            }
+            ensure(stdout.contains("***"), || format!("nothing shown redacted: {stdout}"))?;
+        }
+    }
+    // The secrets were sent all the same.
+    let log = server.seen.log.lock().unwrap();
+    ensure(log.iter().any(|r| r.2.as_deref() == Some("Basic YXBwOmh1bnRlcjI=")), || "no basic auth sent".into())?;
+    ensure(log.iter().any(|r| r.2.as_deref() == Some("Bearer tok3n")), || "no bearer sent".into())?;
+    Ok(())
+}

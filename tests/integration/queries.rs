@@ -1,0 +1,329 @@
+//! timeit and workload against the real server: counts, percentiles, shares
+//! converging to the ratios, the seed's queries.yml, failures counted,
+//! plans captured, --fail-if exit codes.
+
+use std::io::Write as _;
+
+use anyhow::{Context, Result};
+
+use crate::support::{dbload_bin, ensure, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("queries::timeit_counts_and_percentiles", timeit_counts_and_percentiles),
+        ("queries::timeit_reads_statements_from_stdin", timeit_reads_statements_from_stdin),
+        ("queries::timeit_protocols", timeit_protocols),
+        ("queries::workload_shares_converge_to_ratios", workload_shares_converge_to_ratios),
+        ("queries::seed_queries_yml_runs_unchanged", seed_queries_yml_runs_unchanged),
+        ("queries::bad_workload_files_exit_2_naming_file_and_line", bad_workload_files_exit_2_naming_file_and_line),
+        ("queries::failing_query_is_counted_not_fatal", failing_query_is_counted_not_fatal),
+        ("queries::explain_captures_a_plan", explain_captures_a_plan),
+        ("queries::fail_if_sets_the_exit_code", fail_if_sets_the_exit_code),
+        ("queries::open_loop_holds_the_rate", open_loop_holds_the_rate),
+        ("queries::query_reports_match_their_schema", query_reports_match_their_schema),
+    ]
+}
+
+fn json(stdout: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(stdout).with_context(|| format!("not JSON: {stdout}"))
+}
+
+fn workload_file(dir: &tempfile::TempDir, name: &str, yaml: &str) -> Result<String> {
+    let path = dir.path().join(name);
+    std::fs::File::create(&path)?.write_all(yaml.as_bytes())?;
+    Ok(path.to_str().unwrap().to_string())
+}
+
+fn timeit_counts_and_percentiles(ctx: &Ctx) -> Result<()> {
+    let (code, stdout, stderr) = dbload_bin(
+        &["timeit", "--url", &ctx.url, "-s", "select pg_sleep(0.002)", "-s", "select 1", "--repeat", "200"],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(stdout.contains("Runtime (in ms):") && stdout.contains("99.9:") && stdout.contains("queries/s"), || {
+        stdout.clone()
+    })?;
+    let (code, stdout, _) = dbload_bin(
+        &[
+            "timeit",
+            "--url",
+            &ctx.url,
+            "-s",
+            "select pg_sleep(0.002)",
+            "--repeat",
+            "200",
+            "--concurrency",
+            "4",
+            "--warmup",
+            "20",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    let r = json(&stdout)?;
+    ensure(code == 0 && r["count"] == 200 && r["queries"][0]["count"] == 200, || stdout.clone())?;
+    ensure(r["warmup"]["count"] == 20, || format!("warm-up: {}", r["warmup"]))?;
+    // pg_sleep(0.002): no execution is faster than 2 ms.
+    let min = r["latency_ms"]["min"].as_f64().unwrap_or(0.0);
+    let (p50, p99) = (r["latency_ms"]["p50"].as_f64().unwrap(), r["latency_ms"]["p99"].as_f64().unwrap());
+    ensure(min >= 2.0 && p50 >= min && p99 >= p50, || format!("latency {}", r["latency_ms"]))
+}
+
+fn timeit_reads_statements_from_stdin(ctx: &Ctx) -> Result<()> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["timeit", "--url", &ctx.url, "--repeat", "10", "--output", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    child.stdin.take().unwrap().write_all(b"-- two statements\nselect 1;\nselect 'a;b' -- comment\n;")?;
+    let out = child.wait_with_output()?;
+    let r = json(&String::from_utf8_lossy(&out.stdout))?;
+    ensure(out.status.success() && r["queries"].as_array().map(|q| q.len()) == Some(2), || r.to_string())?;
+    ensure(r["queries"][1]["query"] == "select 'a;b'", || r["queries"].to_string())
+}
+
+fn timeit_protocols(ctx: &Ctx) -> Result<()> {
+    for protocol in ["simple", "extended", "prepared"] {
+        let (code, stdout, stderr) = dbload_bin(
+            &[
+                "timeit",
+                "--url",
+                &ctx.url,
+                "-s",
+                "select count(*) from pg_class",
+                "--repeat",
+                "50",
+                "--protocol",
+                protocol,
+                "--output",
+                "json",
+            ],
+            &[],
+        );
+        ensure(code == 0 && json(&stdout)?["count"] == 50, || format!("{protocol}: exit {code} {stderr} {stdout}"))?;
+    }
+    Ok(())
+}
+
+fn workload_shares_converge_to_ratios(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = workload_file(
+        &dir,
+        "mix.yml",
+        "- name: heavy\n  query: select $1::int + 1\n  ratio: 0.7\n  params: [{int: [1, 80]}]\n\
+         - name: medium\n  query: select $1::text\n  ratio: 0.2\n  params: [{choice: [a, b]}]\n\
+         - name: light\n  query: select 1\n  ratio: 0.1\n",
+    )?;
+    let (code, stdout, stderr) = dbload_bin(
+        &[
+            "workload",
+            &file,
+            "--url",
+            &ctx.url,
+            "--max-queries",
+            "3000",
+            "--concurrency",
+            "4",
+            "--seed",
+            "7",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    ensure(r["count"] == 3000 && r["errors"] == 0, || stdout.clone())?;
+    for q in r["queries"].as_array().context("queries[]")? {
+        let (ratio, share) = (q["ratio"].as_f64().unwrap(), q["share"].as_f64().unwrap());
+        ensure((ratio - share).abs() <= 0.03, || format!("{}: ratio {ratio} share {share}", q["name"]))?;
+        for field in ["name", "count", "errors", "qps"] {
+            ensure(!q[field].is_null(), || format!("queries[].{field} missing"))?;
+        }
+        for field in ["mean", "p50", "p95", "p99", "max"] {
+            ensure(q["latency_ms"][field].is_number(), || format!("latency_ms.{field} missing"))?;
+        }
+    }
+    Ok(())
+}
+
+fn seed_queries_yml_runs_unchanged(ctx: &Ctx) -> Result<()> {
+    // nodeIngestBench's README (seed 001), the one-query file, as it is.
+    let dir = tempfile::tempdir()?;
+    let file =
+        workload_file(&dir, "queries.yml", "---\n  - query: |\n      SELECT 1\n      ORDER BY 1\n    ratio: 1\n")?;
+    let (code, stdout, stderr) =
+        dbload_bin(&["workload", &file, "--url", &ctx.url, "--concurrency", "10", "--max-queries", "500"], &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(stdout.contains("total") && stdout.contains("500"), || stdout.clone())
+}
+
+fn bad_workload_files_exit_2_naming_file_and_line(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    // The seed's own two-query example, with its `ration` typo on line 9.
+    let typo = workload_file(
+        &dir,
+        "typo.yml",
+        "---\n  - query: |\n      SELECT 1\n      ORDER BY 1\n    ratio: 0.4\n  - query: |\n      SELECT 2\n      ORDER BY 1\n    ration: 0.6\n",
+    )?;
+    let bad_sum = workload_file(&dir, "sum.yml", "- query: select 1\n  ratio: 0.5\n- query: select 2\n  ratio: 0.4\n")?;
+    for (file, needles) in [(&typo, vec!["typo.yml", ":9", "ratio"]), (&bad_sum, vec!["sum.yml", "0.9"])] {
+        let (code, stdout, stderr) = dbload_bin(&["workload", file, "--url", &ctx.url, "--max-queries", "10"], &[]);
+        ensure(code == 2 && stdout.is_empty(), || format!("{file}: exit {code}: {stderr}"))?;
+        for n in needles {
+            ensure(stderr.contains(n), || format!("{file}: message lacks {n:?}: {stderr}"))?;
+        }
+    }
+    let (code, _, stderr) =
+        dbload_bin(&["workload", "/nonexistent/q.yml", "--url", &ctx.url, "--max-queries", "1"], &[]);
+    ensure(code == 2 && stderr.contains("/nonexistent/q.yml"), || format!("exit {code}: {stderr}"))
+}
+
+fn failing_query_is_counted_not_fatal(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = workload_file(
+        &dir,
+        "failing.yml",
+        "- name: ok\n  query: select 1\n  ratio: 0.5\n- name: broken\n  query: select * from no_such_table\n  ratio: 0.5\n",
+    )?;
+    let (code, stdout, stderr) = dbload_bin(
+        &["workload", &file, "--url", &ctx.url, "--max-queries", "200", "--protocol", "simple", "--output", "json"],
+        &[],
+    );
+    let r = json(&stdout).with_context(|| stderr.clone())?;
+    ensure(code == 1 && r["status"] == "failed", || format!("exit {code}: {stdout}"))?;
+    let broken = &r["queries"][1];
+    let ok = &r["queries"][0];
+    ensure(broken["errors"].as_u64() > Some(50) && ok["count"].as_u64() > Some(50), || r["queries"].to_string())?;
+    ensure(broken["error_classes"][0]["class"] == "SQLSTATE 42P01", || broken.to_string())?;
+    ensure(r["count"].as_u64().unwrap() + r["errors"].as_u64().unwrap() == 200, || "count + errors != 200".into())
+}
+
+fn explain_captures_a_plan(ctx: &Ctx) -> Result<()> {
+    for (mode, timed) in [("--explain", true), ("--explain=plan", false)] {
+        let (code, stdout, stderr) = dbload_bin(
+            &[
+                "timeit",
+                "--url",
+                &ctx.url,
+                "-s",
+                "select count(*) from pg_class where relpages >= 0",
+                "--repeat",
+                "5",
+                mode,
+                "--output",
+                "json",
+            ],
+            &[],
+        );
+        ensure(code == 0, || format!("{mode}: exit {code}: {stderr}"))?;
+        let e = &json(&stdout)?["queries"][0]["explain"];
+        ensure(e["top_node"] == "Aggregate" && e["plan"][0]["Plan"].is_object(), || format!("{mode}: {e}"))?;
+        ensure(e["execution_ms"].is_number() == timed, || format!("{mode}: execution time {}", e["execution_ms"]))?;
+    }
+    // A write under ANALYZE is rolled back.
+    ctx.query("CREATE TABLE IF NOT EXISTS explain_writes (x int)")?;
+    let (code, _, stderr) = dbload_bin(
+        &[
+            "timeit",
+            "--url",
+            &ctx.url,
+            "-s",
+            "select 1",
+            "-s",
+            "insert into explain_writes values (1)",
+            "--repeat",
+            "1",
+            "--explain",
+        ],
+        &[],
+    );
+    ensure(code == 0, || stderr.clone())?;
+    let n = ctx.scalar("SELECT count(*) FROM explain_writes")?;
+    ensure(n == "1", || format!("{n} rows: the EXPLAIN ANALYZE insert was not rolled back"))
+}
+
+fn fail_if_sets_the_exit_code(ctx: &Ctx) -> Result<()> {
+    let base = ["timeit", "--url", ctx.url.as_str(), "-s", "select 1", "--repeat", "20", "--output", "json"];
+    let run = |cond: &str| {
+        let mut args = base.to_vec();
+        args.extend(["--fail-if", cond]);
+        dbload_bin(&args, &[])
+    };
+    let (code, stdout, _) = run("p99_ms > 100000");
+    ensure(code == 0 && json(&stdout)?["fail_if"][0]["held"] == false, || stdout.clone())?;
+    let (code, stdout, _) = run("count >= 20");
+    ensure(code == 1 && json(&stdout)?["fail_if"][0]["held"] == true, || format!("exit {code}: {stdout}"))?;
+    let (code, _, stderr) = run("p99_ms >> 5");
+    ensure(code == 2 && stderr.contains("--fail-if"), || format!("exit {code}: {stderr}"))?;
+    // Ingest takes it too.
+    let (code, stdout, _) = dbload_bin(
+        &[
+            "ingest",
+            "--url",
+            &ctx.url,
+            "--rows",
+            "1000",
+            "--table",
+            "fail_if_ingest",
+            "--drop-table",
+            "--fail-if",
+            "rows_per_sec < 1000000000",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    ensure(code == 1 && json(&stdout)?["status"] == "failed", || format!("exit {code}: {stdout}"))
+}
+
+fn open_loop_holds_the_rate(ctx: &Ctx) -> Result<()> {
+    let (code, stdout, stderr) = dbload_bin(
+        &[
+            "timeit",
+            "--url",
+            &ctx.url,
+            "-s",
+            "select 1",
+            "--rate",
+            "200",
+            "--duration",
+            "3s",
+            "--concurrency",
+            "2",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    let qps = r["qps"].as_f64().unwrap_or(0.0);
+    ensure((qps - 200.0).abs() <= 20.0, || format!("{qps} queries/s at --rate 200"))?;
+    ensure(r["schedule_lag_ms"].is_object() && r["service_time_ms"].is_object(), || stdout.clone())
+}
+
+fn query_reports_match_their_schema(ctx: &Ctx) -> Result<()> {
+    let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/query-report.schema.json"))?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let dir = tempfile::tempdir()?;
+    let file =
+        workload_file(&dir, "w.yml", "- query: select 1\n  ratio: 0.5\n- query: select * from nope\n  ratio: 0.5\n")?;
+    let runs: [Vec<&str>; 3] = [
+        vec!["timeit", "-s", "select 1", "--repeat", "20", "--warmup", "5", "--explain", "--fail-if", "p99_ms > 1000"],
+        vec!["timeit", "-s", "select 1", "--rate", "100", "--duration", "1s"],
+        vec!["workload", &file, "--max-queries", "50", "--explain=plan"],
+    ];
+    for args in runs {
+        let mut argv = args.clone();
+        argv.extend(["--url", &ctx.url, "--output", "json"]);
+        let (_, stdout, stderr) = dbload_bin(&argv, &[]);
+        let report = json(&stdout).with_context(|| stderr.clone())?;
+        let errors: Vec<String> =
+            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
+    }
+    Ok(())
+}
