@@ -14,6 +14,7 @@ pub mod run;
 pub mod stats;
 pub mod target;
 pub mod workload;
+mod yaml;
 
 use std::io::Write;
 
@@ -21,7 +22,8 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command, IngestArgs, OutputFormat};
-use config::{IngestConfig, QueryConfig, TargetChoice};
+use config::{IngestConfig, MixedConfig, QueryConfig, TargetChoice};
+use report::mixed::MixedReport;
 use report::query::QueryReport;
 use report::Report;
 use target::{LocalPostgres, PgTarget};
@@ -45,6 +47,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
             queries(cfg, out).map(|o| o.exit_code)
         }
         Command::Workload(args) => queries(QueryConfig::workload(args, &env)?, out).map(|o| o.exit_code),
+        Command::Run(args) => mixed(MixedConfig::resolve(args, &env)?, out).map(|o| o.exit_code),
         Command::Http(args) => http(args, &env, out).map(|o| o.exit_code),
     }
 }
@@ -98,7 +101,16 @@ impl Drop for Started {
 /// Runs `body` on a runtime where Ctrl-C cancels `token`: the run stops
 /// issuing work and still reports what it did.
 fn with_runtime<T>(body: impl AsyncFnOnce(CancellationToken) -> Result<T>) -> Result<T> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
+    with_threads(None, body)
+}
+
+/// [`with_runtime`] on `threads` worker threads (default: one per CPU).
+fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationToken) -> Result<T>) -> Result<T> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = threads {
+        builder.worker_threads(n);
+    }
+    let runtime = builder.enable_all().build().context("starting the runtime")?;
     let cancel = CancellationToken::new();
     runtime.block_on(async {
         let on_ctrl_c = cancel.clone();
@@ -148,7 +160,7 @@ impl Emit<'_> {
 pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Outcome<Report>> {
     let cfg = IngestConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target)?;
-    let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel).await)?;
+    let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel, None).await)?;
     let mut report = Report::ingest(&cfg, &outcome, started.url(), started.throwaway());
     let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
     let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::text::render, out)?;
@@ -174,9 +186,20 @@ pub fn http(
     out: &mut dyn Write,
 ) -> Result<Outcome<report::http::HttpReport>> {
     let cfg = config::http::HttpConfig::resolve(args, env)?;
-    let outcome = with_runtime(async |cancel| run::http::http(&cfg, cancel).await)?;
+    let outcome = with_threads(Some(cfg.threads), async |cancel| run::http::http(&cfg, cancel).await)?;
     let mut report = report::http::HttpReport::new(&cfg, &outcome);
     let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
     let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::http::render, out)?;
+    Ok(Outcome { exit_code, report })
+}
+
+/// `dbload run FILE`: ingest and workloads at the same time.
+pub fn mixed(cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedReport>> {
+    let started = Started::new(&cfg.target)?;
+    let target = started.target.clone().expect("mixed runs always have a target");
+    let outcome = with_runtime(async |cancel| run::mixed::mixed(&cfg, &target, cancel).await)?;
+    let mut report = MixedReport::new(&cfg, &outcome, started.url(), started.throwaway());
+    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::mixed::render, out)?;
     Ok(Outcome { exit_code, report })
 }

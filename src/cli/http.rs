@@ -114,6 +114,11 @@ pub struct HttpArgs {
     #[arg(long, value_name = "TIME|N", help_heading = "Run")]
     pub warmup: Option<String>,
 
+    /// Threads that run the VUs (default: one per CPU). On a machine shared with the server
+    /// under test, fewer leave it more: `bench/http-vs-wrk.sh` runs both tools with 1.
+    #[arg(long, value_name = "N", help_heading = "Run")]
+    pub threads: Option<usize>,
+
     /// Reuse each VU's connection for its next request (HTTP/1.1 keep-alive; the default).
     #[arg(long, overrides_with = "no_keepalive", help_heading = "Run")]
     pub keepalive: bool,

@@ -14,8 +14,8 @@ pub use http::HttpArgs;
 use http::HTTP_EXAMPLES;
 pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
-pub use query::{ExplainMode, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
-use query::{TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
+pub use query::{ExplainMode, Protocol, QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
+use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 
 const ABOUT: &str = "Measure how fast SQL databases ingest data and answer queries.";
 
@@ -37,6 +37,9 @@ pub enum Command {
     /// Run a weighted mix of queries from a YAML file (nodeIngestBench's queries.yml works).
     #[command(after_help = WORKLOAD_EXAMPLES)]
     Workload(WorkloadArgs),
+    /// Ingest and query workloads at the same time: query latency under write load.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(RunArgs),
     /// Load an HTTP endpoint (the API in front of a database), k6-style: VUs or a fixed rate,
     /// templated bodies, checks.
     #[command(after_help = HTTP_EXAMPLES)]

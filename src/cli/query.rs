@@ -132,3 +132,37 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     pub output: OutputArgs,
 }
+
+pub(super) const RUN_EXAMPLES: &str = "\
+Examples:
+  # Ingest and two query mixes at the same time, then each mix alone for comparison
+  dbload run mixed.yml --url $URL --baseline
+
+A mixed-run file names each part's options as the part's own command does:
+  duration: 60s                 # how long every part runs (a part may set its own)
+  ingest:                       # any `dbload ingest` option, by its long name
+    model: measurement
+    workers: 2
+    rate: 50000
+  workloads:
+    - name: dashboards
+      file: queries.yml         # relative to this file; or `queries:` with the list inline
+      concurrency: 4            # any `dbload workload` option
+      rate: 100";
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The mixed-run file: an ingest part and query workloads that run at the same time.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Afterwards, run each workload alone with the same settings, for comparison.
+    #[arg(long)]
+    pub baseline: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

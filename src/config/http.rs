@@ -50,6 +50,8 @@ pub struct HttpConfig {
     pub rate: Option<f64>,
     pub warmup: Warmup,
     pub seed: u64,
+    /// Runtime worker threads.
+    pub threads: usize,
     pub output: OutputFormat,
     pub report_file: Option<PathBuf>,
     pub quiet: bool,
@@ -137,6 +139,9 @@ impl HttpConfig {
             headers.push(("Content-Type".into(), "application/json".into()));
         }
 
+        if a.threads == Some(0) {
+            return Err(usage("--threads 0: need at least 1 thread"));
+        }
         if a.timeout.is_zero() {
             return Err(usage("--timeout 0s: give a positive time such as 30s"));
         }
@@ -191,6 +196,7 @@ impl HttpConfig {
             rate,
             warmup: parse_warmup(a.warmup.as_deref(), vus, "requests")?,
             seed: a.seed,
+            threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             output: a.output.output,
             report_file: a.output.report,
             quiet: a.output.quiet,

@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod ingest;
+pub mod mixed;
 pub mod query;
 
 use std::time::Duration;
@@ -15,6 +16,7 @@ use crate::error::usage;
 use crate::target::{LocalOptions, PgTarget};
 
 pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
+pub use mixed::MixedConfig;
 pub use query::QueryConfig;
 
 /// Where the rows go.

@@ -84,7 +84,8 @@ impl QueryConfig {
         Self::resolve("workload", vec![queries.into()], a.max_queries, a.run, a.target, a.output, env)
     }
 
-    fn resolve(
+    /// Shared by the commands and by the workloads of a mixed run.
+    pub(crate) fn resolve(
         command: &'static str,
         phases: Vec<Arc<[QuerySpec]>>,
         total: Option<u64>,

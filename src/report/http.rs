@@ -98,6 +98,8 @@ pub struct HttpSetup {
     /// `none`, a file or `--body` with its size, or `template FILE`.
     pub body: String,
     pub vus: u32,
+    /// Threads that ran the VUs.
+    pub threads: usize,
     pub rate_per_sec: Option<f64>,
     pub iterations_limit: Option<u64>,
     pub duration_limit_s: Option<f64>,
@@ -182,6 +184,7 @@ impl HttpReport {
                 headers: cfg.shown_headers(),
                 body,
                 vus: cfg.vus,
+                threads: cfg.threads,
                 rate_per_sec: cfg.rate,
                 iterations_limit: cfg.iterations,
                 duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
@@ -278,9 +281,11 @@ pub fn render(r: &HttpReport) -> String {
     };
     let _ = writeln!(
         out,
-        "Setup:    {} VU{}, {mode}, {limit}, {}{}, body {}",
+        "Setup:    {} VU{} on {} thread{}, {mode}, {limit}, {}{}, body {}",
         s.vus,
         if s.vus == 1 { "" } else { "s" },
+        s.threads,
+        if s.threads == 1 { "" } else { "s" },
         if s.keepalive { "keep-alive" } else { "a new connection per request" },
         s.sleep_s.map(|d| format!(", sleep {d} s")).unwrap_or_default(),
         s.body

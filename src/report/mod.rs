@@ -5,6 +5,7 @@
 pub mod fail_if;
 pub mod http;
 pub mod json;
+pub mod mixed;
 pub mod query;
 pub mod text;
 

@@ -75,7 +75,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
         let p = [&vu.warmup, &vu.measured];
         attempted.push(p.iter().map(|p| p.batches + p.failed_batches).sum::<u64>());
         recorder.merge(&vu);
-        stats.merge(executor.stats);
+        stats.merge(executor.into_stats());
     }
     let wall = t0.elapsed();
     let cost = meter.stop();

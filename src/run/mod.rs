@@ -3,14 +3,14 @@
 //! recorders, verify. Every command that writes rows goes through here.
 
 pub mod http;
+pub mod mixed;
 pub mod pacer;
 pub mod producer;
 pub mod progress;
 pub mod queries;
 pub mod worker;
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -20,7 +20,7 @@ use crate::dialect::postgres as sql;
 use crate::encode::Payload;
 use crate::error::usage;
 use crate::stats::cost::{ClientCost, CostMeter};
-use crate::stats::{Live, Recorder};
+use crate::stats::Recorder;
 use crate::target::sink::{PgSink, Sink, SinkSpec};
 use crate::target::PgTarget;
 
@@ -54,8 +54,14 @@ pub struct IngestOutcome {
     pub cost: ClientCost,
 }
 
-/// Runs an ingest against `target` (None: dry run).
-pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: CancellationToken) -> Result<IngestOutcome> {
+/// Runs an ingest against `target` (None: dry run). `started` is told when
+/// the table is ready and the workers start (a mixed run starts its queries then).
+pub async fn ingest(
+    cfg: &IngestConfig,
+    target: Option<&PgTarget>,
+    cancel: CancellationToken,
+    started: Option<tokio::sync::oneshot::Sender<()>>,
+) -> Result<IngestOutcome> {
     let spec = SinkSpec {
         table: cfg.table.clone(),
         schema: cfg.schema.clone(),
@@ -80,19 +86,12 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
 
     let sinks = open_sinks(cfg, target, &spec).await?;
 
-    let live = Arc::new(Live::default());
-    let progress = progress::Progress::start(live.clone(), cfg.total_rows(), "rows", cfg.quiet);
+    if let Some(started) = started {
+        let _ = started.send(());
+    }
     let meter = CostMeter::start();
-    let t0 = Instant::now();
-    let plan = worker::Plan {
-        t0,
-        deadline: cfg.duration,
-        rate: cfg.rate.map(|r| r / cfg.workers as f64),
-        warmup: cfg.warmup,
-        labels: 1,
-        cancel: cancel.clone(),
-        live,
-    };
+    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
+    let progress = progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.quiet);
     let mut pairs = Vec::with_capacity(sinks.len());
     for (w, sink) in sinks.into_iter().enumerate() {
         let mut generator = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
@@ -110,7 +109,7 @@ pub async fn ingest(cfg: &IngestConfig, target: Option<&PgTarget>, cancel: Cance
     }
     let (finished, mut recorders) = run_workers(&plan, pairs).await?;
     let recorder = recorders.pop().unwrap_or_default();
-    let wall = t0.elapsed();
+    let wall = plan.t0.elapsed();
     let cost = meter.stop();
     progress.finish().await;
     for sink in finished {

@@ -3,7 +3,7 @@
 //! ingest, one phase per statement group, each recorded per query.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -12,7 +12,7 @@ use super::{describe_server, progress::Progress, run_workers, worker, Setup};
 use crate::config::QueryConfig;
 use crate::model::{rng_for, Purpose};
 use crate::stats::cost::{ClientCost, CostMeter};
-use crate::stats::{Live, Recorder};
+use crate::stats::Recorder;
 use crate::target::PgTarget;
 use crate::workload::explain::{self, Explain};
 use crate::workload::{Chooser, QueryExecutor, QuerySpec};
@@ -61,17 +61,9 @@ pub async fn queries(cfg: &QueryConfig, target: &PgTarget, cancel: CancellationT
         let opening = (0..cfg.concurrency).map(|_| QueryExecutor::open(target, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
-        let live = Arc::new(Live::default());
-        let progress = Progress::start(live.clone(), cfg.max_queries, "queries", cfg.quiet);
-        let plan = worker::Plan {
-            t0: Instant::now(),
-            deadline: cfg.duration,
-            rate: cfg.rate.map(|r| r / cfg.concurrency as f64),
-            warmup: cfg.warmup,
-            labels: queries.len(),
-            cancel: cancel.clone(),
-            live,
-        };
+        let plan =
+            worker::Plan::new(cfg.duration, cfg.rate, cfg.concurrency, cfg.warmup, queries.len(), cancel.clone());
+        let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.quiet);
         let pairs = executors
             .into_iter()
             .enumerate()

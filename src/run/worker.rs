@@ -59,6 +59,29 @@ pub struct Plan {
     pub live: Arc<Live>,
 }
 
+impl Plan {
+    /// A plan whose clock starts now, with `rate` (in total) shared evenly
+    /// by `workers`.
+    pub fn new(
+        deadline: Option<Duration>,
+        rate: Option<f64>,
+        workers: u32,
+        warmup: Warmup,
+        labels: usize,
+        cancel: CancellationToken,
+    ) -> Plan {
+        Plan {
+            t0: Instant::now(),
+            deadline,
+            rate: rate.map(|r| r / workers as f64),
+            warmup,
+            labels,
+            cancel,
+            live: Arc::new(Live::default()),
+        }
+    }
+}
+
 /// Runs until the source is exhausted, the deadline passes, Ctrl-C, or the
 /// executor reports a fatal error; returns the executor (to finish) and one
 /// recorder per label.
@@ -93,14 +116,13 @@ where
         }
         // Only sleep when ahead of the schedule: the timer rounds up to the
         // next millisecond, which would cap a closed loop at 1,000 ops/s.
+        // (Ctrl-C was just checked above, before taking the operation.)
         if plan.t0 + intended > Instant::now() {
             tokio::select! {
                 biased;
                 _ = &mut cancelled => break,
                 _ = tokio::time::sleep_until((plan.t0 + intended).into()) => {}
             }
-        } else if cancel.is_cancelled() {
-            break;
         }
         let started = plan.t0.elapsed();
         if plan.deadline.is_some_and(|d| started >= d) {

@@ -24,6 +24,13 @@ pub fn micros(d: Duration) -> u64 {
     (d.as_micros() as u64).clamp(1, MAX_US)
 }
 
+/// Records `us` (at most [`MAX_US`]) into a histogram of [`new_histogram`],
+/// which grows to hold it. (`saturating_record` would not grow it: it
+/// clamps to the current top, which starts at 2 ms.)
+pub fn record_us(h: &mut Histogram<u64>, us: u64) {
+    h.record(us.min(MAX_US)).expect("a histogram of new_histogram() grows to one hour");
+}
+
 /// Counters the progress bar reads while the run goes on.
 #[derive(Debug, Default)]
 pub struct Live {
@@ -168,9 +175,9 @@ impl Recorder {
     /// A batch the database acknowledged with `rows` rows.
     pub fn ok(&mut self, warmup: bool, rows: u64, t: Timing) {
         let phase = if warmup { &mut self.warmup } else { &mut self.measured };
-        phase.latency.saturating_record(micros(t.latency()));
-        phase.service.saturating_record(micros(t.service()));
-        phase.lag.saturating_record(micros(t.lag()));
+        record_us(&mut phase.latency, micros(t.latency()));
+        record_us(&mut phase.service, micros(t.service()));
+        record_us(&mut phase.lag, micros(t.lag()));
         phase.rows += rows;
         phase.batches += 1;
         phase.span(&t);

@@ -32,7 +32,7 @@ use super::tls::{self, Verification};
 use crate::config::Warmup;
 use crate::error::{target, usage};
 use crate::run::worker::{warming_up, Executor, Operation};
-use crate::stats::recorder::{new_histogram, MAX_US};
+use crate::stats::recorder::{new_histogram, record_us, MAX_US};
 use crate::stats::OpError;
 
 /// Query parameters and headers whose values are never printed.
@@ -357,7 +357,14 @@ pub struct HttpStats {
     pub checks: Vec<CheckCount>,
     /// Responses per status code.
     pub statuses: std::collections::BTreeMap<u16, u64>,
+    /// Requests on a reused connection not yet recorded as 0 connecting.
+    reused: u64,
+    /// Phases not yet in the histograms: duration, sending, waiting, receiving (µs).
+    pending: Vec<[u32; 4]>,
 }
+
+/// Requests whose phases are recorded together (see [`HttpStats::flush`]).
+const PENDING: usize = 64;
 
 impl HttpStats {
     pub fn new(checks: usize) -> HttpStats {
@@ -373,6 +380,8 @@ impl HttpStats {
             bytes_received: 0,
             checks: vec![CheckCount::default(); checks],
             statuses: Default::default(),
+            reused: 0,
+            pending: Vec::with_capacity(PENDING),
         }
     }
 
@@ -388,6 +397,7 @@ impl HttpStats {
     }
 
     pub fn merge(&mut self, mut o: HttpStats) {
+        o.flush();
         for (a, b) in self.histograms().into_iter().zip(o.histograms()) {
             a.add(&*b).expect("same bounds");
         }
@@ -403,12 +413,41 @@ impl HttpStats {
         }
     }
 
-    fn record(&mut self, p: &Phases) {
-        // Zero stays zero here (a reused connection took no connecting).
-        let us = |d: Duration| (d.as_micros() as u64).min(MAX_US);
-        let values = [p.sending + p.waiting + p.receiving, p.connecting, p.tls, p.sending, p.waiting, p.receiving];
-        for (h, v) in self.histograms().into_iter().zip(values) {
-            h.saturating_record(us(v));
+    /// Records the phases of a request; `connected`: it opened its own
+    /// connection (a reused one is counted, and recorded as 0 at the end).
+    fn record(&mut self, p: &Phases, connected: bool) {
+        // Not `micros`: a phase that took no time is 0 here, as in k6.
+        let us = |d: Duration| (d.as_micros() as u64).min(MAX_US) as u32;
+        self.pending.push([us(p.sending + p.waiting + p.receiving), us(p.sending), us(p.waiting), us(p.receiving)]);
+        if self.pending.len() == PENDING {
+            self.flush();
+        }
+        if connected {
+            record_us(&mut self.connecting, us(p.connecting).into());
+            record_us(&mut self.tls_handshaking, us(p.tls).into());
+        } else {
+            self.reused += 1;
+        }
+    }
+
+    /// Moves the pending phases into the histograms, histogram by
+    /// histogram: between two requests of a VU the network stack and the
+    /// other VUs push its histograms out of the CPU caches, and a record
+    /// per phase per request was a cache miss each.
+    fn flush(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for (i, h) in [&mut self.duration, &mut self.sending, &mut self.waiting, &mut self.receiving].into_iter().enumerate() {
+            for values in &pending {
+                record_us(h, values[i].into());
+            }
+        }
+        self.pending = pending;
+        self.pending.clear();
+        // Requests on reused connections took no connecting: 0 each, as in k6.
+        let n = std::mem::take(&mut self.reused);
+        if n > 0 {
+            self.connecting.saturating_record_n(0, n);
+            self.tls_handshaking.saturating_record_n(0, n);
         }
     }
 }
@@ -430,6 +469,7 @@ struct Conn {
     write: Vec<u8>,
     read: ReadBuf,
     body: Vec<u8>,
+    reason: String,
 }
 
 /// What could go wrong in one exchange, before it is classified.
@@ -443,7 +483,11 @@ enum Failure {
 pub struct HttpExecutor {
     target: Arc<HttpTarget>,
     conn: Conn,
-    pub stats: HttpStats,
+    stats: HttpStats,
+    /// `--timeout`, armed lazily: it is set to a request's deadline only
+    /// when it fires before that deadline, so a request costs no timer
+    /// operation of its own (they would show at 100k requests/s).
+    watchdog: Pin<Box<tokio::time::Sleep>>,
     t0: Instant,
     warmup: Warmup,
     attempted: u64,
@@ -457,7 +501,8 @@ impl HttpExecutor {
         let mut stats = HttpStats::new(target.spec.checks.len());
         stats.connections_opened = 1;
         let conn = Conn { stream: Some(stream), ..Default::default() };
-        Ok(HttpExecutor { target, conn, stats, t0: Instant::now(), warmup: Warmup::None, attempted: 0 })
+        let watchdog = Box::pin(tokio::time::sleep(target.spec.timeout));
+        Ok(HttpExecutor { target, conn, stats, watchdog, t0: Instant::now(), warmup: Warmup::None, attempted: 0 })
     }
 
     /// The run's start and warm-up, as the worker loop has them, so that
@@ -465,6 +510,12 @@ impl HttpExecutor {
     pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
         self.t0 = t0;
         self.warmup = warmup;
+    }
+
+    /// What this VU recorded.
+    pub fn into_stats(mut self) -> HttpStats {
+        self.stats.flush();
+        self.stats
     }
 
     /// One request and its response, each phase timed.
@@ -486,8 +537,9 @@ impl HttpExecutor {
         stream.flush().await.map_err(Failure::Write)?;
         let sent = Instant::now();
         c.body.clear();
-        let r =
-            wire::read_response(stream, &mut c.read, Some(&mut c.body), t.head_request).await.map_err(Failure::Read)?;
+        let r = wire::read_response(stream, &mut c.read, Some(&mut c.body), &mut c.reason, t.head_request)
+            .await
+            .map_err(Failure::Read)?;
         let done = Instant::now();
         ph.sending = sent - sending;
         ph.waiting = r.first_byte.saturating_duration_since(sent);
@@ -516,7 +568,8 @@ impl HttpExecutor {
         }
         let excerpt = || {
             let text = String::from_utf8_lossy(&body[..body.len().min(200)]).replace(['\n', '\r'], " ");
-            format!("{} {}{}{}", r.status, r.reason, if text.is_empty() { "" } else { ": " }, text)
+            let reason = &self.conn.reason;
+            format!("{} {reason}{}{text}", r.status, if text.is_empty() { "" } else { ": " })
         };
         if let Some(check) = failed {
             return Err(OpError { class: format!("check {}", check.text), message: excerpt(), fatal: false });
@@ -556,7 +609,8 @@ impl Executor<HttpOp> for HttpExecutor {
     async fn execute(&mut self, op: &mut HttpOp) -> Result<u64, OpError> {
         let warm = warming_up(self.warmup, self.t0.elapsed(), self.attempted);
         self.attempted += 1;
-        let target = &*self.target;
+        let HttpExecutor { target, conn, stats, watchdog, .. } = self;
+        let target = &**target;
         let body: &[u8] = match op {
             HttpOp::Fixed => &target.spec.body,
             HttpOp::Rendered(b) => b,
@@ -565,35 +619,51 @@ impl Executor<HttpOp> for HttpExecutor {
             }
         };
         let mut ph = Phases::default();
-        let had_connection = self.conn.stream.is_some();
-        let outcome =
-            tokio::time::timeout(target.spec.timeout, Self::exchange(target, &mut self.conn, body, &mut ph)).await;
-        if !had_connection && self.conn.stream.is_some() {
-            self.stats.connections_opened += 1;
+        let had_connection = conn.stream.is_some();
+        let deadline = tokio::time::Instant::now() + target.spec.timeout;
+        let outcome = {
+            let exchange = Self::exchange(target, conn, body, &mut ph);
+            tokio::pin!(exchange);
+            loop {
+                tokio::select! {
+                    biased;
+                    r = &mut exchange => break Some(r),
+                    _ = watchdog.as_mut() => {
+                        if tokio::time::Instant::now() >= deadline {
+                            break None;
+                        }
+                        watchdog.as_mut().reset(deadline);
+                    }
+                }
+            }
+        };
+        let connected = !had_connection && conn.stream.is_some();
+        if connected {
+            stats.connections_opened += 1;
         }
-        let result = match outcome {
-            Ok(Ok(r)) => {
+        let failure = match outcome {
+            Some(Ok(r)) => {
                 if !warm {
-                    self.stats.record(&ph);
-                    self.stats.bytes_sent += self.conn.write.len() as u64;
-                    self.stats.bytes_received += r.wire_bytes;
-                    *self.stats.statuses.entry(r.status).or_default() += 1;
+                    stats.record(&ph, connected);
+                    stats.bytes_sent += conn.write.len() as u64;
+                    stats.bytes_received += r.wire_bytes;
+                    *stats.statuses.entry(r.status).or_default() += 1;
                 }
                 if !(r.keep_alive && target.spec.keepalive) {
-                    self.conn.stream = None;
+                    conn.stream = None;
                 }
                 return self.judge(&r, !warm);
             }
-            Ok(Err(f)) => classify(f),
-            Err(_) => OpError {
+            Some(Err(f)) => classify(f),
+            None => OpError {
                 class: "timeout".into(),
                 message: format!("no complete response within {:?} (--timeout)", target.spec.timeout),
                 fatal: false,
             },
         };
         // Whatever state the connection is in, it cannot carry the next request.
-        self.conn.stream = None;
-        Err(result)
+        conn.stream = None;
+        Err(failure)
     }
 }
 

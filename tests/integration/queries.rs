@@ -22,6 +22,11 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("queries::fail_if_sets_the_exit_code", fail_if_sets_the_exit_code),
         ("queries::open_loop_holds_the_rate", open_loop_holds_the_rate),
         ("queries::query_reports_match_their_schema", query_reports_match_their_schema),
+        (
+            "queries::mixed_run_reports_ingest_and_queries_side_by_side",
+            mixed_run_reports_ingest_and_queries_side_by_side,
+        ),
+        ("queries::bad_mixed_files_exit_2_naming_file_and_line", bad_mixed_files_exit_2_naming_file_and_line),
     ]
 }
 
@@ -324,6 +329,50 @@ fn query_reports_match_their_schema(ctx: &Ctx) -> Result<()> {
         let errors: Vec<String> =
             validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
         ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
+    }
+    Ok(())
+}
+
+fn mixed_run_reports_ingest_and_queries_side_by_side(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    workload_file(&dir, "reads.yml", "- name: recent\n  query: select count(*) from mixed_m where device_id = $1\n  ratio: 1\n  params: [{int: [1, 20]}]\n")?;
+    let mixed = workload_file(
+        &dir,
+        "mixed.yml",
+        "duration: 2s\ningest:\n  table: mixed_m\n  drop_table: true\n  workers: 1\n  batch_size: 2000\n  rate: 40000\n\
+         workloads:\n  - name: reads\n    file: reads.yml\n    concurrency: 2\n  - name: inline\n    concurrency: 1\n    rate: 50\n\
+         \x20   queries:\n      - query: select 1\n        ratio: 1\n",
+    )?;
+    let (code, stdout, stderr) = dbload_bin(&["run", &mixed, "--url", &ctx.url, "--baseline", "--output", "json"], &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}\n{stdout}"))?;
+    let r = json(&stdout)?;
+    ensure(r["command"] == "run" && r["ingest"]["rows"].as_u64() > Some(10_000), || {
+        format!("ingest: {}", r["ingest"])
+    })?;
+    let w = r["workloads"].as_array().context("workloads[]")?;
+    ensure(w.len() == 2 && w[0]["name"] == "reads", || r["workloads"].to_string())?;
+    ensure(w[0]["under_load"]["count"].as_u64() > Some(10) && w[0]["alone"]["count"].as_u64() > Some(10), || {
+        w[0].to_string()
+    })?;
+    // The text report puts the two measurements side by side.
+    let (code, stdout, _) = dbload_bin(&["run", &mixed, "--url", &ctx.url, "--baseline"], &[]);
+    ensure(code == 0 && stdout.contains("alone vs under load") && stdout.contains("Wrote"), || stdout.clone())
+}
+
+fn bad_mixed_files_exit_2_naming_file_and_line(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    for (name, yaml, needles) in [
+        ("typo.yml", "duration: 1s\ningest:\n  batch_sise: 10\n", vec!["typo.yml:3:3", "ingest", "--batch-size"]),
+        ("top.yml", "duraton: 1s\ningest: {}\n", vec!["top.yml:1", "did you mean `duration`"]),
+        ("url.yml", "ingest:\n  url: postgres://x@y/z\n", vec!["url.yml", "command line"]),
+        ("noq.yml", "duration: 1s\nworkloads:\n  - concurrency: 2\n", vec!["noq.yml:3", "queries"]),
+    ] {
+        let file = workload_file(&dir, name, yaml)?;
+        let (code, stdout, stderr) = dbload_bin(&["run", &file, "--url", &ctx.url], &[]);
+        ensure(code == 2 && stdout.is_empty(), || format!("{name}: exit {code}: {stderr}"))?;
+        for n in needles {
+            ensure(stderr.contains(n), || format!("{name}: message lacks {n:?}: {stderr}"))?;
+        }
     }
     Ok(())
 }

@@ -77,7 +77,6 @@ impl RequestHead {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
     pub status: u16,
-    pub reason: String,
     /// The connection may carry another request.
     pub keep_alive: bool,
     /// Head and body bytes as they came off the wire.
@@ -151,23 +150,29 @@ enum Framing {
 }
 
 /// Reads one response from `s`. Its body goes to `body` when given (for
-/// checks and error messages), otherwise it is only counted. `head_request`:
-/// the response to HEAD has no body whatever its headers say.
+/// checks and error messages), otherwise it is only counted; its reason
+/// phrase goes to `reason` (buffers reused: no allocation per response).
+/// `head_request`: the response to HEAD has no body whatever its headers say.
 pub async fn read_response<S: AsyncRead + Unpin>(
     s: &mut S,
     rb: &mut ReadBuf,
     mut body: Option<&mut Vec<u8>>,
+    reason: &mut String,
     head_request: bool,
 ) -> Result<Response, ReadError> {
     let mut first_byte = None;
     let mut wire_bytes = 0u64;
     // The head, skipping interim (1xx) responses.
-    let (status, reason, keep_alive, framing) = loop {
+    let (status, keep_alive, framing) = loop {
         let parsed = {
             let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut r = httparse::Response::new(&mut headers);
             match r.parse(rb.unread()) {
-                Ok(httparse::Status::Complete(len)) => Some((len, head_of(&r)?)),
+                Ok(httparse::Status::Complete(len)) => {
+                    reason.clear();
+                    reason.push_str(r.reason.unwrap_or(""));
+                    Some((len, head_of(&r)?))
+                }
                 Ok(httparse::Status::Partial) => None,
                 Err(e) => return Err(ReadError::Malformed(format!("bad response head: {e}"))),
             }
@@ -175,12 +180,12 @@ pub async fn read_response<S: AsyncRead + Unpin>(
         if let Some((len, head)) = parsed {
             rb.consume(len);
             wire_bytes += len as u64;
-            let (status, reason, keep_alive, framing) = head;
+            let (status, keep_alive, framing) = head;
             if (100..200).contains(&status) && status != 101 {
                 continue;
             }
             let framing = if head_request || status == 204 || status == 304 { Framing::None } else { framing };
-            break (status, reason, keep_alive, framing);
+            break (status, keep_alive, framing);
         }
         if rb.unread().len() > MAX_HEAD {
             return Err(ReadError::Malformed(format!("response head larger than {} KiB", MAX_HEAD / 1024)));
@@ -226,14 +231,13 @@ pub async fn read_response<S: AsyncRead + Unpin>(
         }
         Framing::Chunked => wire_bytes += read_chunked(s, rb, body).await?,
     }
-    Ok(Response { status, reason, keep_alive, wire_bytes, first_byte })
+    Ok(Response { status, keep_alive, wire_bytes, first_byte })
 }
 
-type Head = (u16, String, bool, Framing);
+type Head = (u16, bool, Framing);
 
 fn head_of(r: &httparse::Response<'_, '_>) -> Result<Head, ReadError> {
     let status = r.code.unwrap_or(0);
-    let reason = r.reason.unwrap_or("").to_owned();
     let http11 = r.version == Some(1);
     let mut keep_alive = http11;
     let mut chunked = false;
@@ -261,7 +265,7 @@ fn head_of(r: &httparse::Response<'_, '_>) -> Result<Head, ReadError> {
         (false, Some(n)) => Framing::Length(n),
         (false, None) => Framing::UntilClose,
     };
-    Ok((status, reason, keep_alive, framing))
+    Ok((status, keep_alive, framing))
 }
 
 /// Reads a chunked body through its last chunk and trailers; returns the
@@ -359,7 +363,7 @@ mod tests {
             let mut out = Vec::new();
             loop {
                 let mut body = Vec::new();
-                match read_response(&mut s, &mut rb, Some(&mut body), head).await {
+                match read_response(&mut s, &mut rb, Some(&mut body), &mut String::new(), head).await {
                     Ok(r) => {
                         let ka = r.keep_alive;
                         out.push(Ok((r, String::from_utf8(body).unwrap())));

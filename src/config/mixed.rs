@@ -1,0 +1,204 @@
+//! `MixedConfig` for `dbload run FILE`: an ingest part and query workloads
+//! that run at the same time. Each part's options are written with the long
+//! names of its own command (`batch_size: 5000` is `--batch-size 5000`) and
+//! resolved by that command's own parser and rules, so a mixed run accepts
+//! exactly what the single commands accept, with the same messages.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Parser;
+
+use super::{resolve_target, IngestConfig, QueryConfig, TargetChoice};
+use crate::cli::{Cli, Command, OutputFormat, RunArgs};
+use crate::error::usage;
+use crate::report::fail_if::Condition;
+use crate::workload::file;
+use crate::yaml::{self, did_you_mean, fail, suggest, Node, Yaml};
+
+const KEYS: [&str; 4] = ["duration", "warmup", "ingest", "workloads"];
+
+#[derive(Debug)]
+pub struct MixedConfig {
+    pub target: TargetChoice,
+    pub ingest: Option<IngestConfig>,
+    /// Each workload with its name.
+    pub workloads: Vec<(String, QueryConfig)>,
+    pub baseline: bool,
+    pub output: OutputFormat,
+    pub report_file: Option<PathBuf>,
+    pub quiet: bool,
+    pub fail_if: Vec<Condition>,
+}
+
+/// `key: value` pairs of a part, as the command-line arguments they stand for.
+fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Result<Vec<String>> {
+    let mut args = Vec::new();
+    for (k, v) in pairs {
+        let Some(key) = k.value.as_str() else {
+            return Err(fail(origin, &k.referenced, format!("{part}: option names are text, found {}", k.value)));
+        };
+        if skip.contains(&key) {
+            continue;
+        }
+        if matches!(key, "url" | "keep") {
+            return Err(fail(
+                origin,
+                &k.referenced,
+                format!("{part}: `{key}` belongs on the command line (dbload run FILE --{key} ...): all parts share one target"),
+            ));
+        }
+        let flag = format!("--{}", key.replace('_', "-"));
+        match &v.value {
+            Yaml::Bool(true) => args.push(flag),
+            Yaml::Bool(false) | Yaml::Null => {}
+            Yaml::Int(i) => args.extend([flag, i.to_string()]),
+            Yaml::Float(f) => args.extend([flag, f.to_string()]),
+            Yaml::Str(s) => args.extend([flag, s.clone()]),
+            other => {
+                return Err(fail(origin, &v.referenced, format!("{part}: `{key}` takes one value, found {other}")));
+            }
+        }
+    }
+    Ok(args)
+}
+
+/// Parses `dbload <command> <args>` as the binary would; a mistake names the
+/// file, the part, and the line of the option at fault when clap names one.
+fn parse(origin: &str, at: &Node, part: &str, command: &[&str], args: Vec<String>) -> Result<Command> {
+    let line = ["dbload"].iter().chain(command).map(|s| s.to_string()).chain(args);
+    Cli::try_parse_from(line).map(|c| c.command).map_err(|e| {
+        let rendered = e.render().to_string();
+        let mut lines = rendered.lines().filter(|l| l.starts_with("error: ") || l.trim_start().starts_with("tip: "));
+        let what = lines.next().unwrap_or("").trim_start_matches("error: ").to_string();
+        let tip = lines.next().map(|t| format!(" ({})", t.trim())).unwrap_or_default();
+        let culprit = match &at.value {
+            Yaml::Map(pairs) => pairs
+                .iter()
+                .map(|(k, _)| k)
+                .find(|k| k.value.as_str().is_some_and(|key| what.contains(&format!("'--{}", key.replace('_', "-"))))),
+            _ => None,
+        };
+        fail(
+            origin,
+            &culprit.unwrap_or(at).referenced,
+            format!("{part}: {what}{tip}; options are the long names of `dbload {}`'s flags", command[0]),
+        )
+    })
+}
+
+fn map<'a>(origin: &str, node: &'a Node, what: &str) -> Result<&'a [(Node, Node)]> {
+    match &node.value {
+        Yaml::Map(pairs) => Ok(pairs),
+        other => Err(fail(origin, &node.referenced, format!("{what} is a mapping of options, found {other}"))),
+    }
+}
+
+fn get<'a>(pairs: &'a [(Node, Node)], key: &str) -> Option<&'a Node> {
+    pairs.iter().find(|(k, _)| k.value.as_str() == Some(key)).map(|(_, v)| v)
+}
+
+impl MixedConfig {
+    pub fn resolve(a: RunArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+        let origin = a.file.display().to_string();
+        let text = std::fs::read_to_string(&a.file)
+            .map_err(|e| usage(format!("{origin}: cannot read the mixed-run file: {e}")))?;
+        let root = yaml::read(&text, &origin)?;
+        let top = map(&origin, &root, "a mixed-run file")?;
+        for (k, _) in top {
+            let key = k.value.as_str().unwrap_or("");
+            if !KEYS.contains(&key) {
+                return Err(fail(
+                    &origin,
+                    &k.referenced,
+                    format!("unknown key `{key}`{} (keys: {})", did_you_mean(suggest(key, &KEYS)), KEYS.join(", ")),
+                ));
+            }
+        }
+        let shared: Vec<String> = ["duration", "warmup"]
+            .iter()
+            .filter_map(|k| get(top, k).and_then(|v| v.value.as_str().map(|s| [format!("--{k}"), s.to_string()])))
+            .flatten()
+            .collect();
+        let with_shared = |mut args: Vec<String>| {
+            for pair in shared.chunks(2) {
+                if !args.contains(&pair[0]) {
+                    args.extend(pair.iter().cloned());
+                }
+            }
+            args
+        };
+
+        let ingest = match get(top, "ingest") {
+            Some(node) => {
+                let mut args = with_shared(argv(&origin, "ingest", map(&origin, node, "ingest")?, &[])?);
+                if a.output.quiet {
+                    args.push("--quiet".into());
+                }
+                let Command::Ingest(i) = parse(&origin, node, "ingest", &["ingest"], args)? else { unreachable!() };
+                Some(IngestConfig::resolve(i, env)?)
+            }
+            None => None,
+        };
+
+        let dir = a.file.parent().unwrap_or(Path::new("."));
+        let mut workloads = Vec::new();
+        let list = match get(top, "workloads").map(|n| &n.value) {
+            Some(Yaml::Seq(items)) => items.as_slice(),
+            Some(other) => return Err(usage(format!("{origin}: `workloads` is a list, found {other}"))),
+            None => &[],
+        };
+        for (i, node) in list.iter().enumerate() {
+            let pairs = map(&origin, node, "a workload")?;
+            let name = match get(pairs, "name").map(|n| &n.value) {
+                Some(Yaml::Str(s)) => s.clone(),
+                _ => format!("w{}", i + 1),
+            };
+            let part = format!("workload {name}");
+            let queries = match (get(pairs, "file"), get(pairs, "queries")) {
+                (Some(f), None) => {
+                    let path = f.value.as_str().map(|p| dir.join(p)).ok_or_else(|| {
+                        fail(&origin, &f.referenced, format!("{part}: `file` is a path, found {}", f.value))
+                    })?;
+                    file::load(&path)?
+                }
+                (None, Some(q)) => file::queries(q, &origin)?,
+                _ => {
+                    return Err(fail(
+                        &origin,
+                        &node.referenced,
+                        format!("{part}: give its queries with `file: queries.yml` or an inline `queries:` list (one of the two)"),
+                    ))
+                }
+            };
+            let mut args = with_shared(argv(&origin, &part, pairs, &["name", "file", "queries"])?);
+            args.push("--quiet".into());
+            let Command::Workload(w) = parse(&origin, node, &part, &["workload", "-"], args)? else { unreachable!() };
+            if w.max_queries.is_none() && w.run.duration.is_none() {
+                return Err(fail(
+                    &origin,
+                    &node.referenced,
+                    format!("{part}: say when it stops: `duration` (here or at the top) or `max_queries`"),
+                ));
+            }
+            let cfg =
+                QueryConfig::resolve("workload", vec![queries.into()], w.max_queries, w.run, w.target, w.output, env)?;
+            workloads.push((name, cfg));
+        }
+        if ingest.is_none() && workloads.is_empty() {
+            return Err(usage(format!("{origin}: nothing to run; add an `ingest:` part and/or `workloads:`")));
+        }
+        let connections =
+            ingest.as_ref().map_or(0, |i| i.workers) + workloads.iter().map(|(_, w)| w.concurrency).sum::<u32>();
+        Ok(MixedConfig {
+            target: resolve_target(&a.target, connections, env)?,
+            ingest,
+            workloads,
+            baseline: a.baseline,
+            output: a.output.output,
+            report_file: a.output.report,
+            quiet: a.output.quiet,
+            fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+        })
+    }
+}
