@@ -5,10 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::report::text::group;
 use crate::stats::Live;
 
 pub struct Progress {
@@ -24,14 +25,20 @@ impl Progress {
         let (bar, template) = match total {
             Some(n) => (
                 ProgressBar::with_draw_target(Some(n), target),
-                format!("{{elapsed_precise}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}  {{per_sec}}  ETA {{eta}}  {{msg}}"),
+                format!("{{elapsed_precise}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}  {{rate}} {unit}/s  ETA {{eta}}  {{msg}}"),
             ),
             None => (
                 ProgressBar::with_draw_target(None, target),
-                format!("{{spinner}} {{elapsed_precise}} {{human_pos}} {unit}  {{per_sec}}  {{msg}}"),
+                format!("{{spinner}} {{elapsed_precise}} {{human_pos}} {unit}  {{rate}} {unit}/s  {{msg}}"),
             ),
         };
-        bar.set_style(ProgressStyle::with_template(&template).expect("static template").progress_chars("=> "));
+        let style = ProgressStyle::with_template(&template)
+            .expect("static template")
+            .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&group(state.per_sec() as u64));
+            })
+            .progress_chars("=> ");
+        bar.set_style(style);
         let stop = CancellationToken::new();
         let task = tokio::spawn({
             let (bar, stop, unit) = (bar.clone(), stop.clone(), unit.to_string());
