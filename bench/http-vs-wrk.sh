@@ -2,13 +2,16 @@
 # dbload http against wrk, the fastest common HTTP load generator, on the
 # same server: nginx from the system packages on loopback (one worker
 # process, `return 200` for every request, POST included), seed 003's
-# notify body, the same connections and duration, alternating the two
-# tools round by round. Prints requests/s of each and their ratio, the
+# notify body, the same connections, duration and threads, alternating the
+# two tools round by round. Prints requests/s of each and their ratio, the
 # client CPU each spent per 100,000 requests, and dbload's peak RSS.
 #
-#   bench/http-vs-wrk.sh                          # 30 connections, 15 s, 3 rounds
+#   bench/http-vs-wrk.sh                          # 30 connections, 15 s, 1 thread, 3 rounds
 #   DURATION=60 ROUNDS=1 bench/http-vs-wrk.sh      # memory must stay flat however long
-#   CONNECTIONS=100 WRK_THREADS=1 bench/http-vs-wrk.sh
+#   CONNECTIONS=100 THREADS=2 bench/http-vs-wrk.sh
+#
+# One thread each by default: on a 2-core machine nginx needs the other core,
+# and a second client thread only competes with it (both tools lose).
 #
 # Targets (issue 6): dbload >= 0.9 x wrk's requests/s, <= 0.7 CPU-s per
 # 100k requests, peak RSS <= 32 MiB whatever the duration.
@@ -19,8 +22,7 @@ DURATION=${DURATION:-15}
 CONNECTIONS=${CONNECTIONS:-30}
 ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18668}
-WRK_THREADS=${WRK_THREADS:-2}
-DBLOAD=${DBLOAD:-./target/release/dbload}
+THREADS=${THREADS:-1}
 BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"},"pressure":{"value":720,"type":"Integer"}}]}'
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -30,7 +32,11 @@ if ! command -v nginx >/dev/null || ! command -v wrk >/dev/null; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nginx wrk >/dev/null
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$DBLOAD" ] || cargo build --release
+# DBLOAD=path runs that binary; otherwise the release build of this tree.
+if [ -z "${DBLOAD:-}" ]; then
+  cargo build --release --quiet
+  DBLOAD=./target/release/dbload
+fi
 
 work=$(mktemp -d /tmp/dbload-http-bench-XXXXXX)
 chmod 755 "$work"
@@ -73,14 +79,14 @@ TIMEFORMAT='%U %S'
 wrk_rates=() dbload_rates=() wrk_cpu=() dbload_cpu=() rss=()
 for round in $(seq "$ROUNDS"); do
   # wrk: requests/s from its summary, CPU from the shell's accounting.
-  { time wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s "$work/post.lua" "$url" >"$work/wrk.txt" 2>&1; } 2>"$work/wrk.time"
+  { time wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s "$work/post.lua" "$url" >"$work/wrk.txt" 2>&1; } 2>"$work/wrk.time"
   w_rate=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$work/wrk.txt")
   w_reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
   w_cpu=$(awk '{print $1 + $2}' "$work/wrk.time")
   wrk_rates+=("$w_rate")
   wrk_cpu+=("$(awk -v c="$w_cpu" -v n="$w_reqs" 'BEGIN{printf "%.3f", c / n * 100000}')")
 
-  report=$("$DBLOAD" http POST "$url" --body-file "$work/notify.json" --vus "$CONNECTIONS" \
+  report=$("$DBLOAD" http POST "$url" --body-file "$work/notify.json" --vus "$CONNECTIONS" --threads "$THREADS" \
     --duration "${DURATION}s" --quiet --output json)
   d_rate=$(echo "$report" | json_field '["http_reqs_per_sec"]')
   d_reqs=$(echo "$report" | json_field '["http_reqs"]')
@@ -98,7 +104,7 @@ w=$(median "${wrk_rates[@]}")
 d=$(median "${dbload_rates[@]}")
 echo
 echo "http-vs-wrk: nginx 1 worker on 127.0.0.1, POST notify body, $CONNECTIONS connections, ${DURATION} s, $ROUNDS rounds (medians)"
-printf '  wrk     %10.0f req/s   %6.3f CPU-s per 100k requests (%s threads)\n' "$w" "$(median "${wrk_cpu[@]}")" "$WRK_THREADS"
+printf '  wrk     %10.0f req/s   %6.3f CPU-s per 100k requests (%s threads)\n' "$w" "$(median "${wrk_cpu[@]}")" "$THREADS"
 printf '  dbload  %10.0f req/s   %6.3f CPU-s per 100k requests   peak RSS %s MiB (max %s)\n' \
   "$d" "$(median "${dbload_cpu[@]}")" "$(median "${rss[@]}")" "$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
 awk -v d="$d" -v w="$w" 'BEGIN{printf "  ratio   %10.2f x wrk (target >= 0.90)\n", d / w}'

@@ -22,11 +22,12 @@ Examples:
   dbload http POST http://ql:8668/v2/notify --body-file notify.json --vus 30 --no-keepalive
 
   # Headers, a bearer token from the environment, a check on the JSON answer
-  dbload http GET https://api.example.com/v2/entities?limit=10 -H 'Fiware-Service: demo' \\
-      --bearer \"$TOKEN\" --check 'json:$.length=10' --iterations 1000
+  DBLOAD_BEARER_TOKEN=... dbload http GET https://ql:8668/v2/entities?limit=10 \\
+      -H 'Fiware-Service: demo' --check 'json:$[0].type=Room' --iterations 1000
 
   # For scripts: JSON on stdout, exit code 1 if any request failed or any check did not hold
-  dbload http POST http://127.0.0.1:8080/ingest --body-file rows.json --duration 30s --output json --quiet
+  dbload http POST http://127.0.0.1:8080/ingest --body-file rows.json --duration 30s \\
+      --output json --quiet
 
 Body templates (--body-template) are MiniJinja (Jinja2) templates rendered for every request,
 off the send path, with these values and functions (random ones seeded per VU by --seed):
@@ -34,7 +35,7 @@ off the send path, with these values and functions (random ones seeded per VU by
   randint(a, b)               an integer in [a, b]
   uniform(a, b)               a float in [a, b)
   choice(list)                one item of a list
-  entity(prefix, n)           an id from a range: prefix ~ 1..=n, e.g. entity('Room:', 100) -> Room:17
+  entity(prefix, n)           prefix and an id in 1..=n: entity('Room:', 100) -> Room:17
   walk(name, start, step)     a random walk per name and VU: start, then ± step each request
   now(), now_ms()             the render time: RFC 3339 UTC (millisecond precision), Unix ms
   uuid()                      a random UUID (version 4)
@@ -135,4 +136,18 @@ pub struct HttpArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use crate::cli::Cli;
+
+    #[test]
+    fn http_help() {
+        // As `dbload http --help` prints it, at a fixed width.
+        let err = Cli::command().term_width(100).try_get_matches_from(["dbload", "http", "--help"]).unwrap_err();
+        insta::assert_snapshot!(err.render().to_string());
+    }
 }

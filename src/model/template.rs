@@ -118,7 +118,7 @@ fn register_functions(env: &mut Environment<'static>, state: &Shared) {
     });
     let s = state.clone();
     env.add_function("uniform", move |a: f64, b: f64| -> Result<f64, Error> {
-        if !(a < b) {
+        if a.partial_cmp(&b) != Some(std::cmp::Ordering::Less) {
             return Err(invalid(format!("uniform({a}, {b}): the first bound must be below the second")));
         }
         Ok(lock(&s).rng.random_range(a..b))

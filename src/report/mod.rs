@@ -207,7 +207,8 @@ pub struct SetupReport {
     pub dry_run: bool,
 }
 
-fn per_sec(n: u64, secs: f64) -> f64 {
+/// `n` per second over `secs` (0 for an empty window).
+pub(crate) fn per_sec(n: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         n as f64 / secs
     } else {
@@ -215,7 +216,8 @@ fn per_sec(n: u64, secs: f64) -> f64 {
     }
 }
 
-fn span_s(p: &Phase) -> f64 {
+/// A phase's window: its first operation's (intended) start to its last one's end.
+pub(crate) fn span_s(p: &Phase) -> f64 {
     match (p.first_start, p.last_end) {
         (Some(a), Some(b)) => b.saturating_sub(a).as_secs_f64(),
         _ => 0.0,

@@ -8,11 +8,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{client_and_verdict, group, runtime_block, target_line};
-use super::{error_entries, timeline, ErrorEntry, TimelineEntry, Verdict, SCHEMA_VERSION};
+use super::{error_entries, per_sec, span_s, timeline, ErrorEntry, TimelineEntry, Verdict, SCHEMA_VERSION};
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, TargetChoice, Warmup};
 use crate::run::queries::QueryOutcome;
-use crate::stats::recorder::Phase;
 use crate::stats::{LatencySummary, Recorder};
 use crate::workload::explain::Explain;
 
@@ -88,21 +87,6 @@ pub struct QuerySetup {
     pub explain: Option<ExplainMode>,
 }
 
-fn window_s(p: &Phase) -> f64 {
-    match (p.first_start, p.last_end) {
-        (Some(a), Some(b)) => b.saturating_sub(a).as_secs_f64(),
-        _ => 0.0,
-    }
-}
-
-fn per_sec(n: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        n as f64 / secs
-    } else {
-        0.0
-    }
-}
-
 impl QueryReport {
     pub fn new(cfg: &QueryConfig, out: &QueryOutcome, target_url: Option<String>, throwaway: bool) -> QueryReport {
         let mut total = Recorder::default();
@@ -112,7 +96,7 @@ impl QueryReport {
         for phase in &out.phases {
             let mut merged = Recorder::default();
             phase.recorders.iter().for_each(|r| merged.merge(r));
-            let window = window_s(&merged.measured);
+            let window = span_s(&merged.measured);
             let attempted = merged.measured.batches + merged.measured.failed_batches;
             for (i, (q, rec)) in phase.queries.iter().zip(&phase.recorders).enumerate() {
                 let m = &rec.measured;
@@ -160,7 +144,7 @@ impl QueryReport {
             warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
                 count: total.warmup.batches,
                 errors: total.warmup.failed_batches,
-                duration_s: window_s(&total.warmup),
+                duration_s: span_s(&total.warmup),
             }),
             error_classes: error_entries(&total),
             queries,

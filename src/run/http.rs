@@ -5,7 +5,7 @@
 //! pacer, the recorders, the progress bar and the cost meter are the same.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -16,7 +16,7 @@ use super::worker::{self, Source};
 use crate::config::http::{BodySource, HttpConfig};
 use crate::model::template::BodyTemplate;
 use crate::stats::cost::{ClientCost, CostMeter};
-use crate::stats::{Live, Recorder};
+use crate::stats::Recorder;
 use crate::target::http::{HttpExecutor, HttpOp, HttpStats, HttpTarget};
 
 pub struct HttpOutcome {
@@ -36,19 +36,10 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let opening = (0..cfg.vus).map(|_| HttpExecutor::open(target.clone()));
     let executors = futures_util::future::try_join_all(opening).await?;
 
-    let live = Arc::new(Live::default());
-    let progress = Progress::start(live.clone(), cfg.iterations, "requests", cfg.quiet);
     let meter = CostMeter::start();
-    let t0 = Instant::now();
-    let plan = worker::Plan {
-        t0,
-        deadline: cfg.duration,
-        rate: cfg.rate.map(|r| r / cfg.vus as f64),
-        warmup: cfg.warmup,
-        labels: 1,
-        cancel: cancel.clone(),
-        live,
-    };
+    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.vus, cfg.warmup, 1, cancel.clone());
+    let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.quiet);
+    let t0 = plan.t0;
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, mut executor) in executors.into_iter().enumerate() {
         executor.plan(t0, cfg.warmup);
@@ -254,7 +245,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
         rt.block_on(async {
             let mut src = ThinkTime::new(Fixed { left: 3 }, Some(Duration::from_millis(50)));
-            let t = Instant::now();
+            let t = std::time::Instant::now();
             let mut n = 0;
             while src.next().await.is_some() {
                 n += 1;

@@ -436,7 +436,9 @@ impl HttpStats {
     /// per phase per request was a cache miss each.
     fn flush(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        for (i, h) in [&mut self.duration, &mut self.sending, &mut self.waiting, &mut self.receiving].into_iter().enumerate() {
+        for (i, h) in
+            [&mut self.duration, &mut self.sending, &mut self.waiting, &mut self.receiving].into_iter().enumerate()
+        {
             for values in &pending {
                 record_us(h, values[i].into());
             }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use crate::support::{dbload_bin, ensure, entries, private_tmp, Ctx};
+use crate::support::{dbload_bin, ensure, entries, private_tmp, refused, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -39,10 +39,7 @@ fn bad_input_exits_2_naming_the_option(ctx: &Ctx) -> Result<()> {
             argv.extend(["--url", &ctx.url]);
         }
         argv.extend(args.split_whitespace());
-        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
-        ensure(code == 2, || format!("{args}: exit {code}, stderr {stderr}"))?;
-        ensure(stderr.contains(culprit), || format!("{args}: stderr does not name {culprit}: {stderr}"))?;
-        ensure(stdout.is_empty(), || format!("{args}: printed a report: {stdout}"))?;
+        refused(&argv, culprit)?;
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 
-use crate::support::{dbload_bin, ensure, Ctx};
+use crate::support::{dbload_bin, ensure, refused, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -33,13 +33,16 @@ pub fn tests() -> Vec<(&'static str, Test)> {
     ]
 }
 
+/// One request as the server got it: method, path, Authorization, body.
+type Logged = (String, String, Option<String>, Vec<u8>);
+
 /// What the test server saw.
 #[derive(Default)]
 struct Seen {
     connections: AtomicU64,
     requests: AtomicU64,
     /// Method, path, Authorization header and body of every request.
-    log: Mutex<Vec<(String, String, Option<String>, Vec<u8>)>>,
+    log: Mutex<Vec<Logged>>,
 }
 
 impl Seen {
@@ -80,7 +83,7 @@ async fn answer(seen: Arc<Seen>, req: Request<Incoming>) -> Result<Response<Full
     seen.log.lock().unwrap().push((method, path.clone(), auth, body));
     let status = match path.strip_prefix("/status/").and_then(|s| s.parse().ok()) {
         Some(code) => code,
-        None if path == "/flaky" && n % 4 == 0 => 500,
+        None if path == "/flaky" && n.is_multiple_of(4) => 500,
         None => 200,
     };
     let text = format!(r#"{{"ok":{},"n":{n}}}"#, status < 400);
@@ -307,10 +310,7 @@ fn bad_input_exits_2_naming_the_option(_: &Ctx) -> Result<()> {
     ] {
         let mut argv = vec!["http"];
         argv.extend(args.split_whitespace());
-        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
-        ensure(code == 2, || format!("{args}: exit {code}, stderr {stderr}"))?;
-        ensure(stderr.contains(culprit), || format!("{args}: stderr does not name {culprit}: {stderr}"))?;
-        ensure(stdout.is_empty(), || format!("{args}: printed a report: {stdout}"))?;
+        refused(&argv, culprit)?;
     }
     // A template mistake names the file and line.
     let dir = tempfile::tempdir()?;

@@ -151,6 +151,16 @@ pub fn dbload_bin(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) 
     )
 }
 
+/// Runs the binary with `argv` and expects bad usage: exit 2, `culprit`
+/// named on stderr, no report on stdout.
+pub fn refused(argv: &[&str], culprit: &str) -> Result<()> {
+    let args = argv.join(" ");
+    let (code, stdout, stderr) = dbload_bin(argv, &[]);
+    ensure(code == 2, || format!("{args}: exit {code}, stderr {stderr}"))?;
+    ensure(stderr.contains(culprit), || format!("{args}: stderr does not name {culprit}: {stderr}"))?;
+    ensure(stdout.is_empty(), || format!("{args}: printed a report: {stdout}"))
+}
+
 pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<()> {
     if cond {
         Ok(())
