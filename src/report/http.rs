@@ -12,11 +12,10 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::text::{client_and_verdict, group};
-use super::{error_entries, timeline, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION};
+use super::{error_entries, span_s, timeline, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION};
 use crate::config::http::{BodySource, HttpConfig, LATE_AFTER};
 use crate::config::Warmup;
 use crate::run::http::HttpOutcome;
-use crate::stats::recorder::Phase;
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,8 +52,9 @@ pub struct HttpReport {
     pub http_req_waiting_ms: Option<LatencySummary>,
     pub http_req_receiving_ms: Option<LatencySummary>,
     /// From the intended start (with --rate) or the start to the end of the
-    /// response, connecting included: what a caller of the API waited.
-    pub response_time_ms: Option<LatencySummary>,
+    /// response, connecting included: what a caller of the API waited. The
+    /// same figure as every command's `latency_ms` (so `--fail-if 'p99_ms > 50'`).
+    pub latency_ms: Option<LatencySummary>,
     /// Open loop: requests that started more than `late_after_ms` after their intended start.
     pub late: Option<u64>,
     pub late_after_ms: f64,
@@ -113,16 +113,12 @@ pub struct HttpSetup {
     pub seed: u64,
 }
 
-fn window_s(p: &Phase) -> f64 {
-    p.first_start.zip(p.last_end).map_or(0.0, |(a, b)| b.saturating_sub(a).as_secs_f64())
-}
-
 impl HttpReport {
     pub fn new(cfg: &HttpConfig, out: &HttpOutcome) -> HttpReport {
         let rec = &out.recorder;
         let m = &rec.measured;
         let s = &out.stats;
-        let duration_s = window_s(m);
+        let duration_s = span_s(m);
         let http_reqs = m.batches + m.failed_batches;
         let errors = m.failed_batches + rec.warmup.failed_batches;
         let paced = cfg.rate.is_some();
@@ -161,7 +157,7 @@ impl HttpReport {
             http_req_sending_ms: LatencySummary::of(&s.sending),
             http_req_waiting_ms: LatencySummary::of(&s.waiting),
             http_req_receiving_ms: LatencySummary::of(&s.receiving),
-            response_time_ms: LatencySummary::of(&m.latency),
+            latency_ms: LatencySummary::of(&m.latency),
             late: paced.then(|| count_above(&m.lag, late_us)),
             late_after_ms: LATE_AFTER.as_secs_f64() * 1000.0,
             dropped: (paced && cfg.duration.is_some()).then_some(out.dropped),
@@ -171,7 +167,7 @@ impl HttpReport {
             warmup: (cfg.warmup != Warmup::None).then(|| HttpWarmup {
                 requests: rec.warmup.batches + rec.warmup.failed_batches,
                 errors: rec.warmup.failed_batches,
-                duration_s: window_s(&rec.warmup),
+                duration_s: span_s(&rec.warmup),
             }),
             client_cpu_s: out.cost.cpu().as_secs_f64(),
             client_cpu_user_s: out.cost.user.as_secs_f64(),
@@ -335,7 +331,7 @@ pub fn render(r: &HttpReport) -> String {
     metric(&mut out, "http_req_failed", &format!("{} {} of {}", percent(failed, r.http_reqs), failed, r.http_reqs));
     metric(&mut out, "http_reqs", &format!("{} {:.1}/s", r.http_reqs, r.http_reqs_per_sec));
     if s.rate_per_sec.is_some() {
-        metric(&mut out, "response_time", &format!("{} (from the intended start)", trend(&r.response_time_ms)));
+        metric(&mut out, "response_time", &format!("{} (from the intended start)", trend(&r.latency_ms)));
         if let Some(late) = r.late {
             metric(&mut out, "late_requests", &format!("{late} (started > {} ms after schedule)", r.late_after_ms));
         }

@@ -36,6 +36,20 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let opening = (0..cfg.vus).map(|_| HttpExecutor::open(target.clone()));
     let executors = futures_util::future::try_join_all(opening).await?;
 
+    // Producers start rendering now, and each VU has its first bodies
+    // before the clock starts: a hundred producers filling their pools at
+    // once would otherwise make the first requests late.
+    let mut rendered = Vec::new();
+    if let BodySource::Template(t) = &cfg.body {
+        for vu in 0..cfg.vus {
+            rendered.push(Rendered::start(t, cfg.seed, vu, cfg.per_vu[vu as usize])?);
+        }
+        for r in &mut rendered {
+            r.prime().await;
+        }
+    }
+    let mut rendered = rendered.into_iter();
+
     let meter = CostMeter::start();
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.vus, cfg.warmup, 1, cancel.clone());
     let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.quiet);
@@ -43,16 +57,12 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, mut executor) in executors.into_iter().enumerate() {
         executor.plan(t0, cfg.warmup);
-        let requests = cfg.per_vu[vu];
-        let task = match &cfg.body {
-            BodySource::Fixed { .. } => {
-                let source = ThinkTime::new(Fixed { left: requests }, cfg.sleep);
+        let task = match rendered.next() {
+            None => {
+                let source = ThinkTime::new(Fixed { left: cfg.per_vu[vu] }, cfg.sleep);
                 tokio::spawn(worker::run(plan.clone(), source, executor))
             }
-            BodySource::Template(t) => {
-                let source = ThinkTime::new(Rendered::start(t, cfg.seed, vu as u32, requests)?, cfg.sleep);
-                tokio::spawn(worker::run(plan.clone(), source, executor))
-            }
+            Some(r) => tokio::spawn(worker::run(plan.clone(), ThinkTime::new(r, cfg.sleep), executor)),
         };
         tasks.push(task);
     }
@@ -152,6 +162,15 @@ impl Rendered {
         })
         .context("starting a producer thread")?;
         Ok(Rendered { feed, ready: Bodies::default(), spent: Bodies::default() })
+    }
+
+    /// Waits for the first batch of bodies.
+    async fn prime(&mut self) {
+        if self.ready.items.is_empty() {
+            if let Some(first) = self.feed.recv().await {
+                self.ready = first;
+            }
+        }
     }
 }
 

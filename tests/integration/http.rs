@@ -259,7 +259,7 @@ fn open_loop_rate_is_held(_: &Ctx) -> Result<()> {
     let seen = server.seen.requests() as f64;
     ensure((seen - 900.0).abs() <= 90.0, || format!("server saw {seen}, want 900 ± 10%"))?;
     ensure(r.dropped == Some(0) && r.late.is_some(), || format!("dropped {:?}, late {:?}", r.dropped, r.late))?;
-    ensure(r.response_time_ms.is_some() && r.http_req_blocked_ms.is_some(), || "no response time".into())
+    ensure(r.latency_ms.is_some() && r.http_req_blocked_ms.is_some(), || "no response time".into())
 }
 
 fn no_keepalive_opens_a_connection_per_request(_: &Ctx) -> Result<()> {
@@ -338,7 +338,7 @@ fn json_report_matches_its_schema(_: &Ctx) -> Result<()> {
     let file = dir.path().join("report.json");
     let flaky = format!("{}/flaky", server.url);
     for args in [
-        vec![server.url.as_str(), "-n", "20"],
+        vec![server.url.as_str(), "-n", "20", "--fail-if", "p99_ms > 100000", "--fail-if", "errors > 0"],
         vec![&flaky, "--rate", "100", "--duration", "1s", "--check", "status=200", "--warmup", "5"],
         vec![&flaky, "--body-template", template.to_str().unwrap(), "--vus", "2", "-n", "30", "--sleep", "1ms"],
     ] {
@@ -351,6 +351,9 @@ fn json_report_matches_its_schema(_: &Ctx) -> Result<()> {
             validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path)).collect();
         ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
         ensure(report["exit_code"] == code && report["command"] == "http", || stdout.clone())?;
+        if args.contains(&"--fail-if") {
+            ensure(code == 0 && report["fail_if"].as_array().is_some_and(|f| f.len() == 2), || stdout.clone())?;
+        }
         let from_file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
         ensure(from_file["http_reqs"] == report["http_reqs"], || "--report file differs from stdout".into())?;
     }
