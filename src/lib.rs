@@ -98,8 +98,25 @@ impl Drop for Started {
     }
 }
 
-/// Runs `body` on a runtime where Ctrl-C cancels `token`: the run stops
-/// issuing work and still reports what it did.
+/// Ctrl-C, `kill` (SIGTERM) and a closed terminal (SIGHUP) all stop the run
+/// the same way: no new work, a report of what was done, and the throwaway
+/// server removed, rather than a dead process and a server left behind.
+async fn cancel_on_signals(cancel: CancellationToken) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return cancel.cancel();
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
+    cancel.cancel();
+}
+
+/// Runs `body` on a runtime where Ctrl-C, SIGTERM or SIGHUP cancel its token: the
+/// run stops issuing work and still reports what it did.
 fn with_runtime<T>(body: impl AsyncFnOnce(CancellationToken) -> Result<T>) -> Result<T> {
     with_threads(None, body)
 }
@@ -113,22 +130,18 @@ fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationTo
     let runtime = builder.enable_all().build().context("starting the runtime")?;
     let cancel = CancellationToken::new();
     runtime.block_on(async {
-        let on_ctrl_c = cancel.clone();
-        let signal = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_ctrl_c.cancel();
-            }
-        });
+        let signal = tokio::spawn(cancel_on_signals(cancel.clone()));
         let result = body(cancel).await;
         signal.abort();
         result
     })
 }
 
-/// Where a report goes: `--output`, `--report FILE`, and `--fail-if`.
+/// Where a report goes: `--output`, `--report FILE`, `--html FILE`, and `--fail-if`.
 struct Emit<'a> {
     format: OutputFormat,
     file: Option<&'a std::path::Path>,
+    html: Option<&'a std::path::Path>,
     fail_if: &'a [report::fail_if::Condition],
 }
 
@@ -151,6 +164,9 @@ impl Emit<'_> {
         if let Some(path) = self.file {
             report::json::write_file(report, path)?;
         }
+        if let Some(path) = self.html {
+            report::html::write_file(report, path)?;
+        }
         judged?;
         Ok(verdict(report).exit_code)
     }
@@ -162,7 +178,12 @@ pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut 
     let started = Started::new(&cfg.target)?;
     let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel, None).await)?;
     let mut report = Report::ingest(&cfg, &outcome, started.url(), started.throwaway());
-    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let emit = Emit {
+        format: cfg.output,
+        file: cfg.report_file.as_deref(),
+        html: cfg.html_file.as_deref(),
+        fail_if: &cfg.fail_if,
+    };
     let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::text::render, out)?;
     Ok(Outcome { exit_code, report })
 }
@@ -174,7 +195,12 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let outcome = with_runtime(async |cancel| run::queries::queries(&cfg, &target, cancel).await)?;
     let mut report = QueryReport::new(&cfg, &outcome, started.url(), started.throwaway());
     let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
-    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let emit = Emit {
+        format: cfg.output,
+        file: cfg.report_file.as_deref(),
+        html: cfg.html_file.as_deref(),
+        fail_if: &cfg.fail_if,
+    };
     let exit_code = emit.write(&mut report, |r| &mut r.verdict, text, out)?;
     Ok(Outcome { exit_code, report })
 }
@@ -188,7 +214,12 @@ pub fn http(
     let cfg = config::http::HttpConfig::resolve(args, env)?;
     let outcome = with_threads(Some(cfg.threads), async |cancel| run::http::http(&cfg, cancel).await)?;
     let mut report = report::http::HttpReport::new(&cfg, &outcome);
-    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let emit = Emit {
+        format: cfg.output,
+        file: cfg.report_file.as_deref(),
+        html: cfg.html_file.as_deref(),
+        fail_if: &cfg.fail_if,
+    };
     let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::http::render, out)?;
     Ok(Outcome { exit_code, report })
 }
@@ -199,7 +230,12 @@ pub fn mixed(cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedRepor
     let target = started.target.clone().expect("mixed runs always have a target");
     let outcome = with_runtime(async |cancel| run::mixed::mixed(&cfg, &target, cancel).await)?;
     let mut report = MixedReport::new(&cfg, &outcome, started.url(), started.throwaway());
-    let emit = Emit { format: cfg.output, file: cfg.report_file.as_deref(), fail_if: &cfg.fail_if };
+    let emit = Emit {
+        format: cfg.output,
+        file: cfg.report_file.as_deref(),
+        html: cfg.html_file.as_deref(),
+        fail_if: &cfg.fail_if,
+    };
     let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::mixed::render, out)?;
     Ok(Outcome { exit_code, report })
 }

@@ -73,6 +73,11 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
+    /// Also write an HTML report with charts to this file: one self-contained page to share,
+    /// which opens offline.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,

@@ -54,6 +54,7 @@ pub struct HttpConfig {
     pub threads: usize,
     pub output: OutputFormat,
     pub report_file: Option<PathBuf>,
+    pub html_file: Option<PathBuf>,
     pub quiet: bool,
     pub fail_if: Vec<Condition>,
 }
@@ -199,6 +200,7 @@ impl HttpConfig {
             threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             output: a.output.output,
             report_file: a.output.report,
+            html_file: a.output.html,
             quiet: a.output.quiet,
             fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
         })

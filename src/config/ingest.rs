@@ -59,6 +59,7 @@ pub struct IngestConfig {
     pub no_hypertables: bool,
     pub output: OutputFormat,
     pub report_file: Option<PathBuf>,
+    pub html_file: Option<PathBuf>,
     pub quiet: bool,
     pub fail_if: Vec<Condition>,
 }
@@ -194,6 +195,7 @@ impl IngestConfig {
             no_hypertables: a.no_hypertables,
             output: a.output.output,
             report_file: a.output.report,
+            html_file: a.output.html,
             quiet: a.output.quiet,
             fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
         })

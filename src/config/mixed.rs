@@ -27,6 +27,7 @@ pub struct MixedConfig {
     pub baseline: bool,
     pub output: OutputFormat,
     pub report_file: Option<PathBuf>,
+    pub html_file: Option<PathBuf>,
     pub quiet: bool,
     pub fail_if: Vec<Condition>,
 }
@@ -41,11 +42,13 @@ fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Resu
         if skip.contains(&key) {
             continue;
         }
-        if matches!(key, "url" | "keep") {
+        // One target and one report for the whole run: those options are the run's.
+        if matches!(key, "url" | "keep" | "output" | "report" | "html" | "quiet" | "fail_if") {
+            let flag = key.replace('_', "-");
             return Err(fail(
                 origin,
                 &k.referenced,
-                format!("{part}: `{key}` belongs on the command line (dbload run FILE --{key} ...): all parts share one target"),
+                format!("{part}: `{key}` belongs on the command line (dbload run FILE --{flag} ...): it applies to the whole run"),
             ));
         }
         let flag = format!("--{}", key.replace('_', "-"));
@@ -197,6 +200,7 @@ impl MixedConfig {
             baseline: a.baseline,
             output: a.output.output,
             report_file: a.output.report,
+            html_file: a.output.html,
             quiet: a.output.quiet,
             fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
         })

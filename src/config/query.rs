@@ -35,6 +35,7 @@ pub struct QueryConfig {
     pub explain: Option<ExplainMode>,
     pub output: OutputFormat,
     pub report_file: Option<PathBuf>,
+    pub html_file: Option<PathBuf>,
     pub quiet: bool,
     pub fail_if: Vec<Condition>,
 }
@@ -131,6 +132,7 @@ impl QueryConfig {
             explain: r.explain,
             output: output.output,
             report_file: output.report,
+            html_file: output.html,
             quiet: output.quiet,
             fail_if: output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
         })

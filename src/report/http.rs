@@ -214,7 +214,7 @@ fn k6_time(ms: f64) -> String {
 }
 
 /// k6's size style, decimal units: `1.6 MB`.
-fn k6_bytes(b: f64) -> String {
+pub(crate) fn k6_bytes(b: f64) -> String {
     let units = ["B", "kB", "MB", "GB", "TB"];
     let mut v = b;
     let mut i = 0;

@@ -1,8 +1,9 @@
 //! What a run leaves behind. [`Report`] is built once from the resolved
-//! configuration and the merged statistics; the sinks (text, JSON) only read
+//! configuration and the merged statistics; the sinks (text, JSON, HTML) only read
 //! it. Its JSON form is a versioned contract (`schema/report.schema.json`).
 
 pub mod fail_if;
+pub mod html;
 pub mod http;
 pub mod json;
 pub mod mixed;

@@ -205,7 +205,9 @@ fn header(out: &mut String, r: &QueryReport) {
         Some(rate) => format!("open loop at {rate} queries/s"),
         None => "closed loop".into(),
     };
-    let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, protocol {:?}", s.concurrency, s.protocol);
+    let protocol =
+        clap::ValueEnum::to_possible_value(&s.protocol).map(|v| v.get_name().to_string()).unwrap_or_default();
+    let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, protocol {protocol}", s.concurrency);
     if let Some(w) = &r.warmup {
         let _ = writeln!(out, "Warm-up:  {} queries over {:.2} s, not measured", group(w.count), w.duration_s);
     }

@@ -152,7 +152,7 @@ pub fn render(r: &Report) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     use std::time::Duration;
@@ -165,7 +165,7 @@ mod tests {
     use clap::Parser;
 
     /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each.
-    fn report(extra: &str) -> crate::report::Report {
+    pub(crate) fn report(extra: &str) -> crate::report::Report {
         let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 10000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
         let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();

@@ -1,5 +1,5 @@
 //! The real binary: exit codes, messages, Ctrl-C, the throwaway default
-//! target, dry runs, and the JSON contract.
+//! target, dry runs, the JSON contract and the HTML report.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -18,9 +18,14 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("cli::unreachable_target_exits_3", unreachable_target_exits_3),
         ("cli::ctrl_c_prints_a_partial_report_and_exits_130", ctrl_c_prints_a_partial_report_and_exits_130),
         ("cli::throwaway_server_is_started_and_removed", throwaway_server_is_started_and_removed),
+        (
+            "cli::sigterm_stops_cleanly_and_removes_the_throwaway_server",
+            sigterm_stops_cleanly_and_removes_the_throwaway_server,
+        ),
         ("cli::dry_run_touches_no_database", dry_run_touches_no_database),
         ("cli::json_report_matches_its_schema", json_report_matches_its_schema),
         ("cli::passwords_are_never_printed", passwords_are_never_printed),
+        ("cli::html_report_is_one_file_with_charts", html_report_is_one_file_with_charts),
     ]
 }
 
@@ -87,6 +92,34 @@ fn throwaway_server_is_started_and_removed(_: &Ctx) -> Result<()> {
     ensure(left.is_empty(), || format!("left behind: {left:?}"))
 }
 
+fn sigterm_stops_cleanly_and_removes_the_throwaway_server(_: &Ctx) -> Result<()> {
+    // `kill` or a closed terminal must not leave a server or its files behind.
+    let tmp = private_tmp()?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["ingest", "--duration", "60s", "--workers", "1", "--output", "json", "--quiet"])
+        .env_remove("DATABASE_URL")
+        .env_remove("PGHOST")
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Wait until rows flow (initdb and start-up first).
+    let started = Instant::now();
+    while entries(tmp.path())?.is_empty() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(4));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM)?;
+    let status = child.wait()?;
+    let mut stdout = String::new();
+    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
+    ensure(status.code() == Some(130), || format!("exit {status:?}: {stdout}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
+    ensure(report["status"] == "interrupted", || stdout.clone())?;
+    let left = entries(tmp.path())?;
+    ensure(left.is_empty(), || format!("left behind: {left:?}"))
+}
+
 fn dry_run_touches_no_database(_: &Ctx) -> Result<()> {
     // PGHOST points nowhere: a dry run must not try it, nor start a server.
     let tmp = private_tmp()?;
@@ -141,4 +174,19 @@ fn passwords_are_never_printed(ctx: &Ctx) -> Result<()> {
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
     ensure(!stdout.contains("hunter2") && !stderr.contains("hunter2"), || stdout.clone())?;
     ensure(stdout.contains("secretive"), || "the user name should still be shown".into())
+}
+
+fn html_report_is_one_file_with_charts(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("report.html");
+    let argv = ["ingest", "--url", &ctx.url, "--rows", "20000", "--table", "html_report", "--drop-table", "--quiet"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--html", file.to_str().unwrap()]].concat(), &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(stdout.contains("Throughput:"), || format!("the text report still goes to stdout: {stdout}"))?;
+    let html = std::fs::read_to_string(&file).context("the --html file")?;
+    ensure(html.contains("<svg"), || "no chart in the HTML report".into())?;
+    ensure(html.contains("20,000"), || "the rows figure is missing".into())?;
+    ensure(!html.contains("<script") && !html.contains("<link") && !html.contains("src="), || {
+        "the HTML report loads something from outside".into()
+    })
 }

@@ -64,8 +64,8 @@ fn upsert_twice_keeps_the_count(ctx: &Ctx) -> Result<()> {
         let table = format!("upsert_{method}");
         let args =
             format!("--upsert --method {method} --rows 3000 --workers 2 --batch-size 700 {START} --table {table}");
-        let first = ctx.ingest(&format!("{args} --drop-table"))?;
-        let second = ctx.ingest(&format!("{args} --append"))?;
+        let first = ctx.ingest(&format!("{args} --drop-table --verify"))?;
+        let second = ctx.ingest(&format!("{args} --append --verify"))?;
         for (run, o) in [("first", &first), ("second", &second)] {
             ensure(o.exit_code == 0 && o.report.rows == 3000, || {
                 format!("{method} {run}: exit {} rows {} {:?}", o.exit_code, o.report.rows, o.report.error_classes)
@@ -73,6 +73,9 @@ fn upsert_twice_keeps_the_count(ctx: &Ctx) -> Result<()> {
         }
         let count = ctx.scalar(&format!("SELECT count(*) FROM \"{table}\""))?;
         ensure(count == "3000", || format!("{method}: {count} rows after two upsert runs"))?;
+        // The second run updated every row: acknowledged, none added, verified.
+        let v = second.report.verify.as_ref().expect("verify");
+        ensure(v.ok && v.expected == 3000 && v.found == 0, || format!("{method}: second run {v:?}"))?;
     }
     // The cpu model upserts on (hostname, ts).
     let args = format!("--model cpu --upsert --rows 1000 --workers 1 {START} --table upsert_cpu");

@@ -365,6 +365,7 @@ fn bad_mixed_files_exit_2_naming_file_and_line(ctx: &Ctx) -> Result<()> {
         ("typo.yml", "duration: 1s\ningest:\n  batch_sise: 10\n", vec!["typo.yml:3:3", "ingest", "--batch-size"]),
         ("top.yml", "duraton: 1s\ningest: {}\n", vec!["top.yml:1", "did you mean `duration`"]),
         ("url.yml", "ingest:\n  url: postgres://x@y/z\n", vec!["url.yml", "command line"]),
+        ("html.yml", "duration: 1s\ningest:\n  html: r.html\n", vec!["html.yml:3", "--html"]),
         ("noq.yml", "duration: 1s\nworkloads:\n  - concurrency: 2\n", vec!["noq.yml:3", "queries"]),
     ] {
         let file = workload_file(&dir, name, yaml)?;
