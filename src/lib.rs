@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command, IngestArgs, OutputFormat};
-use config::{IngestConfig, MixedConfig, QueryConfig, TargetChoice};
+use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig, TargetChoice};
 use report::mixed::MixedReport;
 use report::query::QueryReport;
 use report::Report;
@@ -137,39 +137,29 @@ fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationTo
     })
 }
 
-/// Where a report goes: `--output`, `--report FILE`, `--html FILE`, and `--fail-if`.
-struct Emit<'a> {
-    format: OutputFormat,
-    file: Option<&'a std::path::Path>,
-    html: Option<&'a std::path::Path>,
-    fail_if: &'a [report::fail_if::Condition],
-}
-
-impl Emit<'_> {
-    /// Judges `--fail-if`, then writes the report; returns its exit code. A
-    /// condition naming a field the report lacks is an error, but only after
-    /// the report was written, so the run is not lost.
-    fn write<R: serde::Serialize>(
-        &self,
-        report: &mut R,
-        verdict: fn(&mut R) -> &mut report::Verdict,
-        text: fn(&R) -> String,
-        out: &mut dyn Write,
-    ) -> Result<u8> {
-        let judged = report::judge(report, verdict, self.fail_if);
-        match self.format {
-            OutputFormat::Text => out.write_all(text(report).as_bytes()).context("writing the report")?,
-            OutputFormat::Json => report::json::write(report, out)?,
-        }
-        if let Some(path) = self.file {
-            report::json::write_file(report, path)?;
-        }
-        if let Some(path) = self.html {
-            report::html::write_file(report, path)?;
-        }
-        judged?;
-        Ok(verdict(report).exit_code)
+/// Judges `--fail-if`, then writes the report where `output` says; returns
+/// its exit code. A condition naming a field the report lacks is an error,
+/// but only after the report was written, so the run is not lost.
+fn emit<R: serde::Serialize>(
+    output: &OutputConfig,
+    report: &mut R,
+    verdict: fn(&mut R) -> &mut report::Verdict,
+    text: fn(&R) -> String,
+    out: &mut dyn Write,
+) -> Result<u8> {
+    let judged = report::judge(report, verdict, &output.fail_if);
+    match output.format {
+        OutputFormat::Text => out.write_all(text(report).as_bytes()).context("writing the report")?,
+        OutputFormat::Json => report::json::write(report, out)?,
     }
+    if let Some(path) = &output.report_file {
+        report::json::write_file(report, path)?;
+    }
+    if let Some(path) = &output.html_file {
+        report::html::write_file(report, path)?;
+    }
+    judged?;
+    Ok(verdict(report).exit_code)
 }
 
 /// `dbload ingest` with an injectable environment.
@@ -178,13 +168,7 @@ pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut 
     let started = Started::new(&cfg.target)?;
     let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel, None).await)?;
     let mut report = Report::ingest(&cfg, &outcome, started.url(), started.throwaway());
-    let emit = Emit {
-        format: cfg.output,
-        file: cfg.report_file.as_deref(),
-        html: cfg.html_file.as_deref(),
-        fail_if: &cfg.fail_if,
-    };
-    let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::text::render, out)?;
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::text::render, out)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -195,13 +179,7 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let outcome = with_runtime(async |cancel| run::queries::queries(&cfg, &target, cancel).await)?;
     let mut report = QueryReport::new(&cfg, &outcome, started.url(), started.throwaway());
     let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
-    let emit = Emit {
-        format: cfg.output,
-        file: cfg.report_file.as_deref(),
-        html: cfg.html_file.as_deref(),
-        fail_if: &cfg.fail_if,
-    };
-    let exit_code = emit.write(&mut report, |r| &mut r.verdict, text, out)?;
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, text, out)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -214,13 +192,7 @@ pub fn http(
     let cfg = config::http::HttpConfig::resolve(args, env)?;
     let outcome = with_threads(Some(cfg.threads), async |cancel| run::http::http(&cfg, cancel).await)?;
     let mut report = report::http::HttpReport::new(&cfg, &outcome);
-    let emit = Emit {
-        format: cfg.output,
-        file: cfg.report_file.as_deref(),
-        html: cfg.html_file.as_deref(),
-        fail_if: &cfg.fail_if,
-    };
-    let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::http::render, out)?;
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::http::render, out)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -230,12 +202,6 @@ pub fn mixed(cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedRepor
     let target = started.target.clone().expect("mixed runs always have a target");
     let outcome = with_runtime(async |cancel| run::mixed::mixed(&cfg, &target, cancel).await)?;
     let mut report = MixedReport::new(&cfg, &outcome, started.url(), started.throwaway());
-    let emit = Emit {
-        format: cfg.output,
-        file: cfg.report_file.as_deref(),
-        html: cfg.html_file.as_deref(),
-        fail_if: &cfg.fail_if,
-    };
-    let exit_code = emit.write(&mut report, |r| &mut r.verdict, report::mixed::render, out)?;
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::mixed::render, out)?;
     Ok(Outcome { exit_code, report })
 }

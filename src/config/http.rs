@@ -4,17 +4,15 @@
 //! so a missing body file or a broken template stops the run before it
 //! starts, naming the option.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 use base64::Engine as _;
 
-use super::{parse_warmup, Warmup};
-use crate::cli::{HttpArgs, OutputFormat};
+use super::{parse_warmup, OutputConfig, Warmup};
+use crate::cli::HttpArgs;
 use crate::error::usage;
 use crate::model::template::BodyTemplate;
-use crate::report::fail_if::Condition;
 use crate::target::http::check::Check;
 use crate::target::http::{is_secret, Endpoint, RequestSpec};
 
@@ -52,11 +50,7 @@ pub struct HttpConfig {
     pub seed: u64,
     /// Runtime worker threads.
     pub threads: usize,
-    pub output: OutputFormat,
-    pub report_file: Option<PathBuf>,
-    pub html_file: Option<PathBuf>,
-    pub quiet: bool,
-    pub fail_if: Vec<Condition>,
+    pub output: OutputConfig,
 }
 
 impl HttpConfig {
@@ -198,11 +192,7 @@ impl HttpConfig {
             warmup: parse_warmup(a.warmup.as_deref(), vus, "requests")?,
             seed: a.seed,
             threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            output: a.output.output,
-            report_file: a.output.report,
-            html_file: a.output.html,
-            quiet: a.output.quiet,
-            fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+            output: OutputConfig::resolve(a.output)?,
         })
     }
 

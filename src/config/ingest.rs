@@ -2,18 +2,16 @@
 //! limit is checked here, so a worker never discovers a bad setting mid-run
 //! and never has to interpret an `Option`.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{parse_warmup, resolve_target, TargetChoice, Warmup};
-use crate::cli::{IngestArgs, ModelName, OutputFormat};
+use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
+use crate::cli::{IngestArgs, ModelName};
 use crate::dialect::TableName;
 use crate::encode::Method;
 use crate::error::usage;
 use crate::model::{cpu, measurement, ModelSpec, Schema};
-use crate::report::fail_if::Condition;
 
 /// PostgreSQL's limit on bound parameters in one statement.
 pub const MAX_PARAMS: usize = 65_535;
@@ -57,11 +55,7 @@ pub struct IngestConfig {
     pub start_us: i64,
     pub verify: bool,
     pub no_hypertables: bool,
-    pub output: OutputFormat,
-    pub report_file: Option<PathBuf>,
-    pub html_file: Option<PathBuf>,
-    pub quiet: bool,
-    pub fail_if: Vec<Condition>,
+    pub output: OutputConfig,
 }
 
 impl IngestConfig {
@@ -193,11 +187,7 @@ impl IngestConfig {
             start_us,
             verify: a.verify,
             no_hypertables: a.no_hypertables,
-            output: a.output.output,
-            report_file: a.output.report,
-            html_file: a.output.html,
-            quiet: a.output.quiet,
-            fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+            output: OutputConfig::resolve(a.output)?,
         })
     }
 }

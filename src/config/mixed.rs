@@ -4,15 +4,14 @@
 //! resolved by that command's own parser and rules, so a mixed run accepts
 //! exactly what the single commands accept, with the same messages.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use clap::Parser;
 
-use super::{resolve_target, IngestConfig, QueryConfig, TargetChoice};
-use crate::cli::{Cli, Command, OutputFormat, RunArgs};
+use super::{resolve_target, IngestConfig, OutputConfig, QueryConfig, TargetChoice};
+use crate::cli::{Cli, Command, RunArgs};
 use crate::error::usage;
-use crate::report::fail_if::Condition;
 use crate::workload::file;
 use crate::yaml::{self, did_you_mean, fail, suggest, Node, Yaml};
 
@@ -25,11 +24,7 @@ pub struct MixedConfig {
     /// Each workload with its name.
     pub workloads: Vec<(String, QueryConfig)>,
     pub baseline: bool,
-    pub output: OutputFormat,
-    pub report_file: Option<PathBuf>,
-    pub html_file: Option<PathBuf>,
-    pub quiet: bool,
-    pub fail_if: Vec<Condition>,
+    pub output: OutputConfig,
 }
 
 /// `key: value` pairs of a part, as the command-line arguments they stand for.
@@ -198,11 +193,7 @@ impl MixedConfig {
             ingest,
             workloads,
             baseline: a.baseline,
-            output: a.output.output,
-            report_file: a.output.report,
-            html_file: a.output.html,
-            quiet: a.output.quiet,
-            fail_if: a.output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+            output: OutputConfig::resolve(a.output)?,
         })
     }
 }

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::cli::TargetArgs;
+use crate::cli::{OutputArgs, OutputFormat, TargetArgs};
 use crate::error::usage;
+use crate::report::fail_if::Condition;
 use crate::target::{LocalOptions, PgTarget};
 
 pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
@@ -42,6 +43,29 @@ pub enum Warmup {
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+/// Where a run's report goes: the output flags every command shares,
+/// resolved once (`--fail-if` expressions parsed before anything runs).
+#[derive(Debug)]
+pub struct OutputConfig {
+    pub format: OutputFormat,
+    pub report_file: Option<std::path::PathBuf>,
+    pub html_file: Option<std::path::PathBuf>,
+    pub quiet: bool,
+    pub fail_if: Vec<Condition>,
+}
+
+impl OutputConfig {
+    pub fn resolve(a: OutputArgs) -> Result<OutputConfig> {
+        Ok(OutputConfig {
+            format: a.output,
+            report_file: a.report,
+            html_file: a.html,
+            quiet: a.quiet,
+            fail_if: a.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+        })
+    }
 }
 
 /// `--url`, then `DATABASE_URL`, then `PG*` variables when `PGHOST` is set,

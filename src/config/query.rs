@@ -1,16 +1,14 @@
 //! `QueryConfig`: `timeit` and `workload` flags and files resolved once.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::{parse_warmup, resolve_target, TargetChoice, Warmup};
-use crate::cli::{ExplainMode, OutputFormat, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
+use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
+use crate::cli::{ExplainMode, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
-use crate::report::fail_if::Condition;
 use crate::workload::{file, QuerySpec};
 
 /// `timeit`'s default number of executions per statement.
@@ -33,11 +31,7 @@ pub struct QueryConfig {
     pub warmup: Warmup,
     pub seed: u64,
     pub explain: Option<ExplainMode>,
-    pub output: OutputFormat,
-    pub report_file: Option<PathBuf>,
-    pub html_file: Option<PathBuf>,
-    pub quiet: bool,
-    pub fail_if: Vec<Condition>,
+    pub output: OutputConfig,
 }
 
 impl QueryConfig {
@@ -130,11 +124,7 @@ impl QueryConfig {
             warmup,
             seed: r.seed,
             explain: r.explain,
-            output: output.output,
-            report_file: output.report,
-            html_file: output.html,
-            quiet: output.quiet,
-            fail_if: output.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
+            output: OutputConfig::resolve(output)?,
         })
     }
 }

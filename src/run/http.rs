@@ -52,7 +52,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
 
     let meter = CostMeter::start();
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.vus, cfg.warmup, 1, cancel.clone());
-    let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.quiet);
+    let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.output.quiet);
     let t0 = plan.t0;
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, mut executor) in executors.into_iter().enumerate() {

@@ -92,7 +92,7 @@ pub async fn ingest(
     }
     let meter = CostMeter::start();
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
-    let progress = progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.quiet);
+    let progress = progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.output.quiet);
     let mut pairs = Vec::with_capacity(sinks.len());
     for (w, sink) in sinks.into_iter().enumerate() {
         let mut generator = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);

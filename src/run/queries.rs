@@ -63,7 +63,7 @@ pub async fn queries(cfg: &QueryConfig, target: &PgTarget, cancel: CancellationT
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
         let plan =
             worker::Plan::new(cfg.duration, cfg.rate, cfg.concurrency, cfg.warmup, queries.len(), cancel.clone());
-        let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.quiet);
+        let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.output.quiet);
         let pairs = executors
             .into_iter()
             .enumerate()
