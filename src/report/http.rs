@@ -12,7 +12,9 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::text::{client_and_verdict, group};
-use super::{error_entries, span_s, timeline, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION};
+use super::{
+    error_entries, span_s, timeline, ClientReport, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION,
+};
 use crate::config::http::{BodySource, HttpConfig, LATE_AFTER};
 use crate::config::Warmup;
 use crate::run::http::HttpOutcome;
@@ -65,10 +67,8 @@ pub struct HttpReport {
     /// Every connection opened, the VUs' first ones included.
     pub connections_opened: u64,
     pub warmup: Option<HttpWarmup>,
-    pub client_cpu_s: f64,
-    pub client_cpu_user_s: f64,
-    pub client_cpu_sys_s: f64,
-    pub client_peak_rss_mib: f64,
+    #[serde(flatten)]
+    pub client: ClientReport,
     /// Per second: `rows` are requests that succeeded, `batches` all requests that completed.
     pub timeline: Vec<TimelineEntry>,
     pub setup: HttpSetup,
@@ -169,10 +169,7 @@ impl HttpReport {
                 errors: rec.warmup.failed_batches,
                 duration_s: span_s(&rec.warmup),
             }),
-            client_cpu_s: out.cost.cpu().as_secs_f64(),
-            client_cpu_user_s: out.cost.user.as_secs_f64(),
-            client_cpu_sys_s: out.cost.system.as_secs_f64(),
-            client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+            client: ClientReport::from(&out.cost),
             timeline: timeline(rec),
             setup: HttpSetup {
                 method: spec.method.clone(),
@@ -358,8 +355,7 @@ pub fn render(r: &HttpReport) -> String {
             w.errors
         );
     }
-    let cpu = (r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s);
-    client_and_verdict(&mut out, cpu, r.wall_s, r.client_peak_rss_mib, &r.verdict);
+    client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
     out
 }
 

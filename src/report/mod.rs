@@ -18,6 +18,7 @@ use crate::config::{IngestConfig, TableAction, TargetChoice, Warmup};
 use crate::encode::Method;
 use crate::error::exit;
 use crate::run::{IngestOutcome, Verify};
+use crate::stats::cost::ClientCost;
 use crate::stats::recorder::Phase;
 use crate::stats::{LatencySummary, Recorder};
 use fail_if::Condition;
@@ -88,6 +89,26 @@ pub fn judge<R: Serialize>(
     Ok(())
 }
 
+/// What the client cost, as every report shows it (flattened into its JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientReport {
+    pub client_cpu_s: f64,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    pub client_peak_rss_mib: f64,
+}
+
+impl From<&ClientCost> for ClientReport {
+    fn from(c: &ClientCost) -> Self {
+        ClientReport {
+            client_cpu_s: c.cpu().as_secs_f64(),
+            client_cpu_user_s: c.user.as_secs_f64(),
+            client_cpu_sys_s: c.system.as_secs_f64(),
+            client_peak_rss_mib: c.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+        }
+    }
+}
+
 /// The per-second timeline of a recorder, as reports show it.
 pub fn timeline(rec: &Recorder) -> Vec<TimelineEntry> {
     rec.timeline
@@ -142,10 +163,8 @@ pub struct Report {
     /// With `--rate`: how late batches started against the schedule.
     pub schedule_lag_ms: Option<LatencySummary>,
     pub warmup: Option<WarmupReport>,
-    pub client_cpu_s: f64,
-    pub client_cpu_user_s: f64,
-    pub client_cpu_sys_s: f64,
-    pub client_peak_rss_mib: f64,
+    #[serde(flatten)]
+    pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
     pub setup: SetupReport,
     pub verify: Option<Verify>,
@@ -263,10 +282,7 @@ impl Report {
             service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
             schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
             warmup,
-            client_cpu_s: out.cost.cpu().as_secs_f64(),
-            client_cpu_user_s: out.cost.user.as_secs_f64(),
-            client_cpu_sys_s: out.cost.system.as_secs_f64(),
-            client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+            client: ClientReport::from(&out.cost),
             timeline: timeline(rec),
             setup: SetupReport {
                 target_kind: match (&cfg.target, throwaway) {

@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{client_and_verdict, group, runtime_block, target_line};
-use super::{error_entries, per_sec, span_s, timeline, ErrorEntry, TimelineEntry, Verdict, SCHEMA_VERSION};
+use super::{
+    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, TimelineEntry, Verdict, SCHEMA_VERSION,
+};
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, TargetChoice, Warmup};
 use crate::run::queries::QueryOutcome;
@@ -36,10 +38,8 @@ pub struct QueryReport {
     pub warmup: Option<QueryWarmup>,
     pub error_classes: Vec<ErrorEntry>,
     pub queries: Vec<QueryEntry>,
-    pub client_cpu_s: f64,
-    pub client_cpu_user_s: f64,
-    pub client_cpu_sys_s: f64,
-    pub client_peak_rss_mib: f64,
+    #[serde(flatten)]
+    pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
     pub setup: QuerySetup,
 }
@@ -148,10 +148,7 @@ impl QueryReport {
             }),
             error_classes: error_entries(&total),
             queries,
-            client_cpu_s: out.cost.cpu().as_secs_f64(),
-            client_cpu_user_s: out.cost.user.as_secs_f64(),
-            client_cpu_sys_s: out.cost.system.as_secs_f64(),
-            client_peak_rss_mib: out.cost.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+            client: ClientReport::from(&out.cost),
             timeline: timeline(&total),
             setup: QuerySetup {
                 target_kind: match (&cfg.target, throwaway) {
@@ -222,8 +219,7 @@ fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}", svc.mean, svc.p50, svc.p99);
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
-    let cpu = (r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s);
-    client_and_verdict(out, cpu, r.wall_s, r.client_peak_rss_mib, &r.verdict);
+    client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
 }
 
 /// timeit: cr8's block per statement.

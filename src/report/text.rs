@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Report, Status, Verdict};
+use super::{ClientReport, Report, Status, Verdict};
 use crate::stats::LatencySummary;
 
 /// `1234567` → `1,234,567`.
@@ -45,8 +45,8 @@ pub(crate) fn target_line(kind: &str, url: Option<&str>, server_version: Option<
 }
 
 /// What the client cost, and the `--fail-if` conditions that were checked.
-pub(crate) fn client_and_verdict(out: &mut String, cpu: (f64, f64, f64), wall_s: f64, rss_mib: f64, v: &Verdict) {
-    let (total, user, sys) = cpu;
+pub(crate) fn client_and_verdict(out: &mut String, c: &ClientReport, wall_s: f64, v: &Verdict) {
+    let (total, user, sys, rss_mib) = (c.client_cpu_s, c.client_cpu_user_s, c.client_cpu_sys_s, c.client_peak_rss_mib);
     let cores = if wall_s > 0.0 { total / wall_s } else { 0.0 };
     let _ = writeln!(
         out,
@@ -139,8 +139,7 @@ pub fn render(r: &Report) -> String {
         let _ =
             writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(v.found));
     }
-    let cpu = (r.client_cpu_s, r.client_cpu_user_s, r.client_cpu_sys_s);
-    client_and_verdict(&mut out, cpu, r.wall_s, r.client_peak_rss_mib, &r.verdict);
+    client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
     if !s.server_settings.is_empty() {
         let settings: Vec<String> = s.server_settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(out, "Server:     {}", settings.join(" "));

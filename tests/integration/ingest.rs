@@ -159,5 +159,7 @@ fn report_names_the_setup(ctx: &Ctx) -> Result<()> {
     })?;
     ensure(s.server_settings.contains_key("synchronous_commit"), || format!("{:?}", s.server_settings))?;
     ensure(s.ddl.iter().any(|d| d.starts_with("CREATE TABLE \"setup_named\"")), || format!("{:?}", s.ddl))?;
-    ensure(out.report.client_cpu_s > 0.0 && out.report.client_peak_rss_mib > 1.0, || "client cost missing".into())
+    ensure(out.report.client.client_cpu_s > 0.0 && out.report.client.client_peak_rss_mib > 1.0, || {
+        "client cost missing".into()
+    })
 }
