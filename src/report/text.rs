@@ -176,6 +176,7 @@ pub(crate) mod tests {
         }
         recorder.failed(
             false,
+            0,
             1000,
             Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5) },
             "SQLSTATE 23505".into(),

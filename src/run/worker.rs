@@ -142,15 +142,17 @@ where
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
             }
             Some(Err(e)) => {
-                rec.failed(warmup, units, t, e.class, e.message);
-                plan.live.failed.fetch_add(units, Ordering::Relaxed);
+                let acked = e.acked.min(units);
+                rec.failed(warmup, acked, units - acked, t, e.class, e.message);
+                plan.live.rows.fetch_add(acked, Ordering::Relaxed);
+                plan.live.failed.fetch_add(units - acked, Ordering::Relaxed);
                 if e.fatal {
                     break;
                 }
             }
             None => {
                 let msg = format!("still in flight {} s after Ctrl-C", GRACE.as_secs());
-                rec.failed(warmup, units, t, "interrupted".into(), msg);
+                rec.failed(warmup, 0, units, t, "interrupted".into(), msg);
                 break;
             }
         }

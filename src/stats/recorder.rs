@@ -68,6 +68,21 @@ pub struct OpError {
     pub message: String,
     /// The connection is gone: this worker cannot run more.
     pub fatal: bool,
+    /// Units the target acknowledged although the operation failed: the
+    /// rows of a CrateDB bulk request that succeeded beside those that did not.
+    pub acked: u64,
+}
+
+impl OpError {
+    /// An operation that failed as a whole; the worker may go on.
+    pub fn new(class: impl Into<String>, message: impl Into<String>) -> OpError {
+        OpError { class: class.into(), message: message.into(), fatal: false, acked: 0 }
+    }
+
+    /// An operation that failed and left the worker unable to go on.
+    pub fn fatal(class: impl Into<String>, message: impl Into<String>) -> OpError {
+        OpError { fatal: true, ..OpError::new(class, message) }
+    }
 }
 
 /// A class of failed operation (SQLSTATE, connection lost, ...) with one
@@ -189,13 +204,17 @@ impl Recorder {
         sec.latency_max_us = sec.latency_max_us.max(latency);
     }
 
-    /// A batch that failed: its rows are not written.
-    pub fn failed(&mut self, warmup: bool, rows: u64, t: Timing, class: String, message: String) {
+    /// A batch that failed: `rows` of its rows are not written, `acked` of
+    /// them were (a bulk request fails row by row).
+    pub fn failed(&mut self, warmup: bool, acked: u64, rows: u64, t: Timing, class: String, message: String) {
         let phase = if warmup { &mut self.warmup } else { &mut self.measured };
         phase.failed_batches += 1;
         phase.failed_rows += rows;
+        phase.rows += acked;
         phase.span(&t);
-        self.second(t.ended).errors += 1;
+        let sec = self.second(t.ended);
+        sec.errors += 1;
+        sec.rows += acked;
         self.errors.entry(class).and_modify(|e| e.count += 1).or_insert(ErrorClass { count: 1, example: message });
     }
 
@@ -240,8 +259,8 @@ mod tests {
     #[test]
     fn failures_are_counted_by_class() {
         let mut r = Recorder::default();
-        r.failed(false, 10, t(0, 0, 5), "23505".into(), "dup".into());
-        r.failed(false, 10, t(0, 0, 5), "23505".into(), "dup2".into());
+        r.failed(false, 0, 10, t(0, 0, 5), "23505".into(), "dup".into());
+        r.failed(false, 0, 10, t(0, 0, 5), "23505".into(), "dup2".into());
         r.ok(false, 10, t(0, 0, 1500));
         assert_eq!(r.errors["23505"].count, 2);
         assert_eq!(r.errors["23505"].example, "dup");

@@ -574,10 +574,10 @@ impl HttpExecutor {
             format!("{} {reason}{}{text}", r.status, if text.is_empty() { "" } else { ": " })
         };
         if let Some(check) = failed {
-            return Err(OpError { class: format!("check {}", check.text), message: excerpt(), fatal: false });
+            return Err(OpError::new(format!("check {}", check.text), excerpt()));
         }
         if !self.target.status_checked && !(200..300).contains(&r.status) {
-            return Err(OpError { class: format!("status {}xx", r.status / 100), message: excerpt(), fatal: false });
+            return Err(OpError::new(format!("status {}xx", r.status / 100), excerpt()));
         }
         Ok(1)
     }
@@ -604,7 +604,7 @@ fn classify(f: Failure) -> OpError {
         ),
         Failure::Read(ReadError::Malformed(m)) => ("bad response".to_owned(), m),
     };
-    OpError { class, message, fatal: false }
+    OpError::new(class, message)
 }
 
 impl Executor<HttpOp> for HttpExecutor {
@@ -617,7 +617,7 @@ impl Executor<HttpOp> for HttpExecutor {
             HttpOp::Fixed => &target.spec.body,
             HttpOp::Rendered(b) => b,
             HttpOp::RenderFailed(msg) => {
-                return Err(OpError { class: "body template".into(), message: msg.clone(), fatal: true })
+                return Err(OpError::fatal("body template", msg.clone()))
             }
         };
         let mut ph = Phases::default();
@@ -657,11 +657,10 @@ impl Executor<HttpOp> for HttpExecutor {
                 return self.judge(&r, !warm);
             }
             Some(Err(f)) => classify(f),
-            None => OpError {
-                class: "timeout".into(),
-                message: format!("no complete response within {:?} (--timeout)", target.spec.timeout),
-                fatal: false,
-            },
+            None => OpError::new(
+                "timeout",
+                format!("no complete response within {:?} (--timeout)", target.spec.timeout),
+            ),
         };
         // Whatever state the connection is in, it cannot carry the next request.
         conn.stream = None;

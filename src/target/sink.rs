@@ -81,11 +81,7 @@ impl Sink {
                 dry_encode(spec, p, scratch);
                 Ok(p.rows())
             }
-            Sink::CopyFile { path, out } => out.write_all(&p.bytes).map(|()| p.rows()).map_err(|e| OpError {
-                class: "write error".into(),
-                message: format!("{path}: {e}"),
-                fatal: true,
-            }),
+            Sink::CopyFile { path, out } => out.write_all(&p.bytes).map(|()| p.rows()).map_err(|e| OpError::fatal("write error", format!("{path}: {e}"))),
         }
     }
 
@@ -231,13 +227,12 @@ impl PgSink {
 pub(crate) fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
         Some(db) => OpError {
-            class: format!("SQLSTATE {}", db.code().code()),
-            message: db.message().to_string(),
             fatal: closed,
+            ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message())
         },
         None if closed || e.is_closed() => {
-            OpError { class: "connection lost".into(), message: e.to_string(), fatal: true }
+            OpError::fatal("connection lost", e.to_string())
         }
-        None => OpError { class: "client error".into(), message: e.to_string(), fatal: false },
+        None => OpError::new("client error", e.to_string()),
     }
 }
