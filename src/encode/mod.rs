@@ -4,6 +4,7 @@
 //! form is written by the driver through `ToSql`.
 
 pub mod copy_binary;
+pub mod crate_bulk;
 pub mod copy_csv;
 pub mod insert_values;
 pub mod unnest;

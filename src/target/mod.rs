@@ -2,6 +2,7 @@
 //! variables, or a throwaway local PostgreSQL that dbload starts and removes.
 
 mod conninfo;
+pub mod cratedb_http;
 pub mod http;
 pub mod local;
 pub mod postgres;

@@ -1,0 +1,1 @@
+//! CrateDB `_sql` request bodies (work in progress).

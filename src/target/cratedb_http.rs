@@ -1,0 +1,1 @@
+//! CrateDB over its HTTP `_sql` endpoint (work in progress).
