@@ -26,7 +26,7 @@ use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig, TargetChoice}
 use report::mixed::MixedReport;
 use report::query::QueryReport;
 use report::Report;
-use target::{LocalPostgres, PgTarget};
+use target::{LocalPostgres, Target};
 
 /// What a finished command leaves: its report and the exit code it earned.
 #[derive(Debug)]
@@ -56,7 +56,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
 /// remote one; none for a dry run.
 struct Started {
     local: Option<LocalPostgres>,
-    target: Option<PgTarget>,
+    target: Option<Target>,
     keep: bool,
 }
 
@@ -69,8 +69,9 @@ impl Started {
             _ => None,
         };
         let target = match (choice, &local) {
-            (_, Some(l)) => Some(l.target()),
-            (TargetChoice::Remote(t), None) => Some((**t).clone()),
+            (_, Some(l)) => Some(Target::Pg { pg: l.target(), engine: Some(dialect::Engine::Postgres) }),
+            (TargetChoice::Remote(t, engine), None) => Some(Target::Pg { pg: (**t).clone(), engine: *engine }),
+            (TargetChoice::Crate(c), None) => Some(Target::Crate((**c).clone())),
             _ => None,
         };
         let keep = matches!(choice, TargetChoice::Local(o) if o.keep);
@@ -78,7 +79,7 @@ impl Started {
     }
 
     fn url(&self) -> Option<String> {
-        self.target.as_ref().map(|t| t.redacted().to_string())
+        self.target.as_ref().map(Target::redacted)
     }
 
     fn throwaway(&self) -> bool {

@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::{ModelName, OutputArgs, TargetArgs};
+use crate::dialect::PartitionBy;
 use crate::encode::Method;
 
 pub(super) const INGEST_EXAMPLES: &str = "\
@@ -22,6 +23,14 @@ Examples:
 
   # Open loop at 200,000 rows/s for 5 minutes, after 30 s of warm-up
   dbload ingest --rate 200000 --duration 5m --warmup 30s
+
+  # TimescaleDB (detected): a hypertable with one-day chunks; Citus: 32 shards by device_id
+  dbload ingest --url postgres://postgres@tsdb:5432/postgres --chunk-interval 86400
+  dbload ingest --url postgres://postgres@coord:5432/postgres --shards 32 --distribution-column device_id
+
+  # CrateDB over its HTTP endpoint (bulk_args), as nodeIngestBench does
+  dbload ingest --url cratedb://crate@crate1:4200 --model cpu --shards 12 --replicas 0 \\
+      --batch-size 20000 --workers 20
 
   # Generation and encoding only: how fast is the client?
   dbload ingest --dry-run --rows 50000000
@@ -78,9 +87,10 @@ pub struct IngestArgs {
     #[arg(long, value_name = "TIME", help_heading = "Data")]
     pub start: Option<String>,
 
-    /// How rows travel to the target.
-    #[arg(long, value_enum, default_value_t = Method::Copy, help_heading = "Method")]
-    pub method: Method,
+    /// How rows travel to the target [default: copy; insert on CrateDB over the PostgreSQL
+    /// protocol; bulk over CrateDB's HTTP endpoint].
+    #[arg(long, value_enum, help_heading = "Method")]
+    pub method: Option<Method>,
 
     /// Rows per batch; each batch is one transaction.
     #[arg(long, value_name = "N", default_value_t = 10_000, help_heading = "Method")]
@@ -98,9 +108,42 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Method")]
     pub with_copy_upserts: bool,
 
-    /// Accepted for tsdbperf compatibility; dbload creates plain tables on PostgreSQL.
-    #[arg(long, help_heading = "Method")]
+    /// Shards of the table: Citus shard_count, CrateDB CLUSTERED INTO N SHARDS.
+    #[arg(long, value_name = "N", help_heading = "Table (per engine)")]
+    pub shards: Option<u32>,
+
+    /// CrateDB replicas: a number or a range (0-1, 0-all).
+    #[arg(long, value_name = "N|RANGE", help_heading = "Table (per engine)")]
+    pub replicas: Option<String>,
+
+    /// TimescaleDB hypertable chunk width in seconds [default: 86400].
+    #[arg(long, value_name = "SECONDS", help_heading = "Table (per engine)")]
+    pub chunk_interval: Option<u64>,
+
+    /// On TimescaleDB, create a plain table instead of a hypertable.
+    #[arg(long, help_heading = "Table (per engine)")]
     pub no_hypertables: bool,
+
+    /// Citus distribution column [default: device_id; ts for the cpu model].
+    #[arg(long, value_name = "COLUMN", help_heading = "Table (per engine)")]
+    pub distribution_column: Option<String>,
+
+    /// Citus: a reference table (a full copy on every node) instead of a distributed one.
+    #[arg(long, help_heading = "Table (per engine)")]
+    pub reference_table: bool,
+
+    /// PostgreSQL: a partitioned table with N native partitions.
+    #[arg(long, value_name = "N", help_heading = "Table (per engine)")]
+    pub partitions: Option<u32>,
+
+    /// How --partitions splits rows: key (hash of the series column) or time (equal ranges of
+    /// the generated time span, and a DEFAULT partition) [default: key].
+    #[arg(long, value_enum, value_name = "HOW", help_heading = "Table (per engine)")]
+    pub partition_by: Option<PartitionBy>,
+
+    /// PostgreSQL, TimescaleDB (with --no-hypertables), Citus: CREATE UNLOGGED TABLE (no WAL).
+    #[arg(long, help_heading = "Table (per engine)")]
+    pub unlogged: bool,
 
     /// Parallel connections, each with its own generator (default: number of CPUs).
     #[arg(long, value_name = "N", help_heading = "Run")]

@@ -50,15 +50,49 @@ pub enum Command {
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Target")]
 pub struct TargetArgs {
-    /// Target as a libpq URL or conninfo string (postgres://user:pass@host:port/db?sslmode=...).
-    /// Without it, DATABASE_URL, then PG* variables (when PGHOST is set); with none of them a
-    /// throwaway local PostgreSQL is started and removed at exit.
+    /// Target as a libpq URL or conninfo string (postgres://user:pass@host:port/db?sslmode=...),
+    /// or CrateDB's HTTP endpoint (cratedb://user:pass@host1:4200,host2:4200). Without it,
+    /// DATABASE_URL, then PG* variables (when PGHOST is set); with none of them a throwaway local
+    /// PostgreSQL is started and removed at exit.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
+
+    /// The engine behind the target (auto: asked from the server: version, extensions,
+    /// CrateDB's banner). With an http(s):// URL, cratedb says it is CrateDB's HTTP endpoint.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub engine: EngineChoice,
+
+    /// CrateDB over https: encrypt without verifying the server's certificate (said in the report).
+    #[arg(long)]
+    pub insecure: bool,
 
     /// Leave the throwaway PostgreSQL running at exit and print its URL.
     #[arg(long)]
     pub keep: bool,
+}
+
+/// `--engine`: a named engine, or detection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    Auto,
+    Postgres,
+    Timescaledb,
+    Citus,
+    Cratedb,
+}
+
+impl EngineChoice {
+    /// The engine named, if one is.
+    pub fn engine(self) -> Option<crate::dialect::Engine> {
+        use crate::dialect::Engine;
+        match self {
+            EngineChoice::Auto => None,
+            EngineChoice::Postgres => Some(Engine::Postgres),
+            EngineChoice::Timescaledb => Some(Engine::Timescaledb),
+            EngineChoice::Citus => Some(Engine::Citus),
+            EngineChoice::Cratedb => Some(Engine::Cratedb),
+        }
+    }
 }
 
 /// What the run leaves behind.

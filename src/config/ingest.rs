@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
 use crate::cli::{IngestArgs, ModelName};
-use crate::dialect::TableName;
+use crate::dialect::{Dialect, Engine, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
 use crate::error::usage;
 use crate::model::{cpu, measurement, ModelSpec, Schema};
@@ -37,7 +37,14 @@ pub struct IngestConfig {
     pub schema: Schema,
     pub table: TableName,
     pub table_action: TableAction,
+    /// The method to use: `--method`, or the best one of the engine known
+    /// from the URL; [`IngestConfig::for_engine`] settles it once the engine is detected.
     pub method: Method,
+    /// Whether `--method` was given (else the detected engine picks).
+    pub method_given: bool,
+    pub table_options: TableOptions,
+    /// First and last reading's time (µs), when the run is bounded by rows.
+    pub time_span_us: Option<(i64, i64)>,
     pub upsert: bool,
     pub workers: u32,
     pub batch_size: usize,
@@ -54,13 +61,32 @@ pub struct IngestConfig {
     /// First reading's time, µs since the Unix epoch.
     pub start_us: i64,
     pub verify: bool,
-    pub no_hypertables: bool,
     pub output: OutputConfig,
 }
 
 impl IngestConfig {
     pub fn dry_run(&self) -> bool {
         matches!(self.target, TargetChoice::DryRun { .. })
+    }
+
+    /// The engine known before connecting: from a cratedb:// URL or `--engine`.
+    pub fn known_engine(&self) -> Option<(Engine, bool)> {
+        match &self.target {
+            TargetChoice::Crate(_) => Some((Engine::Cratedb, true)),
+            TargetChoice::Remote(_, e) => e.map(|e| (e, false)),
+            TargetChoice::Local(_) => Some((Engine::Postgres, false)),
+            TargetChoice::DryRun { .. } => None,
+        }
+    }
+
+    /// The method and table DDL for `engine` (over HTTP or not): the method
+    /// `--method` named, or the engine's best; refuses a method or a table
+    /// flag the engine has no such thing for.
+    pub fn for_engine(&self, engine: Engine, http: bool) -> Result<(Method, Dialect)> {
+        let method = if self.method_given { self.method } else { engine.methods(http)[0] };
+        engine.check_method(method, http)?;
+        self.table_options.check(engine, &self.schema, self.upsert)?;
+        Ok((method, Dialect { engine, options: self.table_options.clone() }))
     }
 
     /// Total rows to generate, if bounded.
@@ -85,21 +111,21 @@ impl IngestConfig {
         let schema = model.schema();
 
         let (method, upsert) = match (a.with_upserts, a.with_copy_upserts) {
-            (true, _) if a.method != Method::Copy && a.method != Method::Insert => {
+            (true, _) if a.method.is_some_and(|m| m != Method::Copy && m != Method::Insert) => {
                 return Err(usage(format!(
                     "--with-upserts means --upsert --method insert; it conflicts with --method {}",
-                    a.method
+                    a.method.unwrap_or(Method::Copy)
                 )))
             }
             (true, _) => (Method::Insert, true),
-            (_, true) if a.method != Method::Copy => {
+            (_, true) if a.method.is_some_and(|m| m != Method::Copy) => {
                 return Err(usage(format!(
                     "--with-copy-upserts means --upsert --method copy; it conflicts with --method {}",
-                    a.method
+                    a.method.unwrap_or(Method::Copy)
                 )))
             }
             (_, true) => (Method::Copy, true),
-            _ => (a.method, a.upsert),
+            _ => (a.method.unwrap_or(Method::Copy), a.upsert),
         };
 
         let measurements = a.measurements.or(match (a.rows, a.duration) {
@@ -168,13 +194,44 @@ impl IngestConfig {
             resolve_target(&a.target, workers, env)?
         };
 
-        Ok(IngestConfig {
+        let table_options = TableOptions {
+            shards: a.shards,
+            replicas: a.replicas,
+            chunk_interval: a.chunk_interval,
+            no_hypertables: a.no_hypertables,
+            distribution_column: a.distribution_column,
+            reference_table: a.reference_table,
+            partitions: a.partitions,
+            partition_by: a.partition_by,
+            unlogged: a.unlogged,
+        };
+        table_options.validate()?;
+        let time_span_us = time_span(&model, &rows_per_worker, start_us);
+        if table_options.partition_by == Some(PartitionBy::Time) && time_span_us.is_none() {
+            return Err(usage(
+                "--partition-by time splits the generated time span, which --duration leaves open: give --rows or --measurements",
+            ));
+        }
+        let method_given = a.method.is_some() || a.with_upserts || a.with_copy_upserts;
+        let method = match (&target, method_given) {
+            (TargetChoice::Crate(_), false) => Method::Bulk,
+            (TargetChoice::Remote(_, Some(Engine::Cratedb)), false) => Method::Insert,
+            _ => method,
+        };
+        if method == Method::Bulk && dry_run {
+            return Err(usage("--method bulk is CrateDB's HTTP bulk_args: --dry-run measures PostgreSQL's encodings"));
+        }
+
+        let cfg = IngestConfig {
             target,
             model,
             schema,
             table,
             table_action,
             method,
+            method_given,
+            table_options,
+            time_span_us,
             upsert,
             workers,
             batch_size: a.batch_size,
@@ -186,9 +243,27 @@ impl IngestConfig {
             seed: a.seed,
             start_us,
             verify: a.verify,
-            no_hypertables: a.no_hypertables,
             output: OutputConfig::resolve(a.output)?,
-        })
+        };
+        // What the URL or --engine already says is checked now, before
+        // anything starts; a detected engine is checked once known.
+        if let Some((engine, http)) = cfg.known_engine() {
+            cfg.for_engine(engine, http)?;
+        }
+        Ok(cfg)
+    }
+}
+
+/// The time of the first and the last reading, if the row count is bounded.
+fn time_span(model: &ModelSpec, rows_per_worker: &[u64], start_us: i64) -> Option<(i64, i64)> {
+    let rows = *rows_per_worker.iter().max()?;
+    (rows != u64::MAX).then(|| (start_us, start_us + rows.div_ceil(model.devices() as u64) as i64 * step_us(model)))
+}
+
+fn step_us(model: &ModelSpec) -> i64 {
+    match model {
+        ModelSpec::Measurement(_) => measurement::STEP_US,
+        ModelSpec::Cpu(_) => cpu::STEP_US,
     }
 }
 
@@ -222,10 +297,7 @@ fn resolve_model(a: &IngestArgs) -> Result<ModelSpec> {
 /// from `now - measurements` seconds); runs bounded by time start now.
 fn default_start(model: &ModelSpec, rows_per_worker: &[u64]) -> i64 {
     let now = chrono::Utc::now().timestamp() * 1_000_000;
-    let step = match model {
-        ModelSpec::Measurement(_) => measurement::STEP_US,
-        ModelSpec::Cpu(_) => cpu::STEP_US,
-    };
+    let step = step_us(model);
     match rows_per_worker.iter().max() {
         Some(&r) if r != u64::MAX => now - (r.div_ceil(model.devices() as u64) as i64) * step,
         _ => now,
@@ -304,7 +376,7 @@ mod tests {
         let Command::Ingest(a) = cli.command else { unreachable!("ingest") };
         let env = |k: &str| (k == "DATABASE_URL").then(|| "postgres://u:secret@h:5/d".to_string());
         let c = IngestConfig::resolve(a, &env).unwrap();
-        let TargetChoice::Remote(t) = c.target else { panic!("DATABASE_URL ignored") };
+        let TargetChoice::Remote(t, None) = c.target else { panic!("DATABASE_URL ignored") };
         assert!(!t.redacted().contains("secret"));
     }
 

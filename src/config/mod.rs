@@ -12,8 +12,10 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::{OutputArgs, OutputFormat, TargetArgs};
+use crate::dialect::Engine;
 use crate::error::usage;
 use crate::report::fail_if::Condition;
+use crate::target::cratedb_http::CrateTarget;
 use crate::target::{LocalOptions, PgTarget};
 
 pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
@@ -23,12 +25,22 @@ pub use query::QueryConfig;
 /// Where the rows go.
 #[derive(Debug)]
 pub enum TargetChoice {
-    /// A server given by URL, DATABASE_URL or PG* variables.
-    Remote(Box<PgTarget>),
+    /// A server given by URL, DATABASE_URL or PG* variables, and the engine
+    /// `--engine` named (None: detect it).
+    Remote(Box<PgTarget>, Option<Engine>),
+    /// CrateDB's HTTP endpoint.
+    Crate(Box<CrateTarget>),
     /// A throwaway local PostgreSQL, started for this run.
     Local(LocalOptions),
     /// Nowhere: generation and encoding only, optionally into COPY files.
     DryRun { copy_file: Option<String> },
+}
+
+impl TargetChoice {
+    /// `--insecure` was given for an https CrateDB endpoint.
+    pub fn tls_unverified(&self) -> bool {
+        matches!(self, TargetChoice::Crate(c) if c.tls() && c.insecure())
+    }
 }
 
 /// Warm-up, excluded from the measured figures.
@@ -69,19 +81,49 @@ impl OutputConfig {
 }
 
 /// `--url`, then `DATABASE_URL`, then `PG*` variables when `PGHOST` is set,
-/// else a throwaway local PostgreSQL sized for `connections`.
+/// else a throwaway local PostgreSQL sized for `connections`. A cratedb://
+/// URL, or http(s):// with `--engine cratedb`, is CrateDB's HTTP endpoint.
 pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Option<String>) -> Result<TargetChoice> {
+    let engine = a.engine.engine();
     if let Some(url) = &a.url {
         if a.keep {
             return Err(usage("--keep applies to the throwaway local PostgreSQL, not to --url"));
         }
-        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(url, "--url", env)?)));
+        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        match (scheme.as_deref(), engine) {
+            (Some("cratedb"), None | Some(Engine::Cratedb)) | (Some("http" | "https"), Some(Engine::Cratedb)) => {
+                return Ok(TargetChoice::Crate(Box::new(CrateTarget::parse(url, "--url", a.insecure)?)))
+            }
+            (Some("cratedb"), Some(e)) => {
+                return Err(usage(format!("--engine {e} with a cratedb:// URL: that is CrateDB's HTTP endpoint")))
+            }
+            (Some("http" | "https"), _) => {
+                return Err(usage(format!(
+                    "--url {url}: an http(s) URL is CrateDB's HTTP endpoint only with --engine cratedb (or write \
+                     cratedb://host:4200); to load an HTTP API use `dbload http`"
+                )))
+            }
+            _ => {}
+        }
+    }
+    if a.insecure {
+        return Err(usage(
+            "--insecure applies to CrateDB over https; for PostgreSQL add sslmode=require to the URL (encrypts without verifying)",
+        ));
+    }
+    if let Some(url) = &a.url {
+        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(url, "--url", env)?), engine));
     }
     if let Some(url) = env("DATABASE_URL").filter(|u| !u.is_empty()) {
-        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(&url, "DATABASE_URL", env)?)));
+        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(&url, "DATABASE_URL", env)?), engine));
     }
     if env("PGHOST").is_some_and(|h| !h.is_empty()) {
-        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_env(env)?)));
+        return Ok(TargetChoice::Remote(Box::new(PgTarget::from_env(env)?), engine));
+    }
+    if let Some(e) = engine.filter(|e| *e != Engine::Postgres) {
+        return Err(usage(format!(
+            "--engine {e} needs --url (or DATABASE_URL, PGHOST): the throwaway local target is plain PostgreSQL"
+        )));
     }
     Ok(TargetChoice::Local(LocalOptions {
         keep: a.keep,

@@ -1,38 +1,98 @@
 //! PostgreSQL's DDL and ingest statements for a model's schema.
 
-use super::{quote_ident, TableName};
+use super::{literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
-use crate::model::Schema;
+use crate::model::{Schema, SqlType};
 
 /// Name of the per-connection staging table used by COPY upserts.
 pub const STAGE_TABLE: &str = "dbload_stage";
 
-/// The statements that create the table and its indexes, in order.
-pub fn create_table(table: &TableName, schema: &Schema) -> Vec<String> {
-    let columns = schema
+/// The column list of `CREATE TABLE`, one column per line.
+pub(super) fn column_defs(schema: &Schema, type_name: fn(SqlType) -> &'static str) -> String {
+    schema
         .columns
         .iter()
         .map(|c| {
             let null = if c.not_null { " NOT NULL" } else { "" };
-            format!("  {} {}{null}", quote_ident(&c.name), c.ty.pg_name())
+            format!("  {} {}{null}", quote_ident(&c.name), type_name(c.ty))
         })
         .collect::<Vec<_>>()
-        .join(",\n");
+        .join(",\n")
+}
+
+/// `CREATE [UNLOGGED] TABLE`, without indexes.
+pub(super) fn create_plain(table: &TableName, schema: &Schema, unlogged: bool) -> String {
+    let unlogged = if unlogged { "UNLOGGED " } else { "" };
+    format!("CREATE {unlogged}TABLE {} (\n{}\n)", table.sql(), column_defs(schema, SqlType::pg_name))
+}
+
+/// The unique key index (what upserts conflict on) and the time index.
+pub(super) fn indexes(table: &TableName, schema: &Schema) -> Vec<String> {
     let (series, time) = schema.key.split_at(schema.key.len() - 1);
     let time = &time[0];
     let index = |suffix: &str| quote_ident(&format!("{}_{suffix}", table.name));
     vec![
-        format!("CREATE TABLE {} (\n{columns}\n)", table.sql()),
         format!("CREATE UNIQUE INDEX {} ON {} ({}, {time} DESC)", index("key_idx"), table.sql(), series.join(", ")),
         format!("CREATE INDEX {} ON {} ({time} DESC)", index("time_idx"), table.sql()),
     ]
+}
+
+/// The statements that create the table and its indexes, in order: a plain
+/// table, or with `--partitions` a partitioned one and its partitions.
+/// `span_us` is the generated time range that `--partition-by time` splits.
+pub fn create_table(table: &TableName, schema: &Schema, o: &TableOptions, span_us: Option<(i64, i64)>) -> Vec<String> {
+    let Some(n) = o.partitions else {
+        let mut ddl = vec![create_plain(table, schema, o.unlogged)];
+        ddl.extend(indexes(table, schema));
+        return ddl;
+    };
+    let by = o.partition_by.unwrap_or(PartitionBy::Key);
+    let key = match by {
+        PartitionBy::Key => format!("HASH ({})", quote_ident(series_column(schema))),
+        PartitionBy::Time => format!("RANGE ({})", schema.key.last().expect("a time column")),
+    };
+    // A partitioned table cannot be unlogged; its partitions can.
+    let mut ddl = vec![format!(
+        "CREATE TABLE {} (\n{}\n) PARTITION BY {key}",
+        table.sql(),
+        column_defs(schema, SqlType::pg_name)
+    )];
+    let unlogged = if o.unlogged { "UNLOGGED " } else { "" };
+    let part = |i: String| TableName { schema: table.schema.clone(), name: format!("{}_p{i}", table.name) }.sql();
+    match (by, span_us) {
+        (PartitionBy::Key, _) => ddl.extend((0..n).map(|i| {
+            format!(
+                "CREATE {unlogged}TABLE {} PARTITION OF {} FOR VALUES WITH (MODULUS {n}, REMAINDER {i})",
+                part(i.to_string()),
+                table.sql()
+            )
+        })),
+        (PartitionBy::Time, span) => {
+            let (from, to) = span.expect("config requires a bounded run for --partition-by time");
+            let step = ((to - from) / n as i64).max(1);
+            let ts = |us: i64| literal(&chrono::DateTime::from_timestamp_micros(us).expect("in range").to_rfc3339());
+            ddl.extend((0..n as i64).map(|i| {
+                let hi = if i + 1 == n as i64 { to } else { from + (i + 1) * step };
+                format!(
+                    "CREATE {unlogged}TABLE {} PARTITION OF {} FOR VALUES FROM ({}) TO ({})",
+                    part(i.to_string()),
+                    table.sql(),
+                    ts(from + i * step),
+                    ts(hi)
+                )
+            }));
+            ddl.push(format!("CREATE {unlogged}TABLE {} PARTITION OF {} DEFAULT", part("default".into()), table.sql()));
+        }
+    }
+    ddl.extend(indexes(table, schema));
+    ddl
 }
 
 pub fn drop_table(table: &TableName) -> String {
     format!("DROP TABLE IF EXISTS {}", table.sql())
 }
 
-fn column_list(schema: &Schema) -> String {
+pub(super) fn column_list(schema: &Schema) -> String {
     schema.columns.iter().map(|c| quote_ident(&c.name)).collect::<Vec<_>>().join(", ")
 }
 
@@ -140,7 +200,7 @@ mod tests {
     fn all_sql(spec: &ModelSpec) -> String {
         let t = TableName::parse("bench.Measurement").unwrap();
         let s = spec.schema();
-        let mut out = create_table(&t, &s);
+        let mut out = create_table(&t, &s, &TableOptions::default(), None);
         out.push(drop_table(&t));
         out.push(copy_in(&t.sql(), &s, Method::Copy));
         out.push(copy_in(&t.sql(), &s, Method::CopyCsv));

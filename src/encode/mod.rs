@@ -4,16 +4,18 @@
 //! form is written by the driver through `ToSql`.
 
 pub mod copy_binary;
-pub mod crate_bulk;
 pub mod copy_csv;
+pub mod crate_bulk;
 pub mod insert_values;
 pub mod unnest;
 
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use postgres_types::Type;
 
+use crate::dialect::{cratedb, TableName};
 use crate::model::{Batch, Schema, SqlType, Values};
 
 /// What travels from a worker's producer thread to its sender: a batch and,
@@ -42,7 +44,7 @@ impl crate::run::worker::Operation for Payload {
 }
 
 /// How the producer frames a batch's bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Framing {
     /// Nothing to encode ahead: parameters are bound at send time.
     None,
@@ -50,17 +52,58 @@ pub enum Framing {
     Copy(Method),
     /// Binary COPY tuples only: one stream spans all batches (a COPY file).
     CopyRows,
+    /// A CrateDB `_sql` request body per batch.
+    Crate(Arc<CrateBody>),
 }
 
 impl Framing {
     /// Encodes `payload.batch` into `payload.bytes`.
-    pub fn encode(self, payload: &mut Payload) {
+    pub fn encode(&self, payload: &mut Payload) {
         payload.bytes.clear();
+        let (batch, out) = (&payload.batch, &mut payload.bytes);
         match self {
             Framing::None => {}
-            Framing::Copy(Method::CopyCsv) => copy_csv::encode(&payload.batch, &mut payload.bytes),
-            Framing::Copy(_) => copy_binary::encode(&payload.batch, &mut payload.bytes),
-            Framing::CopyRows => copy_binary::rows(&payload.batch, &mut payload.bytes),
+            Framing::Copy(Method::CopyCsv) => copy_csv::encode(batch, out),
+            Framing::Copy(_) => copy_binary::encode(batch, out),
+            Framing::CopyRows => copy_binary::rows(batch, out),
+            Framing::Crate(body) => body.encode(batch, out),
+        }
+    }
+}
+
+/// What a CrateDB request body needs besides the rows: the statement, made
+/// once (a multi-row `VALUES` statement is remade only for a short batch).
+#[derive(Debug)]
+pub struct CrateBody {
+    method: Method,
+    table: TableName,
+    schema: Schema,
+    upsert: bool,
+    /// The statement for a full batch.
+    stmt: String,
+    batch_size: usize,
+}
+
+impl CrateBody {
+    pub fn new(method: Method, table: TableName, schema: Schema, upsert: bool, batch_size: usize) -> CrateBody {
+        let stmt = match method {
+            Method::Bulk => cratedb::insert_bulk(&table, &schema, upsert),
+            Method::Unnest => cratedb::insert_unnest(&table, &schema, upsert, false),
+            _ => cratedb::insert_values(&table, &schema, batch_size, upsert),
+        };
+        CrateBody { method, table, schema, upsert, stmt, batch_size }
+    }
+
+    fn encode(&self, batch: &Batch, out: &mut BytesMut) {
+        match self.method {
+            Method::Bulk => crate_bulk::bulk(&self.stmt, batch, out),
+            Method::Unnest => crate_bulk::unnest(&self.stmt, batch, out),
+            _ if batch.len == self.batch_size => crate_bulk::values(&self.stmt, batch, out),
+            _ => crate_bulk::values(
+                &cratedb::insert_values(&self.table, &self.schema, batch.len, self.upsert),
+                batch,
+                out,
+            ),
         }
     }
 }
@@ -77,6 +120,8 @@ pub enum Method {
     Insert,
     /// One prepared INSERT ... SELECT FROM unnest($1::type[], ...) per batch.
     Unnest,
+    /// CrateDB over HTTP: one `_sql` request with `bulk_args` per batch (default for cratedb:// URLs).
+    Bulk,
 }
 
 impl Method {

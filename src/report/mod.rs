@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::config::{IngestConfig, TableAction, TargetChoice, Warmup};
+use crate::dialect::{Engine, TableOptions};
 use crate::encode::Method;
 use crate::error::exit;
 use crate::run::{IngestOutcome, Verify};
@@ -158,6 +159,9 @@ pub struct Report {
     pub error_classes: Vec<ErrorEntry>,
     /// Per-batch latency; from the intended start when paced (`--rate`).
     pub latency_ms: Option<LatencySummary>,
+    /// CrateDB over HTTP: the `duration` CrateDB reports for each request,
+    /// beside the client's round trip (`latency_ms`).
+    pub server_duration_ms: Option<LatencySummary>,
     /// With `--rate`: from the actual start of each batch.
     pub service_time_ms: Option<LatencySummary>,
     /// With `--rate`: how late batches started against the schedule.
@@ -202,9 +206,17 @@ pub struct SetupReport {
     pub target_kind: &'static str,
     /// The target URL with any password redacted.
     pub target: Option<String>,
-    pub engine: Option<&'static str>,
+    pub engine: Option<Engine>,
+    /// TimescaleDB's or Citus' extension version, CrateDB's version.
+    pub engine_version: Option<String>,
     pub server_version: Option<String>,
     pub server_settings: BTreeMap<String, String>,
+    /// `--insecure`: https to CrateDB without verifying its certificate.
+    pub tls_unverified: bool,
+    /// The table flags given (shards, replicas, chunk interval, ...).
+    pub table_options: TableOptions,
+    /// What the engine made of the table: chunks, shards, nodes, partitions.
+    pub layout: BTreeMap<String, String>,
     pub model: &'static str,
     pub method: Method,
     pub upsert: bool,
@@ -262,6 +274,7 @@ impl Report {
             latency_ms: LatencySummary::of(&rec.warmup.latency),
         });
         let setup = &out.setup;
+        let method = setup.method.unwrap_or(cfg.method);
         Report {
             schema_version: SCHEMA_VERSION,
             dbload_version: env!("CARGO_PKG_VERSION"),
@@ -279,6 +292,7 @@ impl Report {
             failed_rows: m.failed_rows + rec.warmup.failed_rows,
             error_classes: error_entries(rec),
             latency_ms: LatencySummary::of(&m.latency),
+            server_duration_ms: out.server_duration.as_ref().and_then(LatencySummary::of),
             service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
             schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
             warmup,
@@ -292,17 +306,21 @@ impl Report {
                 },
                 target: target_url,
                 engine: setup.engine,
+                engine_version: setup.engine_version.clone(),
                 server_version: setup.server_version.clone(),
                 server_settings: setup.server_settings.iter().cloned().collect(),
+                tls_unverified: cfg.target.tls_unverified(),
+                table_options: cfg.table_options.clone(),
+                layout: setup.layout.iter().cloned().collect(),
                 model: cfg.model.name(),
-                method: cfg.method,
+                method,
                 upsert: cfg.upsert,
                 table: cfg.table.to_string(),
                 table_action: cfg.table_action,
                 ddl: setup.ddl.clone(),
                 columns: cfg.schema.columns.len(),
                 batch_size: cfg.batch_size,
-                insert_rows_per_statement: (cfg.method == Method::Insert).then_some(cfg.insert_rows),
+                insert_rows_per_statement: (method == Method::Insert).then_some(cfg.insert_rows),
                 workers: cfg.workers,
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,

@@ -13,6 +13,7 @@ use super::{
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, TargetChoice, Warmup};
+use crate::dialect::Engine;
 use crate::run::queries::QueryOutcome;
 use crate::stats::{LatencySummary, Recorder};
 use crate::workload::explain::Explain;
@@ -74,9 +75,12 @@ pub struct QueryWarmup {
 pub struct QuerySetup {
     pub target_kind: &'static str,
     pub target: Option<String>,
-    pub engine: Option<&'static str>,
+    pub engine: Option<Engine>,
+    pub engine_version: Option<String>,
     pub server_version: Option<String>,
     pub server_settings: BTreeMap<String, String>,
+    /// `--insecure`: https to CrateDB without verifying its certificate.
+    pub tls_unverified: bool,
     pub protocol: Protocol,
     pub concurrency: u32,
     pub rate_queries_per_sec: Option<f64>,
@@ -158,8 +162,10 @@ impl QueryReport {
                 },
                 target: target_url,
                 engine: setup.engine,
+                engine_version: setup.engine_version.clone(),
                 server_version: setup.server_version.clone(),
                 server_settings: setup.server_settings.iter().cloned().collect(),
+                tls_unverified: cfg.target.tls_unverified(),
                 protocol: cfg.protocol,
                 concurrency: cfg.concurrency,
                 rate_queries_per_sec: cfg.rate,
@@ -185,6 +191,12 @@ fn plan_line(out: &mut String, q: &QueryEntry) {
             ms(e.planning_ms),
             ms(e.execution_ms)
         );
+        if let Some(d) = &e.distributed {
+            let count = d.task_count.map_or("?".into(), |n| n.to_string());
+            let node = d.task_node.as_deref().unwrap_or("?");
+            let top = d.task_top_node.as_deref().unwrap_or("?");
+            let _ = writeln!(out, "            distributed: {count} tasks; one task: {top} on {node}");
+        }
     }
     if let Some(e) = &q.explain_error {
         let _ = writeln!(out, "Plan:       {}: none ({e})", q.name);
@@ -197,7 +209,17 @@ fn header(out: &mut String, r: &QueryReport) {
         out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
     }
     let _ = writeln!(out, "dbload {} {}", r.dbload_version, r.command);
-    let _ = writeln!(out, "Target:   {}", target_line(s.target_kind, s.target.as_deref(), s.server_version.as_deref()));
+    let target = target_line(
+        s.target_kind,
+        s.target.as_deref(),
+        s.engine,
+        s.engine_version.as_deref(),
+        s.server_version.as_deref(),
+    );
+    let _ = writeln!(out, "Target:   {target}");
+    if s.tls_unverified {
+        out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
+    }
     let pacing = match s.rate_queries_per_sec {
         Some(rate) => format!("open loop at {rate} queries/s"),
         None => "closed loop".into(),

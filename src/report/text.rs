@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{ClientReport, Report, Status, Verdict};
+use crate::dialect::Engine;
 use crate::stats::LatencySummary;
 
 /// `1234567` → `1,234,567`.
@@ -32,14 +33,31 @@ pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
     }
 }
 
-/// Where the load went, for the header.
-pub(crate) fn target_line(kind: &str, url: Option<&str>, server_version: Option<&str>) -> String {
+/// Where the load went, for the header: the URL, whether dbload started
+/// it, and the engine with its version (`TimescaleDB 2.28.0 on PostgreSQL 15.18`).
+pub(crate) fn target_line(
+    kind: &str,
+    url: Option<&str>,
+    engine: Option<Engine>,
+    engine_version: Option<&str>,
+    server_version: Option<&str>,
+) -> String {
+    let with_version = |name: &str, v: Option<&str>| match v {
+        Some(v) => format!("{name} {v}"),
+        None => name.to_string(),
+    };
+    let engine = match engine {
+        None => String::new(),
+        Some(Engine::Cratedb) => format!(", {}", with_version("CrateDB", engine_version)),
+        Some(Engine::Postgres) => format!(", {}", with_version("PostgreSQL", server_version)),
+        Some(e) => {
+            let name = if e == Engine::Citus { "Citus" } else { "TimescaleDB" };
+            format!(", {} on {}", with_version(name, engine_version), with_version("PostgreSQL", server_version))
+        }
+    };
     match (kind, url) {
         ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
-        (kind, Some(url)) => {
-            let server = server_version.map(|v| format!(", PostgreSQL {v}")).unwrap_or_default();
-            format!("{url} ({kind}{server})")
-        }
+        (kind, Some(url)) => format!("{url} ({kind}{engine})"),
         (_, None) => "-".into(),
     }
 }
@@ -64,9 +82,22 @@ pub fn render(r: &Report) -> String {
     if r.verdict.status == Status::Interrupted {
         out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
     }
-    let target = target_line(s.target_kind, s.target.as_deref(), s.server_version.as_deref());
+    let target = target_line(
+        s.target_kind,
+        s.target.as_deref(),
+        s.engine,
+        s.engine_version.as_deref(),
+        s.server_version.as_deref(),
+    );
     let _ = writeln!(out, "dbload {} ingest into {}", r.dbload_version, s.table);
     let _ = writeln!(out, "Target:   {target}");
+    if s.tls_unverified {
+        out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
+    }
+    if !s.layout.is_empty() {
+        let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(out, "Table:    {}", layout.join(", "));
+    }
     let _ = writeln!(
         out,
         "Setup:    model {} ({} devices/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
@@ -126,6 +157,13 @@ pub fn render(r: &Report) -> String {
         };
         runtime_block(&mut out, title, l);
     }
+    if let Some(d) = &r.server_duration_ms {
+        let _ = writeln!(
+            out,
+            "Server-side duration (ms, as CrateDB reports it): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3}",
+            d.mean, d.p50, d.p99, d.max
+        );
+    }
     if let (Some(svc), Some(lag)) = (&r.service_time_ms, &r.schedule_lag_ms) {
         let _ = writeln!(
             out,
@@ -184,10 +222,12 @@ pub(crate) mod tests {
         );
         let outcome = IngestOutcome {
             setup: Setup {
-                engine: Some("postgres"),
+                engine: Some(Engine::Postgres),
                 server_version: Some("15.18".into()),
                 server_settings: vec![("fsync".into(), "on".into()), ("synchronous_commit".into(), "on".into())],
                 ddl: vec!["CREATE TABLE \"measurement\" (\n  \"time\" timestamptz NOT NULL\n)".into()],
+                method: Some(crate::encode::Method::Copy),
+                ..Setup::default()
             },
             recorder,
             wall: Duration::from_secs(1),
@@ -198,9 +238,10 @@ pub(crate) mod tests {
                 system: Duration::from_millis(30),
                 peak_rss_bytes: 20 << 20,
             },
+            server_duration: None,
         };
         let url = match &cfg.target {
-            crate::config::TargetChoice::Remote(t) => Some(t.redacted().to_string()),
+            crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),
             _ => None,
         };
         crate::report::Report::ingest(&cfg, &outcome, url, false)

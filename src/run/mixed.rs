@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::queries::{queries, QueryOutcome};
 use super::{ingest, IngestOutcome};
 use crate::config::MixedConfig;
-use crate::target::PgTarget;
+use crate::target::Target;
 
 pub struct MixedOutcome {
     pub ingest: Option<IngestOutcome>,
@@ -18,7 +18,7 @@ pub struct MixedOutcome {
     pub workloads: Vec<(QueryOutcome, Option<QueryOutcome>)>,
 }
 
-pub async fn mixed(cfg: &MixedConfig, target: &PgTarget, cancel: CancellationToken) -> Result<MixedOutcome> {
+pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken) -> Result<MixedOutcome> {
     let (started_tx, started_rx) = tokio::sync::oneshot::channel();
     let ingesting = async {
         match &cfg.ingest {

@@ -15,25 +15,34 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
+use hdrhistogram::Histogram;
+
 use crate::config::{IngestConfig, TableAction, TargetChoice};
-use crate::dialect::postgres as sql;
-use crate::encode::Payload;
+use crate::dialect::{self, postgres as sql, Dialect, Engine};
+use crate::encode::{Method, Payload};
 use crate::error::usage;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
+use crate::target::cratedb_http::CrateSink;
 use crate::target::sink::{PgSink, Sink, SinkSpec};
-use crate::target::PgTarget;
+use crate::target::{Admin, EngineInfo, Target};
 
 /// What a run found out about its target before it started.
 #[derive(Debug, Clone, Default)]
 pub struct Setup {
-    /// `postgres`, or none on a dry run.
-    pub engine: Option<&'static str>,
+    /// The engine, or none on a dry run.
+    pub engine: Option<Engine>,
+    /// The engine's own version (TimescaleDB's or Citus' extension, CrateDB's).
+    pub engine_version: Option<String>,
     pub server_version: Option<String>,
     /// The server settings that matter for ingest, as the server reports them.
     pub server_settings: Vec<(String, String)>,
+    /// What the engine made of the table: chunks, shards, nodes.
+    pub layout: Vec<(String, String)>,
     /// The statements that created the table (empty if it was reused).
     pub ddl: Vec<String>,
+    /// The method used (`--method`, or the engine's best).
+    pub method: Option<Method>,
 }
 
 /// `verify`: rows the table gained (`found`) against rows the database
@@ -53,36 +62,43 @@ pub struct IngestOutcome {
     pub interrupted: bool,
     pub verify: Option<Verify>,
     pub cost: ClientCost,
+    /// CrateDB's own `duration` of each request, beside the round trip.
+    pub server_duration: Option<Histogram<u64>>,
 }
 
 /// Runs an ingest against `target` (None: dry run). `started` is told when
 /// the table is ready and the workers start (a mixed run starts its queries then).
 pub async fn ingest(
     cfg: &IngestConfig,
-    target: Option<&PgTarget>,
+    target: Option<&Target>,
     cancel: CancellationToken,
     started: Option<tokio::sync::oneshot::Sender<()>>,
 ) -> Result<IngestOutcome> {
+    let mut setup = Setup::default();
+    let mut rows_before = 0;
+    let (method, dialect, mut admin) = match target {
+        Some(t) => {
+            let mut admin = t.admin().await?;
+            let info = describe_server(&mut admin, t, &mut setup).await?;
+            let (method, dialect) = cfg.for_engine(info.engine, matches!(t, Target::Crate(_)))?;
+            setup.ddl = prepare_table(&mut admin, cfg, &dialect, t).await?;
+            setup.layout = layout(&mut admin, cfg, &dialect).await;
+            if cfg.verify {
+                rows_before = count_rows(&mut admin, cfg, &dialect).await?;
+            }
+            (method, Some(dialect), Some(admin))
+        }
+        None => (cfg.method, None, None),
+    };
+    setup.method = Some(method);
     let spec = SinkSpec {
         table: cfg.table.clone(),
         schema: cfg.schema.clone(),
-        method: cfg.method,
+        method,
         upsert: cfg.upsert,
         insert_rows: cfg.insert_rows,
-    };
-    let mut setup = Setup::default();
-    let mut rows_before = 0;
-    let admin = match target {
-        Some(t) => {
-            let client = t.connect().await?;
-            describe_server(&client, &mut setup).await?;
-            setup.ddl = prepare_table(&client, cfg, t).await?;
-            if cfg.verify {
-                rows_before = count_rows(&client, cfg).await?;
-            }
-            Some(client)
-        }
-        None => None,
+        batch_size: cfg.batch_size,
+        engine: dialect.as_ref().map_or(Engine::Postgres, |d| d.engine),
     };
 
     let sinks = open_sinks(cfg, target, &spec).await?;
@@ -113,13 +129,19 @@ pub async fn ingest(
     let wall = plan.t0.elapsed();
     let cost = meter.stop();
     progress.finish().await;
+    let mut server_duration: Option<Histogram<u64>> = None;
     for sink in finished {
-        sink.finish()?;
+        if let Some(h) = sink.finish()? {
+            match &mut server_duration {
+                Some(all) => all.add(&h).expect("histograms of one kind auto-resize"),
+                None => server_duration = Some(h),
+            }
+        }
     }
 
-    let verify = match &admin {
-        Some(client) if cfg.verify => {
-            let after = count_rows(client, cfg).await?;
+    let verify = match (&mut admin, &dialect) {
+        (Some(admin), Some(dialect)) if cfg.verify => {
+            let after = count_rows(admin, cfg, dialect).await?;
             let found = after.saturating_sub(rows_before);
             let expected = recorder.warmup.rows + recorder.measured.rows;
             // An upsert that updates is acknowledged without adding a row, so
@@ -130,7 +152,11 @@ pub async fn ingest(
         }
         _ => None,
     };
-    Ok(IngestOutcome { setup, recorder, wall, interrupted: cancel.is_cancelled(), verify, cost })
+    if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &dialect, spec.engine) {
+        // Chunks exist once rows arrived.
+        setup.layout = layout(admin, cfg, dialect).await;
+    }
+    Ok(IngestOutcome { setup, recorder, wall, interrupted: cancel.is_cancelled(), verify, cost, server_duration })
 }
 
 /// Runs one worker per (source, executor) pair under `plan`, all starting
@@ -155,46 +181,68 @@ where
     Ok((executors, merged))
 }
 
-async fn open_sinks(cfg: &IngestConfig, target: Option<&PgTarget>, spec: &SinkSpec) -> Result<Vec<Sink>> {
+async fn open_sinks(cfg: &IngestConfig, target: Option<&Target>, spec: &SinkSpec) -> Result<Vec<Sink>> {
     let workers = cfg.workers as usize;
-    match (target, &cfg.target) {
-        (Some(t), _) => {
-            let opening = (0..workers).map(|_| PgSink::open(t, spec));
-            let sinks =
-                futures_util::future::try_join_all(opening).await.context("preparing the workers' connections")?;
-            Ok(sinks.into_iter().map(Sink::Postgres).collect())
+    let opened = match (target, &cfg.target) {
+        (Some(Target::Pg { pg, .. }), _) => {
+            let opening = (0..workers).map(|_| PgSink::open(pg, spec));
+            let sinks = futures_util::future::try_join_all(opening).await;
+            sinks.map(|s| s.into_iter().map(Sink::Postgres).collect())
+        }
+        (Some(Target::Crate(c)), _) => {
+            let opening = (0..workers).map(|w| CrateSink::open(c, w, spec.method == Method::Bulk));
+            let sinks = futures_util::future::try_join_all(opening).await;
+            sinks.map(|s| s.into_iter().map(|s| Sink::crate_http(s, spec)).collect())
         }
         (None, TargetChoice::DryRun { copy_file: Some(f) }) => {
-            (0..workers).map(|w| Sink::copy_file(f.replace("{worker}", &w.to_string()))).collect()
+            return (0..workers).map(|w| Sink::copy_file(f.replace("{worker}", &w.to_string()))).collect()
         }
-        (None, _) => Ok((0..workers).map(|_| Sink::dry_run(spec)).collect()),
-    }
+        (None, _) => return Ok((0..workers).map(|_| Sink::dry_run(spec)).collect()),
+    };
+    opened.context("preparing the workers' connections")
 }
 
-pub(crate) async fn describe_server(client: &tokio_postgres::Client, setup: &mut Setup) -> Result<()> {
-    setup.engine = Some("postgres");
-    let version = client.query_one("SHOW server_version", &[]).await.context("reading server_version")?;
-    setup.server_version = Some(version.get(0));
-    let rows = client
-        .query(
-            "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name = ANY($1) ORDER BY name",
-            &[&sql::REPORTED_SETTINGS],
-        )
-        .await
-        .context("reading server settings")?;
-    setup.server_settings = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-    Ok(())
+/// Detects the engine (checked against `--engine`) and reads what the
+/// report states about the server.
+pub(crate) async fn describe_server(admin: &mut Admin, target: &Target, setup: &mut Setup) -> Result<EngineInfo> {
+    let named = match target {
+        Target::Pg { engine, .. } => *engine,
+        Target::Crate(_) => Some(Engine::Cratedb),
+    };
+    let info = admin.detect(named).await?;
+    setup.engine = Some(info.engine);
+    setup.engine_version = info.version.clone();
+    setup.server_version = Some(info.server_version.clone());
+    if info.engine != Engine::Cratedb {
+        let names = sql::REPORTED_SETTINGS.iter().map(|s| dialect::literal(s)).collect::<Vec<_>>().join(", ");
+        let rows = admin
+            .rows(&format!(
+                "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN ({names}) ORDER BY name"
+            ))
+            .await
+            .context("reading server settings")?;
+        setup.server_settings = rows.into_iter().map(|r| (text(&r[0]), text(&r[1]))).collect();
+    }
+    Ok(info)
+}
+
+fn text(v: &Option<String>) -> String {
+    v.clone().unwrap_or_default()
 }
 
 /// Creates, recreates or reuses the table as `--drop-table`/`--append` say;
 /// returns the DDL that ran. An existing table is never dropped unasked.
-async fn prepare_table(client: &tokio_postgres::Client, cfg: &IngestConfig, target: &PgTarget) -> Result<Vec<String>> {
-    let name = cfg.table.sql();
-    let exists: bool = client
-        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&name])
+async fn prepare_table(
+    admin: &mut Admin,
+    cfg: &IngestConfig,
+    dialect: &Dialect,
+    target: &Target,
+) -> Result<Vec<String>> {
+    let exists = admin
+        .count(&dialect.table_exists(&cfg.table))
         .await
         .with_context(|| format!("checking whether table {} exists", cfg.table))?
-        .get(0);
+        > 0;
     match (exists, cfg.table_action) {
         (true, TableAction::Create) => {
             return Err(usage(format!(
@@ -204,31 +252,25 @@ async fn prepare_table(client: &tokio_postgres::Client, cfg: &IngestConfig, targ
             )))
         }
         (true, TableAction::Append) => {
-            check_columns(client, cfg).await?;
+            check_columns(admin, cfg, dialect).await?;
             return Ok(Vec::new());
         }
         (true, TableAction::Recreate) => {
-            client.batch_execute(&sql::drop_table(&cfg.table)).await.with_context(|| format!("dropping {}", cfg.table))?;
+            admin.execute(&dialect.drop_table(&cfg.table)).await.with_context(|| format!("dropping {}", cfg.table))?;
         }
         (false, _) => {}
     }
-    let ddl = sql::create_table(&cfg.table, &cfg.schema);
+    let ddl = dialect.create_table(&cfg.table, &cfg.schema, cfg.time_span_us);
     for stmt in &ddl {
-        client.batch_execute(stmt).await.with_context(|| format!("creating table {}: {stmt}", cfg.table))?;
+        admin.execute(stmt).await.with_context(|| format!("creating table {}: {stmt}", cfg.table))?;
     }
     Ok(ddl)
 }
 
 /// An `--append` table must have the model's columns.
-async fn check_columns(client: &tokio_postgres::Client, cfg: &IngestConfig) -> Result<()> {
-    let rows = client
-        .query(
-            "SELECT attname::text FROM pg_attribute WHERE attrelid = $1::text::regclass AND attnum > 0 AND NOT attisdropped",
-            &[&cfg.table.sql()],
-        )
-        .await
-        .context("reading the table's columns")?;
-    let have: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+async fn check_columns(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Result<()> {
+    let rows = admin.rows(&dialect.columns(&cfg.table)).await.context("reading the table's columns")?;
+    let have: Vec<String> = rows.iter().map(|r| text(&r[0])).collect();
     let missing: Vec<&str> =
         cfg.schema.columns.iter().map(|c| c.name.as_str()).filter(|c| !have.iter().any(|h| h == c)).collect();
     if missing.is_empty() {
@@ -242,11 +284,24 @@ async fn check_columns(client: &tokio_postgres::Client, cfg: &IngestConfig) -> R
     )))
 }
 
-async fn count_rows(client: &tokio_postgres::Client, cfg: &IngestConfig) -> Result<u64> {
-    let n: i64 = client
-        .query_one(&format!("SELECT count(*) FROM {}", cfg.table.sql()), &[])
+/// What the engine made of the table (chunks, shards and nodes), for the
+/// report. Best effort: a report is not lost for want of it.
+async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (name, query) in dialect.layout_queries(&cfg.table) {
+        if let Ok(Some(v)) = admin.scalar(&query).await {
+            found.push((name.to_string(), v));
+        }
+    }
+    found
+}
+
+async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Result<u64> {
+    if let Some(refresh) = dialect.refresh(&cfg.table) {
+        admin.execute(&refresh).await.with_context(|| format!("refreshing {}", cfg.table))?;
+    }
+    admin
+        .count(&format!("SELECT count(*) FROM {}", cfg.table.sql()))
         .await
-        .with_context(|| format!("counting the rows of {}", cfg.table))?
-        .get(0);
-    Ok(n as u64)
+        .with_context(|| format!("counting the rows of {}", cfg.table))
 }

@@ -13,9 +13,9 @@ use crate::config::QueryConfig;
 use crate::model::{rng_for, Purpose};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::PgTarget;
+use crate::target::{Admin, Target};
 use crate::workload::explain::{self, Explain};
-use crate::workload::{Chooser, QueryExecutor, QuerySpec};
+use crate::workload::{Chooser, QueryRunner, QuerySpec};
 
 /// One group of queries measured together (a timeit statement, or the mix).
 pub struct PhaseOutcome {
@@ -34,10 +34,10 @@ pub struct QueryOutcome {
     pub cost: ClientCost,
 }
 
-pub async fn queries(cfg: &QueryConfig, target: &PgTarget, cancel: CancellationToken) -> Result<QueryOutcome> {
-    let admin = target.connect().await?;
+pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
+    let mut admin = target.admin().await?;
     let mut setup = Setup::default();
-    describe_server(&admin, &mut setup).await?;
+    describe_server(&mut admin, target, &mut setup).await?;
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(cfg.phases.len());
     for queries in &cfg.phases {
@@ -52,13 +52,20 @@ pub async fn queries(cfg: &QueryConfig, target: &PgTarget, cancel: CancellationT
                 let mut out = Vec::with_capacity(queries.len());
                 for q in queries.iter() {
                     let params: Vec<_> = q.params.iter().map(|p| p.sample(&mut rng, now_us)).collect();
-                    out.push(explain::capture(&admin, q, &params, mode).await);
+                    out.push(match &admin {
+                        Admin::Pg(client) => explain::capture(client, q, &params, mode).await,
+                        Admin::Crate(_) => {
+                            Err("plans are captured over the PostgreSQL protocol: give CrateDB's postgres:// URL"
+                                .into())
+                        }
+                    });
                 }
                 out
             }
             None => Vec::new(),
         };
-        let opening = (0..cfg.concurrency).map(|_| QueryExecutor::open(target, queries.clone(), cfg.protocol));
+        let opening =
+            (0..cfg.concurrency as usize).map(|w| QueryRunner::open(target, w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
         let plan =

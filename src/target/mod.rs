@@ -1,6 +1,7 @@
 //! Where the load goes: a PostgreSQL-protocol target given by URL or `PG*`
 //! variables, or a throwaway local PostgreSQL that dbload starts and removes.
 
+pub mod admin;
 mod conninfo;
 pub mod cratedb_http;
 pub mod http;
@@ -9,5 +10,6 @@ pub mod postgres;
 pub mod sink;
 mod tls;
 
+pub use admin::{Admin, EngineInfo, Target};
 pub use local::{LocalOptions, LocalPostgres};
 pub use postgres::{PgTarget, SslMode};

@@ -1,21 +1,27 @@
-//! Sinks: where a worker's batches go. A PostgreSQL connection (one per
-//! worker, statements prepared once), nothing at all (`--dry-run`, which
-//! still encodes every value), or a binary COPY file for the benchmark.
+//! Sinks: where a worker's batches go. A PostgreSQL-protocol connection
+//! (one per worker, statements prepared once), a CrateDB HTTP connection,
+//! nothing at all (`--dry-run`, which still encodes every value), or a
+//! binary COPY file for the benchmark.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use bytes::BytesMut;
 use futures_util::SinkExt;
+use hdrhistogram::Histogram;
 use postgres_types::ToSql;
 use tokio_postgres::{Client, Statement};
 
+use super::cratedb_http::CrateSink;
 use super::PgTarget;
-use crate::dialect::{postgres as sql, TableName};
+use crate::dialect::{cratedb, postgres as sql, Engine, TableName};
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
-use crate::encode::{copy_binary, pg_array_type, pg_type, Framing, Method, Payload};
+use crate::encode::{copy_binary, pg_array_type, pg_type, CrateBody, Framing, Method, Payload};
+use crate::error::usage;
 use crate::model::Schema;
 use crate::run::worker::Executor;
 use crate::stats::OpError;
@@ -29,10 +35,13 @@ pub struct SinkSpec {
     pub upsert: bool,
     /// Rows per INSERT ... VALUES statement.
     pub insert_rows: usize,
+    pub batch_size: usize,
+    /// Whose SQL the statements are written in.
+    pub engine: Engine,
 }
 
 impl SinkSpec {
-    /// How producers must encode for a sink of this spec.
+    /// How producers must encode for a PostgreSQL-protocol sink of this spec.
     pub fn framing(&self) -> Framing {
         if self.method.is_copy() {
             Framing::Copy(self.method)
@@ -44,11 +53,27 @@ impl SinkSpec {
 
 pub enum Sink {
     Postgres(PgSink),
-    DryRun { spec: SinkSpec, scratch: BytesMut },
-    CopyFile { path: String, out: BufWriter<File> },
+    /// CrateDB's `_sql` endpoint: bodies encoded by the producer.
+    Crate {
+        sink: CrateSink,
+        framing: Framing,
+    },
+    DryRun {
+        spec: SinkSpec,
+        scratch: BytesMut,
+    },
+    CopyFile {
+        path: String,
+        out: BufWriter<File>,
+    },
 }
 
 impl Sink {
+    pub fn crate_http(sink: CrateSink, spec: &SinkSpec) -> Sink {
+        let body = CrateBody::new(spec.method, spec.table.clone(), spec.schema.clone(), spec.upsert, spec.batch_size);
+        Sink::Crate { sink, framing: Framing::Crate(Arc::new(body)) }
+    }
+
     /// A sink that encodes like the real one but sends nothing.
     pub fn dry_run(spec: &SinkSpec) -> Sink {
         Sink::DryRun { spec: spec.clone(), scratch: BytesMut::new() }
@@ -68,6 +93,7 @@ impl Sink {
     pub fn framing(&self) -> Framing {
         match self {
             Sink::Postgres(s) => s.spec.framing(),
+            Sink::Crate { framing, .. } => framing.clone(),
             Sink::DryRun { spec, .. } => spec.framing(),
             Sink::CopyFile { .. } => Framing::CopyRows,
         }
@@ -77,22 +103,31 @@ impl Sink {
     async fn send(&mut self, p: &mut Payload) -> Result<u64, OpError> {
         match self {
             Sink::Postgres(s) => s.send(p).await,
+            Sink::Crate { sink, .. } => sink.send(&p.bytes, p.rows()).await,
             Sink::DryRun { spec, scratch } => {
                 dry_encode(spec, p, scratch);
                 Ok(p.rows())
             }
-            Sink::CopyFile { path, out } => out.write_all(&p.bytes).map(|()| p.rows()).map_err(|e| OpError::fatal("write error", format!("{path}: {e}"))),
+            Sink::CopyFile { path, out } => out
+                .write_all(&p.bytes)
+                .map(|()| p.rows())
+                .map_err(|e| OpError::fatal("write error", format!("{path}: {e}"))),
         }
     }
 
-    /// Completes what the sink needs completed (a COPY file's trailer).
-    pub fn finish(self) -> Result<()> {
-        if let Sink::CopyFile { path, mut out } = self {
-            let mut trailer = BytesMut::new();
-            copy_binary::trailer(&mut trailer);
-            out.write_all(&trailer).and_then(|()| out.flush()).with_context(|| format!("writing {path}"))?;
+    /// Completes what the sink needs completed (a COPY file's trailer);
+    /// returns the server-reported durations a CrateDB sink recorded.
+    pub fn finish(self) -> Result<Option<Histogram<u64>>> {
+        match self {
+            Sink::CopyFile { path, mut out } => {
+                let mut trailer = BytesMut::new();
+                copy_binary::trailer(&mut trailer);
+                out.write_all(&trailer).and_then(|()| out.flush()).with_context(|| format!("writing {path}"))?;
+                Ok(None)
+            }
+            Sink::Crate { sink, .. } => Ok(Some(sink.server_duration().clone())),
+            _ => Ok(None),
         }
-        Ok(())
     }
 }
 
@@ -163,7 +198,16 @@ impl PgSink {
                 let full = client.prepare(&sql::insert_values(t, s, spec.insert_rows, upsert)).await?;
                 Statements::Insert(vec![(spec.insert_rows, full)])
             }
-            (Method::Unnest, upsert) => Statements::Unnest(client.prepare(&sql::insert_unnest(t, s, upsert)).await?),
+            (Method::Unnest, upsert) => {
+                let stmt = match spec.engine {
+                    Engine::Cratedb => cratedb::insert_unnest(t, s, upsert, true),
+                    _ => sql::insert_unnest(t, s, upsert),
+                };
+                Statements::Unnest(client.prepare(&stmt).await?)
+            }
+            (Method::Bulk, _) => {
+                return Err(usage("--method bulk needs CrateDB's HTTP endpoint: give a cratedb:// URL"))
+            }
         };
         Ok(PgSink { client, spec: spec.clone(), statements })
     }
@@ -226,13 +270,8 @@ impl PgSink {
 /// Classifies a failed operation: by SQLSTATE, or as a lost connection.
 pub(crate) fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
-        Some(db) => OpError {
-            fatal: closed,
-            ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message())
-        },
-        None if closed || e.is_closed() => {
-            OpError::fatal("connection lost", e.to_string())
-        }
+        Some(db) => OpError { fatal: closed, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) },
+        None if closed || e.is_closed() => OpError::fatal("connection lost", e.to_string()),
         None => OpError::new("client error", e.to_string()),
     }
 }

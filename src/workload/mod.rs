@@ -20,8 +20,9 @@ use params::Value;
 use crate::cli::Protocol;
 use crate::run::worker::{Executor, Operation, Source};
 use crate::stats::OpError;
+use crate::target::cratedb_http::CrateQueryExecutor;
 use crate::target::sink::classify;
-use crate::target::PgTarget;
+use crate::target::{PgTarget, Target};
 
 /// One execution of one query of the mix, with its parameters drawn.
 #[derive(Debug)]
@@ -171,6 +172,31 @@ where
 impl Executor<QueryOp> for QueryExecutor {
     async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
         self.run(op).await.map(|_rows| 1)
+    }
+}
+
+/// A worker's query connection over either protocol.
+pub enum QueryRunner {
+    Pg(QueryExecutor),
+    Crate(CrateQueryExecutor),
+}
+
+impl QueryRunner {
+    /// Opens worker `w`'s connection (CrateDB: to its round-robin host).
+    pub async fn open(target: &Target, w: usize, queries: Arc<[QuerySpec]>, protocol: Protocol) -> Result<Self> {
+        Ok(match target {
+            Target::Pg { pg, .. } => QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol).await?),
+            Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
+        })
+    }
+}
+
+impl Executor<QueryOp> for QueryRunner {
+    async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
+        match self {
+            QueryRunner::Pg(e) => e.execute(op).await,
+            QueryRunner::Crate(e) => e.execute(op).await,
+        }
     }
 }
 

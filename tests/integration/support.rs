@@ -22,6 +22,11 @@ impl Ctx {
         Ctx { url: server.url(), target: server.target() }
     }
 
+    /// A server given by URL (the engines' tests: `DBLOAD_TEST_*_URL`).
+    pub fn from_url(url: &str) -> Result<Ctx> {
+        Ok(Ctx { url: url.to_string(), target: PgTarget::from_url(url, "test URL", &|_| None)? })
+    }
+
     /// `dbload ingest --url URL --quiet ARGS`, in process, hermetic env.
     pub fn ingest(&self, args: &str) -> Result<Outcome<Report>> {
         let a = ingest_args(&format!("--url {} --quiet {args}", self.url));

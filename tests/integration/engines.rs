@@ -1,0 +1,226 @@
+//! Engines: what dbload makes of each engine's table flags. PostgreSQL's run
+//! against the harness's server; TimescaleDB, Citus and CrateDB run against
+//! a real server when `DBLOAD_TEST_TIMESCALEDB_URL`, `DBLOAD_TEST_CITUS_URL`,
+//! `DBLOAD_TEST_CRATEDB_URL` (PostgreSQL protocol) or
+//! `DBLOAD_TEST_CRATEDB_HTTP_URL` is set, and say that they were skipped
+//! otherwise.
+
+use anyhow::Result;
+
+use dbload::dialect::Engine;
+use dbload::error::exit_code;
+use dbload::report::Report;
+use dbload::target::admin::{Admin, Target};
+use dbload::Outcome;
+
+use crate::support::{config, ensure, expected, found, ingest_args, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("engines::postgres_is_detected_and_named", postgres_is_detected_and_named),
+        ("engines::postgres_hash_partitions", postgres_hash_partitions),
+        ("engines::postgres_time_partitions_unlogged", postgres_time_partitions_unlogged),
+        ("engines::postgres_unlogged_table", postgres_unlogged_table),
+        ("engines::flags_an_engine_lacks_are_refused", flags_an_engine_lacks_are_refused),
+        ("engines::timescaledb_hypertable_chunks", timescaledb_hypertable_chunks),
+        ("engines::citus_distributed_table", citus_distributed_table),
+        ("engines::cratedb_http_bulk", cratedb_http_bulk),
+        ("engines::cratedb_postgres_protocol", cratedb_postgres_protocol),
+    ]
+}
+
+const START: &str = "--start 2024-01-01T00:00:00Z";
+
+/// `dbload ingest --url URL --quiet ARGS` in process, for any target.
+fn ingest(url: &str, args: &str) -> Result<Outcome<Report>> {
+    let mut out = Vec::new();
+    dbload::ingest(ingest_args(&format!("--url {url} --quiet {args}")), &|_| None, &mut out)
+}
+
+/// The URL of a real engine's server from `var`, or None after saying the test is skipped.
+fn engine_url(var: &str) -> Option<String> {
+    let url = std::env::var(var).ok().filter(|u| !u.is_empty());
+    if url.is_none() {
+        println!("skipped: set {var} to run this test against a real server");
+    }
+    url
+}
+
+/// Ingests into `table` and checks the count and content against the generator.
+fn exact(ctx: &Ctx, table: &str, args: &str) -> Result<Report> {
+    let args = format!("{args} {START} --table {table} --drop-table --verify");
+    let out = ctx.ingest(&args)?;
+    ensure(out.exit_code == 0, || format!("{args}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    let cfg = config(&args);
+    let (want, got) = (expected(&cfg), found(ctx, &cfg, &cfg.table.sql())?);
+    ensure(got == want, || format!("{args}: server has {got:?}, generator made {want:?}"))?;
+    Ok(out.report)
+}
+
+fn postgres_is_detected_and_named(ctx: &Ctx) -> Result<()> {
+    let r = exact(ctx, "engine_pg", "--rows 500")?;
+    ensure(r.setup.engine == Some(Engine::Postgres), || format!("{:?}", r.setup.engine))?;
+    let text = dbload::report::text::render(&r);
+    ensure(text.contains("(server, PostgreSQL 1"), || text.clone())
+}
+
+fn postgres_hash_partitions(ctx: &Ctx) -> Result<()> {
+    for (table, model) in [("hash_parts_m", "--metrics 2"), ("hash_parts_c", "--model cpu")] {
+        let r = exact(ctx, table, &format!("{model} --partitions 4 --workers 2 --rows 3000"))?;
+        let parts = ctx.scalar(&format!("SELECT count(*) FROM pg_inherits WHERE inhparent = '{table}'::regclass"))?;
+        ensure(parts == "4", || format!("{table}: {parts} partitions"))?;
+        ensure(r.setup.layout.get("partitions").map(String::as_str) == Some("4"), || format!("{:?}", r.setup.layout))?;
+        // Rows spread over the partitions, not all in one.
+        let used = ctx.scalar(&format!("SELECT count(DISTINCT tableoid) FROM {table}"))?;
+        ensure(used.parse::<u32>()? >= 2, || format!("{table}: rows in {used} partition(s)"))?;
+    }
+    Ok(())
+}
+
+fn postgres_time_partitions_unlogged(ctx: &Ctx) -> Result<()> {
+    let table = "time_parts";
+    exact(ctx, table, "--partitions 3 --partition-by time --unlogged --workers 2 --devices 2 --rows 6000")?;
+    let rows = ctx.query(&format!(
+        "SELECT c.relname, c.relpersistence, (SELECT count(*) FROM {table} t WHERE t.tableoid = c.oid) \
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '{table}'::regclass ORDER BY 1"
+    ))?;
+    ensure(rows.len() == 4, || format!("{rows:?}"))?;
+    for r in &rows {
+        ensure(r[1].as_deref() == Some("u"), || format!("partition not unlogged: {r:?}"))?;
+        let n: u64 = r[2].as_deref().unwrap_or("0").parse()?;
+        let default = r[0].as_deref() == Some("time_parts_pdefault");
+        ensure(if default { n == 0 } else { n > 0 }, || format!("time ranges do not cover the data: {rows:?}"))?;
+    }
+    Ok(())
+}
+
+fn postgres_unlogged_table(ctx: &Ctx) -> Result<()> {
+    exact(ctx, "unlogged_t", "--unlogged --rows 100")?;
+    let p = ctx.scalar("SELECT relpersistence FROM pg_class WHERE oid = 'unlogged_t'::regclass")?;
+    ensure(p == "u", || format!("relpersistence {p}"))
+}
+
+fn flags_an_engine_lacks_are_refused(ctx: &Ctx) -> Result<()> {
+    let cases = [
+        ("--shards 4", "--partitions"),
+        ("--replicas 1", "--replicas"),
+        ("--chunk-interval 3600", "TimescaleDB"),
+        ("--distribution-column device_id", "Citus"),
+        ("--engine timescaledb", "CREATE EXTENSION timescaledb"),
+        ("--engine citus", "CREATE EXTENSION citus"),
+        ("--engine cratedb", "not CrateDB"),
+        ("--method bulk", "cratedb://"),
+    ];
+    for (args, culprit) in cases {
+        let e = match ctx.ingest(&format!("--rows 10 --table refused_t --drop-table {args}")) {
+            Ok(o) => anyhow::bail!("{args}: ran, exit {}", o.exit_code),
+            Err(e) => e,
+        };
+        ensure(exit_code(&e) == 2, || format!("{args}: exit {} ({e})", exit_code(&e)))?;
+        ensure(e.to_string().contains(culprit), || format!("{args}: {e}"))?;
+    }
+    // Refused before any DDL ran.
+    ensure(ctx.scalar("SELECT to_regclass('refused_t') IS NULL")? == "t", || "refused_t was created".into())
+}
+
+fn timescaledb_hypertable_chunks(_: &Ctx) -> Result<()> {
+    let Some(url) = engine_url("DBLOAD_TEST_TIMESCALEDB_URL") else { return Ok(()) };
+    let ts = Ctx::from_url(&url)?;
+    // Seed 004: one-day chunks over two days of data give two chunks. 10 devices
+    // × 17,280 readings 10 s apart = 2 days.
+    let r = exact(&ts, "tsdb_m", "--workers 1 --devices 10 --measurements 17280 --chunk-interval 86400")?;
+    ensure(r.setup.engine == Some(Engine::Timescaledb), || format!("{:?}", r.setup.engine))?;
+    let chunks = ts.scalar("SELECT count(*) FROM show_chunks('tsdb_m')")?;
+    ensure(chunks == "2", || format!("{chunks} chunks"))?;
+    ensure(r.setup.layout.get("chunks").map(String::as_str) == Some("2"), || format!("{:?}", r.setup.layout))?;
+    // The cpu model and the upsert path on a hypertable.
+    exact(&ts, "tsdb_c", "--model cpu --rows 2000 --method insert --upsert")?;
+    // --no-hypertables: a plain table on the same server.
+    exact(&ts, "tsdb_plain", "--rows 1000 --no-hypertables")?;
+    let n = ts.scalar("SELECT count(*) FROM timescaledb_information.hypertables WHERE hypertable_name = 'tsdb_plain'")?;
+    ensure(n == "0", || "--no-hypertables made a hypertable".into())
+}
+
+fn citus_distributed_table(_: &Ctx) -> Result<()> {
+    let Some(url) = engine_url("DBLOAD_TEST_CITUS_URL") else { return Ok(()) };
+    let c = Ctx::from_url(&url)?;
+    for method in ["copy", "insert"] {
+        let table = format!("citus_m_{method}");
+        let r = exact(&c, &table, &format!("--shards 8 --distribution-column device_id --method {method} --workers 2 --rows 4000"))?;
+        ensure(r.setup.engine == Some(Engine::Citus), || format!("{:?}", r.setup.engine))?;
+        ensure(r.setup.layout.get("shards").map(String::as_str) == Some("8"), || format!("{:?}", r.setup.layout))?;
+        // Shards are placed on more than one node.
+        let nodes = c.scalar(&format!(
+            "SELECT count(DISTINCT (nodename, nodeport)) FROM citus_shards WHERE table_name = '{table}'::regclass"
+        ))?;
+        ensure(nodes.parse::<u32>()? >= 2, || format!("{table}: shards on {nodes} node(s)"))?;
+    }
+    exact(&c, "citus_ref", "--reference-table --rows 500")?;
+    let kind = c.scalar("SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'citus_ref'::regclass")?;
+    ensure(kind == "n", || format!("reference table partmethod {kind}"))
+}
+
+/// Runs `sql` through dbload's own admin connection, for CrateDB over either protocol.
+fn crate_rows(target: &Target, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        let mut admin: Admin = target.admin().await?;
+        admin.rows(sql).await
+    })
+}
+
+fn crate_target(url: &str) -> Result<Target> {
+    Ok(match url.starts_with("cratedb://") {
+        true => Target::Crate(dbload::target::cratedb_http::CrateTarget::parse(url, "test URL", false)?),
+        false => Target::Pg { pg: dbload::target::PgTarget::from_url(url, "test URL", &|_| None)?, engine: None },
+    })
+}
+
+fn crate_count(target: &Target, table: &str) -> Result<u64> {
+    crate_rows(target, &format!("REFRESH TABLE {table}"))?;
+    let rows = crate_rows(target, &format!("SELECT count(*) FROM {table}"))?;
+    Ok(rows[0][0].as_deref().unwrap_or("0").parse()?)
+}
+
+fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
+    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
+    let target = crate_target(&url)?;
+    // Seed 001's shape: cpu model, shards and replicas, bulk requests.
+    let out = ingest(&url, &format!("--model cpu --shards 3 --replicas 0 --table crate_cpu --drop-table --rows 3000 --batch-size 500 --workers 2 --verify {START}"))?;
+    ensure(out.exit_code == 0, || format!("exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    let s = &out.report.setup;
+    ensure(s.engine == Some(Engine::Cratedb), || format!("{:?}", s.engine))?;
+    ensure(s.layout.get("shards").map(String::as_str) == Some("3"), || format!("{:?}", s.layout))?;
+    ensure(out.report.server_duration_ms.is_some(), || "no server-side durations".into())?;
+    ensure(crate_count(&target, "crate_cpu")? == 3000, || "count after REFRESH".into())?;
+    for method in ["insert", "unnest"] {
+        let out = ingest(&url, &format!("--method {method} --table crate_m_{method} --drop-table --rows 1200 --batch-size 500 --verify {START}"))?;
+        ensure(out.exit_code == 0, || format!("{method}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
+        ensure(crate_count(&target, &format!("crate_m_{method}"))? == 1200, || format!("{method}: count"))?;
+    }
+    // A failed row is counted as failed: the first 1,000 rows again collide
+    // on the primary key, the next 1,000 are new.
+    let base = format!("--table crate_dup --workers 1 --batch-size 400 {START}");
+    let first = ingest(&url, &format!("{base} --drop-table --rows 1000"))?;
+    ensure(first.exit_code == 0, || format!("first: {:?}", first.report.error_classes))?;
+    let again = ingest(&url, &format!("{base} --append --rows 2000"))?;
+    ensure(again.exit_code == 1, || format!("duplicates: exit {}", again.exit_code))?;
+    let (rows, failed) = (again.report.rows, again.report.failed_rows);
+    ensure(rows == 1000 && failed == 1000, || format!("written {rows}, failed {failed}"))?;
+    ensure(crate_count(&target, "crate_dup")? == 2000, || "count after duplicates".into())
+}
+
+fn cratedb_postgres_protocol(_: &Ctx) -> Result<()> {
+    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_URL") else { return Ok(()) };
+    let target = crate_target(&url)?;
+    for method in ["insert", "unnest"] {
+        let table = format!("crate_pg_{method}");
+        let out = ingest(&url, &format!("--model cpu --method {method} --table {table} --drop-table --rows 1500 --batch-size 400 --verify {START}"))?;
+        ensure(out.exit_code == 0, || format!("{method}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
+        ensure(out.report.setup.engine == Some(Engine::Cratedb), || format!("{:?}", out.report.setup.engine))?;
+        ensure(crate_count(&target, &table)? == 1500, || format!("{method}: count"))?;
+    }
+    let e = ingest(&url, "--method copy --table crate_pg_copy --drop-table --rows 10").unwrap_err();
+    ensure(exit_code(&e) == 2 && e.to_string().contains("COPY"), || format!("copy on CrateDB: {e}"))
+}
