@@ -1,1 +1,449 @@
-//! CrateDB over its HTTP `_sql` endpoint (work in progress).
+//! CrateDB over its HTTP endpoint: `POST /_sql` with the statement and its
+//! parameters as JSON (`args`, or `bulk_args` for one execution per row).
+//!
+//! Each worker keeps one HTTP/1.1 keep-alive connection to one node of the
+//! URL's host list (`worker % hosts`, so the load spreads over the nodes as
+//! CrateDB's own clients spread it), on the same transport as `dbload http`
+//! (`target::http::conn`): TCP without Nagle, TLS verified against the
+//! system's CAs unless `--insecure`. Every request carries basic auth
+//! (`crate` with no password unless the URL says otherwise; a node with
+//! authentication off accepts it). Responses are read whole and parsed:
+//! the client pays for a result as an application would.
+
+mod exec;
+#[cfg(test)]
+mod live;
+mod response;
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use anyhow::Result;
+use base64::Engine as _;
+use tokio::io::{AsyncRead, ReadBuf as TokioReadBuf};
+use tokio_rustls::TlsConnector;
+
+pub use self::exec::{CrateQueryExecutor, CrateSink};
+pub use self::response::{bulk_outcome, parse, rowcount_outcome, BulkResult, SqlError, SqlResponse, ROW_FAILED};
+use super::http::conn::{self, Conn, Connector, Failure, Stream};
+use super::http::percent_decode;
+use super::http::wire::{ReadError, RequestHead};
+use crate::error::{target, usage};
+use crate::stats::OpError;
+
+/// CrateDB's HTTP port, for `cratedb://` URLs without one.
+pub const DEFAULT_PORT: u16 = 4200;
+/// The user of a URL without one: CrateDB's superuser, which is also who
+/// runs every statement on a node with authentication off.
+pub const DEFAULT_USER: &str = "crate";
+
+const EXAMPLE: &str =
+    "give a URL like cratedb://crate@localhost:4200 or cratedb://user:pass@node1,node2:4201/?ssl=true";
+const REFUSED_ADVICE: &str =
+    "is CrateDB running there? check the host and port (CrateDB's HTTP port is 4200 unless http.port says otherwise)";
+
+/// A CrateDB cluster reached over HTTP: its nodes, the credentials and TLS.
+/// Parsed once from the URL; each worker connects with [`CrateTarget::connect`].
+#[derive(Clone)]
+pub struct CrateTarget {
+    /// Host (IPv6 without brackets) and port of each node, in URL order.
+    hosts: Vec<(String, u16)>,
+    /// The rustls client when the URL is https.
+    tls: Option<TlsConnector>,
+    insecure: bool,
+    /// `Basic base64(user:password)`, sent with every request.
+    authorization: String,
+    redacted: String,
+}
+
+impl fmt::Debug for CrateTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CrateTarget").field("url", &self.redacted).field("insecure", &self.insecure).finish()
+    }
+}
+
+impl CrateTarget {
+    /// Parses `cratedb://[user[:pass]@]host[:port][,host[:port]...][/][?ssl=true]`
+    /// (port 4200 by default; `ssl=true` or `sslmode=require` for https), or
+    /// the same host list after `http://` or `https://` (ports 80 and 443 by
+    /// default, as for any URL of those schemes). `option` names where the
+    /// URL came from, for messages; `insecure` skips verifying an https
+    /// server's certificate.
+    pub fn parse(url: &str, option: &str, insecure: bool) -> Result<CrateTarget> {
+        let bad = |why: String| usage(format!("{option} {}: {why}; {EXAMPLE}", redact_url(url)));
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme".into()))?;
+        let scheme = scheme.to_ascii_lowercase();
+        let (mut tls, default_port) = match scheme.as_str() {
+            "cratedb" | "crate" => (false, DEFAULT_PORT),
+            "http" => (false, 80),
+            "https" => (true, 443),
+            other => return Err(bad(format!("scheme {other}: CrateDB over HTTP takes cratedb, http or https"))),
+        };
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
+        if !path.is_empty() && path != "/" {
+            return Err(bad(format!(
+                "path {path}: the _sql endpoint is at the root; give a schema with the table name instead"
+            )));
+        }
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            if scheme != "cratedb" && scheme != "crate" {
+                return Err(bad(format!("{pair}: the scheme {scheme} already says whether TLS is used")));
+            }
+            tls = match pair.split_once('=').unwrap_or((pair, "")) {
+                ("ssl", "true" | "1") => true,
+                ("ssl", "false" | "0") => false,
+                ("sslmode", "disable") => false,
+                ("sslmode", "require" | "verify-ca" | "verify-full") => true,
+                _ => {
+                    return Err(bad(format!(
+                        "{pair}: the parameters known are ssl=true|false and sslmode=disable|require"
+                    )))
+                }
+            };
+        }
+        let (userinfo, host_list) = match authority.rsplit_once('@') {
+            Some((ui, hosts)) => (Some(ui), hosts),
+            None => (None, authority),
+        };
+        let (user, password) = match userinfo.map(|ui| ui.split_once(':').unwrap_or((ui, ""))) {
+            Some(("", _)) => return Err(bad("an empty user name".into())),
+            Some((u, p)) => (percent_decode(u), percent_decode(p)),
+            None => (DEFAULT_USER.to_owned(), String::new()),
+        };
+        let hosts = host_list
+            .split(',')
+            .map(|h| parse_host(h, default_port).map_err(|why| bad(format!("host {h:?}: {why}"))))
+            .collect::<Result<Vec<_>>>()?;
+        let redacted = redact_url(url);
+        let tls = if tls { Some(conn::tls_connector(insecure, &redacted)?) } else { None };
+        let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        Ok(CrateTarget { hosts, tls, insecure, authorization: format!("Basic {credentials}"), redacted })
+    }
+
+    /// The URL as given, its password replaced by `***`: for messages and reports.
+    pub fn redacted(&self) -> &str {
+        &self.redacted
+    }
+
+    /// `host:port` of each node, in URL order (IPv6 in brackets).
+    pub fn hosts(&self) -> Vec<String> {
+        self.hosts.iter().map(|(h, p)| host_port(h, *p)).collect()
+    }
+
+    /// Whether requests go over TLS (https).
+    pub fn tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Whether the server's certificate goes unverified (`--insecure`), which
+    /// the report says.
+    pub fn insecure(&self) -> bool {
+        self.insecure
+    }
+
+    /// Opens worker `worker`'s connection, to node `worker % hosts` (workers
+    /// spread round-robin over the nodes). An unreachable node is a target
+    /// error (exit code 3) that says what to check.
+    pub async fn connect(&self, worker: usize) -> Result<CrateConn> {
+        let (host, port) = &self.hosts[worker % self.hosts.len()];
+        let authority = host_port(host, *port);
+        let url = match self.hosts.len() {
+            1 => self.redacted.clone(),
+            _ => format!("{authority} (of {})", self.redacted),
+        };
+        let connector = Connector::resolve(host, *port, self.tls.clone(), &url, REFUSED_ADVICE).await?;
+        let (stream, _, _) = connector.connect().await.map_err(|e| connector.connect_error(e))?;
+        let headers = [
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            ("Authorization".to_owned(), self.authorization.clone()),
+        ];
+        let head = RequestHead::new("POST", "/_sql", &authority, &headers, false, true);
+        let mut conn = Conn::default();
+        conn.open(stream);
+        Ok(CrateConn { connector, url, head, conn, body: Vec::new() })
+    }
+}
+
+/// `host` or `[v6]`, then `:port` (default `default_port`).
+fn parse_host(h: &str, default_port: u16) -> Result<(String, u16), String> {
+    let (host, port) = match h.strip_prefix('[') {
+        Some(v6) => {
+            let (host, after) = v6.split_once(']').ok_or("an IPv6 address without its closing ]")?;
+            (host, after.strip_prefix(':').map(Some).or(after.is_empty().then_some(None)).ok_or("junk after ]")?)
+        }
+        None => match h.split_once(':') {
+            Some((_, p)) if p.contains(':') => return Err("an IPv6 address goes in brackets: [::1]:4200".into()),
+            Some((host, port)) => (host, Some(port)),
+            None => (h, None),
+        },
+    };
+    if host.is_empty() {
+        return Err("no host name".into());
+    }
+    let port = match port {
+        None => default_port,
+        Some(p) => p.parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(|| format!("port {p:?} is not 1 to 65535"))?,
+    };
+    Ok((host.to_owned(), port))
+}
+
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// `url` with the password of its user info replaced by `***`.
+fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((userinfo, _)) if userinfo.contains(':') => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            format!("{scheme}://{user}:***@{}", &rest[userinfo.len() + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// One worker's keep-alive connection to one CrateDB node.
+pub struct CrateConn {
+    connector: Connector,
+    /// The node's URL, redacted, for messages.
+    url: String,
+    head: RequestHead,
+    conn: Conn,
+    /// The body of [`CrateConn::execute`]'s requests, reused.
+    body: Vec<u8>,
+}
+
+impl CrateConn {
+    /// Posts one `_sql` request body and parses the answer. A connection
+    /// the server closed since the last request is replaced first; one lost
+    /// during the request is a fatal error (`connection lost`: the request
+    /// may or may not have been executed, so it is not sent again, and the
+    /// worker stops as it would on PostgreSQL).
+    pub async fn post(&mut self, body: &[u8]) -> Result<SqlResponse, OpError> {
+        match self.exchange(body).await {
+            Ok(status) => parse(status, &self.conn.body),
+            Err(f) => Err(OpError::fatal("connection lost", format!("{}: {}", self.url, describe(&f)))),
+        }
+    }
+
+    /// Runs one statement for dbload itself (DDL, `REFRESH TABLE`, counts,
+    /// the server version) with `args` for its `?` or `$n` placeholders.
+    /// A refusal is an error naming the statement and CrateDB's message; a
+    /// lost connection or a login CrateDB refuses is a target error (exit 3).
+    pub async fn execute(&mut self, stmt: &str, args: &[serde_json::Value]) -> Result<SqlResponse> {
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        serde_json::to_writer(&mut body, &serde_json::json!({ "stmt": stmt, "args": args }))?;
+        let exchanged = self.exchange(&body).await;
+        self.body = body;
+        let status = exchanged.map_err(|f| {
+            target(format!(
+                "{}: {stmt}: {}: is CrateDB serving HTTP on this port (https needs https:// or ?ssl=true)?",
+                self.url,
+                describe(&f)
+            ))
+        })?;
+        if status == 401 && serde_json::from_slice::<SqlResponse>(&self.conn.body).is_err() {
+            return Err(target(format!(
+                "{}: CrateDB refused the login: {}: check the user and password in the URL",
+                self.url,
+                response::excerpt(&self.conn.body).trim_end()
+            )));
+        }
+        parse(status, &self.conn.body).map_err(|e| anyhow::anyhow!("{stmt}: {}: {}", e.class, e.message))
+    }
+
+    /// The CrateDB version of the node this connection reaches, e.g. `6.4.3`.
+    pub async fn server_version(&mut self) -> Result<String> {
+        let stmt = "SELECT version['number'] FROM sys.nodes LIMIT 1";
+        let r = self.execute(stmt, &[]).await?;
+        match r.rows.first().and_then(|row| row.first()) {
+            Some(serde_json::Value::String(v)) => Ok(v.clone()),
+            _ => Err(anyhow::anyhow!("{stmt}: no version in CrateDB's answer")),
+        }
+    }
+
+    /// Sends one request and reads its response into `self.conn.body`;
+    /// returns its status. Reconnects first when the server has closed the
+    /// kept-alive connection; after a failure the connection is dropped,
+    /// so the next request opens a new one.
+    async fn exchange(&mut self, body: &[u8]) -> Result<u16, Failure> {
+        if self.conn.stream.as_mut().is_some_and(closed_by_peer) {
+            self.conn.stream = None;
+        }
+        if self.conn.stream.is_none() {
+            let (stream, _, _) = self.connector.connect().await.map_err(Failure::Connect)?;
+            self.conn.open(stream);
+        }
+        match self.conn.round_trip(&self.head, body, false).await {
+            Ok((r, _)) => {
+                if !r.keep_alive {
+                    self.conn.stream = None;
+                }
+                Ok(r.status)
+            }
+            Err(f) => {
+                self.conn.stream = None;
+                Err(f)
+            }
+        }
+    }
+}
+
+/// Whether an idle kept-alive connection can no longer carry a request:
+/// the server closed it (idle timeout, restart, or a 401 it answered and
+/// closed) or sent something unasked. One read that must not wait: without
+/// it, the next request would be written into a closed connection and
+/// lost, and a worker would stop for nothing.
+fn closed_by_peer(stream: &mut Stream) -> bool {
+    let mut byte = [0u8; 1];
+    let mut buf = TokioReadBuf::new(&mut byte);
+    let mut cx = Context::from_waker(Waker::noop());
+    !matches!(Pin::new(stream).poll_read(&mut cx, &mut buf), Poll::Pending)
+}
+
+/// A transport failure in words, for messages.
+fn describe(f: &Failure) -> String {
+    match f {
+        Failure::Connect(e) => format!("cannot connect: {e}"),
+        Failure::Write(e) => format!("sending the request: {e}"),
+        Failure::Read(ReadError::Io(e)) => format!("reading the response: {e}"),
+        Failure::Read(ReadError::Closed { partial: false }) => "the server closed the connection".to_owned(),
+        Failure::Read(ReadError::Closed { partial: true }) => "the server closed the connection mid-response".into(),
+        Failure::Read(ReadError::Malformed(m)) => format!("not an HTTP response: {m}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::exit_code;
+
+    fn parsed(url: &str) -> CrateTarget {
+        CrateTarget::parse(url, "--url", false).unwrap_or_else(|e| panic!("{url}: {e}"))
+    }
+
+    fn basic(user_pass: &str) -> String {
+        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(user_pass))
+    }
+
+    #[test]
+    fn urls() {
+        let t = parsed("cratedb://localhost");
+        assert_eq!(
+            (t.hosts(), t.tls(), t.authorization.as_str()),
+            (vec!["localhost:4200".into()], false, &*basic("crate:"))
+        );
+        let t = parsed("cratedb://bob:s%3Acr%40t@n1,n2:4201,[::1]/?ssl=true");
+        assert_eq!(t.hosts(), ["n1:4200", "n2:4201", "[::1]:4200"]);
+        assert!(t.tls() && !t.insecure());
+        assert_eq!(t.authorization, basic("bob:s:cr@t"));
+        assert_eq!(t.redacted(), "cratedb://bob:***@n1,n2:4201,[::1]/?ssl=true");
+        assert!(!format!("{t:?}").contains("cr%40t"));
+        let t = parsed("cratedb://alice@h:1?sslmode=require");
+        assert_eq!(
+            (t.hosts(), t.tls(), t.redacted()),
+            (vec!["h:1".into()], true, "cratedb://alice@h:1?sslmode=require")
+        );
+        assert_eq!(t.authorization, basic("alice:"));
+        assert_eq!(parsed("http://h").hosts(), ["h:80"]);
+        let t = CrateTarget::parse("https://u:p@h,g:4200", "--url", true).unwrap();
+        assert_eq!((t.hosts(), t.tls(), t.insecure()), (vec!["h:443".into(), "g:4200".into()], true, true));
+        assert_eq!(t.redacted(), "https://u:***@h,g:4200");
+    }
+
+    #[test]
+    fn bad_urls_are_usage_errors_without_the_password() {
+        for (url, why) in [
+            ("localhost:4200", "no scheme"),
+            ("postgres://h", "scheme postgres"),
+            ("cratedb://u:secret@h/doc", "path /doc"),
+            ("cratedb://u:secret@h:99999", "not 1 to 65535"),
+            ("cratedb://h,,g", "no host name"),
+            ("cratedb://::1", "brackets"),
+            ("cratedb://h?ssl=maybe", "ssl=maybe"),
+            ("https://h?ssl=true", "already says"),
+            ("cratedb://:pw@h", "empty user"),
+        ] {
+            let e = CrateTarget::parse(url, "--url", false).unwrap_err();
+            let msg = e.to_string();
+            assert_eq!(exit_code(&e), 2, "{url}: {msg}");
+            assert!(msg.starts_with("--url ") && msg.contains(why) && msg.contains("cratedb://crate@"), "{url}: {msg}");
+            assert!(!msg.contains("secret"), "{msg}");
+        }
+    }
+
+    /// A node that answers each connection's first request with `reply`,
+    /// then closes the connection (`None`: closes without answering).
+    async fn one_answer_per_connection(
+        reply: Option<&'static str>,
+    ) -> (CrateTarget, tokio::task::JoinHandle<Vec<String>>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("cratedb://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let server = tokio::spawn(async move {
+            let mut requests = Vec::new();
+            for _ in 0..2 {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut buf = vec![0; 4096];
+                let n = s.read(&mut buf).await.unwrap();
+                requests.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+                if let Some(body) = reply {
+                    let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+                    s.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
+                }
+            }
+            requests
+        });
+        (parsed(&url), server)
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_is_replaced() {
+        let (t, server) = one_answer_per_connection(Some(r#"{"cols":[],"rowcount":1,"duration":0.5}"#)).await;
+        let mut c = t.connect(0).await.unwrap();
+        for _ in 0..2 {
+            let r = c.post(br#"{"stmt":"x"}"#).await.unwrap();
+            assert_eq!(r.rowcount, Some(1));
+            // Let the server's close arrive before the next request.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let requests = server.await.unwrap();
+        assert!(requests[0].starts_with("POST /_sql HTTP/1.1\r\nHost: 127.0.0.1:"), "{}", requests[0]);
+        assert!(requests[0].contains(&format!("Authorization: {}\r\n", basic("crate:"))), "{}", requests[0]);
+        assert!(requests[0].contains("Content-Type: application/json\r\n") && requests[0].ends_with(r#"{"stmt":"x"}"#));
+    }
+
+    #[tokio::test]
+    async fn a_request_lost_with_its_connection_is_fatal_and_not_resent() {
+        let (t, server) = one_answer_per_connection(None).await;
+        let mut c = t.connect(0).await.unwrap();
+        let e = c.post(b"{}").await.unwrap_err();
+        assert_eq!((e.class.as_str(), e.fatal), ("connection lost", true));
+        assert!(e.message.contains("closed the connection"), "{}", e.message);
+        let e = c.execute("REFRESH TABLE t", &[]).await.unwrap_err();
+        assert_eq!(exit_code(&e), 3, "{e}");
+        assert!(e.to_string().contains("REFRESH TABLE t"), "{e}");
+        assert_eq!(server.await.unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_node_is_a_target_error() {
+        // A port nothing listens on: bind one, then free it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let t = parsed(&format!("cratedb://u:pw@127.0.0.1:{port}"));
+        let e = t.connect(0).await.err().expect("nothing listens");
+        let msg = e.to_string();
+        assert_eq!(exit_code(&e), 3, "{msg}");
+        assert!(msg.contains("is CrateDB running") && msg.contains("u:***@") && !msg.contains("pw"), "{msg}");
+    }
+}

@@ -9,28 +9,22 @@
 //! framing is done here rather than by a client crate.
 
 pub mod check;
+pub(super) mod conn;
 pub mod wire;
 
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf as TokioReadBuf};
-use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
-use tokio_rustls::TlsConnector;
 
 use self::check::Check;
-use self::wire::{ReadBuf, ReadError, RequestHead};
-use super::tls::{self, Verification};
+use self::conn::{Conn, ConnectError, Connector, Failure};
+use self::wire::{ReadError, RequestHead};
 use crate::config::Warmup;
-use crate::error::{target, usage};
+use crate::error::usage;
 use crate::run::worker::{warming_up, Executor, Operation};
 use crate::stats::recorder::{new_histogram, record_us, MAX_US};
 use crate::stats::OpError;
@@ -99,7 +93,8 @@ impl Endpoint {
     }
 }
 
-fn percent_decode(s: &str) -> String {
+/// `%XX` escapes of a URL's user info decoded (shared with the CrateDB URL).
+pub(super) fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -151,8 +146,7 @@ pub struct RequestSpec {
 /// A resolved endpoint, ready to connect: addresses, TLS client, request head.
 pub struct HttpTarget {
     spec: RequestSpec,
-    addrs: Vec<SocketAddr>,
-    tls: Option<(TlsConnector, ServerName<'static>)>,
+    connector: Connector,
     head: RequestHead,
     head_request: bool,
     /// A status check decides which statuses pass; without one, non-2xx fails.
@@ -163,153 +157,18 @@ impl HttpTarget {
     /// Resolves the host name (once: like k6, DNS is not part of each request).
     pub async fn resolve(spec: RequestSpec) -> Result<HttpTarget> {
         let ep = &spec.endpoint;
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((ep.host.as_str(), ep.port))
-            .await
-            .map_err(|e| target(format!("cannot resolve {}: {e}: check the host name in the URL", ep.redacted)))?
-            .collect();
-        if addrs.is_empty() {
-            return Err(target(format!("{}: the host name has no address", ep.redacted)));
-        }
-        let tls = if ep.tls {
-            let verification = if spec.insecure { Verification::None } else { Verification::ChainAndName };
-            let mut config = tls::client_config(verification, || {
-                tls::system_roots().ok_or_else(|| {
-                    usage(format!(
-                        "{} is https, and this system has no trusted CA certificates to verify it: install the \
-                         ca-certificates package, or pass --insecure to encrypt without verifying the server",
-                        ep.redacted
-                    ))
-                })
-            })?;
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            let name = ServerName::try_from(ep.host.clone())
-                .map_err(|e| usage(format!("{}: {e}: not a host name TLS can verify", ep.redacted)))?;
-            Some((TlsConnector::from(Arc::new(config)), name))
-        } else {
-            None
-        };
+        let tls = if ep.tls { Some(conn::tls_connector(spec.insecure, &ep.redacted)?) } else { None };
+        let refused = "is the server running? check the host and port in the URL";
+        let connector = Connector::resolve(&ep.host, ep.port, tls, &ep.redacted, refused).await?;
         let head =
             RequestHead::new(&spec.method, &ep.path, &ep.authority, &spec.headers, !spec.keepalive, spec.has_body);
         let head_request = spec.method == "HEAD";
         let status_checked = spec.checks.iter().any(Check::is_status);
-        Ok(HttpTarget { spec, addrs, tls, head, head_request, status_checked })
+        Ok(HttpTarget { spec, connector, head, head_request, status_checked })
     }
 
     pub fn spec(&self) -> &RequestSpec {
         &self.spec
-    }
-
-    /// A new connection, and how long TCP and TLS took.
-    async fn connect(&self) -> Result<(Stream, Duration, Duration), ConnectError> {
-        let t = Instant::now();
-        let mut last = None;
-        let mut tcp = None;
-        for addr in &self.addrs {
-            match TcpStream::connect(addr).await {
-                Ok(s) => {
-                    tcp = Some(s);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let tcp = match tcp {
-            Some(s) => s,
-            None => return Err(ConnectError::Tcp(last.unwrap_or_else(|| io::ErrorKind::NotFound.into()))),
-        };
-        // Requests are small and answered one by one: no Nagle delay.
-        tcp.set_nodelay(true).map_err(ConnectError::Tcp)?;
-        let connecting = t.elapsed();
-        let Some((connector, name)) = &self.tls else { return Ok((Stream::Plain(tcp), connecting, Duration::ZERO)) };
-        let t = Instant::now();
-        let tls = connector.connect(name.clone(), tcp).await.map_err(ConnectError::Tls)?;
-        Ok((Stream::Tls(Box::new(tls)), connecting, t.elapsed()))
-    }
-
-    /// Turns a failed first connection into a message that says what to check.
-    fn connect_error(&self, e: ConnectError) -> anyhow::Error {
-        let url = &self.spec.endpoint.redacted;
-        let advice = match &e {
-            ConnectError::Tcp(io) if io.kind() == io::ErrorKind::ConnectionRefused => {
-                "is the server running? check the host and port in the URL"
-            }
-            ConnectError::Tcp(_) => "check the host name and port, and that the server is reachable",
-            ConnectError::Tls(io) => match tls_error(io) {
-                Some(rustls::Error::InvalidCertificate(
-                    rustls::CertificateError::UnknownIssuer | rustls::CertificateError::BadSignature,
-                )) => {
-                    "the server's certificate is not signed by a CA this system trusts: add that CA to the \
-                     system's store, or pass --insecure to encrypt without verifying the server"
-                }
-                Some(rustls::Error::InvalidCertificate(
-                    rustls::CertificateError::NotValidForName | rustls::CertificateError::NotValidForNameContext { .. },
-                )) => {
-                    "the server's certificate is not issued for this host name: use a name it lists, or pass \
-                     --insecure"
-                }
-                Some(rustls::Error::InvalidCertificate(_)) => {
-                    "the server's certificate was rejected (expired or not yet valid?): renew it, check this \
-                     machine's clock, or pass --insecure"
-                }
-                _ => "the TLS handshake failed: is the server speaking https on this port?",
-            },
-        };
-        target(format!("cannot connect to {url}: {e}: {advice}"))
-    }
-}
-
-enum ConnectError {
-    Tcp(io::Error),
-    Tls(io::Error),
-}
-
-impl std::fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConnectError::Tcp(e) => write!(f, "{e}"),
-            ConnectError::Tls(e) => write!(f, "TLS: {e}"),
-        }
-    }
-}
-
-/// tokio-rustls wraps the rustls error in an io::Error, reached through `get_ref`.
-fn tls_error(e: &io::Error) -> Option<&rustls::Error> {
-    e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>())
-}
-
-/// A connection, with or without TLS.
-enum Stream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut TokioReadBuf<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
     }
 }
 
@@ -464,23 +323,6 @@ struct Phases {
     receiving: Duration,
 }
 
-/// A VU's connection state: the stream and the buffers it reuses.
-#[derive(Default)]
-struct Conn {
-    stream: Option<Stream>,
-    write: Vec<u8>,
-    read: ReadBuf,
-    body: Vec<u8>,
-    reason: String,
-}
-
-/// What could go wrong in one exchange, before it is classified.
-enum Failure {
-    Connect(ConnectError),
-    Write(io::Error),
-    Read(ReadError),
-}
-
 /// Runs one VU's requests on its own connection.
 pub struct HttpExecutor {
     target: Arc<HttpTarget>,
@@ -499,7 +341,8 @@ impl HttpExecutor {
     /// Opens the VU's first connection, so that an unreachable target is
     /// found before the run starts (and reported with exit code 3).
     pub async fn open(target: Arc<HttpTarget>) -> Result<HttpExecutor> {
-        let (stream, _, _) = target.connect().await.map_err(|e| target.connect_error(e))?;
+        let connector = &target.connector;
+        let (stream, _, _) = connector.connect().await.map_err(|e| connector.connect_error(e))?;
         let mut stats = HttpStats::new(target.spec.checks.len());
         stats.connections_opened = 1;
         let conn = Conn { stream: Some(stream), ..Default::default() };
@@ -522,26 +365,13 @@ impl HttpExecutor {
 
     /// One request and its response, each phase timed.
     async fn exchange(t: &HttpTarget, c: &mut Conn, body: &[u8], ph: &mut Phases) -> Result<wire::Response, Failure> {
-        let stream = match &mut c.stream {
-            Some(s) => s,
-            None => {
-                let (s, connecting, tls) = t.connect().await.map_err(Failure::Connect)?;
-                ph.connecting = connecting;
-                ph.tls = tls;
-                c.read.clear();
-                c.stream.insert(s)
-            }
-        };
-        c.write.clear();
-        t.head.encode(body, &mut c.write);
-        let sending = Instant::now();
-        stream.write_all(&c.write).await.map_err(Failure::Write)?;
-        stream.flush().await.map_err(Failure::Write)?;
-        let sent = Instant::now();
-        c.body.clear();
-        let r = wire::read_response(stream, &mut c.read, Some(&mut c.body), &mut c.reason, t.head_request)
-            .await
-            .map_err(Failure::Read)?;
+        if c.stream.is_none() {
+            let (s, connecting, tls) = t.connector.connect().await.map_err(Failure::Connect)?;
+            ph.connecting = connecting;
+            ph.tls = tls;
+            c.open(s);
+        }
+        let (r, (sending, sent)) = c.round_trip(&t.head, body, t.head_request).await?;
         let done = Instant::now();
         ph.sending = sent - sending;
         ph.waiting = r.first_byte.saturating_duration_since(sent);
@@ -616,9 +446,7 @@ impl Executor<HttpOp> for HttpExecutor {
         let body: &[u8] = match op {
             HttpOp::Fixed => &target.spec.body,
             HttpOp::Rendered(b) => b,
-            HttpOp::RenderFailed(msg) => {
-                return Err(OpError::fatal("body template", msg.clone()))
-            }
+            HttpOp::RenderFailed(msg) => return Err(OpError::fatal("body template", msg.clone())),
         };
         let mut ph = Phases::default();
         let had_connection = conn.stream.is_some();
@@ -657,10 +485,9 @@ impl Executor<HttpOp> for HttpExecutor {
                 return self.judge(&r, !warm);
             }
             Some(Err(f)) => classify(f),
-            None => OpError::new(
-                "timeout",
-                format!("no complete response within {:?} (--timeout)", target.spec.timeout),
-            ),
+            None => {
+                OpError::new("timeout", format!("no complete response within {:?} (--timeout)", target.spec.timeout))
+            }
         };
         // Whatever state the connection is in, it cannot carry the next request.
         conn.stream = None;

@@ -1,0 +1,215 @@
+//! The two executors a worker runs against CrateDB over HTTP: ingest
+//! ([`CrateSink`]: posts bodies the producer already encoded) and queries
+//! ([`CrateQueryExecutor`]: `dbload timeit` and `workload`). Both keep, next
+//! to the client's round trip that the worker loop records, the time CrateDB
+//! itself reports per request, so a report can tell the server's share of
+//! the latency from the network's and the client's.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use bytes::{BufMut, BytesMut};
+use hdrhistogram::Histogram;
+
+use super::{bulk_outcome, rowcount_outcome, CrateConn, CrateTarget, SqlResponse};
+use crate::config::Warmup;
+use crate::encode::crate_bulk;
+use crate::run::worker::{warming_up, Executor};
+use crate::stats::recorder::{new_histogram, record_us};
+use crate::stats::OpError;
+use crate::workload::params::Value;
+use crate::workload::{QueryOp, QuerySpec};
+
+/// CrateDB's `duration` of each answered request, in µs, warm-up left out
+/// as the worker loop leaves it out of its own figures.
+struct ServerDuration {
+    histogram: Histogram<u64>,
+    t0: Instant,
+    warmup: Warmup,
+    /// Units (rows or queries) this worker attempted so far.
+    attempted: u64,
+}
+
+impl ServerDuration {
+    fn new() -> Self {
+        ServerDuration { histogram: new_histogram(), t0: Instant::now(), warmup: Warmup::None, attempted: 0 }
+    }
+
+    /// Whether the operation of `units` about to start is warm-up, counting it.
+    fn start(&mut self, units: u64) -> bool {
+        let warm = warming_up(self.warmup, self.t0.elapsed(), self.attempted);
+        self.attempted += units;
+        warm
+    }
+
+    fn record(&mut self, warm: bool, resp: &Result<SqlResponse, OpError>) {
+        if let (false, Ok(SqlResponse { duration_ms: Some(ms), .. })) = (warm, resp) {
+            // At least 1 µs, as every latency dbload records.
+            record_us(&mut self.histogram, ((ms * 1000.0).round() as u64).max(1));
+        }
+    }
+}
+
+/// One worker's ingest over HTTP: each batch is one `_sql` request whose
+/// body the producer thread encoded (`encode::crate_bulk`), so sending
+/// costs no encoding here.
+pub struct CrateSink {
+    conn: CrateConn,
+    /// Bodies carry `bulk_args` (rows counted from per-row results) rather
+    /// than one statement (rows counted from its rowcount).
+    bulk: bool,
+    server: ServerDuration,
+}
+
+impl CrateSink {
+    /// Opens worker `worker`'s connection (see [`CrateTarget::connect`]);
+    /// `bulk`: the bodies will be `crate_bulk::bulk` ones.
+    pub async fn open(target: &CrateTarget, worker: usize, bulk: bool) -> Result<CrateSink> {
+        Ok(CrateSink { conn: target.connect(worker).await?, bulk, server: ServerDuration::new() })
+    }
+
+    /// The run's start and warm-up, as the worker loop has them, so that
+    /// warm-up requests stay out of [`CrateSink::server_duration`] too.
+    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
+        (self.server.t0, self.server.warmup) = (t0, warmup);
+    }
+
+    /// Posts one encoded batch of `rows` rows; the rows CrateDB acknowledged
+    /// (see [`bulk_outcome`]: a bulk request may fail in part).
+    pub async fn send(&mut self, body: &[u8], rows: u64) -> Result<u64, OpError> {
+        let warm = self.server.start(rows);
+        let resp = self.conn.post(body).await;
+        self.server.record(warm, &resp);
+        if self.bulk {
+            bulk_outcome(resp, rows)
+        } else {
+            rowcount_outcome(resp, rows)
+        }
+    }
+
+    /// CrateDB's own time per request (µs), for the report to merge over
+    /// workers and show beside the client's round trip.
+    pub fn server_duration(&self) -> &Histogram<u64> {
+        &self.server.histogram
+    }
+}
+
+/// One worker's queries over HTTP: `{"stmt": <query>, "args": [<params>]}`
+/// per execution. CrateDB takes `$1`-style placeholders (and `?`), so a
+/// workload file written for PostgreSQL runs unchanged.
+pub struct CrateQueryExecutor {
+    conn: CrateConn,
+    /// Per query of the mix, its body up to the parameters (`{"stmt":"…","args":[`),
+    /// escaped once at open.
+    heads: Vec<Vec<u8>>,
+    body: BytesMut,
+    server: ServerDuration,
+}
+
+impl CrateQueryExecutor {
+    /// Opens worker `worker`'s connection (see [`CrateTarget::connect`]) for
+    /// the queries of a mix.
+    pub async fn open(target: &CrateTarget, worker: usize, queries: Arc<[QuerySpec]>) -> Result<CrateQueryExecutor> {
+        let heads = queries.iter().map(|q| query_head(&q.query)).collect();
+        let conn = target.connect(worker).await?;
+        Ok(CrateQueryExecutor { conn, heads, body: BytesMut::new(), server: ServerDuration::new() })
+    }
+
+    /// The run's start and warm-up, as the worker loop has them, so that
+    /// warm-up queries stay out of [`CrateQueryExecutor::server_duration`] too.
+    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
+        (self.server.t0, self.server.warmup) = (t0, warmup);
+    }
+
+    /// CrateDB's own time per query (µs), for the report to merge over
+    /// workers and show beside the client's round trip.
+    pub fn server_duration(&self) -> &Histogram<u64> {
+        &self.server.histogram
+    }
+}
+
+/// A query's body up to its parameters: `{"stmt":"<query>","args":[`.
+fn query_head(query: &str) -> Vec<u8> {
+    let mut head = BytesMut::new();
+    crate_bulk::head(query, "args", &mut head);
+    head.to_vec()
+}
+
+/// The whole body of one execution: its query's head, then its parameters.
+fn query_body(head: &[u8], params: &[Value], out: &mut BytesMut) {
+    out.clear();
+    out.put_slice(head);
+    for (i, p) in params.iter().enumerate() {
+        if i > 0 {
+            out.put_u8(b',');
+        }
+        param(p, out);
+    }
+    out.put_slice(b"]}");
+}
+
+/// A drawn parameter as JSON; timestamps as epoch milliseconds, the form
+/// CrateDB compares with its `TIMESTAMP` columns.
+fn param(p: &Value, out: &mut BytesMut) {
+    match p {
+        Value::Int(n) => crate_bulk::integer(*n, out),
+        Value::Float(x) => crate_bulk::float(*x, out),
+        Value::Text(s) => crate_bulk::string(s, out),
+        Value::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
+        Value::Timestamp(us) => crate_bulk::timestamp(*us, out),
+    }
+}
+
+impl Executor<QueryOp> for CrateQueryExecutor {
+    /// Runs one query and reads its whole result: 1 query on success.
+    async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
+        query_body(&self.heads[op.label], &op.params, &mut self.body);
+        let warm = self.server.start(1);
+        let resp = self.conn.post(&self.body).await;
+        self.server.record(warm, &resp);
+        resp.map(|_| 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn query_bodies() {
+        let query = "select max(m1) from t where d = $1 and time > $2 and s = $3";
+        let params = [
+            Value::Int(3),
+            Value::Timestamp(1_700_000_000_123_999),
+            Value::Text("O'Brien \"x\"".into()),
+            Value::Float(0.5),
+            Value::Bool(true),
+        ];
+        let mut body = BytesMut::new();
+        query_body(&query_head(query), &params, &mut body);
+        let got: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(got, json!({"stmt": query, "args": [3, 1_700_000_000_123i64, "O'Brien \"x\"", 0.5, true]}));
+        query_body(&query_head("select \"x\"\n"), &[], &mut body);
+        let got: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(got, json!({"stmt": "select \"x\"\n", "args": []}));
+    }
+
+    #[test]
+    fn server_durations_skip_warmup_and_failures() {
+        let mut s = ServerDuration::new();
+        s.warmup = Warmup::Count(10);
+        let ok = |ms: f64| Ok(SqlResponse { duration_ms: Some(ms), ..Default::default() });
+        let warm = s.start(10);
+        s.record(warm, &ok(5.0));
+        let warm = s.start(10);
+        s.record(warm, &ok(2.5));
+        s.record(false, &Err(OpError::new("CrateDB 4000", "syntax")));
+        s.record(false, &ok(0.0001));
+        assert_eq!(s.histogram.len(), 2);
+        assert_eq!(s.histogram.min(), 1);
+        assert!(s.histogram.equivalent(s.histogram.max(), 2500), "{}", s.histogram.max());
+    }
+}

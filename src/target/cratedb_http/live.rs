@@ -1,0 +1,120 @@
+//! The driver against a real CrateDB, when `DBLOAD_TEST_CRATEDB_HTTP_URL`
+//! names one (e.g. `cratedb://crate@127.0.0.1:4200`); skipped otherwise.
+//! Every body shape and every outcome the ingest counts on, end to end.
+
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use serde_json::json;
+
+use super::*;
+use crate::encode::crate_bulk;
+use crate::model::Batch;
+use crate::run::worker::Executor;
+use crate::workload::params::Value;
+use crate::workload::{QueryOp, QuerySpec};
+
+const TABLE: &str = "doc.dbload_driver_test";
+
+fn target() -> Option<CrateTarget> {
+    match std::env::var("DBLOAD_TEST_CRATEDB_HTTP_URL") {
+        Ok(url) => Some(CrateTarget::parse(&url, "DBLOAD_TEST_CRATEDB_HTTP_URL", false).unwrap()),
+        Err(_) => {
+            println!("skipped: set DBLOAD_TEST_CRATEDB_HTTP_URL");
+            None
+        }
+    }
+}
+
+/// `rows` rows with times `first..first + rows` seconds (and 999 µs,
+/// which CrateDB's milliseconds drop), device 7.
+fn batch(first: i64, rows: i64) -> Batch {
+    let tags: Vec<String> =
+        (first..first + rows).map(|s| json!({ "host": format!("h{s}"), "rack": s % 2 }).to_string()).collect();
+    let rows: Vec<_> = (first..first + rows)
+        .zip(&tags)
+        .map(|(s, tags)| (1_700_000_000_000_000 + s * 1_000_000 + 999, 7, s as i32, s as f64 / 3.0, tags.as_str()))
+        .collect();
+    crate_bulk::tests::batch(&rows)
+}
+
+async fn count(c: &mut CrateConn) -> i64 {
+    c.execute(&format!("REFRESH TABLE {TABLE}"), &[]).await.unwrap();
+    let r = c.execute(&format!("SELECT count(*) FROM {TABLE} WHERE device_id = $1"), &[json!(7)]).await.unwrap();
+    r.rows[0][0].as_i64().unwrap()
+}
+
+#[tokio::test]
+async fn ingest_and_queries_against_a_real_cratedb() {
+    let Some(t) = target() else { return };
+    let mut admin = t.connect(0).await.unwrap();
+    let version = admin.server_version().await.unwrap();
+    println!("CrateDB {version} at {}", t.redacted());
+    admin.execute(&format!("DROP TABLE IF EXISTS {TABLE}"), &[]).await.unwrap();
+    let ddl = format!(
+        "CREATE TABLE {TABLE} (time TIMESTAMP WITH TIME ZONE NOT NULL, device_id BIGINT NOT NULL, n INTEGER, \
+         m1 DOUBLE PRECISION, tags OBJECT(DYNAMIC), PRIMARY KEY (time, device_id)) \
+         CLUSTERED INTO 2 SHARDS WITH (number_of_replicas = 0)"
+    );
+    admin.execute(&ddl, &[]).await.unwrap();
+    let cols = "(time, device_id, n, m1, tags)";
+    let mut body = BytesMut::new();
+
+    // bulk_args: every row acknowledged, and CrateDB's own time recorded.
+    let mut bulk = CrateSink::open(&t, 1, true).await.unwrap();
+    crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(0, 3), &mut body);
+    assert_eq!(bulk.send(&body, 3).await.unwrap(), 3);
+    assert_eq!(bulk.server_duration().len(), 1);
+    // A duplicate among new rows fails that row only.
+    body.clear();
+    crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(2, 3), &mut body);
+    let e = bulk.send(&body, 3).await.unwrap_err();
+    assert_eq!((e.class.as_str(), e.acked, e.fatal), ("CrateDB 4091", 2, false), "{}", e.message);
+    assert!(e.message.starts_with("1 of 3 rows failed"), "{}", e.message);
+    // A one-row bulk whose row fails: the top-level error object.
+    body.clear();
+    crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(0, 1), &mut body);
+    let e = bulk.send(&body, 1).await.unwrap_err();
+    assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4091", 0), "{}", e.message);
+
+    // Multi-row VALUES and UNNEST: one statement, its rowcount.
+    let mut sink = CrateSink::open(&t, 2, false).await.unwrap();
+    body.clear();
+    let values = format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)");
+    crate_bulk::values(&values, &batch(10, 2), &mut body);
+    assert_eq!(sink.send(&body, 2).await.unwrap(), 2);
+    body.clear();
+    let unnest = format!("INSERT INTO {TABLE} {cols} SELECT * FROM UNNEST(?, ?, ?, ?, ?)");
+    crate_bulk::unnest(&unnest, &batch(20, 4), &mut body);
+    assert_eq!(sink.send(&body, 4).await.unwrap(), 4);
+    assert_eq!(count(&mut admin).await, 3 + 2 + 2 + 4);
+
+    // Values read back as written: ms timestamps, floats, objects.
+    let r = admin.execute(&format!("SELECT time, n, m1, tags FROM {TABLE} WHERE n = ?"), &[json!(21)]).await.unwrap();
+    assert_eq!(r.cols, ["time", "n", "m1", "tags"]);
+    assert_eq!(r.rows, [vec![json!(1_700_000_021_000i64), json!(21), json!(7.0), json!({"host": "h21", "rack": 1})]]);
+
+    // Queries with $n parameters; a refused one is classed by its code.
+    let queries: Arc<[QuerySpec]> = vec![
+        QuerySpec {
+            name: "by_time".into(),
+            query: format!("SELECT max(m1) FROM {TABLE} WHERE device_id = $1 AND time >= $2"),
+            ratio: 0.5,
+            params: vec![],
+            line: 1,
+        },
+        QuerySpec { name: "bad".into(), query: "SELEC 1".into(), ratio: 0.5, params: vec![], line: 2 },
+    ]
+    .into();
+    let mut q = CrateQueryExecutor::open(&t, 3, queries).await.unwrap();
+    let mut op = QueryOp { label: 0, params: vec![Value::Int(7), Value::Timestamp(1_700_000_000_000_000)] };
+    assert_eq!(q.execute(&mut op).await.unwrap(), 1);
+    let e = q.execute(&mut QueryOp { label: 1, params: vec![] }).await.unwrap_err();
+    assert_eq!((e.class.as_str(), e.fatal), ("CrateDB 4000", false), "{}", e.message);
+    assert_eq!(q.server_duration().len(), 1);
+
+    // Admin errors name the statement and CrateDB's message.
+    let e = admin.execute("SELECT * FROM doc.dbload_no_such_table", &[]).await.unwrap_err().to_string();
+    assert!(e.contains("dbload_no_such_table") && e.contains("CrateDB 4041"), "{e}");
+    admin.execute(&format!("DROP TABLE {TABLE}"), &[]).await.unwrap();
+}
