@@ -117,6 +117,26 @@ struct LibpqVerifier {
     provider: Arc<CryptoProvider>,
 }
 
+impl LibpqVerifier {
+    /// Without roots (nothing is authenticated), a certificate that webpki
+    /// cannot parse at all is accepted as libpq accepts it: Citus makes an
+    /// X.509 version 1 certificate for every node, which `prefer` and
+    /// `require` must not refuse. A signature that does not match a key
+    /// that can be read still fails.
+    fn unparsable_accepted(
+        &self,
+        checked: Result<HandshakeSignatureValid, rustls::Error>,
+        cert: &CertificateDer<'_>,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        match checked {
+            Err(_) if self.roots.is_none() && ParsedCertificate::try_from(cert).is_err() => {
+                Ok(HandshakeSignatureValid::assertion())
+            }
+            checked => checked,
+        }
+    }
+}
+
 impl ServerCertVerifier for LibpqVerifier {
     fn verify_server_cert(
         &self,
@@ -144,7 +164,13 @@ impl ServerCertVerifier for LibpqVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        let checked = rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        );
+        self.unparsable_accepted(checked, cert)
     }
 
     fn verify_tls13_signature(
@@ -153,7 +179,13 @@ impl ServerCertVerifier for LibpqVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        let checked = rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        );
+        self.unparsable_accepted(checked, cert)
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {

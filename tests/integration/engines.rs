@@ -13,7 +13,7 @@ use dbload::report::Report;
 use dbload::target::admin::{Admin, Target};
 use dbload::Outcome;
 
-use crate::support::{config, ensure, expected, found, ingest_args, Ctx};
+use crate::support::{config, dbload_bin, ensure, expected, found, ingest_args, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -127,9 +127,9 @@ fn flags_an_engine_lacks_are_refused(ctx: &Ctx) -> Result<()> {
 fn timescaledb_hypertable_chunks(_: &Ctx) -> Result<()> {
     let Some(url) = engine_url("DBLOAD_TEST_TIMESCALEDB_URL") else { return Ok(()) };
     let ts = Ctx::from_url(&url)?;
-    // Seed 004: one-day chunks over two days of data give two chunks. 10 devices
-    // × 17,280 readings 10 s apart = 2 days.
-    let r = exact(&ts, "tsdb_m", "--workers 1 --devices 10 --measurements 17280 --chunk-interval 86400")?;
+    // Seed 004: one-day chunks over two days of data give two chunks: 100,000
+    // readings one second apart from midnight end on the second day.
+    let r = exact(&ts, "tsdb_m", "--workers 1 --devices 1 --measurements 100000 --chunk-interval 86400")?;
     ensure(r.setup.engine == Some(Engine::Timescaledb), || format!("{:?}", r.setup.engine))?;
     let chunks = ts.scalar("SELECT count(*) FROM show_chunks('tsdb_m')")?;
     ensure(chunks == "2", || format!("{chunks} chunks"))?;
@@ -138,7 +138,8 @@ fn timescaledb_hypertable_chunks(_: &Ctx) -> Result<()> {
     exact(&ts, "tsdb_c", "--model cpu --rows 2000 --method insert --upsert")?;
     // --no-hypertables: a plain table on the same server.
     exact(&ts, "tsdb_plain", "--rows 1000 --no-hypertables")?;
-    let n = ts.scalar("SELECT count(*) FROM timescaledb_information.hypertables WHERE hypertable_name = 'tsdb_plain'")?;
+    let n =
+        ts.scalar("SELECT count(*) FROM timescaledb_information.hypertables WHERE hypertable_name = 'tsdb_plain'")?;
     ensure(n == "0", || "--no-hypertables made a hypertable".into())
 }
 
@@ -147,7 +148,11 @@ fn citus_distributed_table(_: &Ctx) -> Result<()> {
     let c = Ctx::from_url(&url)?;
     for method in ["copy", "insert"] {
         let table = format!("citus_m_{method}");
-        let r = exact(&c, &table, &format!("--shards 8 --distribution-column device_id --method {method} --workers 2 --rows 4000"))?;
+        let r = exact(
+            &c,
+            &table,
+            &format!("--shards 8 --distribution-column device_id --method {method} --workers 2 --rows 4000"),
+        )?;
         ensure(r.setup.engine == Some(Engine::Citus), || format!("{:?}", r.setup.engine))?;
         ensure(r.setup.layout.get("shards").map(String::as_str) == Some("8"), || format!("{:?}", r.setup.layout))?;
         // Shards are placed on more than one node.
@@ -156,6 +161,13 @@ fn citus_distributed_table(_: &Ctx) -> Result<()> {
         ))?;
         ensure(nodes.parse::<u32>()? >= 2, || format!("{table}: shards on {nodes} node(s)"))?;
     }
+    // EXPLAIN capture shows the distributed plan: 8 tasks, one task's plan.
+    let argv = ["timeit", "--url", &url, "-s", "select count(*) from citus_m_copy", "--repeat", "3", "--explain"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--output", "json", "--quiet"]].concat(), &[]);
+    ensure(code == 0, || format!("timeit --explain: exit {code}: {stderr}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout)?;
+    let d = &report["queries"][0]["explain"]["distributed"];
+    ensure(d["task_count"] == 8 && d["task_top_node"] == "Aggregate", || format!("distributed plan: {d}"))?;
     exact(&c, "citus_ref", "--reference-table --rows 500")?;
     let kind = c.scalar("SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'citus_ref'::regclass")?;
     ensure(kind == "n", || format!("reference table partmethod {kind}"))
@@ -195,7 +207,12 @@ fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
     ensure(out.report.server_duration_ms.is_some(), || "no server-side durations".into())?;
     ensure(crate_count(&target, "crate_cpu")? == 3000, || "count after REFRESH".into())?;
     for method in ["insert", "unnest"] {
-        let out = ingest(&url, &format!("--method {method} --table crate_m_{method} --drop-table --rows 1200 --batch-size 500 --verify {START}"))?;
+        let out = ingest(
+            &url,
+            &format!(
+                "--method {method} --table crate_m_{method} --drop-table --rows 1200 --batch-size 500 --verify {START}"
+            ),
+        )?;
         ensure(out.exit_code == 0, || format!("{method}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
         ensure(crate_count(&target, &format!("crate_m_{method}"))? == 1200, || format!("{method}: count"))?;
     }
