@@ -161,7 +161,7 @@ impl CrateTarget {
             ("Authorization".to_owned(), self.authorization.clone()),
         ];
         let head = RequestHead::new("POST", "/_sql", &authority, &headers, false, true);
-        let mut conn = Conn::default();
+        let mut conn = Box::<Conn>::default();
         conn.open(stream);
         Ok(CrateConn { connector, url, head, conn, body: Vec::new() })
     }
@@ -217,7 +217,9 @@ pub struct CrateConn {
     /// The node's URL, redacted, for messages.
     url: String,
     head: RequestHead,
-    conn: Conn,
+    /// Boxed, as the bulk of a worker's state: executors travel in enums
+    /// beside smaller ones (clippy's `large_enum_variant`).
+    conn: Box<Conn>,
     /// The body of [`CrateConn::execute`]'s requests, reused.
     body: Vec<u8>,
 }
@@ -325,6 +327,7 @@ fn describe(f: &Failure) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::response::tests::fixture;
     use super::*;
     use crate::error::exit_code;
 
@@ -382,24 +385,22 @@ mod tests {
         }
     }
 
-    /// A node that answers each connection's first request with `reply`,
-    /// then closes the connection (`None`: closes without answering).
-    async fn one_answer_per_connection(
-        reply: Option<&'static str>,
-    ) -> (CrateTarget, tokio::task::JoinHandle<Vec<String>>) {
+    /// A node that answers the first request of each connection with the
+    /// next of `replies` (raw HTTP; `None`: no answer), then closes it.
+    /// Returns the target and, at the end, the requests it received.
+    async fn serve(replies: Vec<Option<Vec<u8>>>) -> (CrateTarget, tokio::task::JoinHandle<Vec<String>>) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("cratedb://127.0.0.1:{}", listener.local_addr().unwrap().port());
         let server = tokio::spawn(async move {
             let mut requests = Vec::new();
-            for _ in 0..2 {
+            for reply in replies {
                 let (mut s, _) = listener.accept().await.unwrap();
                 let mut buf = vec![0; 4096];
                 let n = s.read(&mut buf).await.unwrap();
                 requests.push(String::from_utf8_lossy(&buf[..n]).into_owned());
-                if let Some(body) = reply {
-                    let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
-                    s.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
+                if let Some(reply) = reply {
+                    s.write_all(&reply).await.unwrap();
                 }
             }
             requests
@@ -409,23 +410,26 @@ mod tests {
 
     #[tokio::test]
     async fn a_connection_the_server_closed_is_replaced() {
-        let (t, server) = one_answer_per_connection(Some(r#"{"cols":[],"rowcount":1,"duration":0.5}"#)).await;
+        // CrateDB answers a refused login and closes, without `Connection: close`.
+        let ok = fixture!("05_bulk_insert_3_ok", wire);
+        let (t, server) = serve(vec![Some(fixture!("15b_basic_auth_unknown_user", wire)), Some(ok)]).await;
         let mut c = t.connect(0).await.unwrap();
-        for _ in 0..2 {
-            let r = c.post(br#"{"stmt":"x"}"#).await.unwrap();
-            assert_eq!(r.rowcount, Some(1));
-            // Let the server's close arrive before the next request.
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        let e = c.execute("SELECT current_user", &[]).await.unwrap_err();
+        assert_eq!(exit_code(&e), 3, "{e}");
+        assert!(e.to_string().contains("refused the login: trust authentication failed"), "{e}");
+        // Let the server's close arrive before the next request.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(bulk_outcome(c.post(br#"{"stmt":"x"}"#).await, 3).unwrap(), 3);
         let requests = server.await.unwrap();
-        assert!(requests[0].starts_with("POST /_sql HTTP/1.1\r\nHost: 127.0.0.1:"), "{}", requests[0]);
-        assert!(requests[0].contains(&format!("Authorization: {}\r\n", basic("crate:"))), "{}", requests[0]);
-        assert!(requests[0].contains("Content-Type: application/json\r\n") && requests[0].ends_with(r#"{"stmt":"x"}"#));
+        let r = &requests[1];
+        assert!(r.starts_with("POST /_sql HTTP/1.1\r\nHost: 127.0.0.1:"), "{r}");
+        assert!(r.contains(&format!("Authorization: {}\r\n", basic("crate:"))), "{r}");
+        assert!(r.contains("Content-Type: application/json\r\n") && r.ends_with(r#"{"stmt":"x"}"#), "{r}");
     }
 
     #[tokio::test]
     async fn a_request_lost_with_its_connection_is_fatal_and_not_resent() {
-        let (t, server) = one_answer_per_connection(None).await;
+        let (t, server) = serve(vec![None, None]).await;
         let mut c = t.connect(0).await.unwrap();
         let e = c.post(b"{}").await.unwrap_err();
         assert_eq!((e.class.as_str(), e.fatal), ("connection lost", true));
@@ -440,10 +444,13 @@ mod tests {
     async fn an_unreachable_node_is_a_target_error() {
         // A port nothing listens on: bind one, then free it.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let t = parsed(&format!("cratedb://u:pw@127.0.0.1:{port}"));
-        let e = t.connect(0).await.err().expect("nothing listens");
-        let msg = e.to_string();
-        assert_eq!(exit_code(&e), 3, "{msg}");
-        assert!(msg.contains("is CrateDB running") && msg.contains("u:***@") && !msg.contains("pw"), "{msg}");
+        let t = parsed(&format!("cratedb://u:pw@127.0.0.1:{port},localhost:{port}"));
+        for (worker, node) in [(0, "127.0.0.1"), (1, "localhost"), (2, "127.0.0.1")] {
+            let e = t.connect(worker).await.err().expect("nothing listens");
+            let msg = e.to_string();
+            assert_eq!(exit_code(&e), 3, "{msg}");
+            assert!(msg.starts_with(&format!("cannot connect to {node}:{port} (of cratedb://u:***@")), "{msg}");
+            assert!(msg.contains("is CrateDB running") && !msg.contains("pw"), "{msg}");
+        }
     }
 }

@@ -24,7 +24,8 @@ use crate::workload::{QueryOp, QuerySpec};
 /// CrateDB's `duration` of each answered request, in µs, warm-up left out
 /// as the worker loop leaves it out of its own figures.
 struct ServerDuration {
-    histogram: Histogram<u64>,
+    /// Boxed for the reason [`CrateConn`]'s connection is.
+    histogram: Box<Histogram<u64>>,
     t0: Instant,
     warmup: Warmup,
     /// Units (rows or queries) this worker attempted so far.
@@ -33,7 +34,7 @@ struct ServerDuration {
 
 impl ServerDuration {
     fn new() -> Self {
-        ServerDuration { histogram: new_histogram(), t0: Instant::now(), warmup: Warmup::None, attempted: 0 }
+        ServerDuration { histogram: Box::new(new_histogram()), t0: Instant::now(), warmup: Warmup::None, attempted: 0 }
     }
 
     /// Whether the operation of `units` about to start is warm-up, counting it.

@@ -71,11 +71,18 @@ async fn ingest_and_queries_against_a_real_cratedb() {
     let e = bulk.send(&body, 3).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked, e.fatal), ("CrateDB 4091", 2, false), "{}", e.message);
     assert!(e.message.starts_with("1 of 3 rows failed"), "{}", e.message);
-    // A one-row bulk whose row fails: the top-level error object.
+    // A one-row bulk whose row fails: a per-row result too.
     body.clear();
     crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(0, 1), &mut body);
     let e = bulk.send(&body, 1).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4091", 0), "{}", e.message);
+    // A value CrateDB cannot cast refuses the whole bulk.
+    let cast_fails = json!({
+        "stmt": format!("INSERT INTO {TABLE} (time, device_id) VALUES (?, ?)"),
+        "bulk_args": [[1, 7], [2, "x"]],
+    });
+    let e = bulk.send(cast_fails.to_string().as_bytes(), 2).await.unwrap_err();
+    assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4000", 0), "{}", e.message);
 
     // Multi-row VALUES and UNNEST: one statement, its rowcount.
     let mut sink = CrateSink::open(&t, 2, false).await.unwrap();
@@ -88,6 +95,11 @@ async fn ingest_and_queries_against_a_real_cratedb() {
     crate_bulk::unnest(&unnest, &batch(20, 4), &mut body);
     assert_eq!(sink.send(&body, 4).await.unwrap(), 4);
     assert_eq!(count(&mut admin).await, 3 + 2 + 2 + 4);
+    // A duplicate in a multi-row VALUES is skipped without an error: counted.
+    body.clear();
+    crate_bulk::values(&values, &batch(11, 2), &mut body);
+    let e = sink.send(&body, 2).await.unwrap_err();
+    assert_eq!((e.class.as_str(), e.acked), ("CrateDB rows skipped", 1), "{}", e.message);
 
     // Values read back as written: ms timestamps, floats, objects.
     let r = admin.execute(&format!("SELECT time, n, m1, tags FROM {TABLE} WHERE n = ?"), &[json!(21)]).await.unwrap();
@@ -117,4 +129,11 @@ async fn ingest_and_queries_against_a_real_cratedb() {
     let e = admin.execute("SELECT * FROM doc.dbload_no_such_table", &[]).await.unwrap_err().to_string();
     assert!(e.contains("dbload_no_such_table") && e.contains("CrateDB 4041"), "{e}");
     admin.execute(&format!("DROP TABLE {TABLE}"), &[]).await.unwrap();
+
+    // A user CrateDB does not know: a target error, the password not shown.
+    let stranger = format!("cratedb://dbload_nobody:s3cret@{}", t.hosts()[0]);
+    let mut c = CrateTarget::parse(&stranger, "--url", false).unwrap().connect(0).await.unwrap();
+    let e = c.server_version().await.unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 3, "{e}");
+    assert!(e.to_string().contains("refused the login") && !e.to_string().contains("s3cret"), "{e}");
 }
