@@ -49,6 +49,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::Workload(args) => queries(QueryConfig::workload(args, &env)?, out).map(|o| o.exit_code),
         Command::Run(args) => mixed(MixedConfig::resolve(args, &env)?, out).map(|o| o.exit_code),
         Command::Http(args) => http(args, &env, out).map(|o| o.exit_code),
+        Command::InsertFakeData(args) => insert_fake_data(args, &env, out).map(|o| o.exit_code),
+        Command::InsertJson(args) => insert_json(args, &env, out).map(|o| o.exit_code),
     }
 }
 
@@ -165,11 +167,38 @@ fn emit<R: serde::Serialize>(
 
 /// `dbload ingest` with an injectable environment.
 pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Outcome<Report>> {
-    let cfg = IngestConfig::resolve(args, env)?;
+    write_rows(IngestConfig::resolve(args, env)?, out)
+}
+
+/// `dbload insert-fake-data` with an injectable environment.
+pub fn insert_fake_data(
+    args: cli::InsertFakeDataArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<Outcome<Report>> {
+    write_rows(config::data::insert_fake_data(args, env)?, out)
+}
+
+/// `dbload insert-json` with an injectable environment (the input is read
+/// from the files given, or stdin).
+pub fn insert_json(
+    args: cli::InsertJsonArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<Outcome<Report>> {
+    write_rows(config::data::insert_json(args, env)?, out)
+}
+
+/// An ingest run of any model, reported. A row of input that stopped the
+/// run is said on stderr too, after the report (exit 2).
+fn write_rows(cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Report>> {
     let started = Started::new(&cfg.target)?;
     let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel, None).await)?;
     let mut report = Report::ingest(&cfg, &outcome, started.url(), started.throwaway());
     let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::text::render, out)?;
+    if let Some(e) = &report.input_error {
+        eprintln!("dbload: {e}");
+    }
     Ok(Outcome { exit_code, report })
 }
 

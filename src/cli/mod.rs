@@ -2,6 +2,7 @@
 //! `config` resolves them, once, into what the run uses. One file per
 //! command family; the options every command shares are here.
 
+mod data;
 mod http;
 mod ingest;
 mod query;
@@ -10,6 +11,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use data::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs};
+use data::{INSERT_FAKE_DATA_EXAMPLES, INSERT_JSON_EXAMPLES};
 pub use http::HttpArgs;
 use http::HTTP_EXAMPLES;
 pub use ingest::IngestArgs;
@@ -44,6 +47,12 @@ pub enum Command {
     /// templated bodies, checks.
     #[command(after_help = HTTP_EXAMPLES)]
     Http(HttpArgs),
+    /// Fill an existing table with fake rows that fit its columns (cr8's insert-fake-data).
+    #[command(after_help = INSERT_FAKE_DATA_EXAMPLES)]
+    InsertFakeData(InsertFakeDataArgs),
+    /// Insert JSON rows (lines, arrays, gzip) into an existing table, measuring it (cr8's insert-json).
+    #[command(after_help = INSERT_JSON_EXAMPLES)]
+    InsertJson(InsertJsonArgs),
 }
 
 /// Where the load goes.
@@ -144,6 +153,20 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn insert_fake_data_help() {
+        let argv = ["dbload", "insert-fake-data", "--help"];
+        let err = Cli::command().term_width(100).try_get_matches_from(argv).unwrap_err();
+        insta::assert_snapshot!(err.render().to_string());
+    }
+
+    #[test]
+    fn insert_json_help() {
+        let argv = ["dbload", "insert-json", "--help"];
+        let err = Cli::command().term_width(100).try_get_matches_from(argv).unwrap_err();
+        insta::assert_snapshot!(err.render().to_string());
     }
 
     #[test]

@@ -28,10 +28,15 @@ pub enum TableAction {
     Recreate,
     /// Use it if it exists, create it otherwise.
     Append,
+    /// Write the table as it is, with the columns its catalog lists
+    /// (`insert-fake-data`, `insert-json`); refuse if it does not exist.
+    Existing,
 }
 
 #[derive(Debug)]
 pub struct IngestConfig {
+    /// The command, as the report names it (`ingest`, `insert-fake-data`, `insert-json`).
+    pub command: &'static str,
     pub target: TargetChoice,
     pub model: ModelSpec,
     pub schema: Schema,
@@ -89,6 +94,27 @@ impl IngestConfig {
         Ok((method, Dialect { engine, options: self.table_options.clone() }))
     }
 
+    /// The method for the columns actually written: binary COPY needs each
+    /// type's binary form, so columns in text form go by CSV COPY instead
+    /// (refused if `--method copy` was asked for).
+    pub fn method_for(&self, method: Method, schema: &Schema) -> Result<Method> {
+        let text = schema.columns.iter().any(|c| matches!(c.ty, crate::model::SqlType::Text { .. }));
+        match (method, text, self.method_given) {
+            (Method::Copy, true, true) => Err(usage(format!(
+                "--method copy (binary COPY) needs each column's binary form, and {} writes values as text: \
+                 use copy-csv (the default here), insert or unnest",
+                self.command
+            ))),
+            (Method::Copy, true, false) => Ok(Method::CopyCsv),
+            _ => Ok(method),
+        }
+    }
+
+    /// Rows per `INSERT ... VALUES` statement for `schema`'s width.
+    pub fn insert_rows_for(&self, schema: &Schema) -> usize {
+        self.insert_rows.min(MAX_PARAMS / schema.columns.len().max(1))
+    }
+
     /// Total rows to generate, if bounded.
     pub fn total_rows(&self) -> Option<u64> {
         self.rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc + r))
@@ -134,9 +160,7 @@ impl IngestConfig {
         });
         let rows_per_worker: Vec<u64> = match (a.rows, measurements) {
             (Some(0), _) => return Err(usage("--rows 0: nothing to write; give at least 1 row")),
-            (Some(rows), _) => {
-                (0..workers as u64).map(|w| rows / workers as u64 + u64::from(w < rows % workers as u64)).collect()
-            }
+            (Some(rows), _) => split_rows(rows, workers),
             (None, Some(m)) => vec![m.saturating_mul(model.devices() as u64); workers as usize],
             (None, None) => vec![u64::MAX; workers as usize],
         };
@@ -223,6 +247,7 @@ impl IngestConfig {
         }
 
         let cfg = IngestConfig {
+            command: "ingest",
             target,
             model,
             schema,
@@ -254,6 +279,11 @@ impl IngestConfig {
     }
 }
 
+/// `rows` shared by `workers`, the first ones taking one more if it does not divide.
+pub(crate) fn split_rows(rows: u64, workers: u32) -> Vec<u64> {
+    (0..workers as u64).map(|w| rows / workers as u64 + u64::from(w < rows % workers as u64)).collect()
+}
+
 /// The time of the first and the last reading, if the row count is bounded.
 fn time_span(model: &ModelSpec, rows_per_worker: &[u64], start_us: i64) -> Option<(i64, i64)> {
     let rows = *rows_per_worker.iter().max()?;
@@ -264,6 +294,8 @@ fn step_us(model: &ModelSpec) -> i64 {
     match model {
         ModelSpec::Measurement(_) => measurement::STEP_US,
         ModelSpec::Cpu(_) => cpu::STEP_US,
+        // No time series of their own: the span only matters to `--partition-by time`, which they do not create.
+        ModelSpec::Table(_) | ModelSpec::Json(_) => measurement::STEP_US,
     }
 }
 

@@ -2,6 +2,7 @@
 //! into what its run uses. What every command shares (which target, the
 //! warm-up) is resolved here, the same way for all.
 
+pub mod data;
 pub mod http;
 pub mod ingest;
 pub mod mixed;

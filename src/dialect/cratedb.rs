@@ -18,6 +18,7 @@ pub fn type_name(ty: SqlType) -> &'static str {
         SqlType::Int4 => "INTEGER",
         SqlType::Float8 => "DOUBLE PRECISION",
         SqlType::Jsonb => "OBJECT(DYNAMIC)",
+        SqlType::Text { .. } => "TEXT",
     }
 }
 
@@ -123,4 +124,22 @@ pub fn insert_unnest(table: &TableName, schema: &Schema, on_conflict: bool, doll
     let mut sql = format!("{} SELECT * FROM unnest({arrays})", insert_into(table, schema));
     upsert(&mut sql, schema, on_conflict);
     sql
+}
+
+/// An existing table's columns for `model::catalog::from_crate`: name, data
+/// type, nullable, default, generated, maximum length.
+pub fn catalog_columns(table: &TableName) -> String {
+    format!(
+        "SELECT column_name, data_type, is_nullable, column_default, is_generated, character_maximum_length \
+         FROM information_schema.columns WHERE {} ORDER BY ordinal_position",
+        where_table(table)
+    )
+}
+
+/// The columns of a table's primary key.
+pub fn primary_key_columns(table: &TableName) -> String {
+    format!(
+        "SELECT column_name FROM information_schema.key_column_usage WHERE {} ORDER BY ordinal_position",
+        where_table(table)
+    )
 }

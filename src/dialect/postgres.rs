@@ -160,7 +160,9 @@ pub fn insert_values(table: &TableName, schema: &Schema, rows: usize, upsert: bo
     sql
 }
 
-/// `INSERT ... SELECT * FROM unnest($1::t1[], $2::t2[], ...)`.
+/// `INSERT ... SELECT * FROM unnest($1::t1[], $2::t2[], ...)`. Columns in
+/// text form travel as `text[]` and are cast to their type in the select
+/// list: `SELECT u1::"pg_catalog"."inet", u2 FROM unnest(...) AS u(u1, u2)`.
 pub fn insert_unnest(table: &TableName, schema: &Schema, upsert: bool) -> String {
     let arrays = schema
         .columns
@@ -169,11 +171,56 @@ pub fn insert_unnest(table: &TableName, schema: &Schema, upsert: bool) -> String
         .map(|(i, c)| format!("${}::{}[]", i + 1, c.ty.pg_name()))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut sql = format!("INSERT INTO {} ({}) SELECT * FROM unnest({arrays})", table.sql(), column_list(schema));
+    let select = if schema.columns.iter().all(|c| c.cast.is_none()) {
+        format!("* FROM unnest({arrays})")
+    } else {
+        let list = schema.columns.iter().enumerate().map(|(i, c)| match &c.cast {
+            Some(cast) => format!("u{}::{cast}", i + 1),
+            None => format!("u{}", i + 1),
+        });
+        let names = (1..=schema.columns.len()).map(|i| format!("u{i}"));
+        format!(
+            "{} FROM unnest({arrays}) AS u({})",
+            list.collect::<Vec<_>>().join(", "),
+            names.collect::<Vec<_>>().join(", ")
+        )
+    };
+    let mut sql = format!("INSERT INTO {} ({}) SELECT {select}", table.sql(), column_list(schema));
     if upsert {
         sql.push_str(&upsert_clause(schema));
     }
     sql
+}
+
+/// An existing table's columns in table order, for `model::catalog::from_pg`:
+/// attnum, name, type as printed, base type (an array's element, a
+/// domain's base), is array, type modifier, not null, has a default (or is
+/// an identity BY DEFAULT), is generated (or an identity ALWAYS), and the
+/// type's schema and name for casts.
+pub fn catalog_columns(table: &TableName) -> String {
+    format!(
+        "SELECT a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), \
+         coalesce(et.typname, bt.typname, t.typname), t.typcategory = 'A' AND et.oid IS NOT NULL, a.atttypmod, \
+         a.attnotnull, a.atthasdef OR a.attidentity = 'd', a.attgenerated <> '' OR a.attidentity = 'a', \
+         n.nspname, t.typname \
+         FROM pg_attribute a \
+         JOIN pg_type t ON t.oid = a.atttypid \
+         JOIN pg_namespace n ON n.oid = t.typnamespace \
+         LEFT JOIN pg_type et ON t.typcategory = 'A' AND et.oid = t.typelem \
+         LEFT JOIN pg_type bt ON t.typtype = 'd' AND bt.oid = t.typbasetype \
+         WHERE a.attrelid = to_regclass({}) AND a.attnum > 0 AND NOT a.attisdropped \
+         ORDER BY a.attnum",
+        literal(&table.sql())
+    )
+}
+
+/// The column numbers of each unique index of a table (`1 3`), primary key first.
+pub fn unique_keys(table: &TableName) -> String {
+    format!(
+        "SELECT i.indkey::text FROM pg_index i WHERE i.indrelid = to_regclass({}) AND i.indisunique \
+         ORDER BY i.indisprimary DESC, i.indexrelid",
+        literal(&table.sql())
+    )
 }
 
 /// Server settings that change ingest speed, listed in every report.
@@ -211,6 +258,31 @@ mod tests {
         out.push(insert_unnest(&t, &s, false));
         out.push(insert_unnest(&t, &s, true));
         out.join(";\n\n")
+    }
+
+    /// Statements for an existing table whose columns travel as text.
+    #[test]
+    fn text_form_columns_sql() {
+        let t = TableName::parse("public.Fake").unwrap();
+        let column = |name: &str, cast: &str| crate::model::Column {
+            name: name.into(),
+            ty: SqlType::Text { json: false },
+            not_null: false,
+            cast: Some(cast.into()),
+        };
+        let s = Schema {
+            columns: vec![column("id", "\"pg_catalog\".\"int4\""), column("addr", "\"pg_catalog\".\"inet\"")],
+            key: Vec::new(),
+            metrics_per_row: 0,
+        };
+        let sql = [
+            copy_in(&t.sql(), &s, Method::CopyCsv),
+            insert_values(&t, &s, 2, false),
+            insert_unnest(&t, &s, false),
+            catalog_columns(&t),
+            unique_keys(&t),
+        ];
+        insta::assert_snapshot!(sql.join(";\n\n"));
     }
 
     #[test]

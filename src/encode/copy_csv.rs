@@ -22,6 +22,9 @@ pub fn encode(batch: &Batch, out: &mut BytesMut) {
                 Values::Int4(v) => out.put_slice(ints.format(v[i]).as_bytes()),
                 Values::Float8(v) => out.put_slice(floats.format(v[i]).as_bytes()),
                 Values::Jsonb { .. } => write_quoted(col.json(i), out),
+                // NULL is an empty unquoted field; an empty text is quoted.
+                Values::Text { .. } if col.is_null(i) => {}
+                Values::Text { .. } => write_quoted(col.json(i), out),
             }
         }
         out.put_u8(b'\n');

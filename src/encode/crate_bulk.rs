@@ -101,6 +101,10 @@ fn value(values: &Values, i: usize, out: &mut BytesMut) {
         Values::Int4(v) => integer(v[i], out),
         Values::Float8(v) => float(v[i], out),
         Values::Jsonb { .. } => out.put_slice(values.json(i).as_bytes()),
+        Values::Text { .. } if values.is_null(i) => out.put_slice(b"null"),
+        Values::Text { json: true, .. } => out.put_slice(values.json(i).as_bytes()),
+        // CrateDB converts a string to the column's type.
+        Values::Text { .. } => string(values.json(i), out),
     }
 }
 

@@ -2,7 +2,7 @@
 //! value, written in binary straight from the batch's columns.
 
 use bytes::BytesMut;
-use postgres_types::{IsNull, ToSql, Type};
+use postgres_types::{Format, IsNull, ToSql, Type};
 
 use super::{matches_type, type_mismatch, write_binary};
 use crate::model::{Batch, Values};
@@ -19,8 +19,20 @@ impl ToSql for Param<'_> {
         if !matches_type(self.values.sql_type(), ty) {
             return Err(type_mismatch(self.values.sql_type(), ty));
         }
+        if self.values.is_null(self.row) {
+            return Ok(IsNull::Yes);
+        }
         write_binary(self.values, self.row, out);
         Ok(IsNull::No)
+    }
+
+    /// Text values go in text format: the server reads them with the
+    /// column's own input function, whatever its type (no cast needed).
+    fn encode_format(&self, _ty: &Type) -> Format {
+        match self.values {
+            Values::Text { .. } => Format::Text,
+            _ => Format::Binary,
+        }
     }
 
     fn accepts(_: &Type) -> bool {

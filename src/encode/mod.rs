@@ -153,6 +153,9 @@ pub(crate) fn write_binary(values: &Values, i: usize, out: &mut BytesMut) {
             out.put_u8(1); // jsonb binary format version
             out.put_slice(values.json(i).as_bytes());
         }
+        // The binary form of `text` (and of a parameter sent in text format);
+        // binary COPY is refused for text-form columns of other types.
+        Values::Text { .. } => out.put_slice(values.json(i).as_bytes()),
     }
 }
 
@@ -162,11 +165,17 @@ pub(crate) fn binary_len(values: &Values, i: usize) -> usize {
         Values::Timestamptz(_) | Values::Float8(_) => 8,
         Values::Oid(_) | Values::Int4(_) => 4,
         Values::Jsonb { .. } => 1 + values.json(i).len(),
+        Values::Text { .. } => values.json(i).len(),
     }
 }
 
-/// A length-prefixed binary field, as COPY rows and array elements use.
+/// A length-prefixed binary field, as COPY rows and array elements use
+/// (length -1: NULL).
 pub(crate) fn write_field(values: &Values, i: usize, out: &mut BytesMut) {
+    if values.is_null(i) {
+        out.put_i32(-1);
+        return;
+    }
     out.put_i32(binary_len(values, i) as i32);
     write_binary(values, i, out);
 }
@@ -179,6 +188,7 @@ pub fn pg_type(ty: SqlType) -> Type {
         SqlType::Int4 => Type::INT4,
         SqlType::Float8 => Type::FLOAT8,
         SqlType::Jsonb => Type::JSONB,
+        SqlType::Text { .. } => Type::TEXT,
     }
 }
 
@@ -190,12 +200,14 @@ pub fn pg_array_type(ty: SqlType) -> Type {
         SqlType::Int4 => Type::INT4_ARRAY,
         SqlType::Float8 => Type::FLOAT8_ARRAY,
         SqlType::Jsonb => Type::JSONB_ARRAY,
+        SqlType::Text { .. } => Type::TEXT_ARRAY,
     }
 }
 
-/// Whether a server-side type is the one our values are encoded as.
+/// Whether a server-side type is the one our values are encoded as. Text
+/// values go as text, which the server reads as the column's type.
 pub(crate) fn matches_type(ty: SqlType, pg: &Type) -> bool {
-    *pg == pg_type(ty)
+    *pg == pg_type(ty) || matches!(ty, SqlType::Text { .. })
 }
 
 /// The error a bound parameter gives when the table's column has another type

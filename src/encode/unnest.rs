@@ -5,7 +5,7 @@
 use bytes::{BufMut, BytesMut};
 use postgres_types::{IsNull, Kind, ToSql, Type};
 
-use super::{matches_type, type_mismatch, write_field};
+use super::{pg_type, type_mismatch, write_field};
 use crate::model::Values;
 
 /// A whole column of a batch as one one-dimensional array parameter.
@@ -18,11 +18,11 @@ pub struct ArrayParam<'a> {
 impl ToSql for ArrayParam<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         let element = match ty.kind() {
-            Kind::Array(element) if matches_type(self.values.sql_type(), element) => element,
+            Kind::Array(element) if *element == pg_type(self.values.sql_type()) => element,
             _ => return Err(type_mismatch(self.values.sql_type(), ty)),
         };
         out.put_i32(1); // dimensions
-        out.put_i32(0); // no NULLs
+        out.put_i32((0..self.len).any(|i| self.values.is_null(i)) as i32); // has NULLs
         out.put_u32(element.oid());
         out.put_i32(self.len as i32);
         out.put_i32(1); // lower bound

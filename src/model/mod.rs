@@ -5,8 +5,13 @@
 //! portable RNGs, so a run is reproducible across runs and platforms and
 //! tests can recompute exactly what was written.
 
+pub mod catalog;
 pub mod cpu;
+pub mod fake;
+pub mod json;
+pub mod mapping;
 pub mod measurement;
+pub mod table;
 pub mod template;
 
 use rand::SeedableRng;
@@ -25,6 +30,11 @@ pub enum SqlType {
     Float8,
     /// `jsonb`, carried as JSON text.
     Jsonb,
+    /// Any type of an existing table, carried in its text input form (NULLs
+    /// allowed) and converted by the server: `json` says whether the text is
+    /// a JSON value (number, boolean, object, array) that CrateDB bodies
+    /// embed as it is, rather than a string they quote.
+    Text { json: bool },
 }
 
 impl SqlType {
@@ -36,6 +46,7 @@ impl SqlType {
             SqlType::Int4 => "integer",
             SqlType::Float8 => "double precision",
             SqlType::Jsonb => "jsonb",
+            SqlType::Text { .. } => "text",
         }
     }
 }
@@ -46,11 +57,16 @@ pub struct Column {
     pub name: String,
     pub ty: SqlType,
     pub not_null: bool,
+    /// For [`SqlType::Text`] columns of an existing table: the column's type
+    /// as quoted SQL (`"pg_catalog"."inet"`, no length or precision, so that
+    /// the table's own limits apply as on any insert), which statements cast
+    /// text values to where the server cannot infer it (UNNEST).
+    pub cast: Option<String>,
 }
 
 impl Column {
     fn new(name: impl Into<String>, ty: SqlType, not_null: bool) -> Self {
-        Column { name: name.into(), ty, not_null }
+        Column { name: name.into(), ty, not_null, cast: None }
     }
 }
 
@@ -79,6 +95,14 @@ pub enum Values {
         text: String,
         ends: Vec<usize>,
     },
+    /// Values in text form ([`SqlType::Text`]), stored like `Jsonb`;
+    /// `nulls[i]` says row i is NULL (its text is empty).
+    Text {
+        text: String,
+        ends: Vec<usize>,
+        nulls: Vec<bool>,
+        json: bool,
+    },
 }
 
 impl Values {
@@ -89,6 +113,7 @@ impl Values {
             SqlType::Int4 => Values::Int4(Vec::new()),
             SqlType::Float8 => Values::Float8(Vec::new()),
             SqlType::Jsonb => Values::Jsonb { text: String::new(), ends: Vec::new() },
+            SqlType::Text { json } => Values::Text { text: String::new(), ends: Vec::new(), nulls: Vec::new(), json },
         }
     }
 
@@ -102,17 +127,49 @@ impl Values {
                 text.clear();
                 ends.clear();
             }
+            Values::Text { .. } => self.truncate(0),
         }
     }
 
-    /// Row `i` of a JSON column.
+    /// Row `i` of a JSON or text column.
     pub fn json(&self, i: usize) -> &str {
         match self {
-            Values::Jsonb { text, ends } => {
+            Values::Jsonb { text, ends } | Values::Text { text, ends, .. } => {
                 let start = if i == 0 { 0 } else { ends[i - 1] };
                 &text[start..ends[i]]
             }
-            _ => panic!("json() on a non-JSON column"),
+            _ => panic!("json() on a column of numbers"),
+        }
+    }
+
+    /// Whether row `i` is NULL (only text columns have NULLs).
+    pub fn is_null(&self, i: usize) -> bool {
+        matches!(self, Values::Text { nulls, .. } if nulls[i])
+    }
+
+    /// A text column's buffer, to append the next value's text to; the
+    /// value ends at [`Values::end_value`].
+    pub(crate) fn text_mut(&mut self) -> &mut String {
+        match self {
+            Values::Text { text, .. } => text,
+            _ => panic!("text_mut() on a column not in text form"),
+        }
+    }
+
+    /// Ends the value appended since the previous one (NULL if `null`).
+    pub(crate) fn end_value(&mut self, null: bool) {
+        if let Values::Text { text, ends, nulls, .. } = self {
+            ends.push(text.len());
+            nulls.push(null);
+        }
+    }
+
+    /// Keeps the first `rows` values of a text column (drops a half-read row).
+    pub(crate) fn truncate(&mut self, rows: usize) {
+        if let Values::Text { text, ends, nulls, .. } = self {
+            text.truncate(if rows == 0 { 0 } else { ends[rows - 1] });
+            ends.truncate(rows);
+            nulls.truncate(rows);
         }
     }
 
@@ -123,6 +180,7 @@ impl Values {
             Values::Int4(_) => SqlType::Int4,
             Values::Float8(_) => SqlType::Float8,
             Values::Jsonb { .. } => SqlType::Jsonb,
+            Values::Text { json, .. } => SqlType::Text { json: *json },
         }
     }
 }
@@ -152,6 +210,10 @@ impl Batch {
 pub enum ModelSpec {
     Measurement(measurement::Options),
     Cpu(cpu::Options),
+    /// Fake rows for an existing table (`insert-fake-data`).
+    Table(table::Spec),
+    /// Rows read from JSON input (`insert-json`).
+    Json(json::Spec),
 }
 
 impl ModelSpec {
@@ -159,6 +221,8 @@ impl ModelSpec {
         match self {
             ModelSpec::Measurement(_) => "measurement",
             ModelSpec::Cpu(_) => "cpu",
+            ModelSpec::Table(_) => "table",
+            ModelSpec::Json(_) => "json",
         }
     }
 
@@ -166,14 +230,33 @@ impl ModelSpec {
         match self {
             ModelSpec::Measurement(o) => measurement::schema(o),
             ModelSpec::Cpu(o) => cpu::schema(o),
+            ModelSpec::Table(s) => s.schema(),
+            ModelSpec::Json(s) => s.schema(),
         }
     }
 
-    /// Devices (measurement) or hosts (cpu) per worker.
+    /// Whether the model writes an existing table whose columns it reads
+    /// from the catalog (see [`ModelSpec::bind`]) rather than its own.
+    pub fn reads_catalog(&self) -> bool {
+        matches!(self, ModelSpec::Table(_) | ModelSpec::Json(_))
+    }
+
+    /// The model for the table's columns as the catalog gave them; the
+    /// models with a table of their own are returned as they are.
+    pub fn bind(&self, columns: &[catalog::TableColumn], ctx: &catalog::BindContext) -> anyhow::Result<ModelSpec> {
+        Ok(match self {
+            ModelSpec::Table(s) => ModelSpec::Table(s.bind(columns, ctx)?),
+            ModelSpec::Json(s) => ModelSpec::Json(s.bind(columns, ctx)?),
+            other => other.clone(),
+        })
+    }
+
+    /// Devices (measurement) or hosts (cpu) per worker; 1 for the others.
     pub fn devices(&self) -> u32 {
         match self {
             ModelSpec::Measurement(o) => o.devices,
             ModelSpec::Cpu(o) => o.hosts,
+            ModelSpec::Table(_) | ModelSpec::Json(_) => 1,
         }
     }
 
@@ -183,6 +266,8 @@ impl ModelSpec {
         let kind = match self {
             ModelSpec::Measurement(o) => GenKind::Measurement(measurement::Generator::new(o.clone(), worker, rng)),
             ModelSpec::Cpu(o) => GenKind::Cpu(cpu::Generator::new(o.clone(), worker, rng)),
+            ModelSpec::Table(s) => GenKind::Table(table::Generator::new(s.clone(), worker, rng, start_us)),
+            ModelSpec::Json(s) => GenKind::Json(s.reader()),
         };
         Generator { kind, start_us, remaining: rows, step: 0 }
     }
@@ -207,6 +292,8 @@ pub fn rng_for(seed: u64, worker: u32, purpose: Purpose) -> ChaCha8Rng {
 enum GenKind {
     Measurement(measurement::Generator),
     Cpu(cpu::Generator),
+    Table(table::Generator),
+    Json(json::Generator),
 }
 
 /// A worker's row source: one reading per device per simulated step, going
@@ -227,9 +314,24 @@ impl Generator {
         if n == 0 {
             return false;
         }
-        match &mut self.kind {
-            GenKind::Measurement(g) => g.fill(batch, self.step, n, self.start_us),
-            GenKind::Cpu(g) => g.fill(batch, self.step, n, self.start_us),
+        let n = match &mut self.kind {
+            GenKind::Measurement(g) => {
+                g.fill(batch, self.step, n, self.start_us);
+                n
+            }
+            GenKind::Cpu(g) => {
+                g.fill(batch, self.step, n, self.start_us);
+                n
+            }
+            GenKind::Table(g) => {
+                g.fill(batch, self.step, n);
+                n
+            }
+            // As many rows as the shared input still has, up to n.
+            GenKind::Json(r) => r.fill(batch, n),
+        };
+        if n == 0 {
+            return false;
         }
         batch.len = n;
         self.step += n as u64;

@@ -156,6 +156,12 @@ pub struct Report {
     /// Failed batches, warm-up included.
     pub errors: u64,
     pub failed_rows: u64,
+    /// insert-json: rows (JSON values) read = `rows_total + rejected_rows + failed_rows`.
+    pub rows_read: Option<u64>,
+    /// insert-json: rows that were malformed or had a value their column cannot take.
+    pub rejected_rows: Option<u64>,
+    /// insert-json: why reading stopped early (`--on-error abort`), with file and line.
+    pub input_error: Option<String>,
     pub error_classes: Vec<ErrorEntry>,
     /// Per-batch latency; from the intended start when paced (`--rate`).
     pub latency_ms: Option<LatencySummary>,
@@ -275,11 +281,31 @@ impl Report {
         });
         let setup = &out.setup;
         let method = setup.method.unwrap_or(cfg.method);
+        let schema = setup.schema.as_ref().unwrap_or(&cfg.schema);
+        let input = match &cfg.model {
+            crate::model::ModelSpec::Json(spec) => Some(spec.input.stats()),
+            _ => None,
+        };
+        let mut verdict = Verdict::new(out.interrupted, errors > 0 || verify_failed);
+        let input_error = input.as_ref().and_then(|i| {
+            let committed = m.rows + rec.warmup.rows;
+            let abort = i.abort.as_ref().map(|why| {
+                format!(
+                    "{why}; reading stopped there (--on-error abort) with {committed} rows committed: fix that row, or \
+                     pass --on-error skip --rejects FILE to go on past bad rows"
+                )
+            });
+            abort.or(i.write_error.clone())
+        });
+        if input_error.is_some() && !out.interrupted {
+            verdict.status = Status::Failed;
+            verdict.exit_code = exit::USAGE;
+        }
         Report {
             schema_version: SCHEMA_VERSION,
             dbload_version: env!("CARGO_PKG_VERSION"),
-            command: "ingest",
-            verdict: Verdict::new(out.interrupted, errors > 0 || verify_failed),
+            command: cfg.command,
+            verdict,
             rows: m.rows,
             rows_total: m.rows + rec.warmup.rows,
             rows_per_sec: per_sec(m.rows, duration_s),
@@ -290,6 +316,9 @@ impl Report {
             wall_s: out.wall.as_secs_f64(),
             errors,
             failed_rows: m.failed_rows + rec.warmup.failed_rows,
+            rows_read: input.as_ref().map(|i| i.rows_read),
+            rejected_rows: input.as_ref().map(|i| i.rejected),
+            input_error,
             error_classes: error_entries(rec),
             latency_ms: LatencySummary::of(&m.latency),
             server_duration_ms: out.server_duration.as_ref().and_then(LatencySummary::of),
@@ -318,9 +347,9 @@ impl Report {
                 table: cfg.table.to_string(),
                 table_action: cfg.table_action,
                 ddl: setup.ddl.clone(),
-                columns: cfg.schema.columns.len(),
+                columns: schema.columns.len(),
                 batch_size: cfg.batch_size,
-                insert_rows_per_statement: (method == Method::Insert).then_some(cfg.insert_rows),
+                insert_rows_per_statement: (method == Method::Insert).then_some(cfg.insert_rows_for(schema)),
                 workers: cfg.workers,
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,

@@ -76,28 +76,8 @@ pub(crate) fn client_and_verdict(out: &mut String, c: &ClientReport, wall_s: f64
     }
 }
 
-pub fn render(r: &Report) -> String {
-    let mut out = String::new();
-    let s = &r.setup;
-    if r.verdict.status == Status::Interrupted {
-        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
-    }
-    let target = target_line(
-        s.target_kind,
-        s.target.as_deref(),
-        s.engine,
-        s.engine_version.as_deref(),
-        s.server_version.as_deref(),
-    );
-    let _ = writeln!(out, "dbload {} ingest into {}", r.dbload_version, s.table);
-    let _ = writeln!(out, "Target:   {target}");
-    if s.tls_unverified {
-        out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
-    }
-    if !s.layout.is_empty() {
-        let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        let _ = writeln!(out, "Table:    {}", layout.join(", "));
-    }
+/// The setup line of the time-series models, with tsdbperf's terms.
+fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
     let _ = writeln!(
         out,
         "Setup:    model {} ({} devices/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
@@ -114,11 +94,54 @@ pub fn render(r: &Report) -> String {
             None => "closed loop".into(),
         }
     );
+}
+
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let s = &r.setup;
+    if r.verdict.status == Status::Interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
+    }
+    let target = target_line(
+        s.target_kind,
+        s.target.as_deref(),
+        s.engine,
+        s.engine_version.as_deref(),
+        s.server_version.as_deref(),
+    );
+    let _ = writeln!(out, "dbload {} {} into {}", r.dbload_version, r.command, s.table);
+    let _ = writeln!(out, "Target:   {target}");
+    if s.tls_unverified {
+        out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
+    }
+    if !s.layout.is_empty() {
+        let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(out, "Table:    {}", layout.join(", "));
+    }
+    let time_series = matches!(s.model, "measurement" | "cpu");
+    if time_series {
+        tsdbperf_setup(&mut out, s);
+    } else {
+        // cr8's header line, then what dbload adds to it.
+        let _ = writeln!(out, "Executing inserts: bulk_size={} concurrency={}", s.batch_size, s.workers);
+        let _ = writeln!(
+            out,
+            "Setup:    model {} ({} columns of the table), method {}, batch {}, {} worker{}",
+            s.model,
+            s.columns,
+            s.method,
+            group(s.batch_size as u64),
+            s.workers,
+            if s.workers == 1 { "" } else { "s" },
+        );
+    }
     out.push('\n');
-    let _ = writeln!(out, "Wrote {:>9} measurements in {:.2} seconds", r.rows, r.duration_s);
-    let _ = writeln!(out, "Wrote {:>9} measurements per second", r.rows_per_sec as u64);
-    let _ = writeln!(out, "Wrote {:>9} metrics per second", r.metrics_per_sec as u64);
-    out.push('\n');
+    if time_series {
+        let _ = writeln!(out, "Wrote {:>9} measurements in {:.2} seconds", r.rows, r.duration_s);
+        let _ = writeln!(out, "Wrote {:>9} measurements per second", r.rows_per_sec as u64);
+        let _ = writeln!(out, "Wrote {:>9} metrics per second", r.metrics_per_sec as u64);
+        out.push('\n');
+    }
     let _ = writeln!(
         out,
         "Throughput: {} rows/s, {} metrics/s, {:.1} batches/s over {:.2} s",
@@ -134,6 +157,19 @@ pub fn render(r: &Report) -> String {
         group(r.errors),
         group(r.failed_rows)
     );
+    if let (Some(read), Some(rejected)) = (r.rows_read, r.rejected_rows) {
+        let _ = writeln!(
+            out,
+            "Input:      {} rows read: {} committed, {} rejected, {} in failed batches",
+            group(read),
+            group(r.rows_total),
+            group(rejected),
+            group(r.failed_rows)
+        );
+    }
+    if let Some(e) = &r.input_error {
+        let _ = writeln!(out, "Stopped:    {e}");
+    }
     match &r.warmup {
         Some(w) => {
             let _ = writeln!(

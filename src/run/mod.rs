@@ -21,6 +21,8 @@ use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::{self, postgres as sql, Dialect, Engine};
 use crate::encode::{Method, Payload};
 use crate::error::usage;
+use crate::model::catalog::{self, BindContext, TableColumn};
+use crate::model::Schema;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::cratedb_http::CrateSink;
@@ -43,6 +45,8 @@ pub struct Setup {
     pub ddl: Vec<String>,
     /// The method used (`--method`, or the engine's best).
     pub method: Option<Method>,
+    /// The columns written, when they were read from the table's catalog.
+    pub schema: Option<Schema>,
 }
 
 /// `verify`: rows the table gained (`found`) against rows the database
@@ -76,12 +80,27 @@ pub async fn ingest(
 ) -> Result<IngestOutcome> {
     let mut setup = Setup::default();
     let mut rows_before = 0;
+    let mut model = cfg.model.clone();
+    let mut schema = cfg.schema.clone();
     let (method, dialect, mut admin) = match target {
         Some(t) => {
             let mut admin = t.admin().await?;
             let info = describe_server(&mut admin, t, &mut setup).await?;
             let (method, dialect) = cfg.for_engine(info.engine, matches!(t, Target::Crate(_)))?;
             setup.ddl = prepare_table(&mut admin, cfg, &dialect, t).await?;
+            if cfg.model.reads_catalog() {
+                let columns = read_catalog(&mut admin, &cfg.table, info.engine).await?;
+                let ctx = BindContext {
+                    table: cfg.table.clone(),
+                    cratedb: info.engine == Engine::Cratedb,
+                    rows: cfg.total_rows(),
+                    workers: cfg.workers,
+                };
+                model = cfg.model.bind(&columns, &ctx)?;
+                schema = model.schema();
+                setup.schema = Some(schema.clone());
+            }
+            let method = cfg.method_for(method, &schema)?;
             setup.layout = layout(&mut admin, cfg, &dialect).await;
             if cfg.verify {
                 rows_before = count_rows(&mut admin, cfg, &dialect).await?;
@@ -93,10 +112,10 @@ pub async fn ingest(
     setup.method = Some(method);
     let spec = SinkSpec {
         table: cfg.table.clone(),
-        schema: cfg.schema.clone(),
+        schema: schema.clone(),
         method,
         upsert: cfg.upsert,
-        insert_rows: cfg.insert_rows,
+        insert_rows: cfg.insert_rows_for(&schema),
         batch_size: cfg.batch_size,
         engine: dialect.as_ref().map_or(Engine::Postgres, |d| d.engine),
     };
@@ -111,9 +130,9 @@ pub async fn ingest(
     let progress = progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.output.quiet);
     let mut pairs = Vec::with_capacity(sinks.len());
     for (w, sink) in sinks.into_iter().enumerate() {
-        let mut generator = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
+        let mut generator = model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
         let (framing, batch_size) = (sink.framing(), cfg.batch_size);
-        let pool = (0..producer::POOL).map(|_| Payload::new(&cfg.schema)).collect();
+        let pool = (0..producer::POOL).map(|_| Payload::new(&schema)).collect();
         let feed = producer::spawn(pool, move |p: &mut Payload| {
             let more = generator.next_batch(&mut p.batch, batch_size);
             if more {
@@ -255,6 +274,8 @@ async fn prepare_table(
             check_columns(admin, cfg, dialect).await?;
             return Ok(Vec::new());
         }
+        (true, TableAction::Existing) => return Ok(Vec::new()),
+        (false, TableAction::Existing) => return Err(catalog::missing_table(&cfg.table, &target.redacted())),
         (true, TableAction::Recreate) => {
             admin.execute(&dialect.drop_table(&cfg.table)).await.with_context(|| format!("dropping {}", cfg.table))?;
         }
@@ -265,6 +286,23 @@ async fn prepare_table(
         admin.execute(stmt).await.with_context(|| format!("creating table {}: {stmt}", cfg.table))?;
     }
     Ok(ddl)
+}
+
+/// The columns of an existing table, in table order, from the engine's catalog.
+async fn read_catalog(admin: &mut Admin, table: &dialect::TableName, engine: Engine) -> Result<Vec<TableColumn>> {
+    let reading = || format!("reading the columns of {table} from the catalog");
+    Ok(match engine {
+        Engine::Cratedb => {
+            let rows = admin.rows(&dialect::cratedb::catalog_columns(table)).await.with_context(reading)?;
+            let key = admin.rows(&dialect::cratedb::primary_key_columns(table)).await.with_context(reading)?;
+            catalog::from_crate(&rows, &key)
+        }
+        _ => {
+            let rows = admin.rows(&sql::catalog_columns(table)).await.with_context(reading)?;
+            let keys = admin.rows(&sql::unique_keys(table)).await.with_context(reading)?;
+            catalog::from_pg(&rows, &keys)
+        }
+    })
 }
 
 /// An `--append` table must have the model's columns.

@@ -1,0 +1,163 @@
+//! `insert-fake-data` and `insert-json` resolved into an [`IngestConfig`]:
+//! they are ingest runs with the `table` and `json` models, whose columns
+//! are read from the existing table when the run starts.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use super::ingest::split_rows;
+use super::{resolve_target, IngestConfig, OutputConfig, TableAction, Warmup, MAX_PARAMS};
+use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, TargetArgs};
+use crate::dialect::{Engine, TableName, TableOptions};
+use crate::encode::Method;
+use crate::error::usage;
+use crate::model::json::{self, Input};
+use crate::model::mapping::Mapping;
+use crate::model::{table, ModelSpec};
+
+/// `dbload insert-fake-data`.
+pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
+    if a.num_records == 0 {
+        return Err(usage("--num-records 0: nothing to insert; give at least 1"));
+    }
+    let mapping = match &a.mapping {
+        Some(path) => Some(Arc::new(Mapping::read(&path.display().to_string())?)),
+        None => None,
+    };
+    // Random times lie before the start of today (UTC): recent, and the
+    // same all day for a given seed.
+    let day_us = 86_400_000_000;
+    let anchor_us = chrono::Utc::now().timestamp_micros().div_euclid(day_us) * day_us;
+    let spec = table::Spec { mapping, workers: a.bulk.concurrency, anchor_us, columns: Vec::new(), cratedb: false };
+    let rows = split_rows(a.num_records, a.bulk.concurrency.max(1));
+    resolve("insert-fake-data", ModelSpec::Table(spec), &a.table, a.target, a.bulk, a.output, rows, a.seed, env)
+}
+
+/// `dbload insert-json`.
+pub fn insert_json(a: InsertJsonArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
+    if a.on_error == json::OnError::Skip && a.rejects.is_none() {
+        return Err(usage("--on-error skip needs --rejects FILE, where the skipped rows go with the reason"));
+    }
+    if a.files.is_empty() && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return Err(usage(
+            "insert-json reads JSON from stdin, which is a terminal: give FILE arguments or pipe the input in",
+        ));
+    }
+    let input = Input::open(&a.files)?;
+    let rejects = match &a.rejects {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .map_err(|e| usage(format!("--rejects {}: cannot create it: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let spec = json::Spec::new(input, a.on_error, rejects, a.ignore_unknown);
+    let workers = a.bulk.concurrency.max(1);
+    let rows = vec![u64::MAX; workers as usize];
+    resolve("insert-json", ModelSpec::Json(spec), &a.table, a.target, a.bulk, a.output, rows, 1, env)
+}
+
+/// What both commands share.
+#[allow(clippy::too_many_arguments)]
+fn resolve(
+    command: &'static str,
+    model: ModelSpec,
+    table: &str,
+    mut target: TargetArgs,
+    bulk: BulkArgs,
+    output: OutputArgs,
+    rows_per_worker: Vec<u64>,
+    seed: u64,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<IngestConfig> {
+    if bulk.concurrency == 0 {
+        return Err(usage("--concurrency 0: need at least 1"));
+    }
+    if bulk.bulk_size == 0 {
+        return Err(usage("--bulk-size 0: a batch needs at least 1 row"));
+    }
+    if let Some(hosts) = &bulk.hosts {
+        target.url = Some(format!("cratedb://{hosts}"));
+    }
+    let target = resolve_target(&target, bulk.concurrency, env)?;
+    let method = match (&target, bulk.method) {
+        (_, Some(m)) => m,
+        (super::TargetChoice::Crate(_), None) => Method::Bulk,
+        (super::TargetChoice::Remote(_, Some(Engine::Cratedb)), None) => Method::Insert,
+        _ => Method::CopyCsv,
+    };
+    let schema = model.schema();
+    let cfg = IngestConfig {
+        command,
+        target,
+        model,
+        schema,
+        table: TableName::parse(table)?,
+        table_action: TableAction::Existing,
+        method,
+        method_given: bulk.method.is_some(),
+        table_options: TableOptions::default(),
+        time_span_us: None,
+        upsert: false,
+        workers: bulk.concurrency,
+        batch_size: bulk.bulk_size,
+        insert_rows: bulk.bulk_size.min(MAX_PARAMS),
+        rows_per_worker,
+        duration: None,
+        rate: None,
+        warmup: Warmup::None,
+        seed,
+        start_us: 0,
+        verify: false,
+        output: OutputConfig::resolve(output)?,
+    };
+    if let Some((engine, http)) = cfg.known_engine() {
+        cfg.for_engine(engine, http)?;
+    }
+    Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn fake(args: &str) -> Result<IngestConfig> {
+        let cli =
+            Cli::try_parse_from(format!("dbload insert-fake-data --url postgres://u@h/d {args}").split_whitespace())?;
+        let Command::InsertFakeData(a) = cli.command else { unreachable!() };
+        insert_fake_data(a, &|_| None)
+    }
+
+    #[test]
+    fn cr8_flags() {
+        let c = fake("--table t --num-records 10 --bulk-size 3 --concurrency 4").unwrap();
+        assert_eq!((c.batch_size, c.workers, c.total_rows()), (3, 4, Some(10)));
+        assert_eq!((c.method, c.table_action, c.command), (Method::CopyCsv, TableAction::Existing, "insert-fake-data"));
+        let c = fake("--table t --batch-size 5 --workers 2").unwrap();
+        assert_eq!((c.batch_size, c.workers), (5, 2));
+        let cli =
+            Cli::try_parse_from(["dbload", "insert-fake-data", "--hosts", "c1:4200,c2:4200", "--table", "t"]).unwrap();
+        let Command::InsertFakeData(a) = cli.command else { unreachable!() };
+        let c = insert_fake_data(a, &|_| None).unwrap();
+        assert!(matches!(c.target, crate::config::TargetChoice::Crate(_)));
+        assert_eq!(c.method, Method::Bulk);
+    }
+
+    #[test]
+    fn bad_values_name_the_option() {
+        for (args, culprit) in [
+            ("--table t --num-records 0", "--num-records"),
+            ("--table t --concurrency 0", "--concurrency"),
+            ("--table t --bulk-size 0", "--bulk-size"),
+            ("--table a.b.c", "--table"),
+            ("--table t --mapping /nonexistent.yml", "--mapping"),
+        ] {
+            let e = fake(args).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{args}: {e}");
+            assert!(e.to_string().contains(culprit), "{args}: {e}");
+        }
+    }
+}

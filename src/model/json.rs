@@ -1,0 +1,990 @@
+//! The `json` model (`insert-json`, cr8's command): rows read from JSON
+//! input by one reader that every worker's producer shares (behind a
+//! mutex: each takes a batch's worth of rows at a time), converted to the
+//! text form of the table's column types and checked where that is cheap,
+//! so a bad value is reported as `FILE:LINE: column "x": …` rather than
+//! as a batch the database refused.
+//!
+//! Input: JSON lines, concatenated objects (a value may span lines), or
+//! top-level arrays of objects, from files or stdin; gzip is recognised by
+//! its magic bytes, whatever the file's name. A row's text is found with
+//! `serde_json`'s raw values and converted straight into the batch's
+//! column buffers: no JSON tree is built per row.
+//!
+//! Keys are column names, case-sensitive. A key naming a generated column
+//! is ignored (an export of the table has them); a missing key is NULL;
+//! columns with a default are written only if the first row names them
+//! (otherwise the database fills them in).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use anyhow::{Context, Result};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::catalog::{BindContext, Kind, TableColumn};
+use super::{table, Batch, Schema};
+use crate::error::usage;
+use crate::yaml::{did_you_mean, suggest};
+
+/// What to do with a row that cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Stop reading at the first bad row; the batches already read are written.
+    Abort,
+    /// Write the bad row to `--rejects` and go on.
+    Skip,
+}
+
+/// The model: the shared input, and once bound, the columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    pub input: Shared,
+    pub columns: Arc<Columns>,
+}
+
+/// The written columns and how keys find them.
+#[derive(Debug, Default, PartialEq)]
+pub struct Columns {
+    list: Vec<JsonColumn>,
+    /// Key → position in `list`; `None` for a key that is ignored (a generated column).
+    by_key: HashMap<String, Option<usize>>,
+    /// Every column name, for suggestions.
+    names: Vec<String>,
+    table: String,
+    cratedb: bool,
+    ignore_unknown: bool,
+}
+
+#[derive(Debug, PartialEq)]
+struct JsonColumn {
+    column: super::Column,
+    kind: Kind,
+    array: bool,
+    not_null: bool,
+}
+
+impl Spec {
+    pub fn new(input: Input, on_error: OnError, rejects: Option<File>, ignore_unknown: bool) -> Spec {
+        let state = State {
+            reader: Reader::new(input),
+            on_error,
+            rejects: rejects.map(std::io::BufWriter::new),
+            stats: Stats::default(),
+            stop: false,
+            seen: Vec::new(),
+            scratch: String::new(),
+        };
+        let columns = Columns { ignore_unknown, ..Columns::default() };
+        Spec { input: Shared(Arc::new(Mutex::new(state))), columns: Arc::new(columns) }
+    }
+
+    pub fn schema(&self) -> Schema {
+        Schema {
+            columns: self.columns.list.iter().map(|c| c.column.clone()).collect(),
+            key: Vec::new(),
+            metrics_per_row: 0,
+        }
+    }
+
+    /// The table's columns that rows are written to. Refuses an empty input
+    /// here, before anything is written.
+    pub fn bind(&self, columns: &[TableColumn], ctx: &BindContext) -> Result<Spec> {
+        let first_keys = {
+            let mut state = self.input.lock();
+            match state.reader.peek()? {
+                None => {
+                    return Err(usage(format!("no rows in input ({}): nothing to insert", state.reader.input.names())))
+                }
+                Some(text) => serde_json::from_str::<BTreeMap<String, IgnoredAny>>(text)
+                    .map(|m| m.into_keys().collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            }
+        };
+        let mut bound = Columns {
+            table: ctx.table.to_string(),
+            cratedb: ctx.cratedb,
+            ignore_unknown: self.columns.ignore_unknown,
+            names: columns.iter().map(|c| c.name.clone()).collect(),
+            ..Columns::default()
+        };
+        for c in columns {
+            let written = !c.generated && (!c.has_default || first_keys.contains(&c.name));
+            let at = written.then_some(bound.list.len());
+            bound.by_key.insert(c.name.clone(), at);
+            if written {
+                let mut column = table::text_column(c, ctx);
+                if ctx.cratedb {
+                    // CrateDB takes the JSON values as they are and converts them.
+                    column.ty = super::SqlType::Text { json: true };
+                }
+                bound.list.push(JsonColumn { column, kind: c.kind.clone(), array: c.array, not_null: c.not_null });
+            }
+        }
+        if bound.list.is_empty() {
+            return Err(usage(format!("table {} has no column to write: every column is generated", ctx.table)));
+        }
+        self.input.lock().seen = vec![false; bound.list.len()];
+        Ok(Spec { input: self.input.clone(), columns: Arc::new(bound) })
+    }
+
+    /// A worker's view of the shared input.
+    pub fn reader(&self) -> Generator {
+        Generator { input: self.input.clone(), columns: self.columns.clone() }
+    }
+}
+
+/// The input and what reading it found, shared by every worker.
+#[derive(Clone)]
+pub struct Shared(Arc<Mutex<State>>);
+
+impl PartialEq for Shared {
+    fn eq(&self, other: &Shared) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Shared(JSON input)")
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A producer that panicked leaves the state as consistent as any
+        // row boundary: go on reading from it.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What reading found so far (all of it, once the run is over).
+    pub fn stats(&self) -> Stats {
+        let mut state = self.lock();
+        if let Some(w) = &mut state.rejects {
+            if let Err(e) = w.flush() {
+                state.stats.write_error.get_or_insert(format!("writing --rejects: {e}"));
+            }
+        }
+        state.stats.clone()
+    }
+}
+
+/// What reading the input found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// Rows read (JSON values), good and bad.
+    pub rows_read: u64,
+    /// Rows that could not be written (malformed, or a value that does not fit).
+    pub rejected: u64,
+    /// With `--on-error abort`: where and why reading stopped.
+    pub abort: Option<String>,
+    /// The rejects file could not be written.
+    pub write_error: Option<String>,
+}
+
+struct State {
+    reader: Reader,
+    on_error: OnError,
+    rejects: Option<std::io::BufWriter<File>>,
+    stats: Stats,
+    /// Reading stopped (`--on-error abort`).
+    stop: bool,
+    /// Which columns the row being converted has named.
+    seen: Vec<bool>,
+    scratch: String,
+}
+
+/// A worker's reader: takes rows from the shared input into its batches.
+pub struct Generator {
+    input: Shared,
+    columns: Arc<Columns>,
+}
+
+impl Generator {
+    /// Reads up to `max` rows into `batch` (cleared); returns how many (0: the input is done).
+    pub fn fill(&mut self, batch: &mut Batch, max: usize) -> usize {
+        let mut guard = self.input.lock();
+        let state = &mut *guard;
+        let mut rows = 0;
+        while rows < max && !state.stop {
+            let item = match state.reader.next() {
+                Ok(Some(item)) => item,
+                Ok(None) => break,
+                Err(e) => {
+                    state.stats.abort.get_or_insert(format!("{e:#}"));
+                    state.stop = true;
+                    break;
+                }
+            };
+            state.stats.rows_read += 1;
+            let (text, line) = match item {
+                Item::Row { line } => (state.reader.current(), line),
+                Item::Bad { line, text, error } => {
+                    state.reject(line, &text, &error);
+                    continue;
+                }
+            };
+            state.seen.iter_mut().for_each(|s| *s = false);
+            let mut error = None;
+            let seed = RowSeed {
+                columns: &self.columns,
+                batch,
+                seen: &mut state.seen,
+                error: &mut error,
+                scratch: &mut state.scratch,
+            };
+            let mut de = serde_json::Deserializer::from_str(text);
+            let converted = seed.deserialize(&mut de).map_err(|e| error.take().unwrap_or_else(|| serde_message(&e)));
+            let converted = converted.and_then(|()| self.columns.missing(&state.seen, batch));
+            match converted {
+                Ok(()) => rows += 1,
+                Err(why) => {
+                    batch.columns.iter_mut().for_each(|c| c.truncate(rows));
+                    let text = text.to_string();
+                    state.reject(line, &text, &why);
+                }
+            }
+        }
+        rows
+    }
+}
+
+impl State {
+    /// Counts a bad row, writes it to `--rejects`, and with `--on-error
+    /// abort` stops reading.
+    fn reject(&mut self, line: u64, text: &str, why: &str) {
+        self.stats.rejected += 1;
+        let file = self.reader.input.current_name();
+        if let Some(w) = &mut self.rejects {
+            let record = serde_json::json!({ "file": file, "line": line, "error": why, "input": text.trim_end() });
+            if let Err(e) = writeln!(w, "{record}") {
+                self.stats.write_error.get_or_insert(format!("writing --rejects: {e}"));
+            }
+        }
+        if self.on_error == OnError::Abort {
+            self.stats.abort = Some(format!("{file}:{line}: {why}"));
+            self.stop = true;
+        }
+    }
+}
+
+impl Columns {
+    /// Fills the columns a row did not name with NULL, refusing NOT NULL ones.
+    fn missing(&self, seen: &[bool], batch: &mut Batch) -> Result<(), String> {
+        for (i, c) in self.list.iter().enumerate() {
+            if !seen[i] {
+                if c.not_null {
+                    return Err(format!(
+                        "column \"{}\" is NOT NULL but the row has no key \"{}\"",
+                        c.column.name, c.column.name
+                    ));
+                }
+                batch.columns[i].end_value(true);
+            }
+        }
+        Ok(())
+    }
+
+    fn unknown(&self, key: &str) -> String {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        format!(
+            "key \"{key}\" is not a column of table {}{} (keys are column names, case-sensitive; --ignore-unknown drops such keys)",
+            self.table,
+            did_you_mean(suggest(key, &names))
+        )
+    }
+}
+
+/// serde_json's message without its position (which is within the row, not the file).
+fn serde_message(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rsplit_once(" at line ") {
+        Some((msg, _)) => msg.to_string(),
+        None => s,
+    }
+}
+
+/// Deserializes one row (a JSON object) into the batch's columns.
+struct RowSeed<'a> {
+    columns: &'a Columns,
+    batch: &'a mut Batch,
+    seen: &'a mut [bool],
+    /// Our own message, when a value does not fit its column.
+    error: &'a mut Option<String>,
+    scratch: &'a mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RowSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object (one row: column name to value)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        while let Some(Key(key)) = map.next_key()? {
+            let at = match self.columns.by_key.get(key.as_ref()) {
+                Some(Some(i)) => *i,
+                Some(None) => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                None if self.columns.ignore_unknown => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                None => {
+                    let msg = self.columns.unknown(&key);
+                    return Err(self.fail(msg));
+                }
+            };
+            if std::mem::replace(&mut self.seen[at], true) {
+                return Err(self.fail(format!("key \"{key}\" appears twice")));
+            }
+            let raw: &RawValue = map.next_value()?;
+            let c = &self.columns.list[at];
+            let values = &mut self.batch.columns[at];
+            let converted = if self.columns.cratedb {
+                values.text_mut().push_str(raw.get());
+                Ok(raw.get() == "null")
+            } else {
+                convert(raw.get(), &c.kind, c.array, values.text_mut(), self.scratch)
+            };
+            let why = match converted {
+                Ok(true) if c.not_null => "value null, but the column is NOT NULL".to_string(),
+                Ok(null) => {
+                    values.end_value(null);
+                    continue;
+                }
+                Err(why) => why,
+            };
+            let msg = format!("column \"{}\": {why}", c.column.name);
+            return Err(self.fail(msg));
+        }
+        Ok(())
+    }
+}
+
+impl RowSeed<'_> {
+    /// Keeps our message aside (serde_json would add a position within the row).
+    fn fail<E: de::Error>(&mut self, msg: String) -> E {
+        *self.error = Some(msg);
+        E::custom("bad value")
+    }
+}
+
+/// A key, borrowed from the input unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A JSON value cut short for messages: `"abc"`, `12.5`, `{"a": …`.
+fn shown(raw: &str) -> String {
+    let cut: String = raw.chars().take(60).collect();
+    if cut.len() < raw.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// The text of a JSON string token (borrowed unless it has escapes).
+fn unquote(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('\\') {
+        return Cow::Borrowed(&raw[1..raw.len() - 1]);
+    }
+    Cow::Owned(serde_json::from_str::<String>(raw).expect("a string token"))
+}
+
+/// Writes a JSON value (`raw`, one token or structure) in the text input
+/// form of a column of `kind` (an array of it if `array`); returns whether
+/// it is NULL, or why it does not fit.
+pub(crate) fn convert(
+    raw: &str,
+    kind: &Kind,
+    array: bool,
+    out: &mut String,
+    scratch: &mut String,
+) -> Result<bool, String> {
+    if raw == "null" {
+        return Ok(true);
+    }
+    if array {
+        return convert_array(raw, kind, out, scratch).map(|()| false);
+    }
+    let is_string = raw.starts_with('"');
+    let not = |what: &str| Err(format!("value {} is not {what}", shown(raw)));
+    let text = if is_string { unquote(raw) } else { Cow::Borrowed(raw) };
+    let number = raw.starts_with(|c: char| c == '-' || c.is_ascii_digit());
+    match kind {
+        Kind::Int { min, max } => match text.trim().parse::<i64>() {
+            Ok(n) if (*min..=*max).contains(&n) => out.push_str(itoa::Buffer::new().format(n)),
+            Ok(_) => return Err(format!("value {} is out of range ({min} to {max})", shown(raw))),
+            Err(_) if number => match text.parse::<f64>() {
+                Ok(x) if x.fract() == 0.0 && x >= *min as f64 && x <= *max as f64 => {
+                    out.push_str(itoa::Buffer::new().format(x as i64))
+                }
+                _ => return not("an integer"),
+            },
+            Err(_) => return not("an integer"),
+        },
+        Kind::Float { .. } | Kind::Numeric { .. } => {
+            let t = text.trim();
+            let special = ["NaN", "Infinity", "-Infinity", "inf", "-inf"].iter().any(|s| t.eq_ignore_ascii_case(s));
+            if !(number || is_string) || (t.parse::<f64>().is_err() && !special) {
+                return not("a number");
+            }
+            if let (Kind::Numeric { precision: Some(p), scale }, false) = (kind, special || t.contains(['e', 'E'])) {
+                let int = t.trim_start_matches(['-', '+']).split('.').next().unwrap_or("");
+                if int.trim_start_matches('0').len() as u32 > p.saturating_sub(*scale) {
+                    return Err(format!("value {} does not fit numeric({p},{scale})", shown(raw)));
+                }
+            }
+            out.push_str(t);
+        }
+        Kind::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" | "t" | "yes" | "y" | "on" | "1" => out.push_str("true"),
+            "false" | "f" | "no" | "n" | "off" | "0" => out.push_str("false"),
+            _ => return not("a boolean"),
+        },
+        Kind::Text { max_chars } => {
+            if let Some(m) = max_chars {
+                let n = text.chars().count();
+                if n > *m as usize {
+                    return Err(format!("value {} has {n} characters, more than the column's {m}", shown(raw)));
+                }
+            }
+            out.push_str(&text);
+        }
+        Kind::Date | Kind::Timestamp | Kind::Timestamptz if number => {
+            // Milliseconds since the epoch, as CrateDB exports timestamps.
+            let ms: i64 =
+                text.parse().map_err(|_| format!("value {} is not a time (milliseconds since 1970)", shown(raw)))?;
+            let t = chrono::DateTime::from_timestamp_millis(ms)
+                .ok_or_else(|| format!("value {} is out of range", shown(raw)))?;
+            let form = match kind {
+                Kind::Date => "%Y-%m-%d",
+                Kind::Timestamp => "%Y-%m-%d %H:%M:%S%.3f",
+                _ => "%Y-%m-%d %H:%M:%S%.3f+00",
+            };
+            use std::fmt::Write as _;
+            let _ = write!(out, "{}", t.format(form));
+        }
+        Kind::Date if !is_date(&text) => return not("a date"),
+        Kind::Timestamp | Kind::Timestamptz if !is_timestamp(&text) => return not("a timestamp"),
+        Kind::Time if !is_time(&text) => return not("a time of day"),
+        Kind::Uuid if uuid::Uuid::parse_str(text.trim()).is_err() => return not("a uuid"),
+        Kind::Inet | Kind::Cidr if !is_inet(&text) => return not("an IP address"),
+        Kind::Json => out.push_str(raw),
+        Kind::GeoPoint | Kind::GeoShape => out.push_str(raw),
+        // Dates, times, uuids, addresses checked above; intervals, bytea and
+        // other types as their text, which the server checks.
+        _ if is_string => out.push_str(&text),
+        _ => out.push_str(raw),
+    }
+    Ok(false)
+}
+
+/// A JSON array as a PostgreSQL array literal `{…}`, elements quoted.
+fn convert_array(raw: &str, kind: &Kind, out: &mut String, scratch: &mut String) -> Result<(), String> {
+    let items: Vec<&RawValue> =
+        serde_json::from_str(raw).map_err(|_| format!("value {} is not an array", shown(raw)))?;
+    out.push('{');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if item.get().starts_with('[') {
+            convert_array(item.get(), kind, out, scratch)?;
+            continue;
+        }
+        scratch.clear();
+        let mut inner = String::new();
+        if convert(item.get(), kind, false, scratch, &mut inner).map_err(|e| format!("element {}: {e}", i + 1))? {
+            out.push_str("NULL");
+            continue;
+        }
+        out.push('"');
+        for c in scratch.chars() {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out.push('"');
+    }
+    out.push('}');
+    Ok(())
+}
+
+fn is_date(s: &str) -> bool {
+    let s = s.trim();
+    matches!(s, "infinity" | "-infinity" | "epoch")
+        || s.get(..10).is_some_and(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").is_ok())
+}
+
+fn is_time(s: &str) -> bool {
+    let s = s.trim();
+    let s = s.split(['+', 'Z']).next().unwrap_or(s);
+    ["%H:%M:%S%.f", "%H:%M"].iter().any(|f| chrono::NaiveTime::parse_from_str(s, f).is_ok())
+}
+
+fn is_timestamp(s: &str) -> bool {
+    let s = s.trim();
+    if matches!(s, "infinity" | "-infinity" | "epoch") || chrono::DateTime::parse_from_rfc3339(s).is_ok() {
+        return true;
+    }
+    // PostgreSQL's own forms: a space or T, a fraction, an offset like +00 or +05:30.
+    let Some((date, rest)) = s.split_at_checked(10) else { return false };
+    if !is_date(date) {
+        return false;
+    }
+    let rest = rest.trim_start_matches([' ', 'T']);
+    let time = rest.split(['+', 'Z', ' ']).next().unwrap_or(rest);
+    let time = match time.rsplit_once('-') {
+        Some((t, _)) if t.contains(':') => t,
+        _ => time,
+    };
+    rest.is_empty() || is_time(time)
+}
+
+fn is_inet(s: &str) -> bool {
+    let s = s.trim();
+    let (addr, prefix) = match s.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (s, None),
+    };
+    match addr.parse::<std::net::IpAddr>() {
+        Ok(ip) => prefix.is_none_or(|p| p.parse::<u8>().is_ok_and(|p| p <= if ip.is_ipv4() { 32 } else { 128 })),
+        Err(_) => false,
+    }
+}
+
+/// Where the rows come from: files in order (`-` is stdin), each plain or
+/// gzip, opened up front so a missing file is refused before anything runs.
+pub struct Input {
+    pending: VecDeque<(String, Box<dyn BufRead + Send>)>,
+    current: Option<(String, Box<dyn BufRead + Send>)>,
+    all: Vec<String>,
+}
+
+impl Input {
+    /// Opens `files` (none: stdin).
+    pub fn open(files: &[String]) -> Result<Input> {
+        let files: Vec<String> = if files.is_empty() { vec!["-".into()] } else { files.to_vec() };
+        let mut pending = VecDeque::new();
+        for f in &files {
+            let raw: Box<dyn Read + Send> = if f == "-" {
+                Box::new(std::io::stdin())
+            } else {
+                Box::new(File::open(f).map_err(|e| {
+                    usage(format!("{f}: cannot open it: {e}; give a readable JSON file, or - for stdin"))
+                })?)
+            };
+            let name = if f == "-" { "stdin".to_string() } else { f.clone() };
+            let reader =
+                gunzip_if_gzip(BufReader::with_capacity(1 << 16, raw)).with_context(|| format!("reading {name}"))?;
+            pending.push_back((name, reader));
+        }
+        let all = pending.iter().map(|(n, _)| n.clone()).collect();
+        Ok(Input { pending, current: None, all })
+    }
+
+    /// Input from memory (tests).
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Input> {
+        let reader = gunzip_if_gzip(BufReader::new(std::io::Cursor::new(bytes)))?;
+        Ok(Input { pending: VecDeque::from([(name.to_string(), reader)]), current: None, all: vec![name.to_string()] })
+    }
+
+    fn names(&self) -> String {
+        self.all.join(", ")
+    }
+
+    fn current_name(&self) -> &str {
+        self.current.as_ref().map_or("input", |(n, _)| n.as_str())
+    }
+
+    /// Reads the next line into `buf` (appending); false at the end of the
+    /// current file. Moves on to the next file only through [`Input::advance`].
+    fn read_line(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
+        let Some((name, r)) = &mut self.current else { return Ok(false) };
+        let n = r.read_until(b'\n', buf).with_context(|| format!("reading {name}"))?;
+        Ok(n > 0)
+    }
+
+    /// Opens the next file; false when there is none.
+    fn advance(&mut self) -> bool {
+        self.current = self.pending.pop_front();
+        self.current.is_some()
+    }
+}
+
+/// Wraps gzip input in a decoder, recognised by the magic bytes 1f 8b.
+fn gunzip_if_gzip<R: BufRead + Send + 'static>(mut r: R) -> std::io::Result<Box<dyn BufRead + Send>> {
+    let head = r.fill_buf()?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Ok(Box::new(BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(r))))
+    } else {
+        Ok(Box::new(r))
+    }
+}
+
+/// What reading a line gave.
+enum More {
+    Line,
+    NotUtf8(String),
+    End,
+}
+
+/// What the reader found next.
+enum Item {
+    /// A value, now [`Reader::current`], starting on `line`.
+    Row { line: u64 },
+    /// Text that is not JSON, up to the end of its line.
+    Bad { line: u64, text: String, error: String },
+}
+
+/// Splits the input into JSON values, counting lines. The text of the
+/// current value stays in `buf` until the next call.
+struct Reader {
+    input: Input,
+    buf: String,
+    bytes: Vec<u8>,
+    /// Start of unread text in `buf`.
+    pos: usize,
+    /// The value last returned: `buf[value.0..value.1]`.
+    value: (usize, usize),
+    /// Line number of `buf[pos]` in the current file.
+    line: u64,
+    /// Inside a top-level array.
+    in_array: bool,
+    /// A value found by [`Reader::peek`], not yet returned.
+    peeked: Option<Item>,
+    started: bool,
+}
+
+impl Reader {
+    fn new(input: Input) -> Reader {
+        Reader {
+            input,
+            buf: String::new(),
+            bytes: Vec::new(),
+            pos: 0,
+            value: (0, 0),
+            line: 1,
+            in_array: false,
+            peeked: None,
+            started: false,
+        }
+    }
+
+    fn current(&self) -> &str {
+        &self.buf[self.value.0..self.value.1]
+    }
+
+    /// A line that is not UTF-8, as a bad row.
+    fn not_utf8(&mut self, text: String) -> Item {
+        let line = self.line;
+        self.line += 1;
+        Item::Bad { line, text, error: "not valid UTF-8".into() }
+    }
+
+    /// The first value's text without consuming it; `None` for an empty input.
+    fn peek(&mut self) -> Result<Option<&str>> {
+        if self.peeked.is_none() {
+            match self.next()? {
+                None => return Ok(None),
+                Some(item) => self.peeked = Some(item),
+            }
+        }
+        Ok(match &self.peeked {
+            Some(Item::Row { .. }) => Some(self.current()),
+            _ => Some(""),
+        })
+    }
+
+    /// Appends the next line of the current file to `buf`.
+    fn more(&mut self) -> Result<More> {
+        self.bytes.clear();
+        if !self.input.read_line(&mut self.bytes)? {
+            return Ok(More::End);
+        }
+        Ok(match std::str::from_utf8(&self.bytes) {
+            Ok(s) => {
+                self.buf.push_str(s);
+                More::Line
+            }
+            Err(_) => More::NotUtf8(String::from_utf8_lossy(&self.bytes).into_owned()),
+        })
+    }
+
+    fn next(&mut self) -> Result<Option<Item>> {
+        if let Some(item) = self.peeked.take() {
+            return Ok(Some(item));
+        }
+        if !self.started {
+            self.started = true;
+            if !self.input.advance() {
+                return Ok(None);
+            }
+        }
+        loop {
+            // Skip blanks (and an array's commas and brackets), counting lines.
+            let rest = &self.buf[self.pos..];
+            let skip = rest
+                .find(|c: char| !(c.is_whitespace() || (self.in_array && (c == ',' || c == ']'))))
+                .unwrap_or(rest.len());
+            let skipped = &rest[..skip];
+            self.line += skipped.matches('\n').count() as u64;
+            if self.in_array && skipped.contains(']') {
+                self.in_array = false;
+            }
+            self.pos += skip;
+            if self.pos == self.buf.len() {
+                self.buf.clear();
+                self.pos = 0;
+                match self.more()? {
+                    More::NotUtf8(text) => return Ok(Some(self.not_utf8(text))),
+                    More::Line => continue,
+                    More::End => {
+                        if !self.input.advance() {
+                            return Ok(None);
+                        }
+                        self.line = 1;
+                        self.in_array = false;
+                        continue;
+                    }
+                }
+            }
+            if !self.in_array && self.buf[self.pos..].starts_with('[') {
+                self.in_array = true;
+                self.pos += 1;
+                continue;
+            }
+            let mut values = serde_json::Deserializer::from_str(&self.buf[self.pos..]).into_iter::<&RawValue>();
+            match values.next() {
+                Some(Ok(_)) => {
+                    let end = self.pos + values.byte_offset();
+                    let line = self.line;
+                    self.line += self.buf[self.pos..end].matches('\n').count() as u64;
+                    self.value = (self.pos, end);
+                    self.pos = end;
+                    return Ok(Some(Item::Row { line }));
+                }
+                Some(Err(e)) if e.is_eof() => {
+                    // A value spanning lines: read on (a new line keeps `buf`, so
+                    // positions stay valid).
+                    match self.more()? {
+                        More::Line => continue,
+                        More::NotUtf8(text) => {
+                            self.pos = self.buf.len();
+                            return Ok(Some(self.not_utf8(text)));
+                        }
+                        More::End => {
+                            let text = self.buf[self.pos..].to_string();
+                            let line = self.line;
+                            self.pos = self.buf.len();
+                            return Ok(Some(Item::Bad {
+                                line,
+                                text,
+                                error: "the input ends inside this value".into(),
+                            }));
+                        }
+                    }
+                }
+                None => unreachable!("text that is not blank is a value or an error"),
+                Some(Err(e)) => {
+                    // Malformed: give up the rest of this line, resume on the next.
+                    let rest = &self.buf[self.pos..];
+                    let end = rest.find('\n').map_or(rest.len(), |i| i + 1);
+                    let (line, text) = (self.line, rest[..end].to_string());
+                    self.pos += end;
+                    self.line += 1;
+                    return Ok(Some(Item::Bad { line, text, error: serde_message(&e) }));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+    use crate::dialect::TableName;
+    use crate::model::ModelSpec;
+
+    fn to_text(raw: &str, kind: Kind, array: bool) -> Result<Option<String>, String> {
+        let mut out = String::new();
+        let null = convert(raw, &kind, array, &mut out, &mut String::new())?;
+        Ok((!null).then_some(out))
+    }
+
+    #[test]
+    fn values_become_the_text_form_of_their_column() {
+        let int4 = || Kind::from_pg("int4", -1);
+        assert_eq!(to_text("42", int4(), false), Ok(Some("42".into())));
+        assert_eq!(to_text("\"7\"", int4(), false), Ok(Some("7".into())));
+        assert_eq!(to_text("1e3", int4(), false), Ok(Some("1000".into())));
+        assert_eq!(to_text("null", int4(), false), Ok(None));
+        assert_eq!(to_text("\"abc\"", int4(), false), Err("value \"abc\" is not an integer".into()));
+        assert!(to_text("40000", Kind::from_pg("int2", -1), false).unwrap_err().contains("out of range"));
+        assert!(to_text("1.5", int4(), false).is_err());
+        assert_eq!(to_text("2.5e1", Kind::Float { bits: 64 }, false), Ok(Some("2.5e1".into())));
+        assert!(to_text("true", Kind::Float { bits: 64 }, false).is_err());
+        let money = Kind::Numeric { precision: Some(6), scale: 2 };
+        assert_eq!(to_text("1234.5", money.clone(), false), Ok(Some("1234.5".into())));
+        assert!(to_text("12345.5", money, false).unwrap_err().contains("numeric(6,2)"));
+        assert_eq!(to_text("\"t\"", Kind::Bool, false), Ok(Some("true".into())));
+        assert!(to_text("\"maybe\"", Kind::Bool, false).is_err());
+        let v5 = Kind::Text { max_chars: Some(5) };
+        assert_eq!(to_text(r#""a\"b""#, v5.clone(), false), Ok(Some("a\"b".into())));
+        assert!(to_text("\"abcdef\"", v5, false).unwrap_err().contains("6 characters"));
+        assert_eq!(to_text("{\"a\": [1]}", Kind::Json, false), Ok(Some("{\"a\": [1]}".into())));
+        assert_eq!(to_text("\"x\"", Kind::Json, false), Ok(Some("\"x\"".into())));
+        for ok in ["\"2024-01-02 03:04:05.678+00\"", "\"2024-01-02T03:04:05Z\"", "\"2024-01-02\"", "\"infinity\""] {
+            assert!(to_text(ok, Kind::Timestamptz, false).is_ok(), "{ok}");
+        }
+        assert_eq!(to_text("0", Kind::Timestamptz, false), Ok(Some("1970-01-01 00:00:00.000+00".into())));
+        assert!(to_text("\"yesterday-ish\"", Kind::Timestamptz, false).unwrap_err().contains("not a timestamp"));
+        assert!(to_text("\"2024-02-30\"", Kind::Date, false).is_err());
+        assert!(to_text("\"25:00\"", Kind::Time, false).is_err());
+        assert!(to_text("\"not-a-uuid\"", Kind::Uuid, false).unwrap_err().contains("uuid"));
+        assert!(to_text("\"10.0.0.1/8\"", Kind::Cidr, false).is_ok());
+        assert!(to_text("\"10.0.0.300\"", Kind::Inet, false).is_err());
+        assert_eq!(
+            to_text(r#"[1, null, "x\"y"]"#, Kind::Text { max_chars: None }, true),
+            Ok(Some(r#"{"1",NULL,"x\"y"}"#.into()))
+        );
+        assert_eq!(to_text("[[1, 2], [3, 4]]", int4(), true), Ok(Some(r#"{{"1","2"},{"3","4"}}"#.into())));
+        assert!(to_text("[1, \"a\"]", int4(), true).unwrap_err().contains("element 2"));
+        assert!(to_text("5", int4(), true).unwrap_err().contains("not an array"));
+    }
+
+    fn column(name: &str, kind: Kind, not_null: bool) -> TableColumn {
+        TableColumn {
+            name: name.into(),
+            type_sql: "t".into(),
+            kind,
+            array: false,
+            not_null,
+            has_default: false,
+            generated: false,
+            unique: false,
+            cast: "\"pg_catalog\".\"text\"".into(),
+        }
+    }
+
+    /// Reads all of `input` with `workers` batches of `batch` rows; returns the
+    /// rows (`a|b`, NULL as `-`), the stats and the rejects file.
+    fn read(input: &[u8], on_error: OnError) -> Result<(Vec<String>, Stats, String)> {
+        let rejects = tempfile::NamedTempFile::new()?;
+        let spec = Spec::new(Input::from_bytes("in.json", input.to_vec())?, on_error, Some(rejects.reopen()?), false);
+        let mut generated = column("g", Kind::Int { min: 0, max: 9 }, false);
+        generated.generated = true;
+        let columns = [
+            column("a", Kind::from_pg("int4", -1), true),
+            column("b", Kind::Text { max_chars: None }, false),
+            generated,
+        ];
+        let ctx = BindContext { table: TableName::parse("t").unwrap(), cratedb: false, rows: None, workers: 2 };
+        let model = ModelSpec::Json(spec.clone()).bind(&columns, &ctx)?;
+        let mut rows = Vec::new();
+        let mut batch = Batch::new(&model.schema());
+        let mut gens = [model.generator(1, 0, 0, u64::MAX), model.generator(1, 1, 0, u64::MAX)];
+        'outer: loop {
+            for g in &mut gens {
+                if !g.next_batch(&mut batch, 2) {
+                    break 'outer;
+                }
+                for i in 0..batch.len {
+                    let v = |c: usize| {
+                        if batch.columns[c].is_null(i) {
+                            "-".to_string()
+                        } else {
+                            batch.columns[c].json(i).to_string()
+                        }
+                    };
+                    rows.push(format!("{}|{}", v(0), v(1)));
+                }
+            }
+        }
+        let stats = spec.input.stats();
+        Ok((rows, stats, std::fs::read_to_string(rejects.path())?))
+    }
+
+    #[test]
+    fn lines_arrays_and_concatenated_objects() {
+        let want = vec!["1|x".to_string(), "2|-".into(), "3|y".into()];
+        let lines = b"{\"a\": 1, \"b\": \"x\"}\n\n{\"a\": 2, \"g\": 5}\n{\"b\": \"y\", \"a\": 3}\n";
+        let array = b"[\n  {\"a\": 1, \"b\": \"x\"},\n  {\"a\": 2},\n  {\"a\": 3, \"b\": \"y\"}\n]\n";
+        let pretty = b"{\n  \"a\": 1,\n  \"b\": \"x\"\n}\n{\n  \"a\": 2\n}{\"a\": 3, \"b\": \"y\"}";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(lines).unwrap();
+        for input in [&lines[..], array, pretty, &gz.finish().unwrap()] {
+            let (rows, stats, _) = read(input, OnError::Abort).unwrap();
+            assert_eq!(rows, want, "{}", String::from_utf8_lossy(input));
+            assert_eq!((stats.rows_read, stats.rejected, stats.abort), (3, 0, None));
+        }
+    }
+
+    #[test]
+    fn bad_rows_are_named_by_line_and_skipped_or_stop_the_reading() {
+        let input =
+            b"{\"a\": 1}\n{\"a\": 2, \"b\": \n{\"a\": \"x\"}\n{\"a\": 4, \"c\": 1}\n{\"b\": \"no a\"}\n{\"a\": 6}\n";
+        let (rows, stats, rejects) = read(input, OnError::Skip).unwrap();
+        assert_eq!(rows, ["1|-", "6|-"]);
+        assert_eq!((stats.rows_read, stats.rejected), (6, 4));
+        let rejects: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<u64> = rejects.iter().map(|r| r["line"].as_u64().unwrap()).collect();
+        assert_eq!(lines, [2, 3, 4, 5]);
+        assert_eq!(rejects[1]["input"], "{\"a\": \"x\"}");
+        assert_eq!(rejects[1]["error"], "column \"a\": value \"x\" is not an integer");
+        assert!(rejects[2]["error"].as_str().unwrap().contains("key \"c\" is not a column"), "{}", rejects[2]);
+        assert!(rejects[3]["error"].as_str().unwrap().contains("NOT NULL"), "{}", rejects[3]);
+
+        let (rows, stats, _) = read(input, OnError::Abort).unwrap();
+        assert_eq!(rows, ["1|-"]);
+        assert_eq!((stats.rows_read, stats.rejected), (2, 1));
+        assert!(stats.abort.as_deref().unwrap().starts_with("in.json:2: "), "{:?}", stats.abort);
+    }
+
+    #[test]
+    fn empty_input_is_refused_before_anything_runs() {
+        let e = read(b"  \n\n", OnError::Abort).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("no rows in input (in.json)"), "{e}");
+    }
+}
