@@ -4,6 +4,7 @@
 //! own table. libtest-mimic gives the usual filtering and summary lines.
 
 mod cli;
+mod data;
 mod engines;
 mod http;
 mod ingest;
@@ -19,7 +20,8 @@ type Test = fn(&Ctx) -> anyhow::Result<()>;
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
-    let tests: Vec<(&str, Test)> = [ingest::tests(), engines::tests(), cli::tests(), queries::tests(), http::tests()].concat();
+    let tests: Vec<(&str, Test)> =
+        [ingest::tests(), engines::tests(), cli::tests(), queries::tests(), http::tests(), data::tests()].concat();
     // Started on the main thread, which outlives every test (see local.rs).
     let server = LocalPostgres::start(&LocalOptions { max_connections: 200, ..Default::default() })
         .expect("starting the test PostgreSQL");

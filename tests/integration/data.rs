@@ -1,0 +1,340 @@
+//! insert-fake-data and insert-json against the real server: every column
+//! type filled with its constraints honoured, the same seed giving the same
+//! content by every method, a round trip through JSON, and bad input named
+//! by file and line.
+
+use std::io::Write as _;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+
+use dbload::cli::{Cli, Command};
+use dbload::report::Report;
+use dbload::Outcome;
+
+use crate::support::{dbload_bin, ensure, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("data::fake_data_fills_every_column_type", fake_data_fills_every_column_type),
+        ("data::fake_data_is_the_same_for_a_seed_by_every_method", fake_data_is_the_same_for_a_seed_by_every_method),
+        ("data::fake_data_refuses_what_it_cannot_do", fake_data_refuses_what_it_cannot_do),
+        ("data::json_round_trip_of_every_column_type", json_round_trip_of_every_column_type),
+        ("data::json_bad_row_aborts_naming_its_line", json_bad_row_aborts_naming_its_line),
+        ("data::json_skip_writes_exactly_the_bad_rows", json_skip_writes_exactly_the_bad_rows),
+        ("data::json_unknown_column_mismatch_and_empty_input", json_unknown_column_mismatch_and_empty_input),
+        ("data::json_gzip_and_arrays", json_gzip_and_arrays),
+        ("data::reports_match_the_schema", reports_match_the_schema),
+    ]
+}
+
+/// A table with every type insert-fake-data fakes, constraints, a generated
+/// column and columns with defaults.
+const ALL_TYPES: &str = "
+    id int PRIMARY KEY, code varchar(5) UNIQUE, small int2, big int8, r real, d double precision,
+    price numeric(6,2), note text, c char(3), flag boolean, day date, t time, ts timestamp,
+    created_at timestamptz, span interval, uid uuid, ip inet, net cidr, doc json, docb jsonb,
+    raw bytea, tags text[], nums int4[], email text NOT NULL, name varchar(12),
+    total int GENERATED ALWAYS AS (id * 2) STORED, serial_no serial, status text DEFAULT 'new'";
+
+/// The table's content as one digest, in id order (without the serial,
+/// which follows the order rows arrived in).
+/// (The alias is not `t`: the table has a column of that name.)
+const CHECKSUM: &str = "SELECT md5(string_agg((to_jsonb(x) - 'serial_no')::text, ',' ORDER BY id)) FROM";
+
+fn create(ctx: &Ctx, table: &str, columns: &str) -> Result<()> {
+    ctx.query(&format!("DROP TABLE IF EXISTS {table}; CREATE TABLE {table} ({columns})"))?;
+    Ok(())
+}
+
+fn parse(args: &str) -> Command {
+    Cli::parse_from(std::iter::once("dbload").chain(args.split_whitespace())).command
+}
+
+/// `dbload insert-fake-data --url URL --quiet ARGS`, in process.
+fn fake(ctx: &Ctx, args: &str) -> Result<Outcome<Report>> {
+    let Command::InsertFakeData(a) = parse(&format!("insert-fake-data --url {} --quiet {args}", ctx.url)) else {
+        unreachable!()
+    };
+    dbload::insert_fake_data(a, &|_| None, &mut Vec::new())
+}
+
+/// `dbload insert-json --url URL --quiet ARGS`, in process.
+fn json(ctx: &Ctx, args: &str) -> Result<Outcome<Report>> {
+    let Command::InsertJson(a) = parse(&format!("insert-json --url {} --quiet {args}", ctx.url)) else {
+        unreachable!()
+    };
+    dbload::insert_json(a, &|_| None, &mut Vec::new())
+}
+
+fn ok(o: &Outcome<Report>, what: &str) -> Result<()> {
+    ensure(o.exit_code == 0, || {
+        format!("{what}: exit {} {:?} {:?}", o.exit_code, o.report.error_classes, o.report.input_error)
+    })
+}
+
+fn fake_data_fills_every_column_type(ctx: &Ctx) -> Result<()> {
+    create(ctx, "fake_all", ALL_TYPES)?;
+    let out = fake(ctx, "--table fake_all --num-records 2000 --concurrency 3 --bulk-size 300")?;
+    ok(&out, "insert-fake-data")?;
+    let r = &out.report;
+    ensure(r.rows == 2000 && r.command == "insert-fake-data", || format!("rows {} command {}", r.rows, r.command))?;
+    ensure(r.setup.method == dbload::encode::Method::CopyCsv, || format!("method {}", r.setup.method))?;
+    // Generated, serial and defaulted columns are left to the database.
+    ensure(r.setup.columns == 25, || format!("{} columns written", r.setup.columns))?;
+    let row = &ctx.query(
+        "SELECT count(*), count(DISTINCT id), count(DISTINCT code), max(length(code)), max(length(name)), \
+         bool_and(total = id * 2), count(serial_no), bool_and(status = 'new'), bool_and(email LIKE '%@%'), \
+         count(DISTINCT flag), bool_and(abs(price) < 10000), count(tags), max(created_at) <= now() FROM fake_all",
+    )?[0];
+    let v = |i: usize| row[i].clone().unwrap_or_default();
+    let want = ["2000", "2000", "2000"];
+    ensure(row[..3].iter().zip(want).all(|(a, b)| a.as_deref() == Some(b)), || format!("counts {row:?}"))?;
+    ensure(v(3).parse::<u32>()? <= 5 && v(4).parse::<u32>()? <= 12, || format!("varchar lengths {row:?}"))?;
+    ensure(v(5) == "t" && v(6) == "2000" && v(7) == "t" && v(8) == "t", || format!("defaults, generated {row:?}"))?;
+    ensure(v(9) == "2" && v(10) == "t" && v(11) == "2000" && v(12) == "t", || format!("values {row:?}"))?;
+    // Ids are exactly 1..=2000, whatever worker wrote them.
+    let ids = ctx.scalar("SELECT min(id)::text || '-' || max(id)::text FROM fake_all")?;
+    ensure(ids == "1-2000", || format!("ids {ids}"))
+}
+
+fn fake_data_is_the_same_for_a_seed_by_every_method(ctx: &Ctx) -> Result<()> {
+    create(ctx, "fake_seeded", ALL_TYPES)?;
+    let mut sums = Vec::new();
+    for method in ["copy-csv", "insert", "unnest", "copy-csv"] {
+        ctx.query("TRUNCATE fake_seeded")?;
+        let out = fake(
+            ctx,
+            &format!("--table fake_seeded --num-records 700 --workers 2 --batch-size 150 --seed 7 --method {method}"),
+        )?;
+        ok(&out, method)?;
+        ensure(out.report.rows == 700, || format!("{method}: {} rows", out.report.rows))?;
+        sums.push((method, ctx.scalar(&format!("{CHECKSUM} fake_seeded x"))?));
+    }
+    ensure(sums.iter().all(|s| s.1 == sums[0].1), || format!("content differs: {sums:?}"))?;
+    // Another batch size, same rows; another seed, other rows.
+    ctx.query("TRUNCATE fake_seeded")?;
+    ok(&fake(ctx, "--table fake_seeded --num-records 700 --workers 2 --batch-size 33 --seed 7")?, "batch 33")?;
+    let again = ctx.scalar(&format!("{CHECKSUM} fake_seeded x"))?;
+    ensure(again == sums[0].1, || "the batch size changed the rows".into())?;
+    ctx.query("TRUNCATE fake_seeded")?;
+    ok(&fake(ctx, "--table fake_seeded --num-records 700 --workers 2 --seed 8")?, "seed 8")?;
+    let other = ctx.scalar(&format!("{CHECKSUM} fake_seeded x"))?;
+    ensure(other != sums[0].1, || "another seed gave the same rows".into())
+}
+
+fn fake_data_refuses_what_it_cannot_do(ctx: &Ctx) -> Result<()> {
+    let refused = |args: &str, culprits: &[&str]| -> Result<()> {
+        let e = fake(ctx, args).map(|o| o.exit_code).expect_err(args);
+        let msg = format!("{e:#}");
+        ensure(dbload::error::exit_code(&e) == 2, || format!("{args}: {msg}"))?;
+        ensure(culprits.iter().all(|c| msg.contains(c)), || format!("{args}: {msg}"))
+    };
+    ctx.query("DROP TABLE IF EXISTS no_such_table")?;
+    refused("--table no_such_table", &["no_such_table", "create it first"])?;
+    create(ctx, "fake_point", "id int, p point")?;
+    refused("--table fake_point", &["\"p\"", "point", "--mapping"])?;
+    create(ctx, "fake_small", "k int2 PRIMARY KEY")?;
+    refused("--table fake_small --num-records 40000", &["\"k\"", "32767"])?;
+    refused("--table fake_small --method copy", &["--method copy", "copy-csv"])?;
+    let dir = tempfile::tempdir()?;
+    let mapping = dir.path().join("map.yml");
+    std::fs::write(&mapping, "id: {int: [1, 5]}\npp: {const: \"(1,2)\"}\n")?;
+    refused(
+        &format!("--table fake_point --mapping {}", mapping.display()),
+        &["map.yml:2:1", "\"pp\"", "did you mean `p`"],
+    )?;
+    // Mapped, the point column is filled.
+    std::fs::write(&mapping, "id: {int: [1, 5]}\np: {const: \"(1,2)\", null_ratio: 0.5}\n")?;
+    let out = fake(ctx, &format!("--table fake_point --num-records 100 --mapping {}", mapping.display()))?;
+    ok(&out, "mapped point")?;
+    let n =
+        ctx.scalar("SELECT count(*) FILTER (WHERE p IS NOT NULL AND p[0] = 1 AND id BETWEEN 1 AND 5) FROM fake_point")?;
+    ensure((20..80).contains(&n.parse::<u32>()?), || format!("{n} of 100 points at null_ratio 0.5"))
+}
+
+/// The table's rows as JSON lines, as an export would give them.
+fn dump(ctx: &Ctx, table: &str, path: &std::path::Path) -> Result<u64> {
+    let rows = ctx.query(&format!("SELECT row_to_json(x)::text FROM {table} x ORDER BY id"))?;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for r in &rows {
+        writeln!(f, "{}", r[0].as_deref().context("row")?)?;
+    }
+    f.flush()?;
+    Ok(rows.len() as u64)
+}
+
+fn json_round_trip_of_every_column_type(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_all", ALL_TYPES)?;
+    ok(&fake(ctx, "--table json_all --num-records 1500 --concurrency 2 --seed 3")?, "fake")?;
+    let want = ctx.scalar(&format!("{CHECKSUM} json_all x"))?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("json_all.json");
+    let lines = dump(ctx, "json_all", &file)?;
+    for method in ["copy-csv", "insert", "unnest"] {
+        ctx.query("TRUNCATE json_all")?;
+        let out = json(
+            ctx,
+            &format!("--table json_all --method {method} --bulk-size 200 --concurrency 3 {}", file.display()),
+        )?;
+        ok(&out, method)?;
+        let r = &out.report;
+        ensure(r.rows == lines && r.rows_read == Some(lines) && r.rejected_rows == Some(0), || {
+            format!("{method}: rows {} read {:?} rejected {:?}", r.rows, r.rows_read, r.rejected_rows)
+        })?;
+        let got = ctx.scalar(&format!("{CHECKSUM} json_all x"))?;
+        ensure(got == want, || format!("{method}: content differs after the round trip"))?;
+    }
+    Ok(())
+}
+
+/// `n` good rows for `json_rows (id int primary key, v text)`, with `bad`
+/// put in place of the rows at the given lines (1-based).
+fn rows_file(dir: &tempfile::TempDir, name: &str, n: u32, bad: &[(u32, &str)]) -> Result<String> {
+    let path = dir.path().join(name);
+    let mut text = String::new();
+    for line in 1..=n {
+        match bad.iter().find(|(l, _)| *l == line) {
+            Some((_, b)) => text.push_str(b),
+            None => text.push_str(&format!("{{\"id\": {line}, \"v\": \"row {line}\"}}")),
+        }
+        text.push('\n');
+    }
+    std::fs::write(&path, text)?;
+    Ok(path.display().to_string())
+}
+
+fn json_bad_row_aborts_naming_its_line(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_abort", "id int PRIMARY KEY, v text")?;
+    let dir = tempfile::tempdir()?;
+    let file = rows_file(&dir, "in.json", 20, &[(7, "{\"id\": 7, \"v\": oops}")])?;
+    let (code, stdout, stderr) = dbload_bin(
+        &["insert-json", "--url", &ctx.url, "--table", "json_abort", "--bulk-size", "3", "--concurrency", "1", &file],
+        &[],
+    );
+    ensure(code == 2, || format!("exit {code}: {stderr}"))?;
+    ensure(stderr.contains(&format!("{file}:7:")) && stderr.contains("6 rows committed"), || stderr.clone())?;
+    ensure(stdout.contains("Input:") && stdout.contains("7 rows read"), || stdout.clone())?;
+    // Rows before the bad one were written, none after it.
+    let n = ctx.scalar("SELECT count(*)::text || ' ' || max(id)::text FROM json_abort")?;
+    ensure(n == "6 6", || format!("table has {n}"))
+}
+
+fn json_skip_writes_exactly_the_bad_rows(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_skip", "id int PRIMARY KEY, v varchar(8)")?;
+    let dir = tempfile::tempdir()?;
+    let bad = [
+        (3, "{\"id\": 3, \"v\": "),
+        (10, "{\"id\": \"ten\"}"),
+        (11, "{\"id\": 11, \"v\": \"far too long\"}"),
+        (40, "{\"id\": 40,"),
+    ];
+    let file = rows_file(&dir, "in.json", 40, &bad)?;
+    let rejects = dir.path().join("rejects.jsonl");
+    let args = format!(
+        "--table json_skip --on-error skip --rejects {} --bulk-size 4 --concurrency 3 {file}",
+        rejects.display()
+    );
+    let out = json(ctx, &args)?;
+    ok(&out, "skip")?;
+    let r = &out.report;
+    ensure(r.rows == 36 && r.rejected_rows == Some(4) && r.rows_read == Some(40) && r.failed_rows == 0, || {
+        format!("rows {} rejected {:?} read {:?} failed {}", r.rows, r.rejected_rows, r.rows_read, r.failed_rows)
+    })?;
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&rejects)?.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let mut got: Vec<(u64, String)> = lines
+        .iter()
+        .map(|l| (l["line"].as_u64().unwrap_or(0), l["input"].as_str().unwrap_or("").to_string()))
+        .collect();
+    got.sort();
+    let want: Vec<(u64, String)> = bad.iter().map(|(l, t)| (*l as u64, t.trim_end().to_string())).collect();
+    ensure(got == want, || format!("rejects {got:?}"))?;
+    ensure(lines.iter().all(|l| l["file"] == file.as_str() && l["error"].is_string()), || format!("{lines:?}"))?;
+    let n = ctx.scalar("SELECT count(*) FROM json_skip")?;
+    ensure(n == "36", || format!("table has {n} rows"))
+}
+
+fn json_unknown_column_mismatch_and_empty_input(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_strict", "id int PRIMARY KEY, \"Name\" text")?;
+    let dir = tempfile::tempdir()?;
+    for (name, text, culprits) in [
+        (
+            "unknown.json",
+            "{\"id\": 1, \"Name\": \"a\"}\n{\"id\": 2, \"name\": \"b\"}\n",
+            &[":2:", "key \"name\" is not a column"][..],
+        ),
+        ("mismatch.json", "{\"id\": \"abc\"}\n", &[":1:", "column \"id\": value \"abc\" is not an integer"][..]),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text)?;
+        let out = json(ctx, &format!("--table json_strict {}", path.display()))?;
+        let e = out.report.input_error.clone().unwrap_or_default();
+        ensure(out.exit_code == 2 && culprits.iter().all(|c| e.contains(c)), || {
+            format!("{name}: exit {} {e}", out.exit_code)
+        })?;
+    }
+    // With --ignore-unknown the unknown key is dropped.
+    let path = dir.path().join("unknown.json");
+    ctx.query("TRUNCATE json_strict")?;
+    ok(&json(ctx, &format!("--table json_strict --ignore-unknown {}", path.display()))?, "--ignore-unknown")?;
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "\n  \n")?;
+    let e =
+        json(ctx, &format!("--table json_strict {}", empty.display())).map(|o| o.exit_code).expect_err("empty input");
+    ensure(dbload::error::exit_code(&e) == 2 && format!("{e:#}").contains("no rows in input"), || format!("{e:#}"))?;
+    ctx.query("DROP TABLE IF EXISTS json_missing")?;
+    let e = json(ctx, &format!("--table json_missing {}", path.display())).map(|o| o.exit_code).expect_err("no table");
+    ensure(format!("{e:#}").contains("json_missing does not exist"), || format!("{e:#}"))
+}
+
+fn json_gzip_and_arrays(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_forms", "id int PRIMARY KEY, v text, at timestamptz DEFAULT now()")?;
+    let dir = tempfile::tempdir()?;
+    // A gzip file whose name does not say so, and a pretty-printed array.
+    let gz = dir.path().join("rows.data");
+    let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz)?, flate2::Compression::fast());
+    for i in 1..=500 {
+        writeln!(enc, "{{\"id\": {i}, \"v\": \"g{i}\"}}")?;
+    }
+    enc.finish()?;
+    let array = dir.path().join("rows.json");
+    let items: Vec<serde_json::Value> =
+        (501..=800).map(|i| serde_json::json!({"id": i, "v": format!("a{i}")})).collect();
+    std::fs::write(&array, serde_json::to_string_pretty(&items)?)?;
+    let out =
+        json(ctx, &format!("--table json_forms --bulk-size 64 --concurrency 4 {} {}", gz.display(), array.display()))?;
+    ok(&out, "gzip + array")?;
+    let got = ctx.scalar("SELECT count(*)::text || ' ' || sum(id)::text || ' ' || count(at) FROM json_forms")?;
+    ensure(got == "800 320400 800", || format!("table has {got}"))
+}
+
+fn reports_match_the_schema(ctx: &Ctx) -> Result<()> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schema/report.schema.json")).context("schema file")?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    create(ctx, "json_report", "id int PRIMARY KEY, v text")?;
+    let dir = tempfile::tempdir()?;
+    let file = rows_file(&dir, "in.json", 50, &[(9, "{\"id\": \"nine\"}")])?;
+    let rejects = dir.path().join("rejects.jsonl");
+    let rejects = rejects.to_str().context("path")?;
+    let fake = ["insert-fake-data", "--url", &ctx.url, "--table", "json_report", "--num-records", "100"];
+    let json =
+        ["insert-json", "--url", &ctx.url, "--table", "json_report", "--on-error", "skip", "--rejects", rejects, &file];
+    for argv in [&fake[..], &json[..]] {
+        ctx.query("TRUNCATE json_report")?;
+        let (code, stdout, stderr) = dbload_bin(&[argv, &["--output", "json"]].concat(), &[]);
+        ensure(code == 0, || format!("{argv:?}: exit {code}: {stderr}"))?;
+        let report: serde_json::Value = serde_json::from_str(&stdout)?;
+        let errors: Vec<String> =
+            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        ensure(errors.is_empty(), || format!("{argv:?}: {errors:#?}"))?;
+        ctx.query("TRUNCATE json_report")?;
+        let (_, text, _) = dbload_bin(argv, &[]);
+        ensure(text.contains("Executing inserts: bulk_size=1000 concurrency=25"), || text.clone())?;
+    }
+    ctx.query("TRUNCATE json_report")?;
+    let (_, text, _) = dbload_bin(&json, &[]);
+    ensure(text.contains("50 rows read: 49 committed, 1 rejected, 0 in failed batches"), || text)
+}
