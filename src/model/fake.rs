@@ -580,7 +580,7 @@ fn base36(mut n: u64) -> String {
 }
 
 /// A PostgreSQL array element, double-quoted with `"` and `\` escaped.
-fn quote_element(s: &str, out: &mut String) {
+pub(crate) fn quote_element(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         if c == '"' || c == '\\' {

@@ -530,19 +530,14 @@ fn convert_array(raw: &str, kind: &Kind, out: &mut String, scratch: &mut String)
             continue;
         }
         scratch.clear();
-        let mut inner = String::new();
-        if convert(item.get(), kind, false, scratch, &mut inner).map_err(|e| format!("element {}: {e}", i + 1))? {
+        // A scalar element needs no scratch of its own (String::new does not allocate).
+        if convert(item.get(), kind, false, scratch, &mut String::new())
+            .map_err(|e| format!("element {}: {e}", i + 1))?
+        {
             out.push_str("NULL");
             continue;
         }
-        out.push('"');
-        for c in scratch.chars() {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push('"');
+        super::fake::quote_element(scratch, out);
     }
     out.push('}');
     Ok(())
