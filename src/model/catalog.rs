@@ -62,7 +62,7 @@ pub struct TableColumn {
     /// Computed by the database (`GENERATED ALWAYS`): never written.
     pub generated: bool,
     /// Must hold distinct values: the column of a primary key or unique
-    /// index chosen to carry its uniqueness (see [`mark_unique`]).
+    /// index chosen to carry its uniqueness (the first of the key that can be).
     pub unique: bool,
     /// The type as quoted SQL without modifiers, for casts (see `model::Column::cast`).
     pub cast: String,

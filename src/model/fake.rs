@@ -152,7 +152,7 @@ pub enum Fake {
     Time {
         unique: bool,
     },
-    /// Within [`SPAN_DAYS`] before the anchor; `tz` adds `+00`.
+    /// Within three years before the anchor; `tz` adds `+00`.
     Timestamp {
         tz: bool,
         unique: bool,
