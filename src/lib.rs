@@ -25,6 +25,7 @@ use cli::{Cli, Command, IngestArgs, OutputFormat};
 use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig, TargetChoice};
 use report::mixed::MixedReport;
 use report::query::QueryReport;
+use report::transfer::TransferReport;
 use report::Report;
 use target::{LocalPostgres, Target};
 
@@ -51,6 +52,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::Http(args) => http(args, &env, out).map(|o| o.exit_code),
         Command::InsertFakeData(args) => insert_fake_data(args, &env, out).map(|o| o.exit_code),
         Command::InsertJson(args) => insert_json(args, &env, out).map(|o| o.exit_code),
+        Command::Export(args) => export(args, &env, out).map(|o| o.exit_code),
+        Command::InsertFromSql(args) => insert_from_sql(args, &env, out).map(|o| o.exit_code),
     }
 }
 
@@ -223,6 +226,41 @@ pub fn http(
     let outcome = with_threads(Some(cfg.threads), async |cancel| run::http::http(&cfg, cancel).await)?;
     let mut report = report::http::HttpReport::new(&cfg, &outcome);
     let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::http::render, out)?;
+    Ok(Outcome { exit_code, report })
+}
+
+/// `dbload export` with an injectable environment.
+pub fn export(
+    args: cli::ExportArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<Outcome<TransferReport>> {
+    let cfg = config::ExportConfig::resolve(args, env)?;
+    let started = Started::new(&cfg.target)?;
+    let target = started.target.clone().expect("export always has a target");
+    let outcome = with_runtime(async |cancel| run::export::export(&cfg, &target, cancel).await)?;
+    let mut report = TransferReport::export(&cfg, &outcome, started.url(), started.throwaway());
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out)?;
+    Ok(Outcome { exit_code, report })
+}
+
+/// `dbload insert-from-sql` with an injectable environment. Without
+/// `--src-url` the query runs on the target.
+pub fn insert_from_sql(
+    args: cli::InsertFromSqlArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<Outcome<TransferReport>> {
+    let cfg = config::FromSqlConfig::resolve(args, env)?;
+    let started = Started::new(&cfg.target)?;
+    let source = cfg.source.as_ref().map(Started::new).transpose()?;
+    let source = source.as_ref().unwrap_or(&started);
+    let (src, dst) = (source.target.clone(), started.target.clone());
+    let (src, dst) = (src.expect("a source is a server"), dst.expect("insert-from-sql always has a target"));
+    let outcome = with_runtime(async |cancel| run::from_sql::insert_from_sql(&cfg, &src, &dst, cancel).await)?;
+    let ends = ((source.url(), source.throwaway()), (started.url(), started.throwaway()));
+    let mut report = TransferReport::from_sql(&cfg, &outcome, ends.0, ends.1);
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out)?;
     Ok(Outcome { exit_code, report })
 }
 

@@ -6,6 +6,7 @@ mod data;
 mod http;
 mod ingest;
 mod query;
+mod transfer;
 
 use std::path::PathBuf;
 
@@ -19,6 +20,8 @@ pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
 pub use query::{ExplainMode, Protocol, QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
+pub use transfer::{ExportArgs, ExportFormat, InsertFromSqlArgs};
+use transfer::{EXPORT_EXAMPLES, INSERT_FROM_SQL_EXAMPLES};
 
 const ABOUT: &str = "Measure how fast SQL databases ingest data and answer queries.";
 
@@ -53,6 +56,12 @@ pub enum Command {
     /// Insert JSON rows (lines, arrays, gzip) into an existing table, measuring it (cr8's insert-json).
     #[command(after_help = INSERT_JSON_EXAMPLES)]
     InsertJson(InsertJsonArgs),
+    /// Export a table or a query to JSON lines or CSV files, one per worker, streamed (gzip optional).
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export(ExportArgs),
+    /// Copy a query's rows from a source server into an existing table, with the target's fastest method.
+    #[command(after_help = INSERT_FROM_SQL_EXAMPLES)]
+    InsertFromSql(InsertFromSqlArgs),
 }
 
 /// Where the load goes.
@@ -173,6 +182,19 @@ mod tests {
     fn ingest_help() {
         // As `dbload ingest --help` prints it, at a fixed width.
         let err = Cli::command().term_width(100).try_get_matches_from(["dbload", "ingest", "--help"]).unwrap_err();
+        insta::assert_snapshot!(err.render().to_string());
+    }
+
+    #[test]
+    fn export_help() {
+        let err = Cli::command().term_width(100).try_get_matches_from(["dbload", "export", "--help"]).unwrap_err();
+        insta::assert_snapshot!(err.render().to_string());
+    }
+
+    #[test]
+    fn insert_from_sql_help() {
+        let argv = ["dbload", "insert-from-sql", "--help"];
+        let err = Cli::command().term_width(100).try_get_matches_from(argv).unwrap_err();
         insta::assert_snapshot!(err.render().to_string());
     }
 }

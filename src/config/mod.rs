@@ -7,6 +7,7 @@ pub mod http;
 pub mod ingest;
 pub mod mixed;
 pub mod query;
+pub mod transfer;
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use crate::target::{LocalOptions, PgTarget};
 pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
 pub use mixed::MixedConfig;
 pub use query::QueryConfig;
+pub use transfer::{ExportConfig, FromSqlConfig};
 
 /// Where the rows go.
 #[derive(Debug)]

@@ -5,6 +5,7 @@
 
 pub mod copy_binary;
 pub mod copy_csv;
+pub mod copy_text;
 pub mod crate_bulk;
 pub mod insert_values;
 pub mod unnest;

@@ -9,6 +9,7 @@ pub mod json;
 pub mod mixed;
 pub mod query;
 pub mod text;
+pub mod transfer;
 
 use std::collections::BTreeMap;
 

@@ -2,6 +2,8 @@
 //! sender task per worker, let them run until a stop condition, merge their
 //! recorders, verify. Every command that writes rows goes through here.
 
+pub mod export;
+pub mod from_sql;
 pub mod http;
 pub mod mixed;
 pub mod pacer;

@@ -4,6 +4,8 @@
 pub mod admin;
 mod conninfo;
 pub mod cratedb_http;
+pub mod export;
+pub mod from_sql;
 pub mod http;
 pub mod local;
 pub mod postgres;

@@ -9,11 +9,11 @@ use std::io::{BufWriter, Write};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use futures_util::SinkExt;
 use hdrhistogram::Histogram;
 use postgres_types::ToSql;
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::{Client, CopyInSink, Statement};
 
 use super::cratedb_http::CrateSink;
 use super::PgTarget;
@@ -220,18 +220,10 @@ impl PgSink {
     async fn try_send(&mut self, p: &mut Payload) -> Result<u64, tokio_postgres::Error> {
         let bytes = p.bytes.split().freeze();
         match &mut self.statements {
-            Statements::Copy(stmt) => {
-                let sink = self.client.copy_in(&*stmt).await?;
-                futures_util::pin_mut!(sink);
-                sink.send(bytes).await?;
-                sink.finish().await
-            }
+            Statements::Copy(stmt) => send_copy(self.client.copy_in(&*stmt).await?, bytes).await,
             Statements::CopyUpsert { copy, upsert } => {
                 let tx = self.client.transaction().await?;
-                let sink = tx.copy_in(&*copy).await?;
-                futures_util::pin_mut!(sink);
-                sink.send(bytes).await?;
-                sink.finish().await?;
+                send_copy(tx.copy_in(&*copy).await?, bytes).await?;
                 let n = tx.execute(&*upsert, &[]).await?;
                 tx.commit().await?;
                 Ok(n)
@@ -265,6 +257,14 @@ impl PgSink {
             }
         }
     }
+}
+
+/// Sends one complete COPY payload (header to trailer) through a started
+/// `COPY ... FROM STDIN` and waits for the rows the server counted.
+pub(crate) async fn send_copy(sink: CopyInSink<Bytes>, bytes: Bytes) -> Result<u64, tokio_postgres::Error> {
+    futures_util::pin_mut!(sink);
+    sink.send(bytes).await?;
+    sink.finish().await
 }
 
 /// Classifies a failed operation: by SQLSTATE, or as a lost connection.

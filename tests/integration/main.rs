@@ -10,6 +10,7 @@ mod http;
 mod ingest;
 mod queries;
 mod support;
+mod transfer;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -20,8 +21,16 @@ type Test = fn(&Ctx) -> anyhow::Result<()>;
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
-    let tests: Vec<(&str, Test)> =
-        [ingest::tests(), engines::tests(), cli::tests(), queries::tests(), http::tests(), data::tests()].concat();
+    let tests: Vec<(&str, Test)> = [
+        ingest::tests(),
+        engines::tests(),
+        cli::tests(),
+        queries::tests(),
+        http::tests(),
+        data::tests(),
+        transfer::tests(),
+    ]
+    .concat();
     // Started on the main thread, which outlives every test (see local.rs).
     let server = LocalPostgres::start(&LocalOptions { max_connections: 200, ..Default::default() })
         .expect("starting the test PostgreSQL");

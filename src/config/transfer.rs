@@ -1,0 +1,233 @@
+//! `export` and `insert-from-sql`, resolved and checked once: the source
+//! and target through the same resolution as every other command, names
+//! parsed, limits checked, and what an engine cannot do refused before
+//! anything connects.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{resolve_target, OutputConfig, TargetChoice};
+use crate::cli::{EngineChoice, ExportArgs, ExportFormat, InsertFromSqlArgs, TargetArgs};
+use crate::dialect::TableName;
+use crate::encode::Method;
+use crate::error::usage;
+
+/// Why export refuses CrateDB, and what to use instead.
+pub const CRATEDB_EXPORT: &str = "export streams COPY ... TO STDOUT, which CrateDB does not have: on CrateDB \
+     use its own COPY my_table TO DIRECTORY '/tmp/crate' (JSON lines, one file per shard, on the nodes)";
+/// Why insert-from-sql refuses CrateDB, and what to use instead.
+pub const CRATEDB_FROM_SQL: &str = "insert-from-sql streams binary COPY between PostgreSQL-family servers, \
+     and CrateDB has no COPY over its PostgreSQL protocol: export the query with `dbload export --query ...` \
+     and load the files with `dbload insert-json`";
+
+/// What an export reads.
+#[derive(Debug, Clone)]
+pub enum ExportSource {
+    Table(TableName),
+    Query(String),
+}
+
+#[derive(Debug)]
+pub struct ExportConfig {
+    pub target: TargetChoice,
+    pub source: ExportSource,
+    pub out_dir: PathBuf,
+    /// Files are `{name}_{worker}.{ext}`.
+    pub name: String,
+    pub format: ExportFormat,
+    pub gzip: bool,
+    pub overwrite: bool,
+    pub workers: u32,
+    pub chunk_rows: usize,
+    pub output: OutputConfig,
+}
+
+impl ExportConfig {
+    pub fn resolve(a: ExportArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<ExportConfig> {
+        let source = match (a.table, a.query) {
+            (Some(t), _) => ExportSource::Table(TableName::parse(&t)?),
+            (None, Some(q)) => ExportSource::Query(query(&q, "--query")?),
+            (None, None) => unreachable!("clap requires --table or --query"),
+        };
+        let workers = match (&source, a.workers) {
+            (_, Some(0)) => return Err(usage("--workers 0: need at least 1 worker")),
+            (ExportSource::Query(_), Some(w)) if w > 1 => {
+                return Err(usage(format!(
+                    "--workers {w} with --query: a query's rows are read by one worker (only a table \
+                     splits into block ranges); drop --workers, or export a --table"
+                )))
+            }
+            (ExportSource::Query(_), _) => 1,
+            (ExportSource::Table(_), w) => w.unwrap_or_else(cpus),
+        };
+        if a.chunk_rows == 0 {
+            return Err(usage("--chunk-rows 0: a chunk needs at least 1 row"));
+        }
+        let name = match (a.name, &source) {
+            (Some(n), _) => n,
+            (None, ExportSource::Table(t)) => t.name.clone(),
+            (None, ExportSource::Query(_)) => "query".into(),
+        };
+        if name.is_empty() || name.contains(['/', '\0']) {
+            return Err(usage(format!(
+                "--name {name:?}: file names are NAME_N.{}; give a name without '/'",
+                a.format.extension()
+            )));
+        }
+        let target = resolve_target(&a.target, workers, env)?;
+        if matches!(target, TargetChoice::Crate(_)) {
+            return Err(usage(CRATEDB_EXPORT));
+        }
+        Ok(ExportConfig {
+            target,
+            source,
+            out_dir: a.out,
+            name,
+            format: a.format,
+            gzip: a.gzip,
+            overwrite: a.overwrite,
+            workers,
+            chunk_rows: a.chunk_rows,
+            output: OutputConfig::resolve(a.output)?,
+        })
+    }
+
+    /// The file of `worker`: `my_table_0.json`, as CrateDB's `COPY TO
+    /// DIRECTORY` names them (by table and number), so `my_table_*.json` reads them all.
+    pub fn file_name(&self, worker: u32) -> String {
+        let gz = if self.gzip { ".gz" } else { "" };
+        format!("{}_{worker}.{}{gz}", self.name, self.format.extension())
+    }
+
+    /// Whether `file` is one an export with this name and format writes
+    /// (any worker count, gzipped or not): an earlier export's leftovers.
+    pub fn is_export_file(&self, file: &str) -> bool {
+        let Some(rest) = file.strip_prefix(&format!("{}_", self.name)) else { return false };
+        let ext = self.format.extension();
+        let number = rest.strip_suffix(&format!(".{ext}")).or_else(|| rest.strip_suffix(&format!(".{ext}.gz")));
+        number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+}
+
+#[derive(Debug)]
+pub struct FromSqlConfig {
+    /// `--src-url`; `None`: the query runs on the target.
+    pub source: Option<TargetChoice>,
+    pub target: TargetChoice,
+    pub query: String,
+    pub table: TableName,
+    pub method: Method,
+    pub workers: u32,
+    pub batch_size: usize,
+    pub output: OutputConfig,
+}
+
+impl FromSqlConfig {
+    pub fn resolve(a: InsertFromSqlArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<FromSqlConfig> {
+        let workers = match a.workers {
+            Some(0) => return Err(usage("--workers 0: need at least 1 worker")),
+            Some(w) => w,
+            None => cpus(),
+        };
+        if a.batch_size == 0 {
+            return Err(usage("--batch-size 0: a batch needs at least 1 row"));
+        }
+        let source = a
+            .src_url
+            .map(|url| {
+                let args = TargetArgs { url: Some(url), engine: EngineChoice::Auto, insecure: false, keep: false };
+                resolve_target(&args, 1, env).map_err(|e| usage(format!("--src-url: {e}")))
+            })
+            .transpose()?;
+        let target = resolve_target(&a.target, workers, env)?;
+        if matches!(target, TargetChoice::Crate(_)) || matches!(source, Some(TargetChoice::Crate(_))) {
+            return Err(usage(CRATEDB_FROM_SQL));
+        }
+        Ok(FromSqlConfig {
+            source,
+            target,
+            query: query(&a.query, "--query")?,
+            table: TableName::parse(&a.table)?,
+            method: a.method.method(),
+            workers,
+            batch_size: a.batch_size,
+            output: OutputConfig::resolve(a.output)?,
+        })
+    }
+}
+
+fn cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+/// A query as it can be wrapped in `COPY (...)`: trailing semicolons and
+/// blanks removed.
+fn query(q: &str, option: &str) -> Result<String> {
+    let q = q.trim().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+    if q.is_empty() {
+        return Err(usage(format!("{option}: empty; give a SELECT statement")));
+    }
+    Ok(q.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn export(args: &str) -> Result<ExportConfig> {
+        let url = if args.contains("--url") { "" } else { "--url postgres://u@h/d" };
+        let cli = Cli::try_parse_from(format!("dbload export {url} {args}").split_whitespace())?;
+        let Command::Export(a) = cli.command else { unreachable!("export") };
+        ExportConfig::resolve(a, &|_| None)
+    }
+
+    fn from_sql(args: &str) -> Result<FromSqlConfig> {
+        let argv = format!("dbload insert-from-sql --url postgres://u@h/d --table t {args}");
+        let cli = Cli::try_parse_from(argv.split_whitespace())?;
+        let Command::InsertFromSql(a) = cli.command else { unreachable!("insert-from-sql") };
+        FromSqlConfig::resolve(a, &|_| None)
+    }
+
+    fn refused(r: Result<impl std::fmt::Debug>) -> String {
+        let e = r.unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn export_files_are_named_by_table_and_worker() {
+        let c = export("--table app.MyTable --out /tmp/x --workers 3 --gzip").unwrap();
+        assert_eq!(c.file_name(2), "MyTable_2.json.gz");
+        assert!(c.is_export_file("MyTable_17.json") && c.is_export_file("MyTable_0.json.gz"));
+        assert!(!c.is_export_file("MyTable_x.json") && !c.is_export_file("MyTable_.json"));
+        assert!(!c.is_export_file("MyTable_1.csv") && !c.is_export_file("Other_1.json"));
+        let c = export("--query select.1; --out /tmp/x --format csv").unwrap();
+        assert_eq!((c.file_name(0), c.workers), ("query_0.csv".to_string(), 1));
+        let ExportSource::Query(q) = c.source else { panic!() };
+        assert_eq!(q, "select.1");
+    }
+
+    #[test]
+    fn bad_export_options_name_themselves() {
+        assert!(refused(export("--query x --workers 2 --out /tmp/x")).contains("--workers 2 with --query"));
+        assert!(refused(export("--table t --workers 0 --out /tmp/x")).contains("--workers 0"));
+        assert!(refused(export("--table t --chunk-rows 0 --out /tmp/x")).contains("--chunk-rows"));
+        assert!(refused(export("--table t --name a/b --out /tmp/x")).contains("--name"));
+        assert!(refused(export("--query ; --out /tmp/x")).contains("--query: empty"));
+        let crate_url = "--url cratedb://crate@h:4200 --table t --out /tmp/x";
+        assert!(refused(export(crate_url)).contains("COPY my_table TO DIRECTORY"));
+        assert!(export("--out /tmp/x").is_err(), "--table or --query is required");
+    }
+
+    #[test]
+    fn bad_insert_from_sql_options_name_themselves() {
+        assert!(refused(from_sql("--query x --batch-size 0")).contains("--batch-size 0"));
+        assert!(refused(from_sql("--query x --src-url cratedb://h:4200")).contains("insert-json"));
+        assert!(refused(from_sql("--query x --src-url postgres://h/d?sslmode=bad")).starts_with("--src-url"));
+        let c = from_sql("--query select.1 --bulk-size 7 --concurrency 3").unwrap();
+        assert_eq!((c.batch_size, c.workers, c.source.is_none()), (7, 3, true));
+    }
+}

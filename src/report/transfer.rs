@@ -1,0 +1,318 @@
+//! The report of the commands that move rows which already exist: `export`
+//! (a table or a query into files) and `insert-from-sql` (a query's rows
+//! into a table). Rows and bytes per second, latency per chunk or batch,
+//! errors, files, built from the same pieces as ingest's report. Its JSON
+//! form is `schema/transfer-report.schema.json`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::text::{client_and_verdict, group, runtime_block, target_line};
+use super::{
+    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION,
+};
+use crate::cli::ExportFormat;
+use crate::config::transfer::ExportSource;
+use crate::config::{ExportConfig, FromSqlConfig};
+use crate::dialect::Engine;
+use crate::encode::Method;
+use crate::run::export::ExportOutcome;
+use crate::run::from_sql::FromSqlOutcome;
+use crate::run::Setup;
+use crate::stats::cost::ClientCost;
+use crate::stats::{LatencySummary, Recorder};
+use crate::target::export::ExportedFile;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TransferReport {
+    pub schema_version: u32,
+    pub dbload_version: &'static str,
+    /// `export` or `insert-from-sql`.
+    pub command: &'static str,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// Rows exported to the files, or acknowledged by the target.
+    pub rows: u64,
+    pub rows_per_sec: f64,
+    /// Bytes of rows written to the files before compression (export), or
+    /// of the binary COPY batches the target took (insert-from-sql).
+    pub bytes: u64,
+    /// `bytes` per second, in MB (10^6 bytes).
+    pub mb_per_sec: f64,
+    /// Chunks read (export) or batches written (insert-from-sql): what
+    /// latency is measured on.
+    pub batches: u64,
+    pub batches_per_sec: f64,
+    /// From the first chunk's or batch's start to the last one's end.
+    pub duration_s: f64,
+    pub wall_s: f64,
+    pub errors: u64,
+    pub failed_rows: u64,
+    pub error_classes: Vec<ErrorEntry>,
+    pub latency_ms: Option<LatencySummary>,
+    /// insert-from-sql: how the source query failed mid-stream (the rows
+    /// after that point were not copied).
+    pub source_error: Option<String>,
+    /// export: every file written, with its rows and whether it is complete.
+    pub files: Vec<ExportedFile>,
+    #[serde(flatten)]
+    pub client: ClientReport,
+    pub timeline: Vec<TimelineEntry>,
+    pub setup: TransferSetup,
+}
+
+/// A server the rows came from or went to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Server {
+    /// `throwaway` or `server`.
+    pub target_kind: &'static str,
+    /// The URL with any password redacted.
+    pub target: Option<String>,
+    pub engine: Option<Engine>,
+    pub engine_version: Option<String>,
+    pub server_version: Option<String>,
+}
+
+impl Server {
+    fn of(setup: &Setup, url: Option<String>, throwaway: bool) -> Server {
+        Server {
+            target_kind: if throwaway { "throwaway" } else { "server" },
+            target: url,
+            engine: setup.engine,
+            engine_version: setup.engine_version.clone(),
+            server_version: setup.server_version.clone(),
+        }
+    }
+
+    fn line(&self) -> String {
+        let (engine_version, server_version) = (self.engine_version.as_deref(), self.server_version.as_deref());
+        target_line(self.target_kind, self.target.as_deref(), self.engine, engine_version, server_version)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TransferSetup {
+    /// Where the rows were read.
+    pub source: Server,
+    /// insert-from-sql: where they were written.
+    pub target: Option<Server>,
+    /// The table exported, or written by insert-from-sql.
+    pub table: Option<String>,
+    pub query: Option<String>,
+    /// insert-from-sql: the table's columns filled, in the query's order.
+    pub columns: Vec<String>,
+    pub method: Option<Method>,
+    pub workers: u32,
+    /// Rows per batch (insert-from-sql), or at most per chunk (export).
+    pub batch_size: usize,
+    pub out_dir: Option<String>,
+    pub format: Option<ExportFormat>,
+    pub gzip: bool,
+    /// export of a table: its rows as the planner estimates them
+    /// (`pg_class.reltuples`), the progress bar's total.
+    pub rows_estimate: Option<u64>,
+    /// The settings of the server written to (read from, for export).
+    pub server_settings: BTreeMap<String, String>,
+}
+
+/// What both commands measured, in the same words.
+struct Figures<'a> {
+    command: &'static str,
+    recorder: &'a Recorder,
+    bytes: u64,
+    wall_s: f64,
+    interrupted: bool,
+    /// A failure besides failed operations (an incomplete file, a source error).
+    failed: bool,
+    cost: &'a ClientCost,
+}
+
+impl TransferReport {
+    fn new(f: Figures, source_error: Option<String>, files: Vec<ExportedFile>, setup: TransferSetup) -> Self {
+        let rec = f.recorder;
+        let m = &rec.measured;
+        let duration_s = span_s(m);
+        let errors = m.failed_batches + rec.warmup.failed_batches;
+        TransferReport {
+            schema_version: SCHEMA_VERSION,
+            dbload_version: env!("CARGO_PKG_VERSION"),
+            command: f.command,
+            verdict: Verdict::new(f.interrupted, errors > 0 || f.failed),
+            rows: m.rows,
+            rows_per_sec: per_sec(m.rows, duration_s),
+            bytes: f.bytes,
+            mb_per_sec: per_sec(f.bytes, duration_s) / 1e6,
+            batches: m.batches,
+            batches_per_sec: per_sec(m.batches, duration_s),
+            duration_s,
+            wall_s: f.wall_s,
+            errors,
+            failed_rows: m.failed_rows + rec.warmup.failed_rows,
+            error_classes: error_entries(rec),
+            latency_ms: LatencySummary::of(&m.latency),
+            source_error,
+            files,
+            client: ClientReport::from(f.cost),
+            timeline: timeline(rec),
+            setup,
+        }
+    }
+
+    pub fn export(cfg: &ExportConfig, out: &ExportOutcome, url: Option<String>, throwaway: bool) -> TransferReport {
+        let (table, query) = match &cfg.source {
+            ExportSource::Table(t) => (Some(t.to_string()), None),
+            ExportSource::Query(q) => (None, Some(q.clone())),
+        };
+        let figures = Figures {
+            command: "export",
+            recorder: &out.recorder,
+            bytes: out.files.iter().map(|f| f.bytes).sum(),
+            wall_s: out.wall.as_secs_f64(),
+            interrupted: out.interrupted,
+            failed: out.files.iter().any(|f| !f.complete),
+            cost: &out.cost,
+        };
+        let setup = TransferSetup {
+            source: Server::of(&out.setup, url, throwaway),
+            target: None,
+            table,
+            query,
+            columns: Vec::new(),
+            method: None,
+            workers: cfg.workers,
+            batch_size: cfg.chunk_rows,
+            out_dir: Some(cfg.out_dir.display().to_string()),
+            format: Some(cfg.format),
+            gzip: cfg.gzip,
+            rows_estimate: out.rows_estimate,
+            server_settings: out.setup.server_settings.iter().cloned().collect(),
+        };
+        TransferReport::new(figures, None, out.files.clone(), setup)
+    }
+
+    /// `source`, `target`: each server's redacted URL and whether dbload started it.
+    pub fn from_sql(
+        cfg: &FromSqlConfig,
+        out: &FromSqlOutcome,
+        source: (Option<String>, bool),
+        target: (Option<String>, bool),
+    ) -> TransferReport {
+        let figures = Figures {
+            command: "insert-from-sql",
+            recorder: &out.recorder,
+            bytes: out.bytes,
+            wall_s: out.wall.as_secs_f64(),
+            interrupted: out.interrupted,
+            failed: out.source_error.is_some(),
+            cost: &out.cost,
+        };
+        let setup = TransferSetup {
+            source: Server::of(&out.source, source.0, source.1),
+            target: Some(Server::of(&out.setup, target.0, target.1)),
+            table: Some(cfg.table.to_string()),
+            query: Some(cfg.query.clone()),
+            columns: out.columns.clone(),
+            method: out.setup.method,
+            workers: cfg.workers,
+            batch_size: cfg.batch_size,
+            out_dir: None,
+            format: None,
+            gzip: false,
+            rows_estimate: None,
+            server_settings: out.setup.server_settings.iter().cloned().collect(),
+        };
+        TransferReport::new(figures, out.source_error.clone(), Vec::new(), setup)
+    }
+}
+
+/// `12.3 MB`.
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+pub fn render(r: &TransferReport) -> String {
+    let mut out = String::new();
+    let s = &r.setup;
+    if r.verdict.status == Status::Interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
+    }
+    let what = match (&s.table, &s.query) {
+        (Some(t), _) if r.command == "export" => t.clone(),
+        (_, Some(q)) if r.command == "export" => format!("query {q}"),
+        (Some(t), _) => t.clone(),
+        _ => "-".into(),
+    };
+    let _ = writeln!(out, "dbload {} {} of {what}", r.dbload_version, r.command);
+    match &s.target {
+        Some(t) => {
+            let _ = writeln!(out, "Source:     {}", s.source.line());
+            let _ = writeln!(out, "Query:      {}", s.query.as_deref().unwrap_or("-"));
+            let _ = writeln!(out, "Target:     {}", t.line());
+            let _ = writeln!(
+                out,
+                "Setup:      method {}, batch {}, {} worker{}, columns {}",
+                s.method.map_or("-".into(), |m| m.to_string()),
+                group(s.batch_size as u64),
+                s.workers,
+                if s.workers == 1 { "" } else { "s" },
+                s.columns.join(", ")
+            );
+        }
+        None => {
+            let _ = writeln!(out, "Source:     {}", s.source.line());
+            let format = match s.format {
+                Some(ExportFormat::Csv) => "CSV",
+                _ => "JSON lines",
+            };
+            let estimate = s.rows_estimate.map_or(String::new(), |n| format!(", ~{} rows estimated", group(n)));
+            let _ = writeln!(
+                out,
+                "Setup:      {format}{}, {} worker{}, chunks of up to {} rows{estimate}",
+                if s.gzip { " gzip" } else { "" },
+                s.workers,
+                if s.workers == 1 { "" } else { "s" },
+                group(s.batch_size as u64),
+            );
+        }
+    }
+    for f in &r.files {
+        let partial = if f.complete { "" } else { "  PARTIAL" };
+        let size = if s.gzip { format!(", {} on disk", mb(f.file_bytes)) } else { String::new() };
+        let _ =
+            writeln!(out, "File:       {}: {} rows, {}{size}{partial}", f.path.display(), group(f.rows), mb(f.bytes));
+    }
+    out.push('\n');
+    let verb = if r.command == "export" { "Exported" } else { "Copied" };
+    let _ = writeln!(
+        out,
+        "{verb} {} rows ({}) in {:.2} s: {} rows/s, {:.1} MB/s",
+        group(r.rows),
+        mb(r.bytes),
+        r.duration_s,
+        group(r.rows_per_sec as u64),
+        r.mb_per_sec
+    );
+    let unit = if r.command == "export" { "Chunks:    " } else { "Batches:   " };
+    let _ = writeln!(
+        out,
+        "{unit} {} ok, {} failed ({} rows not written), {:.1}/s",
+        group(r.batches),
+        group(r.errors),
+        group(r.failed_rows),
+        r.batches_per_sec
+    );
+    for e in &r.error_classes {
+        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
+    }
+    if let Some(e) = &r.source_error {
+        let _ = writeln!(out, "Source:     FAILED mid-stream, the rows after it were not copied: {e}");
+    }
+    if let Some(l) = &r.latency_ms {
+        let title = if r.command == "export" { "Runtime (in ms) per chunk:" } else { "Runtime (in ms) per batch:" };
+        runtime_block(&mut out, title, l);
+    }
+    client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
+    out
+}

@@ -1,0 +1,163 @@
+//! An export run: check what is exported and where, split a table into one
+//! block range per worker, take one snapshot for all of them, then stream
+//! each range into its file through the worker loop, a chunk per operation.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use super::{describe_server, progress::Progress, run_workers, worker, Setup};
+use crate::config::transfer::{ExportSource, CRATEDB_EXPORT};
+use crate::config::{ExportConfig, Warmup};
+use crate::dialect::{literal, Engine, TableName};
+use crate::error::usage;
+use crate::stats::cost::{ClientCost, CostMeter};
+use crate::stats::Recorder;
+use crate::target::export::{self, Chunks, ExportFile, ExportWorker, ExportedFile};
+use crate::target::{Admin, Target};
+
+pub struct ExportOutcome {
+    pub setup: Setup,
+    pub recorder: Recorder,
+    pub wall: Duration,
+    pub interrupted: bool,
+    pub cost: ClientCost,
+    pub files: Vec<ExportedFile>,
+    /// The table's rows as the planner estimates them (`pg_class.reltuples`),
+    /// for the progress bar's ETA; none for a query or a table never analyzed.
+    pub rows_estimate: Option<u64>,
+}
+
+pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
+    let Target::Pg { pg, .. } = target else { return Err(usage(CRATEDB_EXPORT)) };
+    let mut admin = target.admin().await?;
+    let mut setup = Setup::default();
+    let info = describe_server(&mut admin, target, &mut setup).await?;
+    if info.engine == Engine::Cratedb {
+        return Err(usage(CRATEDB_EXPORT));
+    }
+    let Admin::Pg(client) = admin else { unreachable!("a PostgreSQL-protocol target has such an admin connection") };
+    let (selects, rows_estimate) = match &cfg.source {
+        ExportSource::Table(t) => split_table(&client, t, cfg.workers, info.engine, target).await?,
+        ExportSource::Query(q) => {
+            check_query(&client, q).await?;
+            (vec![q.clone()], None)
+        }
+    };
+    prepare_dir(cfg)?;
+    let files = (0..cfg.workers)
+        .map(|w| ExportFile::create(cfg.out_dir.join(cfg.file_name(w)), cfg.gzip))
+        .collect::<Result<Vec<_>>>()?;
+    // One snapshot for every worker: together they read the table as of one moment.
+    let snapshot = match cfg.workers {
+        1 => None,
+        _ => {
+            client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await.context("starting the export")?;
+            let row = client.query_one("SELECT pg_export_snapshot()", &[]).await.context("taking a snapshot")?;
+            Some(row.get::<_, String>(0))
+        }
+    };
+    let opening = selects.iter().zip(files).map(|(select, file)| {
+        let copy = export::copy_statement(select, cfg.format);
+        ExportWorker::open(pg, snapshot.as_deref(), copy, cfg.format, file, cfg.chunk_rows)
+    });
+    let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    if snapshot.is_some() {
+        client.batch_execute("COMMIT").await.context("releasing the exported snapshot")?;
+    }
+
+    let meter = CostMeter::start();
+    let plan = worker::Plan::new(None, None, cfg.workers, Warmup::None, 1, cancel.clone());
+    let progress = Progress::start(plan.live.clone(), rows_estimate, "rows", cfg.output.quiet);
+    let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
+    let (finished, mut recorders) = run_workers(&plan, pairs).await?;
+    let wall = plan.t0.elapsed();
+    let cost = meter.stop();
+    progress.finish().await;
+    let files = finished.into_iter().map(ExportWorker::finish).collect::<Result<Vec<_>>>()?;
+    Ok(ExportOutcome {
+        setup,
+        recorder: recorders.pop().unwrap_or_default(),
+        wall,
+        interrupted: cancel.is_cancelled(),
+        cost,
+        files,
+        rows_estimate,
+    })
+}
+
+/// One SELECT per worker over the table's block ranges, and the planner's
+/// estimate of its rows.
+async fn split_table(
+    client: &tokio_postgres::Client,
+    table: &TableName,
+    workers: u32,
+    engine: Engine,
+    target: &Target,
+) -> Result<(Vec<String>, Option<u64>)> {
+    let row = client.query_opt(export::TABLE_FACTS, &[&table.sql()]).await.context("reading the table's size")?;
+    let Some(row) = row else {
+        return Err(usage(format!("--table {table}: no such table on {}", target.redacted())));
+    };
+    let (relkind, blocks, estimate): (String, i64, Option<i64>) = (row.get(0), row.get(1), row.get(2));
+    if workers > 1 && !export::has_ctid(&relkind) {
+        return Err(usage(format!(
+            "--table {table} is not a table (a view or a foreign table): its rows have no block ranges to split \
+             between workers; use --workers 1"
+        )));
+    }
+    if workers > 1 && engine == Engine::Citus {
+        return Err(usage(format!(
+            "--workers {workers} on Citus: block ranges do not split a distributed table (its rows are on the \
+             workers' shards); use --workers 1, Citus reads the shards in parallel itself"
+        )));
+    }
+    let estimate = estimate.filter(|&n| n > 0).map(|n| n as u64);
+    Ok((export::table_selects(table, blocks.max(0) as u64, workers), estimate))
+}
+
+/// A query that does not parse, or returns no columns, is the user's to fix.
+async fn check_query(client: &tokio_postgres::Client, query: &str) -> Result<()> {
+    match client.prepare(query).await {
+        Ok(s) if s.columns().is_empty() => {
+            Err(usage(format!("--query {}: returns no rows to export; give a SELECT", literal(query))))
+        }
+        Ok(_) => Ok(()),
+        Err(e) => match e.as_db_error() {
+            Some(db) => Err(usage(format!("--query: {} (SQLSTATE {})", db.message(), db.code().code()))),
+            None => Err(e).context("checking --query"),
+        },
+    }
+}
+
+/// Creates `--out` if missing. Files of an earlier export under the same
+/// name are removed with `--overwrite`, else refused: `my_table_*.json`
+/// would read their rows as well.
+fn prepare_dir(cfg: &ExportConfig) -> Result<()> {
+    let dir = &cfg.out_dir;
+    std::fs::create_dir_all(dir).map_err(|e| usage(format!("--out {}: cannot create it: {e}", dir.display())))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| usage(format!("--out {}: cannot read it: {e}", dir.display())))?;
+    let mut old: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| cfg.is_export_file(name))
+        .collect();
+    old.sort();
+    if old.is_empty() {
+        return Ok(());
+    }
+    if !cfg.overwrite {
+        let shown = old.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        let more = if old.len() > 3 { format!(" and {} more", old.len() - 3) } else { String::new() };
+        return Err(usage(format!(
+            "--out {} already holds {shown}{more} from an earlier export: pass --overwrite to replace them, or \
+             choose another --out or --name",
+            dir.display()
+        )));
+    }
+    for name in old {
+        let path = dir.join(&name);
+        std::fs::remove_file(&path).with_context(|| format!("--overwrite: removing {}", path.display()))?;
+    }
+    Ok(())
+}

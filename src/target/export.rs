@@ -1,0 +1,321 @@
+//! Export's side of a PostgreSQL-family server: which rows each worker reads
+//! (disjoint ctid block ranges of a table, which PostgreSQL 14 and later
+//! scan as TID ranges, so each worker reads only its own blocks), the COPY
+//! statement that turns them into JSON or CSV on the server, and the worker
+//! that streams its rows into its file, one chunk per operation.
+//!
+//! Nothing is collected: a chunk (at most `--chunk-rows` rows or
+//! [`CHUNK_BYTES`]) is read from the COPY stream, written to the file, and
+//! its buffer reused; the stream's own backpressure holds the server back
+//! while the file is written.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::pin::Pin;
+
+use anyhow::{Context, Result};
+use flate2::write::GzEncoder;
+use futures_util::StreamExt;
+use tokio_postgres::{Client, CopyOutStream};
+
+use super::sink::classify;
+use super::PgTarget;
+use crate::cli::ExportFormat;
+use crate::dialect::{literal, TableName};
+use crate::encode::copy_text::JsonLines;
+use crate::run::worker::{Executor, Operation, Source};
+use crate::stats::OpError;
+
+/// A chunk ends at this many bytes even before `--chunk-rows` rows.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// The relation's kind, its size in blocks (of its largest child for a
+/// partitioned table or a hypertable, whose parent holds no rows) and the
+/// planner's estimate of its rows (`reltuples`; none before the first
+/// ANALYZE). No row when the table does not exist. `$1`: the quoted name.
+pub const TABLE_FACTS: &str = "\
+SELECT c.relkind::text,
+       greatest(pg_relation_size(c.oid),
+                coalesce((SELECT max(pg_relation_size(i.inhrelid)) FROM pg_inherits i WHERE i.inhparent = c.oid), 0))
+         / current_setting('block_size')::int8,
+       (SELECT sum(greatest(r.reltuples, 0))::int8 FROM pg_class r
+         WHERE r.oid = c.oid OR r.oid IN (SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = c.oid))
+FROM pg_class c WHERE c.oid = to_regclass($1)";
+
+/// Relation kinds whose rows have a ctid: tables, partitioned tables,
+/// materialized views, TOAST tables.
+pub fn has_ctid(relkind: &str) -> bool {
+    matches!(relkind, "r" | "p" | "m" | "t")
+}
+
+/// One SELECT per worker, covering `table` together exactly once: block
+/// ranges split evenly over its `blocks` blocks. The first range has no
+/// lower bound and the last no upper bound, so rows in blocks added since
+/// (or in a child table larger than the estimate) are read too; on a
+/// partitioned table the condition applies to each partition's own blocks.
+pub fn table_selects(table: &TableName, blocks: u64, workers: u32) -> Vec<String> {
+    let n = workers as u64;
+    let bound = |k: u64| (blocks as u128 * k as u128 / n as u128) as u64;
+    (0..n)
+        .map(|k| {
+            let lower = (k > 0).then(|| format!("ctid >= '({},0)'::tid", bound(k)));
+            let upper = (k + 1 < n).then(|| format!("ctid < '({},0)'::tid", bound(k + 1)));
+            let conditions: Vec<String> = lower.into_iter().chain(upper).collect();
+            match conditions.is_empty() {
+                true => format!("SELECT * FROM {}", table.sql()),
+                false => format!("SELECT * FROM {} WHERE {}", table.sql(), conditions.join(" AND ")),
+            }
+        })
+        .collect()
+}
+
+/// The COPY that reads `select`'s rows as `format`: JSON through `to_json`
+/// of each row (ISO timestamps with offset, exact numbers, arrays as arrays,
+/// json and jsonb nested), CSV with a header line.
+pub fn copy_statement(select: &str, format: ExportFormat) -> String {
+    match format {
+        ExportFormat::Json => format!("COPY (SELECT to_json(dbload_row.*) FROM ({select}) dbload_row) TO STDOUT"),
+        ExportFormat::Csv => format!("COPY ({select}) TO STDOUT (FORMAT csv, HEADER)"),
+    }
+}
+
+/// Starts a worker's transaction in the snapshot the export took, so all
+/// workers read the table as of one moment.
+pub fn import_snapshot(snapshot: &str) -> String {
+    format!("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT {}", literal(snapshot))
+}
+
+/// A chunk of decoded rows on its way to a file; its buffer is reused.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    bytes: Vec<u8>,
+    rows: u64,
+    /// The stream ended with this chunk.
+    end: bool,
+}
+
+impl Operation for Chunk {
+    /// Unknown until the chunk is read: the rows come back as acknowledged.
+    fn units(&self) -> u64 {
+        0
+    }
+}
+
+/// A worker's chunks: the same one, again and again, until its stream ends.
+#[derive(Debug)]
+pub struct Chunks(Option<Chunk>);
+
+impl Default for Chunks {
+    fn default() -> Chunks {
+        Chunks(Some(Chunk::default()))
+    }
+}
+
+impl Source for Chunks {
+    type Op = Chunk;
+
+    async fn next(&mut self) -> Option<Chunk> {
+        self.0.take()
+    }
+
+    fn recycle(&mut self, chunk: Chunk) {
+        if !chunk.end {
+            self.0 = Some(chunk);
+        }
+    }
+}
+
+/// A file an export writes, plain or gzip.
+pub struct ExportFile {
+    path: PathBuf,
+    out: FileOut,
+    /// Bytes of rows written (before compression).
+    bytes: u64,
+}
+
+enum FileOut {
+    Plain(BufWriter<File>),
+    Gzip(GzEncoder<BufWriter<File>>),
+}
+
+/// What became of one file.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ExportedFile {
+    pub path: PathBuf,
+    pub rows: u64,
+    /// Bytes of rows, before compression.
+    pub bytes: u64,
+    /// The file's size on disk.
+    pub file_bytes: u64,
+    /// False when the export stopped (Ctrl-C, an error) before its last row.
+    pub complete: bool,
+}
+
+impl ExportFile {
+    /// Creates (or truncates) `path`. gzip at the fastest level: export is
+    /// measured, and level 6 would make the client the bottleneck.
+    pub fn create(path: PathBuf, gzip: bool) -> Result<ExportFile> {
+        let file = File::create(&path).with_context(|| format!("--out: cannot create {}", path.display()))?;
+        let file = BufWriter::with_capacity(1 << 16, file);
+        let out = match gzip {
+            true => FileOut::Gzip(GzEncoder::new(file, flate2::Compression::fast())),
+            false => FileOut::Plain(file),
+        };
+        Ok(ExportFile { path, out, bytes: 0 })
+    }
+
+    /// Writes whole rows. Blocking, so off the runtime's async threads.
+    fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
+        tokio::task::block_in_place(|| match &mut self.out {
+            FileOut::Plain(w) => w.write_all(data),
+            FileOut::Gzip(w) => w.write_all(data),
+        })?;
+        self.bytes += data.len() as u64;
+        Ok(())
+    }
+
+    fn finish(self, rows: u64, complete: bool) -> Result<ExportedFile> {
+        let file = match self.out {
+            FileOut::Plain(w) => w.into_inner().map_err(|e| e.into_error()),
+            FileOut::Gzip(w) => w.finish().and_then(|w| w.into_inner().map_err(|e| e.into_error())),
+        };
+        let written = file.and_then(|f| f.sync_all().and(f.metadata()));
+        let meta = written.with_context(|| format!("writing {}", self.path.display()))?;
+        Ok(ExportedFile { path: self.path, rows, bytes: self.bytes, file_bytes: meta.len(), complete })
+    }
+}
+
+/// How COPY's output becomes file content.
+enum Decode {
+    /// COPY text of one JSON value per row: unescaped into JSON lines.
+    Json(JsonLines),
+    /// CSV as is; the first message is the header line, not a row.
+    Csv { header_pending: bool },
+}
+
+/// One worker of an export: its connection, its COPY, its file.
+pub struct ExportWorker {
+    client: Client,
+    copy: String,
+    /// Started by the first chunk, so the server's work is measured.
+    stream: Option<Pin<Box<CopyOutStream>>>,
+    decode: Decode,
+    file: ExportFile,
+    chunk_rows: u64,
+    rows: u64,
+    ended: bool,
+}
+
+impl ExportWorker {
+    /// Connects and, with `snapshot`, enters the export's snapshot.
+    pub async fn open(
+        pg: &PgTarget,
+        snapshot: Option<&str>,
+        copy: String,
+        format: ExportFormat,
+        file: ExportFile,
+        chunk_rows: usize,
+    ) -> Result<ExportWorker> {
+        let client = pg.connect().await?;
+        if let Some(s) = snapshot {
+            client.batch_execute(&import_snapshot(s)).await.context("joining the export's snapshot")?;
+        }
+        let decode = match format {
+            ExportFormat::Json => Decode::Json(JsonLines::default()),
+            ExportFormat::Csv => Decode::Csv { header_pending: true },
+        };
+        Ok(ExportWorker {
+            client,
+            copy,
+            stream: None,
+            decode,
+            file,
+            chunk_rows: chunk_rows as u64,
+            rows: 0,
+            ended: false,
+        })
+    }
+
+    /// Reads the next chunk and writes it. A broken stream or file ends the
+    /// worker (its file is then incomplete); rows of a chunk cut short by
+    /// an error are not written, so a file holds exactly the rows counted.
+    async fn transfer(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
+        chunk.bytes.clear();
+        chunk.rows = 0;
+        // Whatever broke, this stream cannot go on.
+        let fatal = |e: tokio_postgres::Error, closed: bool| OpError { fatal: true, ..classify(&e, closed) };
+        if self.stream.is_none() {
+            let started = self.client.copy_out(&self.copy).await;
+            self.stream = Some(Box::pin(started.map_err(|e| fatal(e, self.client.is_closed()))?));
+        }
+        let stream = self.stream.as_mut().expect("started above");
+        while chunk.rows < self.chunk_rows && chunk.bytes.len() < CHUNK_BYTES {
+            // The server sends each row in a message of its own (protocol docs, COPY).
+            match stream.next().await {
+                Some(Ok(row)) => match &mut self.decode {
+                    Decode::Json(d) => {
+                        d.decode(&row, &mut chunk.bytes);
+                        chunk.rows += 1;
+                    }
+                    Decode::Csv { header_pending } => {
+                        chunk.bytes.extend_from_slice(&row);
+                        chunk.rows += u64::from(!std::mem::take(header_pending));
+                    }
+                },
+                Some(Err(e)) => return Err(fatal(e, self.client.is_closed())),
+                None => {
+                    self.ended = true;
+                    chunk.end = true;
+                    break;
+                }
+            }
+        }
+        if let Err(e) = self.file.write(&chunk.bytes) {
+            return Err(OpError::fatal("write error", format!("{}: {e}", self.file.path.display())));
+        }
+        self.rows += chunk.rows;
+        Ok(chunk.rows)
+    }
+
+    /// Flushes and closes the file (a gzip file gets its trailer), also
+    /// after Ctrl-C: whatever was written is readable.
+    pub fn finish(self) -> Result<ExportedFile> {
+        self.file.finish(self.rows, self.ended)
+    }
+}
+
+impl Executor<Chunk> for ExportWorker {
+    async fn execute(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
+        self.transfer(chunk).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_ranges_cover_the_table_once() {
+        let t = TableName::parse("app.Events").unwrap();
+        insta::assert_snapshot!(table_selects(&t, 1000, 3).join("\n"), @r#"
+        SELECT * FROM "app"."Events" WHERE ctid < '(333,0)'::tid
+        SELECT * FROM "app"."Events" WHERE ctid >= '(333,0)'::tid AND ctid < '(666,0)'::tid
+        SELECT * FROM "app"."Events" WHERE ctid >= '(666,0)'::tid
+        "#);
+        assert_eq!(table_selects(&t, 5, 1), [r#"SELECT * FROM "app"."Events""#]);
+        // Fewer blocks than workers: empty ranges, still no gap.
+        let s = table_selects(&t, 1, 3);
+        assert!(s[0].ends_with("ctid < '(0,0)'::tid") && s[2].ends_with("ctid >= '(0,0)'::tid"), "{s:?}");
+    }
+
+    #[test]
+    fn copy_statements() {
+        insta::assert_snapshot!(copy_statement("SELECT 1", ExportFormat::Json), @"COPY (SELECT to_json(dbload_row.*) FROM (SELECT 1) dbload_row) TO STDOUT");
+        insta::assert_snapshot!(copy_statement("SELECT 1", ExportFormat::Csv), @"COPY (SELECT 1) TO STDOUT (FORMAT csv, HEADER)");
+        assert_eq!(
+            import_snapshot("0A-1"),
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '0A-1'"
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! `export` and `insert-from-sql` against the real server: every column type
+//! round-trips through the files (JSON and CSV, gzip or not, split across
+//! workers), a large export keeps memory flat, a query's rows land in
+//! another table exactly, and bad input is refused naming the culprit.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use dbload::cli::{Cli, Command as Cmd};
+use dbload::report::transfer::TransferReport;
+use dbload::Outcome;
+
+use crate::support::{dbload_bin, ensure, refused, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("transfer::export_json_round_trips_every_type", export_json_round_trips_every_type),
+        ("transfer::export_gzip_csv_round_trips", export_gzip_csv_round_trips),
+        ("transfer::export_a_query_and_refuse_leftovers", export_a_query_and_refuse_leftovers),
+        ("transfer::large_export_keeps_memory_flat", large_export_keeps_memory_flat),
+        ("transfer::ctrl_c_leaves_flushed_partial_files", ctrl_c_leaves_flushed_partial_files),
+        ("transfer::insert_from_sql_copies_exact_rows", insert_from_sql_copies_exact_rows),
+        ("transfer::insert_from_sql_refuses_what_does_not_fit", insert_from_sql_refuses_what_does_not_fit),
+    ]
+}
+
+/// A table with every kind of value export must carry: text with a
+/// backslash, tab, newline, quote and unicode, numeric beyond float
+/// precision, timestamptz, arrays, json kept as written (raw newline and
+/// tab), jsonb, bytea, NULLs, in a schema-qualified mixed-case name.
+const TYPES: &str = r#"
+DROP SCHEMA IF EXISTS "Xfer" CASCADE;
+CREATE SCHEMA "Xfer";
+CREATE TABLE "Xfer"."Types" (
+  id int8 PRIMARY KEY, t text, v varchar(40), n numeric, f float8, i4 int4, ts timestamptz, d date,
+  iv interval, ok boolean, u uuid, ints int4[], texts text[], jb jsonb, js json, b bytea
+);
+INSERT INTO "Xfer"."Types"
+SELECT g, 'row ' || g || repeat('x', g % 50), 'v' || g, g * 1.000000000000000000001, g / 7.0::float8, g % 1000,
+       '2024-01-01 00:00:00+00'::timestamptz + g * interval '1 minute 1.5 second', date '2024-01-01' + g % 300,
+       g * interval '1 second', g % 2 = 0, md5(g::text)::uuid, ARRAY[g, NULL, -g], ARRAY['a' || g, 'q"b', NULL],
+       jsonb_build_object('k', g, 'arr', jsonb_build_array(1.5, 'x', NULL)), ('{"g": ' || g || '}')::json,
+       decode(md5(g::text), 'hex')
+FROM generate_series(1, 5000) g;
+INSERT INTO "Xfer"."Types" (id, t, n, ts, texts, jb, js, b) VALUES
+  (-1, E'back\\slash\ttab\nnewline "quote" é 😀 \\N', 12345678901234567890.123456789, '1999-12-31 23:59:59.999999+05:30',
+   ARRAY[E'a\\b', E'c\nd', '"'], '{"s": "x\\y\n", "n": null}', E'{\n\t"raw": [1,\n 2]}', '\x00ff5c0a'),
+  (-2, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+"#;
+
+/// The content of rows of [`TYPES`] in `from`, order-independent: a hash
+/// over every row's text form. The `json` column is compared as jsonb: its
+/// value round-trips, but a raw newline in its whitespace becomes a space,
+/// so that each row stays on one line.
+fn content(ctx: &Ctx, from: &str) -> Result<(String, String)> {
+    let row = "(id, t, v, n, f, i4, ts, d, iv, ok, u, ints, texts, jb, js::jsonb, b)::text";
+    let sum = format!("SELECT count(*)::text, md5(string_agg({row}, '|' ORDER BY {row})) FROM {from} r");
+    let row = ctx.query(&sum)?;
+    Ok((row[0][0].clone().unwrap_or_default(), row[0][1].clone().unwrap_or_default()))
+}
+
+fn run(ctx: &Ctx, command: &str, args: &str) -> Result<Outcome<TransferReport>> {
+    let argv = format!("dbload {command} --url {} --quiet {args}", ctx.url);
+    let cli = Cli::try_parse_from(shell_words(&argv))?;
+    let mut out = Vec::new();
+    match cli.command {
+        Cmd::Export(a) => dbload::export(a, &|_| None, &mut out),
+        Cmd::InsertFromSql(a) => dbload::insert_from_sql(a, &|_| None, &mut out),
+        _ => unreachable!("a transfer command"),
+    }
+}
+
+/// Splits on spaces, keeping '...' quoted parts (no escapes) whole.
+fn shell_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for (i, part) in s.split('\'').enumerate() {
+        if i % 2 == 1 {
+            words.push(part.to_string());
+        } else {
+            words.extend(part.split_whitespace().map(str::to_string));
+        }
+    }
+    words
+}
+
+fn export(ctx: &Ctx, args: &str) -> Result<TransferReport> {
+    let out = run(ctx, "export", args)?;
+    let r = out.report;
+    ensure(out.exit_code == 0, || format!("export {args}: exit {} {:?}", out.exit_code, r.error_classes))?;
+    ensure(r.files.iter().all(|f| f.complete), || format!("export {args}: incomplete files {:?}", r.files))?;
+    Ok(r)
+}
+
+/// Every line of the files: each file decompressed if gzip, its rows counted against the report.
+fn read_files(r: &TransferReport) -> Result<String> {
+    let mut all = String::new();
+    for f in &r.files {
+        let raw = std::fs::read(&f.path).with_context(|| f.path.display().to_string())?;
+        let text = match f.path.extension().is_some_and(|e| e == "gz") {
+            true => {
+                let mut s = String::new();
+                flate2::read::GzDecoder::new(&raw[..]).read_to_string(&mut s)?;
+                s
+            }
+            false => String::from_utf8(raw)?,
+        };
+        ensure(text.len() as u64 == f.bytes, || {
+            format!("{}: {} bytes, report says {}", f.path.display(), text.len(), f.bytes)
+        })?;
+        all.push_str(&text);
+    }
+    Ok(all)
+}
+
+/// Loads text into `table` with COPY FROM STDIN `options`.
+fn copy_in(ctx: &Ctx, table: &str, options: &str, data: String) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        let client = dbload::target::PgTarget::from_url(&ctx.url, "test", &|_| None)?.connect().await?;
+        let sink = client.copy_in(&format!("COPY {table} FROM STDIN {options}")).await?;
+        futures_util::pin_mut!(sink);
+        futures_util::SinkExt::send(&mut sink, bytes::Bytes::from(data)).await?;
+        sink.finish().await?;
+        Ok(())
+    })
+}
+
+fn export_json_round_trips_every_type(ctx: &Ctx) -> Result<()> {
+    ctx.query(TYPES)?;
+    let dir = tempfile::tempdir()?;
+    let r = export(ctx, &format!(r#"--table Xfer.Types --workers 3 --chunk-rows 700 --out {}"#, dir.path().display()))?;
+    let names: Vec<String> = r.files.iter().map(|f| f.path.file_name().unwrap().to_string_lossy().into()).collect();
+    ensure(names == ["Types_0.json", "Types_1.json", "Types_2.json"], || format!("{names:?}"))?;
+    ensure(r.rows == 5002 && r.files.iter().map(|f| f.rows).sum::<u64>() == 5002, || format!("{:?}", r.files))?;
+    ensure(r.files.iter().filter(|f| f.rows > 0).count() >= 2, || format!("one worker did it all: {:?}", r.files))?;
+    ensure(r.batches >= 8 && r.latency_ms.is_some(), || format!("{} chunks", r.batches))?;
+    let lines = read_files(&r)?;
+    ensure(lines.lines().count() == 5002, || format!("{} lines", lines.lines().count()))?;
+    let mut special = None;
+    for line in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).with_context(|| line.to_string())?;
+        if v["id"] == -1 {
+            special = Some((v, line));
+        }
+    }
+    let (v, line) = special.context("row -1 is missing")?;
+    // Numbers exactly as the server wrote them (serde_json would round this one).
+    ensure(line.contains(r#""n":12345678901234567890.123456789"#), || line.to_string())?;
+    ensure(v["t"] == "back\\slash\ttab\nnewline \"quote\" é 😀 \\N", || format!("t = {}", v["t"]))?;
+    ensure(v["js"]["raw"] == serde_json::json!([1, 2]) && v["jb"]["s"] == "x\\y\n", || v.to_string())?;
+    ensure(v["texts"] == serde_json::json!(["a\\b", "c\nd", "\""]), || v.to_string())?;
+
+    // Back into a copy of the table, with PostgreSQL's own JSON reading: the same rows.
+    ctx.query(r#"CREATE TABLE "Xfer"."Back" (LIKE "Xfer"."Types")"#)?;
+    let quoted = format!("$dbload${}$dbload$", lines.lines().collect::<Vec<_>>().join(","));
+    ctx.query(&format!(
+        r#"INSERT INTO "Xfer"."Back" SELECT r.* FROM json_array_elements(('[' || {quoted} || ']')::json) e,
+           json_populate_record(NULL::"Xfer"."Back", e) r"#
+    ))?;
+    let (want, got) = (content(ctx, r#""Xfer"."Types""#)?, content(ctx, r#""Xfer"."Back""#)?);
+    ensure(want == got, || format!("round trip: source {want:?}, back {got:?}"))
+}
+
+fn export_gzip_csv_round_trips(ctx: &Ctx) -> Result<()> {
+    ctx.query(&TYPES.replace(r#""Xfer""#, r#""XferCsv""#))?;
+    let dir = tempfile::tempdir()?;
+    let args = format!("--table XferCsv.Types --workers 2 --format csv --gzip --out {}", dir.path().display());
+    let r = export(ctx, &args)?;
+    ensure(r.files.iter().all(|f| f.path.to_string_lossy().ends_with(".csv.gz") && f.file_bytes < f.bytes), || {
+        format!("{:?}", r.files)
+    })?;
+    ctx.query(r#"CREATE TABLE "XferCsv"."Back" (LIKE "XferCsv"."Types")"#)?;
+    for f in &r.files {
+        let one = TransferReport { files: vec![f.clone()], ..r.clone() };
+        copy_in(ctx, r#""XferCsv"."Back""#, "(FORMAT csv, HEADER)", read_files(&one)?)?;
+    }
+    let (want, got) = (content(ctx, r#""XferCsv"."Types""#)?, content(ctx, r#""XferCsv"."Back""#)?);
+    ensure(want == got && want.0 == "5002", || format!("CSV round trip: source {want:?}, back {got:?}"))
+}
+
+fn export_a_query_and_refuse_leftovers(ctx: &Ctx) -> Result<()> {
+    ctx.query(
+        "DROP TABLE IF EXISTS xq; CREATE TABLE xq AS SELECT g AS id, 'n' || g AS name FROM generate_series(1, 999) g",
+    )?;
+    let dir = tempfile::tempdir()?;
+    let d = dir.path().display().to_string();
+    let args = format!("--query 'select id, name from xq where id % 3 = 0;' --name thirds --out {d}");
+    let r = export(ctx, &args)?;
+    ensure(r.rows == 333 && r.files.len() == 1, || format!("{} rows {:?}", r.rows, r.files))?;
+    let lines = read_files(&r)?;
+    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap_or("{}"))?;
+    ensure(first == serde_json::json!({"id": 3, "name": "n3"}), || first.to_string())?;
+    ensure(r.files[0].path.ends_with("thirds_0.json"), || format!("{:?}", r.files[0].path))?;
+    // A second export would mix with the first one's files under a glob: refused, or replaced.
+    refused(&["export", "--url", &ctx.url, "--query", "select 1", "--name", "thirds", "--out", &d], "thirds_0.json")?;
+    export(ctx, &format!("{args} --overwrite"))?;
+    refused(&["export", "--url", &ctx.url, "--table", "no_such_table", "--out", &d], "no_such_table")?;
+    refused(&["export", "--url", &ctx.url, "--query", "selec 1", "--out", &d], "--query")?;
+    refused(&["export", "--url", &ctx.url, "--query", "select 1", "--workers", "2", "--out", &d], "--workers")
+}
+
+fn large_export_keeps_memory_flat(ctx: &Ctx) -> Result<()> {
+    const ROWS: u64 = 1_500_000;
+    ctx.query(&format!(
+        "DROP TABLE IF EXISTS xbig; CREATE UNLOGGED TABLE xbig AS \
+         SELECT g AS id, g * 2 AS v, 'name ' || g AS name FROM generate_series(1, {ROWS}) g; ANALYZE xbig"
+    ))?;
+    let dir = tempfile::tempdir()?;
+    let d = dir.path().display().to_string();
+    let argv = ["export", "--url", &ctx.url, "--table", "xbig", "--workers", "2", "--out", &d, "--output", "json"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout)?;
+    let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/transfer-report.schema.json"))?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    ensure(errors.is_empty(), || format!("{errors:#?}"))?;
+    ensure(report["rows"] == ROWS, || format!("rows {}", report["rows"]))?;
+    let estimate = report["setup"]["rows_estimate"].as_u64().unwrap_or(0);
+    ensure(estimate.abs_diff(ROWS) < ROWS / 10, || format!("estimate {estimate}"))?;
+    let rss = report["client_peak_rss_mib"].as_f64().unwrap_or(f64::MAX);
+    ensure(rss < 64.0, || format!("peak RSS {rss} MiB exporting {ROWS} rows"))?;
+    let mut lines = 0;
+    for f in report["files"].as_array().into_iter().flatten() {
+        let data = std::fs::read(f["path"].as_str().unwrap_or_default())?;
+        lines += data.iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+    ensure(lines == ROWS, || format!("{lines} lines in the files"))?;
+    eprintln!(
+        "large export: {} rows/s, {:.1} MB/s, peak RSS {rss:.1} MiB",
+        report["rows_per_sec"].as_f64().unwrap_or(0.0) as u64,
+        report["mb_per_sec"].as_f64().unwrap_or(0.0)
+    );
+    Ok(())
+}
+
+fn ctrl_c_leaves_flushed_partial_files(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path().display().to_string();
+    // One row per chunk, 0.3 s per row (pg_sleep's argument depends on the
+    // row, so it runs for every row): Ctrl-C lands mid-export.
+    let query = "select g, (select g from pg_sleep(0.3 + 0 * g)) as s from generate_series(1, 20) g";
+    let argv = ["export", "--url", &ctx.url, "--query", query, "--chunk-rows", "1", "--gzip", "--out", &d];
+    let child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(argv.iter().chain(&["--output", "json", "--quiet"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT)?;
+    let out = child.wait_with_output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    ensure(out.status.code() == Some(130), || {
+        format!("exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr))
+    })?;
+    let report: serde_json::Value = serde_json::from_str(&stdout)?;
+    let file = &report["files"][0];
+    let rows = file["rows"].as_u64().unwrap_or(0);
+    ensure(report["status"] == "interrupted" && file["complete"] == false && (1..20).contains(&rows), || {
+        stdout.to_string()
+    })?;
+    // Flushed and closed: the gzip file is whole and holds exactly the rows reported.
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(Path::new(&d).join("query_0.json.gz"))?)
+        .read_to_string(&mut text)?;
+    ensure(text.lines().count() as u64 == rows, || format!("{rows} rows reported, file has {text:?}"))
+}
+
+fn insert_from_sql_copies_exact_rows(ctx: &Ctx) -> Result<()> {
+    ctx.query(&TYPES.replace(r#""Xfer""#, r#""XferSql""#))?;
+    ctx.query(
+        r#"CREATE TABLE "XferSql"."Dst" (LIKE "XferSql"."Types");
+           CREATE TABLE "XferSql"."Some" (extra int DEFAULT 7, t text, "ID" int8)"#,
+    )?;
+    let query = r#"select * from "XferSql"."Types" where id % 3 <> 0"#;
+    let args = format!("--query '{query}' --table XferSql.Dst --workers 2 --batch-size 333 --output json");
+    let out = run(ctx, "insert-from-sql", &args)?;
+    let r = &out.report;
+    ensure(out.exit_code == 0, || format!("exit {} {:?} {:?}", out.exit_code, r.error_classes, r.source_error))?;
+    let want = content(ctx, &format!("({query})"))?;
+    let got = content(ctx, r#""XferSql"."Dst""#)?;
+    ensure(want == got, || format!("query gives {want:?}, table has {got:?}"))?;
+    ensure(r.rows.to_string() == want.0 && r.batches == r.rows.div_ceil(333), || {
+        format!("{} rows in {} batches", r.rows, r.batches)
+    })?;
+    ensure(r.bytes > 0 && r.mb_per_sec > 0.0 && r.errors == 0, || format!("{r:?}"))?;
+    // A subset of columns, in another order, by name (case kept); the rest take their defaults.
+    let args = r#"--query 'select t, id as "ID" from "XferSql"."Types"' --table XferSql.Some --batch-size 1000"#;
+    let out = run(ctx, "insert-from-sql", args)?;
+    ensure(out.exit_code == 0 && out.report.setup.columns == ["t", "ID"], || format!("{:?}", out.report.setup))?;
+    let sums = ctx.query(r#"SELECT count(*), sum(extra), sum("ID") FROM "XferSql"."Some""#)?;
+    let want = ctx.query(r#"SELECT count(*), 7 * count(*), sum(id) FROM "XferSql"."Types""#)?;
+    ensure(sums == want, || format!("{sums:?} != {want:?}"))
+}
+
+fn insert_from_sql_refuses_what_does_not_fit(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP TABLE IF EXISTS xfit; CREATE TABLE xfit (id int8, name text)")?;
+    let base = ["insert-from-sql", "--url", &ctx.url, "--table", "xfit", "--query"];
+    let with = |q: &'static str| [&base[..], &[q]].concat();
+    refused(&with("select 1::int8 as id, 'x' as nom"), "no column nom")?;
+    refused(&with("select 1::int4 as id"), "cast it in the query (id::int8)")?;
+    refused(&with("select nothing from nowhere"), "--query")?;
+    let missing = ["insert-from-sql", "--url", &ctx.url, "--table", "no_such", "--query", "select 1 as id"];
+    refused(&missing, "no_such")?;
+    let count = ctx.scalar("SELECT count(*) FROM xfit")?;
+    ensure(count == "0", || format!("{count} rows written by refused runs"))
+}
