@@ -166,7 +166,22 @@ fn export_json_round_trips_every_type(ctx: &Ctx) -> Result<()> {
            json_populate_record(NULL::"Xfer"."Back", e) r"#
     ))?;
     let (want, got) = (content(ctx, r#""Xfer"."Types""#)?, content(ctx, r#""Xfer"."Back""#)?);
-    ensure(want == got, || format!("round trip: source {want:?}, back {got:?}"))
+    ensure(want == got, || format!("round trip: source {want:?}, back {got:?}"))?;
+
+    // Seed 000's workflow: the files, emptied table, insert-json, the same rows.
+    ctx.query(r#"TRUNCATE "Xfer"."Back""#)?;
+    let files: Vec<String> = r.files.iter().map(|f| f.path.display().to_string()).collect();
+    let argv =
+        format!("dbload insert-json --url {} --quiet --table Xfer.Back --bulk-size 500 {}", ctx.url, files.join(" "));
+    let Cmd::InsertJson(a) =
+        Cli::try_parse_from(argv.split_whitespace().map(str::to_string).collect::<Vec<_>>())?.command
+    else {
+        unreachable!("insert-json")
+    };
+    let out = dbload::insert_json(a, &|_| None, &mut Vec::new())?;
+    ensure(out.exit_code == 0, || format!("insert-json: {:?} {:?}", out.report.input_error, out.report.error_classes))?;
+    let got = content(ctx, r#""Xfer"."Back""#)?;
+    ensure(want == got, || format!("export + insert-json: source {want:?}, back {got:?}"))
 }
 
 fn export_gzip_csv_round_trips(ctx: &Ctx) -> Result<()> {
