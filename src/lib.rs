@@ -74,8 +74,8 @@ impl Started {
             _ => None,
         };
         let target = match (choice, &local) {
-            (_, Some(l)) => Some(Target::Pg { pg: l.target(), engine: Some(dialect::Engine::Postgres) }),
-            (TargetChoice::Remote(t, engine), None) => Some(Target::Pg { pg: (**t).clone(), engine: *engine }),
+            (_, Some(l)) => Some(Target::Pg { pg: Box::new(l.target()), engine: Some(dialect::Engine::Postgres) }),
+            (TargetChoice::Remote(t, engine), None) => Some(Target::Pg { pg: t.clone(), engine: *engine }),
             (TargetChoice::Crate(c), None) => Some(Target::Crate((**c).clone())),
             _ => None,
         };

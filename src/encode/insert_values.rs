@@ -4,7 +4,7 @@
 use bytes::BytesMut;
 use postgres_types::{Format, IsNull, ToSql, Type};
 
-use super::{matches_type, type_mismatch, write_binary};
+use super::{matches_type, write_binary, write_text};
 use crate::model::{Batch, Values};
 
 /// One value of a batch (`row` of `values`) as a bound parameter.
@@ -16,22 +16,26 @@ pub struct Param<'a> {
 
 impl ToSql for Param<'_> {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        if !matches_type(self.values.sql_type(), ty) {
-            return Err(type_mismatch(self.values.sql_type(), ty));
-        }
         if self.values.is_null(self.row) {
             return Ok(IsNull::Yes);
         }
-        write_binary(self.values, self.row, out);
+        match self.encode_format(ty) {
+            Format::Binary => write_binary(self.values, self.row, out),
+            Format::Text => write_text(self.values, self.row, out),
+        }
         Ok(IsNull::No)
     }
 
-    /// Text values go in text format: the server reads them with the
-    /// column's own input function, whatever its type (no cast needed).
-    fn encode_format(&self, _ty: &Type) -> Format {
+    /// Our binary form where the column has our type; else the text form,
+    /// which the server reads with the column's own input function (text
+    /// values always: they are in that form already; other engines' types,
+    /// e.g. CrateDB's bigint ids and json objects), or refuses with a
+    /// message, counted as a failed batch.
+    fn encode_format(&self, ty: &Type) -> Format {
         match self.values {
             Values::Text { .. } => Format::Text,
-            _ => Format::Binary,
+            _ if matches_type(self.values.sql_type(), ty) => Format::Binary,
+            _ => Format::Text,
         }
     }
 
@@ -48,4 +52,23 @@ pub fn params(batch: &Batch, rows: std::ops::Range<usize>) -> impl ExactSizeIter
     let width = batch.columns.len();
     let first = rows.start;
     (0..rows.len() * width).map(move |k| Param { values: &batch.columns[k % width], row: first + k / width })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_column_types_get_the_text_form() {
+        let ts = Values::Timestamptz(vec![1_704_067_200_000_001]);
+        let p = Param { values: &ts, row: 0 };
+        assert!(matches!(p.encode_format(&Type::TIMESTAMPTZ), Format::Binary));
+        let mut out = BytesMut::new();
+        p.to_sql(&Type::TEXT, &mut out).unwrap();
+        assert_eq!(&out[..], b"2024-01-01T00:00:00.000001Z");
+        let f = Values::Float8(vec![0.1]);
+        let mut out = BytesMut::new();
+        Param { values: &f, row: 0 }.to_sql(&Type::NUMERIC, &mut out).unwrap();
+        assert_eq!(&out[..], b"0.1");
+    }
 }

@@ -160,6 +160,22 @@ pub(crate) fn write_binary(values: &Values, i: usize, out: &mut BytesMut) {
     }
 }
 
+/// The text form of row `i` (the type's input syntax), for a server whose
+/// column has another type than ours: it reads the text with that type's
+/// own input function (CrateDB: `bigint` device ids, `json` objects).
+pub(crate) fn write_text(values: &Values, i: usize, out: &mut BytesMut) {
+    match values {
+        Values::Timestamptz(v) => {
+            let t = chrono::DateTime::from_timestamp_micros(v[i]).expect("generated times are in range");
+            out.put_slice(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true).as_bytes());
+        }
+        Values::Oid(v) => out.put_slice(itoa::Buffer::new().format(v[i]).as_bytes()),
+        Values::Int4(v) => out.put_slice(itoa::Buffer::new().format(v[i]).as_bytes()),
+        Values::Float8(v) => out.put_slice(ryu::Buffer::new().format(v[i]).as_bytes()),
+        Values::Jsonb { .. } | Values::Text { .. } => out.put_slice(values.json(i).as_bytes()),
+    }
+}
+
 /// Byte length of [`write_binary`]'s output, for length-prefixed framing.
 pub(crate) fn binary_len(values: &Values, i: usize) -> usize {
     match values {

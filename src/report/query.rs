@@ -7,13 +7,14 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::text::{client_and_verdict, group, runtime_block, target_line};
+use super::text::{client_and_verdict, group, runtime_block, server_duration_line, target_lines};
 use super::{
     error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, TimelineEntry, Verdict, SCHEMA_VERSION,
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, TargetChoice, Warmup};
 use crate::dialect::Engine;
+use crate::run::merge_histograms;
 use crate::run::queries::QueryOutcome;
 use crate::stats::{LatencySummary, Recorder};
 use crate::workload::explain::Explain;
@@ -34,6 +35,9 @@ pub struct QueryReport {
     pub duration_s: f64,
     pub wall_s: f64,
     pub latency_ms: Option<LatencySummary>,
+    /// CrateDB over HTTP: the duration CrateDB reports for each query,
+    /// beside the client's round trip (`latency_ms`).
+    pub server_duration_ms: Option<LatencySummary>,
     pub service_time_ms: Option<LatencySummary>,
     pub schedule_lag_ms: Option<LatencySummary>,
     pub warmup: Option<QueryWarmup>,
@@ -143,6 +147,8 @@ impl QueryReport {
             duration_s,
             wall_s,
             latency_ms: LatencySummary::of(&m.latency),
+            server_duration_ms: merge_histograms(out.phases.iter().filter_map(|p| p.server_duration.as_ref()))
+                .and_then(|h| LatencySummary::of(&h)),
             service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
             schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
             warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
@@ -209,17 +215,8 @@ fn header(out: &mut String, r: &QueryReport) {
         out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
     }
     let _ = writeln!(out, "dbload {} {}", r.dbload_version, r.command);
-    let target = target_line(
-        s.target_kind,
-        s.target.as_deref(),
-        s.engine,
-        s.engine_version.as_deref(),
-        s.server_version.as_deref(),
-    );
-    let _ = writeln!(out, "Target:   {target}");
-    if s.tls_unverified {
-        out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
-    }
+    let engine = (s.engine, s.engine_version.as_deref(), s.server_version.as_deref());
+    target_lines(out, s.target_kind, s.target.as_deref(), engine, s.tls_unverified);
     let pacing = match s.rate_queries_per_sec {
         Some(rate) => format!("open loop at {rate} queries/s"),
         None => "closed loop".into(),
@@ -237,6 +234,7 @@ fn footer(out: &mut String, r: &QueryReport) {
     for e in &r.error_classes {
         let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
     }
+    server_duration_line(out, r.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&r.service_time_ms, &r.schedule_lag_ms) {
         let _ = writeln!(out, "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}", svc.mean, svc.p50, svc.p99);
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);

@@ -35,7 +35,7 @@ pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
 
 /// Where the load went, for the header: the URL, whether dbload started
 /// it, and the engine with its version (`TimescaleDB 2.28.0 on PostgreSQL 15.18`).
-pub(crate) fn target_line(
+fn target_line(
     kind: &str,
     url: Option<&str>,
     engine: Option<Engine>,
@@ -59,6 +59,31 @@ pub(crate) fn target_line(
         ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
         (kind, Some(url)) => format!("{url} ({kind}{engine})"),
         (_, None) => "-".into(),
+    }
+}
+
+/// The header's `Target:` line, and a warning when TLS was not verified.
+pub(crate) fn target_lines(
+    out: &mut String,
+    kind: &str,
+    url: Option<&str>,
+    (engine, engine_version, server_version): (Option<Engine>, Option<&str>, Option<&str>),
+    tls_unverified: bool,
+) {
+    let _ = writeln!(out, "Target:   {}", target_line(kind, url, engine, engine_version, server_version));
+    if tls_unverified {
+        out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
+    }
+}
+
+/// CrateDB's own time per request, beside the client's round trip.
+pub(crate) fn server_duration_line(out: &mut String, d: Option<&LatencySummary>) {
+    if let Some(d) = d {
+        let _ = writeln!(
+            out,
+            "Server-side duration (ms, as CrateDB reports it): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3}",
+            d.mean, d.p50, d.p99, d.max
+        );
     }
 }
 
@@ -102,18 +127,9 @@ pub fn render(r: &Report) -> String {
     if r.verdict.status == Status::Interrupted {
         out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
     }
-    let target = target_line(
-        s.target_kind,
-        s.target.as_deref(),
-        s.engine,
-        s.engine_version.as_deref(),
-        s.server_version.as_deref(),
-    );
     let _ = writeln!(out, "dbload {} {} into {}", r.dbload_version, r.command, s.table);
-    let _ = writeln!(out, "Target:   {target}");
-    if s.tls_unverified {
-        out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
-    }
+    let engine = (s.engine, s.engine_version.as_deref(), s.server_version.as_deref());
+    target_lines(&mut out, s.target_kind, s.target.as_deref(), engine, s.tls_unverified);
     if !s.layout.is_empty() {
         let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(out, "Table:    {}", layout.join(", "));
@@ -193,13 +209,7 @@ pub fn render(r: &Report) -> String {
         };
         runtime_block(&mut out, title, l);
     }
-    if let Some(d) = &r.server_duration_ms {
-        let _ = writeln!(
-            out,
-            "Server-side duration (ms, as CrateDB reports it): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3}",
-            d.mean, d.p50, d.p99, d.max
-        );
-    }
+    server_duration_line(&mut out, r.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&r.service_time_ms, &r.schedule_lag_ms) {
         let _ = writeln!(
             out,

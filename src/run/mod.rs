@@ -131,7 +131,8 @@ pub async fn ingest(
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
     let progress = progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.output.quiet);
     let mut pairs = Vec::with_capacity(sinks.len());
-    for (w, sink) in sinks.into_iter().enumerate() {
+    for (w, mut sink) in sinks.into_iter().enumerate() {
+        sink.plan(plan.t0, cfg.warmup);
         let mut generator = model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
         let (framing, batch_size) = (sink.framing(), cfg.batch_size);
         let pool = (0..producer::POOL).map(|_| Payload::new(&schema)).collect();
@@ -150,15 +151,11 @@ pub async fn ingest(
     let wall = plan.t0.elapsed();
     let cost = meter.stop();
     progress.finish().await;
-    let mut server_duration: Option<Histogram<u64>> = None;
+    let mut durations = Vec::new();
     for sink in finished {
-        if let Some(h) = sink.finish()? {
-            match &mut server_duration {
-                Some(all) => all.add(&h).expect("histograms of one kind auto-resize"),
-                None => server_duration = Some(h),
-            }
-        }
+        durations.extend(sink.finish()?);
     }
+    let server_duration = merge_histograms(durations.iter());
 
     let verify = match (&mut admin, &dialect) {
         (Some(admin), Some(dialect)) if cfg.verify => {
@@ -178,6 +175,15 @@ pub async fn ingest(
         setup.layout = layout(admin, cfg, dialect).await;
     }
     Ok(IngestOutcome { setup, recorder, wall, interrupted: cancel.is_cancelled(), verify, cost, server_duration })
+}
+
+/// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
+pub(crate) fn merge_histograms<'a>(all: impl Iterator<Item = &'a Histogram<u64>>) -> Option<Histogram<u64>> {
+    all.fold(None, |merged, h| {
+        let mut m = merged.unwrap_or_else(crate::stats::recorder::new_histogram);
+        m.add(h).expect("auto-resizing histograms");
+        Some(m)
+    })
 }
 
 /// Runs one worker per (source, executor) pair under `plan`, all starting

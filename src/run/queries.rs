@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, progress::Progress, run_workers, worker, Setup};
+use super::{describe_server, merge_histograms, progress::Progress, run_workers, worker, Setup};
 use crate::config::QueryConfig;
 use crate::model::{rng_for, Purpose};
 use crate::stats::cost::{ClientCost, CostMeter};
@@ -25,6 +26,8 @@ pub struct PhaseOutcome {
     /// `--explain`: the plan of each query, or why there is none.
     pub explains: Vec<Result<Explain, String>>,
     pub wall: Duration,
+    /// CrateDB over HTTP: its own duration of each query, merged over workers.
+    pub server_duration: Option<Histogram<u64>>,
 }
 
 pub struct QueryOutcome {
@@ -74,15 +77,17 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         let pairs = executors
             .into_iter()
             .enumerate()
-            .map(|(w, executor)| {
+            .map(|(w, mut executor)| {
+                executor.plan(plan.t0, cfg.warmup);
                 let rng = rng_for(cfg.seed, w as u32, Purpose::Choice);
                 (Chooser::new(queries.clone(), rng, cfg.per_worker[w]), executor)
             })
             .collect();
-        let (_, recorders) = run_workers(&plan, pairs).await?;
+        let (executors, recorders) = run_workers(&plan, pairs).await?;
+        let server_duration = merge_histograms(executors.iter().filter_map(QueryRunner::server_duration));
         let wall = plan.t0.elapsed();
         progress.finish().await;
-        phases.push(PhaseOutcome { queries: queries.clone(), recorders, explains, wall });
+        phases.push(PhaseOutcome { queries: queries.clone(), recorders, explains, wall, server_duration });
     }
     Ok(QueryOutcome { setup, phases, interrupted: cancel.is_cancelled(), cost: meter.stop() })
 }

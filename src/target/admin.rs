@@ -15,7 +15,7 @@ use crate::error::usage;
 pub enum Target {
     /// A server speaking the PostgreSQL protocol (CrateDB's port 5432 too),
     /// with the engine `--engine` named, if it named one.
-    Pg { pg: PgTarget, engine: Option<Engine> },
+    Pg { pg: Box<PgTarget>, engine: Option<Engine> },
     /// CrateDB's HTTP `_sql` endpoint.
     Crate(CrateTarget),
 }

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use bytes::{Bytes, BytesMut};
@@ -17,6 +18,7 @@ use tokio_postgres::{Client, CopyInSink, Statement};
 
 use super::cratedb_http::CrateSink;
 use super::PgTarget;
+use crate::config::Warmup;
 use crate::dialect::{cratedb, postgres as sql, Engine, TableName};
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
@@ -87,6 +89,14 @@ impl Sink {
         copy_binary::header(&mut header);
         out.write_all(&header).with_context(|| format!("writing {path}"))?;
         Ok(Sink::CopyFile { path, out })
+    }
+
+    /// Tells a CrateDB sink the run's clock and warm-up, so its server-side
+    /// durations leave the warm-up out as the recorder does.
+    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
+        if let Sink::Crate { sink, .. } = self {
+            sink.plan(t0, warmup);
+        }
     }
 
     /// How producers must encode for this sink.

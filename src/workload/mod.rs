@@ -7,9 +7,11 @@ pub mod file;
 pub mod params;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::Result;
 use futures_util::{pin_mut, TryStreamExt};
+use hdrhistogram::Histogram;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
@@ -18,6 +20,7 @@ pub use file::QuerySpec;
 use params::Value;
 
 use crate::cli::Protocol;
+use crate::config::Warmup;
 use crate::run::worker::{Executor, Operation, Source};
 use crate::stats::OpError;
 use crate::target::cratedb_http::CrateQueryExecutor;
@@ -188,6 +191,23 @@ impl QueryRunner {
             Target::Pg { pg, .. } => QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol).await?),
             Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
         })
+    }
+}
+
+impl QueryRunner {
+    /// Tells a CrateDB executor the run's clock and warm-up (for its server-side durations).
+    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
+        if let QueryRunner::Crate(e) = self {
+            e.plan(t0, warmup);
+        }
+    }
+
+    /// CrateDB's own time per query, as it reported it; none over the PostgreSQL protocol.
+    pub fn server_duration(&self) -> Option<&Histogram<u64>> {
+        match self {
+            QueryRunner::Crate(e) => Some(e.server_duration()),
+            QueryRunner::Pg(_) => None,
+        }
     }
 }
 

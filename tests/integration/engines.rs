@@ -185,7 +185,9 @@ fn crate_rows(target: &Target, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
 fn crate_target(url: &str) -> Result<Target> {
     Ok(match url.starts_with("cratedb://") {
         true => Target::Crate(dbload::target::cratedb_http::CrateTarget::parse(url, "test URL", false)?),
-        false => Target::Pg { pg: dbload::target::PgTarget::from_url(url, "test URL", &|_| None)?, engine: None },
+        false => {
+            Target::Pg { pg: Box::new(dbload::target::PgTarget::from_url(url, "test URL", &|_| None)?), engine: None }
+        }
     })
 }
 
