@@ -35,7 +35,7 @@ pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
 
 /// Where the load went, for the header: the URL, whether dbload started
 /// it, and the engine with its version (`TimescaleDB 2.28.0 on PostgreSQL 15.18`).
-fn target_line(
+pub(crate) fn target_line(
     kind: &str,
     url: Option<&str>,
     engine: Option<Engine>,
