@@ -158,11 +158,12 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(out, "Wrote {:>9} metrics per second", r.metrics_per_sec as u64);
         out.push('\n');
     }
+    // Metrics are the time-series models' value columns; a table's rows have none.
+    let metrics = if time_series { format!("{} metrics/s, ", group(r.metrics_per_sec as u64)) } else { String::new() };
     let _ = writeln!(
         out,
-        "Throughput: {} rows/s, {} metrics/s, {:.1} batches/s over {:.2} s",
+        "Throughput: {} rows/s, {metrics}{:.1} batches/s over {:.2} s",
         group(r.rows_per_sec as u64),
-        group(r.metrics_per_sec as u64),
         r.batches_per_sec,
         r.duration_s
     );
