@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use crate::support::{dbload_bin, ensure, entries, private_tmp, refused, Ctx};
+use crate::support::{dbload_bin, ensure, entries, interrupted, private_tmp, refused, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -58,26 +58,14 @@ fn unreachable_target_exits_3(_: &Ctx) -> Result<()> {
 }
 
 fn ctrl_c_prints_a_partial_report_and_exits_130(ctx: &Ctx) -> Result<()> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
-        .args(["ingest", "--url", &ctx.url, "--duration", "60s", "--table", "interrupted", "--drop-table"])
-        .args(["--workers", "2", "--output", "json", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    std::thread::sleep(Duration::from_secs(3));
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT)?;
-    let t = Instant::now();
-    let status = child.wait()?;
-    let mut stdout = String::new();
-    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
-    ensure(t.elapsed() < Duration::from_secs(15), || format!("took {:?} to stop", t.elapsed()))?;
-    ensure(status.code() == Some(130), || format!("exit {status:?}"))?;
-    let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
-    ensure(report["status"] == "interrupted" && report["rows"].as_u64() > Some(0), || stdout.clone())?;
+    let argv = ["ingest", "--url", &ctx.url, "--duration", "60s", "--table", "interrupted", "--drop-table"];
+    let report = interrupted(&[&argv[..], &["--workers", "2", "--output", "json", "--quiet"]].concat(), None, SECS_3)?;
     // Everything counted was acknowledged: the table has at least those rows.
     let count: u64 = ctx.scalar("SELECT count(*) FROM interrupted")?.parse()?;
     ensure(count >= report["rows_total"].as_u64().unwrap_or(u64::MAX), || format!("{count} rows in the table"))
 }
+
+const SECS_3: Duration = Duration::from_secs(3);
 
 fn throwaway_server_is_started_and_removed(_: &Ctx) -> Result<()> {
     // No --url, DATABASE_URL or PGHOST: dbload starts its own server (as the

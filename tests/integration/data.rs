@@ -12,7 +12,7 @@ use dbload::cli::{Cli, Command};
 use dbload::report::Report;
 use dbload::Outcome;
 
-use crate::support::{dbload_bin, ensure, Ctx};
+use crate::support::{dbload_bin, ensure, interrupted, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -26,7 +26,33 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("data::json_unknown_column_mismatch_and_empty_input", json_unknown_column_mismatch_and_empty_input),
         ("data::json_gzip_and_arrays", json_gzip_and_arrays),
         ("data::reports_match_the_schema", reports_match_the_schema),
+        ("data::ctrl_c_stops_both_with_a_partial_report", ctrl_c_stops_both_with_a_partial_report),
     ]
+}
+
+/// Ctrl-C: both commands stop, report what was committed (marked
+/// interrupted) and exit 130; the table holds at least the counted rows.
+fn ctrl_c_stops_both_with_a_partial_report(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP TABLE IF EXISTS cc_data; CREATE TABLE cc_data (id int8 PRIMARY KEY, name text, at timestamptz)")?;
+    let common = ["--url", &ctx.url, "--table", "cc_data", "--output", "json", "--quiet"];
+    let fake = ["insert-fake-data", "--num-records", "100000000", "--concurrency", "2"];
+    let after = std::time::Duration::from_secs(3);
+    let report = interrupted(&[&fake[..], &common[..]].concat(), None, after)?;
+    let count = |ctx: &Ctx| -> Result<u64> { Ok(ctx.scalar("SELECT count(*) FROM cc_data")?.parse()?) };
+    let n = count(ctx)?;
+    ensure(n >= report["rows_total"].as_u64().unwrap_or(u64::MAX), || format!("{n} rows after insert-fake-data"))?;
+    ctx.query("TRUNCATE cc_data")?;
+    // An endless JSON stream on stdin, ids from 1 up, until the pipe closes.
+    let endless: fn(&mut dyn std::io::Write) = |stdin| {
+        for id in 1u64.. {
+            if writeln!(stdin, r#"{{"id": {id}, "name": "n{id}", "at": "2024-01-01T00:00:00Z"}}"#).is_err() {
+                return;
+            }
+        }
+    };
+    let report = interrupted(&[&["insert-json"][..], &common[..]].concat(), Some(endless), after)?;
+    let n = count(ctx)?;
+    ensure(n >= report["rows_total"].as_u64().unwrap_or(u64::MAX), || format!("{n} rows after insert-json"))
 }
 
 /// A table with every type insert-fake-data fakes, constraints, a generated

@@ -1,6 +1,8 @@
 //! Shared helpers: run dbload in process or as a binary, query the server,
 //! recompute what the generators wrote.
 
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result};
 use clap::Parser;
 
@@ -154,6 +156,42 @@ pub fn dbload_bin(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) 
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs the binary with `argv` (its stdin fed by `feed`, if given, until
+/// the pipe closes), sends SIGINT after `after`, and checks that it stops
+/// within 15 s with exit code 130 and a JSON report marked interrupted
+/// that counts some rows; returns that report.
+pub fn interrupted(
+    argv: &[&str],
+    feed: Option<fn(&mut dyn std::io::Write)>,
+    after: Duration,
+) -> Result<serde_json::Value> {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(argv)
+        .stdin(if feed.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let feeder = feed.zip(child.stdin.take()).map(|(feed, mut stdin)| std::thread::spawn(move || feed(&mut stdin)));
+    std::thread::sleep(after);
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT)?;
+    let t = Instant::now();
+    let status = child.wait()?;
+    let mut stdout = String::new();
+    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
+    if let Some(feeder) = feeder {
+        let _ = feeder.join();
+    }
+    ensure(t.elapsed() < Duration::from_secs(15), || format!("took {:?} to stop", t.elapsed()))?;
+    ensure(status.code() == Some(130), || format!("exit {status:?}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
+    ensure(report["status"] == "interrupted" && report["rows"].as_u64() > Some(0), || stdout.clone())?;
+    Ok(report)
 }
 
 /// Runs the binary with `argv` and expects bad usage: exit 2, `culprit`
