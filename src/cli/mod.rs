@@ -20,7 +20,7 @@ pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
 pub use query::{ExplainMode, Protocol, QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
-pub use transfer::{ExportArgs, ExportFormat, InsertFromSqlArgs};
+pub use transfer::{ExportArgs, ExportFormat, FromSqlMethod, InsertFromSqlArgs};
 use transfer::{EXPORT_EXAMPLES, INSERT_FROM_SQL_EXAMPLES};
 
 const ABOUT: &str = "Measure how fast SQL databases ingest data and answer queries.";

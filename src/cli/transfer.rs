@@ -58,7 +58,8 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Table to export (NAME or SCHEMA.NAME, case kept), split across the workers by block ranges.
+    /// Table to export (NAME or SCHEMA.NAME, case kept), split across the workers by block ranges
+    /// (CrateDB: by md5(_id), paged in _id order).
     #[arg(long, value_name = "NAME", help_heading = "Data")]
     pub table: Option<String>,
 
@@ -99,8 +100,9 @@ pub struct ExportArgs {
     pub output: OutputArgs,
 }
 
-/// insert-from-sql's methods: the source's rows are never decoded, so they
-/// travel the way they were read.
+/// insert-from-sql's methods on a PostgreSQL-family target: the source's
+/// rows are never decoded, so they travel the way they were read. CrateDB
+/// (over HTTP) gets the rows as JSON, in `bulk` requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FromSqlMethod {
     /// Binary COPY FROM STDIN, one per batch: the source's binary COPY tuples as they are.
@@ -132,11 +134,11 @@ pub struct InsertFromSqlArgs {
     #[arg(long, value_name = "NAME", help_heading = "Data")]
     pub table: String,
 
-    /// How rows travel to the target.
-    #[arg(long, value_enum, default_value_t = FromSqlMethod::Copy, help_heading = "Method")]
-    pub method: FromSqlMethod,
+    /// How rows travel to the target [default: copy; CrateDB: bulk requests of the rows read as JSON].
+    #[arg(long, value_enum, help_heading = "Method")]
+    pub method: Option<FromSqlMethod>,
 
-    /// Rows per batch; each batch is one COPY (one transaction).
+    /// Rows per batch; each batch is one COPY (one transaction), or one CrateDB request.
     #[arg(long, visible_alias = "bulk-size", value_name = "N", default_value_t = 10_000, help_heading = "Method")]
     pub batch_size: usize,
 

@@ -81,28 +81,55 @@ fn resolve(
         target.url = Some(format!("cratedb://{hosts}"));
     }
     let target = resolve_target(&target, bulk.concurrency, env)?;
-    let method = match (&target, bulk.method) {
+    let rows = RowsInto { workers: bulk.concurrency, batch_size: bulk.bulk_size, rows_per_worker, seed };
+    into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, OutputConfig::resolve(output)?)
+}
+
+/// How many rows an ingest into an existing table writes, and how.
+pub struct RowsInto {
+    pub workers: u32,
+    pub batch_size: usize,
+    /// Rows each worker writes (u64::MAX: until its input ends).
+    pub rows_per_worker: Vec<u64>,
+    pub seed: u64,
+}
+
+/// An ingest of `model`'s rows into the existing `table`, by `method` or
+/// the target's best one (insert-fake-data, insert-json, and insert-from-sql
+/// into CrateDB).
+pub fn into_table(
+    command: &'static str,
+    model: ModelSpec,
+    table: TableName,
+    target: super::TargetChoice,
+    method: Option<Method>,
+    rows: RowsInto,
+    output: OutputConfig,
+) -> Result<IngestConfig> {
+    let method_given = method.is_some();
+    let method = match (&target, method) {
         (_, Some(m)) => m,
         (super::TargetChoice::Crate(_), None) => Method::Bulk,
         (super::TargetChoice::Remote(_, Some(Engine::Cratedb)), None) => Method::Insert,
         _ => Method::CopyCsv,
     };
     let schema = model.schema();
+    let RowsInto { workers, batch_size, rows_per_worker, seed } = rows;
     let cfg = IngestConfig {
         command,
         target,
         model,
         schema,
-        table: TableName::parse(table)?,
+        table,
         table_action: TableAction::Existing,
         method,
-        method_given: bulk.method.is_some(),
+        method_given,
         table_options: TableOptions::default(),
         time_span_us: None,
         upsert: false,
-        workers: bulk.concurrency,
-        batch_size: bulk.bulk_size,
-        insert_rows: bulk.bulk_size.min(MAX_PARAMS),
+        workers,
+        batch_size,
+        insert_rows: batch_size.min(MAX_PARAMS),
         rows_per_worker,
         duration: None,
         rate: None,
@@ -110,7 +137,7 @@ fn resolve(
         seed,
         start_us: 0,
         verify: false,
-        output: OutputConfig::resolve(output)?,
+        output,
     };
     if let Some((engine, http)) = cfg.known_engine() {
         cfg.for_engine(engine, http)?;

@@ -26,7 +26,7 @@ pub use query::QueryConfig;
 pub use transfer::{ExportConfig, FromSqlConfig};
 
 /// Where the rows go.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum TargetChoice {
     /// A server given by URL, DATABASE_URL or PG* variables, and the engine
     /// `--engine` named (None: detect it).
@@ -62,7 +62,7 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 
 /// Where a run's report goes: the output flags every command shares,
 /// resolved once (`--fail-if` expressions parsed before anything runs).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OutputConfig {
     pub format: OutputFormat,
     pub report_file: Option<std::path::PathBuf>,

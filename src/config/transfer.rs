@@ -8,18 +8,26 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::{resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{EngineChoice, ExportArgs, ExportFormat, InsertFromSqlArgs, TargetArgs};
+use crate::cli::{EngineChoice, ExportArgs, ExportFormat, FromSqlMethod, InsertFromSqlArgs, TargetArgs};
 use crate::dialect::TableName;
 use crate::encode::Method;
 use crate::error::usage;
 
-/// Why export refuses CrateDB, and what to use instead.
-pub const CRATEDB_EXPORT: &str = "export streams COPY ... TO STDOUT, which CrateDB does not have: on CrateDB \
-     use its own COPY my_table TO DIRECTORY '/tmp/crate' (JSON lines, one file per shard, on the nodes)";
-/// Why insert-from-sql refuses CrateDB, and what to use instead.
-pub const CRATEDB_FROM_SQL: &str = "insert-from-sql streams binary COPY between PostgreSQL-family servers, \
-     and CrateDB has no COPY over its PostgreSQL protocol: export the query with `dbload export --query ...` \
-     and load the files with `dbload insert-json`";
+/// Why export refuses CrateDB over its PostgreSQL protocol, and what to use instead.
+pub const CRATEDB_PG_EXPORT: &str = "export reads CrateDB in pages over its HTTP endpoint, not over the PostgreSQL \
+     protocol (no COPY ... TO STDOUT there): give --url cratedb://host:4200 (CrateDB's HTTP port)";
+/// Why insert-from-sql refuses CrateDB as its source, and what to use instead.
+pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): insert-from-sql reads its source with \
+     COPY ... TO STDOUT, which CrateDB does not have; give a PostgreSQL-family --src-url, or export the table \
+     with `dbload export --url cratedb://host:4200 --table ...` and load the files with `dbload insert-json`";
+
+/// Why `--method copy` is refused for CrateDB.
+pub const CRATEDB_METHOD: &str = "--method copy: CrateDB has no COPY FROM STDIN; leave --method out, and \
+     insert-from-sql reads the query's rows as JSON and writes them the way insert-json does";
+
+/// Why insert-from-sql into CrateDB over its PostgreSQL protocol is refused.
+pub const CRATEDB_PG_FROM_SQL: &str = "--url: insert-from-sql writes into CrateDB over its HTTP endpoint, where \
+     the rows travel as the JSON they are read as; give --url cratedb://host:4200 (CrateDB's HTTP port)";
 
 /// What an export reads.
 #[derive(Debug, Clone)]
@@ -77,7 +85,18 @@ impl ExportConfig {
         }
         let target = resolve_target(&a.target, workers, env)?;
         if matches!(target, TargetChoice::Crate(_)) {
-            return Err(usage(CRATEDB_EXPORT));
+            if let ExportSource::Query(_) = source {
+                return Err(usage(
+                    "--query on CrateDB: only a --table is exported there (paged in _id order, which a query's \
+                     rows have not); export the table, or run CrateDB's COPY my_table TO DIRECTORY ... WHERE ...",
+                ));
+            }
+            if a.format == ExportFormat::Csv {
+                return Err(usage(
+                    "--format csv on CrateDB: its rows are exported as JSON lines only (what insert-json reads); \
+                     drop --format, or run CrateDB's COPY my_table TO DIRECTORY for its own formats",
+                ));
+            }
         }
         Ok(ExportConfig {
             target,
@@ -117,7 +136,8 @@ pub struct FromSqlConfig {
     pub target: TargetChoice,
     pub query: String,
     pub table: TableName,
-    pub method: Method,
+    /// `--method`; none: COPY, or CrateDB's own.
+    pub method: Option<Method>,
     pub workers: u32,
     pub batch_size: usize,
     pub output: OutputConfig,
@@ -141,15 +161,19 @@ impl FromSqlConfig {
             })
             .transpose()?;
         let target = resolve_target(&a.target, workers, env)?;
-        if matches!(target, TargetChoice::Crate(_)) || matches!(source, Some(TargetChoice::Crate(_))) {
+        if matches!(source, Some(TargetChoice::Crate(_))) {
             return Err(usage(CRATEDB_FROM_SQL));
+        }
+        let method = a.method.map(FromSqlMethod::method);
+        if matches!(target, TargetChoice::Crate(_)) && method.is_some() {
+            return Err(usage(CRATEDB_METHOD));
         }
         Ok(FromSqlConfig {
             source,
             target,
             query: query(&a.query, "--query")?,
             table: TableName::parse(&a.table)?,
-            method: a.method.method(),
+            method,
             workers,
             batch_size: a.batch_size,
             output: OutputConfig::resolve(a.output)?,
@@ -185,7 +209,8 @@ mod tests {
     }
 
     fn from_sql(args: &str) -> Result<FromSqlConfig> {
-        let argv = format!("dbload insert-from-sql --url postgres://u@h/d --table t {args}");
+        let url = if args.contains("--url") { "" } else { "--url postgres://u@h/d" };
+        let argv = format!("dbload insert-from-sql {url} --table t {args}");
         let cli = Cli::try_parse_from(argv.split_whitespace())?;
         let Command::InsertFromSql(a) = cli.command else { unreachable!("insert-from-sql") };
         FromSqlConfig::resolve(a, &|_| None)
@@ -218,7 +243,10 @@ mod tests {
         assert!(refused(export("--table t --name a/b --out /tmp/x")).contains("--name"));
         assert!(refused(export("--query ; --out /tmp/x")).contains("--query: empty"));
         let crate_url = "--url cratedb://crate@h:4200 --table t --out /tmp/x";
-        assert!(refused(export(crate_url)).contains("COPY my_table TO DIRECTORY"));
+        assert_eq!(export(&format!("{crate_url} --workers 2")).unwrap().workers, 2);
+        assert!(refused(export(&format!("{crate_url} --format csv"))).starts_with("--format csv on CrateDB"));
+        let crate_query = "--url cratedb://crate@h:4200 --query select.1 --out /tmp/x";
+        assert!(refused(export(crate_query)).starts_with("--query on CrateDB"));
         assert!(export("--out /tmp/x").is_err(), "--table or --query is required");
     }
 
@@ -226,6 +254,9 @@ mod tests {
     fn bad_insert_from_sql_options_name_themselves() {
         assert!(refused(from_sql("--query x --batch-size 0")).contains("--batch-size 0"));
         assert!(refused(from_sql("--query x --src-url cratedb://h:4200")).contains("insert-json"));
+        let crate_dst = from_sql("--query x --url cratedb://h:4200").unwrap();
+        assert!(matches!((crate_dst.target, crate_dst.method), (TargetChoice::Crate(_), None)));
+        assert!(refused(from_sql("--query x --url cratedb://h:4200 --method copy")).starts_with("--method copy"));
         assert!(refused(from_sql("--query x --src-url postgres://h/d?sslmode=bad")).starts_with("--src-url"));
         let c = from_sql("--query select.1 --bulk-size 7 --concurrency 3").unwrap();
         assert_eq!((c.batch_size, c.workers, c.source.is_none()), (7, 3, true));

@@ -616,10 +616,14 @@ impl Input {
         Ok(Input { pending, current: None, all })
     }
 
+    /// Input from one reader of JSON text (not gzip), named `name` in messages.
+    pub fn from_reader(name: &str, reader: Box<dyn BufRead + Send>) -> Input {
+        Input { pending: VecDeque::from([(name.to_string(), reader)]), current: None, all: vec![name.to_string()] }
+    }
+
     /// Input from memory (tests).
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Input> {
-        let reader = gunzip_if_gzip(BufReader::new(std::io::Cursor::new(bytes)))?;
-        Ok(Input { pending: VecDeque::from([(name.to_string(), reader)]), current: None, all: vec![name.to_string()] })
+        Ok(Input::from_reader(name, gunzip_if_gzip(BufReader::new(std::io::Cursor::new(bytes)))?))
     }
 
     fn names(&self) -> String {

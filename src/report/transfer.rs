@@ -37,7 +37,8 @@ pub struct TransferReport {
     pub rows: u64,
     pub rows_per_sec: f64,
     /// Bytes of rows written to the files before compression (export), or
-    /// of the binary COPY batches the target took (insert-from-sql).
+    /// of the binary COPY batches the target took (insert-from-sql; into
+    /// CrateDB: of the JSON rows read from the source).
     pub bytes: u64,
     /// `bytes` per second, in MB (10^6 bytes).
     pub mb_per_sec: f64,

@@ -1,6 +1,8 @@
 //! An export run: check what is exported and where, split a table into one
 //! block range per worker, take one snapshot for all of them, then stream
 //! each range into its file through the worker loop, a chunk per operation.
+//! On CrateDB (over HTTP) each worker pages through its share of the table
+//! instead, a page per operation.
 
 use std::time::Duration;
 
@@ -8,14 +10,15 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, progress::Progress, run_workers, worker, Setup};
-use crate::config::transfer::{ExportSource, CRATEDB_EXPORT};
+use crate::config::transfer::{ExportSource, CRATEDB_PG_EXPORT};
 use crate::config::{ExportConfig, Warmup};
 use crate::dialect::{literal, Engine, TableName};
 use crate::error::usage;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::export::{self, Chunks, ExportFile, ExportWorker, ExportedFile};
-use crate::target::{Admin, Target};
+use crate::target::cratedb_http::{CrateConn, CrateTarget};
+use crate::target::export::{self, Chunks, CopyWorker, ExportFile, ExportWorker, ExportedFile, PageWorker};
+use crate::target::{Admin, PgTarget, Target};
 
 pub struct ExportOutcome {
     pub setup: Setup,
@@ -24,48 +27,23 @@ pub struct ExportOutcome {
     pub interrupted: bool,
     pub cost: ClientCost,
     pub files: Vec<ExportedFile>,
-    /// The table's rows as the planner estimates them (`pg_class.reltuples`),
-    /// for the progress bar's ETA; none for a query or a table never analyzed.
+    /// The table's rows as the planner estimates them (`pg_class.reltuples`;
+    /// CrateDB: its `count(*)`), for the progress bar's ETA; none for a
+    /// query or a table never analyzed.
     pub rows_estimate: Option<u64>,
 }
 
 pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
-    let Target::Pg { pg, .. } = target else { return Err(usage(CRATEDB_EXPORT)) };
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     let info = describe_server(&mut admin, target, &mut setup).await?;
-    if info.engine == Engine::Cratedb {
-        return Err(usage(CRATEDB_EXPORT));
-    }
-    let Admin::Pg(client) = admin else { unreachable!("a PostgreSQL-protocol target has such an admin connection") };
-    let (selects, rows_estimate) = match &cfg.source {
-        ExportSource::Table(t) => split_table(&client, t, cfg.workers, info.engine, target).await?,
-        ExportSource::Query(q) => {
-            check_query(&client, q).await?;
-            (vec![q.clone()], None)
+    let (workers, rows_estimate) = match (target, admin) {
+        (Target::Crate(c), Admin::Crate(conn)) => crate_workers(cfg, c, conn, target).await?,
+        (Target::Pg { pg, .. }, Admin::Pg(client)) if info.engine != Engine::Cratedb => {
+            copy_workers(cfg, pg, client, info.engine, target).await?
         }
+        _ => return Err(usage(CRATEDB_PG_EXPORT)),
     };
-    prepare_dir(cfg)?;
-    let files = (0..cfg.workers)
-        .map(|w| ExportFile::create(cfg.out_dir.join(cfg.file_name(w)), cfg.gzip))
-        .collect::<Result<Vec<_>>>()?;
-    // One snapshot for every worker: together they read the table as of one moment.
-    let snapshot = match cfg.workers {
-        1 => None,
-        _ => {
-            client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await.context("starting the export")?;
-            let row = client.query_one("SELECT pg_export_snapshot()", &[]).await.context("taking a snapshot")?;
-            Some(row.get::<_, String>(0))
-        }
-    };
-    let opening = selects.iter().zip(files).map(|(select, file)| {
-        let copy = export::copy_statement(select, cfg.format);
-        ExportWorker::open(pg, snapshot.as_deref(), copy, cfg.format, file, cfg.chunk_rows)
-    });
-    let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
-    if snapshot.is_some() {
-        client.batch_execute("COMMIT").await.context("releasing the exported snapshot")?;
-    }
 
     let meter = CostMeter::start();
     let plan = worker::Plan::new(None, None, cfg.workers, Warmup::None, 1, cancel.clone());
@@ -85,6 +63,75 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
         files,
         rows_estimate,
     })
+}
+
+/// The files of the export, one per worker, in a checked `--out`.
+fn create_files(cfg: &ExportConfig) -> Result<Vec<ExportFile>> {
+    prepare_dir(cfg)?;
+    (0..cfg.workers).map(|w| ExportFile::create(cfg.out_dir.join(cfg.file_name(w)), cfg.gzip)).collect()
+}
+
+/// CrateDB's workers, each paging through its share of the table, and the
+/// table's rows. The configuration allows only a table, as JSON.
+async fn crate_workers(
+    cfg: &ExportConfig,
+    crate_target: &CrateTarget,
+    mut conn: CrateConn,
+    target: &Target,
+) -> Result<(Vec<ExportWorker>, Option<u64>)> {
+    let ExportSource::Table(table) = &cfg.source else { unreachable!("refused by ExportConfig::resolve") };
+    let rows = match conn.execute(&format!("SELECT count(*) FROM {}", table.sql()), &[]).await {
+        Ok(r) => r.rows.first().and_then(|row| row.first()).and_then(serde_json::Value::as_u64),
+        Err(e) if e.to_string().contains("CrateDB 4041") => {
+            return Err(usage(format!("--table {table}: no such table on {}", target.redacted())))
+        }
+        Err(e) => return Err(e.context(format!("--table {table}: counting its rows"))),
+    };
+    let files = create_files(cfg)?;
+    let opening = files.into_iter().zip(0..).map(|(file, w)| {
+        let statement = export::page_statement(table, w, cfg.workers, cfg.chunk_rows);
+        PageWorker::open(crate_target, w, statement, cfg.chunk_rows, file)
+    });
+    let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    Ok((workers, rows))
+}
+
+/// A PostgreSQL-family server's workers, each with the COPY of its block
+/// range (or of the query), all in one snapshot; and the planner's estimate
+/// of the table's rows.
+async fn copy_workers(
+    cfg: &ExportConfig,
+    pg: &PgTarget,
+    client: tokio_postgres::Client,
+    engine: Engine,
+    target: &Target,
+) -> Result<(Vec<ExportWorker>, Option<u64>)> {
+    let (selects, rows_estimate) = match &cfg.source {
+        ExportSource::Table(t) => split_table(&client, t, cfg.workers, engine, target).await?,
+        ExportSource::Query(q) => {
+            check_query(&client, q).await?;
+            (vec![q.clone()], None)
+        }
+    };
+    let files = create_files(cfg)?;
+    // One snapshot for every worker: together they read the table as of one moment.
+    let snapshot = match cfg.workers {
+        1 => None,
+        _ => {
+            client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await.context("starting the export")?;
+            let row = client.query_one("SELECT pg_export_snapshot()", &[]).await.context("taking a snapshot")?;
+            Some(row.get::<_, String>(0))
+        }
+    };
+    let opening = selects.iter().zip(files).map(|(select, file)| {
+        let copy = export::copy_statement(select, cfg.format);
+        CopyWorker::open(pg, snapshot.as_deref(), copy, cfg.format, file, cfg.chunk_rows)
+    });
+    let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    if snapshot.is_some() {
+        client.batch_execute("COMMIT").await.context("releasing the exported snapshot")?;
+    }
+    Ok((workers, rows_estimate))
 }
 
 /// One SELECT per worker over the table's block ranges, and the planner's

@@ -1,8 +1,11 @@
 //! An insert-from-sql run: match the query's columns to the table's, start
 //! the source's COPY once, and let one producer cut it into batches for all
 //! the workers, each sending its batches with its own COPY, through the same
-//! worker loop as ingest.
+//! worker loop as ingest. CrateDB, without COPY, gets the query's rows as
+//! JSON through insert-json's model instead: an ingest run of that model
+//! whose input is the source's stream.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -11,13 +14,17 @@ use postgres_types::Type;
 use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, producer, progress::Progress, run_workers, worker, Setup};
-use crate::config::transfer::CRATEDB_FROM_SQL;
+use crate::config::data::{into_table, RowsInto};
+use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD, CRATEDB_PG_FROM_SQL};
 use crate::config::{FromSqlConfig, Warmup};
 use crate::dialect::Engine;
+use crate::encode::Method;
 use crate::error::usage;
+use crate::model::json::{Input, OnError, Spec};
+use crate::model::ModelSpec;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::from_sql::{self, CopyBatch, SourceRows, TableColumn, TableCopy};
+use crate::target::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableColumn, TableCopy};
 use crate::target::{Admin, Target};
 
 pub struct FromSqlOutcome {
@@ -28,7 +35,7 @@ pub struct FromSqlOutcome {
     /// The table's columns that were filled, in the query's order.
     pub columns: Vec<String>,
     pub recorder: Recorder,
-    /// Bytes of the batches the target took.
+    /// Bytes of the batches the target took (CrateDB: of the JSON rows read).
     pub bytes: u64,
     /// How the source failed mid-stream, if it did.
     pub source_error: Option<String>,
@@ -46,8 +53,6 @@ pub async fn insert_from_sql(
 ) -> Result<FromSqlOutcome> {
     let (mut src_setup, mut setup) = (Setup::default(), Setup::default());
     let src = postgres_family(source, &mut src_setup).await.context("the source (--src-url)")?;
-    let dst = postgres_family(target, &mut setup).await?;
-    setup.method = Some(cfg.method);
 
     let query_columns = match src.prepare(&cfg.query).await {
         Ok(stmt) => stmt.columns().iter().map(|c| (c.name().to_string(), c.type_().clone())).collect::<Vec<_>>(),
@@ -58,8 +63,15 @@ pub async fn insert_from_sql(
             })
         }
     };
+    let mut admin = target.admin().await?;
+    let info = describe_server(&mut admin, target, &mut setup).await?;
+    let dst = match admin {
+        Admin::Pg(client) if info.engine != Engine::Cratedb => client,
+        _ => return into_cratedb(cfg, src, src_setup, target, cancel).await,
+    };
+    setup.method = Some(cfg.method.unwrap_or(Method::Copy));
     let columns = match_table(&dst, cfg, &query_columns, target).await?;
-    let Target::Pg { pg, .. } = target else { unreachable!("checked by postgres_family") };
+    let Target::Pg { pg, .. } = target else { unreachable!("a PostgreSQL-protocol admin connection above") };
     let copy = from_sql::copy_in(&cfg.table, &columns);
     let opening = (0..cfg.workers).map(|_| TableCopy::open(pg, &copy));
     let sinks = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
@@ -90,6 +102,50 @@ pub async fn insert_from_sql(
         wall,
         interrupted: cancel.is_cancelled(),
         cost,
+    })
+}
+
+/// The query's rows into a CrateDB table over HTTP: read as JSON lines from the
+/// source, converted and sent by insert-json's model and CrateDB's method
+/// (an ingest run), reported as insert-from-sql.
+async fn into_cratedb(
+    cfg: &FromSqlConfig,
+    src: tokio_postgres::Client,
+    source: Setup,
+    target: &Target,
+    cancel: CancellationToken,
+) -> Result<FromSqlOutcome> {
+    if cfg.method.is_some() {
+        return Err(usage(CRATEDB_METHOD));
+    }
+    if !matches!(target, Target::Crate(_)) {
+        return Err(usage(CRATEDB_PG_FROM_SQL));
+    }
+    let stop = cancel.child_token();
+    let rows = SourceJson::start(src, &cfg.query, stop.clone()).await?;
+    let bytes = rows.bytes();
+    let spec = Spec::new(Input::from_reader("the query's rows", Box::new(rows)), OnError::Abort, None, false);
+    let workers = cfg.workers;
+    let rows =
+        RowsInto { workers, batch_size: cfg.batch_size, rows_per_worker: vec![u64::MAX; workers as usize], seed: 1 };
+    let model = ModelSpec::Json(spec.clone());
+    let ingest =
+        into_table("insert-from-sql", model, cfg.table.clone(), cfg.target.clone(), None, rows, cfg.output.clone())?;
+    let outcome = super::ingest(&ingest, Some(target), cancel.clone(), None).await;
+    // The producers may have left rows unread (a worker stopped): end the source.
+    stop.cancel();
+    let out = outcome?;
+    let columns = out.setup.schema.iter().flat_map(|s| s.columns.iter().map(|c| c.name.clone())).collect();
+    Ok(FromSqlOutcome {
+        source,
+        setup: out.setup,
+        columns,
+        recorder: out.recorder,
+        bytes: bytes.load(Ordering::Relaxed),
+        source_error: spec.input.stats().abort,
+        wall: out.wall,
+        interrupted: out.interrupted,
+        cost: out.cost,
     })
 }
 

@@ -1,13 +1,15 @@
-//! Export's side of a PostgreSQL-family server: which rows each worker reads
-//! (disjoint ctid block ranges of a table, which PostgreSQL 14 and later
-//! scan as TID ranges, so each worker reads only its own blocks), the COPY
-//! statement that turns them into JSON or CSV on the server, and the worker
-//! that streams its rows into its file, one chunk per operation.
+//! Export's side of the server. On a PostgreSQL-family server: which rows
+//! each worker reads (disjoint ctid block ranges of a table, which
+//! PostgreSQL 14 and later scan as TID ranges, so each worker reads only its
+//! own blocks), the COPY statement that turns them into JSON or CSV on the
+//! server, and the worker that streams its rows into its file, one chunk per
+//! operation. On CrateDB over HTTP: pages of the table in `_id` order, one
+//! page per operation (see [`page_statement`]).
 //!
 //! Nothing is collected: a chunk (at most `--chunk-rows` rows or
-//! [`CHUNK_BYTES`]) is read from the COPY stream, written to the file, and
-//! its buffer reused; the stream's own backpressure holds the server back
-//! while the file is written.
+//! [`CHUNK_BYTES`] of a COPY stream, or one page) is read, written to the
+//! file, and its buffer reused; the stream's own backpressure (or the next
+//! page's request) holds the server back while the file is written.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -19,6 +21,7 @@ use flate2::write::GzEncoder;
 use futures_util::StreamExt;
 use tokio_postgres::{Client, CopyOutStream};
 
+use super::cratedb_http::{CrateConn, CrateTarget};
 use super::sink::classify;
 use super::PgTarget;
 use crate::cli::ExportFormat;
@@ -80,6 +83,21 @@ pub fn copy_statement(select: &str, format: ExportFormat) -> String {
     }
 }
 
+/// The page query of worker `worker` of `workers` on CrateDB: the rows
+/// after `?` in `_id` order, `_id` first. `_id` is compared and sorted as
+/// text (`_id || ''`): on CrateDB 6.4, `_id > ?` answered from the index
+/// follows another order than `ORDER BY _id`, and paging with it returns
+/// the same page again. Each page therefore filters the whole table (its
+/// cost grows with the table, not with the offset). Several workers split
+/// the rows by the first hex digit of `md5(_id)`, so at most 16 get rows.
+pub fn page_statement(table: &TableName, worker: u32, workers: u32, page: usize) -> String {
+    let split = match workers {
+        1 => String::new(),
+        n => format!("ascii(md5(_id)) % {n} = {worker} AND "),
+    };
+    format!("SELECT _id, * FROM {} WHERE {split}_id || '' > ? ORDER BY _id || '' LIMIT {page}", table.sql())
+}
+
 /// Starts a worker's transaction in the snapshot the export took, so all
 /// workers read the table as of one moment.
 pub fn import_snapshot(snapshot: &str) -> String {
@@ -132,6 +150,7 @@ pub struct ExportFile {
     out: FileOut,
     /// Bytes of rows written (before compression).
     bytes: u64,
+    rows: u64,
 }
 
 enum FileOut {
@@ -162,27 +181,32 @@ impl ExportFile {
             true => FileOut::Gzip(GzEncoder::new(file, flate2::Compression::fast())),
             false => FileOut::Plain(file),
         };
-        Ok(ExportFile { path, out, bytes: 0 })
+        Ok(ExportFile { path, out, bytes: 0, rows: 0 })
     }
 
-    /// Writes whole rows. Blocking, so off the runtime's async threads.
-    fn write(&mut self, data: &[u8]) -> std::io::Result<()> {
-        tokio::task::block_in_place(|| match &mut self.out {
-            FileOut::Plain(w) => w.write_all(data),
-            FileOut::Gzip(w) => w.write_all(data),
-        })?;
-        self.bytes += data.len() as u64;
-        Ok(())
+    /// Writes a chunk's whole rows; returns how many. Blocking, so off the
+    /// runtime's async threads. A file that cannot be written ends the worker.
+    fn write(&mut self, chunk: &Chunk) -> Result<u64, OpError> {
+        let written = tokio::task::block_in_place(|| match &mut self.out {
+            FileOut::Plain(w) => w.write_all(&chunk.bytes),
+            FileOut::Gzip(w) => w.write_all(&chunk.bytes),
+        });
+        if let Err(e) = written {
+            return Err(OpError::fatal("write error", format!("{}: {e}", self.path.display())));
+        }
+        self.bytes += chunk.bytes.len() as u64;
+        self.rows += chunk.rows;
+        Ok(chunk.rows)
     }
 
-    fn finish(self, rows: u64, complete: bool) -> Result<ExportedFile> {
+    fn finish(self, complete: bool) -> Result<ExportedFile> {
         let file = match self.out {
             FileOut::Plain(w) => w.into_inner().map_err(|e| e.into_error()),
             FileOut::Gzip(w) => w.finish().and_then(|w| w.into_inner().map_err(|e| e.into_error())),
         };
         let written = file.and_then(|f| f.sync_all().and(f.metadata()));
         let meta = written.with_context(|| format!("writing {}", self.path.display()))?;
-        Ok(ExportedFile { path: self.path, rows, bytes: self.bytes, file_bytes: meta.len(), complete })
+        Ok(ExportedFile { path: self.path, rows: self.rows, bytes: self.bytes, file_bytes: meta.len(), complete })
     }
 }
 
@@ -194,8 +218,38 @@ enum Decode {
     Csv { header_pending: bool },
 }
 
-/// One worker of an export: its connection, its COPY, its file.
-pub struct ExportWorker {
+/// One worker of an export: its connection, what it reads, its file.
+pub enum ExportWorker {
+    /// A PostgreSQL-family server's COPY stream.
+    Copy(Box<CopyWorker>),
+    /// CrateDB's pages over HTTP.
+    Pages(Box<PageWorker>),
+}
+
+impl ExportWorker {
+    /// Flushes and closes the file (a gzip file gets its trailer), also
+    /// after Ctrl-C: whatever was written is readable.
+    pub fn finish(self) -> Result<ExportedFile> {
+        match self {
+            ExportWorker::Copy(w) => w.file.finish(w.ended),
+            ExportWorker::Pages(w) => w.file.finish(w.ended),
+        }
+    }
+}
+
+impl Executor<Chunk> for ExportWorker {
+    async fn execute(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
+        chunk.bytes.clear();
+        chunk.rows = 0;
+        match self {
+            ExportWorker::Copy(w) => w.transfer(chunk).await,
+            ExportWorker::Pages(w) => w.transfer(chunk).await,
+        }
+    }
+}
+
+/// A worker reading a COPY stream.
+pub struct CopyWorker {
     client: Client,
     copy: String,
     /// Started by the first chunk, so the server's work is measured.
@@ -203,11 +257,10 @@ pub struct ExportWorker {
     decode: Decode,
     file: ExportFile,
     chunk_rows: u64,
-    rows: u64,
     ended: bool,
 }
 
-impl ExportWorker {
+impl CopyWorker {
     /// Connects and, with `snapshot`, enters the export's snapshot.
     pub async fn open(
         pg: &PgTarget,
@@ -225,24 +278,14 @@ impl ExportWorker {
             ExportFormat::Json => Decode::Json(JsonLines::default()),
             ExportFormat::Csv => Decode::Csv { header_pending: true },
         };
-        Ok(ExportWorker {
-            client,
-            copy,
-            stream: None,
-            decode,
-            file,
-            chunk_rows: chunk_rows as u64,
-            rows: 0,
-            ended: false,
-        })
+        let w = CopyWorker { client, copy, stream: None, decode, file, chunk_rows: chunk_rows as u64, ended: false };
+        Ok(ExportWorker::Copy(Box::new(w)))
     }
 
     /// Reads the next chunk and writes it. A broken stream or file ends the
     /// worker (its file is then incomplete); rows of a chunk cut short by
     /// an error are not written, so a file holds exactly the rows counted.
     async fn transfer(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
-        chunk.bytes.clear();
-        chunk.rows = 0;
         // Whatever broke, this stream cannot go on.
         let fatal = |e: tokio_postgres::Error, closed: bool| OpError { fatal: true, ..classify(&e, closed) };
         if self.stream.is_none() {
@@ -271,24 +314,75 @@ impl ExportWorker {
                 }
             }
         }
-        if let Err(e) = self.file.write(&chunk.bytes) {
-            return Err(OpError::fatal("write error", format!("{}: {e}", self.file.path.display())));
-        }
-        self.rows += chunk.rows;
-        Ok(chunk.rows)
-    }
-
-    /// Flushes and closes the file (a gzip file gets its trailer), also
-    /// after Ctrl-C: whatever was written is readable.
-    pub fn finish(self) -> Result<ExportedFile> {
-        self.file.finish(self.rows, self.ended)
+        self.file.write(chunk)
     }
 }
 
-impl Executor<Chunk> for ExportWorker {
-    async fn execute(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
-        self.transfer(chunk).await
+/// A worker reading CrateDB's pages ([`page_statement`]) over HTTP: each
+/// page's rows become JSON objects, `{"column": value, ...}` in the table's
+/// column order, values as CrateDB gives them (timestamps in epoch
+/// milliseconds, which insert-json reads back).
+pub struct PageWorker {
+    conn: CrateConn,
+    /// The page query, its `?` the last `_id` read.
+    statement: String,
+    page: usize,
+    last_id: String,
+    body: Vec<u8>,
+    file: ExportFile,
+    ended: bool,
+}
+
+impl PageWorker {
+    /// Connects worker `worker` to its node.
+    pub async fn open(
+        target: &CrateTarget,
+        worker: u32,
+        statement: String,
+        page: usize,
+        file: ExportFile,
+    ) -> Result<ExportWorker> {
+        let conn = target.connect(worker as usize).await?;
+        let w = PageWorker { conn, statement, page, last_id: String::new(), body: Vec::new(), file, ended: false };
+        Ok(ExportWorker::Pages(Box::new(w)))
     }
+
+    /// Reads the next page and writes it. A page CrateDB refuses ends the
+    /// worker: the next one would start after a row not read.
+    async fn transfer(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
+        self.body.clear();
+        let request = serde_json::json!({ "stmt": self.statement, "args": [self.last_id] });
+        serde_json::to_writer(&mut self.body, &request).expect("JSON values serialize");
+        let page = self.conn.post(&self.body).await.map_err(|e| OpError { fatal: true, ..e })?;
+        let columns = page.cols.get(1..).unwrap_or_default();
+        for row in &page.rows {
+            let Some((serde_json::Value::String(id), values)) = row.split_first() else {
+                return Err(OpError::fatal("bad response", "a page row without its _id first".to_string()));
+            };
+            json_object(columns, values, &mut chunk.bytes);
+            chunk.rows += 1;
+            self.last_id.clone_from(id);
+        }
+        if page.rows.len() < self.page {
+            self.ended = true;
+            chunk.end = true;
+        }
+        self.file.write(chunk)
+    }
+}
+
+/// Appends `{"column": value, ...}` and a newline.
+fn json_object(columns: &[String], values: &[serde_json::Value], out: &mut Vec<u8>) {
+    out.push(b'{');
+    for (i, (column, value)) in columns.iter().zip(values).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, column).expect("strings serialize");
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value).expect("JSON values serialize");
+    }
+    out.extend_from_slice(b"}\n");
 }
 
 #[cfg(test)]
@@ -307,6 +401,17 @@ mod tests {
         // Fewer blocks than workers: empty ranges, still no gap.
         let s = table_selects(&t, 1, 3);
         assert!(s[0].ends_with("ctid < '(0,0)'::tid") && s[2].ends_with("ctid >= '(0,0)'::tid"), "{s:?}");
+    }
+
+    #[test]
+    fn crate_pages_split_by_md5_and_compare_ids_as_text() {
+        let t = TableName::parse("doc.T").unwrap();
+        insta::assert_snapshot!(page_statement(&t, 0, 1, 500), @r#"SELECT _id, * FROM "doc"."T" WHERE _id || '' > ? ORDER BY _id || '' LIMIT 500"#);
+        insta::assert_snapshot!(page_statement(&t, 1, 2, 9), @r#"SELECT _id, * FROM "doc"."T" WHERE ascii(md5(_id)) % 2 = 1 AND _id || '' > ? ORDER BY _id || '' LIMIT 9"#);
+        let mut out = Vec::new();
+        let values = [serde_json::json!(1_700_000_000_123i64), serde_json::json!({"a": [1, "x\n"]})];
+        json_object(&["ts".into(), "o\"".into()], &values, &mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), "{\"ts\":1700000000123,\"o\\\"\":{\"a\":[1,\"x\\n\"]}}\n");
     }
 
     #[test]

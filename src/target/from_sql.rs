@@ -4,8 +4,14 @@
 //! (header, tuples, trailer), and the workers send them with `COPY table
 //! (columns) FROM STDIN (FORMAT binary)`. No value is decoded on the way,
 //! which is why the query's column types must be the table's.
+//!
+//! CrateDB has no COPY FROM STDIN: for it the source runs `COPY (SELECT
+//! to_json(r.*) FROM (query) r) TO STDOUT` instead, and [`SourceJson`] reads
+//! the rows as JSON lines for insert-json's model to convert and send.
 
+use std::io::{BufRead, Read};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
@@ -17,8 +23,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::sink::{classify, send_copy};
 use super::PgTarget;
+use crate::cli::ExportFormat;
 use crate::dialect::{quote_ident, TableName};
 use crate::encode::copy_binary::{self, TupleSplitter};
+use crate::encode::copy_text::JsonLines;
 use crate::error::usage;
 use crate::run::worker::{Executor, Operation};
 use crate::stats::OpError;
@@ -185,6 +193,90 @@ impl SourceRows {
     fn fail(&mut self, e: String) {
         self.ended = true;
         let _ = self.error.set(e);
+    }
+}
+
+/// The source query's rows as JSON lines, read from its COPY stream as the
+/// JSON model's input (on its producer threads, and once on the runtime
+/// when the model peeks at the first row).
+pub struct SourceJson {
+    /// Holds the connection that the stream reads from.
+    _client: Client,
+    stream: Pin<Box<CopyOutStream>>,
+    decode: JsonLines,
+    runtime: tokio::runtime::Handle,
+    stop: CancellationToken,
+    /// Decoded rows not yet read, from `pos`.
+    buf: Vec<u8>,
+    pos: usize,
+    /// Bytes of JSON read from the source.
+    bytes: Arc<AtomicU64>,
+}
+
+impl SourceJson {
+    /// Starts the source's COPY of `query` as JSON (what export writes).
+    pub async fn start(client: Client, query: &str, stop: CancellationToken) -> Result<SourceJson> {
+        let copy = crate::target::export::copy_statement(query, ExportFormat::Json);
+        let stream = client.copy_out(&copy).await.context("starting the source query")?;
+        Ok(SourceJson {
+            _client: client,
+            stream: Box::pin(stream),
+            decode: JsonLines::default(),
+            runtime: tokio::runtime::Handle::current(),
+            stop,
+            buf: Vec::new(),
+            pos: 0,
+            bytes: Arc::default(),
+        })
+    }
+
+    /// Where the bytes read so far are counted.
+    pub fn bytes(&self) -> Arc<AtomicU64> {
+        self.bytes.clone()
+    }
+}
+
+impl Read for SourceJson {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.fill_buf()?.len().min(out.len());
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for SourceJson {
+    /// The next row when the last one is read; empty at the end (or when
+    /// the run stops). A source that fails mid-stream is an error, which
+    /// stops the reading as a bad input does.
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+            let (stream, stop) = (&mut self.stream, &self.stop);
+            let next = tokio::task::block_in_place(|| {
+                self.runtime.block_on(async {
+                    tokio::select! {
+                        biased;
+                        _ = stop.cancelled() => None,
+                        next = stream.next() => next,
+                    }
+                })
+            });
+            match next {
+                Some(Ok(row)) => {
+                    self.decode.decode(&row, &mut self.buf);
+                    self.bytes.fetch_add(self.buf.len() as u64, Ordering::Relaxed);
+                }
+                Some(Err(e)) => return Err(std::io::Error::other(crate::target::postgres::error_text(&e))),
+                None => {}
+            }
+        }
+        Ok(&self.buf[self.pos..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.buf.len());
     }
 }
 

@@ -39,7 +39,7 @@ fn ingest(url: &str, args: &str) -> Result<Outcome<Report>> {
 }
 
 /// The URL of a real engine's server from `var`, or None after saying the test is skipped.
-fn engine_url(var: &str) -> Option<String> {
+pub(crate) fn engine_url(var: &str) -> Option<String> {
     let url = std::env::var(var).ok().filter(|u| !u.is_empty());
     if url.is_none() {
         println!("skipped: set {var} to run this test against a real server");
@@ -174,7 +174,7 @@ fn citus_distributed_table(_: &Ctx) -> Result<()> {
 }
 
 /// Runs `sql` through dbload's own admin connection, for CrateDB over either protocol.
-fn crate_rows(target: &Target, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+pub(crate) fn crate_rows(target: &Target, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async {
         let mut admin: Admin = target.admin().await?;
@@ -182,7 +182,7 @@ fn crate_rows(target: &Target, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
     })
 }
 
-fn crate_target(url: &str) -> Result<Target> {
+pub(crate) fn crate_target(url: &str) -> Result<Target> {
     Ok(match url.starts_with("cratedb://") {
         true => Target::Crate(dbload::target::cratedb_http::CrateTarget::parse(url, "test URL", false)?),
         false => {
@@ -191,7 +191,7 @@ fn crate_target(url: &str) -> Result<Target> {
     })
 }
 
-fn crate_count(target: &Target, table: &str) -> Result<u64> {
+pub(crate) fn crate_count(target: &Target, table: &str) -> Result<u64> {
     crate_rows(target, &format!("REFRESH TABLE {table}"))?;
     let rows = crate_rows(target, &format!("SELECT count(*) FROM {table}"))?;
     Ok(rows[0][0].as_deref().unwrap_or("0").parse()?)

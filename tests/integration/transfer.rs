@@ -2,6 +2,8 @@
 //! round-trips through the files (JSON and CSV, gzip or not, split across
 //! workers), a large export keeps memory flat, a query's rows land in
 //! another table exactly, and bad input is refused naming the culprit.
+//! CrateDB's paged export, and insert-from-sql into CrateDB, run when
+//! `DBLOAD_TEST_CRATEDB_HTTP_URL` is set.
 
 use std::io::Read;
 use std::path::Path;
@@ -15,8 +17,10 @@ use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
 use dbload::report::transfer::TransferReport;
+use dbload::report::Report;
 use dbload::Outcome;
 
+use crate::engines::{crate_count, crate_rows, crate_target, engine_url};
 use crate::support::{dbload_bin, ensure, refused, Ctx};
 use crate::Test;
 
@@ -29,6 +33,8 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("transfer::ctrl_c_leaves_flushed_partial_files", ctrl_c_leaves_flushed_partial_files),
         ("transfer::insert_from_sql_copies_exact_rows", insert_from_sql_copies_exact_rows),
         ("transfer::insert_from_sql_refuses_what_does_not_fit", insert_from_sql_refuses_what_does_not_fit),
+        ("transfer::cratedb_export_pages_round_trip", cratedb_export_pages_round_trip),
+        ("transfer::insert_from_sql_into_cratedb", insert_from_sql_into_cratedb),
     ]
 }
 
@@ -68,7 +74,11 @@ fn content(ctx: &Ctx, from: &str) -> Result<(String, String)> {
 }
 
 fn run(ctx: &Ctx, command: &str, args: &str) -> Result<Outcome<TransferReport>> {
-    let argv = format!("dbload {command} --url {} --quiet {args}", ctx.url);
+    run_at(&ctx.url, command, args)
+}
+
+fn run_at(url: &str, command: &str, args: &str) -> Result<Outcome<TransferReport>> {
+    let argv = format!("dbload {command} --url {url} --quiet {args}");
     let cli = Cli::try_parse_from(shell_words(&argv))?;
     let mut out = Vec::new();
     match cli.command {
@@ -92,7 +102,11 @@ fn shell_words(s: &str) -> Vec<String> {
 }
 
 fn export(ctx: &Ctx, args: &str) -> Result<TransferReport> {
-    let out = run(ctx, "export", args)?;
+    export_at(&ctx.url, args)
+}
+
+fn export_at(url: &str, args: &str) -> Result<TransferReport> {
+    let out = run_at(url, "export", args)?;
     let r = out.report;
     ensure(out.exit_code == 0, || format!("export {args}: exit {} {:?}", out.exit_code, r.error_classes))?;
     ensure(r.files.iter().all(|f| f.complete), || format!("export {args}: incomplete files {:?}", r.files))?;
@@ -118,6 +132,17 @@ fn read_files(r: &TransferReport) -> Result<String> {
         all.push_str(&text);
     }
     Ok(all)
+}
+
+/// `dbload insert-json` or `insert-fake-data --url URL --quiet ARGS`, in process.
+fn rows_cmd(url: &str, args: &str) -> Result<Outcome<Report>> {
+    let (command, args) = args.split_once(' ').unwrap_or((args, ""));
+    let cli = Cli::try_parse_from(shell_words(&format!("dbload {command} --url {url} --quiet {args}")))?;
+    match cli.command {
+        Cmd::InsertJson(a) => dbload::insert_json(a, &|_| None, &mut Vec::new()),
+        Cmd::InsertFakeData(a) => dbload::insert_fake_data(a, &|_| None, &mut Vec::new()),
+        _ => unreachable!("a command that writes rows"),
+    }
 }
 
 /// Loads text into `table` with COPY FROM STDIN `options`.
@@ -171,14 +196,7 @@ fn export_json_round_trips_every_type(ctx: &Ctx) -> Result<()> {
     // Seed 000's workflow: the files, emptied table, insert-json, the same rows.
     ctx.query(r#"TRUNCATE "Xfer"."Back""#)?;
     let files: Vec<String> = r.files.iter().map(|f| f.path.display().to_string()).collect();
-    let argv =
-        format!("dbload insert-json --url {} --quiet --table Xfer.Back --bulk-size 500 {}", ctx.url, files.join(" "));
-    let Cmd::InsertJson(a) =
-        Cli::try_parse_from(argv.split_whitespace().map(str::to_string).collect::<Vec<_>>())?.command
-    else {
-        unreachable!("insert-json")
-    };
-    let out = dbload::insert_json(a, &|_| None, &mut Vec::new())?;
+    let out = rows_cmd(&ctx.url, &format!("insert-json --table Xfer.Back --bulk-size 500 {}", files.join(" ")))?;
     ensure(out.exit_code == 0, || format!("insert-json: {:?} {:?}", out.report.input_error, out.report.error_classes))?;
     let got = content(ctx, r#""Xfer"."Back""#)?;
     ensure(want == got, || format!("export + insert-json: source {want:?}, back {got:?}"))
@@ -327,4 +345,90 @@ fn insert_from_sql_refuses_what_does_not_fit(ctx: &Ctx) -> Result<()> {
     refused(&missing, "no_such")?;
     let count = ctx.scalar("SELECT count(*) FROM xfit")?;
     ensure(count == "0", || format!("{count} rows written by refused runs"))
+}
+
+/// Seed 000 on CrateDB over HTTP: fake rows, a paged export by 2 workers
+/// (every row once), the table emptied, the files back through
+/// insert-json, and a second export with the same lines.
+fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
+    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
+    let target = crate_target(&url)?;
+    crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_crate")?;
+    crate_rows(
+        &target,
+        "CREATE TABLE doc.xfer_crate (id bigint PRIMARY KEY, name text, email text, ts timestamp with time zone, \
+         v double precision, n integer, ok boolean, tags array(text), o object(dynamic) AS (k integer, s text)) \
+         CLUSTERED INTO 3 SHARDS WITH (number_of_replicas = 0)",
+    )?;
+    let fake = rows_cmd(&url, "insert-fake-data --table doc.xfer_crate --num-records 3000 --bulk-size 500")?;
+    ensure(fake.exit_code == 0, || format!("insert-fake-data: {:?}", fake.report.error_classes))?;
+    let count = crate_count(&target, "doc.xfer_crate")?;
+    ensure(count == 3000, || format!("{count} rows after insert-fake-data"))?;
+
+    let (first, second) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let args = |dir: &Path| format!("--table doc.xfer_crate --workers 2 --chunk-rows 700 --out {}", dir.display());
+    let r = export_at(&url, &args(first.path()))?;
+    let lines = read_files(&r)?;
+    ensure(r.rows == count && lines.lines().count() as u64 == count, || {
+        format!("{} rows, {} lines, count {count}", r.rows, lines.lines().count())
+    })?;
+    ensure(r.files.iter().all(|f| f.rows > 0) && r.batches >= 5, || format!("{} pages {:?}", r.batches, r.files))?;
+    let row: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap_or_default())?;
+    ensure(row["ts"].is_i64() && row.get("_id").is_none(), || format!("epoch ms, no _id: {row}"))?;
+
+    crate_rows(&target, "DELETE FROM doc.xfer_crate")?;
+    ensure(crate_count(&target, "doc.xfer_crate")? == 0, || "rows left after DELETE".into())?;
+    let files: Vec<String> = r.files.iter().map(|f| f.path.display().to_string()).collect();
+    let back = rows_cmd(&url, &format!("insert-json --table doc.xfer_crate --bulk-size 400 {}", files.join(" ")))?;
+    ensure(back.exit_code == 0, || {
+        format!("insert-json: {:?} {:?}", back.report.input_error, back.report.error_classes)
+    })?;
+    ensure(crate_count(&target, "doc.xfer_crate")? == count, || "count after insert-json".into())?;
+    let again = read_files(&export_at(&url, &args(second.path()))?)?;
+    let sorted = |text: &str| {
+        let mut v: Vec<&str> = text.lines().collect();
+        v.sort_unstable();
+        v.join("\n")
+    };
+    ensure(sorted(&lines) == sorted(&again), || "the second export differs from the first".into())
+}
+
+/// The harness's PostgreSQL into CrateDB over HTTP: the query's rows as
+/// JSON through insert-json's model, every row once, values converted.
+fn insert_from_sql_into_cratedb(ctx: &Ctx) -> Result<()> {
+    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
+    let target = crate_target(&url)?;
+    ctx.query(
+        "DROP TABLE IF EXISTS xfer_to_crate;
+         CREATE TABLE xfer_to_crate AS
+         SELECT g::int8 AS id, 'name ' || g || E' \"q\" \\ é' AS name,
+                '2024-01-01 00:00:00+00'::timestamptz + g * interval '1.5 second' AS ts, g / 7.0::float8 AS v,
+                ARRAY['a' || g, NULL] AS tags, jsonb_build_object('k', g, 's', 'x' || g) AS o
+         FROM generate_series(1, 2500) g",
+    )?;
+    crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_from_pg")?;
+    crate_rows(
+        &target,
+        "CREATE TABLE doc.xfer_from_pg (id bigint PRIMARY KEY, name text, ts timestamp with time zone, \
+         v double precision, tags array(text), o object(dynamic) AS (k integer, s text)) \
+         CLUSTERED INTO 2 SHARDS WITH (number_of_replicas = 0)",
+    )?;
+    let args = format!(
+        "--src-url {} --query 'select * from xfer_to_crate where id > 0' --table doc.xfer_from_pg --workers 2 \
+         --batch-size 300",
+        ctx.url
+    );
+    let out = run_at(&url, "insert-from-sql", &args)?;
+    let r = &out.report;
+    ensure(out.exit_code == 0, || format!("exit {} {:?} {:?}", out.exit_code, r.error_classes, r.source_error))?;
+    ensure(r.rows == 2500 && r.batches == 9 && r.bytes > 0, || format!("{} rows, {} batches", r.rows, r.batches))?;
+    ensure(r.setup.columns == ["id", "name", "ts", "v", "tags", "o"], || format!("{:?}", r.setup.columns))?;
+    ensure(crate_count(&target, "doc.xfer_from_pg")? == 2500, || "count in CrateDB".into())?;
+    let sums = "SELECT sum(id), sum(o['k']), count(DISTINCT name), min(ts), max(ts), sum(v) FROM doc.xfer_from_pg";
+    let got = crate_rows(&target, sums)?;
+    let want = ctx.query(
+        "SELECT sum(id), sum((o->>'k')::int), count(DISTINCT name), (extract(epoch FROM min(ts)) * 1000)::int8, \
+         (extract(epoch FROM max(ts)) * 1000)::int8, sum(v) FROM xfer_to_crate",
+    )?;
+    ensure(got[0][..5] == want[0][..5], || format!("CrateDB {got:?}, PostgreSQL {want:?}"))
 }
