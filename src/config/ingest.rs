@@ -91,6 +91,9 @@ impl IngestConfig {
         let method = if self.method_given { self.method } else { engine.methods(http)[0] };
         engine.check_method(method, http)?;
         self.table_options.check(engine, &self.schema, self.upsert)?;
+        if !self.model.reads_catalog() {
+            self.check_statement_size(method, &self.schema, engine, http)?;
+        }
         Ok((method, Dialect { engine, options: self.table_options.clone() }))
     }
 
@@ -111,8 +114,24 @@ impl IngestConfig {
     }
 
     /// Rows per `INSERT ... VALUES` statement for `schema`'s width.
-    pub fn insert_rows_for(&self, schema: &Schema) -> usize {
-        self.insert_rows.min(MAX_PARAMS / schema.columns.len().max(1))
+    pub fn insert_rows_for(&self, schema: &Schema, engine: Engine) -> usize {
+        self.insert_rows.min(engine.max_params() / schema.columns.len().max(1))
+    }
+
+    /// Over CrateDB's HTTP endpoint, `--method insert` sends a whole batch as
+    /// one statement, which must stay within CrateDB's statement length.
+    pub fn check_statement_size(&self, method: Method, schema: &Schema, engine: Engine, http: bool) -> Result<()> {
+        let width = schema.columns.len().max(1);
+        if !(http && method == Method::Insert && self.batch_size * width > engine.max_params()) {
+            return Ok(());
+        }
+        Err(usage(format!(
+            "--batch-size {}: over CrateDB's HTTP endpoint --method insert sends a batch as one statement, and {} \
+             values exceed its statement length; use --batch-size {} or less, or --method bulk",
+            self.batch_size,
+            self.batch_size * width,
+            engine.max_params() / width
+        )))
     }
 
     /// Total rows to generate, if bounded.
@@ -377,6 +396,17 @@ mod tests {
         assert!(c.insert_rows * c.schema.columns.len() <= MAX_PARAMS);
         let c = resolve("--method insert --batch-size 10").unwrap();
         assert_eq!(c.insert_rows, 10);
+    }
+
+    #[test]
+    fn cratedb_statements_stay_within_its_statement_length() {
+        let e = err("--url cratedb://h:4200 --method insert --batch-size 10000");
+        assert!(e.contains("--batch-size 10000") && e.contains("--method bulk"), "{e}");
+        resolve("--url cratedb://h:4200 --method insert --batch-size 2000").unwrap();
+        resolve("--url cratedb://h:4200 --batch-size 10000").unwrap();
+        let c = resolve("--url postgres://crate@h:5432/doc --engine cratedb --method insert").unwrap();
+        assert_eq!(c.insert_rows_for(&c.schema, Engine::Cratedb), 25_000 / 12);
+        assert_eq!(c.insert_rows_for(&c.schema, Engine::Postgres), 65_535 / 12);
     }
 
     #[test]

@@ -25,10 +25,6 @@ pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): insert-fr
 pub const CRATEDB_METHOD: &str = "--method copy: CrateDB has no COPY FROM STDIN; leave --method out, and \
      insert-from-sql reads the query's rows as JSON and writes them the way insert-json does";
 
-/// Why insert-from-sql into CrateDB over its PostgreSQL protocol is refused.
-pub const CRATEDB_PG_FROM_SQL: &str = "--url: insert-from-sql writes into CrateDB over its HTTP endpoint, where \
-     the rows travel as the JSON they are read as; give --url cratedb://host:4200 (CrateDB's HTTP port)";
-
 /// What an export reads.
 #[derive(Debug, Clone)]
 pub enum ExportSource {

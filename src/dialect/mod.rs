@@ -36,6 +36,17 @@ impl Engine {
         }
     }
 
+    /// Most values one statement may carry: PostgreSQL's protocol counts
+    /// parameters in 16 bits; CrateDB also caps a statement's text
+    /// (`statement_max_length`, 262,144 characters), which `$12345, `
+    /// placeholders reach first.
+    pub fn max_params(self) -> usize {
+        match self {
+            Engine::Cratedb => 25_000,
+            _ => 65_535,
+        }
+    }
+
     /// Refuses a method the engine cannot do, listing those it can.
     pub fn check_method(self, method: Method, http: bool) -> Result<()> {
         let can = self.methods(http);

@@ -72,7 +72,8 @@ pub struct TableColumn {
 #[derive(Debug, Clone)]
 pub struct BindContext {
     pub table: TableName,
-    /// The target is CrateDB: values go in JSON bodies, in CrateDB's forms.
+    /// The target is CrateDB's HTTP endpoint: values go in JSON bodies, in
+    /// CrateDB's forms (over its PostgreSQL protocol they go in text forms).
     pub cratedb: bool,
     /// Rows the run will write (capacity of unique values), if known.
     pub rows: Option<u64>,

@@ -397,8 +397,13 @@ impl Fake {
                 }
             }
             Fake::GeoPoint => {
-                let (lon, lat) = (rng.random_range(-180.0..180.0), rng.random_range(-90.0..90.0));
-                let _ = write!(out, "[{lon:.6}, {lat:.6}]");
+                let (lon, lat): (f64, f64) = (rng.random_range(-180.0..180.0), rng.random_range(-90.0..90.0));
+                // A JSON array in HTTP bodies; where CrateDB reads text (its PostgreSQL protocol,
+                // which calls the type `point`), PostgreSQL's point syntax.
+                let _ = match env.cratedb {
+                    true => write!(out, "[{lon:.6}, {lat:.6}]"),
+                    false => write!(out, "({lon:.6},{lat:.6})"),
+                };
             }
             Fake::GeoShape => {
                 let (lon, lat): (f64, f64) = (rng.random_range(-179.0..179.0), rng.random_range(-89.0..89.0));

@@ -507,6 +507,13 @@ pub(crate) fn convert(
         Kind::Uuid if uuid::Uuid::parse_str(text.trim()).is_err() => return not("a uuid"),
         Kind::Inet | Kind::Cidr if !is_inet(&text) => return not("an IP address"),
         Kind::Json => out.push_str(raw),
+        // CrateDB's `[lon, lat]` in the point syntax its PostgreSQL protocol reads.
+        Kind::GeoPoint if raw.starts_with('[') => {
+            out.push('(');
+            out.push_str(raw.trim_matches(['[', ']']));
+            out.push(')');
+        }
+        Kind::GeoPoint | Kind::GeoShape if is_string => out.push_str(&text),
         Kind::GeoPoint | Kind::GeoShape => out.push_str(raw),
         // Dates, times, uuids, addresses checked above; intervals, bytea and
         // other types as their text, which the server checks.
@@ -890,6 +897,9 @@ mod tests {
         assert_eq!(to_text("[[1, 2], [3, 4]]", int4(), true), Ok(Some(r#"{{"1","2"},{"3","4"}}"#.into())));
         assert!(to_text("[1, \"a\"]", int4(), true).unwrap_err().contains("element 2"));
         assert!(to_text("5", int4(), true).unwrap_err().contains("not an array"));
+        // CrateDB's geo_point as exported ([lon, lat]) in the point syntax of its PostgreSQL protocol.
+        assert_eq!(to_text("[9.5, 47.25]", Kind::GeoPoint, false), Ok(Some("(9.5, 47.25)".into())));
+        assert_eq!(to_text("\"POINT (1 2)\"", Kind::GeoPoint, false), Ok(Some("POINT (1 2)".into())));
     }
 
     fn column(name: &str, kind: Kind, not_null: bool) -> TableColumn {

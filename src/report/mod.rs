@@ -350,7 +350,8 @@ impl Report {
                 ddl: setup.ddl.clone(),
                 columns: schema.columns.len(),
                 batch_size: cfg.batch_size,
-                insert_rows_per_statement: (method == Method::Insert).then_some(cfg.insert_rows_for(schema)),
+                insert_rows_per_statement: (method == Method::Insert)
+                    .then_some(cfg.insert_rows_for(schema, setup.engine.unwrap_or(Engine::Postgres))),
                 workers: cfg.workers,
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,

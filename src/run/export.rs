@@ -80,7 +80,9 @@ async fn crate_workers(
     target: &Target,
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
     let ExportSource::Table(table) = &cfg.source else { unreachable!("refused by ExportConfig::resolve") };
-    let rows = match conn.execute(&format!("SELECT count(*) FROM {}", table.sql()), &[]).await {
+    // CrateDB shows new rows to queries only after a refresh: export what was written.
+    let refreshed = conn.execute(&crate::dialect::cratedb::refresh(table), &[]).await.map(drop);
+    let rows = match refreshed.and(conn.execute(&format!("SELECT count(*) FROM {}", table.sql()), &[]).await) {
         Ok(r) => r.rows.first().and_then(|row| row.first()).and_then(serde_json::Value::as_u64),
         Err(e) if e.to_string().contains("CrateDB 4041") => {
             return Err(usage(format!("--table {table}: no such table on {}", target.redacted())))

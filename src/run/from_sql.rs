@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, producer, progress::Progress, run_workers, worker, Setup};
 use crate::config::data::{into_table, RowsInto};
-use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD, CRATEDB_PG_FROM_SQL};
+use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::{FromSqlConfig, Warmup};
 use crate::dialect::Engine;
 use crate::encode::Method;
@@ -105,7 +105,7 @@ pub async fn insert_from_sql(
     })
 }
 
-/// The query's rows into a CrateDB table over HTTP: read as JSON lines from the
+/// The query's rows into a CrateDB table (over HTTP or its PostgreSQL protocol): read as JSON lines from the
 /// source, converted and sent by insert-json's model and CrateDB's method
 /// (an ingest run), reported as insert-from-sql.
 async fn into_cratedb(
@@ -117,9 +117,6 @@ async fn into_cratedb(
 ) -> Result<FromSqlOutcome> {
     if cfg.method.is_some() {
         return Err(usage(CRATEDB_METHOD));
-    }
-    if !matches!(target, Target::Crate(_)) {
-        return Err(usage(CRATEDB_PG_FROM_SQL));
     }
     let stop = cancel.child_token();
     let rows = SourceJson::start(src, &cfg.query, stop.clone()).await?;

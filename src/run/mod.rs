@@ -94,12 +94,14 @@ pub async fn ingest(
                 let columns = read_catalog(&mut admin, &cfg.table, info.engine).await?;
                 let ctx = BindContext {
                     table: cfg.table.clone(),
-                    cratedb: info.engine == Engine::Cratedb,
+                    // JSON bodies only over HTTP: CrateDB's PostgreSQL protocol reads text forms.
+                    cratedb: matches!(t, Target::Crate(_)),
                     rows: cfg.total_rows(),
                     workers: cfg.workers,
                 };
                 model = cfg.model.bind(&columns, &ctx)?;
                 schema = model.schema();
+                cfg.check_statement_size(method, &schema, info.engine, ctx.cratedb)?;
                 setup.schema = Some(schema.clone());
             }
             let method = cfg.method_for(method, &schema)?;
@@ -117,7 +119,7 @@ pub async fn ingest(
         schema: schema.clone(),
         method,
         upsert: cfg.upsert,
-        insert_rows: cfg.insert_rows_for(&schema),
+        insert_rows: cfg.insert_rows_for(&schema, dialect.as_ref().map_or(Engine::Postgres, |d| d.engine)),
         batch_size: cfg.batch_size,
         engine: dialect.as_ref().map_or(Engine::Postgres, |d| d.engine),
     };

@@ -168,6 +168,17 @@ fn citus_distributed_table(_: &Ctx) -> Result<()> {
     let report: serde_json::Value = serde_json::from_str(&stdout)?;
     let d = &report["queries"][0]["explain"]["distributed"];
     ensure(d["task_count"] == 8 && d["task_top_node"] == "Aggregate", || format!("distributed plan: {d}"))?;
+    // export from a distributed table keeps the column names (a pushed-down
+    // subquery's record would make them f1, f2, ...).
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().to_str().unwrap_or_default();
+    let argv = ["export", "--url", &url, "--table", "citus_m_copy", "--workers", "1", "--out", out, "--quiet"];
+    let (code, _, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("export: exit {code}: {stderr}"))?;
+    let lines = std::fs::read_to_string(dir.path().join("citus_m_copy_0.json"))?;
+    ensure(lines.lines().count() == 4000, || format!("{} lines exported", lines.lines().count()))?;
+    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap_or_default())?;
+    ensure(first.get("device_id").is_some() && first.get("f1").is_none(), || format!("exported row {first}"))?;
     exact(&c, "citus_ref", "--reference-table --rows 500")?;
     let kind = c.scalar("SELECT partmethod FROM pg_dist_partition WHERE logicalrelid = 'citus_ref'::regclass")?;
     ensure(kind == "n", || format!("reference table partmethod {kind}"))
@@ -240,6 +251,22 @@ fn cratedb_postgres_protocol(_: &Ctx) -> Result<()> {
         ensure(out.report.setup.engine == Some(Engine::Cratedb), || format!("{:?}", out.report.setup.engine))?;
         ensure(crate_count(&target, &table)? == 1500, || format!("{method}: count"))?;
     }
+    // The default batch (10,000 rows × 12 columns) is split into statements
+    // within CrateDB's statement length.
+    let out = ingest(&url, &format!("--table crate_pg_big --drop-table --rows 12000 --workers 1 --verify {START}"))?;
+    ensure(out.exit_code == 0, || format!("big batches: exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    ensure(crate_count(&target, "crate_pg_big")? == 12_000, || "big batches: count".into())?;
+    // insert-fake-data over the PostgreSQL protocol: CrateDB's own types in text form.
+    crate_rows(&target, "DROP TABLE IF EXISTS doc.crate_pg_fake")?;
+    let ddl = "CREATE TABLE doc.crate_pg_fake (id int PRIMARY KEY, name text, at timestamp with time zone, \
+               tags array(text), attrs object(dynamic), loc geo_point, ok boolean)";
+    crate_rows(&target, ddl)?;
+    let (code, _, stderr) = dbload_bin(
+        &["insert-fake-data", "--url", &url, "--table", "crate_pg_fake", "--num-records", "1000", "--quiet"],
+        &[],
+    );
+    ensure(code == 0, || format!("insert-fake-data: exit {code}: {stderr}"))?;
+    ensure(crate_count(&target, "doc.crate_pg_fake")? == 1000, || "insert-fake-data: count".into())?;
     let e = ingest(&url, "--method copy --table crate_pg_copy --drop-table --rows 10").unwrap_err();
     ensure(exit_code(&e) == 2 && e.to_string().contains("COPY"), || format!("copy on CrateDB: {e}"))
 }
