@@ -43,6 +43,8 @@ pub struct ExportConfig {
     pub gzip: bool,
     pub overwrite: bool,
     pub workers: u32,
+    /// Whether `--workers` was given: Citus exports with one worker unless asked.
+    pub workers_given: bool,
     pub chunk_rows: usize,
     pub output: OutputConfig,
 }
@@ -103,6 +105,7 @@ impl ExportConfig {
             gzip: a.gzip,
             overwrite: a.overwrite,
             workers,
+            workers_given: a.workers.is_some(),
             chunk_rows: a.chunk_rows,
             output: OutputConfig::resolve(a.output)?,
         })

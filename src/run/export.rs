@@ -33,10 +33,16 @@ pub struct ExportOutcome {
     pub rows_estimate: Option<u64>,
 }
 
-pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
+/// Exports as `cfg` says; on Citus without `--workers`, with one worker
+/// (block ranges do not split a distributed table), which `cfg` then says.
+pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     let info = describe_server(&mut admin, target, &mut setup).await?;
+    if info.engine == Engine::Citus && !cfg.workers_given {
+        cfg.workers = 1;
+    }
+    let cfg = &*cfg;
     let (workers, rows_estimate) = match (target, admin) {
         (Target::Crate(c), Admin::Crate(conn)) => crate_workers(cfg, c, conn, target).await?,
         (Target::Pg { pg, .. }, Admin::Pg(client)) if info.engine != Engine::Cratedb => {
