@@ -166,8 +166,10 @@ pub(crate) fn write_binary(values: &Values, i: usize, out: &mut BytesMut) {
 pub(crate) fn write_text(values: &Values, i: usize, out: &mut BytesMut) {
     match values {
         Values::Timestamptz(v) => {
+            use std::fmt::Write as _;
             let t = chrono::DateTime::from_timestamp_micros(v[i]).expect("generated times are in range");
-            out.put_slice(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true).as_bytes());
+            // Formatted straight into the buffer: no string per value.
+            let _ = write!(out, "{}", t.format("%Y-%m-%dT%H:%M:%S%.fZ"));
         }
         Values::Oid(v) => out.put_slice(itoa::Buffer::new().format(v[i]).as_bytes()),
         Values::Int4(v) => out.put_slice(itoa::Buffer::new().format(v[i]).as_bytes()),
