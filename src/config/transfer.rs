@@ -13,13 +13,10 @@ use crate::dialect::TableName;
 use crate::encode::Method;
 use crate::error::usage;
 
-/// Why export refuses CrateDB over its PostgreSQL protocol, and what to use instead.
-pub const CRATEDB_PG_EXPORT: &str = "export reads CrateDB in pages over its HTTP endpoint, not over the PostgreSQL \
-     protocol (no COPY ... TO STDOUT there): give --url cratedb://host:4200 (CrateDB's HTTP port)";
-/// Why insert-from-sql refuses CrateDB as its source, and what to use instead.
-pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): insert-from-sql reads its source with \
-     COPY ... TO STDOUT, which CrateDB does not have; give a PostgreSQL-family --src-url, or export the table \
-     with `dbload export --url cratedb://host:4200 --table ...` and load the files with `dbload insert-json`";
+/// Why insert-from-sql refuses CrateDB's HTTP endpoint as its source, and what to use instead.
+pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): CrateDB's HTTP endpoint cannot stream a \
+     query's rows (a cursor does not outlive a request); give CrateDB's PostgreSQL protocol instead: \
+     --src-url postgres://crate@host:5432/doc";
 
 /// Why `--method copy` is refused for CrateDB.
 pub const CRATEDB_METHOD: &str = "--method copy: CrateDB has no COPY FROM STDIN; leave --method out, and \
@@ -85,14 +82,15 @@ impl ExportConfig {
         if matches!(target, TargetChoice::Crate(_)) {
             if let ExportSource::Query(_) = source {
                 return Err(usage(
-                    "--query on CrateDB: only a --table is exported there (paged in _id order, which a query's \
-                     rows have not); export the table, or run CrateDB's COPY my_table TO DIRECTORY ... WHERE ...",
+                    "--query over CrateDB's HTTP endpoint: only a --table is paged there (in _id order, which a \
+                     query's rows have not); give CrateDB's PostgreSQL protocol, where a query is read through a \
+                     cursor: --url postgres://crate@host:5432/doc",
                 ));
             }
             if a.format == ExportFormat::Csv {
                 return Err(usage(
-                    "--format csv on CrateDB: its rows are exported as JSON lines only (what insert-json reads); \
-                     drop --format, or run CrateDB's COPY my_table TO DIRECTORY for its own formats",
+                    "--format csv over CrateDB's HTTP endpoint: JSON lines only there; give CrateDB's PostgreSQL \
+                     protocol for CSV: --url postgres://crate@host:5432/doc",
                 ));
             }
         }
@@ -243,16 +241,17 @@ mod tests {
         assert!(refused(export("--query ; --out /tmp/x")).contains("--query: empty"));
         let crate_url = "--url cratedb://crate@h:4200 --table t --out /tmp/x";
         assert_eq!(export(&format!("{crate_url} --workers 2")).unwrap().workers, 2);
-        assert!(refused(export(&format!("{crate_url} --format csv"))).starts_with("--format csv on CrateDB"));
+        assert!(refused(export(&format!("{crate_url} --format csv")))
+            .starts_with("--format csv over CrateDB's HTTP endpoint"));
         let crate_query = "--url cratedb://crate@h:4200 --query select.1 --out /tmp/x";
-        assert!(refused(export(crate_query)).starts_with("--query on CrateDB"));
+        assert!(refused(export(crate_query)).starts_with("--query over CrateDB's HTTP endpoint"));
         assert!(export("--out /tmp/x").is_err(), "--table or --query is required");
     }
 
     #[test]
     fn bad_insert_from_sql_options_name_themselves() {
         assert!(refused(from_sql("--query x --batch-size 0")).contains("--batch-size 0"));
-        assert!(refused(from_sql("--query x --src-url cratedb://h:4200")).contains("insert-json"));
+        assert!(refused(from_sql("--query x --src-url cratedb://h:4200")).contains("postgres://crate@host:5432/doc"));
         let crate_dst = from_sql("--query x --url cratedb://h:4200").unwrap();
         assert!(matches!((crate_dst.target, crate_dst.method), (TargetChoice::Crate(_), None)));
         assert!(refused(from_sql("--query x --url cratedb://h:4200 --method copy")).starts_with("--method copy"));

@@ -3,6 +3,7 @@
 //! time (off the send path); INSERT and UNNEST bind parameters whose binary
 //! form is written by the driver through `ToSql`.
 
+pub mod binary_text;
 pub mod copy_binary;
 pub mod copy_csv;
 pub mod copy_text;

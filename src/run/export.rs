@@ -1,8 +1,9 @@
 //! An export run: check what is exported and where, split a table into one
 //! block range per worker, take one snapshot for all of them, then stream
 //! each range into its file through the worker loop, a chunk per operation.
-//! On CrateDB (over HTTP) each worker pages through its share of the table
-//! instead, a page per operation.
+//! On CrateDB each worker pages through its share of the table instead, a
+//! page per operation: over HTTP in `_id` order, over its PostgreSQL
+//! protocol (which also reads a query) through a cursor.
 
 use std::time::Duration;
 
@@ -10,15 +11,18 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, progress::Progress, run_workers, worker, Setup};
-use crate::config::transfer::{ExportSource, CRATEDB_PG_EXPORT};
+use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, Warmup};
 use crate::dialect::{literal, Engine, TableName};
 use crate::error::usage;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::cratedb_http::{CrateConn, CrateTarget};
-use crate::target::export::{self, Chunks, CopyWorker, ExportFile, ExportWorker, ExportedFile, PageWorker};
-use crate::target::{Admin, PgTarget, Target};
+use crate::target::cursor::Cursor;
+use crate::target::export::{
+    self, Chunks, CopyWorker, CursorWorker, ExportFile, ExportWorker, ExportedFile, PageWorker,
+};
+use crate::target::{postgres::query_refused, Admin, PgTarget, Target};
 
 pub struct ExportOutcome {
     pub setup: Setup,
@@ -48,7 +52,8 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
         (Target::Pg { pg, .. }, Admin::Pg(client)) if info.engine != Engine::Cratedb => {
             copy_workers(cfg, pg, client, info.engine, target).await?
         }
-        _ => return Err(usage(CRATEDB_PG_EXPORT)),
+        (Target::Pg { pg, .. }, Admin::Pg(client)) => cursor_workers(cfg, pg, client, target).await?,
+        _ => unreachable!("a CrateDB target has a CrateDB admin connection, a PostgreSQL one a PostgreSQL one"),
     };
 
     let meter = CostMeter::start();
@@ -101,6 +106,43 @@ async fn crate_workers(
         PageWorker::open(crate_target, w, statement, cfg.chunk_rows, file)
     });
     let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    Ok((workers, rows))
+}
+
+/// CrateDB's workers over its PostgreSQL protocol, each reading a cursor
+/// over its share of the table (or over the query), and the table's rows.
+async fn cursor_workers(
+    cfg: &ExportConfig,
+    pg: &PgTarget,
+    client: tokio_postgres::Client,
+    target: &Target,
+) -> Result<(Vec<ExportWorker>, Option<u64>)> {
+    let (selects, rows) = match &cfg.source {
+        ExportSource::Table(t) => {
+            // CrateDB shows new rows to queries only after a refresh: export what was written.
+            let refresh = crate::dialect::cratedb::refresh(t);
+            let counted = match client.batch_execute(&refresh).await {
+                Ok(()) => client.query_one(&format!("SELECT count(*) FROM {}", t.sql()), &[]).await,
+                Err(e) => Err(e),
+            };
+            let rows = match counted {
+                Ok(row) => row.get::<_, i64>(0).max(0) as u64,
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                    return Err(usage(format!("--table {t}: no such table on {}", target.redacted())))
+                }
+                Err(e) => return Err(anyhow::Error::new(e).context(format!("--table {t}: counting its rows"))),
+            };
+            ((0..cfg.workers).map(|w| export::crate_select(t, w, cfg.workers)).collect(), Some(rows))
+        }
+        ExportSource::Query(q) => (vec![q.clone()], None),
+    };
+    let files = create_files(cfg)?;
+    let opening = selects.into_iter().zip(files).map(|(select, file)| async move {
+        let client = pg.connect().await?;
+        let cursor = Cursor::declare(client, &select, cfg.chunk_rows).await.map_err(|e| query_refused(e, "--query"))?;
+        CursorWorker::open(cursor, cfg.format, file).map_err(usage)
+    });
+    let workers = futures_util::future::try_join_all(opening).await?;
     Ok((workers, rows))
 }
 
@@ -179,10 +221,7 @@ async fn check_query(client: &tokio_postgres::Client, query: &str) -> Result<()>
             Err(usage(format!("--query {}: returns no rows to export; give a SELECT", literal(query))))
         }
         Ok(_) => Ok(()),
-        Err(e) => match e.as_db_error() {
-            Some(db) => Err(usage(format!("--query: {} (SQLSTATE {})", db.message(), db.code().code()))),
-            None => Err(e).context("checking --query"),
-        },
+        Err(e) => Err(query_refused(e, "--query")),
     }
 }
 

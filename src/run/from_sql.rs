@@ -3,14 +3,14 @@
 //! the workers, each sending its batches with its own COPY, through the same
 //! worker loop as ingest. CrateDB, without COPY, gets the query's rows as
 //! JSON through insert-json's model instead: an ingest run of that model
-//! whose input is the source's stream.
+//! whose input is the source's stream. CrateDB as the source (over its
+//! PostgreSQL protocol) is read through a cursor, a batch per fetch.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use postgres_types::Type;
 use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, producer, progress::Progress, run_workers, worker, Setup};
@@ -25,6 +25,7 @@ use crate::model::ModelSpec;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableColumn, TableCopy};
+use crate::target::postgres::query_refused;
 use crate::target::{Admin, Target};
 
 pub struct FromSqlOutcome {
@@ -52,25 +53,25 @@ pub async fn insert_from_sql(
     cancel: CancellationToken,
 ) -> Result<FromSqlOutcome> {
     let (mut src_setup, mut setup) = (Setup::default(), Setup::default());
-    let src = postgres_family(source, &mut src_setup).await.context("the source (--src-url)")?;
+    let (src, cursor) = connect_source(source, &mut src_setup).await.context("the source (--src-url)")?;
 
-    let query_columns = match src.prepare(&cfg.query).await {
+    let mut query_columns = match src.prepare(&cfg.query).await {
         Ok(stmt) => stmt.columns().iter().map(|c| (c.name().to_string(), c.type_().clone())).collect::<Vec<_>>(),
-        Err(e) => {
-            return Err(match e.as_db_error() {
-                Some(db) => usage(format!("--query: {} (SQLSTATE {})", db.message(), db.code().code())),
-                None => anyhow::Error::new(e).context("checking --query"),
-            })
-        }
+        Err(e) => return Err(query_refused(e, "--query")),
     };
     let mut admin = target.admin().await?;
     let info = describe_server(&mut admin, target, &mut setup).await?;
     let dst = match admin {
         Admin::Pg(client) if info.engine != Engine::Cratedb => client,
-        _ => return into_cratedb(cfg, src, src_setup, target, cancel).await,
+        _ => return into_cratedb(cfg, src, cursor, src_setup, target, cancel).await,
     };
     setup.method = Some(cfg.method.unwrap_or(Method::Copy));
-    let columns = match_table(&dst, cfg, &query_columns, target).await?;
+    let table = table_columns(&dst, cfg, target).await?;
+    let convert = match cursor {
+        true => from_sql::conversions(&mut query_columns, &table),
+        false => Vec::new(),
+    };
+    let columns = from_sql::match_columns(&query_columns, &table, &cfg.table)?;
     let Target::Pg { pg, .. } = target else { unreachable!("a PostgreSQL-protocol admin connection above") };
     let copy = from_sql::copy_in(&cfg.table, &columns);
     let opening = (0..cfg.workers).map(|_| TableCopy::open(pg, &copy));
@@ -80,7 +81,10 @@ pub async fn insert_from_sql(
     let stop = cancel.child_token();
     let meter = CostMeter::start();
     let plan = worker::Plan::new(None, None, cfg.workers, Warmup::None, 1, cancel.clone());
-    let mut rows = SourceRows::start(src, &cfg.query, cfg.batch_size, stop.clone()).await?;
+    let mut rows = match cursor {
+        true => SourceRows::cursor(src, &cfg.query, cfg.batch_size, stop.clone(), convert).await?,
+        false => SourceRows::copy(src, &cfg.query, cfg.batch_size, stop.clone()).await?,
+    };
     let source_error: Arc<OnceLock<String>> = rows.error();
     let pool = (0..cfg.workers as usize + 2).map(|_| CopyBatch::default()).collect();
     let feed = producer::spawn(pool, move |b: &mut CopyBatch| rows.fill(b)).context("starting the reader thread")?;
@@ -111,6 +115,7 @@ pub async fn insert_from_sql(
 async fn into_cratedb(
     cfg: &FromSqlConfig,
     src: tokio_postgres::Client,
+    cursor: bool,
     source: Setup,
     target: &Target,
     cancel: CancellationToken,
@@ -119,7 +124,10 @@ async fn into_cratedb(
         return Err(usage(CRATEDB_METHOD));
     }
     let stop = cancel.child_token();
-    let rows = SourceJson::start(src, &cfg.query, stop.clone()).await?;
+    let rows = match cursor {
+        true => SourceJson::cursor(src, &cfg.query, cfg.batch_size, stop.clone()).await?,
+        false => SourceJson::copy(src, &cfg.query, stop.clone()).await?,
+    };
     let bytes = rows.bytes();
     let spec = Spec::new(Input::from_reader("the query's rows", Box::new(rows)), OnError::Abort, None, false);
     let workers = cfg.workers;
@@ -146,24 +154,24 @@ async fn into_cratedb(
     })
 }
 
-/// Connects to a PostgreSQL-family server and describes it; CrateDB,
-/// without COPY, is refused.
-async fn postgres_family(target: &Target, setup: &mut Setup) -> Result<tokio_postgres::Client> {
+/// Connects to the source over the PostgreSQL protocol and describes it;
+/// true if it is read through a cursor (CrateDB, without COPY TO STDOUT).
+/// CrateDB over HTTP, where a cursor does not outlive a request, is refused.
+async fn connect_source(target: &Target, setup: &mut Setup) -> Result<(tokio_postgres::Client, bool)> {
     let mut admin = target.admin().await?;
     let info = describe_server(&mut admin, target, setup).await?;
     match admin {
-        Admin::Pg(client) if info.engine != Engine::Cratedb => Ok(client),
-        _ => Err(usage(CRATEDB_FROM_SQL)),
+        Admin::Pg(client) => Ok((client, info.engine == Engine::Cratedb)),
+        Admin::Crate(_) => Err(usage(CRATEDB_FROM_SQL)),
     }
 }
 
-/// The table's columns the query fills; the table must exist.
-async fn match_table(
+/// The target table's columns; the table must exist.
+async fn table_columns(
     client: &tokio_postgres::Client,
     cfg: &FromSqlConfig,
-    query: &[(String, Type)],
     target: &Target,
-) -> Result<Vec<String>> {
+) -> Result<Vec<TableColumn>> {
     let rows =
         client.query(from_sql::TABLE_COLUMNS, &[&cfg.table.sql()]).await.context("reading the table's columns")?;
     if rows.is_empty() {
@@ -173,7 +181,7 @@ async fn match_table(
             target.redacted()
         )));
     }
-    let table: Vec<TableColumn> = rows
+    let table = rows
         .iter()
         .map(|r| TableColumn {
             name: r.get(0),
@@ -183,5 +191,5 @@ async fn match_table(
             generated: r.get(4),
         })
         .collect();
-    from_sql::match_columns(query, &table, &cfg.table)
+    Ok(table)
 }

@@ -4,7 +4,8 @@
 //! own blocks), the COPY statement that turns them into JSON or CSV on the
 //! server, and the worker that streams its rows into its file, one chunk per
 //! operation. On CrateDB over HTTP: pages of the table in `_id` order, one
-//! page per operation (see [`page_statement`]).
+//! page per operation (see [`page_statement`]); over its PostgreSQL
+//! protocol: pages of a cursor ([`Cursor`]), one per operation.
 //!
 //! Nothing is collected: a chunk (at most `--chunk-rows` rows or
 //! [`CHUNK_BYTES`] of a COPY stream, or one page) is read, written to the
@@ -22,10 +23,12 @@ use futures_util::StreamExt;
 use tokio_postgres::{Client, CopyOutStream};
 
 use super::cratedb_http::{CrateConn, CrateTarget};
+use super::cursor::{raw_values, Cursor};
 use super::sink::classify;
 use super::PgTarget;
 use crate::cli::ExportFormat;
 use crate::dialect::{literal, TableName};
+use crate::encode::binary_text::RowText;
 use crate::encode::copy_text::JsonLines;
 use crate::run::worker::{Executor, Operation, Source};
 use crate::stats::OpError;
@@ -96,11 +99,23 @@ pub fn copy_statement(select: &str, format: ExportFormat) -> String {
 /// cost grows with the table, not with the offset). Several workers split
 /// the rows by the first hex digit of `md5(_id)`, so at most 16 get rows.
 pub fn page_statement(table: &TableName, worker: u32, workers: u32, page: usize) -> String {
-    let split = match workers {
-        1 => String::new(),
-        n => format!("ascii(md5(_id)) % {n} = {worker} AND "),
-    };
+    let split = crate_share(worker, workers).map(|s| format!("{s} AND ")).unwrap_or_default();
     format!("SELECT _id, * FROM {} WHERE {split}_id || '' > ? ORDER BY _id || '' LIMIT {page}", table.sql())
+}
+
+/// The SELECT of worker `worker` of `workers` reading a CrateDB table
+/// through a cursor: its share of the rows, as [`page_statement`] splits them.
+pub fn crate_select(table: &TableName, worker: u32, workers: u32) -> String {
+    match crate_share(worker, workers) {
+        None => format!("SELECT * FROM {}", table.sql()),
+        Some(share) => format!("SELECT * FROM {} WHERE {share}", table.sql()),
+    }
+}
+
+/// Worker `worker`'s share of a CrateDB table's rows, by the first hex
+/// digit of `md5(_id)` (so at most 16 workers get rows); none for one worker.
+fn crate_share(worker: u32, workers: u32) -> Option<String> {
+    (workers > 1).then(|| format!("ascii(md5(_id)) % {workers} = {worker}"))
 }
 
 /// Starts a worker's transaction in the snapshot the export took, so all
@@ -229,6 +244,8 @@ pub enum ExportWorker {
     Copy(Box<CopyWorker>),
     /// CrateDB's pages over HTTP.
     Pages(Box<PageWorker>),
+    /// A cursor's pages: CrateDB over its PostgreSQL protocol.
+    Cursor(Box<CursorWorker>),
 }
 
 impl ExportWorker {
@@ -238,6 +255,10 @@ impl ExportWorker {
         match self {
             ExportWorker::Copy(w) => w.file.finish(w.ended),
             ExportWorker::Pages(w) => w.file.finish(w.ended),
+            ExportWorker::Cursor(w) => {
+                let ended = w.cursor.ended();
+                w.file.finish(ended)
+            }
         }
     }
 }
@@ -249,6 +270,7 @@ impl Executor<Chunk> for ExportWorker {
         match self {
             ExportWorker::Copy(w) => w.transfer(chunk).await,
             ExportWorker::Pages(w) => w.transfer(chunk).await,
+            ExportWorker::Cursor(w) => w.transfer(chunk).await,
         }
     }
 }
@@ -376,6 +398,47 @@ impl PageWorker {
     }
 }
 
+/// A worker reading a cursor, a page per chunk, and writing its rows as
+/// JSON lines or CSV ([`RowText`]).
+pub struct CursorWorker {
+    cursor: Cursor,
+    text: RowText,
+    format: ExportFormat,
+    /// CSV: the header line is still to be written.
+    header_pending: bool,
+    file: ExportFile,
+}
+
+impl CursorWorker {
+    /// A worker for a declared cursor; a column type it cannot write is
+    /// refused, with the cast that makes it writable.
+    pub fn open(cursor: Cursor, format: ExportFormat, file: ExportFile) -> Result<ExportWorker, String> {
+        let text = RowText::new(&cursor.columns())?;
+        let header_pending = format == ExportFormat::Csv;
+        Ok(ExportWorker::Cursor(Box::new(CursorWorker { cursor, text, format, header_pending, file })))
+    }
+
+    /// Fetches the next page and writes it. A broken cursor or a value
+    /// that cannot be written ends the worker, its file incomplete.
+    async fn transfer(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
+        if std::mem::take(&mut self.header_pending) {
+            self.text.csv_header(&mut chunk.bytes);
+        }
+        let page = self.cursor.fetch().await;
+        let rows = page.map_err(|e| OpError { fatal: true, ..classify(&e, self.cursor.is_closed()) })?;
+        for row in &rows {
+            let written = match self.format {
+                ExportFormat::Json => self.text.json(raw_values(row), &mut chunk.bytes),
+                ExportFormat::Csv => self.text.csv(raw_values(row), &mut chunk.bytes),
+            };
+            written.map_err(|e| OpError::fatal("bad value", e))?;
+            chunk.rows += 1;
+        }
+        chunk.end = self.cursor.ended();
+        self.file.write(chunk)
+    }
+}
+
 /// Appends `{"column": value, ...}` and a newline.
 fn json_object(columns: &[String], values: &[serde_json::Value], out: &mut Vec<u8>) {
     out.push(b'{');
@@ -413,6 +476,8 @@ mod tests {
         let t = TableName::parse("doc.T").unwrap();
         insta::assert_snapshot!(page_statement(&t, 0, 1, 500), @r#"SELECT _id, * FROM "doc"."T" WHERE _id || '' > ? ORDER BY _id || '' LIMIT 500"#);
         insta::assert_snapshot!(page_statement(&t, 1, 2, 9), @r#"SELECT _id, * FROM "doc"."T" WHERE ascii(md5(_id)) % 2 = 1 AND _id || '' > ? ORDER BY _id || '' LIMIT 9"#);
+        insta::assert_snapshot!(crate_select(&t, 1, 2), @r#"SELECT * FROM "doc"."T" WHERE ascii(md5(_id)) % 2 = 1"#);
+        assert_eq!(crate_select(&t, 0, 1), r#"SELECT * FROM "doc"."T""#);
         let mut out = Vec::new();
         let values = [serde_json::json!(1_700_000_000_123i64), serde_json::json!({"a": [1, "x\n"]})];
         json_object(&["ts".into(), "o\"".into()], &values, &mut out);

@@ -8,6 +8,10 @@
 //! CrateDB has no COPY FROM STDIN: for it the source runs `COPY (SELECT
 //! to_json(r.*) FROM (query) r) TO STDOUT` instead, and [`SourceJson`] reads
 //! the rows as JSON lines for insert-json's model to convert and send.
+//!
+//! CrateDB has no COPY TO STDOUT either: as the source it is read through a
+//! cursor ([`Cursor`]), a batch per fetch, its binary values framed as COPY
+//! tuples as they are (or written as JSON lines for a CrateDB target).
 
 use std::io::{BufRead, Read};
 use std::pin::Pin;
@@ -17,14 +21,16 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 use bytes::BytesMut;
 use futures_util::StreamExt;
-use postgres_types::Type;
+use postgres_types::{Kind, Type};
 use tokio_postgres::{Client, CopyOutStream, Statement};
 use tokio_util::sync::CancellationToken;
 
+use super::cursor::{raw_values, Cursor};
 use super::sink::{classify, send_copy};
 use super::PgTarget;
 use crate::cli::ExportFormat;
 use crate::dialect::{quote_ident, TableName};
+use crate::encode::binary_text::RowText;
 use crate::encode::copy_binary::{self, TupleSplitter};
 use crate::encode::copy_text::JsonLines;
 use crate::error::usage;
@@ -85,6 +91,51 @@ pub fn match_columns(query: &[(String, Type)], table: &[TableColumn], name: &Tab
     Err(usage(format!("--table {name}: {}", problems.join("; "))))
 }
 
+/// How a value from a cursor source is changed on its way into a COPY
+/// tuple, for a column type CrateDB does not have.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Convert {
+    /// As it came.
+    Keep,
+    /// `json` (CrateDB's objects) into `jsonb`: its version byte first.
+    Jsonb,
+    /// An array, its header rewritten with this element type (CrateDB's
+    /// `varchar[]` into `text[]`, or its own) and every dimension's lower
+    /// bound 1: CrateDB 6.4 sends each dimension's length as its lower
+    /// bound too, which PostgreSQL would keep (`[3:5]={a,b,c}`).
+    Array(u32),
+}
+
+/// What a cursor source does to each query column so that it fits its
+/// table column (see [`Convert`]); the query's type of a converted column
+/// becomes the column's.
+pub fn conversions(query: &mut [(String, Type)], table: &[TableColumn]) -> Vec<Convert> {
+    let text = |t: &Type| [Type::TEXT, Type::VARCHAR, Type::BPCHAR].contains(t);
+    let convert = |ty: &mut Type, column: Option<Type>| match (ty.kind(), column) {
+        (_, Some(column)) if *ty == Type::JSON && column == Type::JSONB => {
+            *ty = column;
+            Convert::Jsonb
+        }
+        (Kind::Array(from), Some(column)) => match column.kind() {
+            Kind::Array(to) if from != to && text(from) && text(to) => {
+                let element = to.oid();
+                *ty = column;
+                Convert::Array(element)
+            }
+            _ => Convert::Array(from.oid()),
+        },
+        (Kind::Array(from), None) => Convert::Array(from.oid()),
+        _ => Convert::Keep,
+    };
+    query
+        .iter_mut()
+        .map(|(col, ty)| {
+            let column = table.iter().find(|t| t.name == *col).and_then(|t| Type::from_oid(t.oid));
+            convert(ty, column)
+        })
+        .collect()
+}
+
 /// Whether binary COPY output of `ty` is input the column takes: the same
 /// type, or text types among themselves, or a user type of the same name
 /// (another server's enum or domain has another OID).
@@ -116,10 +167,7 @@ impl Operation for CopyBatch {
 
 /// The source query's rows, cut into batches on the producer thread.
 pub struct SourceRows {
-    /// Holds the connection that the stream reads from.
-    _client: Client,
-    stream: Pin<Box<CopyOutStream>>,
-    splitter: TupleSplitter,
+    feed: Feed,
     runtime: tokio::runtime::Handle,
     /// The run stopped (Ctrl-C, or every worker is done).
     stop: CancellationToken,
@@ -129,22 +177,52 @@ pub struct SourceRows {
     error: Arc<OnceLock<String>>,
 }
 
+/// Where the rows come from.
+enum Feed {
+    /// `COPY (query) TO STDOUT (FORMAT binary)`, cut at tuple boundaries.
+    Copy {
+        /// Holds the connection that the stream reads from.
+        _client: Client,
+        stream: Pin<Box<CopyOutStream>>,
+        splitter: TupleSplitter,
+    },
+    /// A cursor's pages of a batch each, every row framed as a tuple, its
+    /// values converted as `convert` says ([`conversions`]).
+    Cursor { cursor: Cursor, convert: Vec<Convert> },
+}
+
 impl SourceRows {
     /// Starts the source's COPY. Call on the runtime, then move the rows
     /// to the producer thread.
-    pub async fn start(client: Client, query: &str, batch_size: usize, stop: CancellationToken) -> Result<SourceRows> {
+    pub async fn copy(client: Client, query: &str, batch_size: usize, stop: CancellationToken) -> Result<SourceRows> {
         let copy = format!("COPY ({query}) TO STDOUT (FORMAT binary)");
         let stream = client.copy_out(&copy).await.context("starting the source query")?;
-        Ok(SourceRows {
-            _client: client,
-            stream: Box::pin(stream),
-            splitter: TupleSplitter::default(),
+        let feed = Feed::Copy { _client: client, stream: Box::pin(stream), splitter: TupleSplitter::default() };
+        Ok(SourceRows::new(feed, batch_size, stop))
+    }
+
+    /// Declares the source's cursor, a batch per fetch, its values
+    /// converted as `convert` says ([`conversions`]).
+    pub async fn cursor(
+        client: Client,
+        query: &str,
+        batch_size: usize,
+        stop: CancellationToken,
+        convert: Vec<Convert>,
+    ) -> Result<SourceRows> {
+        let cursor = Cursor::declare(client, query, batch_size).await.context("starting the source query")?;
+        Ok(SourceRows::new(Feed::Cursor { cursor, convert }, batch_size, stop))
+    }
+
+    fn new(feed: Feed, batch_size: usize, stop: CancellationToken) -> SourceRows {
+        SourceRows {
+            feed,
             runtime: tokio::runtime::Handle::current(),
             stop,
             batch_size: batch_size as u64,
             ended: false,
             error: Arc::default(),
-        })
+        }
     }
 
     /// Where a mid-stream failure of the source is told.
@@ -153,57 +231,117 @@ impl SourceRows {
     }
 
     /// Fills `b` with the next batch; false when there are no more rows.
-    /// Blocks the producer thread on the stream, never a runtime thread.
+    /// Blocks the producer thread on the source, never a runtime thread.
     pub fn fill(&mut self, b: &mut CopyBatch) -> bool {
         b.bytes.clear();
         b.rows = 0;
         copy_binary::header(&mut b.bytes);
-        while b.rows < self.batch_size {
-            match self.splitter.take_tuple(&mut b.bytes) {
-                Ok(true) => {
-                    b.rows += 1;
-                    continue;
-                }
-                Ok(false) if self.ended || self.splitter.finished() => break,
-                Ok(false) => {}
-                Err(e) => {
-                    self.fail(e);
-                    break;
-                }
-            }
-            let (stream, stop) = (&mut self.stream, &self.stop);
-            let next = self.runtime.block_on(async {
-                tokio::select! {
-                    biased;
-                    _ = stop.cancelled() => None,
-                    next = stream.next() => next,
-                }
-            });
-            match next {
-                Some(Ok(chunk)) => self.splitter.push(&chunk),
-                Some(Err(e)) => self.fail(crate::target::postgres::error_text(&e)),
-                None if self.stop.is_cancelled() || self.splitter.finished() => self.ended = true,
-                None => self.fail("the stream ended before its end-of-data marker".into()),
-            }
+        match &mut self.feed {
+            Feed::Copy { .. } => self.fill_from_copy(b),
+            Feed::Cursor { .. } => self.fill_from_cursor(b),
         }
         copy_binary::trailer(&mut b.bytes);
         b.rows > 0
     }
 
-    fn fail(&mut self, e: String) {
-        self.ended = true;
-        let _ = self.error.set(e);
+    fn fill_from_copy(&mut self, b: &mut CopyBatch) {
+        let Feed::Copy { stream, splitter, .. } = &mut self.feed else { unreachable!("called for COPY") };
+        while b.rows < self.batch_size {
+            match splitter.take_tuple(&mut b.bytes) {
+                Ok(true) => {
+                    b.rows += 1;
+                    continue;
+                }
+                Ok(false) if self.ended || splitter.finished() => break,
+                Ok(false) => {}
+                Err(e) => {
+                    fail(&mut self.ended, &self.error, e);
+                    break;
+                }
+            }
+            let next = block_on(&self.runtime, &self.stop, stream.next()).flatten();
+            match next {
+                Some(Ok(chunk)) => splitter.push(&chunk),
+                Some(Err(e)) => fail(&mut self.ended, &self.error, crate::target::postgres::error_text(&e)),
+                None if self.stop.is_cancelled() || splitter.finished() => self.ended = true,
+                None => fail(&mut self.ended, &self.error, "the stream ended before its end-of-data marker".into()),
+            }
+        }
+    }
+
+    fn fill_from_cursor(&mut self, b: &mut CopyBatch) {
+        let Feed::Cursor { cursor, convert } = &mut self.feed else { unreachable!("called for a cursor") };
+        if self.ended || cursor.ended() {
+            return;
+        }
+        match block_on(&self.runtime, &self.stop, cursor.fetch()) {
+            Some(Ok(rows)) => {
+                for row in &rows {
+                    tuple(row, convert, &mut b.bytes);
+                    b.rows += 1;
+                }
+            }
+            Some(Err(e)) => fail(&mut self.ended, &self.error, crate::target::postgres::error_text(&e)),
+            None => self.ended = true,
+        }
     }
 }
 
-/// The source query's rows as JSON lines, read from its COPY stream as the
-/// JSON model's input (on its producer threads, and once on the runtime
-/// when the model peeks at the first row).
+/// The source failed: no more rows, and the report says why.
+fn fail(ended: &mut bool, error: &OnceLock<String>, e: String) {
+    *ended = true;
+    let _ = error.set(e);
+}
+
+/// An array value with the element type `element` and lower bounds of
+/// 1 (see [`Convert::Array`]); one too short for its header goes as it came,
+/// for the server to refuse.
+fn array(v: &[u8], element: u32, out: &mut BytesMut) {
+    use bytes::BufMut;
+    let ndim = v.get(..4).map_or(0, |n| i32::from_be_bytes([n[0], n[1], n[2], n[3]]).max(0) as usize);
+    let header = 12 + 8 * ndim;
+    if v.len() < header {
+        out.put_i32(v.len() as i32);
+        out.put_slice(v);
+        return;
+    }
+    out.put_i32(v.len() as i32);
+    out.put_slice(&v[..8]);
+    out.put_u32(element);
+    for d in 0..ndim {
+        out.put_slice(&v[12 + 8 * d..16 + 8 * d]);
+        out.put_i32(1);
+    }
+    out.put_slice(&v[header..]);
+}
+
+/// A row framed as a binary COPY tuple: its values as the server sent
+/// them, converted as `convert` says.
+fn tuple(row: &tokio_postgres::Row, convert: &[Convert], out: &mut BytesMut) {
+    use bytes::BufMut;
+    out.put_i16(row.len() as i16);
+    for (value, &c) in raw_values(row).zip(convert) {
+        match (value, c) {
+            (None, _) => out.put_i32(-1),
+            (Some(v), Convert::Jsonb) => {
+                out.put_i32(v.len() as i32 + 1);
+                out.put_u8(1);
+                out.put_slice(v);
+            }
+            (Some(v), Convert::Array(element)) => array(v, element, out),
+            (Some(v), _) => {
+                out.put_i32(v.len() as i32);
+                out.put_slice(v);
+            }
+        }
+    }
+}
+
+/// The source query's rows as JSON lines, read from its COPY stream (or
+/// its cursor) as the JSON model's input (on its producer threads, and once
+/// on the runtime when the model peeks at the first row).
 pub struct SourceJson {
-    /// Holds the connection that the stream reads from.
-    _client: Client,
-    stream: Pin<Box<CopyOutStream>>,
-    decode: JsonLines,
+    feed: JsonFeed,
     runtime: tokio::runtime::Handle,
     stop: CancellationToken,
     /// Decoded rows not yet read, from `pos`.
@@ -213,27 +351,93 @@ pub struct SourceJson {
     bytes: Arc<AtomicU64>,
 }
 
+enum JsonFeed {
+    /// A COPY of one JSON value per row, a row per message.
+    Copy {
+        /// Holds the connection that the stream reads from.
+        _client: Client,
+        stream: Pin<Box<CopyOutStream>>,
+        decode: JsonLines,
+    },
+    /// A cursor's pages, written as JSON lines.
+    Cursor { cursor: Cursor, text: RowText },
+}
+
 impl SourceJson {
     /// Starts the source's COPY of `query` as JSON (what export writes).
-    pub async fn start(client: Client, query: &str, stop: CancellationToken) -> Result<SourceJson> {
+    pub async fn copy(client: Client, query: &str, stop: CancellationToken) -> Result<SourceJson> {
         let copy = crate::target::export::copy_statement(query, ExportFormat::Json);
         let stream = client.copy_out(&copy).await.context("starting the source query")?;
-        Ok(SourceJson {
-            _client: client,
-            stream: Box::pin(stream),
-            decode: JsonLines::default(),
-            runtime: tokio::runtime::Handle::current(),
-            stop,
-            buf: Vec::new(),
-            pos: 0,
-            bytes: Arc::default(),
-        })
+        let feed = JsonFeed::Copy { _client: client, stream: Box::pin(stream), decode: JsonLines::default() };
+        Ok(SourceJson::new(feed, stop))
+    }
+
+    /// Declares the source's cursor over `query`, `page` rows per fetch; a
+    /// column type it cannot write as JSON is refused with the cast to use.
+    pub async fn cursor(client: Client, query: &str, page: usize, stop: CancellationToken) -> Result<SourceJson> {
+        let cursor = Cursor::declare(client, query, page).await.context("starting the source query")?;
+        let text = RowText::new(&cursor.columns()).map_err(|e| crate::error::usage(format!("--query: {e}")))?;
+        Ok(SourceJson::new(JsonFeed::Cursor { cursor, text }, stop))
+    }
+
+    fn new(feed: JsonFeed, stop: CancellationToken) -> SourceJson {
+        let runtime = tokio::runtime::Handle::current();
+        SourceJson { feed, runtime, stop, buf: Vec::new(), pos: 0, bytes: Arc::default() }
     }
 
     /// Where the bytes read so far are counted.
     pub fn bytes(&self) -> Arc<AtomicU64> {
         self.bytes.clone()
     }
+
+    /// Reads the next row (COPY) or page (cursor) into `buf`; nothing at
+    /// the end, or when the run stops.
+    fn refill(&mut self) -> std::io::Result<()> {
+        let stop = &self.stop;
+        let failed = |e: &tokio_postgres::Error| std::io::Error::other(crate::target::postgres::error_text(e));
+        match &mut self.feed {
+            JsonFeed::Copy { stream, decode, .. } => {
+                let next = block_on(&self.runtime, stop, stream.next());
+                match next.flatten() {
+                    Some(Ok(row)) => decode.decode(&row, &mut self.buf),
+                    Some(Err(e)) => return Err(failed(&e)),
+                    None => {}
+                }
+            }
+            JsonFeed::Cursor { cursor, text } => {
+                if cursor.ended() {
+                    return Ok(());
+                }
+                let rows = match block_on(&self.runtime, stop, cursor.fetch()) {
+                    Some(page) => page.map_err(|e| failed(&e))?,
+                    None => return Ok(()),
+                };
+                for row in &rows {
+                    text.json(raw_values(row), &mut self.buf).map_err(std::io::Error::other)?;
+                }
+            }
+        }
+        self.bytes.fetch_add(self.buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Waits for `f` on `runtime` from a thread that may be one of its own;
+/// `None` once `stop` is cancelled.
+fn block_on<F: std::future::Future>(
+    runtime: &tokio::runtime::Handle,
+    stop: &CancellationToken,
+    f: F,
+) -> Option<F::Output> {
+    tokio::task::block_in_place(|| {
+        runtime.block_on(async {
+            tokio::select! {
+                biased;
+                _ = stop.cancelled() => None,
+                out = f => Some(out),
+            }
+        })
+    })
 }
 
 impl Read for SourceJson {
@@ -246,31 +450,14 @@ impl Read for SourceJson {
 }
 
 impl BufRead for SourceJson {
-    /// The next row when the last one is read; empty at the end (or when
+    /// The next rows when the last ones are read; empty at the end (or when
     /// the run stops). A source that fails mid-stream is an error, which
     /// stops the reading as a bad input does.
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         if self.pos == self.buf.len() {
             self.buf.clear();
             self.pos = 0;
-            let (stream, stop) = (&mut self.stream, &self.stop);
-            let next = tokio::task::block_in_place(|| {
-                self.runtime.block_on(async {
-                    tokio::select! {
-                        biased;
-                        _ = stop.cancelled() => None,
-                        next = stream.next() => next,
-                    }
-                })
-            });
-            match next {
-                Some(Ok(row)) => {
-                    self.decode.decode(&row, &mut self.buf);
-                    self.bytes.fetch_add(self.buf.len() as u64, Ordering::Relaxed);
-                }
-                Some(Err(e)) => return Err(std::io::Error::other(crate::target::postgres::error_text(&e))),
-                None => {}
-            }
+            self.refill()?;
         }
         Ok(&self.buf[self.pos..])
     }
@@ -346,6 +533,52 @@ mod tests {
         );
         let e = match_columns(&q(&[("id", Type::INT8), ("id", Type::INT8)]), &table, &t).unwrap_err();
         assert!(e.to_string().contains("two columns named id"), "{e}");
+    }
+
+    #[test]
+    fn a_cursor_source_converts_what_crate_has_no_type_for() {
+        let table = [
+            column("o", &Type::JSONB, "jsonb"),
+            column("tags", &Type::TEXT_ARRAY, "text[]"),
+            column("ns", &Type::INT4_ARRAY, "integer[]"),
+            column("j", &Type::JSON, "json"),
+        ];
+        let mut query: Vec<(String, Type)> = [
+            ("o", Type::JSON),
+            ("tags", Type::VARCHAR_ARRAY),
+            ("ns", Type::INT4_ARRAY),
+            ("j", Type::JSON),
+            ("extra", Type::INT8_ARRAY),
+        ]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t))
+        .collect();
+        let c = conversions(&mut query, &table);
+        let oid = |t: &Type| t.oid();
+        assert_eq!(
+            c,
+            [
+                Convert::Jsonb,
+                Convert::Array(oid(&Type::TEXT)),
+                Convert::Array(oid(&Type::INT4)),
+                Convert::Keep,
+                Convert::Array(oid(&Type::INT8))
+            ]
+        );
+        let types: Vec<&Type> = query.iter().map(|(_, t)| t).collect();
+        assert_eq!(types, [&Type::JSONB, &Type::TEXT_ARRAY, &Type::INT4_ARRAY, &Type::JSON, &Type::INT8_ARRAY]);
+
+        // CrateDB 6.4's header of ['a', 'b']: element varchar, lower bound 2 (its length).
+        let mut v = Vec::new();
+        for w in [1i32, 1, Type::VARCHAR.oid() as i32, 2, 2, 1] {
+            v.extend_from_slice(&w.to_be_bytes());
+        }
+        v.extend_from_slice(b"a");
+        let mut out = BytesMut::new();
+        array(&v, Type::TEXT.oid(), &mut out);
+        let words: Vec<i32> = out[4..28].chunks(4).map(|w| i32::from_be_bytes(w.try_into().unwrap())).collect();
+        assert_eq!(words, [1, 1, Type::TEXT.oid() as i32, 2, 1, 1], "ndim, flags, element, length, lower bound, …");
+        assert_eq!((&out[..4], &out[28..]), (&(v.len() as i32).to_be_bytes()[..], &b"a"[..]));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod admin;
 mod conninfo;
 pub mod cratedb_http;
+pub mod cursor;
 pub mod export;
 pub mod from_sql;
 pub mod http;

@@ -281,6 +281,15 @@ pub(super) fn error_text(err: &(dyn std::error::Error + 'static)) -> String {
     texts.join(": ")
 }
 
+/// A query the server refused is the user's to fix (exit 2, with the
+/// server's reason); anything else (a lost connection) is not.
+pub fn query_refused(e: tokio_postgres::Error, option: &str) -> anyhow::Error {
+    match e.as_db_error() {
+        Some(db) => crate::error::usage(format!("{option}: {} (SQLSTATE {})", db.message(), db.code().code())),
+        None => anyhow::Error::new(e).context(format!("checking {option}")),
+    }
+}
+
 fn error_chain<'a>(err: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
     std::iter::successors(Some(err), |e| (*e).source()).collect()
 }

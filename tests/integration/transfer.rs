@@ -2,8 +2,11 @@
 //! round-trips through the files (JSON and CSV, gzip or not, split across
 //! workers), a large export keeps memory flat, a query's rows land in
 //! another table exactly, and bad input is refused naming the culprit.
+//! The cursor route that reads CrateDB over its PostgreSQL protocol is
+//! checked on the harness's PostgreSQL, which sends the same binary format.
 //! CrateDB's paged export, and insert-from-sql into CrateDB, run when
-//! `DBLOAD_TEST_CRATEDB_HTTP_URL` is set.
+//! `DBLOAD_TEST_CRATEDB_HTTP_URL` is set; export and insert-from-sql out
+//! of CrateDB over its PostgreSQL protocol when `DBLOAD_TEST_CRATEDB_URL` is.
 
 use std::io::Read;
 use std::path::Path;
@@ -16,8 +19,10 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
+use dbload::encode::binary_text::RowText;
 use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
+use dbload::target::cursor::{raw_values, Cursor};
 use dbload::Outcome;
 
 use crate::engines::{crate_count, crate_rows, crate_target, engine_url};
@@ -35,6 +40,8 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("transfer::insert_from_sql_refuses_what_does_not_fit", insert_from_sql_refuses_what_does_not_fit),
         ("transfer::cratedb_export_pages_round_trip", cratedb_export_pages_round_trip),
         ("transfer::insert_from_sql_into_cratedb", insert_from_sql_into_cratedb),
+        ("transfer::cursor_rows_round_trip_every_type", cursor_rows_round_trip_every_type),
+        ("transfer::insert_from_sql_out_of_cratedb", insert_from_sql_out_of_cratedb),
     ]
 }
 
@@ -390,7 +397,32 @@ fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
         v.sort_unstable();
         v.join("\n")
     };
-    ensure(sorted(&lines) == sorted(&again), || "the second export differs from the first".into())
+    ensure(sorted(&lines) == sorted(&again), || "the second export differs from the first".into())?;
+
+    // The same table over CrateDB's PostgreSQL protocol, through cursors: the
+    // same rows (objects' keys compared in any order), and a query as CSV.
+    let Some(pg_url) = engine_url("DBLOAD_TEST_CRATEDB_URL") else { return Ok(()) };
+    let third = tempfile::tempdir()?;
+    let by_cursor = read_files(&export_at(&pg_url, &args(third.path()))?)?;
+    let canonical = |text: &str| -> Result<Vec<String>> {
+        let mut v = text
+            .lines()
+            .map(|l| Ok(serde_json::from_str::<serde_json::Value>(l)?.to_string()))
+            .collect::<Result<Vec<_>>>()?;
+        v.sort_unstable();
+        Ok(v)
+    };
+    ensure(canonical(&by_cursor)? == canonical(&lines)?, || "the export over the PostgreSQL protocol differs".into())?;
+    let even = crate_rows(&target, "SELECT count(*) FROM doc.xfer_crate WHERE id % 2 = 0")?[0][0].clone();
+    let csv_args = format!(
+        "--query 'select id, name, tags from doc.xfer_crate where id % 2 = 0' --format csv --out {}",
+        third.path().display()
+    );
+    let csv = read_files(&export_at(&pg_url, &csv_args)?)?;
+    ensure(csv.starts_with("id,name,tags\n"), || csv.lines().next().unwrap_or_default().to_string())?;
+    ensure(Some((csv.lines().count() - 1).to_string()) == even, || {
+        format!("{} CSV lines, {even:?} even ids", csv.lines().count())
+    })
 }
 
 /// The harness's PostgreSQL into CrateDB over HTTP: the query's rows as
@@ -442,4 +474,99 @@ fn insert_from_sql_into_cratedb_at(ctx: &Ctx, url: &str) -> Result<()> {
     // Over the PostgreSQL protocol CrateDB gives times as text, not epoch ms: compare the rest.
     let n = if url.starts_with("cratedb://") { 5 } else { 3 };
     ensure(got[0][..n] == want[0][..n], || format!("CrateDB {got:?}, PostgreSQL {want:?}"))
+}
+
+/// The cursor route that reads CrateDB over its PostgreSQL protocol, run
+/// on the harness's PostgreSQL, which sends the same binary format: every
+/// type of [`TYPES`] as JSON lines back through insert-json, and as CSV
+/// back through COPY FROM, gives the same rows.
+fn cursor_rows_round_trip_every_type(ctx: &Ctx) -> Result<()> {
+    ctx.query(&TYPES.replace(r#""Xfer""#, r#""XferCur""#))?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (json, csv, pages) = rt.block_on(async {
+        let client = dbload::target::PgTarget::from_url(&ctx.url, "test", &|_| None)?.connect().await?;
+        let mut cursor = Cursor::declare(client, r#"SELECT * FROM "XferCur"."Types""#, 700).await?;
+        let mut text = RowText::new(&cursor.columns()).map_err(anyhow::Error::msg)?;
+        let (mut json, mut csv, mut pages) = (Vec::new(), Vec::new(), 0);
+        text.csv_header(&mut csv);
+        while !cursor.ended() {
+            pages += 1;
+            for row in &cursor.fetch().await? {
+                text.json(raw_values(row), &mut json).map_err(anyhow::Error::msg)?;
+                text.csv(raw_values(row), &mut csv).map_err(anyhow::Error::msg)?;
+            }
+        }
+        anyhow::Ok((json, String::from_utf8(csv)?, pages))
+    })?;
+    ensure(pages == 8, || format!("{pages} pages of 700 for 5,002 rows"))?;
+    let want = content(ctx, r#""XferCur"."Types""#)?;
+
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("rows.json");
+    std::fs::write(&file, &json)?;
+    ctx.query(r#"CREATE TABLE "XferCur"."Back" (LIKE "XferCur"."Types")"#)?;
+    let out = rows_cmd(&ctx.url, &format!("insert-json --table XferCur.Back {}", file.display()))?;
+    ensure(out.exit_code == 0, || format!("insert-json: {:?} {:?}", out.report.input_error, out.report.error_classes))?;
+    let got = content(ctx, r#""XferCur"."Back""#)?;
+    ensure(want == got && want.0 == "5002", || format!("JSON by cursor: source {want:?}, back {got:?}"))?;
+
+    ctx.query(r#"CREATE TABLE "XferCur"."BackCsv" (LIKE "XferCur"."Types")"#)?;
+    copy_in(ctx, r#""XferCur"."BackCsv""#, "(FORMAT csv, HEADER)", csv)?;
+    let got = content(ctx, r#""XferCur"."BackCsv""#)?;
+    ensure(want == got, || format!("CSV by cursor: source {want:?}, back {got:?}"))
+}
+
+/// The harness's PostgreSQL into CrateDB and back out of it over its
+/// PostgreSQL protocol (a cursor): the rows that come back are the rows
+/// that went in (objects into jsonb, `varchar[]` into `text[]`); and from
+/// CrateDB into CrateDB over HTTP, every row once.
+fn insert_from_sql_out_of_cratedb(ctx: &Ctx) -> Result<()> {
+    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_URL") else { return Ok(()) };
+    let target = crate_target(&url)?;
+    ctx.query(
+        "DROP TABLE IF EXISTS xfer_via_crate, xfer_via_crate_back;
+         CREATE TABLE xfer_via_crate AS
+         SELECT g::int8 AS id, 'name ' || g || E' \"q\" \\ é' AS name,
+                '2024-01-01 00:00:00+00'::timestamptz + g * interval '1.5 second' AS ts, g / 7.0::float8 AS v,
+                ARRAY['a' || g, NULL, 'c'] AS tags, jsonb_build_object('k', g, 's', 'x' || g) AS o
+         FROM generate_series(1, 2500) g;
+         CREATE TABLE xfer_via_crate_back (LIKE xfer_via_crate);",
+    )?;
+    crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_via_pg")?;
+    crate_rows(
+        &target,
+        "CREATE TABLE doc.xfer_via_pg (id bigint PRIMARY KEY, name text, ts timestamp with time zone, \
+         v double precision, tags array(text), o object(dynamic) AS (k integer, s text)) \
+         CLUSTERED INTO 2 SHARDS WITH (number_of_replicas = 0)",
+    )?;
+    let into = format!("--src-url {} --query 'select * from xfer_via_crate' --table doc.xfer_via_pg", ctx.url);
+    let out = run_at(&url, "insert-from-sql", &into)?;
+    ensure(out.exit_code == 0, || format!("into CrateDB: exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    crate_rows(&target, "REFRESH TABLE doc.xfer_via_pg")?;
+
+    let back = format!(
+        "--src-url {url} --query 'select id, name, ts, v, tags, o from doc.xfer_via_pg' --table xfer_via_crate_back \
+         --workers 2 --batch-size 300"
+    );
+    let out = run_at(&ctx.url, "insert-from-sql", &back)?;
+    let r = &out.report;
+    ensure(out.exit_code == 0, || {
+        format!("out of CrateDB: exit {} {:?} {:?}", out.exit_code, r.error_classes, r.source_error)
+    })?;
+    ensure(r.rows == 2500 && r.batches == 9, || format!("{} rows in {} batches", r.rows, r.batches))?;
+    let sum = |t: &str| {
+        let row = "(id, name, ts, v, tags, o)::text";
+        ctx.query(&format!("SELECT count(*), md5(string_agg({row}, '|' ORDER BY id)) FROM {t}"))
+    };
+    let (want, got) = (sum("xfer_via_crate")?, sum("xfer_via_crate_back")?);
+    ensure(want == got, || format!("PostgreSQL → CrateDB → PostgreSQL: {want:?} became {got:?}"))?;
+
+    let Some(http) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
+    crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_via_pg_copy")?;
+    crate_rows(&target, "CREATE TABLE doc.xfer_via_pg_copy AS SELECT * FROM doc.xfer_via_pg LIMIT 0")?;
+    let copy = format!("--src-url {url} --query 'select * from doc.xfer_via_pg' --table doc.xfer_via_pg_copy");
+    let out = run_at(&http, "insert-from-sql", &copy)?;
+    ensure(out.exit_code == 0 && out.report.rows == 2500, || format!("CrateDB → CrateDB: {} rows", out.report.rows))?;
+    let count = crate_count(&target, "doc.xfer_via_pg_copy")?;
+    ensure(count == 2500, || format!("{count} rows in the copy"))
 }
