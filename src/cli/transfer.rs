@@ -30,7 +30,11 @@ Examples:
 
   # Within one database: the query's columns go to the table's columns of the same names
   dbload insert-from-sql --url $URL --query \"select id, name from users where active\" \\
-      --table active_users";
+      --table active_users
+
+  # Out of CrateDB (its PostgreSQL protocol, read through a cursor) into PostgreSQL
+  dbload insert-from-sql --src-url postgres://crate@crate-host:5432/doc \\
+      --query \"select * from doc.events\" --url postgres://app@dst/app --table events";
 
 /// What an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
@@ -59,7 +63,7 @@ pub struct ExportArgs {
     pub target: TargetArgs,
 
     /// Table to export (NAME or SCHEMA.NAME, case kept), split across the workers by block ranges
-    /// (CrateDB: by md5(_id), paged in _id order).
+    /// (CrateDB: by md5(_id), each worker reading a cursor).
     #[arg(long, value_name = "NAME", help_heading = "Data")]
     pub table: Option<String>,
 

@@ -66,7 +66,7 @@ fn where_table(table: &TableName) -> String {
     format!("table_schema = {schema} AND table_name = {}", super::literal(&table.name))
 }
 
-pub(super) fn table_exists(table: &TableName) -> String {
+pub fn table_exists(table: &TableName) -> String {
     format!("SELECT count(*) FROM information_schema.tables WHERE {}", where_table(table))
 }
 

@@ -1,9 +1,8 @@
 //! An export run: check what is exported and where, split a table into one
 //! block range per worker, take one snapshot for all of them, then stream
 //! each range into its file through the worker loop, a chunk per operation.
-//! On CrateDB each worker pages through its share of the table instead, a
-//! page per operation: over HTTP in `_id` order, over its PostgreSQL
-//! protocol (which also reads a query) through a cursor.
+//! On CrateDB each worker reads a cursor over its share of the table (or
+//! over the query) instead, a page per operation, over either protocol.
 
 use std::time::Duration;
 
@@ -17,7 +16,7 @@ use crate::dialect::{literal, Engine, TableName};
 use crate::error::usage;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::cratedb_http::{CrateConn, CrateTarget};
+use crate::target::cratedb_http::CrateTarget;
 use crate::target::cursor::Cursor;
 use crate::target::export::{
     self, Chunks, CopyWorker, CursorWorker, ExportFile, ExportWorker, ExportedFile, PageWorker,
@@ -48,12 +47,12 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
     }
     let cfg = &*cfg;
     let (workers, rows_estimate) = match (target, admin) {
-        (Target::Crate(c), Admin::Crate(conn)) => crate_workers(cfg, c, conn, target).await?,
-        (Target::Pg { pg, .. }, Admin::Pg(client)) if info.engine != Engine::Cratedb => {
-            copy_workers(cfg, pg, client, info.engine, target).await?
+        (Target::Crate(c), admin) => http_cursor_workers(cfg, c, admin, target).await?,
+        (Target::Pg { pg, .. }, admin) if info.engine == Engine::Cratedb => {
+            pg_cursor_workers(cfg, pg, admin, target).await?
         }
-        (Target::Pg { pg, .. }, Admin::Pg(client)) => cursor_workers(cfg, pg, client, target).await?,
-        _ => unreachable!("a CrateDB target has a CrateDB admin connection, a PostgreSQL one a PostgreSQL one"),
+        (Target::Pg { pg, .. }, Admin::Pg(client)) => copy_workers(cfg, pg, client, info.engine, target).await?,
+        (Target::Pg { .. }, Admin::Crate(_)) => unreachable!("a PostgreSQL-protocol target has such an admin"),
     };
 
     let meter = CostMeter::start();
@@ -82,60 +81,49 @@ fn create_files(cfg: &ExportConfig) -> Result<Vec<ExportFile>> {
     (0..cfg.workers).map(|w| ExportFile::create(cfg.out_dir.join(cfg.file_name(w)), cfg.gzip)).collect()
 }
 
-/// CrateDB's workers, each paging through its share of the table, and the
-/// table's rows. The configuration allows only a table, as JSON.
-async fn crate_workers(
+/// What CrateDB's workers read: each its share of the table (or the
+/// query), and the table's rows. CrateDB shows new rows to queries only
+/// after a refresh: the table is refreshed first, so what was written is
+/// exported.
+async fn crate_selects(cfg: &ExportConfig, admin: &mut Admin, target: &Target) -> Result<(Vec<String>, Option<u64>)> {
+    let table = match &cfg.source {
+        ExportSource::Query(q) => return Ok((vec![q.clone()], None)),
+        ExportSource::Table(t) => t,
+    };
+    if admin.count(&crate::dialect::cratedb::table_exists(table)).await? == 0 {
+        return Err(usage(format!("--table {table}: no such table on {}", target.redacted())));
+    }
+    admin.execute(&crate::dialect::cratedb::refresh(table)).await?;
+    let rows = admin.count(&format!("SELECT count(*) FROM {}", table.sql())).await?;
+    Ok(((0..cfg.workers).map(|w| export::crate_select(table, w, cfg.workers)).collect(), Some(rows)))
+}
+
+/// CrateDB's workers over HTTP, each reading a cursor over its share.
+async fn http_cursor_workers(
     cfg: &ExportConfig,
     crate_target: &CrateTarget,
-    mut conn: CrateConn,
+    mut admin: Admin,
     target: &Target,
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
-    let ExportSource::Table(table) = &cfg.source else { unreachable!("refused by ExportConfig::resolve") };
-    // CrateDB shows new rows to queries only after a refresh: export what was written.
-    let refreshed = conn.execute(&crate::dialect::cratedb::refresh(table), &[]).await.map(drop);
-    let rows = match refreshed.and(conn.execute(&format!("SELECT count(*) FROM {}", table.sql()), &[]).await) {
-        Ok(r) => r.rows.first().and_then(|row| row.first()).and_then(serde_json::Value::as_u64),
-        Err(e) if e.to_string().contains("CrateDB 4041") => {
-            return Err(usage(format!("--table {table}: no such table on {}", target.redacted())))
-        }
-        Err(e) => return Err(e.context(format!("--table {table}: counting its rows"))),
-    };
+    let (selects, rows) = crate_selects(cfg, &mut admin, target).await?;
     let files = create_files(cfg)?;
-    let opening = files.into_iter().zip(0..).map(|(file, w)| {
-        let statement = export::page_statement(table, w, cfg.workers, cfg.chunk_rows);
-        PageWorker::open(crate_target, w, statement, cfg.chunk_rows, file)
+    let opening = selects.iter().zip(files).zip(0..).map(|((select, file), w)| async move {
+        let opened = PageWorker::open(crate_target, w, select, cfg.chunk_rows, file).await;
+        opened.map_err(|e| crate_refused(e, &cfg.source))
     });
-    let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    let workers = futures_util::future::try_join_all(opening).await?;
     Ok((workers, rows))
 }
 
 /// CrateDB's workers over its PostgreSQL protocol, each reading a cursor
-/// over its share of the table (or over the query), and the table's rows.
-async fn cursor_workers(
+/// over its share of the table (or over the query).
+async fn pg_cursor_workers(
     cfg: &ExportConfig,
     pg: &PgTarget,
-    client: tokio_postgres::Client,
+    mut admin: Admin,
     target: &Target,
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
-    let (selects, rows) = match &cfg.source {
-        ExportSource::Table(t) => {
-            // CrateDB shows new rows to queries only after a refresh: export what was written.
-            let refresh = crate::dialect::cratedb::refresh(t);
-            let counted = match client.batch_execute(&refresh).await {
-                Ok(()) => client.query_one(&format!("SELECT count(*) FROM {}", t.sql()), &[]).await,
-                Err(e) => Err(e),
-            };
-            let rows = match counted {
-                Ok(row) => row.get::<_, i64>(0).max(0) as u64,
-                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
-                    return Err(usage(format!("--table {t}: no such table on {}", target.redacted())))
-                }
-                Err(e) => return Err(anyhow::Error::new(e).context(format!("--table {t}: counting its rows"))),
-            };
-            ((0..cfg.workers).map(|w| export::crate_select(t, w, cfg.workers)).collect(), Some(rows))
-        }
-        ExportSource::Query(q) => (vec![q.clone()], None),
-    };
+    let (selects, rows) = crate_selects(cfg, &mut admin, target).await?;
     let files = create_files(cfg)?;
     let opening = selects.into_iter().zip(files).map(|(select, file)| async move {
         let client = pg.connect().await?;
@@ -144,6 +132,14 @@ async fn cursor_workers(
     });
     let workers = futures_util::future::try_join_all(opening).await?;
     Ok((workers, rows))
+}
+
+/// A query CrateDB refused over HTTP is the user's to fix (exit 2).
+fn crate_refused(e: anyhow::Error, source: &ExportSource) -> anyhow::Error {
+    match (source, e.to_string().contains("CrateDB 4000")) {
+        (ExportSource::Query(_), true) => usage(format!("--query: {e}")),
+        _ => e.context("opening the workers' connections"),
+    }
 }
 
 /// A PostgreSQL-family server's workers, each with the COPY of its block

@@ -11,8 +11,8 @@
 use postgres_types::{FromSql, Type};
 use tokio_postgres::{Client, Row, Statement};
 
-/// The cursor's name; one per connection.
-const CURSOR: &str = "dbload_rows";
+/// The cursor's name; one per connection (or HTTP session).
+pub const CURSOR: &str = "dbload_rows";
 
 /// A declared cursor and its connection.
 pub struct Cursor {

@@ -3,9 +3,8 @@
 //! PostgreSQL 14 and later scan as TID ranges, so each worker reads only its
 //! own blocks), the COPY statement that turns them into JSON or CSV on the
 //! server, and the worker that streams its rows into its file, one chunk per
-//! operation. On CrateDB over HTTP: pages of the table in `_id` order, one
-//! page per operation (see [`page_statement`]); over its PostgreSQL
-//! protocol: pages of a cursor ([`Cursor`]), one per operation.
+//! operation. On CrateDB: pages of a cursor, one per operation, over its
+//! PostgreSQL protocol ([`Cursor`]) or over HTTP ([`PageWorker`]).
 //!
 //! Nothing is collected: a chunk (at most `--chunk-rows` rows or
 //! [`CHUNK_BYTES`] of a COPY stream, or one page) is read, written to the
@@ -23,7 +22,7 @@ use futures_util::StreamExt;
 use tokio_postgres::{Client, CopyOutStream};
 
 use super::cratedb_http::{CrateConn, CrateTarget};
-use super::cursor::{raw_values, Cursor};
+use super::cursor::{raw_values, Cursor, CURSOR};
 use super::sink::classify;
 use super::PgTarget;
 use crate::cli::ExportFormat;
@@ -91,31 +90,14 @@ pub fn copy_statement(select: &str, format: ExportFormat) -> String {
     }
 }
 
-/// The page query of worker `worker` of `workers` on CrateDB: the rows
-/// after `?` in `_id` order, `_id` first. `_id` is compared and sorted as
-/// text (`_id || ''`): on CrateDB 6.4, `_id > ?` answered from the index
-/// follows another order than `ORDER BY _id`, and paging with it returns
-/// the same page again. Each page therefore filters the whole table (its
-/// cost grows with the table, not with the offset). Several workers split
-/// the rows by the first hex digit of `md5(_id)`, so at most 16 get rows.
-pub fn page_statement(table: &TableName, worker: u32, workers: u32, page: usize) -> String {
-    let split = crate_share(worker, workers).map(|s| format!("{s} AND ")).unwrap_or_default();
-    format!("SELECT _id, * FROM {} WHERE {split}_id || '' > ? ORDER BY _id || '' LIMIT {page}", table.sql())
-}
-
 /// The SELECT of worker `worker` of `workers` reading a CrateDB table
-/// through a cursor: its share of the rows, as [`page_statement`] splits them.
+/// through a cursor: its share of the rows, by the first hex digit of
+/// `md5(_id)` (so at most 16 workers get rows).
 pub fn crate_select(table: &TableName, worker: u32, workers: u32) -> String {
-    match crate_share(worker, workers) {
-        None => format!("SELECT * FROM {}", table.sql()),
-        Some(share) => format!("SELECT * FROM {} WHERE {share}", table.sql()),
+    match workers {
+        1 => format!("SELECT * FROM {}", table.sql()),
+        n => format!("SELECT * FROM {} WHERE ascii(md5(_id)) % {n} = {worker}", table.sql()),
     }
-}
-
-/// Worker `worker`'s share of a CrateDB table's rows, by the first hex
-/// digit of `md5(_id)` (so at most 16 workers get rows); none for one worker.
-fn crate_share(worker: u32, workers: u32) -> Option<String> {
-    (workers > 1).then(|| format!("ascii(md5(_id)) % {workers} = {worker}"))
 }
 
 /// Starts a worker's transaction in the snapshot the export took, so all
@@ -345,50 +327,49 @@ impl CopyWorker {
     }
 }
 
-/// A worker reading CrateDB's pages ([`page_statement`]) over HTTP: each
-/// page's rows become JSON objects, `{"column": value, ...}` in the table's
-/// column order, values as CrateDB gives them (timestamps in epoch
-/// milliseconds, which insert-json reads back).
+/// A worker reading a cursor over CrateDB's HTTP endpoint, which keeps a
+/// session (and its cursors) per connection: `DECLARE ... WITH HOLD` once,
+/// then `FETCH n` a page per chunk. Each page's rows become JSON objects,
+/// `{"column": value, ...}` in the result's column order, values as CrateDB
+/// gives them (timestamps in epoch milliseconds, which insert-json reads
+/// back). The cursor keeps its place on the server, so every page costs
+/// the same; paging with `WHERE key > ? ORDER BY key LIMIT n` would sort
+/// the rest of the table for each page.
 pub struct PageWorker {
     conn: CrateConn,
-    /// The page query, its `?` the last `_id` read.
-    statement: String,
+    /// The request body of `FETCH n`.
+    fetch: Vec<u8>,
     page: usize,
-    last_id: String,
-    body: Vec<u8>,
     file: ExportFile,
     ended: bool,
 }
 
 impl PageWorker {
-    /// Connects worker `worker` to its node.
+    /// Connects worker `worker` to its node and declares its cursor over
+    /// `select`. An error here is the query's (it does not parse, names a
+    /// table that is not there), told as CrateDB tells it.
     pub async fn open(
         target: &CrateTarget,
         worker: u32,
-        statement: String,
+        select: &str,
         page: usize,
         file: ExportFile,
     ) -> Result<ExportWorker> {
-        let conn = target.connect(worker as usize).await?;
-        let w = PageWorker { conn, statement, page, last_id: String::new(), body: Vec::new(), file, ended: false };
+        let mut conn = target.connect(worker as usize).await?;
+        conn.execute(&format!("DECLARE {CURSOR} NO SCROLL CURSOR WITH HOLD FOR {select}"), &[]).await?;
+        let fetch = serde_json::to_vec(&serde_json::json!({ "stmt": format!("FETCH {page} FROM {CURSOR}") }))
+            .expect("JSON values serialize");
+        let w = PageWorker { conn, fetch, page, file, ended: false };
         Ok(ExportWorker::Pages(Box::new(w)))
     }
 
-    /// Reads the next page and writes it. A page CrateDB refuses ends the
-    /// worker: the next one would start after a row not read.
+    /// Fetches the next page and writes it. A page CrateDB refuses ends the
+    /// worker: its cursor may have moved past rows not written.
     async fn transfer(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
-        self.body.clear();
-        let request = serde_json::json!({ "stmt": self.statement, "args": [self.last_id] });
-        serde_json::to_writer(&mut self.body, &request).expect("JSON values serialize");
-        let page = self.conn.post(&self.body).await.map_err(|e| OpError { fatal: true, ..e })?;
-        let columns = page.cols.get(1..).unwrap_or_default();
+        let page = self.conn.post(&self.fetch).await.map_err(|e| OpError { fatal: true, ..e })?;
         for row in &page.rows {
-            let Some((serde_json::Value::String(id), values)) = row.split_first() else {
-                return Err(OpError::fatal("bad response", "a page row without its _id first".to_string()));
-            };
-            json_object(columns, values, &mut chunk.bytes);
+            json_object(&page.cols, row, &mut chunk.bytes);
             chunk.rows += 1;
-            self.last_id.clone_from(id);
         }
         if page.rows.len() < self.page {
             self.ended = true;
@@ -472,10 +453,8 @@ mod tests {
     }
 
     #[test]
-    fn crate_pages_split_by_md5_and_compare_ids_as_text() {
+    fn crate_workers_split_by_md5() {
         let t = TableName::parse("doc.T").unwrap();
-        insta::assert_snapshot!(page_statement(&t, 0, 1, 500), @r#"SELECT _id, * FROM "doc"."T" WHERE _id || '' > ? ORDER BY _id || '' LIMIT 500"#);
-        insta::assert_snapshot!(page_statement(&t, 1, 2, 9), @r#"SELECT _id, * FROM "doc"."T" WHERE ascii(md5(_id)) % 2 = 1 AND _id || '' > ? ORDER BY _id || '' LIMIT 9"#);
         insta::assert_snapshot!(crate_select(&t, 1, 2), @r#"SELECT * FROM "doc"."T" WHERE ascii(md5(_id)) % 2 = 1"#);
         assert_eq!(crate_select(&t, 0, 1), r#"SELECT * FROM "doc"."T""#);
         let mut out = Vec::new();

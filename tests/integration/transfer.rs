@@ -354,9 +354,10 @@ fn insert_from_sql_refuses_what_does_not_fit(ctx: &Ctx) -> Result<()> {
     ensure(count == "0", || format!("{count} rows written by refused runs"))
 }
 
-/// Seed 000 on CrateDB over HTTP: fake rows, a paged export by 2 workers
-/// (every row once), the table emptied, the files back through
-/// insert-json, and a second export with the same lines.
+/// Seed 000 on CrateDB over HTTP: fake rows, an export by 2 workers (each
+/// a cursor over its share; every row once), the table emptied, the files
+/// back through insert-json, a second export with the same lines, and a
+/// query's rows; then the same over CrateDB's PostgreSQL protocol.
 fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
     let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
     let target = crate_target(&url)?;
@@ -398,6 +399,13 @@ fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
         v.join("\n")
     };
     ensure(sorted(&lines) == sorted(&again), || "the second export differs from the first".into())?;
+    let even = crate_rows(&target, "SELECT count(*) FROM doc.xfer_crate WHERE id % 2 = 0")?[0][0].clone();
+    let query = format!(
+        "--query 'select id, name from doc.xfer_crate where id % 2 = 0' --name even --out {}",
+        second.path().display()
+    );
+    let r = export_at(&url, &query)?;
+    ensure(Some(r.rows.to_string()) == even, || format!("{} rows of the query, {even:?} even ids", r.rows))?;
 
     // The same table over CrateDB's PostgreSQL protocol, through cursors: the
     // same rows (objects' keys compared in any order), and a query as CSV.
@@ -413,7 +421,6 @@ fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
         Ok(v)
     };
     ensure(canonical(&by_cursor)? == canonical(&lines)?, || "the export over the PostgreSQL protocol differs".into())?;
-    let even = crate_rows(&target, "SELECT count(*) FROM doc.xfer_crate WHERE id % 2 = 0")?[0][0].clone();
     let csv_args = format!(
         "--query 'select id, name, tags from doc.xfer_crate where id % 2 = 0' --format csv --out {}",
         third.path().display()
