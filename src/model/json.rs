@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::{Context, Result};
@@ -83,6 +84,11 @@ impl Spec {
         };
         let columns = Columns { ignore_unknown, ..Columns::default() };
         Spec { input: Shared(Arc::new(Mutex::new(state))), columns: Arc::new(columns) }
+    }
+
+    /// The input's progress: bytes read and the files' size, if known.
+    pub fn input_progress(&self) -> Option<(Arc<AtomicU64>, u64)> {
+        self.input.lock().reader.input.progress()
     }
 
     pub fn schema(&self) -> Schema {
@@ -599,6 +605,10 @@ pub struct Input {
     pending: VecDeque<(String, Box<dyn BufRead + Send>)>,
     current: Option<(String, Box<dyn BufRead + Send>)>,
     all: Vec<String>,
+    /// Bytes read from the files so far (as stored: gzip compressed).
+    read: Arc<AtomicU64>,
+    /// The files' sizes together; none when stdin or a stream is read.
+    size: Option<u64>,
 }
 
 impl Input {
@@ -606,13 +616,19 @@ impl Input {
     pub fn open(files: &[String]) -> Result<Input> {
         let files: Vec<String> = if files.is_empty() { vec!["-".into()] } else { files.to_vec() };
         let mut pending = VecDeque::new();
+        let read = Arc::new(AtomicU64::new(0));
+        let mut size = Some(0);
         for f in &files {
             let raw: Box<dyn Read + Send> = if f == "-" {
+                size = None;
                 Box::new(std::io::stdin())
             } else {
-                Box::new(File::open(f).map_err(|e| {
+                let file = File::open(f).map_err(|e| {
                     usage(format!("{f}: cannot open it: {e}; give a readable JSON file, or - for stdin"))
-                })?)
+                })?;
+                let len = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                size = size.zip(len).map(|(a, b)| a + b);
+                Box::new(Counted { inner: file, read: read.clone() })
             };
             let name = if f == "-" { "stdin".to_string() } else { f.clone() };
             let reader =
@@ -620,12 +636,24 @@ impl Input {
             pending.push_back((name, reader));
         }
         let all = pending.iter().map(|(n, _)| n.clone()).collect();
-        Ok(Input { pending, current: None, all })
+        Ok(Input { pending, current: None, all, read, size })
     }
 
     /// Input from one reader of JSON text (not gzip), named `name` in messages.
     pub fn from_reader(name: &str, reader: Box<dyn BufRead + Send>) -> Input {
-        Input { pending: VecDeque::from([(name.to_string(), reader)]), current: None, all: vec![name.to_string()] }
+        Input {
+            pending: VecDeque::from([(name.to_string(), reader)]),
+            current: None,
+            all: vec![name.to_string()],
+            read: Arc::default(),
+            size: None,
+        }
+    }
+
+    /// For the progress bar's ETA: the bytes read so far and the files'
+    /// size; none when the size is unknown (stdin, a stream).
+    pub fn progress(&self) -> Option<(Arc<AtomicU64>, u64)> {
+        self.size.map(|size| (self.read.clone(), size))
     }
 
     /// Input from memory (tests).
@@ -653,6 +681,20 @@ impl Input {
     fn advance(&mut self) -> bool {
         self.current = self.pending.pop_front();
         self.current.is_some()
+    }
+}
+
+/// A file whose bytes read are counted, for the progress bar.
+struct Counted<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 }
 
@@ -988,6 +1030,29 @@ mod tests {
         assert_eq!(rows, ["1|-"]);
         assert_eq!((stats.rows_read, stats.rejected), (2, 1));
         assert!(stats.abort.as_deref().unwrap().starts_with("in.json:2: "), "{:?}", stats.abort);
+    }
+
+    #[test]
+    fn files_report_their_progress_in_bytes_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("a.json");
+        std::fs::write(&plain, "{\"a\": 1}\n{\"a\": 2}\n").unwrap();
+        let gz = dir.path().join("b.json.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(b"{\"a\": 3}\n").unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let files = [plain.display().to_string(), gz.display().to_string()];
+        let size: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
+        let mut input = Input::open(&files).unwrap();
+        let (read, total) = input.progress().expect("files have a size");
+        assert_eq!(total, size);
+        let mut lines = Vec::new();
+        while input.advance() {
+            while input.read_line(&mut lines).unwrap() {}
+        }
+        assert_eq!(String::from_utf8(lines).unwrap().lines().count(), 3);
+        assert_eq!(read.load(Ordering::Relaxed), size, "every byte of both files, the gzip one as stored");
+        assert!(Input::open(&["-".into()]).unwrap().progress().is_none(), "stdin has no size");
     }
 
     #[test]

@@ -131,7 +131,14 @@ pub async fn ingest(
     }
     let meter = CostMeter::start();
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
-    let progress = progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.output.quiet);
+    let reading = match &cfg.model {
+        crate::model::ModelSpec::Json(json) => json.input_progress(),
+        _ => None,
+    };
+    let progress = match reading {
+        Some((read, size)) => progress::Progress::start_reading(plan.live.clone(), read, size, cfg.output.quiet),
+        None => progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.output.quiet),
+    };
     let mut pairs = Vec::with_capacity(sinks.len());
     for (w, mut sink) in sinks.into_iter().enumerate() {
         sink.plan(plan.t0, cfg.warmup);
