@@ -246,14 +246,7 @@ fn array_level<'a>(
             (Some(v), Style::Text) => {
                 element.clear();
                 scalar(s, v, style, element)?;
-                out.push(b'"');
-                for &b in element.iter() {
-                    if b == b'"' || b == b'\\' {
-                        out.push(b'\\');
-                    }
-                    out.push(b);
-                }
-                out.push(b'"');
+                super::quote_array_element(element, out);
             }
         }
     }
@@ -364,16 +357,8 @@ fn json_text(text: &str, json: bool, out: &mut Vec<u8>) -> Result<(), WireError>
 /// A timestamp: milliseconds since 1970 in JSON when it is a whole
 /// millisecond (CrateDB's form), else ISO 8601; `Z` marks `timestamptz`.
 fn timestamp(us_2000: i64, s: Scalar, json: bool, out: &mut Vec<u8>) -> Result<(), WireError> {
-    match us_2000 {
-        i64::MAX => {
-            string("infinity", json, out);
-            return Ok(());
-        }
-        i64::MIN => {
-            string("-infinity", json, out);
-            return Ok(());
-        }
-        _ => {}
+    if us_2000 == i64::MAX || us_2000 == i64::MIN {
+        return infinity(us_2000 > 0, json, out);
     }
     let us = us_2000.checked_add(EPOCH_2000_US).ok_or("a timestamp out of range")?;
     if json && us % 1000 == 0 {
@@ -386,18 +371,16 @@ fn timestamp(us_2000: i64, s: Scalar, json: bool, out: &mut Vec<u8>) -> Result<(
     Ok(())
 }
 
+/// PostgreSQL's infinite timestamp or date (its largest and smallest values).
+fn infinity(positive: bool, json: bool, out: &mut Vec<u8>) -> Result<(), WireError> {
+    string(if positive { "infinity" } else { "-infinity" }, json, out);
+    Ok(())
+}
+
 /// A date: milliseconds since 1970 in JSON (CrateDB's form), `YYYY-MM-DD` in text.
 fn date(days_2000: i32, json: bool, out: &mut Vec<u8>) -> Result<(), WireError> {
-    match days_2000 {
-        i32::MAX => {
-            string("infinity", json, out);
-            return Ok(());
-        }
-        i32::MIN => {
-            string("-infinity", json, out);
-            return Ok(());
-        }
-        _ => {}
+    if days_2000 == i32::MAX || days_2000 == i32::MIN {
+        return infinity(days_2000 > 0, json, out);
     }
     let days = i64::from(days_2000) + EPOCH_2000_US / 86_400_000_000;
     if json {

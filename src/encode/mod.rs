@@ -201,6 +201,19 @@ pub(crate) fn write_field(values: &Values, i: usize, out: &mut BytesMut) {
 }
 
 /// The server type our values of `ty` are encoded as.
+/// An element of a PostgreSQL array literal (`{…}`): double-quoted, with
+/// `"` and `\` escaped, so that any text is one element.
+pub fn quote_array_element(element: &[u8], out: &mut impl BufMut) {
+    out.put_u8(b'"');
+    for &b in element {
+        if b == b'"' || b == b'\\' {
+            out.put_u8(b'\\');
+        }
+        out.put_u8(b);
+    }
+    out.put_u8(b'"');
+}
+
 pub fn pg_type(ty: SqlType) -> Type {
     match ty {
         SqlType::Timestamptz => Type::TIMESTAMPTZ,

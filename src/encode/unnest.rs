@@ -30,14 +30,7 @@ impl ArrayParam<'_> {
             }
             element.clear();
             write_text(self.values, i, &mut element);
-            out.put_u8(b'"');
-            for &b in element.iter() {
-                if b == b'"' || b == b'\\' {
-                    out.put_u8(b'\\');
-                }
-                out.put_u8(b);
-            }
-            out.put_u8(b'"');
+            super::quote_array_element(&element, out);
         }
         out.put_u8(b'}');
         IsNull::No

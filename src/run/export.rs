@@ -16,7 +16,6 @@ use crate::dialect::{literal, Engine, TableName};
 use crate::error::usage;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::cratedb_http::CrateTarget;
 use crate::target::cursor::Cursor;
 use crate::target::export::{
     self, Chunks, CopyWorker, CursorWorker, ExportFile, ExportWorker, ExportedFile, PageWorker,
@@ -47,12 +46,9 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
     }
     let cfg = &*cfg;
     let (workers, rows_estimate) = match (target, admin) {
-        (Target::Crate(c), admin) => http_cursor_workers(cfg, c, admin, target).await?,
-        (Target::Pg { pg, .. }, admin) if info.engine == Engine::Cratedb => {
-            pg_cursor_workers(cfg, pg, admin, target).await?
-        }
+        (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, admin, target).await?,
         (Target::Pg { pg, .. }, Admin::Pg(client)) => copy_workers(cfg, pg, client, info.engine, target).await?,
-        (Target::Pg { .. }, Admin::Crate(_)) => unreachable!("a PostgreSQL-protocol target has such an admin"),
+        _ => unreachable!("only CrateDB has an HTTP target"),
     };
 
     let meter = CostMeter::start();
@@ -98,40 +94,42 @@ async fn crate_selects(cfg: &ExportConfig, admin: &mut Admin, target: &Target) -
     Ok(((0..cfg.workers).map(|w| export::crate_select(table, w, cfg.workers)).collect(), Some(rows)))
 }
 
-/// CrateDB's workers over HTTP, each reading a cursor over its share.
-async fn http_cursor_workers(
+/// CrateDB's workers, each reading a cursor over its share of the table
+/// (or over the query), and the table's rows.
+async fn cursor_workers(
     cfg: &ExportConfig,
-    crate_target: &CrateTarget,
     mut admin: Admin,
     target: &Target,
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
     let (selects, rows) = crate_selects(cfg, &mut admin, target).await?;
     let files = create_files(cfg)?;
-    let opening = selects.iter().zip(files).zip(0..).map(|((select, file), w)| async move {
-        let opened = PageWorker::open(crate_target, w, select, cfg.chunk_rows, file).await;
-        opened.map_err(|e| crate_refused(e, &cfg.source))
-    });
+    let opening =
+        selects.into_iter().zip(files).zip(0..).map(|((select, file), w)| open_cursor(cfg, target, w, select, file));
     let workers = futures_util::future::try_join_all(opening).await?;
     Ok((workers, rows))
 }
 
-/// CrateDB's workers over its PostgreSQL protocol, each reading a cursor
-/// over its share of the table (or over the query).
-async fn pg_cursor_workers(
+/// Worker `w`'s connection and cursor: over HTTP (a session per
+/// connection) or over the PostgreSQL protocol.
+async fn open_cursor(
     cfg: &ExportConfig,
-    pg: &PgTarget,
-    mut admin: Admin,
     target: &Target,
-) -> Result<(Vec<ExportWorker>, Option<u64>)> {
-    let (selects, rows) = crate_selects(cfg, &mut admin, target).await?;
-    let files = create_files(cfg)?;
-    let opening = selects.into_iter().zip(files).map(|(select, file)| async move {
-        let client = pg.connect().await?;
-        let cursor = Cursor::declare(client, &select, cfg.chunk_rows).await.map_err(|e| query_refused(e, "--query"))?;
-        CursorWorker::open(cursor, cfg.format, file).map_err(usage)
-    });
-    let workers = futures_util::future::try_join_all(opening).await?;
-    Ok((workers, rows))
+    w: u32,
+    select: String,
+    file: ExportFile,
+) -> Result<ExportWorker> {
+    match target {
+        Target::Crate(c) => {
+            let opened = PageWorker::open(c, w, &select, cfg.chunk_rows, file).await;
+            opened.map_err(|e| crate_refused(e, &cfg.source))
+        }
+        Target::Pg { pg, .. } => {
+            let client = pg.connect().await?;
+            let declared = Cursor::declare(client, &select, cfg.chunk_rows).await;
+            let cursor = declared.map_err(|e| query_refused(e, "--query"))?;
+            CursorWorker::open(cursor, cfg.format, file).map_err(usage)
+        }
+    }
 }
 
 /// A query CrateDB refused over HTTP is the user's to fix (exit 2).

@@ -444,23 +444,33 @@ fn insert_from_sql_into_cratedb(ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-fn insert_from_sql_into_cratedb_at(ctx: &Ctx, url: &str) -> Result<()> {
-    let target = crate_target(url)?;
-    ctx.query(
-        "DROP TABLE IF EXISTS xfer_to_crate;
-         CREATE TABLE xfer_to_crate AS
+/// `pg`, a PostgreSQL table of 2,500 rows (quotes, a backslash and unicode
+/// in text, timestamps of whole milliseconds, arrays with NULLs, jsonb), and
+/// `crate`, an empty CrateDB table of the same columns.
+fn pg_and_crate_tables(ctx: &Ctx, target: &dbload::target::Target, pg: &str, crate_table: &str) -> Result<()> {
+    ctx.query(&format!(
+        "DROP TABLE IF EXISTS {pg};
+         CREATE TABLE {pg} AS
          SELECT g::int8 AS id, 'name ' || g || E' \"q\" \\ é' AS name,
                 '2024-01-01 00:00:00+00'::timestamptz + g * interval '1.5 second' AS ts, g / 7.0::float8 AS v,
-                ARRAY['a' || g, NULL] AS tags, jsonb_build_object('k', g, 's', 'x' || g) AS o
-         FROM generate_series(1, 2500) g",
-    )?;
-    crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_from_pg")?;
+                ARRAY['a' || g, NULL, 'c'] AS tags, jsonb_build_object('k', g, 's', 'x' || g) AS o
+         FROM generate_series(1, 2500) g"
+    ))?;
+    crate_rows(target, &format!("DROP TABLE IF EXISTS {crate_table}"))?;
     crate_rows(
-        &target,
-        "CREATE TABLE doc.xfer_from_pg (id bigint PRIMARY KEY, name text, ts timestamp with time zone, \
-         v double precision, tags array(text), o object(dynamic) AS (k integer, s text)) \
-         CLUSTERED INTO 2 SHARDS WITH (number_of_replicas = 0)",
+        target,
+        &format!(
+            "CREATE TABLE {crate_table} (id bigint PRIMARY KEY, name text, ts timestamp with time zone, \
+             v double precision, tags array(text), o object(dynamic) AS (k integer, s text)) \
+             CLUSTERED INTO 2 SHARDS WITH (number_of_replicas = 0)"
+        ),
     )?;
+    Ok(())
+}
+
+fn insert_from_sql_into_cratedb_at(ctx: &Ctx, url: &str) -> Result<()> {
+    let target = crate_target(url)?;
+    pg_and_crate_tables(ctx, &target, "xfer_to_crate", "doc.xfer_from_pg")?;
     let args = format!(
         "--src-url {} --query 'select * from xfer_to_crate where id > 0' --table doc.xfer_from_pg --workers 2 \
          --batch-size 300",
@@ -530,22 +540,8 @@ fn cursor_rows_round_trip_every_type(ctx: &Ctx) -> Result<()> {
 fn insert_from_sql_out_of_cratedb(ctx: &Ctx) -> Result<()> {
     let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_URL") else { return Ok(()) };
     let target = crate_target(&url)?;
-    ctx.query(
-        "DROP TABLE IF EXISTS xfer_via_crate, xfer_via_crate_back;
-         CREATE TABLE xfer_via_crate AS
-         SELECT g::int8 AS id, 'name ' || g || E' \"q\" \\ é' AS name,
-                '2024-01-01 00:00:00+00'::timestamptz + g * interval '1.5 second' AS ts, g / 7.0::float8 AS v,
-                ARRAY['a' || g, NULL, 'c'] AS tags, jsonb_build_object('k', g, 's', 'x' || g) AS o
-         FROM generate_series(1, 2500) g;
-         CREATE TABLE xfer_via_crate_back (LIKE xfer_via_crate);",
-    )?;
-    crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_via_pg")?;
-    crate_rows(
-        &target,
-        "CREATE TABLE doc.xfer_via_pg (id bigint PRIMARY KEY, name text, ts timestamp with time zone, \
-         v double precision, tags array(text), o object(dynamic) AS (k integer, s text)) \
-         CLUSTERED INTO 2 SHARDS WITH (number_of_replicas = 0)",
-    )?;
+    pg_and_crate_tables(ctx, &target, "xfer_via_crate", "doc.xfer_via_pg")?;
+    ctx.query("DROP TABLE IF EXISTS xfer_via_crate_back; CREATE TABLE xfer_via_crate_back (LIKE xfer_via_crate)")?;
     let into = format!("--src-url {} --query 'select * from xfer_via_crate' --table doc.xfer_via_pg", ctx.url);
     let out = run_at(&url, "insert-from-sql", &into)?;
     ensure(out.exit_code == 0, || format!("into CrateDB: exit {} {:?}", out.exit_code, out.report.error_classes))?;
