@@ -11,10 +11,8 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::text::{client_and_verdict, group};
-use super::{
-    error_entries, span_s, timeline, ClientReport, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION,
-};
+use super::text::{client_and_verdict, error_lines, group, interrupted_banner};
+use super::{error_entries, span_s, timeline, ClientReport, ErrorEntry, Header, TimelineEntry, Verdict};
 use crate::config::http::{BodySource, HttpConfig, LATE_AFTER};
 use crate::config::Warmup;
 use crate::run::http::HttpOutcome;
@@ -22,9 +20,8 @@ use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct HttpReport {
-    pub schema_version: u32,
-    pub dbload_version: &'static str,
-    pub command: &'static str,
+    #[serde(flatten)]
+    pub header: Header,
     #[serde(flatten)]
     pub verdict: Verdict,
     /// Requests sent in the measured window, failed ones included (k6's `http_reqs`).
@@ -131,9 +128,7 @@ impl HttpReport {
             BodySource::Template(t) => format!("template {}", t.file()),
         };
         HttpReport {
-            schema_version: SCHEMA_VERSION,
-            dbload_version: env!("CARGO_PKG_VERSION"),
-            command: "http",
+            header: Header::new("http"),
             verdict: Verdict::new(out.interrupted, errors > 0),
             http_reqs,
             http_reqs_per_sec: rate(http_reqs),
@@ -258,10 +253,8 @@ fn percent(part: u64, whole: u64) -> String {
 pub fn render(r: &HttpReport) -> String {
     let mut out = String::new();
     let s = &r.setup;
-    if r.verdict.status == Status::Interrupted {
-        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
-    }
-    let _ = writeln!(out, "dbload {} http {} {}", r.dbload_version, s.method, s.target);
+    interrupted_banner(&mut out, &r.verdict);
+    let _ = writeln!(out, "dbload {} http {} {}", r.header.dbload_version, s.method, s.target);
     let mode = match s.rate_per_sec {
         Some(rate) => format!("open loop at {} requests/s", group(rate as u64)),
         None => "closed loop".into(),
@@ -343,9 +336,7 @@ pub fn render(r: &HttpReport) -> String {
         let statuses: Vec<String> = r.statuses.iter().map(|(k, v)| format!("{k} × {}", group(*v))).collect();
         let _ = writeln!(out, "Statuses:   {}", statuses.join(", "));
     }
-    for e in &r.error_classes {
-        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
-    }
+    error_lines(&mut out, &r.error_classes);
     if let Some(w) = &r.warmup {
         let _ = writeln!(
             out,

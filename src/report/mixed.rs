@@ -7,16 +7,15 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::query::{render_workload, QueryReport};
-use super::text::render as render_ingest;
-use super::{Report, Status, Verdict, SCHEMA_VERSION};
+use super::text::{fail_if_lines, render as render_ingest};
+use super::{Header, Report, Status, Verdict};
 use crate::config::MixedConfig;
 use crate::run::mixed::MixedOutcome;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MixedReport {
-    pub schema_version: u32,
-    pub dbload_version: &'static str,
-    pub command: &'static str,
+    #[serde(flatten)]
+    pub header: Header,
     #[serde(flatten)]
     pub verdict: Verdict,
     pub ingest: Option<Report>,
@@ -57,14 +56,7 @@ impl MixedReport {
             interrupted |= v.status == Status::Interrupted;
             failed |= v.status == Status::Failed;
         }
-        MixedReport {
-            schema_version: SCHEMA_VERSION,
-            dbload_version: env!("CARGO_PKG_VERSION"),
-            command: "run",
-            verdict: Verdict::new(interrupted, failed),
-            ingest,
-            workloads,
-        }
+        MixedReport { header: Header::new("run"), verdict: Verdict::new(interrupted, failed), ingest, workloads }
     }
 }
 
@@ -105,9 +97,6 @@ pub fn render(r: &MixedReport) -> String {
             out.push('\n');
         }
     }
-    for f in &r.verdict.fail_if {
-        let verdict = if f.held { "HELD: the run fails" } else { "did not hold" };
-        let _ = writeln!(out, "Fail-if:    {}: {verdict}", f.condition);
-    }
+    fail_if_lines(&mut out, &r.verdict);
     out
 }

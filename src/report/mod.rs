@@ -12,14 +12,16 @@ pub mod text;
 pub mod transfer;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
+use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::config::{IngestConfig, TableAction, TargetChoice, Warmup};
+use crate::config::{IngestConfig, TableAction, Warmup};
 use crate::dialect::{Engine, TableOptions};
 use crate::encode::Method;
 use crate::error::exit;
-use crate::run::{IngestOutcome, Verify};
+use crate::run::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
 use crate::stats::recorder::Phase;
 use crate::stats::{LatencySummary, Recorder};
@@ -27,6 +29,21 @@ use fail_if::Condition;
 
 /// Bumped when a field changes meaning or disappears (adding one is not).
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// What every report opens with: the contract its JSON follows, the dbload
+/// that wrote it and the command. Flattened, so the keys stay at the top.
+#[derive(Debug, Clone, Serialize)]
+pub struct Header {
+    pub schema_version: u32,
+    pub dbload_version: &'static str,
+    pub command: &'static str,
+}
+
+impl Header {
+    pub fn new(command: &'static str) -> Header {
+        Header { schema_version: SCHEMA_VERSION, dbload_version: env!("CARGO_PKG_VERSION"), command }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -111,6 +128,106 @@ impl From<&ClientCost> for ClientReport {
     }
 }
 
+/// Rows and batches: how many went through in the measured window, how
+/// fast, and how many failed. The figures of the commands that move rows in
+/// batches (ingest and the insert commands, export, insert-from-sql), each
+/// flattening them into its report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    /// Rows acknowledged by the target (exported, for export) in the
+    /// measured window, warm-up excluded.
+    pub rows: u64,
+    pub rows_per_sec: f64,
+    /// Batches written, or chunks read by export: what latency is measured on.
+    pub batches: u64,
+    pub batches_per_sec: f64,
+    /// The measured window: first measured batch's start to last one's end.
+    pub duration_s: f64,
+    /// From the workers' common start to the end of the last batch.
+    pub wall_s: f64,
+    /// Failed batches, warm-up included.
+    pub errors: u64,
+    /// Rows in the failed batches, warm-up included.
+    pub failed_rows: u64,
+}
+
+impl Throughput {
+    /// `wall`: from the workers' common start to the end of the last batch.
+    pub(crate) fn of(rec: &Recorder, wall: Duration) -> Throughput {
+        let m = &rec.measured;
+        let duration_s = span_s(m);
+        Throughput {
+            rows: m.rows,
+            rows_per_sec: per_sec(m.rows, duration_s),
+            batches: m.batches,
+            batches_per_sec: per_sec(m.batches, duration_s),
+            duration_s,
+            wall_s: wall.as_secs_f64(),
+            errors: m.failed_batches + rec.warmup.failed_batches,
+            failed_rows: m.failed_rows + rec.warmup.failed_rows,
+        }
+    }
+}
+
+/// The latency of the operations (batches, queries) in the measured window,
+/// with what it is made of where that is known: the server's own time, and
+/// under `--rate` the time from the actual start and how late that start
+/// was. Flattened into the reports of ingest and the query commands.
+#[derive(Debug, Clone, Serialize)]
+pub struct Latencies {
+    /// Per operation; from its intended start when paced (`--rate`).
+    pub latency_ms: Option<LatencySummary>,
+    /// CrateDB over HTTP: the `duration` CrateDB reports for each request,
+    /// beside the client's round trip (`latency_ms`).
+    pub server_duration_ms: Option<LatencySummary>,
+    /// With `--rate`: from the actual start of each operation.
+    pub service_time_ms: Option<LatencySummary>,
+    /// With `--rate`: how late operations started against the schedule.
+    pub schedule_lag_ms: Option<LatencySummary>,
+}
+
+impl Latencies {
+    /// `paced`: run under `--rate`; `server_duration`: the durations CrateDB
+    /// reported, where it did.
+    pub(crate) fn of(m: &Phase, paced: bool, server_duration: Option<&Histogram<u64>>) -> Latencies {
+        Latencies {
+            latency_ms: LatencySummary::of(&m.latency),
+            server_duration_ms: server_duration.and_then(LatencySummary::of),
+            service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
+            schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
+        }
+    }
+}
+
+/// A server a run used, as its report names it: flattened into the setup of
+/// ingest and of the query commands; export and insert-from-sql name their
+/// source and their target with it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Server {
+    /// `throwaway` (dbload started it for the run), `server`, or `none`
+    /// (an ingest dry run, which sends nothing).
+    pub target_kind: &'static str,
+    /// The URL with any password redacted.
+    pub target: Option<String>,
+    pub engine: Option<Engine>,
+    /// TimescaleDB's or Citus' extension version, CrateDB's version.
+    pub engine_version: Option<String>,
+    pub server_version: Option<String>,
+}
+
+impl Server {
+    /// `url`: redacted; `throwaway`: whether dbload started the server.
+    pub(crate) fn of(setup: &Setup, url: Option<String>, throwaway: bool) -> Server {
+        Server {
+            target_kind: if throwaway { "throwaway" } else { "server" },
+            target: url,
+            engine: setup.engine,
+            engine_version: setup.engine_version.clone(),
+            server_version: setup.server_version.clone(),
+        }
+    }
+}
+
 /// The per-second timeline of a recorder, as reports show it.
 pub fn timeline(rec: &Recorder) -> Vec<TimelineEntry> {
     rec.timeline
@@ -137,26 +254,15 @@ pub fn error_entries(rec: &Recorder) -> Vec<ErrorEntry> {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    pub schema_version: u32,
-    pub dbload_version: &'static str,
-    pub command: &'static str,
+    #[serde(flatten)]
+    pub header: Header,
     #[serde(flatten)]
     pub verdict: Verdict,
-    /// Rows acknowledged in the measured window (warm-up excluded).
-    pub rows: u64,
+    #[serde(flatten)]
+    pub throughput: Throughput,
     /// Rows acknowledged in all, warm-up included.
     pub rows_total: u64,
-    pub rows_per_sec: f64,
     pub metrics_per_sec: f64,
-    pub batches: u64,
-    pub batches_per_sec: f64,
-    /// The measured window: first measured batch's start to last one's end.
-    pub duration_s: f64,
-    /// From the workers' common start to the end of the last batch.
-    pub wall_s: f64,
-    /// Failed batches, warm-up included.
-    pub errors: u64,
-    pub failed_rows: u64,
     /// insert-json: rows (JSON values) read = `rows_total + rejected_rows + failed_rows`.
     pub rows_read: Option<u64>,
     /// insert-json: rows that were malformed or had a value their column cannot take.
@@ -164,15 +270,9 @@ pub struct Report {
     /// insert-json: why reading stopped early (`--on-error abort`), with file and line.
     pub input_error: Option<String>,
     pub error_classes: Vec<ErrorEntry>,
-    /// Per-batch latency; from the intended start when paced (`--rate`).
-    pub latency_ms: Option<LatencySummary>,
-    /// CrateDB over HTTP: the `duration` CrateDB reports for each request,
-    /// beside the client's round trip (`latency_ms`).
-    pub server_duration_ms: Option<LatencySummary>,
-    /// With `--rate`: from the actual start of each batch.
-    pub service_time_ms: Option<LatencySummary>,
-    /// With `--rate`: how late batches started against the schedule.
-    pub schedule_lag_ms: Option<LatencySummary>,
+    /// Per batch.
+    #[serde(flatten)]
+    pub latencies: Latencies,
     pub warmup: Option<WarmupReport>,
     #[serde(flatten)]
     pub client: ClientReport,
@@ -209,14 +309,8 @@ pub struct TimelineEntry {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SetupReport {
-    /// `throwaway`, `server` or `none` (dry run).
-    pub target_kind: &'static str,
-    /// The target URL with any password redacted.
-    pub target: Option<String>,
-    pub engine: Option<Engine>,
-    /// TimescaleDB's or Citus' extension version, CrateDB's version.
-    pub engine_version: Option<String>,
-    pub server_version: Option<String>,
+    #[serde(flatten)]
+    pub server: Server,
     pub server_settings: BTreeMap<String, String>,
     /// `--insecure`: https to CrateDB without verifying its certificate.
     pub tls_unverified: bool,
@@ -268,8 +362,7 @@ impl Report {
     pub fn ingest(cfg: &IngestConfig, out: &IngestOutcome, target_url: Option<String>, throwaway: bool) -> Report {
         let rec = &out.recorder;
         let m = &rec.measured;
-        let duration_s = span_s(m);
-        let errors = m.failed_batches + rec.warmup.failed_batches;
+        let throughput = Throughput::of(rec, out.wall);
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
         let paced = cfg.rate.is_some();
         let metrics = cfg.schema.metrics_per_row as u64;
@@ -287,7 +380,7 @@ impl Report {
             crate::model::ModelSpec::Json(spec) => Some(spec.input.stats()),
             _ => None,
         };
-        let mut verdict = Verdict::new(out.interrupted, errors > 0 || verify_failed);
+        let mut verdict = Verdict::new(out.interrupted, throughput.errors > 0 || verify_failed);
         let input_error = input.as_ref().and_then(|i| {
             let committed = m.rows + rec.warmup.rows;
             let abort = i.abort.as_ref().map(|why| {
@@ -302,42 +395,24 @@ impl Report {
             verdict.status = Status::Failed;
             verdict.exit_code = exit::USAGE;
         }
+        let server = Server::of(setup, target_url, throwaway);
         Report {
-            schema_version: SCHEMA_VERSION,
-            dbload_version: env!("CARGO_PKG_VERSION"),
-            command: cfg.command,
+            header: Header::new(cfg.command),
             verdict,
-            rows: m.rows,
             rows_total: m.rows + rec.warmup.rows,
-            rows_per_sec: per_sec(m.rows, duration_s),
-            metrics_per_sec: per_sec(m.rows * metrics, duration_s),
-            batches: m.batches,
-            batches_per_sec: per_sec(m.batches, duration_s),
-            duration_s,
-            wall_s: out.wall.as_secs_f64(),
-            errors,
-            failed_rows: m.failed_rows + rec.warmup.failed_rows,
+            metrics_per_sec: per_sec(m.rows * metrics, throughput.duration_s),
+            throughput,
             rows_read: input.as_ref().map(|i| i.rows_read),
             rejected_rows: input.as_ref().map(|i| i.rejected),
             input_error,
             error_classes: error_entries(rec),
-            latency_ms: LatencySummary::of(&m.latency),
-            server_duration_ms: out.server_duration.as_ref().and_then(LatencySummary::of),
-            service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
-            schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
+            latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
             warmup,
             client: ClientReport::from(&out.cost),
             timeline: timeline(rec),
             setup: SetupReport {
-                target_kind: match (&cfg.target, throwaway) {
-                    (TargetChoice::DryRun { .. }, _) => "none",
-                    (_, true) => "throwaway",
-                    _ => "server",
-                },
-                target: target_url,
-                engine: setup.engine,
-                engine_version: setup.engine_version.clone(),
-                server_version: setup.server_version.clone(),
+                // A dry run has no server: nothing was sent anywhere.
+                server: if cfg.dry_run() { Server { target_kind: "none", ..server } } else { server },
                 server_settings: setup.server_settings.iter().cloned().collect(),
                 tls_unverified: cfg.target.tls_unverified(),
                 table_options: cfg.table_options.clone(),

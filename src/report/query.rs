@@ -7,13 +7,15 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::text::{client_and_verdict, group, runtime_block, server_duration_line, target_lines};
+use super::text::{
+    client_and_verdict, error_lines, group, interrupted_banner, runtime_block, server_duration_line, target_lines,
+};
 use super::{
-    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, TimelineEntry, Verdict, SCHEMA_VERSION,
+    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Header, Latencies, Server, TimelineEntry,
+    Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
-use crate::config::{QueryConfig, TargetChoice, Warmup};
-use crate::dialect::Engine;
+use crate::config::{QueryConfig, Warmup};
 use crate::run::merge_histograms;
 use crate::run::queries::QueryOutcome;
 use crate::stats::{LatencySummary, Recorder};
@@ -21,10 +23,9 @@ use crate::workload::explain::Explain;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct QueryReport {
-    pub schema_version: u32,
-    pub dbload_version: &'static str,
-    /// `timeit` or `workload`.
-    pub command: &'static str,
+    /// `command`: `timeit` or `workload`.
+    #[serde(flatten)]
+    pub header: Header,
     #[serde(flatten)]
     pub verdict: Verdict,
     /// Queries that succeeded in the measured window(s).
@@ -34,12 +35,9 @@ pub struct QueryReport {
     pub qps: f64,
     pub duration_s: f64,
     pub wall_s: f64,
-    pub latency_ms: Option<LatencySummary>,
-    /// CrateDB over HTTP: the duration CrateDB reports for each query,
-    /// beside the client's round trip (`latency_ms`).
-    pub server_duration_ms: Option<LatencySummary>,
-    pub service_time_ms: Option<LatencySummary>,
-    pub schedule_lag_ms: Option<LatencySummary>,
+    /// Per query, all queries together.
+    #[serde(flatten)]
+    pub latencies: Latencies,
     pub warmup: Option<QueryWarmup>,
     pub error_classes: Vec<ErrorEntry>,
     pub queries: Vec<QueryEntry>,
@@ -77,11 +75,8 @@ pub struct QueryWarmup {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct QuerySetup {
-    pub target_kind: &'static str,
-    pub target: Option<String>,
-    pub engine: Option<Engine>,
-    pub engine_version: Option<String>,
-    pub server_version: Option<String>,
+    #[serde(flatten)]
+    pub server: Server,
     pub server_settings: BTreeMap<String, String>,
     /// `--insecure`: https to CrateDB without verifying its certificate.
     pub tls_unverified: bool,
@@ -136,21 +131,16 @@ impl QueryReport {
         let errors = m.failed_batches + total.warmup.failed_batches;
         let paced = cfg.rate.is_some();
         let setup = &out.setup;
+        let server_duration = merge_histograms(out.phases.iter().filter_map(|p| p.server_duration.as_ref()));
         QueryReport {
-            schema_version: SCHEMA_VERSION,
-            dbload_version: env!("CARGO_PKG_VERSION"),
-            command: cfg.command,
+            header: Header::new(cfg.command),
             verdict: Verdict::new(out.interrupted, errors > 0),
             count: m.batches,
             errors,
             qps: per_sec(m.batches, duration_s),
             duration_s,
             wall_s,
-            latency_ms: LatencySummary::of(&m.latency),
-            server_duration_ms: merge_histograms(out.phases.iter().filter_map(|p| p.server_duration.as_ref()))
-                .and_then(|h| LatencySummary::of(&h)),
-            service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
-            schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
+            latencies: Latencies::of(m, paced, server_duration.as_ref()),
             warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
                 count: total.warmup.batches,
                 errors: total.warmup.failed_batches,
@@ -161,15 +151,7 @@ impl QueryReport {
             client: ClientReport::from(&out.cost),
             timeline: timeline(&total),
             setup: QuerySetup {
-                target_kind: match (&cfg.target, throwaway) {
-                    (_, true) => "throwaway",
-                    (TargetChoice::DryRun { .. }, _) => "none",
-                    _ => "server",
-                },
-                target: target_url,
-                engine: setup.engine,
-                engine_version: setup.engine_version.clone(),
-                server_version: setup.server_version.clone(),
+                server: Server::of(setup, target_url, throwaway),
                 server_settings: setup.server_settings.iter().cloned().collect(),
                 tls_unverified: cfg.target.tls_unverified(),
                 protocol: cfg.protocol,
@@ -211,12 +193,9 @@ fn plan_line(out: &mut String, q: &QueryEntry) {
 
 fn header(out: &mut String, r: &QueryReport) {
     let s = &r.setup;
-    if r.verdict.status == super::Status::Interrupted {
-        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
-    }
-    let _ = writeln!(out, "dbload {} {}", r.dbload_version, r.command);
-    let engine = (s.engine, s.engine_version.as_deref(), s.server_version.as_deref());
-    target_lines(out, s.target_kind, s.target.as_deref(), engine, s.tls_unverified);
+    interrupted_banner(out, &r.verdict);
+    let _ = writeln!(out, "dbload {} {}", r.header.dbload_version, r.header.command);
+    target_lines(out, &s.server, s.tls_unverified);
     let pacing = match s.rate_queries_per_sec {
         Some(rate) => format!("open loop at {rate} queries/s"),
         None => "closed loop".into(),
@@ -231,11 +210,10 @@ fn header(out: &mut String, r: &QueryReport) {
 }
 
 fn footer(out: &mut String, r: &QueryReport) {
-    for e in &r.error_classes {
-        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
-    }
-    server_duration_line(out, r.server_duration_ms.as_ref());
-    if let (Some(svc), Some(lag)) = (&r.service_time_ms, &r.schedule_lag_ms) {
+    error_lines(out, &r.error_classes);
+    let latencies = &r.latencies;
+    server_duration_line(out, latencies.server_duration_ms.as_ref());
+    if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {
         let _ = writeln!(out, "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}", svc.mean, svc.p50, svc.p99);
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
@@ -300,9 +278,9 @@ pub fn render_workload(r: &QueryReport) -> String {
     for q in &r.queries {
         row(&mut out, &q.name, q.ratio, q.share, q.count, q.errors, q.qps, q.latency_ms.as_ref());
     }
-    row(&mut out, "total", 1.0, 1.0, r.count, r.errors, r.qps, r.latency_ms.as_ref());
+    row(&mut out, "total", 1.0, 1.0, r.count, r.errors, r.qps, r.latencies.latency_ms.as_ref());
     out.push('\n');
-    if let Some(l) = &r.latency_ms {
+    if let Some(l) = &r.latencies.latency_ms {
         runtime_block(&mut out, "Runtime (in ms), all queries:", l);
     }
     for q in &r.queries {

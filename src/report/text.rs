@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{ClientReport, Report, Status, Verdict};
+use super::{ClientReport, ErrorEntry, Report, Server, Status, Verdict};
 use crate::dialect::Engine;
 use crate::stats::LatencySummary;
 
@@ -35,18 +35,13 @@ pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
 
 /// Where the load went, for the header: the URL, whether dbload started
 /// it, and the engine with its version (`TimescaleDB 2.28.0 on PostgreSQL 15.18`).
-pub(crate) fn target_line(
-    kind: &str,
-    url: Option<&str>,
-    engine: Option<Engine>,
-    engine_version: Option<&str>,
-    server_version: Option<&str>,
-) -> String {
+pub(crate) fn target_line(server: &Server) -> String {
+    let (engine_version, server_version) = (server.engine_version.as_deref(), server.server_version.as_deref());
     let with_version = |name: &str, v: Option<&str>| match v {
         Some(v) => format!("{name} {v}"),
         None => name.to_string(),
     };
-    let engine = match engine {
+    let engine = match server.engine {
         None => String::new(),
         Some(Engine::Cratedb) => format!(", {}", with_version("CrateDB", engine_version)),
         Some(Engine::Postgres) => format!(", {}", with_version("PostgreSQL", server_version)),
@@ -55,7 +50,7 @@ pub(crate) fn target_line(
             format!(", {} on {}", with_version(name, engine_version), with_version("PostgreSQL", server_version))
         }
     };
-    match (kind, url) {
+    match (server.target_kind, server.target.as_deref()) {
         ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
         (kind, Some(url)) => format!("{url} ({kind}{engine})"),
         (_, None) => "-".into(),
@@ -63,14 +58,8 @@ pub(crate) fn target_line(
 }
 
 /// The header's `Target:` line, and a warning when TLS was not verified.
-pub(crate) fn target_lines(
-    out: &mut String,
-    kind: &str,
-    url: Option<&str>,
-    (engine, engine_version, server_version): (Option<Engine>, Option<&str>, Option<&str>),
-    tls_unverified: bool,
-) {
-    let _ = writeln!(out, "Target:   {}", target_line(kind, url, engine, engine_version, server_version));
+pub(crate) fn target_lines(out: &mut String, server: &Server, tls_unverified: bool) {
+    let _ = writeln!(out, "Target:   {}", target_line(server));
     if tls_unverified {
         out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
     }
@@ -87,6 +76,20 @@ pub(crate) fn server_duration_line(out: &mut String, d: Option<&LatencySummary>)
     }
 }
 
+/// Opens the report of a run that Ctrl-C stopped: its figures are partial.
+pub(crate) fn interrupted_banner(out: &mut String, v: &Verdict) {
+    if v.status == Status::Interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
+    }
+}
+
+/// A line per class of failed operations: how many, and an example.
+pub(crate) fn error_lines(out: &mut String, errors: &[ErrorEntry]) {
+    for e in errors {
+        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
+    }
+}
+
 /// What the client cost, and the `--fail-if` conditions that were checked.
 pub(crate) fn client_and_verdict(out: &mut String, c: &ClientReport, wall_s: f64, v: &Verdict) {
     let (total, user, sys, rss_mib) = (c.client_cpu_s, c.client_cpu_user_s, c.client_cpu_sys_s, c.client_peak_rss_mib);
@@ -95,6 +98,11 @@ pub(crate) fn client_and_verdict(out: &mut String, c: &ClientReport, wall_s: f64
         out,
         "Client:     {total:.2} s CPU (user {user:.2}, sys {sys:.2}) = {cores:.2} cores; peak RSS {rss_mib:.1} MiB"
     );
+    fail_if_lines(out, v);
+}
+
+/// The `--fail-if` conditions that were checked, and whether each held.
+pub(crate) fn fail_if_lines(out: &mut String, v: &Verdict) {
     for f in &v.fail_if {
         let verdict = if f.held { "HELD: the run fails" } else { "did not hold" };
         let _ = writeln!(out, "Fail-if:    {}: {verdict}", f.condition);
@@ -123,13 +131,10 @@ fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
 
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
-    let s = &r.setup;
-    if r.verdict.status == Status::Interrupted {
-        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
-    }
-    let _ = writeln!(out, "dbload {} {} into {}", r.dbload_version, r.command, s.table);
-    let engine = (s.engine, s.engine_version.as_deref(), s.server_version.as_deref());
-    target_lines(&mut out, s.target_kind, s.target.as_deref(), engine, s.tls_unverified);
+    let (s, t) = (&r.setup, &r.throughput);
+    interrupted_banner(&mut out, &r.verdict);
+    let _ = writeln!(out, "dbload {} {} into {}", r.header.dbload_version, r.header.command, s.table);
+    target_lines(&mut out, &s.server, s.tls_unverified);
     if !s.layout.is_empty() {
         let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(out, "Table:    {}", layout.join(", "));
@@ -153,8 +158,8 @@ pub fn render(r: &Report) -> String {
     }
     out.push('\n');
     if time_series {
-        let _ = writeln!(out, "Wrote {:>9} measurements in {:.2} seconds", r.rows, r.duration_s);
-        let _ = writeln!(out, "Wrote {:>9} measurements per second", r.rows_per_sec as u64);
+        let _ = writeln!(out, "Wrote {:>9} measurements in {:.2} seconds", t.rows, t.duration_s);
+        let _ = writeln!(out, "Wrote {:>9} measurements per second", t.rows_per_sec as u64);
         let _ = writeln!(out, "Wrote {:>9} metrics per second", r.metrics_per_sec as u64);
         out.push('\n');
     }
@@ -163,16 +168,16 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         out,
         "Throughput: {} rows/s, {metrics}{:.1} batches/s over {:.2} s",
-        group(r.rows_per_sec as u64),
-        r.batches_per_sec,
-        r.duration_s
+        group(t.rows_per_sec as u64),
+        t.batches_per_sec,
+        t.duration_s
     );
     let _ = writeln!(
         out,
         "Batches:    {} ok, {} failed ({} rows not written)",
-        group(r.batches),
-        group(r.errors),
-        group(r.failed_rows)
+        group(t.batches),
+        group(t.errors),
+        group(t.failed_rows)
     );
     if let (Some(read), Some(rejected)) = (r.rows_read, r.rejected_rows) {
         let _ = writeln!(
@@ -181,7 +186,7 @@ pub fn render(r: &Report) -> String {
             group(read),
             group(r.rows_total),
             group(rejected),
-            group(r.failed_rows)
+            group(t.failed_rows)
         );
     }
     if let Some(e) = &r.input_error {
@@ -199,19 +204,18 @@ pub fn render(r: &Report) -> String {
         }
         None => out.push_str("Warm-up:    none\n"),
     }
-    for e in &r.error_classes {
-        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
-    }
-    if let Some(l) = &r.latency_ms {
-        let title = if r.service_time_ms.is_some() {
+    error_lines(&mut out, &r.error_classes);
+    let latencies = &r.latencies;
+    if let Some(l) = &latencies.latency_ms {
+        let title = if latencies.service_time_ms.is_some() {
             "Runtime (in ms) per batch, from its intended start:"
         } else {
             "Runtime (in ms) per batch:"
         };
         runtime_block(&mut out, title, l);
     }
-    server_duration_line(&mut out, r.server_duration_ms.as_ref());
-    if let (Some(svc), Some(lag)) = (&r.service_time_ms, &r.schedule_lag_ms) {
+    server_duration_line(&mut out, latencies.server_duration_ms.as_ref());
+    if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {
         let _ = writeln!(
             out,
             "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}, max {:.3}",
@@ -224,7 +228,7 @@ pub fn render(r: &Report) -> String {
         let _ =
             writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(v.found));
     }
-    client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
+    client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     if !s.server_settings.is_empty() {
         let settings: Vec<String> = s.server_settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(out, "Server:     {}", settings.join(" "));

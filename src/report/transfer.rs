@@ -6,51 +6,41 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use serde::Serialize;
 
-use super::text::{client_and_verdict, group, runtime_block, target_line};
+use super::text::{client_and_verdict, error_lines, group, interrupted_banner, runtime_block, target_line};
 use super::{
-    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Status, TimelineEntry, Verdict, SCHEMA_VERSION,
+    error_entries, per_sec, timeline, ClientReport, ErrorEntry, Header, Server, Throughput, TimelineEntry, Verdict,
 };
 use crate::cli::ExportFormat;
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
-use crate::dialect::Engine;
 use crate::encode::Method;
 use crate::run::export::ExportOutcome;
 use crate::run::from_sql::FromSqlOutcome;
-use crate::run::Setup;
 use crate::stats::cost::ClientCost;
 use crate::stats::{LatencySummary, Recorder};
 use crate::target::export::ExportedFile;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TransferReport {
-    pub schema_version: u32,
-    pub dbload_version: &'static str,
-    /// `export` or `insert-from-sql`.
-    pub command: &'static str,
+    /// `command`: `export` or `insert-from-sql`.
+    #[serde(flatten)]
+    pub header: Header,
     #[serde(flatten)]
     pub verdict: Verdict,
-    /// Rows exported to the files, or acknowledged by the target.
-    pub rows: u64,
-    pub rows_per_sec: f64,
+    /// Rows exported to the files, or acknowledged by the target; chunks
+    /// read (export) or batches written (insert-from-sql).
+    #[serde(flatten)]
+    pub throughput: Throughput,
     /// Bytes of rows written to the files before compression (export), or
     /// of the binary COPY batches the target took (insert-from-sql; into
     /// CrateDB: of the JSON rows read from the source).
     pub bytes: u64,
     /// `bytes` per second, in MB (10^6 bytes).
     pub mb_per_sec: f64,
-    /// Chunks read (export) or batches written (insert-from-sql): what
-    /// latency is measured on.
-    pub batches: u64,
-    pub batches_per_sec: f64,
-    /// From the first chunk's or batch's start to the last one's end.
-    pub duration_s: f64,
-    pub wall_s: f64,
-    pub errors: u64,
-    pub failed_rows: u64,
     pub error_classes: Vec<ErrorEntry>,
     pub latency_ms: Option<LatencySummary>,
     /// insert-from-sql: how the source query failed mid-stream (the rows
@@ -62,35 +52,6 @@ pub struct TransferReport {
     pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
     pub setup: TransferSetup,
-}
-
-/// A server the rows came from or went to.
-#[derive(Debug, Clone, Serialize)]
-pub struct Server {
-    /// `throwaway` or `server`.
-    pub target_kind: &'static str,
-    /// The URL with any password redacted.
-    pub target: Option<String>,
-    pub engine: Option<Engine>,
-    pub engine_version: Option<String>,
-    pub server_version: Option<String>,
-}
-
-impl Server {
-    fn of(setup: &Setup, url: Option<String>, throwaway: bool) -> Server {
-        Server {
-            target_kind: if throwaway { "throwaway" } else { "server" },
-            target: url,
-            engine: setup.engine,
-            engine_version: setup.engine_version.clone(),
-            server_version: setup.server_version.clone(),
-        }
-    }
-
-    fn line(&self) -> String {
-        let (engine_version, server_version) = (self.engine_version.as_deref(), self.server_version.as_deref());
-        target_line(self.target_kind, self.target.as_deref(), self.engine, engine_version, server_version)
-    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -123,7 +84,7 @@ struct Figures<'a> {
     command: &'static str,
     recorder: &'a Recorder,
     bytes: u64,
-    wall_s: f64,
+    wall: Duration,
     interrupted: bool,
     /// A failure besides failed operations (an incomplete file, a source error).
     failed: bool,
@@ -133,26 +94,15 @@ struct Figures<'a> {
 impl TransferReport {
     fn new(f: Figures, source_error: Option<String>, files: Vec<ExportedFile>, setup: TransferSetup) -> Self {
         let rec = f.recorder;
-        let m = &rec.measured;
-        let duration_s = span_s(m);
-        let errors = m.failed_batches + rec.warmup.failed_batches;
+        let throughput = Throughput::of(rec, f.wall);
         TransferReport {
-            schema_version: SCHEMA_VERSION,
-            dbload_version: env!("CARGO_PKG_VERSION"),
-            command: f.command,
-            verdict: Verdict::new(f.interrupted, errors > 0 || f.failed),
-            rows: m.rows,
-            rows_per_sec: per_sec(m.rows, duration_s),
+            header: Header::new(f.command),
+            verdict: Verdict::new(f.interrupted, throughput.errors > 0 || f.failed),
             bytes: f.bytes,
-            mb_per_sec: per_sec(f.bytes, duration_s) / 1e6,
-            batches: m.batches,
-            batches_per_sec: per_sec(m.batches, duration_s),
-            duration_s,
-            wall_s: f.wall_s,
-            errors,
-            failed_rows: m.failed_rows + rec.warmup.failed_rows,
+            mb_per_sec: per_sec(f.bytes, throughput.duration_s) / 1e6,
+            throughput,
             error_classes: error_entries(rec),
-            latency_ms: LatencySummary::of(&m.latency),
+            latency_ms: LatencySummary::of(&rec.measured.latency),
             source_error,
             files,
             client: ClientReport::from(f.cost),
@@ -170,7 +120,7 @@ impl TransferReport {
             command: "export",
             recorder: &out.recorder,
             bytes: out.files.iter().map(|f| f.bytes).sum(),
-            wall_s: out.wall.as_secs_f64(),
+            wall: out.wall,
             interrupted: out.interrupted,
             failed: out.files.iter().any(|f| !f.complete),
             cost: &out.cost,
@@ -204,7 +154,7 @@ impl TransferReport {
             command: "insert-from-sql",
             recorder: &out.recorder,
             bytes: out.bytes,
-            wall_s: out.wall.as_secs_f64(),
+            wall: out.wall,
             interrupted: out.interrupted,
             failed: out.source_error.is_some(),
             cost: &out.cost,
@@ -235,22 +185,21 @@ fn mb(bytes: u64) -> String {
 
 pub fn render(r: &TransferReport) -> String {
     let mut out = String::new();
-    let s = &r.setup;
-    if r.verdict.status == Status::Interrupted {
-        out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
-    }
+    let (s, t) = (&r.setup, &r.throughput);
+    let export = r.header.command == "export";
+    interrupted_banner(&mut out, &r.verdict);
     let what = match (&s.table, &s.query) {
-        (Some(t), _) if r.command == "export" => t.clone(),
-        (_, Some(q)) if r.command == "export" => format!("query {q}"),
-        (Some(t), _) => t.clone(),
+        (Some(table), _) if export => table.clone(),
+        (_, Some(q)) if export => format!("query {q}"),
+        (Some(table), _) => table.clone(),
         _ => "-".into(),
     };
-    let _ = writeln!(out, "dbload {} {} of {what}", r.dbload_version, r.command);
+    let _ = writeln!(out, "dbload {} {} of {what}", r.header.dbload_version, r.header.command);
     match &s.target {
-        Some(t) => {
-            let _ = writeln!(out, "Source:     {}", s.source.line());
+        Some(target) => {
+            let _ = writeln!(out, "Source:     {}", target_line(&s.source));
             let _ = writeln!(out, "Query:      {}", s.query.as_deref().unwrap_or("-"));
-            let _ = writeln!(out, "Target:     {}", t.line());
+            let _ = writeln!(out, "Target:     {}", target_line(target));
             let _ = writeln!(
                 out,
                 "Setup:      method {}, batch {}, {} worker{}, columns {}",
@@ -262,7 +211,7 @@ pub fn render(r: &TransferReport) -> String {
             );
         }
         None => {
-            let _ = writeln!(out, "Source:     {}", s.source.line());
+            let _ = writeln!(out, "Source:     {}", target_line(&s.source));
             let format = match s.format {
                 Some(ExportFormat::Csv) => "CSV",
                 _ => "JSON lines",
@@ -285,35 +234,33 @@ pub fn render(r: &TransferReport) -> String {
             writeln!(out, "File:       {}: {} rows, {}{size}{partial}", f.path.display(), group(f.rows), mb(f.bytes));
     }
     out.push('\n');
-    let verb = if r.command == "export" { "Exported" } else { "Copied" };
+    let verb = if export { "Exported" } else { "Copied" };
     let _ = writeln!(
         out,
         "{verb} {} rows ({}) in {:.2} s: {} rows/s, {:.1} MB/s",
-        group(r.rows),
+        group(t.rows),
         mb(r.bytes),
-        r.duration_s,
-        group(r.rows_per_sec as u64),
+        t.duration_s,
+        group(t.rows_per_sec as u64),
         r.mb_per_sec
     );
-    let unit = if r.command == "export" { "Chunks:    " } else { "Batches:   " };
+    let unit = if export { "Chunks:    " } else { "Batches:   " };
     let _ = writeln!(
         out,
         "{unit} {} ok, {} failed ({} rows not written), {:.1}/s",
-        group(r.batches),
-        group(r.errors),
-        group(r.failed_rows),
-        r.batches_per_sec
+        group(t.batches),
+        group(t.errors),
+        group(t.failed_rows),
+        t.batches_per_sec
     );
-    for e in &r.error_classes {
-        let _ = writeln!(out, "Error:      {} × {}: {}", group(e.count), e.class, e.example);
-    }
+    error_lines(&mut out, &r.error_classes);
     if let Some(e) = &r.source_error {
         let _ = writeln!(out, "Source:     FAILED mid-stream, the rows after it were not copied: {e}");
     }
     if let Some(l) = &r.latency_ms {
-        let title = if r.command == "export" { "Runtime (in ms) per chunk:" } else { "Runtime (in ms) per batch:" };
+        let title = if export { "Runtime (in ms) per chunk:" } else { "Runtime (in ms) per batch:" };
         runtime_block(&mut out, title, l);
     }
-    client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
+    client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     out
 }

@@ -105,7 +105,9 @@ fn fake_data_fills_every_column_type(ctx: &Ctx) -> Result<()> {
     let out = fake(ctx, "--table fake_all --num-records 2000 --concurrency 3 --bulk-size 300")?;
     ok(&out, "insert-fake-data")?;
     let r = &out.report;
-    ensure(r.rows == 2000 && r.command == "insert-fake-data", || format!("rows {} command {}", r.rows, r.command))?;
+    ensure(r.throughput.rows == 2000 && r.header.command == "insert-fake-data", || {
+        format!("rows {} command {}", r.throughput.rows, r.header.command)
+    })?;
     ensure(r.setup.method == dbload::encode::Method::CopyCsv, || format!("method {}", r.setup.method))?;
     // Generated, serial and defaulted columns are left to the database.
     ensure(r.setup.columns == 25, || format!("{} columns written", r.setup.columns))?;
@@ -135,7 +137,7 @@ fn fake_data_is_the_same_for_a_seed_by_every_method(ctx: &Ctx) -> Result<()> {
             &format!("--table fake_seeded --num-records 700 --workers 2 --batch-size 150 --seed 7 --method {method}"),
         )?;
         ok(&out, method)?;
-        ensure(out.report.rows == 700, || format!("{method}: {} rows", out.report.rows))?;
+        ensure(out.report.throughput.rows == 700, || format!("{method}: {} rows", out.report.throughput.rows))?;
         sums.push((method, ctx.scalar(&format!("{CHECKSUM} fake_seeded x"))?));
     }
     ensure(sums.iter().all(|s| s.1 == sums[0].1), || format!("content differs: {sums:?}"))?;
@@ -206,8 +208,8 @@ fn json_round_trip_of_every_column_type(ctx: &Ctx) -> Result<()> {
         )?;
         ok(&out, method)?;
         let r = &out.report;
-        ensure(r.rows == lines && r.rows_read == Some(lines) && r.rejected_rows == Some(0), || {
-            format!("{method}: rows {} read {:?} rejected {:?}", r.rows, r.rows_read, r.rejected_rows)
+        ensure(r.throughput.rows == lines && r.rows_read == Some(lines) && r.rejected_rows == Some(0), || {
+            format!("{method}: rows {} read {:?} rejected {:?}", r.throughput.rows, r.rows_read, r.rejected_rows)
         })?;
         let got = ctx.scalar(&format!("{CHECKSUM} json_all x"))?;
         ensure(got == want, || format!("{method}: content differs after the round trip"))?;
@@ -265,9 +267,18 @@ fn json_skip_writes_exactly_the_bad_rows(ctx: &Ctx) -> Result<()> {
     let out = json(ctx, &args)?;
     ok(&out, "skip")?;
     let r = &out.report;
-    ensure(r.rows == 36 && r.rejected_rows == Some(4) && r.rows_read == Some(40) && r.failed_rows == 0, || {
-        format!("rows {} rejected {:?} read {:?} failed {}", r.rows, r.rejected_rows, r.rows_read, r.failed_rows)
-    })?;
+    ensure(
+        r.throughput.rows == 36
+            && r.rejected_rows == Some(4)
+            && r.rows_read == Some(40)
+            && r.throughput.failed_rows == 0,
+        || {
+            format!(
+                "rows {} rejected {:?} read {:?} failed {}",
+                r.throughput.rows, r.rejected_rows, r.rows_read, r.throughput.failed_rows
+            )
+        },
+    )?;
     let lines: Vec<serde_json::Value> =
         std::fs::read_to_string(&rejects)?.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
     let mut got: Vec<(u64, String)> = lines

@@ -60,7 +60,7 @@ fn exact(ctx: &Ctx, table: &str, args: &str) -> Result<Report> {
 
 fn postgres_is_detected_and_named(ctx: &Ctx) -> Result<()> {
     let r = exact(ctx, "engine_pg", "--rows 500")?;
-    ensure(r.setup.engine == Some(Engine::Postgres), || format!("{:?}", r.setup.engine))?;
+    ensure(r.setup.server.engine == Some(Engine::Postgres), || format!("{:?}", r.setup.server.engine))?;
     let text = dbload::report::text::render(&r);
     ensure(text.contains("(server, PostgreSQL 1"), || text.clone())
 }
@@ -130,7 +130,7 @@ fn timescaledb_hypertable_chunks(_: &Ctx) -> Result<()> {
     // Seed 004: one-day chunks over two days of data give two chunks: 100,000
     // readings one second apart from midnight end on the second day.
     let r = exact(&ts, "tsdb_m", "--workers 1 --devices 1 --measurements 100000 --chunk-interval 86400")?;
-    ensure(r.setup.engine == Some(Engine::Timescaledb), || format!("{:?}", r.setup.engine))?;
+    ensure(r.setup.server.engine == Some(Engine::Timescaledb), || format!("{:?}", r.setup.server.engine))?;
     let chunks = ts.scalar("SELECT count(*) FROM show_chunks('tsdb_m')")?;
     ensure(chunks == "2", || format!("{chunks} chunks"))?;
     ensure(r.setup.layout.get("chunks").map(String::as_str) == Some("2"), || format!("{:?}", r.setup.layout))?;
@@ -153,7 +153,7 @@ fn citus_distributed_table(_: &Ctx) -> Result<()> {
             &table,
             &format!("--shards 8 --distribution-column device_id --method {method} --workers 2 --rows 4000"),
         )?;
-        ensure(r.setup.engine == Some(Engine::Citus), || format!("{:?}", r.setup.engine))?;
+        ensure(r.setup.server.engine == Some(Engine::Citus), || format!("{:?}", r.setup.server.engine))?;
         ensure(r.setup.layout.get("shards").map(String::as_str) == Some("8"), || format!("{:?}", r.setup.layout))?;
         // Shards are placed on more than one node.
         let nodes = c.scalar(&format!(
@@ -216,9 +216,9 @@ fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
     let out = ingest(&url, &format!("--model cpu --shards 3 --replicas 0 --table crate_cpu --drop-table --rows 3000 --batch-size 500 --workers 2 --verify {START}"))?;
     ensure(out.exit_code == 0, || format!("exit {} {:?}", out.exit_code, out.report.error_classes))?;
     let s = &out.report.setup;
-    ensure(s.engine == Some(Engine::Cratedb), || format!("{:?}", s.engine))?;
+    ensure(s.server.engine == Some(Engine::Cratedb), || format!("{:?}", s.server.engine))?;
     ensure(s.layout.get("shards").map(String::as_str) == Some("3"), || format!("{:?}", s.layout))?;
-    ensure(out.report.server_duration_ms.is_some(), || "no server-side durations".into())?;
+    ensure(out.report.latencies.server_duration_ms.is_some(), || "no server-side durations".into())?;
     ensure(crate_count(&target, "crate_cpu")? == 3000, || "count after REFRESH".into())?;
     for method in ["insert", "unnest"] {
         let out = ingest(
@@ -237,7 +237,7 @@ fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
     ensure(first.exit_code == 0, || format!("first: {:?}", first.report.error_classes))?;
     let again = ingest(&url, &format!("{base} --append --rows 2000"))?;
     ensure(again.exit_code == 1, || format!("duplicates: exit {}", again.exit_code))?;
-    let (rows, failed) = (again.report.rows, again.report.failed_rows);
+    let (rows, failed) = (again.report.throughput.rows, again.report.throughput.failed_rows);
     ensure(rows == 1000 && failed == 1000, || format!("written {rows}, failed {failed}"))?;
     ensure(crate_count(&target, "crate_dup")? == 2000, || "count after duplicates".into())
 }
@@ -249,7 +249,9 @@ fn cratedb_postgres_protocol(_: &Ctx) -> Result<()> {
         let table = format!("crate_pg_{method}");
         let out = ingest(&url, &format!("--model cpu --method {method} --table {table} --drop-table --rows 1500 --batch-size 400 --verify {START}"))?;
         ensure(out.exit_code == 0, || format!("{method}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
-        ensure(out.report.setup.engine == Some(Engine::Cratedb), || format!("{:?}", out.report.setup.engine))?;
+        ensure(out.report.setup.server.engine == Some(Engine::Cratedb), || {
+            format!("{:?}", out.report.setup.server.engine)
+        })?;
         ensure(crate_count(&target, &table)? == 1500, || format!("{method}: count"))?;
     }
     // The default batch (10,000 rows × 12 columns) is split into statements

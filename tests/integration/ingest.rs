@@ -30,7 +30,9 @@ fn ingest_and_check(ctx: &Ctx, table: &str, args: &str) -> Result<()> {
     let cfg = config(&args);
     let want = expected(&cfg);
     ensure(out.exit_code == 0, || format!("{args}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
-    ensure(out.report.rows == want.rows, || format!("{args}: reported {} rows, want {}", out.report.rows, want.rows))?;
+    ensure(out.report.throughput.rows == want.rows, || {
+        format!("{args}: reported {} rows, want {}", out.report.throughput.rows, want.rows)
+    })?;
     ensure(out.report.verify.as_ref().is_some_and(|v| v.ok), || format!("{args}: verify {:?}", out.report.verify))?;
     let got = found(ctx, &cfg, &format!("\"{table}\""))?;
     ensure(got == want, || format!("{args}: server has {got:?}, generator made {want:?}"))
@@ -67,8 +69,11 @@ fn upsert_twice_keeps_the_count(ctx: &Ctx) -> Result<()> {
         let first = ctx.ingest(&format!("{args} --drop-table --verify"))?;
         let second = ctx.ingest(&format!("{args} --append --verify"))?;
         for (run, o) in [("first", &first), ("second", &second)] {
-            ensure(o.exit_code == 0 && o.report.rows == 3000, || {
-                format!("{method} {run}: exit {} rows {} {:?}", o.exit_code, o.report.rows, o.report.error_classes)
+            ensure(o.exit_code == 0 && o.report.throughput.rows == 3000, || {
+                format!(
+                    "{method} {run}: exit {} rows {} {:?}",
+                    o.exit_code, o.report.throughput.rows, o.report.error_classes
+                )
             })?;
         }
         let count = ctx.scalar(&format!("SELECT count(*) FROM \"{table}\""))?;
@@ -93,8 +98,8 @@ fn failed_batches_are_counted_not_written(ctx: &Ctx) -> Result<()> {
     let out = ctx.ingest(&format!("{args} --append --verify"))?;
     let r = &out.report;
     ensure(out.exit_code == 1, || format!("exit {}", out.exit_code))?;
-    ensure(r.rows == 0 && r.failed_rows == 2000 && r.errors == 8, || {
-        format!("rows {} failed_rows {} errors {}", r.rows, r.failed_rows, r.errors)
+    ensure(r.throughput.rows == 0 && r.throughput.failed_rows == 2000 && r.throughput.errors == 8, || {
+        format!("rows {} failed_rows {} errors {}", r.throughput.rows, r.throughput.failed_rows, r.throughput.errors)
     })?;
     ensure(r.error_classes.len() == 1 && r.error_classes[0].class == "SQLSTATE 23505", || {
         format!("{:?}", r.error_classes)
@@ -116,10 +121,14 @@ fn rate_is_held(ctx: &Ctx) -> Result<()> {
     let out = ctx.ingest("--rate 20000 --duration 3s --batch-size 500 --workers 2 --table paced --drop-table")?;
     let r = &out.report;
     ensure(out.exit_code == 0, || format!("exit {}", out.exit_code))?;
-    ensure((r.rows_per_sec - 20_000.0).abs() <= 2_000.0, || format!("{} rows/s at --rate 20000", r.rows_per_sec))?;
-    ensure(r.service_time_ms.is_some() && r.schedule_lag_ms.is_some(), || "no service time / lag".into())?;
-    let latency = r.latency_ms.as_ref().unwrap();
-    let service = r.service_time_ms.as_ref().unwrap();
+    ensure((r.throughput.rows_per_sec - 20_000.0).abs() <= 2_000.0, || {
+        format!("{} rows/s at --rate 20000", r.throughput.rows_per_sec)
+    })?;
+    ensure(r.latencies.service_time_ms.is_some() && r.latencies.schedule_lag_ms.is_some(), || {
+        "no service time / lag".into()
+    })?;
+    let latency = r.latencies.latency_ms.as_ref().unwrap();
+    let service = r.latencies.service_time_ms.as_ref().unwrap();
     ensure(latency.max >= service.max, || "latency from the intended start is below service time".into())
 }
 
@@ -128,8 +137,8 @@ fn warmup_is_reported_apart(ctx: &Ctx) -> Result<()> {
         ctx.ingest("--rows 5000 --warmup 1000 --workers 2 --batch-size 250 --table warm --drop-table --verify")?;
     let r = &out.report;
     let w = r.warmup.as_ref().expect("warm-up section");
-    ensure(w.rows == 1000 && r.rows == 4000 && r.rows_total == 5000, || {
-        format!("warm-up {} measured {} total {}", w.rows, r.rows, r.rows_total)
+    ensure(w.rows == 1000 && r.throughput.rows == 4000 && r.rows_total == 5000, || {
+        format!("warm-up {} measured {} total {}", w.rows, r.throughput.rows, r.rows_total)
     })?;
     ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == 5000), || format!("{:?}", r.verify))
 }
@@ -138,7 +147,9 @@ fn duration_stops_the_run(ctx: &Ctx) -> Result<()> {
     let t = std::time::Instant::now();
     let out = ctx.ingest("--duration 2s --workers 2 --batch-size 1000 --table timed --drop-table --verify")?;
     let took = t.elapsed().as_secs_f64();
-    ensure(out.exit_code == 0 && out.report.rows > 0, || format!("exit {} rows {}", out.exit_code, out.report.rows))?;
+    ensure(out.exit_code == 0 && out.report.throughput.rows > 0, || {
+        format!("exit {} rows {}", out.exit_code, out.report.throughput.rows)
+    })?;
     ensure((1.9..10.0).contains(&took), || format!("a 2 s run took {took} s"))?;
     ensure(out.report.timeline.len() >= 2, || format!("timeline {:?}", out.report.timeline.len()))
 }
@@ -154,8 +165,8 @@ fn schema_qualified_mixed_case_table(ctx: &Ctx) -> Result<()> {
 fn report_names_the_setup(ctx: &Ctx) -> Result<()> {
     let out = ctx.ingest("--rows 1000 --table setup_named --drop-table")?;
     let s = &out.report.setup;
-    ensure(s.server_version.as_deref().is_some_and(|v| v.starts_with(char::is_numeric)), || {
-        format!("{:?}", s.server_version)
+    ensure(s.server.server_version.as_deref().is_some_and(|v| v.starts_with(char::is_numeric)), || {
+        format!("{:?}", s.server.server_version)
     })?;
     ensure(s.server_settings.contains_key("synchronous_commit"), || format!("{:?}", s.server_settings))?;
     ensure(s.ddl.iter().any(|d| d.starts_with("CREATE TABLE \"setup_named\"")), || format!("{:?}", s.ddl))?;

@@ -171,9 +171,11 @@ fn export_json_round_trips_every_type(ctx: &Ctx) -> Result<()> {
     let r = export(ctx, &format!(r#"--table Xfer.Types --workers 3 --chunk-rows 700 --out {}"#, dir.path().display()))?;
     let names: Vec<String> = r.files.iter().map(|f| f.path.file_name().unwrap().to_string_lossy().into()).collect();
     ensure(names == ["Types_0.json", "Types_1.json", "Types_2.json"], || format!("{names:?}"))?;
-    ensure(r.rows == 5002 && r.files.iter().map(|f| f.rows).sum::<u64>() == 5002, || format!("{:?}", r.files))?;
+    ensure(r.throughput.rows == 5002 && r.files.iter().map(|f| f.rows).sum::<u64>() == 5002, || {
+        format!("{:?}", r.files)
+    })?;
     ensure(r.files.iter().filter(|f| f.rows > 0).count() >= 2, || format!("one worker did it all: {:?}", r.files))?;
-    ensure(r.batches >= 8 && r.latency_ms.is_some(), || format!("{} chunks", r.batches))?;
+    ensure(r.throughput.batches >= 8 && r.latency_ms.is_some(), || format!("{} chunks", r.throughput.batches))?;
     let lines = read_files(&r)?;
     ensure(lines.lines().count() == 5002, || format!("{} lines", lines.lines().count()))?;
     let mut special = None;
@@ -234,7 +236,7 @@ fn export_a_query_and_refuse_leftovers(ctx: &Ctx) -> Result<()> {
     let d = dir.path().display().to_string();
     let args = format!("--query 'select id, name from xq where id % 3 = 0;' --name thirds --out {d}");
     let r = export(ctx, &args)?;
-    ensure(r.rows == 333 && r.files.len() == 1, || format!("{} rows {:?}", r.rows, r.files))?;
+    ensure(r.throughput.rows == 333 && r.files.len() == 1, || format!("{} rows {:?}", r.throughput.rows, r.files))?;
     let lines = read_files(&r)?;
     let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap_or("{}"))?;
     ensure(first == serde_json::json!({"id": 3, "name": "n3"}), || first.to_string())?;
@@ -328,10 +330,10 @@ fn insert_from_sql_copies_exact_rows(ctx: &Ctx) -> Result<()> {
     let want = content(ctx, &format!("({query})"))?;
     let got = content(ctx, r#""XferSql"."Dst""#)?;
     ensure(want == got, || format!("query gives {want:?}, table has {got:?}"))?;
-    ensure(r.rows.to_string() == want.0 && r.batches == r.rows.div_ceil(333), || {
-        format!("{} rows in {} batches", r.rows, r.batches)
+    ensure(r.throughput.rows.to_string() == want.0 && r.throughput.batches == r.throughput.rows.div_ceil(333), || {
+        format!("{} rows in {} batches", r.throughput.rows, r.throughput.batches)
     })?;
-    ensure(r.bytes > 0 && r.mb_per_sec > 0.0 && r.errors == 0, || format!("{r:?}"))?;
+    ensure(r.bytes > 0 && r.mb_per_sec > 0.0 && r.throughput.errors == 0, || format!("{r:?}"))?;
     // A subset of columns, in another order, by name (case kept); the rest take their defaults.
     let args = r#"--query 'select t, id as "ID" from "XferSql"."Types"' --table XferSql.Some --batch-size 1000"#;
     let out = run(ctx, "insert-from-sql", args)?;
@@ -377,10 +379,12 @@ fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
     let args = |dir: &Path| format!("--table doc.xfer_crate --workers 2 --chunk-rows 700 --out {}", dir.display());
     let r = export_at(&url, &args(first.path()))?;
     let lines = read_files(&r)?;
-    ensure(r.rows == count && lines.lines().count() as u64 == count, || {
-        format!("{} rows, {} lines, count {count}", r.rows, lines.lines().count())
+    ensure(r.throughput.rows == count && lines.lines().count() as u64 == count, || {
+        format!("{} rows, {} lines, count {count}", r.throughput.rows, lines.lines().count())
     })?;
-    ensure(r.files.iter().all(|f| f.rows > 0) && r.batches >= 5, || format!("{} pages {:?}", r.batches, r.files))?;
+    ensure(r.files.iter().all(|f| f.rows > 0) && r.throughput.batches >= 5, || {
+        format!("{} pages {:?}", r.throughput.batches, r.files)
+    })?;
     let row: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap_or_default())?;
     ensure(row["ts"].is_i64() && row.get("_id").is_none(), || format!("epoch ms, no _id: {row}"))?;
 
@@ -405,7 +409,9 @@ fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
         second.path().display()
     );
     let r = export_at(&url, &query)?;
-    ensure(Some(r.rows.to_string()) == even, || format!("{} rows of the query, {even:?} even ids", r.rows))?;
+    ensure(Some(r.throughput.rows.to_string()) == even, || {
+        format!("{} rows of the query, {even:?} even ids", r.throughput.rows)
+    })?;
 
     // The same table over CrateDB's PostgreSQL protocol, through cursors: the
     // same rows (objects' keys compared in any order), and a query as CSV.
@@ -479,7 +485,9 @@ fn insert_from_sql_into_cratedb_at(ctx: &Ctx, url: &str) -> Result<()> {
     let out = run_at(url, "insert-from-sql", &args)?;
     let r = &out.report;
     ensure(out.exit_code == 0, || format!("exit {} {:?} {:?}", out.exit_code, r.error_classes, r.source_error))?;
-    ensure(r.rows == 2500 && r.batches == 9 && r.bytes > 0, || format!("{} rows, {} batches", r.rows, r.batches))?;
+    ensure(r.throughput.rows == 2500 && r.throughput.batches == 9 && r.bytes > 0, || {
+        format!("{} rows, {} batches", r.throughput.rows, r.throughput.batches)
+    })?;
     ensure(r.setup.columns == ["id", "name", "ts", "v", "tags", "o"], || format!("{:?}", r.setup.columns))?;
     ensure(crate_count(&target, "doc.xfer_from_pg")? == 2500, || "count in CrateDB".into())?;
     let sums = "SELECT sum(id), sum(o['k']), count(DISTINCT name), min(ts), max(ts), sum(v) FROM doc.xfer_from_pg";
@@ -556,7 +564,9 @@ fn insert_from_sql_out_of_cratedb(ctx: &Ctx) -> Result<()> {
     ensure(out.exit_code == 0, || {
         format!("out of CrateDB: exit {} {:?} {:?}", out.exit_code, r.error_classes, r.source_error)
     })?;
-    ensure(r.rows == 2500 && r.batches == 9, || format!("{} rows in {} batches", r.rows, r.batches))?;
+    ensure(r.throughput.rows == 2500 && r.throughput.batches == 9, || {
+        format!("{} rows in {} batches", r.throughput.rows, r.throughput.batches)
+    })?;
     let sum = |t: &str| {
         let row = "(id, name, ts, v, tags, o)::text";
         ctx.query(&format!("SELECT count(*), md5(string_agg({row}, '|' ORDER BY id)) FROM {t}"))
@@ -569,7 +579,9 @@ fn insert_from_sql_out_of_cratedb(ctx: &Ctx) -> Result<()> {
     crate_rows(&target, "CREATE TABLE doc.xfer_via_pg_copy AS SELECT * FROM doc.xfer_via_pg LIMIT 0")?;
     let copy = format!("--src-url {url} --query 'select * from doc.xfer_via_pg' --table doc.xfer_via_pg_copy");
     let out = run_at(&http, "insert-from-sql", &copy)?;
-    ensure(out.exit_code == 0 && out.report.rows == 2500, || format!("CrateDB → CrateDB: {} rows", out.report.rows))?;
+    ensure(out.exit_code == 0 && out.report.throughput.rows == 2500, || {
+        format!("CrateDB → CrateDB: {} rows", out.report.throughput.rows)
+    })?;
     let count = crate_count(&target, "doc.xfer_via_pg_copy")?;
     ensure(count == 2500, || format!("{count} rows in the copy"))
 }
