@@ -10,6 +10,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use minijinja::value::Serde;
 use minijinja::{context, Environment};
+use plotters::chart::MeshStyle;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
@@ -213,6 +216,26 @@ fn font(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&INK)
 }
 
+/// Every chart's frame: its margin and the room for the axes' labels.
+fn frame<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'static, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder.margin(12).x_label_area_size(42).y_label_area_size(78);
+    builder
+}
+
+/// Every chart's axes and grid, in the page's fonts and greys.
+fn mesh<'a, 'b, 's>(
+    chart: &'b mut ChartContext<'a, SVGBackend<'s>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+) -> MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, SVGBackend<'s>> {
+    let mut mesh = chart.configure_mesh();
+    mesh.label_style(font(14))
+        .axis_desc_style(font(14))
+        .bold_line_style(GRID)
+        .light_line_style(FAINT_GRID)
+        .axis_style(INK);
+    mesh
+}
+
 /// plotters writes the SVG namespace as an `http://` URL; HTML needs no
 /// namespace on inline SVG, and without it the page holds no URL but the
 /// report's own (which keeps "nothing is loaded from outside" checkable).
@@ -233,25 +256,16 @@ fn line_chart(lines: &[Line], y_desc: &str, right: Option<&Line>, y_label: fn(&f
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(78)
+        let mut chart = frame(&root)
             .right_y_label_area_size(if right.is_some() { 64 } else { 0 })
             .build_cartesian_2d(0f64..x_max, 0f64..y_max)?
             .set_secondary_coord(0f64..x_max, 0f64..y2_max);
-        chart
-            .configure_mesh()
+        mesh(&mut chart)
             .x_labels((x_max as usize + 1).min(12))
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&y_label)
             .x_desc("seconds since the start")
             .y_desc(y_desc)
-            .label_style(font(14))
-            .axis_desc_style(font(14))
-            .bold_line_style(GRID)
-            .light_line_style(FAINT_GRID)
-            .axis_style(INK)
             .draw()?;
         for line in lines {
             for run in line.segments() {
@@ -289,23 +303,8 @@ fn bar_chart(bars: &[(&str, f64)], color: RGBColor) -> Result<String> {
         root.fill(&WHITE)?;
         // A float axis with a bar centred on each whole number: labels are
         // drawn as text at the bars, so plotters' tick choice cannot skip one.
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(78)
-            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..y_max)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_label_formatter(&tick)
-            .y_desc("ms")
-            .label_style(font(14))
-            .axis_desc_style(font(14))
-            .bold_line_style(GRID)
-            .light_line_style(FAINT_GRID)
-            .axis_style(INK)
-            .draw()?;
+        let mut chart = frame(&root).build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..y_max)?;
+        mesh(&mut chart).disable_x_mesh().x_labels(0).y_label_formatter(&tick).y_desc("ms").draw()?;
         chart.draw_series(
             bars.iter()
                 .enumerate()
