@@ -70,7 +70,10 @@ impl Started {
     /// runtime, on a thread that outlives the server (see `target::local`).
     fn new(choice: &TargetChoice) -> Result<Started> {
         let local = match choice {
-            TargetChoice::Local(opts) => Some(LocalPostgres::start(opts)?),
+            TargetChoice::Local(opts) => {
+                note_early_signals();
+                Some(LocalPostgres::start(opts)?)
+            }
             _ => None,
         };
         let target = match (choice, &local) {
@@ -104,19 +107,44 @@ impl Drop for Started {
     }
 }
 
+/// A stop signal that came while the throwaway server was starting, before
+/// the runtime was there to handle it.
+static EARLY_SIGNAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn note_signal(_: std::ffi::c_int) {
+    EARLY_SIGNAL.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Until the runtime handles them, SIGINT, SIGTERM and SIGHUP are noted
+/// rather than fatal: the throwaway server takes seconds to start (more on a
+/// loaded machine), and a signal then would kill dbload with its data
+/// directory left behind. The run then stops as soon as it starts.
+fn note_early_signals() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(SigHandler::Handler(note_signal), SaFlags::SA_RESTART, SigSet::empty());
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        let _ = unsafe { sigaction(signal, &action) };
+    }
+}
+
 /// Ctrl-C, `kill` (SIGTERM) and a closed terminal (SIGHUP) all stop the run
 /// the same way: no new work, a report of what was done, and the throwaway
 /// server removed, rather than a dead process and a server left behind.
 async fn cancel_on_signals(cancel: CancellationToken) {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+    let handled = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()));
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = handled else {
         let _ = tokio::signal::ctrl_c().await;
         return cancel.cancel();
     };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
+    // Handled from here on; one that came before is not lost.
+    if !EARLY_SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
     }
     cancel.cancel();
 }

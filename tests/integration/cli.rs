@@ -22,6 +22,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
             "cli::sigterm_stops_cleanly_and_removes_the_throwaway_server",
             sigterm_stops_cleanly_and_removes_the_throwaway_server,
         ),
+        ("cli::sigterm_during_startup_still_cleans_up", sigterm_during_startup_still_cleans_up),
         ("cli::dry_run_touches_no_database", dry_run_touches_no_database),
         ("cli::json_report_matches_its_schema", json_report_matches_its_schema),
         ("cli::passwords_are_never_printed", passwords_are_never_printed),
@@ -104,6 +105,34 @@ fn sigterm_stops_cleanly_and_removes_the_throwaway_server(_: &Ctx) -> Result<()>
     ensure(status.code() == Some(130), || format!("exit {status:?}: {stdout}"))?;
     let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
     ensure(report["status"] == "interrupted", || stdout.clone())?;
+    let left = entries(tmp.path())?;
+    ensure(left.is_empty(), || format!("left behind: {left:?}"))
+}
+
+/// SIGTERM while the throwaway server is still being created (before the
+/// run's own handling exists) is noted, not fatal: the run stops as soon as
+/// it starts, reports, and removes the server and its directory.
+fn sigterm_during_startup_still_cleans_up(_: &Ctx) -> Result<()> {
+    let tmp = private_tmp()?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["ingest", "--duration", "60s", "--workers", "1", "--output", "json", "--quiet"])
+        .env_remove("DATABASE_URL")
+        .env_remove("PGHOST")
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // As soon as the data directory exists: initdb is running.
+    let started = Instant::now();
+    while entries(tmp.path())?.is_empty() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM)?;
+    let status = child.wait()?;
+    let mut stdout = String::new();
+    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
+    ensure(status.code() == Some(130), || format!("exit {status:?}: {stdout}"))?;
+    ensure(started.elapsed() < Duration::from_secs(30), || "the run went on after SIGTERM".into())?;
     let left = entries(tmp.path())?;
     ensure(left.is_empty(), || format!("left behind: {left:?}"))
 }
