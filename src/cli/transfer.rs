@@ -19,7 +19,11 @@ Examples:
 
   # A query's rows (one worker), files named day_0.json
   dbload export --url $URL --query \"select * from events where day = '2024-01-01'\" \\
-      --out /tmp/x --name day";
+      --out /tmp/x --name day
+
+  # CrateDB: a table over HTTP, each worker reading a cursor; CSV needs its PostgreSQL protocol
+  dbload export --url cratedb://crate-host:4200 --table doc.events --out /tmp/events --workers 4
+  dbload export --url postgres://crate@crate-host:5432/doc --table doc.events --format csv --out /tmp/csv";
 
 pub(super) const INSERT_FROM_SQL_EXAMPLES: &str = "\
 Examples:

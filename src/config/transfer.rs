@@ -14,9 +14,9 @@ use crate::encode::Method;
 use crate::error::usage;
 
 /// Why insert-from-sql refuses CrateDB's HTTP endpoint as its source, and what to use instead.
-pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): CrateDB's HTTP endpoint cannot stream a \
-     query's rows (a cursor does not outlive a request); give CrateDB's PostgreSQL protocol instead: \
-     --src-url postgres://crate@host:5432/doc";
+pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): insert-from-sql reads CrateDB over its \
+     PostgreSQL protocol, whose values come with their types (its HTTP endpoint's JSON has none to match the \
+     table's columns with); give --src-url postgres://crate@host:5432/doc";
 
 /// Why `--method copy` is refused for CrateDB.
 pub const CRATEDB_METHOD: &str = "--method copy: CrateDB has no COPY FROM STDIN; leave --method out, and \

@@ -126,7 +126,11 @@ async fn open_cursor(
         Target::Pg { pg, .. } => {
             let client = pg.connect().await?;
             let declared = Cursor::declare(client, &select, cfg.chunk_rows).await;
-            let cursor = declared.map_err(|e| query_refused(e, "--query"))?;
+            let option = match cfg.source {
+                ExportSource::Table(_) => "--table",
+                ExportSource::Query(_) => "--query",
+            };
+            let cursor = declared.map_err(|e| query_refused(e, option))?;
             CursorWorker::open(cursor, cfg.format, file).map_err(usage)
         }
     }

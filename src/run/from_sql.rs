@@ -156,7 +156,7 @@ async fn into_cratedb(
 
 /// Connects to the source over the PostgreSQL protocol and describes it;
 /// true if it is read through a cursor (CrateDB, without COPY TO STDOUT).
-/// CrateDB over HTTP, where a cursor does not outlive a request, is refused.
+/// CrateDB over HTTP, whose JSON values come without their types, is refused.
 async fn connect_source(target: &Target, setup: &mut Setup) -> Result<(tokio_postgres::Client, bool)> {
     let mut admin = target.admin().await?;
     let info = describe_server(&mut admin, target, setup).await?;

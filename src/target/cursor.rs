@@ -5,8 +5,8 @@
 //! and each page is one round trip whose rows come in the binary format:
 //! written out by [`RowText`](crate::encode::binary_text::RowText), or
 //! passed on as binary COPY tuples. The server keeps the cursor's place,
-//! so each page costs the same whatever the offset (CrateDB 6.4: about
-//! 250 ms per 10,000 rows on one node), unlike `LIMIT`/`OFFSET` paging.
+//! so each page costs the same whatever the offset, unlike `LIMIT`/`OFFSET`
+//! or keyset paging (CrateDB 6.4 on one node: 200,000 rows in about 1 s).
 
 use postgres_types::{FromSql, Type};
 use tokio_postgres::{Client, Row, Statement};

@@ -83,36 +83,21 @@ fn throwaway_server_is_started_and_removed(_: &Ctx) -> Result<()> {
 
 fn sigterm_stops_cleanly_and_removes_the_throwaway_server(_: &Ctx) -> Result<()> {
     // `kill` or a closed terminal must not leave a server or its files behind.
-    let tmp = private_tmp()?;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
-        .args(["ingest", "--duration", "60s", "--workers", "1", "--output", "json", "--quiet"])
-        .env_remove("DATABASE_URL")
-        .env_remove("PGHOST")
-        .env("TMPDIR", tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    // Wait until rows flow (initdb and start-up first).
-    let started = Instant::now();
-    while entries(tmp.path())?.is_empty() && started.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_secs(4));
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM)?;
-    let status = child.wait()?;
-    let mut stdout = String::new();
-    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
-    ensure(status.code() == Some(130), || format!("exit {status:?}: {stdout}"))?;
-    let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
-    ensure(report["status"] == "interrupted", || stdout.clone())?;
-    let left = entries(tmp.path())?;
-    ensure(left.is_empty(), || format!("left behind: {left:?}"))
+    // Rows flow by 4 s after the data directory appears.
+    sigterm_a_throwaway_ingest(Duration::from_secs(4))
 }
 
 /// SIGTERM while the throwaway server is still being created (before the
 /// run's own handling exists) is noted, not fatal: the run stops as soon as
 /// it starts, reports, and removes the server and its directory.
 fn sigterm_during_startup_still_cleans_up(_: &Ctx) -> Result<()> {
+    sigterm_a_throwaway_ingest(Duration::ZERO)
+}
+
+/// Starts an ingest into a throwaway server, sends SIGTERM `after` its data
+/// directory appears (initdb is running), and checks that it exits 130 at
+/// once with an interrupted report and leaves nothing behind.
+fn sigterm_a_throwaway_ingest(after: Duration) -> Result<()> {
     let tmp = private_tmp()?;
     let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
         .args(["ingest", "--duration", "60s", "--workers", "1", "--output", "json", "--quiet"])
@@ -122,17 +107,19 @@ fn sigterm_during_startup_still_cleans_up(_: &Ctx) -> Result<()> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    // As soon as the data directory exists: initdb is running.
     let started = Instant::now();
     while entries(tmp.path())?.is_empty() && started.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(10));
     }
+    std::thread::sleep(after);
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM)?;
     let status = child.wait()?;
     let mut stdout = String::new();
     child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
     ensure(status.code() == Some(130), || format!("exit {status:?}: {stdout}"))?;
-    ensure(started.elapsed() < Duration::from_secs(30), || "the run went on after SIGTERM".into())?;
+    ensure(started.elapsed() < Duration::from_secs(40), || "the run went on after SIGTERM".into())?;
+    let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
+    ensure(report["status"] == "interrupted", || stdout.clone())?;
     let left = entries(tmp.path())?;
     ensure(left.is_empty(), || format!("left behind: {left:?}"))
 }
