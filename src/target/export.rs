@@ -90,13 +90,36 @@ pub fn copy_statement(select: &str, format: ExportFormat) -> String {
     }
 }
 
+/// Hex digits of `md5(_id)` that [`crate_share`] reads: 16^3 = 4,096
+/// values, so with up to 64 workers the largest share exceeds the smallest
+/// by at most 1/4,096 of the rows, and more workers still all get rows.
+const SPLIT_DIGITS: usize = 3;
+
+/// The worker (0..`workers`) that reads a CrateDB row: the first
+/// [`SPLIT_DIGITS`] hex digits of `md5(_id)` as a number, modulo
+/// `workers`. A digit's value is `(ascii(d) - 48) % 39`: '0'-'9' (48-57)
+/// become 0-9 and 'a'-'f' (97-102) become 10-15. (`ascii(md5(_id)) % n`
+/// took the ASCII code itself, so with 16 workers 10-15 got no rows.)
+fn crate_share(workers: u32) -> String {
+    let digits = (1..=SPLIT_DIGITS)
+        .map(|i| {
+            let value = format!("(ascii(substr(md5(_id), {i}, 1)) - 48) % 39");
+            match SPLIT_DIGITS - i {
+                0 => value,
+                power => format!("({value}) * {}", 16u32.pow(power as u32)),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ");
+    format!("({digits}) % {workers}")
+}
+
 /// The SELECT of worker `worker` of `workers` reading a CrateDB table
-/// through a cursor: its share of the rows, by the first hex digit of
-/// `md5(_id)` (so at most 16 workers get rows).
+/// through a cursor: its share of the rows ([`crate_share`]).
 pub fn crate_select(table: &TableName, worker: u32, workers: u32) -> String {
     match workers {
         1 => format!("SELECT * FROM {}", table.sql()),
-        n => format!("SELECT * FROM {} WHERE ascii(md5(_id)) % {n} = {worker}", table.sql()),
+        n => format!("SELECT * FROM {} WHERE {} = {worker}", table.sql(), crate_share(n)),
     }
 }
 
@@ -455,12 +478,36 @@ mod tests {
     #[test]
     fn crate_workers_split_by_md5() {
         let t = TableName::parse("doc.T").unwrap();
-        insta::assert_snapshot!(crate_select(&t, 1, 2), @r#"SELECT * FROM "doc"."T" WHERE ascii(md5(_id)) % 2 = 1"#);
+        insta::assert_snapshot!(crate_select(&t, 1, 2), @r#"SELECT * FROM "doc"."T" WHERE (((ascii(substr(md5(_id), 1, 1)) - 48) % 39) * 256 + ((ascii(substr(md5(_id), 2, 1)) - 48) % 39) * 16 + (ascii(substr(md5(_id), 3, 1)) - 48) % 39) % 2 = 1"#);
         assert_eq!(crate_select(&t, 0, 1), r#"SELECT * FROM "doc"."T""#);
         let mut out = Vec::new();
         let values = [serde_json::json!(1_700_000_000_123i64), serde_json::json!({"a": [1, "x\n"]})];
         json_object(&["ts".into(), "o\"".into()], &values, &mut out);
         assert_eq!(String::from_utf8(out).unwrap(), "{\"ts\":1700000000123,\"o\\\"\":{\"a\":[1,\"x\\n\"]}}\n");
+    }
+
+    /// The arithmetic of [`crate_share`] (frozen above) applied to every
+    /// possible prefix of `md5(_id)`: each lands on exactly one worker in
+    /// range, and shares differ by at most one prefix, for 1 to 64 workers.
+    #[test]
+    fn crate_split_gives_every_worker_an_even_share() {
+        let hex = b"0123456789abcdef";
+        let digit = |c: u8| (c as u32 - 48) % 39;
+        for (i, &c) in hex.iter().enumerate() {
+            assert_eq!(digit(c), i as u32, "{}", c as char);
+        }
+        let values = 16u32.pow(SPLIT_DIGITS as u32);
+        let prefixes = || (0..values).map(|v| format!("{v:0SPLIT_DIGITS$x}"));
+        for n in 1..=64u32 {
+            let mut shares = vec![0u32; n as usize];
+            for p in prefixes() {
+                let value = p.bytes().fold(0, |acc, c| acc * 16 + digit(c));
+                shares[(value % n) as usize] += 1;
+            }
+            let (min, max) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+            assert!(max - min <= 1 && *min > 0, "{n} workers: shares {shares:?}");
+            assert_eq!(shares.iter().sum::<u32>(), values);
+        }
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("transfer::insert_from_sql_into_cratedb", insert_from_sql_into_cratedb),
         ("transfer::cursor_rows_round_trip_every_type", cursor_rows_round_trip_every_type),
         ("transfer::insert_from_sql_out_of_cratedb", insert_from_sql_out_of_cratedb),
+        ("transfer::cratedb_export_split_is_even", cratedb_export_split_is_even),
     ]
 }
 
@@ -584,4 +585,33 @@ fn insert_from_sql_out_of_cratedb(ctx: &Ctx) -> Result<()> {
     })?;
     let count = crate_count(&target, "doc.xfer_via_pg_copy")?;
     ensure(count == 2500, || format!("{count} rows in the copy"))
+}
+
+/// CrateDB export's split, the condition of the SELECTs it sends, evaluated
+/// on the harness's PostgreSQL (whose `md5`, `substr`, `ascii` and `%`
+/// behave as CrateDB's) over a table of 65,536 `_id`s: for each worker
+/// count every id goes to a worker in range, and each worker gets its share
+/// within 10 % (`ascii(md5(_id)) % 16` left workers 10-15 without a row).
+fn cratedb_export_split_is_even(ctx: &Ctx) -> Result<()> {
+    ctx.query(
+        "DROP TABLE IF EXISTS crate_split; CREATE TABLE crate_split AS \
+         SELECT g::text AS _id FROM generate_series(1, 65536) g",
+    )?;
+    let table = dbload::dialect::TableName::parse("crate_split")?;
+    for n in [2u32, 3, 7, 10, 16, 17, 33, 64] {
+        let select = dbload::target::export::crate_select(&table, 0, n);
+        let worker = select.split_once(" WHERE ").and_then(|(_, w)| w.strip_suffix(" = 0")).context("condition")?;
+        let mut counts = vec![0u64; n as usize];
+        for row in ctx.query(&format!("SELECT ({worker})::int, count(*) FROM crate_split GROUP BY 1"))? {
+            let w: usize = row[0].as_deref().context("worker")?.parse()?;
+            ensure(w < counts.len(), || format!("{n} workers: a row for worker {w}"))?;
+            counts[w] = row[1].as_deref().context("count")?.parse()?;
+        }
+        ensure(counts.iter().sum::<u64>() == 65_536, || format!("{n} workers read {counts:?}: not every row"))?;
+        let share = 65_536.0 / n as f64;
+        ensure(counts.iter().all(|&c| (c as f64 - share).abs() < share * 0.1), || {
+            format!("{n} workers, uneven shares {counts:?} (each ~{share:.0})")
+        })?;
+    }
+    Ok(())
 }
