@@ -251,6 +251,30 @@ pub fn series_column(schema: &Schema) -> &str {
         .expect("every model's key has a plain column")
 }
 
+/// The most bytes of a PostgreSQL name (`NAMEDATALEN - 1`): the server
+/// cuts a longer one there, silently.
+pub const MAX_NAME_BYTES: usize = 63;
+
+/// The name of an object made for table `table` (an index, a partition):
+/// `TABLE_SUFFIX`, or when that is longer than [`MAX_NAME_BYTES`], the
+/// table's name cut short (at a character boundary) + `_` + 8 hex digits
+/// of the CRC-32 of its full name + `_SUFFIX`. The server would cut
+/// `TABLE_key_idx` and `TABLE_time_idx` of a 62-byte name to one name; this
+/// way the suffix survives, and two long names sharing a prefix still
+/// differ by their hash.
+pub fn derived_name(table: &str, suffix: &str) -> String {
+    let whole = format!("{table}_{suffix}");
+    if whole.len() <= MAX_NAME_BYTES {
+        return whole;
+    }
+    let hash = format!("_{:08x}_{suffix}", crc32fast::hash(table.as_bytes()));
+    let mut cut = MAX_NAME_BYTES.saturating_sub(hash.len());
+    while !table.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{hash}", &table[..cut])
+}
+
 /// A SQL string literal: single quotes doubled.
 pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
@@ -433,6 +457,38 @@ mod tests {
         let e = Engine::Postgres.check_method(Method::Bulk, false).unwrap_err().to_string();
         assert!(e.contains("cratedb://"), "{e}");
         assert_eq!(Engine::Cratedb.methods(true)[0], Method::Bulk);
+    }
+
+    /// Names made from a table's name fit in 63 bytes and stay distinct:
+    /// short ones unchanged, long ones (also of multi-byte characters) cut
+    /// at a character boundary with the hash of the full name.
+    #[test]
+    fn derived_names_fit_and_stay_distinct() {
+        assert_eq!(derived_name("measurement", "key_idx"), "measurement_key_idx");
+        let long = "x".repeat(62);
+        let (key, time) = (derived_name(&long, "key_idx"), derived_name(&long, "time_idx"));
+        insta::assert_snapshot!(format!("{key}\n{time}"), @r"
+        xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_4575b78c_key_idx
+        xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_4575b78c_time_idx
+        ");
+        let other = format!("{}y", "x".repeat(61));
+        for table in [long.clone(), other.clone(), "é".repeat(40), format!("a{}", "€".repeat(30))] {
+            for suffix in ["key_idx", "time_idx", "p0", "p12", "pdefault"] {
+                let name = derived_name(&table, suffix);
+                assert!(name.len() <= MAX_NAME_BYTES && name.ends_with(&format!("_{suffix}")), "{name}");
+            }
+        }
+        assert_ne!(derived_name(&long, "p0"), derived_name(&other, "p0"));
+        assert_eq!(derived_name(&"x".repeat(51), "key_idx").len(), 59, "fits: kept as is");
+    }
+
+    /// The DDL of a 63-byte table name: its indexes and partitions named within 63 bytes.
+    #[test]
+    fn ddl_of_a_long_table_name() {
+        let table = TableName { schema: None, name: format!("t{}", "x".repeat(62)) };
+        let o = TableOptions { partitions: Some(2), ..Default::default() };
+        let d = Dialect { engine: Engine::Postgres, options: o };
+        insta::assert_snapshot!(d.create_table(&table, &models()[0].1, None).join(";\n\n"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! PostgreSQL's DDL and ingest statements for a model's schema.
 
-use super::{literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
+use super::{derived_name, literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
 use crate::model::{Schema, SqlType};
 
@@ -30,7 +30,7 @@ pub(super) fn create_plain(table: &TableName, schema: &Schema, unlogged: bool) -
 pub(super) fn indexes(table: &TableName, schema: &Schema) -> Vec<String> {
     let (series, time) = schema.key.split_at(schema.key.len() - 1);
     let time = &time[0];
-    let index = |suffix: &str| quote_ident(&format!("{}_{suffix}", table.name));
+    let index = |suffix: &str| quote_ident(&derived_name(&table.name, suffix));
     vec![
         format!("CREATE UNIQUE INDEX {} ON {} ({}, {time} DESC)", index("key_idx"), table.sql(), series.join(", ")),
         format!("CREATE INDEX {} ON {} ({time} DESC)", index("time_idx"), table.sql()),
@@ -58,7 +58,8 @@ pub fn create_table(table: &TableName, schema: &Schema, o: &TableOptions, span_u
         column_defs(schema, SqlType::pg_name)
     )];
     let unlogged = if o.unlogged { "UNLOGGED " } else { "" };
-    let part = |i: String| TableName { schema: table.schema.clone(), name: format!("{}_p{i}", table.name) }.sql();
+    let part =
+        |i: String| TableName { schema: table.schema.clone(), name: derived_name(&table.name, &format!("p{i}")) }.sql();
     match (by, span_us) {
         (PartitionBy::Key, _) => ddl.extend((0..n).map(|i| {
             format!(

@@ -18,6 +18,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("ingest::duration_stops_the_run", duration_stops_the_run),
         ("ingest::schema_qualified_mixed_case_table", schema_qualified_mixed_case_table),
         ("ingest::report_names_the_setup", report_names_the_setup),
+        ("ingest::long_table_names_keep_their_indexes", long_table_names_keep_their_indexes),
     ]
 }
 
@@ -173,4 +174,25 @@ fn report_names_the_setup(ctx: &Ctx) -> Result<()> {
     ensure(out.report.client.client_cpu_s > 0.0 && out.report.client.client_peak_rss_mib > 1.0, || {
         "client cost missing".into()
     })
+}
+
+/// A table name of 63 bytes (PostgreSQL's longest) gets both of its indexes,
+/// plain and with hash partitions: `NAME_key_idx` and `NAME_time_idx` (and
+/// `NAME_p0`, `NAME_p1`) were cut to 63 bytes by the server, collided, and
+/// the run exited 1 with a table left without indexes.
+fn long_table_names_keep_their_indexes(ctx: &Ctx) -> Result<()> {
+    for (prefix, flags) in [("long", ""), ("part", "--partitions 3")] {
+        let table = format!("{prefix}_{}", "x".repeat(63 - prefix.len() - 1));
+        let out = ctx.ingest(&format!("--rows 1000 --table {table} --drop-table {flags}"))?;
+        ensure(out.exit_code == 0, || {
+            format!("{table} {flags}: exit {} {:?}", out.exit_code, out.report.error_classes)
+        })?;
+        let n = ctx.scalar(&format!("SELECT count(*) FROM \"{table}\""))?;
+        ensure(n == "1000", || format!("{table} {flags}: {n} rows"))?;
+        let indexes = ctx.query(&format!(
+            "SELECT indexname FROM pg_indexes WHERE tablename = '{table}' AND schemaname = current_schema() ORDER BY 1"
+        ))?;
+        ensure(indexes.len() == 2, || format!("{table} {flags}: indexes {indexes:?}"))?;
+    }
+    Ok(())
 }
