@@ -2,28 +2,33 @@
 
 use super::{derived_name, literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
-use crate::model::{Schema, SqlType};
+use crate::model::{Column, Schema, SqlType};
 
 /// Name of the per-connection staging table used by COPY upserts.
 pub const STAGE_TABLE: &str = "dbload_stage";
 
 /// The column list of `CREATE TABLE`, one column per line.
-pub(super) fn column_defs(schema: &Schema, type_name: fn(SqlType) -> &'static str) -> String {
+pub(super) fn column_defs(schema: &Schema, type_name: impl Fn(&Column) -> String) -> String {
     schema
         .columns
         .iter()
         .map(|c| {
             let null = if c.not_null { " NOT NULL" } else { "" };
-            format!("  {} {}{null}", quote_ident(&c.name), type_name(c.ty))
+            format!("  {} {}{null}", quote_ident(&c.name), type_name(c))
         })
         .collect::<Vec<_>>()
         .join(",\n")
 }
 
+/// A column's type in PostgreSQL's DDL (jsonb declares no keys).
+fn pg_type(c: &Column) -> String {
+    c.ty.pg_name().to_string()
+}
+
 /// `CREATE [UNLOGGED] TABLE`, without indexes.
 pub(super) fn create_plain(table: &TableName, schema: &Schema, unlogged: bool) -> String {
     let unlogged = if unlogged { "UNLOGGED " } else { "" };
-    format!("CREATE {unlogged}TABLE {} (\n{}\n)", table.sql(), column_defs(schema, SqlType::pg_name))
+    format!("CREATE {unlogged}TABLE {} (\n{}\n)", table.sql(), column_defs(schema, pg_type))
 }
 
 /// The unique key index (what upserts conflict on) and the time index.
@@ -52,11 +57,8 @@ pub fn create_table(table: &TableName, schema: &Schema, o: &TableOptions, span_u
         PartitionBy::Time => format!("RANGE ({})", schema.key.last().expect("a time column")),
     };
     // A partitioned table cannot be unlogged; its partitions can.
-    let mut ddl = vec![format!(
-        "CREATE TABLE {} (\n{}\n) PARTITION BY {key}",
-        table.sql(),
-        column_defs(schema, SqlType::pg_name)
-    )];
+    let mut ddl =
+        vec![format!("CREATE TABLE {} (\n{}\n) PARTITION BY {key}", table.sql(), column_defs(schema, pg_type))];
     let unlogged = if o.unlogged { "UNLOGGED " } else { "" };
     let part =
         |i: String| TableName { schema: table.schema.clone(), name: derived_name(&table.name, &format!("p{i}")) }.sql();
@@ -270,6 +272,7 @@ mod tests {
             ty: SqlType::Text { json: false },
             not_null: false,
             cast: Some(cast.into()),
+            fields: Vec::new(),
         };
         let s = Schema {
             columns: vec![column("id", "\"pg_catalog\".\"int4\""), column("addr", "\"pg_catalog\".\"inet\"")],

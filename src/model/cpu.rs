@@ -55,8 +55,25 @@ impl Default for Options {
     }
 }
 
-pub fn schema(_: &Options) -> Schema {
-    let mut columns = vec![Column::new("ts", SqlType::Timestamptz, true), Column::new("tags", SqlType::Jsonb, true)];
+/// The tags of every host, as [`host_tags`] writes them: all strings.
+const TAGS: [&str; 10] = [
+    "hostname",
+    "region",
+    "datacenter",
+    "rack",
+    "os",
+    "arch",
+    "team",
+    "service",
+    "service_version",
+    "service_environment",
+];
+
+pub fn schema(o: &Options) -> Schema {
+    let text = SqlType::Text { json: false };
+    let extra = (0..o.extra_tags).map(|t| format!("tag_{t}"));
+    let tags = TAGS.iter().map(|t| t.to_string()).chain(extra).map(|t| (t, text)).collect();
+    let mut columns = vec![Column::new("ts", SqlType::Timestamptz, true), Column::object("tags", true, tags)];
     columns.extend(USAGE.iter().map(|u| Column::new(*u, SqlType::Int4, false)));
     Schema {
         columns,
@@ -133,7 +150,10 @@ mod tests {
         spec.generator(3, 1, 0, 5000).next_batch(&mut b, 5000);
         let tags: serde_json::Value = serde_json::from_str(b.columns[1].json(0)).unwrap();
         assert_eq!(tags["hostname"], "host_5");
-        assert_eq!(tags.as_object().unwrap().len(), 12);
+        let keys: Vec<&String> = tags.as_object().unwrap().keys().collect();
+        let declared = &spec.schema().columns[1].fields;
+        assert_eq!(keys.len(), declared.len(), "{keys:?} {declared:?}");
+        assert!(declared.iter().all(|(k, _)| tags[k].is_string()), "{declared:?}");
         let region = tags["region"].as_str().unwrap();
         assert!(tags["datacenter"].as_str().unwrap().starts_with(region));
         for col in &b.columns[2..] {

@@ -31,7 +31,8 @@ pub fn schema(o: &Options) -> Schema {
     let mut columns =
         vec![Column::new("time", SqlType::Timestamptz, true), Column::new("device_id", SqlType::Oid, false)];
     if o.jsonb {
-        columns.push(Column::new("metrics", SqlType::Jsonb, false));
+        let metrics = (1..=o.metrics).map(|m| (format!("m{m}"), SqlType::Float8)).collect();
+        columns.push(Column::object("metrics", false, metrics));
     } else {
         columns.extend((1..=o.metrics).map(|m| Column::new(format!("m{m}"), SqlType::Float8, false)));
     }

@@ -62,11 +62,21 @@ pub struct Column {
     /// the table's own limits apply as on any insert), which statements cast
     /// text values to where the server cannot infer it (UNNEST).
     pub cast: Option<String>,
+    /// For a [`SqlType::Jsonb`] column of a model: every key its objects
+    /// hold, with its type. Engines whose objects have typed keys (CrateDB)
+    /// declare them, so that the first batches need not add them to the
+    /// table's mapping while they load.
+    pub fields: Vec<(String, SqlType)>,
 }
 
 impl Column {
     fn new(name: impl Into<String>, ty: SqlType, not_null: bool) -> Self {
-        Column { name: name.into(), ty, not_null, cast: None }
+        Column { name: name.into(), ty, not_null, cast: None, fields: Vec::new() }
+    }
+
+    /// A JSON object column whose objects hold `fields`.
+    fn object(name: impl Into<String>, not_null: bool, fields: Vec<(String, SqlType)>) -> Self {
+        Column { fields, ..Column::new(name, SqlType::Jsonb, not_null) }
     }
 }
 

@@ -104,7 +104,13 @@ impl Spec {
 /// The model's column for a catalog column: text values, cast to its type.
 pub(crate) fn text_column(c: &TableColumn, ctx: &BindContext) -> Column {
     let json = ctx.cratedb && (c.array || c.kind.json_in_crate());
-    Column { name: c.name.clone(), ty: SqlType::Text { json }, not_null: c.not_null, cast: Some(c.cast.clone()) }
+    Column {
+        name: c.name.clone(),
+        ty: SqlType::Text { json },
+        not_null: c.not_null,
+        cast: Some(c.cast.clone()),
+        fields: Vec::new(),
+    }
 }
 
 /// A worker's generator of fake rows.
