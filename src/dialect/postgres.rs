@@ -2,7 +2,7 @@
 
 use super::{derived_name, literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
-use crate::model::{Column, Schema, SqlType};
+use crate::model::{Column, Schema};
 
 /// Name of the per-connection staging table used by COPY upserts.
 pub const STAGE_TABLE: &str = "dbload_stage";
@@ -269,7 +269,7 @@ mod tests {
         let t = TableName::parse("public.Fake").unwrap();
         let column = |name: &str, cast: &str| crate::model::Column {
             name: name.into(),
-            ty: SqlType::Text { json: false },
+            ty: crate::model::SqlType::Text { json: false },
             not_null: false,
             cast: Some(cast.into()),
             fields: Vec::new(),

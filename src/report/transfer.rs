@@ -228,7 +228,11 @@ pub fn render(r: &TransferReport) -> String {
         }
     }
     for f in &r.files {
-        let partial = if f.complete { "" } else { "  PARTIAL" };
+        let partial = match (&f.error, f.complete) {
+            (Some(e), _) => format!("  PARTIAL: {e}"),
+            (None, false) => "  PARTIAL".into(),
+            (None, true) => String::new(),
+        };
         let size = if s.gzip { format!(", {} on disk", mb(f.file_bytes)) } else { String::new() };
         let _ =
             writeln!(out, "File:       {}: {} rows, {}{size}{partial}", f.path.display(), group(f.rows), mb(f.bytes));

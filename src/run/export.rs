@@ -59,7 +59,7 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
     let wall = plan.t0.elapsed();
     let cost = meter.stop();
     progress.finish().await;
-    let files = finished.into_iter().map(ExportWorker::finish).collect::<Result<Vec<_>>>()?;
+    let files = finished.into_iter().map(ExportWorker::finish).collect();
     Ok(ExportOutcome {
         setup,
         recorder: recorders.pop().unwrap_or_default(),

@@ -43,6 +43,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("transfer::cursor_rows_round_trip_every_type", cursor_rows_round_trip_every_type),
         ("transfer::insert_from_sql_out_of_cratedb", insert_from_sql_out_of_cratedb),
         ("transfer::cratedb_export_split_is_even", cratedb_export_split_is_even),
+        ("transfer::export_on_a_full_disk_keeps_whole_rows", export_on_a_full_disk_keeps_whole_rows),
     ]
 }
 
@@ -612,6 +613,77 @@ fn cratedb_export_split_is_even(ctx: &Ctx) -> Result<()> {
         ensure(counts.iter().all(|&c| (c as f64 - share).abs() < share * 0.1), || {
             format!("{n} workers, uneven shares {counts:?} (each ~{share:.0})")
         })?;
+    }
+    Ok(())
+}
+
+/// Export on a full disk, plain and gzip: the binary runs with a 64 KiB
+/// file size limit (`RLIMIT_FSIZE`) and SIGXFSZ ignored (ignored signals
+/// survive exec), so its writes fail with EFBIG as on a full disk. It exits
+/// 1 with its report (valid against the schema), whose rows are the lines
+/// in the file, the last one whole; the gzip file is a whole stream; the
+/// report names the file and the OS error. (It used to leave a torn line,
+/// and lost the report when the file's last flush failed.)
+fn export_on_a_full_disk_keeps_whole_rows(ctx: &Ctx) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    const LIMIT: u64 = 64 * 1024;
+    ctx.query(
+        "DROP TABLE IF EXISTS xfull; CREATE TABLE xfull AS \
+         SELECT g AS id, md5(g::text) || md5((-g)::text) AS h FROM generate_series(1, 20000) g",
+    )?;
+    let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/transfer-report.schema.json"))?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    for gzip in [false, true] {
+        let dir = tempfile::tempdir()?;
+        let d = dir.path().display().to_string();
+        let mut argv = vec!["export", "--url", &ctx.url, "--table", "xfull", "--workers", "1"];
+        argv.extend(["--chunk-rows", "300", "--out", &d, "--output", "json", "--quiet"]);
+        if gzip {
+            argv.push("--gzip");
+        }
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbload"));
+        cmd.args(&argv);
+        // SAFETY: only async-signal-safe calls (setrlimit, sigaction) between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_FSIZE, LIMIT, LIMIT)?;
+                nix::sys::signal::signal(Signal::SIGXFSZ, nix::sys::signal::SigHandler::SigIgn)?;
+                Ok(())
+            });
+        }
+        let out = cmd.output()?;
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let what = format!("gzip {gzip}: exit {:?}, stderr {stderr}, stdout {stdout}", out.status.code());
+        ensure(out.status.code() == Some(1), || what.clone())?;
+        let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| what.clone())?;
+        let errors: Vec<String> =
+            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        ensure(errors.is_empty(), || format!("{errors:#?}"))?;
+        let file = &report["files"][0];
+        let path = file["path"].as_str().context("a file")?;
+        ensure(report["status"] == "failed" && file["complete"] == false, || what.clone())?;
+        ensure(stdout.contains(path) && stdout.contains("File too large"), || format!("reason not named: {what}"))?;
+        let raw = std::fs::read(path)?;
+        ensure(raw.len() as u64 <= LIMIT && file["file_bytes"] == raw.len() as u64, || {
+            format!("{} bytes: {what}", raw.len())
+        })?;
+        let text = match gzip {
+            true => {
+                let mut s = String::new();
+                flate2::read::GzDecoder::new(&raw[..]).read_to_string(&mut s).with_context(|| what.clone())?;
+                s
+            }
+            false => String::from_utf8(raw)?,
+        };
+        let lines = text.lines().count() as u64;
+        ensure(text.is_empty() || text.ends_with("}\n"), || {
+            format!("torn last line: {:?}", &text[text.len().saturating_sub(80)..])
+        })?;
+        ensure(lines > 0 && report["rows"] == lines && file["rows"] == lines, || format!("{lines} lines: {what}"))?;
+        ensure(file["bytes"] == text.len() as u64, || format!("{} bytes of rows: {what}", text.len()))?;
+        for line in text.lines() {
+            serde_json::from_str::<serde_json::Value>(line).with_context(|| line.to_string())?;
+        }
     }
     Ok(())
 }
