@@ -67,7 +67,7 @@ pub struct HttpArgs {
     pub insecure: bool,
 
     /// Give up on a request after this long (connect included): it counts as failed, class
-    /// `timeout`.
+    /// `timeout`. At most 1h, the longest latency recorded.
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, default_value = "60s", help_heading = "Request")]
     pub timeout: Duration,
 
