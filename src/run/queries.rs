@@ -34,8 +34,8 @@ pub struct QueryOutcome {
     pub setup: Setup,
     pub phases: Vec<PhaseOutcome>,
     pub interrupted: bool,
-    /// Why the run stopped (and its later phases did not run) on its own before its end (a panic, or
-    /// operations that all failed for a sustained stretch), if it did.
+    /// Why the run stopped on its own before its end (a panic, or operations
+    /// that all failed for a sustained stretch), if it did; later phases then did not run.
     pub stopped: Option<String>,
     pub cost: ClientCost,
 }

@@ -63,8 +63,14 @@ impl Stop {
 
     /// An operation that ended `at` (since the run's start) failed with
     /// `error`; true if that makes [`SUSTAINED_FAILURES`] in a row over
-    /// [`SUSTAINED_FOR`] or more, and the run is stopped.
+    /// [`SUSTAINED_FOR`] or more, and the run is stopped. One that the
+    /// target partly acknowledged (some rows of a bulk request) did not
+    /// fail as a whole: the run can succeed.
     pub fn failed(&self, at: Duration, error: &OpError) -> bool {
+        if error.acked > 0 {
+            self.succeeded();
+            return false;
+        }
         let at_us = at.as_micros() as u64;
         let n = self.streak.fetch_add(1, Ordering::Relaxed) + 1;
         if n == 1 {
@@ -122,16 +128,18 @@ mod tests {
         }
         // A success ends the streak; a long one with few failures goes on.
         stop.succeeded();
-        assert!(!stop.failed(ms(10_000), &e));
-        assert!(!stop.failed(ms(20_000), &e));
-        for i in 0..SUSTAINED_FAILURES - 3 {
+        assert!(!stop.failed(ms(10_000), &e) && !stop.failed(ms(20_000), &e));
+        // A request that wrote some of its rows did not fail as a whole: the streak starts again.
+        let partly = OpError { acked: 1, ..OpError::new("bulk", "row 2 failed") };
+        assert!(!stop.failed(ms(20_000), &partly));
+        for i in 0..SUSTAINED_FAILURES - 1 {
             assert!(!stop.failed(ms(20_000 + i), &e));
         }
         assert!(stop.reason().is_none() && !stop.workers.is_cancelled());
-        assert!(stop.failed(ms(20_000), &e), "the 1,000th failure, 10 s after the first");
+        assert!(stop.failed(ms(25_000), &e), "the 1,000th failure, 5 s after the first");
         assert!(stop.workers.is_cancelled());
         let why = stop.reason().unwrap();
-        assert_eq!(why, "the last 1,000 operations over 10.0 s all failed: SQLSTATE 22012: division by zero");
+        assert_eq!(why, "the last 1,000 operations over 5.0 s all failed: SQLSTATE 22012: division by zero");
         // The first reason stays.
         stop.stop("later".into());
         assert_eq!(stop.reason().unwrap(), why);

@@ -59,6 +59,7 @@ pub struct Plan {
     /// The workers stop on it: Ctrl-C, or the run's own [`Stop`].
     pub cancel: CancellationToken,
     pub live: Arc<Live>,
+    /// The run's own reason to stop, shared by its workers.
     pub stop: Arc<Stop>,
 }
 
@@ -89,8 +90,8 @@ impl Plan {
 
 /// Runs until the source is exhausted, the deadline passes, Ctrl-C, the
 /// executor reports a fatal error, or the run stops (operations that all
-/// fail for a sustained stretch, see [`Stop`]); returns the executor (to finish) and one
-/// recorder per label.
+/// fail for a sustained stretch, see [`Stop`]); returns the executor (to
+/// finish) and one recorder per label.
 pub async fn run<S, E>(plan: Plan, mut source: S, mut executor: E) -> (E, Vec<Recorder>)
 where
     S: Source,
