@@ -197,7 +197,12 @@ impl IngestConfig {
         let width = schema.columns.len();
         let insert_rows = a.batch_size.min(MAX_PARAMS / width);
 
-        let span_us = readings_span(&model, &rows_per_worker)?;
+        // The rows asked for, as given, for the message if their times do not fit.
+        let asked = match (a.rows, measurements) {
+            (Some(r), _) => format!("--rows {r}"),
+            (None, m) => format!("--measurements {}", m.unwrap_or_default()),
+        };
+        let span_us = readings_span(&model, &rows_per_worker).ok_or_else(|| beyond_the_clock(&asked))?;
         let start_us = match &a.start {
             Some(s) => chrono::DateTime::parse_from_rfc3339(s)
                 .map_err(|e| usage(format!("--start {s:?}: {e}; give an RFC 3339 time like 2024-01-01T00:00:00Z")))?
@@ -206,7 +211,9 @@ impl IngestConfig {
         };
         let time_span_us = span_us.map(|span| (start_us, start_us.saturating_add(span)));
         if let Some((first, last)) = time_span_us {
-            check_time_span(first, last)?;
+            if !in_clock(first, last) {
+                return Err(beyond_the_clock(&asked));
+            }
         }
 
         let table = TableName::parse(a.table.as_deref().unwrap_or(model.name()))?;
@@ -305,33 +312,29 @@ pub(crate) fn split_rows(rows: u64, workers: u32) -> Vec<u64> {
     (0..workers as u64).map(|w| rows / workers as u64 + u64::from(w < rows % workers as u64)).collect()
 }
 
-/// From the first reading to the last, in µs, if the row count is bounded;
-/// an error if that does not fit in the clock (a `--rows` of 10¹⁴ or more).
-fn readings_span(model: &ModelSpec, rows_per_worker: &[u64]) -> Result<Option<i64>> {
-    let Some(&rows) = rows_per_worker.iter().max().filter(|&&r| r != u64::MAX) else { return Ok(None) };
-    let steps = i64::try_from(rows.div_ceil(model.devices() as u64)).ok();
-    match steps.and_then(|n| n.checked_mul(step_us(model))) {
-        Some(span) => Ok(Some(span)),
-        None => Err(beyond_the_clock()),
-    }
+/// From the first reading to the last, in µs: `Some(None)` if the row
+/// count is unbounded, `None` if the span does not fit in the clock (a
+/// `--rows` of 10¹⁴ or more).
+fn readings_span(model: &ModelSpec, rows_per_worker: &[u64]) -> Option<Option<i64>> {
+    let Some(&rows) = rows_per_worker.iter().max().filter(|&&r| r != u64::MAX) else { return Some(None) };
+    let steps = i64::try_from(rows.div_ceil(model.devices() as u64)).ok()?;
+    steps.checked_mul(step_us(model)).map(Some)
 }
 
 /// The readings' times must be timestamps that every engine and RFC 3339
 /// take: years 1 to 9999 (PostgreSQL goes further, CrateDB and JSON not).
-fn check_time_span(first_us: i64, last_us: i64) -> Result<()> {
+fn in_clock(first_us: i64, last_us: i64) -> bool {
     let year = |us| chrono::DateTime::from_timestamp_micros(us).map(|t| chrono::Datelike::year(&t));
     let in_range = |us| year(us).is_some_and(|y| (1..=9999).contains(&y));
-    match in_range(first_us) && in_range(last_us) {
-        true => Ok(()),
-        false => Err(beyond_the_clock()),
-    }
+    in_range(first_us) && in_range(last_us)
 }
 
-fn beyond_the_clock() -> anyhow::Error {
-    usage(
-        "--rows/--measurements: out of range; the readings (one per device per time step) would reach beyond the \
-         years 1 to 9999 that timestamps take: give fewer rows, more --devices, or another --start",
-    )
+/// `asked`: the option that asked for the rows, with its value.
+fn beyond_the_clock(asked: &str) -> anyhow::Error {
+    usage(format!(
+        "{asked}: out of range; the readings (one per device per time step) would reach beyond the years 1 to \
+         9999 that timestamps take: give fewer rows, more --devices, or another --start"
+    ))
 }
 
 fn step_us(model: &ModelSpec) -> i64 {
@@ -424,7 +427,8 @@ mod tests {
         for args in
             ["--rows 18446744073709551614", "--rows 100000000000000 --workers 1", "--measurements 100000000000000000"]
         {
-            assert!(err(args).contains("--rows/--measurements: out of range"), "{args}");
+            let e = err(args);
+            assert!(e.starts_with(args.split(" --").next().unwrap()) && e.contains("out of range"), "{args}: {e}");
         }
         let e = err("--rows 1000000 --start 9999-12-31T23:00:00Z");
         assert!(e.contains("years 1 to 9999"), "{e}");
