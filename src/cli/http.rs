@@ -67,7 +67,7 @@ pub struct HttpArgs {
     pub insecure: bool,
 
     /// Give up on a request after this long (connect included): it counts as failed, class
-    /// `timeout`.
+    /// `timeout`. At most 1h, the longest latency recorded.
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, default_value = "60s", help_heading = "Request")]
     pub timeout: Duration,
 
@@ -97,7 +97,8 @@ pub struct HttpArgs {
     pub iterations: Option<u64>,
 
     /// Run for this long (default 10s unless --iterations is given; with both, whichever
-    /// comes first).
+    /// comes first). The run stops early, exit 1, once its last 1,000 requests (over 5 s or
+    /// more) all failed.
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 

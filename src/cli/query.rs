@@ -71,7 +71,8 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "QUERIES_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
-    /// Run for this long (e.g. 30s, 2m).
+    /// Run for this long (e.g. 30s, 2m). The run stops early, exit 1, once its last 1,000
+    /// queries (over 5 s or more) all failed.
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 

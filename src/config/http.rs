@@ -18,6 +18,10 @@ use crate::target::http::{is_secret, Endpoint, RequestSpec};
 
 /// The run length when neither `--duration` nor `--iterations` is given (wrk's).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// The longest `--timeout`: the longest latency a histogram records (a
+/// request that took longer would be recorded as taking this long).
+const MAX_TIMEOUT: Duration = Duration::from_micros(crate::stats::recorder::MAX_US);
+
 /// With `--rate` and no `--vus`: one VU per request/s, up to this many.
 pub const MAX_DEFAULT_VUS: u32 = 100;
 /// A request of an open-loop run that starts later than this after its
@@ -137,15 +141,14 @@ impl HttpConfig {
         if a.threads == Some(0) {
             return Err(usage("--threads 0: need at least 1 thread"));
         }
-        if a.timeout.is_zero() {
-            return Err(usage("--timeout 0s: give a positive time such as 30s"));
+        if a.timeout.is_zero() || a.timeout > MAX_TIMEOUT {
+            return Err(usage(format!(
+                "--timeout {}: out of range; give a positive time up to {} (the longest latency recorded), such as 30s",
+                humantime::format_duration(a.timeout),
+                humantime::format_duration(MAX_TIMEOUT)
+            )));
         }
-        let rate = match a.rate {
-            Some(r) if !(r.is_finite() && r > 0.0) => {
-                return Err(usage(format!("--rate {r}: give a positive number of requests per second")))
-            }
-            r => r,
-        };
+        let rate = super::check_rate(a.rate, "requests")?;
         let vus = match (a.vus, rate) {
             (Some(0), _) => return Err(usage("--vus 0: need at least 1 virtual user")),
             (Some(n), _) => n,
@@ -269,5 +272,15 @@ mod tests {
         assert!(err("GE/T http://h").contains("method"));
         assert!(err("http://u:p@h --bearer t").contains("--bearer"));
         assert!(err("http://h --warmup soon").contains("--warmup"));
+    }
+
+    #[test]
+    fn a_timeout_or_rate_beyond_the_clock_is_refused() {
+        let e = err("http://h --timeout 500000000000y");
+        assert!(e.contains("--timeout 500000000000years") && e.contains("up to 1h"), "{e}");
+        resolve("http://h --timeout 1h").unwrap();
+        let e = err("http://h --rate 1e-300 --duration 5s");
+        assert!(e.contains("--rate 1e-300") && e.contains("0.001 or more"), "{e}");
+        resolve("http://h --rate 0.001 --duration 5s").unwrap();
     }
 }

@@ -180,7 +180,10 @@ impl IngestConfig {
         let rows_per_worker: Vec<u64> = match (a.rows, measurements) {
             (Some(0), _) => return Err(usage("--rows 0: nothing to write; give at least 1 row")),
             (Some(rows), _) => split_rows(rows, workers),
-            (None, Some(m)) => vec![m.saturating_mul(model.devices() as u64); workers as usize],
+            (None, Some(m)) => match m.checked_mul(model.devices() as u64) {
+                Some(rows) => vec![rows; workers as usize],
+                None => return Err(usage(format!("--measurements {m}: out of range for {} devices", model.devices()))),
+            },
             (None, None) => vec![u64::MAX; workers as usize],
         };
         if let Some(d) = a.duration {
@@ -188,23 +191,30 @@ impl IngestConfig {
                 return Err(usage("--duration 0s: give a positive duration such as 30s or 5m"));
             }
         }
-        let rate = match a.rate {
-            Some(r) if !(r.is_finite() && r > 0.0) => {
-                return Err(usage(format!("--rate {r}: give a positive number of rows per second")))
-            }
-            r => r,
-        };
+        let rate = super::check_rate(a.rate, "rows")?;
         let warmup = parse_warmup(a.warmup.as_deref(), workers, "rows")?;
 
         let width = schema.columns.len();
         let insert_rows = a.batch_size.min(MAX_PARAMS / width);
 
+        // The rows asked for, as given, for the message if their times do not fit.
+        let asked = match (a.rows, measurements) {
+            (Some(r), _) => format!("--rows {r}"),
+            (None, m) => format!("--measurements {}", m.unwrap_or_default()),
+        };
+        let span_us = readings_span(&model, &rows_per_worker).ok_or_else(|| beyond_the_clock(&asked))?;
         let start_us = match &a.start {
             Some(s) => chrono::DateTime::parse_from_rfc3339(s)
                 .map_err(|e| usage(format!("--start {s:?}: {e}; give an RFC 3339 time like 2024-01-01T00:00:00Z")))?
                 .timestamp_micros(),
-            None => default_start(&model, &rows_per_worker),
+            None => default_start(span_us),
         };
+        let time_span_us = span_us.map(|span| (start_us, start_us.saturating_add(span)));
+        if let Some((first, last)) = time_span_us {
+            if !in_clock(first, last) {
+                return Err(beyond_the_clock(&asked));
+            }
+        }
 
         let table = TableName::parse(a.table.as_deref().unwrap_or(model.name()))?;
         let table_action = match (a.drop_table, a.append) {
@@ -249,7 +259,6 @@ impl IngestConfig {
             unlogged: a.unlogged,
         };
         table_options.validate()?;
-        let time_span_us = time_span(&model, &rows_per_worker, start_us);
         if table_options.partition_by == Some(PartitionBy::Time) && time_span_us.is_none() {
             return Err(usage(
                 "--partition-by time splits the generated time span, which --duration leaves open: give --rows or --measurements",
@@ -303,10 +312,29 @@ pub(crate) fn split_rows(rows: u64, workers: u32) -> Vec<u64> {
     (0..workers as u64).map(|w| rows / workers as u64 + u64::from(w < rows % workers as u64)).collect()
 }
 
-/// The time of the first and the last reading, if the row count is bounded.
-fn time_span(model: &ModelSpec, rows_per_worker: &[u64], start_us: i64) -> Option<(i64, i64)> {
-    let rows = *rows_per_worker.iter().max()?;
-    (rows != u64::MAX).then(|| (start_us, start_us + rows.div_ceil(model.devices() as u64) as i64 * step_us(model)))
+/// From the first reading to the last, in µs: `Some(None)` if the row
+/// count is unbounded, `None` if the span does not fit in the clock (a
+/// `--rows` of 10¹⁴ or more).
+fn readings_span(model: &ModelSpec, rows_per_worker: &[u64]) -> Option<Option<i64>> {
+    let Some(&rows) = rows_per_worker.iter().max().filter(|&&r| r != u64::MAX) else { return Some(None) };
+    let steps = i64::try_from(rows.div_ceil(model.devices() as u64)).ok()?;
+    steps.checked_mul(step_us(model)).map(Some)
+}
+
+/// The readings' times must be timestamps that every engine and RFC 3339
+/// take: years 1 to 9999 (PostgreSQL goes further, CrateDB and JSON not).
+fn in_clock(first_us: i64, last_us: i64) -> bool {
+    let year = |us| chrono::DateTime::from_timestamp_micros(us).map(|t| chrono::Datelike::year(&t));
+    let in_range = |us| year(us).is_some_and(|y| (1..=9999).contains(&y));
+    in_range(first_us) && in_range(last_us)
+}
+
+/// `asked`: the option that asked for the rows, with its value.
+fn beyond_the_clock(asked: &str) -> anyhow::Error {
+    usage(format!(
+        "{asked}: out of range; the readings (one per device per time step) would reach beyond the years 1 to \
+         9999 that timestamps take: give fewer rows, more --devices, or another --start"
+    ))
 }
 
 fn step_us(model: &ModelSpec) -> i64 {
@@ -346,13 +374,9 @@ fn resolve_model(a: &IngestArgs) -> Result<ModelSpec> {
 
 /// So that the last reading of the longest worker is about now (tsdbperf:
 /// from `now - measurements` seconds); runs bounded by time start now.
-fn default_start(model: &ModelSpec, rows_per_worker: &[u64]) -> i64 {
+fn default_start(span_us: Option<i64>) -> i64 {
     let now = chrono::Utc::now().timestamp() * 1_000_000;
-    let step = step_us(model);
-    match rows_per_worker.iter().max() {
-        Some(&r) if r != u64::MAX => now - (r.div_ceil(model.devices() as u64) as i64) * step,
-        _ => now,
-    }
+    now.saturating_sub(span_us.unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -396,6 +420,21 @@ mod tests {
         assert!(c.insert_rows * c.schema.columns.len() <= MAX_PARAMS);
         let c = resolve("--method insert --batch-size 10").unwrap();
         assert_eq!(c.insert_rows, 10);
+    }
+
+    #[test]
+    fn rows_or_rate_beyond_the_clock_are_refused() {
+        for args in
+            ["--rows 18446744073709551614", "--rows 100000000000000 --workers 1", "--measurements 100000000000000000"]
+        {
+            let e = err(args);
+            assert!(e.starts_with(args.split(" --").next().unwrap()) && e.contains("out of range"), "{args}: {e}");
+        }
+        let e = err("--rows 1000000 --start 9999-12-31T23:00:00Z");
+        assert!(e.contains("years 1 to 9999"), "{e}");
+        resolve("--rows 1000000000 --devices 10").unwrap();
+        let e = err("--rate 1e-300 --rows 10");
+        assert!(e.contains("--rate 1e-300") && e.contains("0.001 or more"), "{e}");
     }
 
     #[test]

@@ -135,6 +135,21 @@ pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Op
     }))
 }
 
+/// The slowest `--rate` taken: one operation every 1,000 s. A slower rate
+/// puts the schedule past what a clock can hold (`--rate 1e-300` would
+/// overflow it at the second operation).
+pub const MIN_RATE: f64 = 0.001;
+
+/// `--rate`, checked: a finite number of `unit`s per second, at least [`MIN_RATE`].
+pub fn check_rate(rate: Option<f64>, unit: &str) -> Result<Option<f64>> {
+    match rate {
+        Some(r) if !(r.is_finite() && r >= MIN_RATE) => Err(usage(format!(
+            "--rate {r:?}: out of range; give a finite number of {unit} per second, {MIN_RATE} or more"
+        ))),
+        r => Ok(r),
+    }
+}
+
 /// `10s`, `2m` (a time) or `100000` (a count of `unit`s, split across workers).
 pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str) -> Result<Warmup> {
     let Some(s) = s else { return Ok(Warmup::None) };

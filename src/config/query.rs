@@ -92,11 +92,7 @@ impl QueryConfig {
         if r.concurrency == 0 {
             return Err(usage("--concurrency 0: need at least 1 connection"));
         }
-        if let Some(rate) = r.rate {
-            if !(rate.is_finite() && rate > 0.0) {
-                return Err(usage(format!("--rate {rate}: give a positive number of queries per second")));
-            }
-        }
+        super::check_rate(r.rate, "queries")?;
         if r.duration.is_some_and(|d| d.is_zero()) {
             return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
         }

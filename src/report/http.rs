@@ -129,7 +129,7 @@ impl HttpReport {
         };
         HttpReport {
             header: Header::new("http"),
-            verdict: Verdict::new(out.interrupted, errors > 0),
+            verdict: Verdict::new(out.interrupted, errors > 0).stopped(out.stopped.clone()),
             http_reqs,
             http_reqs_per_sec: rate(http_reqs),
             requests_ok: m.batches,

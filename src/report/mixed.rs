@@ -51,12 +51,14 @@ impl MixedReport {
                 .iter()
                 .flat_map(|w| std::iter::once(&w.under_load.verdict).chain(w.alone.as_ref().map(|a| &a.verdict))),
         );
-        let (mut interrupted, mut failed) = (false, false);
+        let (mut interrupted, mut failed, mut stopped) = (false, false, None);
         for v in verdicts {
             interrupted |= v.status == Status::Interrupted;
             failed |= v.status == Status::Failed;
+            stopped = stopped.or(v.stopped.clone());
         }
-        MixedReport { header: Header::new("run"), verdict: Verdict::new(interrupted, failed), ingest, workloads }
+        let verdict = Verdict::new(interrupted, failed).stopped(stopped);
+        MixedReport { header: Header::new("run"), verdict, ingest, workloads }
     }
 }
 

@@ -62,6 +62,9 @@ pub enum Status {
 pub struct Verdict {
     pub status: Status,
     pub exit_code: u8,
+    /// Why the run stopped on its own before its end (then it `failed`): a
+    /// panic, naming where, or operations that all failed for a sustained stretch.
+    pub stopped: Option<String>,
     pub fail_if: Vec<FailIfResult>,
 }
 
@@ -80,7 +83,17 @@ impl Verdict {
         } else {
             (Status::Ok, exit::OK)
         };
-        Verdict { status, exit_code, fail_if: Vec::new() }
+        Verdict { status, exit_code, stopped: None, fail_if: Vec::new() }
+    }
+
+    /// A run that stopped on its own failed (exit 1), whatever else it did.
+    pub fn stopped(self, reason: Option<String>) -> Verdict {
+        match reason {
+            Some(why) => {
+                Verdict { status: Status::Failed, exit_code: exit::FAILED_OPERATIONS, stopped: Some(why), ..self }
+            }
+            None => self,
+        }
     }
 }
 
@@ -395,6 +408,7 @@ impl Report {
             verdict.status = Status::Failed;
             verdict.exit_code = exit::USAGE;
         }
+        let verdict = verdict.stopped(out.stopped.clone());
         let server = Server::of(setup, target_url, throwaway);
         Report {
             header: Header::new(cfg.command),

@@ -134,7 +134,7 @@ impl QueryReport {
         let server_duration = merge_histograms(out.phases.iter().filter_map(|p| p.server_duration.as_ref()));
         QueryReport {
             header: Header::new(cfg.command),
-            verdict: Verdict::new(out.interrupted, errors > 0),
+            verdict: Verdict::new(out.interrupted, errors > 0).stopped(out.stopped.clone()),
             count: m.batches,
             errors,
             qps: per_sec(m.batches, duration_s),

@@ -76,9 +76,11 @@ pub(crate) fn server_duration_line(out: &mut String, d: Option<&LatencySummary>)
     }
 }
 
-/// Opens the report of a run that Ctrl-C stopped: its figures are partial.
+/// Opens the report of a run that Ctrl-C, or the run itself, stopped: its figures are partial.
 pub(crate) fn interrupted_banner(out: &mut String, v: &Verdict) {
-    if v.status == Status::Interrupted {
+    if let Some(why) = &v.stopped {
+        let _ = writeln!(out, "STOPPED: {why}\nPartial report of what was done until then\n");
+    } else if v.status == Status::Interrupted {
         out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
     }
 }
@@ -254,6 +256,11 @@ pub(crate) mod tests {
 
     /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each.
     pub(crate) fn report(extra: &str) -> crate::report::Report {
+        report_stopped(extra, None)
+    }
+
+    /// [`report`] of a run that stopped on its own, as `stopped` says.
+    fn report_stopped(extra: &str, stopped: Option<String>) -> crate::report::Report {
         let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 10000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
         let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
@@ -283,6 +290,7 @@ pub(crate) mod tests {
             recorder,
             wall: Duration::from_secs(1),
             interrupted: false,
+            stopped,
             verify: Some(Verify { expected: 10_000, found: 10_000, ok: true }),
             cost: ClientCost {
                 user: Duration::from_millis(120),
@@ -308,6 +316,27 @@ pub(crate) mod tests {
     #[test]
     fn paced_summary_shows_service_time_and_lag() {
         insta::assert_snapshot!(render(&report("--rate 10000")));
+    }
+
+    #[test]
+    fn a_run_that_stopped_on_its_own_fails_and_says_why_in_every_form() {
+        let why = "worker 1 panicked: boom";
+        for (interrupted, failed) in [(false, false), (true, false), (false, true)] {
+            let v = Verdict::new(interrupted, failed).stopped(Some(why.into()));
+            assert_eq!((v.status, v.exit_code), (Status::Failed, 1), "{interrupted} {failed}");
+        }
+        let r = report_stopped("", Some(why.into()));
+        let text = render(&r);
+        assert!(text.starts_with("STOPPED: worker 1 panicked: boom\n"), "{text}");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!((&json["status"], &json["exit_code"], &json["stopped"]), (&"failed".into(), &1.into(), &why.into()));
+        let schema = serde_json::from_str(include_str!("../../schema/report.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&json).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let html = crate::report::html::render(&r).unwrap();
+        assert!(html.contains("Stopped: worker 1 panicked: boom."), "no banner in the HTML");
+        assert_eq!(serde_json::to_value(report("")).unwrap()["stopped"], serde_json::Value::Null);
     }
 
     #[test]

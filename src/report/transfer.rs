@@ -86,6 +86,8 @@ struct Figures<'a> {
     bytes: u64,
     wall: Duration,
     interrupted: bool,
+    /// Why the run stopped on its own, if it did.
+    stopped: Option<String>,
     /// A failure besides failed operations (an incomplete file, a source error).
     failed: bool,
     cost: &'a ClientCost,
@@ -97,7 +99,7 @@ impl TransferReport {
         let throughput = Throughput::of(rec, f.wall);
         TransferReport {
             header: Header::new(f.command),
-            verdict: Verdict::new(f.interrupted, throughput.errors > 0 || f.failed),
+            verdict: Verdict::new(f.interrupted, throughput.errors > 0 || f.failed).stopped(f.stopped),
             bytes: f.bytes,
             mb_per_sec: per_sec(f.bytes, throughput.duration_s) / 1e6,
             throughput,
@@ -122,6 +124,7 @@ impl TransferReport {
             bytes: out.files.iter().map(|f| f.bytes).sum(),
             wall: out.wall,
             interrupted: out.interrupted,
+            stopped: out.stopped.clone(),
             failed: out.files.iter().any(|f| !f.complete),
             cost: &out.cost,
         };
@@ -156,6 +159,7 @@ impl TransferReport {
             bytes: out.bytes,
             wall: out.wall,
             interrupted: out.interrupted,
+            stopped: out.stopped.clone(),
             failed: out.source_error.is_some(),
             cost: &out.cost,
         };

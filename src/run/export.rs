@@ -27,6 +27,9 @@ pub struct ExportOutcome {
     pub recorder: Recorder,
     pub wall: Duration,
     pub interrupted: bool,
+    /// Why the run stopped on its own before its end (a panic, or
+    /// operations that all failed for a sustained stretch), if it did.
+    pub stopped: Option<String>,
     pub cost: ClientCost,
     pub files: Vec<ExportedFile>,
     /// The table's rows as the planner estimates them (`pg_class.reltuples`;
@@ -55,7 +58,7 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
     let plan = worker::Plan::new(None, None, cfg.workers, Warmup::None, 1, cancel.clone());
     let progress = Progress::start(plan.live.clone(), rows_estimate, "rows", cfg.output.quiet);
     let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
-    let (finished, mut recorders) = run_workers(&plan, pairs).await?;
+    let (finished, mut recorders) = run_workers(&plan, pairs).await;
     let wall = plan.t0.elapsed();
     let cost = meter.stop();
     progress.finish().await;
@@ -65,6 +68,7 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
         recorder: recorders.pop().unwrap_or_default(),
         wall,
         interrupted: cancel.is_cancelled(),
+        stopped: plan.stop.reason(),
         cost,
         files,
         rows_estimate,

@@ -42,6 +42,9 @@ pub struct FromSqlOutcome {
     pub source_error: Option<String>,
     pub wall: Duration,
     pub interrupted: bool,
+    /// Why the run stopped on its own before its end (a panic, or
+    /// operations that all failed for a sustained stretch), if it did.
+    pub stopped: Option<String>,
     pub cost: ClientCost,
 }
 
@@ -91,7 +94,7 @@ pub async fn insert_from_sql(
     let progress = Progress::start(plan.live.clone(), None, "rows", cfg.output.quiet);
     let pairs = sinks.into_iter().map(|sink| (feed.clone(), sink)).collect();
     drop(feed);
-    let (finished, mut recorders) = run_workers(&plan, pairs).await?;
+    let (finished, mut recorders) = run_workers(&plan, pairs).await;
     stop.cancel();
     let wall = plan.t0.elapsed();
     let cost = meter.stop();
@@ -105,6 +108,7 @@ pub async fn insert_from_sql(
         source_error: source_error.get().cloned(),
         wall,
         interrupted: cancel.is_cancelled(),
+        stopped: plan.stop.reason(),
         cost,
     })
 }
@@ -150,6 +154,7 @@ async fn into_cratedb(
         source_error: spec.input.stats().abort,
         wall: out.wall,
         interrupted: out.interrupted,
+        stopped: out.stopped,
         cost: out.cost,
     })
 }

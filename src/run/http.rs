@@ -25,6 +25,9 @@ pub struct HttpOutcome {
     /// From the common start of the VUs to the end of the last request.
     pub wall: Duration,
     pub interrupted: bool,
+    /// Why the run stopped on its own before its end (a panic, or
+    /// requests that all failed for a sustained stretch), if it did.
+    pub stopped: Option<String>,
     /// Open loop: requests the schedule called for that never started.
     pub dropped: u64,
     pub cost: ClientCost,
@@ -68,12 +71,15 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     }
     let mut recorder = Recorder::default();
     let mut stats = HttpStats::new(cfg.request.checks.len());
-    let mut attempted = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        let (executor, recs) = task.await.context("a VU panicked")?;
+    // Per VU that ended (one that panicked has no figures): its share of
+    // the iterations, and the requests it attempted.
+    let (mut limits, mut attempted) = (Vec::with_capacity(tasks.len()), Vec::with_capacity(tasks.len()));
+    for (ended, &limit) in super::join_workers(&plan, tasks).await.into_iter().zip(&cfg.per_vu) {
+        let Some((executor, recs)) = ended else { continue };
         let mut vu = Recorder::default();
         recs.iter().for_each(|r| vu.merge(r));
         let p = [&vu.warmup, &vu.measured];
+        limits.push(limit);
         attempted.push(p.iter().map(|p| p.batches + p.failed_batches).sum::<u64>());
         recorder.merge(&vu);
         stats.merge(executor.into_stats());
@@ -82,10 +88,11 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let cost = meter.stop();
     progress.finish().await;
     let dropped = match (cfg.rate, cfg.duration) {
-        (Some(rate), Some(deadline)) => dropped(rate / cfg.vus as f64, deadline.min(wall), &cfg.per_vu, &attempted),
+        (Some(rate), Some(deadline)) => dropped(rate / cfg.vus as f64, deadline.min(wall), &limits, &attempted),
         _ => 0,
     };
-    Ok(HttpOutcome { recorder, stats, wall, interrupted: cancel.is_cancelled(), dropped, cost })
+    let (interrupted, stopped) = (cancel.is_cancelled(), plan.stop.reason());
+    Ok(HttpOutcome { recorder, stats, wall, interrupted, stopped, dropped, cost })
 }
 
 /// Requests each VU's schedule placed before `window` ended (at most its
@@ -164,10 +171,11 @@ impl Rendered {
         Ok(Rendered { feed, ready: Bodies::default(), spent: Bodies::default() })
     }
 
-    /// Waits for the first batch of bodies.
+    /// Waits for the first batch of bodies. (A producer that panicked is
+    /// found again by the VU's task, which fails the run and names it.)
     async fn prime(&mut self) {
         if self.ready.items.is_empty() {
-            if let Some(first) = self.feed.recv().await {
+            if let Ok(Some(first)) = self.feed.try_recv().await {
                 self.ready = first;
             }
         }

@@ -10,6 +10,7 @@ pub mod pacer;
 pub mod producer;
 pub mod progress;
 pub mod queries;
+pub mod stop;
 pub mod worker;
 
 use std::time::Duration;
@@ -66,6 +67,9 @@ pub struct IngestOutcome {
     /// From the common start of the workers to the end of the last batch.
     pub wall: Duration,
     pub interrupted: bool,
+    /// Why the run stopped on its own before its end (a panic, or
+    /// operations that all failed for a sustained stretch), if it did.
+    pub stopped: Option<String>,
     pub verify: Option<Verify>,
     pub cost: ClientCost,
     /// CrateDB's own `duration` of each request, beside the round trip.
@@ -155,7 +159,7 @@ pub async fn ingest(
         .context("starting a producer thread")?;
         pairs.push((feed, sink));
     }
-    let (finished, mut recorders) = run_workers(&plan, pairs).await?;
+    let (finished, mut recorders) = run_workers(&plan, pairs).await;
     let recorder = recorders.pop().unwrap_or_default();
     let wall = plan.t0.elapsed();
     let cost = meter.stop();
@@ -183,7 +187,8 @@ pub async fn ingest(
         // Chunks exist once rows arrived.
         setup.layout = layout(admin, cfg, dialect).await;
     }
-    Ok(IngestOutcome { setup, recorder, wall, interrupted: cancel.is_cancelled(), verify, cost, server_duration })
+    let (interrupted, stopped) = (cancel.is_cancelled(), plan.stop.reason());
+    Ok(IngestOutcome { setup, recorder, wall, interrupted, stopped, verify, cost, server_duration })
 }
 
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
@@ -196,25 +201,49 @@ pub(crate) fn merge_histograms<'a>(all: impl Iterator<Item = &'a Histogram<u64>>
 }
 
 /// Runs one worker per (source, executor) pair under `plan`, all starting
-/// together, and merges their recorders label by label.
-pub(crate) async fn run_workers<S, E>(plan: &worker::Plan, pairs: Vec<(S, E)>) -> Result<(Vec<E>, Vec<Recorder>)>
+/// together, and merges their recorders label by label. A worker that
+/// panicked leaves neither executor nor recorder: see [`join_workers`].
+pub(crate) async fn run_workers<S, E>(plan: &worker::Plan, pairs: Vec<(S, E)>) -> (Vec<E>, Vec<Recorder>)
 where
     S: worker::Source + Send + 'static,
     S::Op: Send,
     E: worker::Executor<S::Op> + Send + 'static,
 {
-    let tasks: Vec<_> =
-        pairs.into_iter().map(|(source, executor)| tokio::spawn(worker::run(plan.clone(), source, executor))).collect();
+    let tasks = pairs.into_iter().map(|(source, executor)| tokio::spawn(worker::run(plan.clone(), source, executor)));
     let mut merged = vec![Recorder::default(); plan.labels];
-    let mut executors = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        let (executor, recorders) = task.await.context("a worker panicked")?;
+    let mut executors = Vec::new();
+    for (executor, recorders) in join_workers(plan, tasks.collect()).await.into_iter().flatten() {
         for (m, r) in merged.iter_mut().zip(&recorders) {
             m.merge(r);
         }
         executors.push(executor);
     }
-    Ok((executors, merged))
+    (executors, merged)
+}
+
+/// Waits for the workers' tasks; returns what each left, in order, or
+/// `None` for one that panicked. The first panic stops the run: the other
+/// workers are cancelled (not left to run for the whole duration), and
+/// `plan.stop` names the worker or producer and its message, which fails
+/// the run with the report of what the others did.
+pub(crate) async fn join_workers<E>(
+    plan: &worker::Plan,
+    tasks: Vec<tokio::task::JoinHandle<(E, Vec<Recorder>)>>,
+) -> Vec<Option<(E, Vec<Recorder>)>> {
+    use futures_util::stream::{FuturesUnordered, StreamExt};
+    let mut ended: Vec<_> = tasks.iter().map(|_| None).collect();
+    let mut running: FuturesUnordered<_> =
+        tasks.into_iter().enumerate().map(|(w, t)| async move { (w, t.await) }).collect();
+    while let Some((w, joined)) = running.next().await {
+        match joined {
+            Ok(end) => ended[w] = Some(end),
+            Err(e) => plan.stop.stop(match e.try_into_panic() {
+                Ok(payload) => stop::panicked(w, payload.as_ref()),
+                Err(e) => format!("worker {w} did not finish: {e}"),
+            }),
+        }
+    }
+    ended
 }
 
 async fn open_sinks(cfg: &IngestConfig, target: Option<&Target>, spec: &SinkSpec) -> Result<Vec<Sink>> {
@@ -359,4 +388,142 @@ async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) ->
         .count(&format!("SELECT count(*) FROM {}", cfg.table.sql()))
         .await
         .with_context(|| format!("counting the rows of {}", cfg.table))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::config::Warmup;
+    use crate::stats::OpError;
+
+    /// An operation of one unit.
+    struct Unit;
+
+    impl worker::Operation for Unit {
+        fn units(&self) -> u64 {
+            1
+        }
+    }
+
+    /// `left` operations (u64::MAX: until the run is stopped).
+    struct Units {
+        left: u64,
+    }
+
+    impl worker::Source for Units {
+        type Op = Unit;
+
+        async fn next(&mut self) -> Option<Unit> {
+            self.left = self.left.checked_sub(1)?;
+            Some(Unit)
+        }
+    }
+
+    /// Acknowledges each operation after a little while, or panics at the
+    /// `panic_at`th one; counts what it acknowledged.
+    struct Counting {
+        acked: u64,
+        panic_at: Option<u64>,
+        fail: bool,
+    }
+
+    impl worker::Executor<Unit> for Counting {
+        async fn execute(&mut self, _: &mut Unit) -> Result<u64, OpError> {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            if self.panic_at == Some(self.acked) {
+                panic!("boom at {}", self.acked);
+            }
+            if self.fail {
+                return Err(OpError::new("SQLSTATE 22012", "division by zero"));
+            }
+            self.acked += 1;
+            Ok(1)
+        }
+    }
+
+    fn counting(panic_at: Option<u64>) -> Counting {
+        Counting { acked: 0, panic_at, fail: false }
+    }
+
+    fn plan(cancel: &CancellationToken) -> worker::Plan {
+        worker::Plan::new(None, None, 3, Warmup::None, 1, cancel.clone())
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_time().build().unwrap()
+    }
+
+    fn rows(r: &Recorder) -> u64 {
+        r.warmup.rows + r.measured.rows
+    }
+
+    #[test]
+    fn a_worker_that_panics_stops_the_run_and_the_others_keep_their_counts() {
+        runtime().block_on(async {
+            let ctrl_c = CancellationToken::new();
+            let plan = plan(&ctrl_c);
+            // Without the stop, workers 0 and 2 would run for ever.
+            let pairs = vec![
+                (Units { left: u64::MAX }, counting(None)),
+                (Units { left: u64::MAX }, counting(Some(20))),
+                (Units { left: u64::MAX }, counting(None)),
+            ];
+            let started = Instant::now();
+            let (executors, recorders) = run_workers(&plan, pairs).await;
+            assert!(started.elapsed() < Duration::from_secs(10), "the other workers were not stopped");
+            assert_eq!(plan.stop.reason().as_deref(), Some("worker 1 panicked: boom at 20"));
+            assert!(!ctrl_c.is_cancelled(), "a stop is not Ctrl-C: the run is failed, not interrupted");
+            assert_eq!(executors.len(), 2, "the executors of the workers that ended");
+            let acked: u64 = executors.iter().map(|e| e.acked).sum();
+            assert!(
+                acked > 0 && rows(&recorders[0]) == acked,
+                "{} rows recorded, {acked} acknowledged",
+                rows(&recorders[0])
+            );
+        });
+    }
+
+    #[test]
+    fn a_producer_that_panics_is_not_the_end_of_its_input() {
+        runtime().block_on(async {
+            let ctrl_c = CancellationToken::new();
+            let plan = plan(&ctrl_c);
+            let pool = || (0..producer::POOL).map(|_| Unit).collect();
+            let mut filled = 0;
+            let failing = producer::spawn(pool(), move |_: &mut Unit| {
+                filled += 1;
+                assert!(filled < 10, "bad row {filled}");
+                true
+            })
+            .unwrap();
+            let endless = producer::spawn(pool(), |_: &mut Unit| true).unwrap();
+            let pairs = vec![(endless, counting(None)), (failing, counting(None))];
+            let (executors, recorders) = run_workers(&plan, pairs).await;
+            let why = plan.stop.reason().unwrap_or_default();
+            assert!(why.starts_with("the producer of worker 1 panicked: bad row 10"), "{why}");
+            assert_eq!(executors.len(), 1);
+            assert!(executors[0].acked > 0 && rows(&recorders[0]) == executors[0].acked);
+        });
+    }
+
+    #[test]
+    fn operations_that_all_fail_stop_the_run_after_the_sustained_stretch() {
+        runtime().block_on(async {
+            let plan = plan(&CancellationToken::new());
+            let failing = || Counting { acked: 0, panic_at: None, fail: true };
+            let pairs = vec![(Units { left: u64::MAX }, failing()), (Units { left: u64::MAX }, failing())];
+            let started = Instant::now();
+            let (_, recorders) = run_workers(&plan, pairs).await;
+            let took = started.elapsed();
+            assert!((stop::SUSTAINED_FOR..stop::SUSTAINED_FOR * 3).contains(&took), "{took:?}");
+            let why = plan.stop.reason().unwrap_or_default();
+            assert!(
+                why.starts_with("the last ") && why.ends_with("all failed: SQLSTATE 22012: division by zero"),
+                "{why}"
+            );
+            assert!(recorders[0].measured.failed_batches >= stop::SUSTAINED_FAILURES);
+        });
+    }
 }

@@ -34,6 +34,9 @@ pub struct QueryOutcome {
     pub setup: Setup,
     pub phases: Vec<PhaseOutcome>,
     pub interrupted: bool,
+    /// Why the run stopped on its own before its end (a panic, or operations
+    /// that all failed for a sustained stretch), if it did; later phases then did not run.
+    pub stopped: Option<String>,
     pub cost: ClientCost,
 }
 
@@ -43,8 +46,9 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     describe_server(&mut admin, target, &mut setup).await?;
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(cfg.phases.len());
+    let mut stopped = None;
     for queries in &cfg.phases {
-        if cancel.is_cancelled() {
+        if cancel.is_cancelled() || stopped.is_some() {
             break;
         }
         let explains = match cfg.explain {
@@ -83,11 +87,12 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
                 (Chooser::new(queries.clone(), rng, cfg.per_worker[w]), executor)
             })
             .collect();
-        let (executors, recorders) = run_workers(&plan, pairs).await?;
+        let (executors, recorders) = run_workers(&plan, pairs).await;
         let server_duration = merge_histograms(executors.iter().filter_map(QueryRunner::server_duration));
         let wall = plan.t0.elapsed();
         progress.finish().await;
+        stopped = plan.stop.reason();
         phases.push(PhaseOutcome { queries: queries.clone(), recorders, explains, wall, server_duration });
     }
-    Ok(QueryOutcome { setup, phases, interrupted: cancel.is_cancelled(), cost: meter.stop() })
+    Ok(QueryOutcome { setup, phases, interrupted: cancel.is_cancelled(), stopped, cost: meter.stop() })
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::pacer::Pacer;
+use super::stop::Stop;
 use crate::config::Warmup;
 use crate::stats::recorder::Timing;
 use crate::stats::{Live, OpError, Recorder};
@@ -55,13 +56,16 @@ pub struct Plan {
     pub warmup: Warmup,
     /// How many labels operations may carry (one recorder each).
     pub labels: usize,
+    /// The workers stop on it: Ctrl-C, or the run's own [`Stop`].
     pub cancel: CancellationToken,
     pub live: Arc<Live>,
+    /// The run's own reason to stop, shared by its workers.
+    pub stop: Arc<Stop>,
 }
 
 impl Plan {
     /// A plan whose clock starts now, with `rate` (in total) shared evenly
-    /// by `workers`.
+    /// by `workers`, stopped by `cancel` (Ctrl-C) or by the run itself.
     pub fn new(
         deadline: Option<Duration>,
         rate: Option<f64>,
@@ -70,21 +74,24 @@ impl Plan {
         labels: usize,
         cancel: CancellationToken,
     ) -> Plan {
+        let cancel = cancel.child_token();
         Plan {
             t0: Instant::now(),
             deadline,
             rate: rate.map(|r| r / workers as f64),
             warmup,
             labels,
+            stop: Arc::new(Stop::new(cancel.clone())),
             cancel,
             live: Arc::new(Live::default()),
         }
     }
 }
 
-/// Runs until the source is exhausted, the deadline passes, Ctrl-C, or the
-/// executor reports a fatal error; returns the executor (to finish) and one
-/// recorder per label.
+/// Runs until the source is exhausted, the deadline passes, Ctrl-C, the
+/// executor reports a fatal error, or the run stops (operations that all
+/// fail for a sustained stretch, see [`Stop`]); returns the executor (to
+/// finish) and one recorder per label.
 pub async fn run<S, E>(plan: Plan, mut source: S, mut executor: E) -> (E, Vec<Recorder>)
 where
     S: Source,
@@ -140,13 +147,15 @@ where
             Some(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
+                plan.stop.succeeded();
             }
             Some(Err(e)) => {
                 let acked = e.acked.min(units);
+                let stopped = plan.stop.failed(t.ended, &e);
                 rec.failed(warmup, acked, units - acked, t, e.class, e.message);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
                 plan.live.failed.fetch_add(units - acked, Ordering::Relaxed);
-                if e.fatal {
+                if e.fatal || stopped {
                     break;
                 }
             }

@@ -18,6 +18,10 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("queries::seed_queries_yml_runs_unchanged", seed_queries_yml_runs_unchanged),
         ("queries::bad_workload_files_exit_2_naming_file_and_line", bad_workload_files_exit_2_naming_file_and_line),
         ("queries::failing_query_is_counted_not_fatal", failing_query_is_counted_not_fatal),
+        (
+            "queries::a_query_that_always_fails_stops_the_run_after_the_sustained_stretch",
+            a_query_that_always_fails_stops_the_run_after_the_sustained_stretch,
+        ),
         ("queries::explain_captures_a_plan", explain_captures_a_plan),
         ("queries::fail_if_sets_the_exit_code", fail_if_sets_the_exit_code),
         ("queries::open_loop_holds_the_rate", open_loop_holds_the_rate),
@@ -204,6 +208,47 @@ fn failing_query_is_counted_not_fatal(ctx: &Ctx) -> Result<()> {
     ensure(broken["errors"].as_u64() > Some(50) && ok["count"].as_u64() > Some(50), || r["queries"].to_string())?;
     ensure(broken["error_classes"][0]["class"] == "SQLSTATE 42P01", || broken.to_string())?;
     ensure(r["count"].as_u64().unwrap() + r["errors"].as_u64().unwrap() == 200, || "count + errors != 200".into())
+}
+
+/// Issue 13 item 5: a statement that prepares fine but fails at every
+/// execution does not spin for the whole --duration: the run stops after
+/// 1,000 failures in a row over 5 s, says why in every report, exits 1.
+fn a_query_that_always_fails_stops_the_run_after_the_sustained_stretch(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (json_file, html_file) = (dir.path().join("r.json"), dir.path().join("r.html"));
+    let started = std::time::Instant::now();
+    // random() keeps the division from being folded at plan time: it fails when executed.
+    let (code, stdout, stderr) = dbload_bin(
+        &[
+            "timeit",
+            "--url",
+            &ctx.url,
+            "-s",
+            "select 1 / (random() * 0)::int",
+            "--duration",
+            "30s",
+            "--report",
+            json_file.to_str().unwrap(),
+            "--html",
+            html_file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let took = started.elapsed();
+    ensure(code == 1, || format!("exit {code}: {stdout}{stderr}"))?;
+    ensure(took < std::time::Duration::from_secs(20), || format!("ran {took:?} of its 30 s: {stdout}"))?;
+    let stopped = "operations over";
+    ensure(stdout.starts_with("STOPPED: the last ") && stdout.contains(stopped), || stdout.clone())?;
+    ensure(stdout.contains("all failed: SQLSTATE 22012: division by zero"), || stdout.clone())?;
+    let r = json(&std::fs::read_to_string(&json_file)?)?;
+    ensure(r["status"] == "failed" && r["exit_code"] == 1, || r.to_string())?;
+    ensure(r["stopped"].as_str().is_some_and(|s| s.contains(stopped)), || r.to_string())?;
+    let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/query-report.schema.json"))?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    ensure(errors.is_empty(), || format!("{errors:#?}"))?;
+    let html = std::fs::read_to_string(&html_file)?;
+    ensure(html.contains("Stopped: the last "), || "no banner in the HTML".into())
 }
 
 fn explain_captures_a_plan(ctx: &Ctx) -> Result<()> {

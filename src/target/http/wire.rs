@@ -296,8 +296,9 @@ async fn read_chunked<S: AsyncRead + Unpin>(
         if size == 0 {
             break;
         }
-        // The data, then its CRLF.
-        let mut left = size + 2;
+        // The data, then its CRLF. A size near u64::MAX is no real body: refused, not wrapped.
+        let mut left =
+            size.checked_add(2).ok_or_else(|| ReadError::Malformed(format!("chunk size {size:x} too large")))?;
         while left > 0 {
             if rb.unread().is_empty() && rb.fill(s).await? == 0 {
                 return Err(ReadError::Closed { partial: true });
@@ -426,6 +427,12 @@ mod tests {
         let got = read_all("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", 3, false);
         assert!(got[0].as_ref().unwrap_err().contains("Closed { partial: true }"), "{got:?}");
         let got = read_all("SSH-2.0-OpenSSH\r\n\r\n", 100, false);
+        assert!(got[0].as_ref().unwrap_err().contains("Malformed"), "{got:?}");
+    }
+
+    #[test]
+    fn a_chunk_size_too_large_to_read_is_malformed_not_a_panic() {
+        let got = read_all("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nabc", 100, false);
         assert!(got[0].as_ref().unwrap_err().contains("Malformed"), "{got:?}");
     }
 
