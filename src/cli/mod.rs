@@ -81,7 +81,7 @@ pub struct StopArgs {
 pub struct TargetArgs {
     /// Target as a libpq URL or conninfo string (postgres://user@host:port/db?sslmode=...), or
     /// CrateDB's HTTP endpoint (cratedb://user@host1:4200,host2:4200). Without it, DATABASE_URL,
-    /// then PG* variables (when PGHOST is set); with none of them a throwaway local PostgreSQL is
+    /// then PG* variables (when PGHOST or PGSERVICE is set); with none of them a throwaway local PostgreSQL is
     /// started and removed at exit. A password in the URL is visible to every local user (ps):
     /// prefer ~/.pgpass or PGPASSFILE, PGSERVICE, or PGPASSWORD, read as libpq reads them.
     #[arg(long, value_name = "URL")]

@@ -97,11 +97,14 @@ pub struct PgTarget {
 
 impl PgTarget {
     /// Resolves a target with libpq's rules: `url` (a `postgres://` or
-    /// `postgresql://` URL, or a `key=value ...` conninfo string) wins, `PG*`
-    /// variables fill what it leaves out (PGHOST, PGPORT, PGUSER, PGPASSWORD,
-    /// PGDATABASE, PGSSLMODE, PGSSLROOTCERT, PGAPPNAME, PGCONNECT_TIMEOUT),
-    /// then defaults: host localhost, port 5432, user $USER (or `postgres`),
-    /// dbname = user, application_name `dbload`, connect_timeout 10 s.
+    /// `postgresql://` URL, or a `key=value ...` conninfo string) wins, then
+    /// the service it or PGSERVICE names (`pg_service.conf`), then `PG*`
+    /// variables fill what is left out (PGHOST, PGPORT, PGUSER, PGPASSWORD,
+    /// PGDATABASE, PGSSLMODE, PGSSLROOTCERT, PGAPPNAME, PGCONNECT_TIMEOUT,
+    /// PGPASSFILE), then defaults: host localhost, port 5432, user $USER (or
+    /// `postgres`), dbname = user, application_name `dbload`, connect_timeout
+    /// 10 s. Without a password, libpq's password file gives one (`passfile`,
+    /// PGPASSFILE, or ~/.pgpass).
     ///
     /// `option` names the source in error messages (`--url`, `DATABASE_URL`);
     /// `env` is injected so tests do not depend on the real environment.
@@ -110,7 +113,7 @@ impl PgTarget {
     }
 
     /// Resolves a target from `PG*` variables and defaults alone, for when
-    /// PGHOST is set and no URL was given.
+    /// PGHOST or PGSERVICE is set and no URL was given.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<PgTarget> {
         PgTarget::resolve(Params::default(), env)
     }
