@@ -540,7 +540,8 @@ pub fn stop_kept(dir: &Path) -> anyhow::Result<u64> {
         )));
     }
     if let Some(pid) = running_postmaster(dir) {
-        let gone = || (kill(pid, None) == Err(Errno::ESRCH)).then_some(());
+        // Gone, or a zombie that has let go of its directory.
+        let gone = || running_postmaster(dir).is_none().then_some(());
         let signals = [(Signal::SIGINT, FAST_SHUTDOWN_TIMEOUT), (Signal::SIGQUIT, IMMEDIATE_SHUTDOWN_TIMEOUT)];
         let stopped = signals.into_iter().any(|(signal, limit)| {
             let _ = kill(pid, signal);
@@ -562,14 +563,15 @@ pub fn stop_kept(dir: &Path) -> anyhow::Result<u64> {
 }
 
 /// The postmaster of the server in `dir`, if it runs: the pid in
-/// postmaster.pid, and only if that process still works in `dir` (the
-/// server is started there; a stale file's pid may belong to another
-/// program by now).
+/// postmaster.pid, and only if that process still works in the data
+/// directory (the server moves there; a stale file's pid may belong to
+/// another program by now).
 fn running_postmaster(dir: &Path) -> Option<Pid> {
-    let pid_file = fs::read_to_string(dir.join("data/postmaster.pid")).ok()?;
+    let data_dir = dir.join("data");
+    let pid_file = fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
     let pid: i32 = pid_file.lines().next()?.trim().parse().ok()?;
     let cwd = fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
-    (cwd == fs::canonicalize(dir).ok()?).then(|| Pid::from_raw(pid))
+    (cwd == fs::canonicalize(&data_dir).ok()?).then(|| Pid::from_raw(pid))
 }
 
 /// The disk space a directory takes, as `du` counts it (allocated blocks).
