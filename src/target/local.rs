@@ -685,6 +685,19 @@ mod tests {
         assert_eq!(fsync, "off");
         assert_eq!(max_connections, "20");
 
+        // Private: the directory (and so the socket) is its owner's, and TCP
+        // wants the password, which only the 0600 password file holds.
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&server.passfile()), 0o600);
+        let no_env = |_: &str| None;
+        let tcp = PgTarget::from_url(&server.url(), "--url", &no_env).unwrap();
+        let err = runtime.block_on(tcp.connect()).unwrap_err();
+        assert!(err.to_string().contains("password missing"), "{err:#}");
+        let with_file = format!("{}?passfile={}", server.url(), server.passfile().display());
+        let tcp = PgTarget::from_url(&with_file, "--url", &no_env).unwrap();
+        runtime.block_on(tcp.connect()).unwrap();
+
         drop(server);
         assert!(!dir.exists(), "{} was not removed", dir.display());
         assert_eq!(kill(pid, None), Err(Errno::ESRCH), "the postmaster is still alive");
