@@ -54,7 +54,18 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::InsertJson(args) => insert_json(args, &env, out).map(|o| o.exit_code),
         Command::Export(args) => export(args, &env, out).map(|o| o.exit_code),
         Command::InsertFromSql(args) => insert_from_sql(args, &env, out).map(|o| o.exit_code),
+        Command::Stop(args) => stop(&args.dir, out),
     }
+}
+
+/// `dbload stop DIR`: stops a server that `--keep` left running and removes
+/// its directory.
+pub fn stop(dir: &std::path::Path, out: &mut dyn Write) -> Result<u8> {
+    let freed = target::local::stop_kept(dir)?;
+    let freed = target::local::human_size(freed);
+    writeln!(out, "dbload: stopped the throwaway PostgreSQL in {} and removed it ({freed} freed)", dir.display())
+        .context("writing to stdout")?;
+    Ok(error::exit::OK)
 }
 
 /// A started target: a throwaway server (kept alive by this value) or a
@@ -98,11 +109,7 @@ impl Started {
 impl Drop for Started {
     fn drop(&mut self) {
         if let (Some(l), true) = (&self.local, self.keep) {
-            let dir = l.data_dir().display();
-            eprintln!(
-                "dbload: the throwaway PostgreSQL keeps running at {} (data in {dir}); stop it with: kill -INT $(head -1 {dir}/postmaster.pid)",
-                l.url()
-            );
+            eprint!("{}", l.keep_recipe());
         }
     }
 }

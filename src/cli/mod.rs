@@ -62,16 +62,28 @@ pub enum Command {
     /// Copy a query's rows from a source server into an existing table, with the target's fastest method.
     #[command(after_help = INSERT_FROM_SQL_EXAMPLES)]
     InsertFromSql(InsertFromSqlArgs),
+    /// Stop a throwaway PostgreSQL that --keep left running, and remove its directory.
+    Stop(StopArgs),
+}
+
+/// `dbload stop DIR`.
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    /// The server's directory, as --keep printed it. A directory that dbload did not make is
+    /// refused.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// Where the load goes.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Target")]
 pub struct TargetArgs {
-    /// Target as a libpq URL or conninfo string (postgres://user:pass@host:port/db?sslmode=...),
-    /// or CrateDB's HTTP endpoint (cratedb://user:pass@host1:4200,host2:4200). Without it,
-    /// DATABASE_URL, then PG* variables (when PGHOST is set); with none of them a throwaway local
-    /// PostgreSQL is started and removed at exit.
+    /// Target as a libpq URL or conninfo string (postgres://user@host:port/db?sslmode=...), or
+    /// CrateDB's HTTP endpoint (cratedb://user@host1:4200,host2:4200). Without it, DATABASE_URL,
+    /// then PG* variables (when PGHOST or PGSERVICE is set); with none of them a throwaway local PostgreSQL is
+    /// started and removed at exit. A password in the URL is visible to every local user (ps):
+    /// prefer ~/.pgpass or PGPASSFILE, PGSERVICE, or PGPASSWORD, read as libpq reads them.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
 
@@ -84,7 +96,8 @@ pub struct TargetArgs {
     #[arg(long)]
     pub insecure: bool,
 
-    /// Leave the throwaway PostgreSQL running at exit and print its URL.
+    /// Leave the throwaway PostgreSQL running at exit, and print how to connect to it (its password
+    /// is in a 0600 password file in its directory), its size, and how to stop it (dbload stop DIR).
     #[arg(long)]
     pub keep: bool,
 }

@@ -120,7 +120,8 @@ pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Op
     if let Some(url) = env("DATABASE_URL").filter(|u| !u.is_empty()) {
         return Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(&url, "DATABASE_URL", env)?), engine));
     }
-    if env("PGHOST").is_some_and(|h| !h.is_empty()) {
+    // A service names a server as PGHOST does.
+    if ["PGHOST", "PGSERVICE"].into_iter().any(|var| env(var).is_some_and(|v| !v.is_empty())) {
         return Ok(TargetChoice::Remote(Box::new(PgTarget::from_env(env)?), engine));
     }
     if let Some(e) = engine.filter(|e| *e != Engine::Postgres) {

@@ -9,12 +9,14 @@
 use anyhow::Context as _;
 use tokio_postgres::Config;
 
+use super::pgpass;
 use super::postgres::error_text;
 use crate::error::usage;
 
 /// The `PG*` variables dbload honours and the keyword each one stands for
-/// (libpq's table, limited to what dbload supports).
-const ENV_VARS: [(&str, &str); 9] = [
+/// (libpq's table, limited to what dbload supports; PGSERVICE is read
+/// before them, as a service's values beat the environment's).
+const ENV_VARS: [(&str, &str); 10] = [
     ("host", "PGHOST"),
     ("port", "PGPORT"),
     ("user", "PGUSER"),
@@ -24,6 +26,7 @@ const ENV_VARS: [(&str, &str); 9] = [
     ("sslrootcert", "PGSSLROOTCERT"),
     ("application_name", "PGAPPNAME"),
     ("connect_timeout", "PGCONNECT_TIMEOUT"),
+    ("passfile", "PGPASSFILE"),
 ];
 
 /// Where a value that nobody gave comes from, for error messages.
@@ -75,15 +78,31 @@ impl Params {
     /// `[user[:password]@][host[:port][,...]][/dbname][?key=value&...]`.
     /// The `url` crate's parser is not used for this because it rejects
     /// libpq's multi-host form (`h1:5432,h2:5433`).
+    ///
+    /// The user info ends at the last `@` before the first `/` (libpq's
+    /// rule, which lets a password hold `?` or `@`). An `@` after the first
+    /// `/` most likely means a password with an unescaped `/`: that is
+    /// refused without echoing any of the URL, which would show the password.
     fn from_url(rest: &str, source: &str) -> anyhow::Result<Params> {
         let mut params = Params::default();
-        let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (authority, dbname) = before_query.split_once('/').unwrap_or((before_query, ""));
-        // The last `@`, so that an unescaped `@` in a password still works.
-        let (userinfo, hosts) = match authority.rsplit_once('@') {
+        let (authority_part, after_slash) = rest.split_once('/').map_or((rest, None), |(a, b)| (a, Some(b)));
+        let (userinfo, after_userinfo) = match authority_part.rsplit_once('@') {
             Some((userinfo, hosts)) => (Some(userinfo), hosts),
-            None => (None, authority),
+            None => (None, authority_part),
         };
+        if after_slash.is_some_and(|after| after.contains('@')) {
+            return Err(usage(format!(
+                "{source}: the URL has an `@` after its first `/`: a password or user name that \
+                 holds `/` must write it as %2F (and an `@` in the database name or a parameter as \
+                 %40)"
+            )));
+        }
+        let hosts_and_query = match after_slash {
+            Some(after) => format!("{after_userinfo}/{after}"),
+            None => after_userinfo.to_owned(),
+        };
+        let (before_query, query) = hosts_and_query.split_once('?').unwrap_or((&hosts_and_query, ""));
+        let (hosts, dbname) = before_query.split_once('/').unwrap_or((before_query, ""));
         if let Some(userinfo) = userinfo {
             let (user, password) = match userinfo.split_once(':') {
                 Some((user, password)) => (user, Some(password)),
@@ -158,12 +177,21 @@ impl Params {
         Ok(params)
     }
 
-    /// Fills what the target string left out: from the `PG*` variables in
-    /// [`ENV_VARS`], then from dbload's defaults (see `PgTarget::from_url`).
-    pub(super) fn fill_in(&mut self, env: &dyn Fn(&str) -> Option<String>) {
+    /// Fills what the target string left out: from the service it or
+    /// PGSERVICE names, from the `PG*` variables in [`ENV_VARS`], then from
+    /// dbload's defaults (see `PgTarget::from_url`).
+    pub(super) fn fill_in(&mut self, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<()> {
         // An empty variable counts as unset, as a user who wrote `PGHOST=`
         // means "no host" rather than "the host named ''".
         let env = |var: &str| env(var).filter(|value| !value.is_empty());
+        if self.get("service").is_none() {
+            if let Some(service) = env("PGSERVICE") {
+                self.set("service", service, "PGSERVICE");
+            }
+        }
+        if let Some(service) = self.take("service") {
+            self.fill_from_service(&service, &env)?;
+        }
         for (key, var) in ENV_VARS {
             if self.get(key).is_none() {
                 if let Some(value) = env(var) {
@@ -192,6 +220,66 @@ impl Params {
         }
         if self.get("connect_timeout").is_none() {
             self.set("connect_timeout", DEFAULT_CONNECT_TIMEOUT.into(), DEFAULT);
+        }
+        Ok(())
+    }
+
+    /// Sets what the service's section of `pg_service.conf` gives and the
+    /// target string did not (libpq's order: the user's file, PGSERVICEFILE
+    /// or ~/.pg_service.conf, then `$PGSYSCONFDIR/pg_service.conf`).
+    fn fill_from_service(&mut self, service: &Param, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<()> {
+        let files = [
+            env("PGSERVICEFILE").or_else(|| env("HOME").map(|home| format!("{home}/.pg_service.conf"))),
+            env("PGSYSCONFDIR").map(|dir| format!("{dir}/pg_service.conf")),
+        ];
+        for file in files.into_iter().flatten() {
+            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let Some(section) = service_section(&text, &service.value, &file)? else { continue };
+            let source = format!("service `{}` in {file}", service.value);
+            for (key, value) in section {
+                if self.get(&key).is_none() {
+                    self.set(&key, value, &source);
+                }
+            }
+            return Ok(());
+        }
+        Err(usage(format!(
+            "{}: the service `{}` is defined in no service file (PGSERVICEFILE or              ~/.pg_service.conf, then $PGSYSCONFDIR/pg_service.conf): define it there, or              give the connection parameters",
+            service.source, service.value
+        )))
+    }
+
+    /// Sets the password from libpq's password file (the `passfile`
+    /// keyword, PGPASSFILE, or ~/.pgpass) when none was given, matched
+    /// against each host in turn: the first host with a line wins, as
+    /// tokio-postgres takes one password for all. A file that others may
+    /// read is ignored with a warning on stderr, as libpq does.
+    pub(super) fn fill_password_from_file(&mut self, env: &dyn Fn(&str) -> Option<String>) {
+        let passfile = self.take("passfile");
+        if !self.value("password").is_empty() {
+            return;
+        }
+        let file = match passfile {
+            Some(param) => param.value,
+            None => match env("HOME").filter(|home| !home.is_empty()) {
+                Some(home) => format!("{home}/.pgpass"),
+                None => return,
+            },
+        };
+        let ports: Vec<&str> = self.value("port").split(',').collect();
+        let (dbname, user) = (self.value("dbname"), self.value("user"));
+        let found = self.hosts().enumerate().find_map(|(i, host)| {
+            let port = ports.get(i).or(ports.first()).filter(|port| !port.is_empty()).unwrap_or(&"5432");
+            match pgpass::read(std::path::Path::new(&file), [pgpass::host_key(host), port, dbname, user]) {
+                Ok(found) => found,
+                Err(warning) => {
+                    eprintln!("dbload: warning: {warning}");
+                    None
+                }
+            }
+        });
+        if let Some(password) = found {
+            self.set("password", password, &format!("the password file {file}"));
         }
     }
 
@@ -301,6 +389,40 @@ impl Params {
     }
 }
 
+/// The `key=value` lines of the `[service]` section of a service file, or
+/// `None` if the file has no such section.
+fn service_section(text: &str, service: &str, file: &str) -> anyhow::Result<Option<Vec<(String, String)>>> {
+    let mut section = None;
+    let mut in_service = false;
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            if in_service {
+                break;
+            }
+            in_service = name == service;
+            if in_service {
+                section = Some(Vec::new());
+            }
+            continue;
+        }
+        let Some(pairs) = section.as_mut().filter(|_| in_service) else { continue };
+        let bad = |why: &str| usage(format!("{file}, line {}: {why}", number + 1));
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(bad("not `key=value`: fix the line"));
+        };
+        let key = key.trim();
+        if key == "service" {
+            return Err(bad("a service cannot name another service: give its parameters instead"));
+        }
+        pairs.push((key.to_owned(), value.trim().to_owned()));
+    }
+    Ok(section)
+}
+
 /// A host given as a path is a Unix socket directory (libpq's rule).
 fn is_socket(host: &str) -> bool {
     host.starts_with('/')
@@ -383,7 +505,9 @@ fn conninfo_quote(value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::target::postgres::tests::{env_of, no_env, parse, usage_error};
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use crate::target::postgres::tests::{env_of, no_env, parse, password_of, usage_error};
     use crate::target::PgTarget;
 
     #[test]
@@ -427,9 +551,68 @@ mod tests {
             "postgres://u:hunter2@h/db?sslmode=nope",
             "host=h password=hunter2 bogus=1",
             "postgres://u:hunter2@h/db?port=x",
+            // Unescaped `/` in the password (was: "port=hunter2 is not accepted").
+            "postgres://u:hunter2/x@h/db",
+            "postgres://u:a/hunter2@h/db",
+            "postgres://u:hunter2/x?y@h:99999/db",
         ] {
             let message = usage_error(PgTarget::from_url(url, "--url", &no_env));
-            assert!(!message.contains("hunter2"), "{message}");
+            assert!(!message.contains("hunter2"), "{url}: {message}");
         }
+    }
+
+    #[test]
+    fn a_password_may_hold_question_marks_and_at_signs() {
+        // libpq's rule: the user info ends at the last `@` before the first `/`.
+        let t = parse("postgres://u:hunter2?x@y@h:6000/db?sslmode=disable");
+        assert_eq!(password_of(&t).as_deref(), Some("hunter2?x@y"));
+        assert_eq!(t.redacted(), "postgres://u:***@h:6000/db");
+    }
+
+    /// A user whose psql logs in through ~/.pgpass, PGPASSFILE or the
+    /// `passfile` keyword must not get "password missing" from dbload.
+    #[test]
+    fn password_comes_from_the_password_file() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = dir.path().join("pgpass");
+        std::fs::write(&file, "other:5432:*:*:wrong\ndb:6000:*:bench:from\\:file\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let file = file.to_str().unwrap();
+        let password = |url: &str, env: &[(&str, &str)]| {
+            let t = PgTarget::from_url(url, "--url", &env_of(env)).unwrap();
+            assert!(!t.redacted().contains("file"), "{}", t.redacted());
+            password_of(&t)
+        };
+        let pw = Some("from:file".to_owned());
+        assert_eq!(password("postgres://bench@db:6000/x", &[("PGPASSFILE", file)]), pw);
+        assert_eq!(password(&format!("postgres://bench@db:6000/x?passfile={file}"), &[]), pw);
+        std::fs::copy(file, dir.path().join(".pgpass")).unwrap();
+        assert_eq!(password("postgres://bench@db:6000/x", &[("HOME", dir.path().to_str().unwrap())]), pw);
+        // The second host of a list has the line; a given password wins.
+        assert_eq!(password("postgres://bench@nohost,db/x?port=6000", &[("PGPASSFILE", file)]), pw);
+        let given = Some("given".to_owned());
+        assert_eq!(password("postgres://bench@db:6000/x", &[("PGPASSFILE", file), ("PGPASSWORD", "given")]), given);
+        assert_eq!(password("postgres://bench@db:6001/x", &[("PGPASSFILE", file)]), None);
+    }
+
+    #[test]
+    fn a_service_fills_what_the_url_leaves_out() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = dir.path().join("services.conf");
+        let text = "# comment\n[other]\nhost=wrong\n\n[bench]\nhost = svc-host\nport=6000\ndbname=svcdb\n\
+                    user=svcuser\n[next]\nport=1\n";
+        std::fs::write(&file, text).unwrap();
+        let env = env_of(&[("PGSERVICEFILE", file.to_str().unwrap()), ("PGSERVICE", "bench"), ("PGPORT", "7000")]);
+        let t = PgTarget::from_url("postgres:///urldb", "--url", &env).unwrap();
+        // The URL beats the service, and the service beats PG* variables.
+        assert_eq!(t.redacted(), "postgres://svcuser@svc-host:6000/urldb");
+        let t = PgTarget::from_url("host=h service=other", "--url", &env).unwrap();
+        assert_eq!(t.redacted(), "postgres://postgres@h:7000/postgres");
+
+        let message = usage_error(PgTarget::from_url("service=nope", "--url", &env));
+        assert!(message.starts_with("--url: the service `nope` is defined in no service file"), "{message}");
+        std::fs::write(&file, "[bench]\nhost\n").unwrap();
+        let message = usage_error(PgTarget::from_env(&env));
+        assert!(message.ends_with("services.conf, line 2: not `key=value`: fix the line"), "{message}");
     }
 }

@@ -27,8 +27,8 @@ use tokio_rustls::TlsConnector;
 pub use self::exec::{CrateQueryExecutor, CrateSink};
 pub use self::response::{bulk_outcome, parse, rowcount_outcome, BulkResult, SqlError, SqlResponse, ROW_FAILED};
 use super::http::conn::{self, Conn, Connector, Failure, Stream};
-use super::http::percent_decode;
 use super::http::wire::{ReadError, RequestHead};
+use super::http::{percent_decode, redact_userinfo};
 use crate::error::{target, usage};
 use crate::stats::OpError;
 
@@ -71,7 +71,7 @@ impl CrateTarget {
     /// URL came from, for messages; `insecure` skips verifying an https
     /// server's certificate.
     pub fn parse(url: &str, option: &str, insecure: bool) -> Result<CrateTarget> {
-        let bad = |why: String| usage(format!("{option} {}: {why}; {EXAMPLE}", redact_url(url)));
+        let bad = |why: String| usage(format!("{option} {}: {why}; {EXAMPLE}", redact_userinfo(url)));
         let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme".into()))?;
         let scheme = scheme.to_ascii_lowercase();
         let (mut tls, default_port) = match scheme.as_str() {
@@ -80,8 +80,14 @@ impl CrateTarget {
             "https" => (true, 443),
             other => return Err(bad(format!("scheme {other}: CrateDB over HTTP takes cratedb, http or https"))),
         };
+        // The user info ends at the last `@`: nothing after it may hold one,
+        // and a password may then hold an unescaped `/`, `?` or `@`.
+        let (userinfo, rest) = match rest.rsplit_once('@') {
+            Some((ui, rest)) => (Some(ui), rest),
+            None => (None, rest),
+        };
         let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
+        let (host_list, tail) = rest.split_at(end);
         let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
         if !path.is_empty() && path != "/" {
             return Err(bad(format!(
@@ -104,10 +110,6 @@ impl CrateTarget {
                 }
             };
         }
-        let (userinfo, host_list) = match authority.rsplit_once('@') {
-            Some((ui, hosts)) => (Some(ui), hosts),
-            None => (None, authority),
-        };
         let (user, password) = match userinfo.map(|ui| ui.split_once(':').unwrap_or((ui, ""))) {
             Some(("", _)) => return Err(bad("an empty user name".into())),
             Some((u, p)) => (percent_decode(u), percent_decode(p)),
@@ -117,7 +119,7 @@ impl CrateTarget {
             .split(',')
             .map(|h| parse_host(h, default_port).map_err(|why| bad(format!("host {h:?}: {why}"))))
             .collect::<Result<Vec<_>>>()?;
-        let redacted = redact_url(url);
+        let redacted = redact_userinfo(url);
         let tls = if tls { Some(conn::tls_connector(insecure, &redacted)?) } else { None };
         let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
         Ok(CrateTarget { hosts, tls, insecure, authorization: format!("Basic {credentials}"), redacted })
@@ -195,19 +197,6 @@ fn host_port(host: &str, port: u16) -> String {
         format!("[{host}]:{port}")
     } else {
         format!("{host}:{port}")
-    }
-}
-
-/// `url` with the password of its user info replaced by `***`.
-fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    match rest[..end].rsplit_once('@') {
-        Some((userinfo, _)) if userinfo.contains(':') => {
-            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-            format!("{scheme}://{user}:***@{}", &rest[userinfo.len() + 1..])
-        }
-        _ => url.to_owned(),
     }
 }
 
@@ -362,6 +351,10 @@ mod tests {
         let t = CrateTarget::parse("https://u:p@h,g:4200", "--url", true).unwrap();
         assert_eq!((t.hosts(), t.tls(), t.insecure()), (vec!["h:443".into(), "g:4200".into()], true, true));
         assert_eq!(t.redacted(), "https://u:***@h,g:4200");
+        // A password with unescaped `/`, `?` or `@`: the user info ends at the last `@`.
+        let t = parsed("cratedb://u:S3/cr?3t@Pw@h:4201");
+        assert_eq!((t.hosts(), t.authorization.as_str()), (vec!["h:4201".into()], &*basic("u:S3/cr?3t@Pw")));
+        assert_eq!(t.redacted(), "cratedb://u:***@h:4201");
     }
 
     #[test]
@@ -376,6 +369,9 @@ mod tests {
             ("cratedb://h?ssl=maybe", "ssl=maybe"),
             ("https://h?ssl=true", "already says"),
             ("cratedb://:pw@h", "empty user"),
+            ("cratedb://u:secret/x@h:99999", "not 1 to 65535"),
+            ("cratedb://u:secret?x@h/doc", "path /doc"),
+            ("ftp://u:secret/x@h", "scheme ftp"),
         ] {
             let e = CrateTarget::parse(url, "--url", false).unwrap_err();
             let msg = e.to_string();

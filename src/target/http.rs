@@ -58,7 +58,10 @@ pub struct Endpoint {
 impl Endpoint {
     /// `option` names where the URL came from, for messages.
     pub fn parse(url: &str, option: &str) -> Result<Endpoint> {
-        let bad = |why: &str| usage(format!("{option} {url:?}: {why}; give a URL like http://host:8668/v2/notify"));
+        let bad = |why: &str| {
+            let shown = redact_userinfo(url);
+            usage(format!("{option} {shown:?}: {why}; give a URL like http://host:8668/v2/notify"))
+        };
         let uri: http::Uri = url.parse().map_err(|e| bad(&format!("not a URL ({e})")))?;
         let tls = match uri.scheme_str() {
             Some("http") => false,
@@ -77,6 +80,17 @@ impl Endpoint {
             let (user, pass) = ui.split_once(':').unwrap_or((ui, ""));
             (percent_decode(user), percent_decode(pass))
         });
+        let after_host = host_port.strip_prefix(auth.host()).unwrap_or("");
+        if !after_host.is_empty() && auth.port_u16().is_none_or(|p| p == 0) {
+            return Err(bad("the port is not a number from 1 to 65535"));
+        }
+        let first_segment = uri.path().trim_start_matches('/').split('/').next().unwrap_or("");
+        if userinfo.is_none() && !after_host.is_empty() && first_segment.contains('@') {
+            // `http://u:123/x@h/`: a password with an unescaped `/`, which
+            // would otherwise pass for a port and a path, and be shown.
+            return Err(bad("an `@` in the first part of the path: write a `/` in a password as %2F, and an `@` in \
+                 the path as %40"));
+        }
         let path = match uri.path_and_query().map(|p| p.as_str()).unwrap_or("/") {
             p if p.starts_with('/') => p.to_owned(),
             p => format!("/{p}"),
@@ -90,6 +104,23 @@ impl Endpoint {
         };
         let redacted = format!("{}://{user}{host_port}{}", if tls { "https" } else { "http" }, redact_query(&path));
         Ok(Endpoint { tls, host, port, path, authority, userinfo, redacted })
+    }
+}
+
+/// `url` with its password replaced by `***`, read the cautious way: the
+/// user info is everything between `://` and the *last* `@`, so that a
+/// password with an unescaped `/`, `?` or `@` is hidden too. For messages
+/// about a URL as given (shared with the CrateDB URL), which must never
+/// echo its password, whether the URL parsed or not.
+pub(super) fn redact_userinfo(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
+    let separator = if scheme.is_empty() && !url.contains("://") { "" } else { "://" };
+    match rest.rsplit_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
+            format!("{scheme}{separator}{user}:***@{host}")
+        }
+        _ => url.to_owned(),
     }
 }
 
@@ -399,7 +430,7 @@ impl HttpExecutor {
             }
         }
         let excerpt = || {
-            let text = String::from_utf8_lossy(&body[..body.len().min(200)]).replace(['\n', '\r'], " ");
+            let text = check::excerpt(body);
             let reason = &self.conn.reason;
             format!("{} {reason}{}{text}", r.status, if text.is_empty() { "" } else { ": " })
         };
@@ -511,11 +542,30 @@ mod tests {
         assert_eq!(e.redacted, "https://u:***@[::1]/x?apikey=***&limit=10");
         let e = Endpoint::parse("http://h:80?x=1", "URL").unwrap();
         assert_eq!((e.path.as_str(), e.authority.as_str()), ("/?x=1", "h"));
-        for bad in ["ftp://h/", "h:80", "/path", "http://"] {
+        for bad in ["ftp://h/", "h:80", "/path", "http://", "http://h:8080/a@b"] {
             let err = Endpoint::parse(bad, "URL").unwrap_err();
             assert_eq!(crate::error::exit_code(&err), 2, "{bad}");
             assert!(err.to_string().starts_with("URL"), "{err}");
         }
+    }
+
+    /// No form of URL echoes its password, whether it parses or not.
+    #[test]
+    fn url_errors_never_show_the_password() {
+        for url in [
+            "ftp://u:S3cr3tPw@h",
+            "http://u:S3cr3tPw@/x",
+            "http://u:S3cr3tPw/x@h/y",
+            "http://u:123/S3cr3tPw@h/y",
+            "http://u:S3cr3tPw?x@h/",
+            "u:S3cr3tPw@h",
+        ] {
+            let err = Endpoint::parse(url, "URL").unwrap_err();
+            assert_eq!(crate::error::exit_code(&err), 2, "{url}");
+            assert!(!format!("{err:#}").contains("S3cr3tPw"), "{url}: {err:#}");
+        }
+        assert_eq!(redact_userinfo("cratedb://u:pw/x@h"), "cratedb://u:***@h");
+        assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
     }
 
     #[test]

@@ -5,16 +5,26 @@
 //! Both get the same thing: a fresh cluster in a temporary directory, started
 //! with settings that keep the disk out of the measurement, reached over its
 //! Unix socket, and stopped and removed when dropped.
+//!
+//! The server belongs to whoever started it: its superuser logs in with
+//! scram-sha-256 and a random password made for this server alone, its
+//! socket directory is private (0700) and TCP listens on 127.0.0.1 only, so
+//! that no other local user can become its superuser (and, through
+//! `COPY ... TO PROGRAM`, run programs as the server's account). The
+//! password reaches clients through a libpq password file in the server's
+//! directory, never through a command line.
 
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use base64::Engine as _;
 use nix::errno::Errno;
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{chown, geteuid, getpid, getppid, Pid, User};
@@ -48,9 +58,12 @@ impl Default for LocalOptions {
 pub struct LocalPostgres {
     postmaster: Child,
     port: u16,
-    /// The temporary directory: `data/`, the socket and `postgres.log`.
+    /// The temporary directory: `data/`, the socket, `postgres.log`, the
+    /// password file and the marker that `dbload stop` looks for.
     dir: PathBuf,
     data_dir: PathBuf,
+    /// The superuser's password, made for this server alone.
+    password: String,
     settings: Vec<(String, String)>,
     /// Removes `dir` when dropped, which happens after `Drop::drop` has
     /// stopped the server; `None` when the server is kept.
@@ -76,6 +89,14 @@ const BENCHMARK_SETTINGS: [(&str, &str); 8] = [
     ("max_wal_size", "8GB"),
     ("checkpoint_timeout", "1h"),
 ];
+
+/// The file in the server's directory that says dbload made it: `dbload
+/// stop` removes no directory without it.
+const MARKER: &str = "dbload-throwaway";
+/// The libpq password file (`PGPASSFILE` format) in the server's directory.
+const PASSFILE: &str = "pgpass";
+/// The password handed to initdb (`--pwfile`), removed once initdb is done.
+const INITDB_PWFILE: &str = "initdb-pwfile";
 
 /// What to do when the throwaway server cannot be made to work.
 const NEXT_STEP: &str = "fix what the output above reports, or pass --url to use a running server";
@@ -111,17 +132,33 @@ impl LocalPostgres {
             .tempdir()
             .context("cannot create a temporary directory for the local PostgreSQL")?;
         let dir = cleanup.path().to_path_buf();
+        // The socket's directory: only its owner may reach the socket.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private", dir.display()))?;
         if let Some(user) = &account {
-            // The directory is already 0700 (tempfile's default): it becomes
-            // the server account's private directory.
+            // It becomes the server account's private directory.
             chown(&dir, Some(user.uid), Some(user.gid))
                 .with_context(|| format!("cannot hand {} to the `{}` account", dir.display(), user.name))?;
         }
+        write_private(
+            &dir.join(MARKER),
+            "a throwaway PostgreSQL made by dbload; `dbload stop DIR` stops it and removes DIR\n",
+        )?;
         let data_dir = dir.join("data");
-        initdb(&binaries.initdb, &dir, &data_dir, account.as_ref())?;
+        let password = new_password()?;
+        initdb(&binaries.initdb, &dir, &data_dir, account.as_ref(), &password)?;
         let settings = server_settings(opts);
         let (postmaster, port) =
             start_postmaster(&binaries.postgres, &dir, &data_dir, &settings, account.as_ref(), opts.keep)?;
+        // Both host names libpq looks up: 127.0.0.1 for TCP, and localhost,
+        // which stands for a Unix socket in a password file.
+        let passfile =
+            format!("127.0.0.1:{port}:*:{SUPERUSER}:{password}\nlocalhost:{port}:*:{SUPERUSER}:{password}\n");
+        let mut postmaster = postmaster;
+        if let Err(err) = write_private(&dir.join(PASSFILE), &passfile) {
+            stop(&mut postmaster);
+            return Err(err);
+        }
         let cleanup = if opts.keep {
             // A kept server outlives dbload, and so must its directory.
             let _kept = cleanup.keep();
@@ -129,21 +166,50 @@ impl LocalPostgres {
         } else {
             Some(cleanup)
         };
-        Ok(LocalPostgres { postmaster, port, dir, data_dir, settings, cleanup })
+        Ok(LocalPostgres { postmaster, port, dir, data_dir, password, settings, cleanup })
     }
 
-    /// `postgres://postgres@127.0.0.1:PORT/postgres`: what a user can paste
-    /// into psql.
+    /// `postgres://postgres@127.0.0.1:PORT/postgres`, without the password:
+    /// for messages and reports.
     pub fn url(&self) -> String {
         format!("postgres://{SUPERUSER}@127.0.0.1:{}/{SUPERUSER}", self.port)
+    }
+
+    /// The libpq password file (mode 0600) that holds the superuser's
+    /// password for this server: `PGPASSFILE=...`, or `?passfile=...` in
+    /// a URL, lets psql or dbload log in without the password on a command line.
+    pub fn passfile(&self) -> PathBuf {
+        self.dir.join(PASSFILE)
+    }
+
+    /// The server's directory, which `dbload stop` takes.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The target dbload itself uses: the Unix socket, which is cheaper than
     /// TCP per round trip, so the client spends less of the machine.
     pub fn target(&self) -> PgTarget {
         let mut config = tokio_postgres::Config::new();
-        config.host_path(&self.dir).port(self.port).user(SUPERUSER).dbname(SUPERUSER);
+        config.host_path(&self.dir).port(self.port).user(SUPERUSER).dbname(SUPERUSER).password(&self.password);
         PgTarget::from_config(config, self.url())
+    }
+
+    /// What `--keep` prints: how to connect without the password on a
+    /// command line, how to stop the server and remove its directory, and
+    /// how much disk it holds until then.
+    pub fn keep_recipe(&self) -> String {
+        let dir = self.dir.display();
+        format!(
+            "dbload: the throwaway PostgreSQL keeps running on 127.0.0.1:{port} ({size} in {dir}).\n\
+             Connect with (the password is in {passfile}, readable only by you):\n  \
+             PGPASSFILE={passfile} psql -h 127.0.0.1 -p {port} -U {SUPERUSER} {SUPERUSER}\n  \
+             dbload ... --url 'postgres://{SUPERUSER}@127.0.0.1:{port}/{SUPERUSER}?passfile={passfile}'\n\
+             Stop it and remove {dir} with:\n  dbload stop {dir}\n",
+            port = self.port,
+            size = human_size(disk_usage(&self.data_dir)),
+            passfile = self.passfile().display(),
+        )
     }
 
     /// The settings the server was started with beyond its defaults, as
@@ -265,16 +331,50 @@ fn server_command(program: &Path, dir: &Path, account: Option<&User>) -> Command
     command
 }
 
-fn initdb(initdb: &Path, dir: &Path, data_dir: &Path, account: Option<&User>) -> anyhow::Result<()> {
+/// A random password: 24 bytes from the kernel, base64url (no `:` or `\`,
+/// which a password file would need escaped).
+fn new_password() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 24];
+    File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut bytes))
+        .context("cannot read /dev/urandom for the local PostgreSQL's password")?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// Writes a new file that only its owner may read (0600 from the start, so
+/// that it is never readable by others, not even for a moment).
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn initdb(initdb: &Path, dir: &Path, data_dir: &Path, account: Option<&User>, password: &str) -> anyhow::Result<()> {
+    // The password goes through a file (--pwfile), as a command line shows
+    // to every local user; the file is the server account's, and gone once
+    // initdb has read it.
+    let pwfile = dir.join(INITDB_PWFILE);
+    write_private(&pwfile, password)?;
+    if let Some(user) = account {
+        chown(&pwfile, Some(user.uid), Some(user.gid))
+            .with_context(|| format!("cannot hand {} to the `{}` account", pwfile.display(), user.name))?;
+    }
     // The C locale keeps the cluster independent of this machine's LANG,
     // and --no-sync skips fsyncing files that are thrown away anyway.
     let output = server_command(initdb, dir, account)
         .arg("-D")
         .arg(data_dir)
-        .args(["-U", SUPERUSER, "--auth=trust", "--encoding=UTF8"])
+        .args(["-U", SUPERUSER, "--auth=scram-sha-256", "--encoding=UTF8"])
+        .arg(format!("--pwfile={}", pwfile.display()))
         .args(["--locale=C", "--no-sync"])
         .output()
-        .with_context(|| format!("cannot run {}", initdb.display()))?;
+        .with_context(|| format!("cannot run {}", initdb.display()));
+    fs::remove_file(&pwfile).with_context(|| format!("cannot remove {}", pwfile.display()))?;
+    let output = output?;
     if output.status.success() {
         return Ok(());
     }
@@ -326,7 +426,10 @@ fn start_postmaster(
             .arg("-c")
             .arg(format!("port={port}"))
             .arg("-c")
-            .arg(format!("unix_socket_directories={}", dir.display()));
+            .arg(format!("unix_socket_directories={}", dir.display()))
+            // The directory is already private; the socket is too, in case
+            // someone opens the directory up.
+            .args(["-c", "unix_socket_permissions=0700"]);
         for (name, value) in settings {
             command.arg("-c").arg(format!("{name}={value}"));
         }
@@ -424,6 +527,79 @@ fn stop(postmaster: &mut Child) {
     let _ = postmaster.wait();
 }
 
+/// `dbload stop DIR`: stops the kept server in `dir` (fast shutdown, then
+/// immediate, then SIGKILL) and removes the directory. Refuses a directory
+/// that dbload did not make. Returns the bytes freed.
+pub fn stop_kept(dir: &Path) -> anyhow::Result<u64> {
+    let data_dir = dir.join("data");
+    if !dir.join(MARKER).is_file() || !data_dir.join("PG_VERSION").is_file() {
+        return Err(usage(format!(
+            "dbload stop {}: not a throwaway PostgreSQL made by dbload (no {MARKER} file and data/ \
+             cluster there): give the directory that `--keep` printed",
+            dir.display()
+        )));
+    }
+    if let Some(pid) = running_postmaster(dir) {
+        // Gone, or a zombie that has let go of its directory.
+        let gone = || running_postmaster(dir).is_none().then_some(());
+        let signals = [(Signal::SIGINT, FAST_SHUTDOWN_TIMEOUT), (Signal::SIGQUIT, IMMEDIATE_SHUTDOWN_TIMEOUT)];
+        let stopped = signals.into_iter().any(|(signal, limit)| {
+            let _ = kill(pid, signal);
+            poll(limit, gone).is_some()
+        });
+        if !stopped {
+            let _ = killpg(pid, Signal::SIGKILL);
+            poll(IMMEDIATE_SHUTDOWN_TIMEOUT, gone).ok_or_else(|| {
+                target(format!(
+                    "the PostgreSQL in {} (pid {pid}) does not stop: kill it, then try again",
+                    dir.display()
+                ))
+            })?;
+        }
+    }
+    let size = disk_usage(dir);
+    fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+    Ok(size)
+}
+
+/// The postmaster of the server in `dir`, if it runs: the pid in
+/// postmaster.pid, and only if that process still works in the data
+/// directory (the server moves there; a stale file's pid may belong to
+/// another program by now).
+fn running_postmaster(dir: &Path) -> Option<Pid> {
+    let data_dir = dir.join("data");
+    let pid_file = fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
+    let pid: i32 = pid_file.lines().next()?.trim().parse().ok()?;
+    let cwd = fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+    (cwd == fs::canonicalize(&data_dir).ok()?).then(|| Pid::from_raw(pid))
+}
+
+/// The disk space a directory takes, as `du` counts it (allocated blocks).
+pub fn disk_usage(path: &Path) -> u64 {
+    let Ok(meta) = fs::symlink_metadata(path) else { return 0 };
+    let own = meta.blocks() * 512;
+    if !meta.is_dir() {
+        return own;
+    }
+    let entries = fs::read_dir(path).into_iter().flatten().flatten();
+    own + entries.map(|entry| disk_usage(&entry.path())).sum::<u64>()
+}
+
+/// `6.4 GB`, `12.0 MB`: a size for people (decimal units, as `du -h --si`).
+pub fn human_size(bytes: u64) -> String {
+    let units = ["bytes", "kB", "MB", "GB", "TB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit < units.len() - 1 {
+        value /= 1000.0;
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{bytes} bytes"),
+        _ => format!("{value:.1} {}", units[unit]),
+    }
+}
+
 /// Whether the child has not exited yet; an error (it cannot be asked) counts
 /// as exited, so that nothing waits on it forever.
 fn is_running(child: &mut Child) -> bool {
@@ -508,6 +684,19 @@ mod tests {
         });
         assert_eq!(fsync, "off");
         assert_eq!(max_connections, "20");
+
+        // Private: the directory (and so the socket) is its owner's, and TCP
+        // wants the password, which only the 0600 password file holds.
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&server.passfile()), 0o600);
+        let no_env = |_: &str| None;
+        let tcp = PgTarget::from_url(&server.url(), "--url", &no_env).unwrap();
+        let err = runtime.block_on(tcp.connect()).unwrap_err();
+        assert!(err.to_string().contains("password missing"), "{err:#}");
+        let with_file = format!("{}?passfile={}", server.url(), server.passfile().display());
+        let tcp = PgTarget::from_url(&with_file, "--url", &no_env).unwrap();
+        runtime.block_on(tcp.connect()).unwrap();
 
         drop(server);
         assert!(!dir.exists(), "{} was not removed", dir.display());

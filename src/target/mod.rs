@@ -9,6 +9,7 @@ pub mod export;
 pub mod from_sql;
 pub mod http;
 pub mod local;
+mod pgpass;
 pub mod postgres;
 pub mod sink;
 mod tls;

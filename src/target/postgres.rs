@@ -97,11 +97,14 @@ pub struct PgTarget {
 
 impl PgTarget {
     /// Resolves a target with libpq's rules: `url` (a `postgres://` or
-    /// `postgresql://` URL, or a `key=value ...` conninfo string) wins, `PG*`
-    /// variables fill what it leaves out (PGHOST, PGPORT, PGUSER, PGPASSWORD,
-    /// PGDATABASE, PGSSLMODE, PGSSLROOTCERT, PGAPPNAME, PGCONNECT_TIMEOUT),
-    /// then defaults: host localhost, port 5432, user $USER (or `postgres`),
-    /// dbname = user, application_name `dbload`, connect_timeout 10 s.
+    /// `postgresql://` URL, or a `key=value ...` conninfo string) wins, then
+    /// the service it or PGSERVICE names (`pg_service.conf`), then `PG*`
+    /// variables fill what is left out (PGHOST, PGPORT, PGUSER, PGPASSWORD,
+    /// PGDATABASE, PGSSLMODE, PGSSLROOTCERT, PGAPPNAME, PGCONNECT_TIMEOUT,
+    /// PGPASSFILE), then defaults: host localhost, port 5432, user $USER (or
+    /// `postgres`), dbname = user, application_name `dbload`, connect_timeout
+    /// 10 s. Without a password, libpq's password file gives one (`passfile`,
+    /// PGPASSFILE, or ~/.pgpass).
     ///
     /// `option` names the source in error messages (`--url`, `DATABASE_URL`);
     /// `env` is injected so tests do not depend on the real environment.
@@ -110,7 +113,7 @@ impl PgTarget {
     }
 
     /// Resolves a target from `PG*` variables and defaults alone, for when
-    /// PGHOST is set and no URL was given.
+    /// PGHOST or PGSERVICE is set and no URL was given.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<PgTarget> {
         PgTarget::resolve(Params::default(), env)
     }
@@ -156,7 +159,8 @@ impl PgTarget {
     }
 
     fn resolve(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
-        params.fill_in(env);
+        params.fill_in(env)?;
+        params.fill_password_from_file(env);
         let ssl_mode = match params.take("sslmode") {
             Some(param) => SslMode::parse(&param)?,
             None => SslMode::Prefer,
@@ -206,7 +210,9 @@ impl PgTarget {
             let user = self.config.get_user().unwrap_or_default();
             let dbname = self.config.get_dbname().unwrap_or_default();
             let advice = match *db.code() {
-                SqlState::INVALID_PASSWORD => "check PGPASSWORD or the password in the URL".to_owned(),
+                SqlState::INVALID_PASSWORD => {
+                    "check the password (in ~/.pgpass, PGPASSFILE, PGPASSWORD, a service or the URL)".to_owned()
+                }
                 SqlState::INVALID_AUTHORIZATION_SPECIFICATION => format!(
                     "check the user name `{user}`, or ask for a pg_hba.conf entry that lets it in \
                      from this host"
@@ -254,9 +260,9 @@ impl PgTarget {
                  server, or use sslmode=prefer or sslmode=disable",
                 self.ssl_mode
             ),
-            _ if text.contains("password missing") => {
-                "the server asks for a password: set PGPASSWORD or put it in the URL".to_owned()
-            }
+            _ if text.contains("password missing") => "the server asks for a password: put it in ~/.pgpass or \
+                the file PGPASSFILE names (mode 0600), or set PGPASSWORD"
+                .to_owned(),
             _ => "check the host name and port, and that the server is running and reachable".to_owned(),
         };
         target(format!("cannot connect to {url}: {text}: {advice}"))
@@ -326,6 +332,11 @@ pub(super) mod tests {
         let err = result.expect_err("expected a usage error");
         assert_eq!(exit_code(&err), exit::USAGE, "{err:#}");
         err.to_string()
+    }
+
+    /// The password a target will log in with, if any.
+    pub(in crate::target) fn password_of(t: &PgTarget) -> Option<String> {
+        t.config.get_password().map(|p| String::from_utf8(p.to_vec()).unwrap())
     }
 
     pub(in crate::target) fn block_on<F: Future>(future: F) -> F::Output {

@@ -362,8 +362,8 @@ pub(super) mod tests {
             connect_ssl(&tls.url("bench:right", "postgres", "")).await.unwrap();
 
             for (userinfo, dbname, expected) in [
-                ("bench:wrong", "postgres", "(SQLSTATE 28P01): check PGPASSWORD or the password in the URL"),
-                ("bench", "postgres", "set PGPASSWORD or put it in the URL"),
+                ("bench:wrong", "postgres", "(SQLSTATE 28P01): check the password (in ~/.pgpass, PGPASSFILE"),
+                ("bench", "postgres", "put it in ~/.pgpass or the file PGPASSFILE names (mode 0600)"),
                 ("stranger", "postgres", "(SQLSTATE 28000): check the user name `stranger`"),
                 ("postgres", "nosuchdb", "(SQLSTATE 3D000): create it (createdb nosuchdb)"),
             ] {

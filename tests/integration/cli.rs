@@ -26,6 +26,9 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("cli::dry_run_touches_no_database", dry_run_touches_no_database),
         ("cli::json_report_matches_its_schema", json_report_matches_its_schema),
         ("cli::passwords_are_never_printed", passwords_are_never_printed),
+        ("cli::throwaway_server_admits_its_owner_only", throwaway_server_admits_its_owner_only),
+        ("cli::password_file_and_service_log_in_as_psql_would", password_file_and_service_log_in_as_psql_would),
+        ("cli::no_form_of_url_echoes_its_password", no_form_of_url_echoes_its_password),
         ("cli::html_report_is_one_file_with_charts", html_report_is_one_file_with_charts),
     ]
 }
@@ -193,4 +196,115 @@ fn html_report_is_one_file_with_charts(ctx: &Ctx) -> Result<()> {
     ensure(!html.contains("<script") && !html.contains("<link") && !html.contains("src="), || {
         "the HTML report loads something from outside".into()
     })
+}
+
+/// Issue 14.1: another OS user can connect to the throwaway server neither
+/// over TCP nor through its socket; its owner can, with what `--keep`
+/// prints, and `dbload stop DIR` stops it and removes its directory.
+fn throwaway_server_admits_its_owner_only(_: &Ctx) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = private_tmp()?;
+    let env = [("TMPDIR", tmp.path().to_str().unwrap())];
+    let (code, _, stderr) = dbload_bin(&["ingest", "--rows", "1000", "--keep", "--quiet"], &env);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let line = |prefix: &str| {
+        stderr.lines().map(str::trim).find(|l| l.starts_with(prefix)).map(str::to_owned).context(stderr.clone())
+    };
+    let connect = line("PGPASSFILE=")?;
+    let stop = line("dbload stop ")?;
+    let dir = std::path::PathBuf::from(stop.trim_start_matches("dbload stop "));
+    let port = connect.split_whitespace().skip_while(|w| *w != "-p").nth(1).context(connect.clone())?.to_owned();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.permissions().mode() & 0o777);
+    ensure(mode(&dir)? == 0o700, || format!("{} is not 0700", dir.display()))?;
+    ensure(mode(&dir.join("pgpass"))? == 0o600, || "the password file is not 0600".into())?;
+    ensure(!stderr.contains(&std::fs::read_to_string(dir.join("pgpass"))?), || "the password was printed".into())?;
+    let pid: i32 = std::fs::read_to_string(dir.join("data/postmaster.pid"))?.lines().next().context("pid")?.parse()?;
+
+    if nix::unistd::geteuid().is_root() {
+        // Another user, with the password file's path too: the file is not theirs to read.
+        let as_nobody = |host: &str| {
+            Command::new("runuser")
+                .args(["-u", "nobody", "--", "psql", "-w", "-h", host, "-p", &port, "-U", "postgres", "postgres"])
+                .args(["-c", "COPY (SELECT 1) TO PROGRAM 'id'"])
+                .env("PGPASSFILE", dir.join("pgpass"))
+                .current_dir("/")
+                .output()
+        };
+        let tcp = as_nobody("127.0.0.1")?;
+        let tcp_err = String::from_utf8_lossy(&tcp.stderr);
+        ensure(!tcp.status.success() && tcp_err.contains("password"), || format!("TCP as nobody: {tcp_err}"))?;
+        let socket = as_nobody(dir.to_str().unwrap())?;
+        let socket_err = String::from_utf8_lossy(&socket.stderr);
+        ensure(!socket.status.success() && socket_err.contains("Permission denied"), || {
+            format!("socket as nobody: {socket_err}")
+        })?;
+    } else {
+        println!("not checked: another OS user's access needs root (to run psql as `nobody` with runuser)");
+    }
+
+    // The owner: psql exactly as printed, and dbload through the URL printed.
+    let psql =
+        Command::new("sh").arg("-c").arg(format!("{connect} -Atc 'SELECT count(*) FROM measurement'")).output()?;
+    let count = String::from_utf8_lossy(&psql.stdout).trim().to_owned();
+    ensure(count == "1000", || format!("psql as printed: {count} {}", String::from_utf8_lossy(&psql.stderr)))?;
+    let url = line("dbload ... --url ")?;
+    let url = url.trim_start_matches("dbload ... --url ").trim_matches('\'').to_owned();
+    let (code, _, err) = dbload_bin(&["timeit", "--url", &url, "-s", "select 1", "--repeat", "1", "--quiet"], &[]);
+    ensure(code == 0, || format!("dbload with the printed URL: exit {code}: {err}"))?;
+
+    let (code, stdout, err) = dbload_bin(&["stop", dir.to_str().unwrap()], &[]);
+    ensure(code == 0 && stdout.contains("freed"), || format!("dbload stop: exit {code}: {stdout}{err}"))?;
+    ensure(!dir.exists(), || format!("{} is still there", dir.display()))?;
+    // Gone (or a zombie not yet reaped, which has let go of its directory).
+    let alive = std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok();
+    ensure(!alive, || format!("the postmaster (pid {pid}) still runs"))?;
+    // Not a server's directory: refused, and left alone.
+    let (code, _, err) = dbload_bin(&["stop", tmp.path().to_str().unwrap()], &[]);
+    ensure(code == 2 && err.contains("not a throwaway PostgreSQL made by dbload"), || format!("exit {code}: {err}"))?;
+    ensure(tmp.path().exists(), || "dbload stop removed a directory it did not make".into())
+}
+
+/// Issue 14.2: a real password-protected login (the harness's server) with
+/// the password in a PGPASSFILE or reached through a PGSERVICE, as psql finds it.
+fn password_file_and_service_log_in_as_psql_would(ctx: &Ctx) -> Result<()> {
+    let (url, passfile) = ctx.url.split_once("?passfile=").context("the harness URL names its password file")?;
+    let home = tempfile::tempdir()?;
+    let home = home.path().to_str().unwrap();
+    let timeit = ["timeit", "-s", "select 1", "--repeat", "1", "--quiet"];
+    let with_url = [&timeit[..], &["--url", url]].concat();
+    let (code, _, err) = dbload_bin(&with_url, &[("HOME", home), ("PGPASSFILE", passfile)]);
+    ensure(code == 0, || format!("PGPASSFILE: exit {code}: {err}"))?;
+    // Without the file: refused, with advice that names it.
+    let (code, _, err) = dbload_bin(&with_url, &[("HOME", home)]);
+    ensure(code == 3 && err.contains("~/.pgpass"), || format!("no password: exit {code}: {err}"))?;
+    // A service file names the server; no --url, no PGHOST.
+    let port = url.rsplit(':').next().and_then(|p| p.split('/').next()).context("port")?;
+    let services = format!("{home}/services.conf");
+    std::fs::write(&services, format!("[bench]\nhost=127.0.0.1\nport={port}\nuser=postgres\ndbname=postgres\n"))?;
+    let env = [("HOME", home), ("PGPASSFILE", passfile), ("PGSERVICEFILE", &services), ("PGSERVICE", "bench")];
+    let (code, _, err) = dbload_bin(&timeit, &env);
+    ensure(code == 0, || format!("PGSERVICE: exit {code}: {err}"))
+}
+
+/// Issue 14.2: no form of URL echoes its password, in any message or report.
+fn no_form_of_url_echoes_its_password(_: &Ctx) -> Result<()> {
+    let secret = "S3cr3tPw";
+    for argv in [
+        vec!["ingest", "--rows", "10", "--url", "cratedb://u:S3cr3tPw/x@127.0.0.1:1", "--output", "json"],
+        vec!["ingest", "--rows", "10", "--url", "cratedb://u:S3cr3tPw?x@127.0.0.1:99999"],
+        vec!["ingest", "--rows", "10", "--url", "postgres://u:S3cr3tPw/x@127.0.0.1:1/db", "--output", "json"],
+        vec!["ingest", "--rows", "10", "--url", "postgres://u:S3c/r3tPw@127.0.0.1:1/db"],
+        vec!["ingest", "--rows", "10", "--url", "postgres://u:S3cr3tPw?x@127.0.0.1:1/db", "--output", "json"],
+        vec!["http", "ftp://u:S3cr3tPw@h"],
+        vec!["http", "http://u:S3cr3tPw@/x"],
+        vec!["http", "http://u:S3cr3tPw/x@127.0.0.1:1/y", "--iterations", "1"],
+        vec!["http", "http://u:S3cr3tPw?x@127.0.0.1:1/y", "--iterations", "1"],
+        vec!["http", "http://u:S3cr3tPw@127.0.0.1:1/y", "--iterations", "1", "--output", "json"],
+    ] {
+        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+        ensure(code != 0, || format!("{argv:?} succeeded"))?;
+        let leaked = [&stdout, &stderr].iter().any(|out| out.contains(secret) || out.contains("r3tPw"));
+        ensure(!leaked, || format!("{argv:?} (exit {code}) shows the password: {stdout}{stderr}"))?;
+    }
+    Ok(())
 }

@@ -14,14 +14,16 @@ use dbload::target::{LocalPostgres, PgTarget};
 use dbload::Outcome;
 
 pub struct Ctx {
-    /// postgres://postgres@127.0.0.1:PORT/postgres
+    /// postgres://postgres@127.0.0.1:PORT/postgres?passfile=DIR/pgpass: the
+    /// password comes from the server's password file, as a user's would.
     pub url: String,
     target: PgTarget,
 }
 
 impl Ctx {
     pub fn new(server: &LocalPostgres) -> Ctx {
-        Ctx { url: server.url(), target: server.target() }
+        let url = format!("{}?passfile={}", server.url(), server.passfile().display());
+        Ctx { url, target: server.target() }
     }
 
     /// A server given by URL (the engines' tests: `DBLOAD_TEST_*_URL`).

@@ -2,7 +2,10 @@
 //! fast answer that is wrong counts as a failure, not as throughput. Parsed
 //! once when the configuration is resolved; evaluated per response.
 
+use std::sync::LazyLock;
+
 use anyhow::Result;
+use regex::Regex;
 use serde_json::Value;
 
 use crate::error::usage;
@@ -90,6 +93,44 @@ impl Check {
     }
 }
 
+/// How much of a failed response's body its error keeps: enough to see
+/// what the server said, bounded however large the body.
+pub const EXCERPT_BYTES: usize = 512;
+
+/// Words that make a key's value a secret (`api_key`, `X-Auth-Token`,
+/// `session_id`, ...).
+const SECRET_KEY: &str = r"[\w.-]*(?:pass|pwd|secret|token|key|auth|credential|session|cookie|sig)[\w.-]*";
+
+/// What looks like a credential in a response, and what it becomes: URLs
+/// with a password, then `"secret_key": "value"`, then schemes such as
+/// `Bearer ...`, then `secret_key=value` or `Secret-Header: value`. A value
+/// cut off by the excerpt's end is redacted too.
+static CREDENTIALS: LazyLock<[(Regex, &str); 4]> = LazyLock::new(|| {
+    let re = |pattern: &str| Regex::new(pattern).expect("a valid pattern");
+    [
+        (re(r#"([a-zA-Z][\w+.-]*://[^\s:/@"'<>]*):[^\s@"'<>]*@"#), "$1:***@"),
+        (re(&format!(r#"(?i)("{SECRET_KEY}"\s*:\s*)"(?:[^"\\]|\\.)*"?"#)), r#"$1"***""#),
+        (re(r"(?i)\b(basic|bearer|digest|token)\s+[\w.~+/=-]+"), "$1 ***"),
+        (re(&format!(r#"(?i)\b({SECRET_KEY}\s*[=:]\s*)[^\s&,;"'<>]+"#)), "$1***"),
+    ]
+});
+
+/// The start of a response body for an error message: at most
+/// [`EXCERPT_BYTES`], on one line, with anything that looks like a
+/// credential replaced by `***` (error reports are shared; a response may
+/// echo a token or a connection string).
+pub fn excerpt(body: &[u8]) -> String {
+    let start = &body[..body.len().min(EXCERPT_BYTES)];
+    let mut text = String::from_utf8_lossy(start).replace(['\n', '\r'], " ");
+    for (pattern, replacement) in CREDENTIALS.iter() {
+        text = pattern.replace_all(&text, *replacement).into_owned();
+    }
+    if body.len() > EXCERPT_BYTES {
+        text.push_str(&format!("… ({} bytes in all)", body.len()));
+    }
+    text
+}
+
 /// `$.data[0].id`, `$.length`, `$[2]`: keys and indexes, nothing more.
 fn parse_path(p: &str) -> Result<Vec<Step>, String> {
     let rest = p.strip_prefix('$').ok_or("a JSON path starts with $")?;
@@ -170,6 +211,27 @@ mod tests {
             assert_eq!(Check::parse(check).unwrap().holds(200, doc), want, "{check}");
         }
         assert!(!Check::parse("json:$.n=3").unwrap().holds(200, b"not json"));
+    }
+
+    #[test]
+    fn excerpts_are_bounded_and_hide_credentials() {
+        let body = br#"{"error":"denied","password": "hunter2", "api_key":"k3y"x", "db":"postgres://app:pw1@db:5432/x",
+            "hint":"retry with token=t0k3n&user=bob", "headers":"Authorization: Bearer b3arer; Cookie: sid=c00kie"}"#;
+        let text = excerpt(body);
+        for secret in ["hunter2", "k3y", "pw1", "t0k3n", "b3arer", "c00kie"] {
+            assert!(!text.contains(secret), "{secret}: {text}");
+        }
+        for kept in ["denied", r#""password": "***""#, "postgres://app:***@db:5432/x", "user=bob", "Authorization: ***"]
+        {
+            assert!(text.contains(kept), "{kept}: {text}");
+        }
+        // Bounded however large the body, and a secret cut off at the end is hidden too.
+        let mut big = vec![b'x'; EXCERPT_BYTES - 16];
+        big.extend_from_slice(br#"{"token": "0123456789abcdef0123456789"}"#);
+        let text = excerpt(&big);
+        assert!(text.len() < EXCERPT_BYTES + 40 && text.ends_with(&format!("({} bytes in all)", big.len())), "{text}");
+        assert!(!text.contains("0123"), "{text}");
+        assert_eq!(excerpt(b"plain\nerror"), "plain error");
     }
 
     #[test]
