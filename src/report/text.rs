@@ -90,6 +90,37 @@ pub(crate) fn error_lines(out: &mut String, errors: &[ErrorEntry]) {
     }
 }
 
+/// Each outage (`--reconnect`), and what became of the batches in flight
+/// when connections were lost; nothing when no connection was lost.
+fn connection_lines(out: &mut String, c: &super::Connections) {
+    for o in &c.outages {
+        let back = if o.reconnected { "reconnected" } else { "NOT reconnected before the run ended" };
+        let workers = if o.workers == 1 { "1 worker".to_string() } else { format!("{} workers", o.workers) };
+        let _ = writeln!(
+            out,
+            "Outage:     {:.2} s → {:.2} s ({:.2} s), {workers}, {back}; began with {}",
+            o.start_s, o.end_s, o.duration_s, o.error
+        );
+    }
+    if c.in_doubt_batches.is_empty() {
+        return;
+    }
+    let count = |r: crate::stats::recorder::Resolution| c.in_doubt_batches.iter().filter(|b| b.resolution == r).count();
+    use crate::stats::recorder::Resolution::*;
+    let _ = writeln!(
+        out,
+        "In doubt:   {} batches in flight when a connection was lost: {} found written, {} not written and resent, \
+         {} not written (failed), {} unresolved ({} rows: no key to look them up by)",
+        c.in_doubt_batches.len(),
+        count(Written),
+        count(Resent),
+        count(NotWritten),
+        count(InDoubt),
+        group(c.in_doubt_rows)
+    );
+    let _ = writeln!(out, "Reconnects: {}", group(c.reconnects));
+}
+
 /// What the client cost, and the `--fail-if` conditions that were checked.
 pub(crate) fn client_and_verdict(out: &mut String, c: &ClientReport, wall_s: f64, v: &Verdict) {
     let (total, user, sys, rss_mib) = (c.client_cpu_s, c.client_cpu_user_s, c.client_cpu_sys_s, c.client_peak_rss_mib);
@@ -205,6 +236,7 @@ pub fn render(r: &Report) -> String {
         None => out.push_str("Warm-up:    none\n"),
     }
     error_lines(&mut out, &r.error_classes);
+    connection_lines(&mut out, &r.connections);
     let latencies = &r.latencies;
     if let Some(l) = &latencies.latency_ms {
         let title = if latencies.service_time_ms.is_some() {

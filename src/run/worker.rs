@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::pacer::Pacer;
 use crate::config::Warmup;
-use crate::stats::recorder::Timing;
+use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
 use crate::stats::{Live, OpError, Recorder};
 
 /// How long in-flight operations may take to finish after Ctrl-C.
@@ -42,7 +42,38 @@ pub trait Source {
 pub trait Executor<Op> {
     /// Runs `op`; on success, the units the target acknowledged.
     fn execute(&mut self, op: &mut Op) -> impl Future<Output = Result<u64, OpError>> + Send;
+
+    /// Replaces a lost connection with a new one (`--reconnect`); a CrateDB
+    /// HTTP worker moves on to the next node. `None`: this executor cannot,
+    /// and its worker stops at the first lost connection.
+    fn reconnect(&mut self) -> impl Future<Output = Option<anyhow::Result<()>>> + Send {
+        std::future::ready(None)
+    }
+
+    /// Once connected again: whether `op`, in flight when the connection
+    /// was lost, was written (its commit may or may not have happened).
+    fn resolve(&mut self, _op: &mut Op) -> impl Future<Output = InDoubt> + Send {
+        std::future::ready(InDoubt::Unknown)
+    }
 }
+
+/// What the target holds of an operation that was in flight when its
+/// connection was lost.
+#[derive(Debug, PartialEq)]
+pub enum InDoubt {
+    /// All of it, these units: it counts as written.
+    Written(u64),
+    /// None of it: it may be sent again.
+    NotWritten,
+    /// No way to tell (a table without a key, or the check failed).
+    Unknown,
+}
+
+/// Waits between connection attempts: from 50 ms, doubling up to 1 s, so a
+/// server that is back is found within a second without a storm of
+/// attempts while it is down.
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Everything a worker needs besides its source and executor.
 #[derive(Clone)]
@@ -57,6 +88,9 @@ pub struct Plan {
     pub labels: usize,
     pub cancel: CancellationToken,
     pub live: Arc<Live>,
+    /// A lost connection is replaced (until the deadline or Ctrl-C) rather
+    /// than ending the worker: `--reconnect`.
+    pub reconnect: bool,
 }
 
 impl Plan {
@@ -78,6 +112,7 @@ impl Plan {
             labels,
             cancel,
             live: Arc::new(Live::default()),
+            reconnect: false,
         }
     }
 }
@@ -129,14 +164,51 @@ where
             break;
         }
         let warmup = warming_up(plan.warmup, started, attempted);
-        let outcome = tokio::select! {
+        let mut outcome = tokio::select! {
             r = executor.execute(&mut op) => Some(r),
             _ = &mut grace => None,
         };
-        let t = Timing { intended, started, ended: plan.t0.elapsed() };
         attempted += units;
         let rec = &mut recorders[op.label()];
+        let mut in_doubt = false;
+        // A lost connection: connect again, then settle the operation it left in doubt.
+        while let Some(Err(e)) = &outcome {
+            if !(e.fatal && plan.reconnect) {
+                break;
+            }
+            let Some(outage) = reconnect(&plan, &mut executor, e).await else { break };
+            let back = outage.reconnected;
+            rec.outages.push(outage);
+            if !back {
+                break;
+            }
+            let resolution = match executor.resolve(&mut op).await {
+                InDoubt::Written(acked) => {
+                    outcome = Some(Ok(acked));
+                    Resolution::Written
+                }
+                InDoubt::NotWritten if plan.deadline.is_some_and(|d| plan.t0.elapsed() >= d) => {
+                    let msg = "not written when the connection was lost, and the run ended before it could be resent";
+                    outcome = Some(Err(OpError::new("connection lost", msg)));
+                    Resolution::NotWritten
+                }
+                InDoubt::NotWritten => Resolution::Resent,
+                InDoubt::Unknown => {
+                    in_doubt = true;
+                    break; // recorded below, with the rest of the outcome
+                }
+            };
+            rec.in_doubt.push(InDoubtBatch { at: started, rows: units, resolution });
+            if resolution == Resolution::Resent {
+                outcome = tokio::select! {
+                    r = executor.execute(&mut op) => Some(r),
+                    _ = &mut grace => None,
+                };
+            }
+        }
+        let t = Timing { intended, started, ended: plan.t0.elapsed() };
         match outcome {
+            _ if in_doubt => rec.in_doubt(warmup, units, t),
             Some(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
@@ -159,6 +231,39 @@ where
         source.recycle(op);
     }
     (executor, recorders)
+}
+
+/// Connects `executor` again after `lost`, with capped exponential backoff,
+/// until it succeeds, the deadline passes or Ctrl-C. `None` if the executor
+/// cannot reconnect at all. Attempts are not failed operations: they are
+/// counted in the outage, apart from the run's errors.
+async fn reconnect<Op, E: Executor<Op>>(plan: &Plan, executor: &mut E, lost: &OpError) -> Option<Outage> {
+    let start = plan.t0.elapsed();
+    let mut attempts = 0;
+    let deadline = async {
+        match plan.deadline {
+            Some(d) => tokio::time::sleep_until((plan.t0 + d).into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    let reconnected = tokio::select! {
+        biased;
+        _ = plan.cancel.cancelled() => false,
+        _ = deadline => false,
+        back = async {
+            let mut wait = FIRST_BACKOFF;
+            loop {
+                attempts += 1;
+                if executor.reconnect().await?.is_ok() {
+                    return Some(true);
+                }
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(MAX_BACKOFF);
+            }
+        } => back?,
+    };
+    let error = format!("{}: {}", lost.class, lost.message);
+    Some(Outage { start, end: plan.t0.elapsed(), reconnected, error, attempts })
 }
 
 /// Whether an operation that starts `started` after t0, with `attempted`

@@ -1,0 +1,169 @@
+//! Runs that survive the server (`--reconnect`): a restart of a server of
+//! their own (never the shared one, which every other test uses), one
+//! worker's connection terminated, and the old behaviour without it.
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use dbload::report::{Connections, Report};
+use dbload::stats::recorder::Resolution;
+use dbload::target::{LocalOptions, LocalPostgres};
+
+use crate::support::{ensure, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        (
+            "reconnect::a_restart_mid_run_is_one_outage_and_loses_nothing",
+            a_restart_mid_run_is_one_outage_and_loses_nothing,
+        ),
+        ("reconnect::a_terminated_connection_is_one_reconnect", a_terminated_connection_is_one_reconnect),
+        (
+            "reconnect::without_reconnect_a_lost_connection_ends_its_worker",
+            without_reconnect_a_lost_connection_ends_its_worker,
+        ),
+    ]
+}
+
+/// How long the server stays down in the restart test.
+const DOWN: Duration = Duration::from_secs(2);
+
+fn a_restart_mid_run_is_one_outage_and_loses_nothing(_: &Ctx) -> Result<()> {
+    // synchronous_commit off (the throwaway default) acknowledges commits
+    // before their WAL is written: a crash loses them, and --verify says so.
+    let durable = vec![("synchronous_commit".to_string(), "on".to_string())];
+    let server = LocalPostgres::start(&LocalOptions { extra_settings: durable, ..Default::default() })?;
+    let ctx = Ctx::new(&server);
+    let mut restarted = Vec::new();
+    let result = (|| {
+        for method in ["copy", "copy-csv", "insert", "unnest"] {
+            let table = format!("restart_{}", method.replace('-', "_"));
+            let args = format!(
+                "--duration 7s --workers 2 --batch-size 500 --rate 10000 --method {method} --table {table} \
+                 --drop-table --verify"
+            );
+            let (out, child) = std::thread::scope(|s| {
+                let run = s.spawn(|| ctx.ingest(&args));
+                std::thread::sleep(Duration::from_millis(1500));
+                let child = restart(server.data_dir(), DOWN);
+                (run.join().expect("the run does not panic"), child)
+            });
+            restarted.push(child?);
+            let r = out?.report;
+            let c = &r.connections;
+            eprintln!("{method}: outages {:?}", c.outages);
+            ensure(r.verdict.exit_code == 0 && r.throughput.errors == 0, || {
+                format!("{method}: exit {} {:?} {:?} {c:?}", r.verdict.exit_code, r.error_classes, r.verify)
+            })?;
+            ensure(c.outages.len() == 1 && c.reconnects == 2, || format!("{method}: {c:?}"))?;
+            let o = &c.outages[0];
+            // Down for DOWN, plus crash recovery and at most one backoff step (1 s).
+            ensure(o.reconnected && (1.9..6.0).contains(&o.duration_s), || format!("{method}: {o:?}"))?;
+            settled(method, c)?;
+            // Written == rows found, and rows kept coming after the outage.
+            ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == r.rows_total), || {
+                format!("{method}: verify {:?}, {} rows", r.verify, r.rows_total)
+            })?;
+            let after = r.timeline.iter().skip(o.end_s.ceil() as usize).map(|s| s.rows).sum::<u64>();
+            ensure(after > 0, || format!("{method}: no rows after the outage: {:?}", r.timeline))?;
+        }
+        Ok(())
+    })();
+    // The restarted servers are ours to stop (the dropped LocalPostgres
+    // stops only the one it started); each but the last is already gone.
+    for mut child in restarted {
+        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGINT);
+        let _ = child.wait();
+    }
+    result
+}
+
+fn a_terminated_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
+    let out = terminate_one(ctx, "terminated_one", "--duration 4s --reconnect")?;
+    let c = &out.connections;
+    ensure(out.verdict.exit_code == 0 && out.throughput.errors == 0, || {
+        format!("exit {} {:?} {c:?}", out.verdict.exit_code, out.error_classes)
+    })?;
+    ensure(c.outages.len() == 1 && c.outages[0].workers == 1 && c.reconnects == 1, || format!("{c:?}"))?;
+    settled("terminate", c)?;
+    ensure(out.verify.as_ref().is_some_and(|v| v.ok && v.found == out.rows_total), || format!("{:?}", out.verify))
+}
+
+fn without_reconnect_a_lost_connection_ends_its_worker(ctx: &Ctx) -> Result<()> {
+    // A --rows run: --reconnect is off unless asked for.
+    let out = terminate_one(ctx, "terminated_stops", "--rows 40000")?;
+    let c = &out.connections;
+    ensure(out.verdict.exit_code == 1 && out.throughput.errors == 1, || {
+        format!("exit {} errors {}", out.verdict.exit_code, out.throughput.errors)
+    })?;
+    ensure(c.outages.is_empty() && c.reconnects == 0, || format!("{c:?}"))?;
+    ensure(out.rows_total < 40000, || format!("{} rows: the terminated worker went on", out.rows_total))?;
+    ensure(out.verify.as_ref().is_some_and(|v| v.ok), || format!("{:?}", out.verify))
+}
+
+/// Runs a paced COPY ingest of 2 workers into `table` with `args`, and
+/// terminates the connection of one of them a second in.
+fn terminate_one(ctx: &Ctx, table: &str, args: &str) -> Result<Report> {
+    let args =
+        format!("{args} --workers 2 --batch-size 500 --rate 10000 --method copy --table {table} --drop-table --verify");
+    let out = std::thread::scope(|s| {
+        let run = s.spawn(|| ctx.ingest(&args));
+        std::thread::sleep(Duration::from_secs(1));
+        // Only the workers' connections run COPY (dbload's own runs DDL and counts).
+        let killed = ctx.scalar(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid FROM pg_stat_activity \
+             WHERE query LIKE 'COPY \"{table}\"%' ORDER BY pid LIMIT 1) AS one"
+        ));
+        (run.join().expect("the run does not panic"), killed)
+    });
+    let killed = out.1?;
+    ensure(killed == "1", || format!("terminated {killed} connections"))?;
+    Ok(out.0?.report)
+}
+
+/// Every batch in flight when a connection was lost was found written or
+/// found unwritten and resent: none is left in doubt.
+fn settled(what: &str, c: &Connections) -> Result<()> {
+    let ok = !c.in_doubt_batches.is_empty()
+        && c.in_doubt_batches.iter().all(|b| matches!(b.resolution, Resolution::Written | Resolution::Resent));
+    ensure(ok && c.in_doubt_rows == 0, || format!("{what}: {c:?}"))
+}
+
+/// Stops the server of `data_dir` as `pg_ctl -m immediate stop` does
+/// (SIGQUIT to the postmaster: no shutdown checkpoint, crash recovery at
+/// the next start), waits `down`, and starts it again with the command
+/// line it was started with, as the account that owns its data.
+fn restart(data_dir: &Path, down: Duration) -> Result<Child> {
+    let pid_file = data_dir.join("postmaster.pid");
+    let pid: i32 = std::fs::read_to_string(&pid_file)?.lines().next().context("empty postmaster.pid")?.parse()?;
+    let opts = std::fs::read_to_string(data_dir.join("postmaster.opts"))?;
+    kill(Pid::from_raw(pid), Signal::SIGQUIT)?;
+    let stopped = Instant::now();
+    while pid_file.exists() {
+        ensure(stopped.elapsed() < Duration::from_secs(10), || "the server did not stop".into())?;
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(down.saturating_sub(stopped.elapsed()));
+    // `/path/postgres "-D" "/data" "-c" "name=value" ...`
+    let mut words = opts.trim_end().split(" \"");
+    let program = words.next().context("empty postmaster.opts")?;
+    let args: Vec<&str> = words.map(|w| w.trim_end_matches('"')).collect();
+    let owner = std::fs::metadata(data_dir)?;
+    Command::new(program)
+        .args(args)
+        .uid(owner.uid())
+        .gid(owner.gid())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("starting the server again")
+}
