@@ -59,7 +59,7 @@ pub trait Executor<Op> {
 
 /// What the target holds of an operation that was in flight when its
 /// connection was lost.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum InDoubt {
     /// All of it, these units: it counts as written.
     Written(u64),
@@ -274,5 +274,116 @@ pub fn warming_up(warmup: Warmup, started: Duration, attempted: u64) -> bool {
         Warmup::None => false,
         Warmup::Duration(d) => started < d,
         Warmup::Count(n) => attempted < n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An operation of 10 units.
+    struct Ten;
+    impl Operation for Ten {
+        fn units(&self) -> u64 {
+            10
+        }
+    }
+
+    /// `n` operations.
+    struct Ops(u32);
+    impl Source for Ops {
+        type Op = Ten;
+        fn next(&mut self) -> impl Future<Output = Option<Ten>> + Send {
+            let more = self.0 > 0;
+            self.0 = self.0.saturating_sub(1);
+            std::future::ready(more.then_some(Ten))
+        }
+    }
+
+    /// The loop's side of a lost connection, scripted: which call loses
+    /// it, how many connection attempts fail, what the lookup finds.
+    struct Script {
+        lose_at: u32,
+        refused: u32,
+        found: InDoubt,
+        calls: u32,
+        attempts: u32,
+    }
+
+    impl Script {
+        fn new(found: InDoubt) -> Script {
+            Script { lose_at: 2, refused: 2, found, calls: 0, attempts: 0 }
+        }
+    }
+
+    impl Executor<Ten> for Script {
+        fn execute(&mut self, op: &mut Ten) -> impl Future<Output = Result<u64, OpError>> + Send {
+            self.calls += 1;
+            let lost = self.calls == self.lose_at;
+            std::future::ready(if lost { Err(OpError::fatal("connection lost", "gone")) } else { Ok(op.units()) })
+        }
+        async fn reconnect(&mut self) -> Option<anyhow::Result<()>> {
+            self.attempts += 1;
+            Some(if self.attempts <= self.refused { Err(anyhow::anyhow!("refused")) } else { Ok(()) })
+        }
+        async fn resolve(&mut self, _op: &mut Ten) -> InDoubt {
+            self.found
+        }
+    }
+
+    async fn run_script(found: InDoubt, reconnect: bool) -> (Script, Recorder) {
+        let mut plan = Plan::new(None, None, 1, Warmup::None, 1, CancellationToken::new());
+        plan.reconnect = reconnect;
+        let (script, mut recorders) = run(plan, Ops(3), Script::new(found)).await;
+        (script, recorders.remove(0))
+    }
+
+    #[tokio::test]
+    async fn a_batch_found_unwritten_is_resent_once_after_reconnecting() {
+        let (script, rec) = run_script(InDoubt::NotWritten, true).await;
+        assert_eq!((script.calls, script.attempts), (4, 3), "3 operations and one resend; 2 refused attempts");
+        assert_eq!((rec.measured.rows, rec.measured.batches, rec.measured.failed_batches), (30, 3, 0));
+        assert_eq!(rec.outages.len(), 1);
+        let o = &rec.outages[0];
+        assert!(o.reconnected && o.attempts == 3 && o.error == "connection lost: gone", "{o:?}");
+        assert!(o.end - o.start >= FIRST_BACKOFF * 3, "backoff of 50 then 100 ms: {o:?}");
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::Resent);
+        assert!(rec.errors.is_empty(), "a resent batch is no failure: {:?}", rec.errors);
+    }
+
+    #[tokio::test]
+    async fn a_batch_found_written_is_counted_once_and_not_resent() {
+        let (script, rec) = run_script(InDoubt::Written(10), true).await;
+        assert_eq!(script.calls, 3);
+        assert_eq!((rec.measured.rows, rec.measured.batches), (30, 3));
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::Written);
+    }
+
+    #[tokio::test]
+    async fn a_batch_nothing_can_settle_is_in_doubt_not_written_nor_failed() {
+        let (script, rec) = run_script(InDoubt::Unknown, true).await;
+        assert_eq!(script.calls, 3, "never resent blindly");
+        assert_eq!((rec.measured.rows, rec.measured.in_doubt_rows, rec.measured.failed_rows), (20, 10, 0));
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::InDoubt);
+    }
+
+    #[tokio::test]
+    async fn without_reconnect_a_lost_connection_ends_the_worker() {
+        let (script, rec) = run_script(InDoubt::NotWritten, false).await;
+        assert_eq!((script.calls, script.attempts), (2, 0));
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows), (10, 10));
+        assert!(rec.outages.is_empty() && rec.in_doubt.is_empty());
+        assert_eq!(rec.errors["connection lost"].count, 1);
+    }
+
+    #[tokio::test]
+    async fn reconnecting_gives_up_at_the_deadline() {
+        let mut plan = Plan::new(Some(Duration::from_millis(300)), None, 1, Warmup::None, 1, CancellationToken::new());
+        plan.reconnect = true;
+        let script = Script { refused: u32::MAX, ..Script::new(InDoubt::NotWritten) };
+        let (_, recorders) = run(plan, Ops(3), script).await;
+        let rec = &recorders[0];
+        assert!(!rec.outages[0].reconnected);
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows), (10, 10), "the lost batch counts as failed");
     }
 }

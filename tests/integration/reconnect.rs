@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use dbload::report::{Connections, Report};
+use dbload::report::Connections;
 use dbload::stats::recorder::Resolution;
 use dbload::target::{LocalOptions, LocalPostgres};
 
@@ -26,6 +26,10 @@ pub fn tests() -> Vec<(&'static str, Test)> {
             a_restart_mid_run_is_one_outage_and_loses_nothing,
         ),
         ("reconnect::a_terminated_connection_is_one_reconnect", a_terminated_connection_is_one_reconnect),
+        (
+            "reconnect::a_batch_of_a_table_without_a_key_is_left_in_doubt",
+            a_batch_of_a_table_without_a_key_is_left_in_doubt,
+        ),
         (
             "reconnect::without_reconnect_a_lost_connection_ends_its_worker",
             without_reconnect_a_lost_connection_ends_its_worker,
@@ -87,19 +91,45 @@ fn a_restart_mid_run_is_one_outage_and_loses_nothing(_: &Ctx) -> Result<()> {
 }
 
 fn a_terminated_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
-    let out = terminate_one(ctx, "terminated_one", "--duration 4s --reconnect")?;
-    let c = &out.connections;
-    ensure(out.verdict.exit_code == 0 && out.throughput.errors == 0, || {
-        format!("exit {} {:?} {c:?}", out.verdict.exit_code, out.error_classes)
+    for (model, table) in [("measurement", "terminated_m"), ("cpu", "terminated_cpu")] {
+        let args = format!("--model {model} --duration 4s --reconnect {PACED} --table {table} --drop-table --verify");
+        let out = terminate_one(ctx, table, || ctx.ingest(&args))?.report;
+        let c = &out.connections;
+        ensure(out.verdict.exit_code == 0 && out.throughput.errors == 0, || {
+            format!("{model}: exit {} {:?} {c:?}", out.verdict.exit_code, out.error_classes)
+        })?;
+        ensure(c.outages.len() == 1 && c.outages[0].workers == 1 && c.reconnects == 1, || format!("{model}: {c:?}"))?;
+        settled(model, c)?;
+        ensure(out.verify.as_ref().is_some_and(|v| v.ok && v.found == out.rows_total), || {
+            format!("{model}: {:?}", out.verify)
+        })?;
+    }
+    Ok(())
+}
+
+fn a_batch_of_a_table_without_a_key_is_left_in_doubt(ctx: &Ctx) -> Result<()> {
+    let table = "terminated_keyless";
+    ctx.query(&format!("DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (n int, note text)"))?;
+    let args = format!("--table {table} --num-records 400000 --concurrency 2 --bulk-size 1000 --reconnect");
+    let out = terminate_one(ctx, table, || crate::data::fake(ctx, &args))?;
+    let (r, c) = (&out.report, &out.report.connections);
+    ensure(out.exit_code == 1 && r.throughput.errors == 0 && c.reconnects == 1, || {
+        format!("exit {}: a batch nobody can vouch for fails the run; {c:?}", out.exit_code)
     })?;
-    ensure(c.outages.len() == 1 && c.outages[0].workers == 1 && c.reconnects == 1, || format!("{c:?}"))?;
-    settled("terminate", c)?;
-    ensure(out.verify.as_ref().is_some_and(|v| v.ok && v.found == out.rows_total), || format!("{:?}", out.verify))
+    let doubt = &c.in_doubt_batches;
+    ensure(doubt.len() == 1 && doubt[0].resolution == Resolution::InDoubt && c.in_doubt_rows == 1000, || {
+        format!("{c:?}")
+    })?;
+    // Written or not, the batch in doubt is the only difference.
+    let n: u64 = ctx.scalar(&format!("SELECT count(*) FROM {table}"))?.parse()?;
+    ensure(n == r.rows_total || n == r.rows_total + 1000, || format!("{n} rows, {} acknowledged", r.rows_total))
 }
 
 fn without_reconnect_a_lost_connection_ends_its_worker(ctx: &Ctx) -> Result<()> {
     // A --rows run: --reconnect is off unless asked for.
-    let out = terminate_one(ctx, "terminated_stops", "--rows 40000")?;
+    let table = "terminated_stops";
+    let args = format!("--rows 40000 {PACED} --table {table} --drop-table --verify");
+    let out = terminate_one(ctx, table, || ctx.ingest(&args))?.report;
     let c = &out.connections;
     ensure(out.verdict.exit_code == 1 && out.throughput.errors == 1, || {
         format!("exit {} errors {}", out.verdict.exit_code, out.throughput.errors)
@@ -109,13 +139,14 @@ fn without_reconnect_a_lost_connection_ends_its_worker(ctx: &Ctx) -> Result<()> 
     ensure(out.verify.as_ref().is_some_and(|v| v.ok), || format!("{:?}", out.verify))
 }
 
-/// Runs a paced COPY ingest of 2 workers into `table` with `args`, and
-/// terminates the connection of one of them a second in.
-fn terminate_one(ctx: &Ctx, table: &str, args: &str) -> Result<Report> {
-    let args =
-        format!("{args} --workers 2 --batch-size 500 --rate 10000 --method copy --table {table} --drop-table --verify");
-    let out = std::thread::scope(|s| {
-        let run = s.spawn(|| ctx.ingest(&args));
+/// Two workers sending COPY batches at a pace that lasts a few seconds.
+const PACED: &str = "--workers 2 --batch-size 500 --rate 10000 --method copy";
+
+/// Runs `run` (a COPY ingest into `table`) and terminates the connection
+/// of one of its workers a second in.
+fn terminate_one<R: Send>(ctx: &Ctx, table: &str, run: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    let (out, killed) = std::thread::scope(|s| {
+        let run = s.spawn(run);
         std::thread::sleep(Duration::from_secs(1));
         // Only the workers' connections run COPY (dbload's own runs DDL and counts).
         let killed = ctx.scalar(&format!(
@@ -124,9 +155,9 @@ fn terminate_one(ctx: &Ctx, table: &str, args: &str) -> Result<Report> {
         ));
         (run.join().expect("the run does not panic"), killed)
     });
-    let killed = out.1?;
+    let killed = killed?;
     ensure(killed == "1", || format!("terminated {killed} connections"))?;
-    Ok(out.0?.report)
+    out
 }
 
 /// Every batch in flight when a connection was lost was found written or
