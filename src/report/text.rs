@@ -331,6 +331,39 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn outages_and_in_doubt_batches_are_listed() {
+        use crate::report::{Connections, InDoubtEntry, OutageEntry};
+        use crate::stats::recorder::Resolution;
+        let mut r = report("");
+        assert!(!render(&r).contains("Outage:"), "no line when no connection was lost");
+        let outage = |start_s: f64, end_s: f64| OutageEntry {
+            start_s,
+            end_s,
+            duration_s: end_s - start_s,
+            error: "connection lost: connection closed".into(),
+            workers: 2,
+            reconnected: true,
+        };
+        let batch = |resolution| InDoubtEntry { at_s: 1.5, rows: 1000, resolution };
+        r.connections = Connections {
+            outages: vec![outage(1.5, 4.1)],
+            reconnects: 2,
+            in_doubt_batches: vec![batch(Resolution::Resent), batch(Resolution::InDoubt)],
+            in_doubt_rows: 1000,
+        };
+        let text = render(&r);
+        assert!(
+            text.contains("Outage:     1.50 s → 4.10 s (2.60 s), 2 workers, reconnected; began with connection lost"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 batches in flight when a connection was lost: 0 found written, 1 not written and resent")
+        );
+        assert!(text.contains("1 unresolved (1,000 rows"), "{text}");
+        assert!(text.contains("Reconnects: 2"));
+    }
+
+    #[test]
     fn summary_layout() {
         let r = report("");
         assert_eq!(r.verdict.exit_code, 1, "a failed batch makes the run fail");

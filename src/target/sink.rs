@@ -187,8 +187,9 @@ fn dry_encode(spec: &SinkSpec, p: &Payload, scratch: &mut BytesMut) {
 /// A worker's connection with its statements prepared.
 pub struct PgSink {
     client: Client,
-    /// Where to connect again after the connection was lost.
-    target: PgTarget,
+    /// Where to connect again after the connection was lost (boxed: a
+    /// libpq config is large, and the sink is moved around by value).
+    target: Box<PgTarget>,
     spec: SinkSpec,
     statements: Statements,
     /// The server process of this connection, when a batch left in doubt
@@ -253,7 +254,14 @@ impl PgSink {
             }
             _ => None,
         };
-        Ok(PgSink { client, target: target.clone(), spec: spec.clone(), statements, backend, lost_backend: None })
+        Ok(PgSink {
+            client,
+            target: Box::new(target.clone()),
+            spec: spec.clone(),
+            statements,
+            backend,
+            lost_backend: None,
+        })
     }
 
     /// Replaces a lost connection with a new one, its statements prepared again.
