@@ -100,6 +100,7 @@ fn a_terminated_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
         })?;
         ensure(c.outages.len() == 1 && c.outages[0].workers == 1 && c.reconnects == 1, || format!("{model}: {c:?}"))?;
         settled(model, c)?;
+        matches_the_schema(&out)?;
         ensure(out.verify.as_ref().is_some_and(|v| v.ok && v.found == out.rows_total), || {
             format!("{model}: {:?}", out.verify)
         })?;
@@ -158,6 +159,16 @@ fn terminate_one<R: Send>(ctx: &Ctx, table: &str, run: impl FnOnce() -> Result<R
     let killed = killed?;
     ensure(killed == "1", || format!("terminated {killed} connections"))?;
     out
+}
+
+/// A report with an outage and in-doubt batches follows `schema/report.schema.json`.
+fn matches_the_schema(report: &dbload::report::Report) -> Result<()> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schema/report.schema.json")).context("schema file")?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let json = serde_json::to_value(report)?;
+    let errors: Vec<String> = validator.iter_errors(&json).map(|e| format!("{}: {e}", e.instance_path)).collect();
+    ensure(errors.is_empty(), || format!("report against the schema: {errors:?}"))
 }
 
 /// Every batch in flight when a connection was lost was found written or
