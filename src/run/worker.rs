@@ -5,6 +5,7 @@
 //! composed here rather than written again per mode.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -170,42 +171,8 @@ where
         };
         attempted += units;
         let rec = &mut recorders[op.label()];
-        let mut in_doubt = false;
-        // A lost connection: connect again, then settle the operation it left in doubt.
-        while let Some(Err(e)) = &outcome {
-            if !(e.fatal && plan.reconnect) {
-                break;
-            }
-            let Some(outage) = reconnect(&plan, &mut executor, e).await else { break };
-            let back = outage.reconnected;
-            rec.outages.push(outage);
-            if !back {
-                break;
-            }
-            let resolution = match executor.resolve(&mut op).await {
-                InDoubt::Written(acked) => {
-                    outcome = Some(Ok(acked));
-                    Resolution::Written
-                }
-                InDoubt::NotWritten if plan.deadline.is_some_and(|d| plan.t0.elapsed() >= d) => {
-                    let msg = "not written when the connection was lost, and the run ended before it could be resent";
-                    outcome = Some(Err(OpError::new("connection lost", msg)));
-                    Resolution::NotWritten
-                }
-                InDoubt::NotWritten => Resolution::Resent,
-                InDoubt::Unknown => {
-                    in_doubt = true;
-                    break; // recorded below, with the rest of the outcome
-                }
-            };
-            rec.in_doubt.push(InDoubtBatch { at: started, rows: units, resolution });
-            if resolution == Resolution::Resent {
-                outcome = tokio::select! {
-                    r = executor.execute(&mut op) => Some(r),
-                    _ = &mut grace => None,
-                };
-            }
-        }
+        let in_doubt = plan.reconnect
+            && settle_lost(&plan, &mut executor, &mut op, started, &mut outcome, rec, grace.as_mut()).await;
         let t = Timing { intended, started, ended: plan.t0.elapsed() };
         match outcome {
             _ if in_doubt => rec.in_doubt(warmup, units, t),
@@ -231,6 +198,55 @@ where
         source.recycle(op);
     }
     (executor, recorders)
+}
+
+/// When `outcome` is a lost connection (`--reconnect`): connects again and
+/// settles the operation it left in doubt: found written (`outcome` becomes
+/// that success), found unwritten (resent: `outcome` becomes the resend's),
+/// or unknown (returns true: neither written nor failed). Each is listed in
+/// `rec.in_doubt`, each outage in `rec.outages`. A connection that cannot be
+/// made before the run ends leaves `outcome` the failure it was.
+async fn settle_lost<Op: Operation, E: Executor<Op>>(
+    plan: &Plan,
+    executor: &mut E,
+    op: &mut Op,
+    started: Duration,
+    outcome: &mut Option<Result<u64, OpError>>,
+    rec: &mut Recorder,
+    mut grace: Pin<&mut impl Future<Output = ()>>,
+) -> bool {
+    while let Some(Err(e)) = &*outcome {
+        if !e.fatal {
+            return false;
+        }
+        let Some(outage) = reconnect(plan, executor, e).await else { return false };
+        let back = outage.reconnected;
+        rec.outages.push(outage);
+        if !back {
+            return false;
+        }
+        let resolution = match executor.resolve(op).await {
+            InDoubt::Written(acked) => {
+                *outcome = Some(Ok(acked));
+                Resolution::Written
+            }
+            InDoubt::NotWritten if plan.deadline.is_some_and(|d| plan.t0.elapsed() >= d) => {
+                let msg = "not written when the connection was lost, and the run ended before it could be resent";
+                *outcome = Some(Err(OpError::new("connection lost", msg)));
+                Resolution::NotWritten
+            }
+            InDoubt::NotWritten => Resolution::Resent,
+            InDoubt::Unknown => return true,
+        };
+        rec.in_doubt.push(InDoubtBatch { at: started, rows: op.units(), resolution });
+        if resolution == Resolution::Resent {
+            *outcome = tokio::select! {
+                r = executor.execute(op) => Some(r),
+                _ = &mut grace => None,
+            };
+        }
+    }
+    false
 }
 
 /// Connects `executor` again after `lost`, with capped exponential backoff,

@@ -365,9 +365,14 @@ pub(crate) async fn send_copy(sink: CopyInSink<Bytes>, bytes: Bytes) -> Result<u
 }
 
 /// Classifies a failed operation: by SQLSTATE, or as a lost connection.
+/// A FATAL error (e.g. 57P01, `pg_terminate_backend`) ends the session
+/// even if the client has not seen the connection close yet.
 pub(crate) fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
-        Some(db) => OpError { fatal: closed, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) },
+        Some(db) => {
+            let ends_session = closed || matches!(db.severity(), "FATAL" | "PANIC");
+            OpError { fatal: ends_session, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) }
+        }
         None if closed || e.is_closed() => OpError::fatal("connection lost", e.to_string()),
         None => OpError::new("client error", e.to_string()),
     }

@@ -26,6 +26,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
             a_restart_mid_run_is_one_outage_and_loses_nothing,
         ),
         ("reconnect::a_terminated_connection_is_one_reconnect", a_terminated_connection_is_one_reconnect),
+        ("reconnect::the_in_doubt_lookup_finds_written_batches", the_in_doubt_lookup_finds_written_batches),
         (
             "reconnect::a_batch_of_a_table_without_a_key_is_left_in_doubt",
             a_batch_of_a_table_without_a_key_is_left_in_doubt,
@@ -96,7 +97,7 @@ fn a_terminated_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
         let out = terminate_one(ctx, table, || ctx.ingest(&args))?.report;
         let c = &out.connections;
         ensure(out.verdict.exit_code == 0 && out.throughput.errors == 0, || {
-            format!("{model}: exit {} {:?} {c:?}", out.verdict.exit_code, out.error_classes)
+            format!("{model}: exit {} {:?} {:?} {c:?}", out.verdict.exit_code, out.error_classes, out.verify)
         })?;
         ensure(c.outages.len() == 1 && c.outages[0].workers == 1 && c.reconnects == 1, || format!("{model}: {c:?}"))?;
         settled(model, c)?;
@@ -115,7 +116,7 @@ fn a_batch_of_a_table_without_a_key_is_left_in_doubt(ctx: &Ctx) -> Result<()> {
     let out = terminate_one(ctx, table, || crate::data::fake(ctx, &args))?;
     let (r, c) = (&out.report, &out.report.connections);
     ensure(out.exit_code == 1 && r.throughput.errors == 0 && c.reconnects == 1, || {
-        format!("exit {}: a batch nobody can vouch for fails the run; {c:?}", out.exit_code)
+        format!("exit {}: a batch nobody can vouch for fails the run; {:?} {c:?}", out.exit_code, r.error_classes)
     })?;
     let doubt = &c.in_doubt_batches;
     ensure(doubt.len() == 1 && doubt[0].resolution == Resolution::InDoubt && c.in_doubt_rows == 1000, || {
@@ -209,3 +210,26 @@ fn restart(data_dir: &Path, down: Duration) -> Result<Child> {
         .spawn()
         .context("starting the server again")
 }
+
+/// The lookup that settles a batch in doubt finds every row of a batch that
+/// was written and none of one that was not, for both models with a key
+/// (cpu's key is an expression over its jsonb tags).
+fn the_in_doubt_lookup_finds_written_batches(ctx: &Ctx) -> Result<()> {
+    for model in ["measurement", "cpu"] {
+        let table = format!("lookup_{model}");
+        let args = format!("--model {model} --rows 1000 --workers 1 --batch-size 500 --table {table} --drop-table");
+        let out = ctx.ingest(&format!("{args} {START}"))?;
+        ensure(out.exit_code == 0, || format!("{model}: exit {}", out.exit_code))?;
+        for (start, want) in [(START, 500), ("--start 2030-01-01T00:00:00Z", 0)] {
+            let cfg = crate::support::config(&format!("{args} {start}"));
+            let mut batch = dbload::model::Batch::new(&cfg.schema);
+            cfg.model.generator(cfg.seed, 0, cfg.start_us, 1000).next_batch(&mut batch, 500);
+            let stmt = dbload::dialect::postgres::batch_rows_found(&cfg.table, &cfg.schema).context("a key")?;
+            let found = ctx.count_bound(&stmt, &batch)?;
+            ensure(found == want, || format!("{model} {start}: found {found} of a batch, want {want}"))?;
+        }
+    }
+    Ok(())
+}
+
+const START: &str = "--start 2024-01-01T00:00:00Z";
