@@ -105,17 +105,25 @@ fn connection_lines(out: &mut String, c: &super::Connections) {
     if c.in_doubt_batches.is_empty() {
         return;
     }
-    let count = |r: crate::stats::recorder::Resolution| c.in_doubt_batches.iter().filter(|b| b.resolution == r).count();
     use crate::stats::recorder::Resolution::*;
+    let how = [
+        (Written, "found written"),
+        (Resent, "not written and resent"),
+        (NotWritten, "not written (failed)"),
+        (InDoubt, "unresolved (no key to look their rows up by)"),
+    ];
+    let parts: Vec<String> = how
+        .iter()
+        .filter_map(|&(resolution, what)| {
+            let n = c.in_doubt_batches.iter().filter(|b| b.resolution == resolution).count();
+            (n > 0).then(|| format!("{n} {what}"))
+        })
+        .collect();
     let _ = writeln!(
         out,
-        "In doubt:   {} batches in flight when a connection was lost: {} found written, {} not written and resent, \
-         {} not written (failed), {} unresolved ({} rows: no key to look them up by)",
+        "In doubt:   {} batches in flight when a connection was lost: {}; {} rows left in doubt",
         c.in_doubt_batches.len(),
-        count(Written),
-        count(Resent),
-        count(NotWritten),
-        count(InDoubt),
+        parts.join(", "),
         group(c.in_doubt_rows)
     );
     let _ = writeln!(out, "Reconnects: {}", group(c.reconnects));
@@ -357,9 +365,12 @@ pub(crate) mod tests {
             "{text}"
         );
         assert!(
-            text.contains("2 batches in flight when a connection was lost: 0 found written, 1 not written and resent")
+            text.contains(
+                "In doubt:   2 batches in flight when a connection was lost: 1 not written and resent, \
+                 1 unresolved (no key to look their rows up by); 1,000 rows left in doubt"
+            ),
+            "{text}"
         );
-        assert!(text.contains("1 unresolved (1,000 rows"), "{text}");
         assert!(text.contains("Reconnects: 2"));
     }
 
