@@ -59,6 +59,11 @@ pub struct BulkArgs {
     /// Batches in flight at once, one connection each.
     #[arg(long, visible_alias = "workers", value_name = "N", default_value_t = 25)]
     pub concurrency: u32,
+
+    /// A worker whose connection is lost connects again (waiting 50 ms, doubling up to 1 s,
+    /// moving to the next of --hosts) until Ctrl-C; the batch in flight counts as in doubt.
+    #[arg(long, help_heading = "Run")]
+    pub reconnect: bool,
 }
 
 #[derive(Debug, Args)]

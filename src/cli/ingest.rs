@@ -171,6 +171,17 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Run")]
     pub verify: bool,
 
+    /// A worker whose connection is lost connects again (waiting 50 ms, doubling up to 1 s; over
+    /// CrateDB's HTTP endpoint, to the next host) until the run ends, and looks up whether the
+    /// batch in flight was written [default: on with --duration, which bounds the wait; off for
+    /// a --rows run, which would wait for a server that never returns until Ctrl-C].
+    #[arg(long, overrides_with = "no_reconnect", help_heading = "Run")]
+    pub reconnect: bool,
+
+    /// A lost connection ends its worker (its batch counts as failed, exit code 1).
+    #[arg(long, overrides_with = "reconnect", help_heading = "Run")]
+    pub no_reconnect: bool,
+
     /// Generate and encode only, send nothing: shows what the client alone can do.
     #[arg(long, help_heading = "Run")]
     pub dry_run: bool,

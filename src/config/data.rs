@@ -82,7 +82,9 @@ fn resolve(
     }
     let target = resolve_target(&target, bulk.concurrency, env)?;
     let rows = RowsInto { workers: bulk.concurrency, batch_size: bulk.bulk_size, rows_per_worker, seed };
-    into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, OutputConfig::resolve(output)?)
+    let output = OutputConfig::resolve(output)?;
+    let cfg = into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, output)?;
+    Ok(IngestConfig { reconnect: bulk.reconnect, ..cfg })
 }
 
 /// How many rows an ingest into an existing table writes, and how.
@@ -137,6 +139,7 @@ pub fn into_table(
         seed,
         start_us: 0,
         verify: false,
+        reconnect: false,
         output,
     };
     if let Some((engine, http)) = cfg.known_engine() {

@@ -66,6 +66,8 @@ pub struct IngestConfig {
     /// First reading's time, µs since the Unix epoch.
     pub start_us: i64,
     pub verify: bool,
+    /// A lost connection is replaced rather than ending its worker.
+    pub reconnect: bool,
     pub output: OutputConfig,
 }
 
@@ -296,6 +298,8 @@ impl IngestConfig {
             seed: a.seed,
             start_us,
             verify: a.verify,
+            // On only where a deadline bounds the wait for a server that may not return.
+            reconnect: a.reconnect || (a.duration.is_some() && !a.no_reconnect),
             output: OutputConfig::resolve(a.output)?,
         };
         // What the URL or --engine already says is checked now, before

@@ -167,6 +167,33 @@ pub fn insert_values(table: &TableName, schema: &Schema, rows: usize, upsert: bo
 /// text form travel as `text[]` and are cast to their type in the select
 /// list: `SELECT u1::"pg_catalog"."inet", u2 FROM unnest(...) AS u(u1, u2)`.
 pub fn insert_unnest(table: &TableName, schema: &Schema, upsert: bool) -> String {
+    let mut sql = format!("INSERT INTO {} ({}) {}", table.sql(), column_list(schema), select_unnest(schema));
+    if upsert {
+        sql.push_str(&upsert_clause(schema));
+    }
+    sql
+}
+
+/// Counts the rows of `table` whose key is that of a row of a batch bound
+/// as one array per column (as for [`insert_unnest`]): after a lost
+/// connection, whether the batch in flight was written. None: the table
+/// has no key to look rows up by.
+pub fn batch_rows_found(table: &TableName, schema: &Schema) -> Option<String> {
+    if schema.key.is_empty() {
+        return None;
+    }
+    let key = schema.key.join(", ");
+    Some(format!(
+        "SELECT count(*) FROM {} WHERE ({key}) IN (SELECT {key} FROM ({}) AS b ({}))",
+        table.sql(),
+        select_unnest(schema),
+        column_list(schema)
+    ))
+}
+
+/// `SELECT` of a batch's rows from one array parameter per column, each
+/// value cast to its column's type where it travels in another.
+fn select_unnest(schema: &Schema) -> String {
     let arrays = schema
         .columns
         .iter()
@@ -188,11 +215,7 @@ pub fn insert_unnest(table: &TableName, schema: &Schema, upsert: bool) -> String
             names.collect::<Vec<_>>().join(", ")
         )
     };
-    let mut sql = format!("INSERT INTO {} ({}) SELECT {select}", table.sql(), column_list(schema));
-    if upsert {
-        sql.push_str(&upsert_clause(schema));
-    }
-    sql
+    format!("SELECT {select}")
 }
 
 /// An existing table's columns in table order, for `model::catalog::from_pg`:

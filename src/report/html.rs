@@ -36,6 +36,8 @@ const ORANGE: RGBColor = RGBColor(234, 88, 12);
 const INK: RGBColor = RGBColor(55, 65, 81);
 const GRID: RGBColor = RGBColor(229, 231, 235);
 const FAINT_GRID: RGBColor = RGBColor(243, 244, 246);
+/// The shade of an outage window (`--reconnect`) behind the lines.
+const OUTAGE: RGBColor = RGBColor(254, 215, 170);
 
 /// Writes the HTML report of any command's report to `path`.
 pub fn write_file<R: Serialize>(report: &R, path: &Path) -> Result<()> {
@@ -165,6 +167,16 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
     };
     let field =
         |name: &'static str| move |e: &Json| -> Option<(f64, f64)> { Some((e["second"].as_f64()?, e[name].as_f64()?)) };
+    // Seconds during which a worker had no connection, shaded behind the lines.
+    let outages: Vec<(f64, f64)> = part["outages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|o| Some((o["start_s"].as_f64()?, o["end_s"].as_f64()?)))
+        .collect();
+    let outage_key = (!outages.is_empty())
+        .then(|| LegendKey { label: "outage (a connection lost)".into(), color: "#fed7aa".into() });
     let mut out = Vec::new();
     if timeline.len() >= 2 {
         let done =
@@ -179,8 +191,10 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         out.push(Chart {
             title: format!("Throughput: {unit} per second"),
             caption: format!("{what} completed in each second since the start; the last second may be partial"),
-            legend: std::iter::once(&done).chain(&errors).map(Line::key).collect(),
-            svg: line_chart(&[done], &format!("{unit}/s"), errors.as_ref(), |v| group(v.round().max(0.0) as u64))?,
+            legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(outage_key).collect(),
+            svg: line_chart(&[done], &format!("{unit}/s"), errors.as_ref(), &outages, |v| {
+                group(v.round().max(0.0) as u64)
+            })?,
         });
         let lines = [
             Line { label: "mean".into(), color: BLUE, points: timeline.iter().map(field("latency_mean_ms")).collect() },
@@ -191,7 +205,7 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
                 title: "Latency per second (ms)".into(),
                 caption: "mean and max latency of the operations that completed in each second".into(),
                 legend: lines.iter().map(Line::key).collect(),
-                svg: line_chart(&lines, "ms", None, tick)?,
+                svg: line_chart(&lines, "ms", None, &outages, tick)?,
             });
         }
     }
@@ -244,8 +258,15 @@ fn inline(svg: String) -> String {
 }
 
 /// Lines over seconds on the left axis, and an optional line on a right
-/// axis of its own (errors are too few to see on the throughput's scale).
-fn line_chart(lines: &[Line], y_desc: &str, right: Option<&Line>, y_label: fn(&f64) -> String) -> Result<String> {
+/// axis of its own (errors are too few to see on the throughput's scale),
+/// over shaded `outages` (start and end in seconds).
+fn line_chart(
+    lines: &[Line],
+    y_desc: &str,
+    right: Option<&Line>,
+    outages: &[(f64, f64)],
+    y_label: fn(&f64) -> String,
+) -> Result<String> {
     let x_max = lines.iter().chain(right).flat_map(|l| l.points.iter().flatten()).map(|p| p.0).fold(1.0, f64::max);
     let headroom = |m: f64| if m > 0.0 { m * 1.1 } else { 1.0 };
     let y_max = headroom(lines.iter().map(Line::max_y).fold(0.0, f64::max));
@@ -267,6 +288,7 @@ fn line_chart(lines: &[Line], y_desc: &str, right: Option<&Line>, y_label: fn(&f
             .x_desc("seconds since the start")
             .y_desc(y_desc)
             .draw()?;
+        chart.draw_series(outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())))?;
         for line in lines {
             for run in line.segments() {
                 chart.draw_series(LineSeries::new(run, line.color.filled().stroke_width(2)).point_size(dots))?;
@@ -434,6 +456,21 @@ mod tests {
         for c in &charts {
             assert!(c.svg.starts_with("<svg") && c.svg.trim_end().ends_with("</svg>"), "{}", c.title);
         }
+    }
+
+    #[test]
+    fn outages_are_shaded_on_the_timeline_charts() {
+        let mut report = workload(timeline(), latency());
+        report["outages"] = json!([{"start_s": 0.5, "end_s": 1.5, "duration_s": 1.0, "error": "connection lost: x",
+                                    "workers": 2, "reconnected": true}]);
+        let shade = "#FED7AA";
+        let plain = charts(&workload(timeline(), latency())).unwrap();
+        assert!(!plain[0].svg.to_uppercase().contains(shade), "no outage, no shade");
+        let charts = charts(&report).unwrap();
+        for c in &charts[..2] {
+            assert!(c.svg.to_uppercase().contains(shade), "{}: the window is shaded", c.title);
+        }
+        assert_eq!(charts[0].legend.last().unwrap().label, "outage (a connection lost)");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::encode::Method;
 use crate::error::exit;
 use crate::run::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
-use crate::stats::recorder::Phase;
+use crate::stats::recorder::{outage_windows, Phase, Resolution};
 use crate::stats::{LatencySummary, Recorder};
 use fail_if::Condition;
 
@@ -290,8 +290,74 @@ pub struct Report {
     #[serde(flatten)]
     pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
+    #[serde(flatten)]
+    pub connections: Connections,
     pub setup: SetupReport,
     pub verify: Option<Verify>,
+}
+
+/// Lost connections (`--reconnect`): when writes were unavailable, and
+/// whether anything was lost. Flattened into the ingest report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Connections {
+    /// Windows during which at least one worker had no connection (the
+    /// outages of several workers that overlap are one window).
+    pub outages: Vec<OutageEntry>,
+    /// Connections made again after one was lost, over all workers.
+    pub reconnects: u64,
+    /// The batches in flight when their connection was lost, and what became of each.
+    pub in_doubt_batches: Vec<InDoubtEntry>,
+    /// Rows of the batches no check could settle: written or not, nobody knows.
+    pub in_doubt_rows: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OutageEntry {
+    /// Since the workers' common start.
+    pub start_s: f64,
+    /// When the last worker of the window was connected again (or the run ended).
+    pub end_s: f64,
+    pub duration_s: f64,
+    /// The error that began it.
+    pub error: String,
+    /// Workers that lost their connection in it.
+    pub workers: usize,
+    /// Whether every one of them was connected again before the run ended.
+    pub reconnected: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InDoubtEntry {
+    /// When the batch was sent, since the workers' common start.
+    pub at_s: f64,
+    pub rows: u64,
+    pub resolution: Resolution,
+}
+
+impl Connections {
+    pub(crate) fn of(rec: &Recorder) -> Connections {
+        let outages = outage_windows(&rec.outages)
+            .into_iter()
+            .map(|(start, end, error, workers)| OutageEntry {
+                start_s: start.as_secs_f64(),
+                end_s: end.as_secs_f64(),
+                duration_s: (end - start).as_secs_f64(),
+                error,
+                workers,
+                reconnected: rec.outages.iter().filter(|o| o.start >= start && o.end <= end).all(|o| o.reconnected),
+            })
+            .collect();
+        Connections {
+            outages,
+            reconnects: rec.outages.iter().filter(|o| o.reconnected).count() as u64,
+            in_doubt_batches: rec
+                .in_doubt
+                .iter()
+                .map(|b| InDoubtEntry { at_s: b.at.as_secs_f64(), rows: b.rows, resolution: b.resolution })
+                .collect(),
+            in_doubt_rows: rec.warmup.in_doubt_rows + rec.measured.in_doubt_rows,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -393,7 +459,10 @@ impl Report {
             crate::model::ModelSpec::Json(spec) => Some(spec.input.stats()),
             _ => None,
         };
-        let mut verdict = Verdict::new(out.interrupted, throughput.errors > 0 || verify_failed);
+        let connections = Connections::of(rec);
+        // A batch nobody can vouch for may be lost: the run did not succeed.
+        let lost = throughput.errors > 0 || connections.in_doubt_rows > 0;
+        let mut verdict = Verdict::new(out.interrupted, lost || verify_failed);
         let input_error = input.as_ref().and_then(|i| {
             let committed = m.rows + rec.warmup.rows;
             let abort = i.abort.as_ref().map(|why| {
@@ -424,6 +493,7 @@ impl Report {
             warmup,
             client: ClientReport::from(&out.cost),
             timeline: timeline(rec),
+            connections,
             setup: SetupReport {
                 // A dry run has no server: nothing was sent anywhere.
                 server: if cfg.dry_run() { Server { target_kind: "none", ..server } } else { server },

@@ -92,6 +92,45 @@ pub(crate) fn error_lines(out: &mut String, errors: &[ErrorEntry]) {
     }
 }
 
+/// Each outage (`--reconnect`), and what became of the batches in flight
+/// when connections were lost; nothing when no connection was lost.
+fn connection_lines(out: &mut String, c: &super::Connections) {
+    for o in &c.outages {
+        let back = if o.reconnected { "reconnected" } else { "NOT reconnected before the run ended" };
+        let workers = if o.workers == 1 { "1 worker".to_string() } else { format!("{} workers", o.workers) };
+        let _ = writeln!(
+            out,
+            "Outage:     {:.2} s → {:.2} s ({:.2} s), {workers}, {back}; began with {}",
+            o.start_s, o.end_s, o.duration_s, o.error
+        );
+    }
+    if c.in_doubt_batches.is_empty() {
+        return;
+    }
+    use crate::stats::recorder::Resolution::*;
+    let how = [
+        (Written, "found written"),
+        (Resent, "not written and resent"),
+        (NotWritten, "not written (failed)"),
+        (InDoubt, "unresolved (no key to look their rows up by)"),
+    ];
+    let parts: Vec<String> = how
+        .iter()
+        .filter_map(|&(resolution, what)| {
+            let n = c.in_doubt_batches.iter().filter(|b| b.resolution == resolution).count();
+            (n > 0).then(|| format!("{n} {what}"))
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "In doubt:   {} batches in flight when a connection was lost: {}; {} rows left in doubt",
+        c.in_doubt_batches.len(),
+        parts.join(", "),
+        group(c.in_doubt_rows)
+    );
+    let _ = writeln!(out, "Reconnects: {}", group(c.reconnects));
+}
+
 /// What the client cost, and the `--fail-if` conditions that were checked.
 pub(crate) fn client_and_verdict(out: &mut String, c: &ClientReport, wall_s: f64, v: &Verdict) {
     let (total, user, sys, rss_mib) = (c.client_cpu_s, c.client_cpu_user_s, c.client_cpu_sys_s, c.client_peak_rss_mib);
@@ -207,6 +246,7 @@ pub fn render(r: &Report) -> String {
         None => out.push_str("Warm-up:    none\n"),
     }
     error_lines(&mut out, &r.error_classes);
+    connection_lines(&mut out, &r.connections);
     let latencies = &r.latencies;
     if let Some(l) = &latencies.latency_ms {
         let title = if latencies.service_time_ms.is_some() {
@@ -304,6 +344,42 @@ pub(crate) mod tests {
             _ => None,
         };
         crate::report::Report::ingest(&cfg, &outcome, url, false)
+    }
+
+    #[test]
+    fn outages_and_in_doubt_batches_are_listed() {
+        use crate::report::{Connections, InDoubtEntry, OutageEntry};
+        use crate::stats::recorder::Resolution;
+        let mut r = report("");
+        assert!(!render(&r).contains("Outage:"), "no line when no connection was lost");
+        let outage = |start_s: f64, end_s: f64| OutageEntry {
+            start_s,
+            end_s,
+            duration_s: end_s - start_s,
+            error: "connection lost: connection closed".into(),
+            workers: 2,
+            reconnected: true,
+        };
+        let batch = |resolution| InDoubtEntry { at_s: 1.5, rows: 1000, resolution };
+        r.connections = Connections {
+            outages: vec![outage(1.5, 4.1)],
+            reconnects: 2,
+            in_doubt_batches: vec![batch(Resolution::Resent), batch(Resolution::InDoubt)],
+            in_doubt_rows: 1000,
+        };
+        let text = render(&r);
+        assert!(
+            text.contains("Outage:     1.50 s → 4.10 s (2.60 s), 2 workers, reconnected; began with connection lost"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "In doubt:   2 batches in flight when a connection was lost: 1 not written and resent, \
+                 1 unresolved (no key to look their rows up by); 1,000 rows left in doubt"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("Reconnects: 2"));
     }
 
     #[test]

@@ -134,7 +134,8 @@ pub async fn ingest(
         let _ = started.send(());
     }
     let meter = CostMeter::start();
-    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
+    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
+    plan.reconnect = cfg.reconnect;
     let reading = match &cfg.model {
         crate::model::ModelSpec::Json(json) => json.input_progress(),
         _ => None,
@@ -169,6 +170,10 @@ pub async fn ingest(
         durations.extend(sink.finish()?);
     }
     let server_duration = merge_histograms(durations.iter());
+    if let (Some(t), Some(admin), true) = (target, &mut admin, plan.reconnect) {
+        // The server may have restarted under the run, and dbload's own connection with it.
+        *admin = t.admin().await.context("connecting again after the run, to verify")?;
+    }
 
     let verify = match (&mut admin, &dialect) {
         (Some(admin), Some(dialect)) if cfg.verify => {

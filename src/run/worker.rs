@@ -5,6 +5,7 @@
 //! composed here rather than written again per mode.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::pacer::Pacer;
 use super::stop::Stop;
 use crate::config::Warmup;
-use crate::stats::recorder::Timing;
+use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
 use crate::stats::{Live, OpError, Recorder};
 
 /// How long in-flight operations may take to finish after Ctrl-C.
@@ -43,7 +44,38 @@ pub trait Source {
 pub trait Executor<Op> {
     /// Runs `op`; on success, the units the target acknowledged.
     fn execute(&mut self, op: &mut Op) -> impl Future<Output = Result<u64, OpError>> + Send;
+
+    /// Replaces a lost connection with a new one (`--reconnect`); a CrateDB
+    /// HTTP worker moves on to the next node. `None`: this executor cannot,
+    /// and its worker stops at the first lost connection.
+    fn reconnect(&mut self) -> impl Future<Output = Option<anyhow::Result<()>>> + Send {
+        std::future::ready(None)
+    }
+
+    /// Once connected again: whether `op`, in flight when the connection
+    /// was lost, was written (its commit may or may not have happened).
+    fn resolve(&mut self, _op: &mut Op) -> impl Future<Output = InDoubt> + Send {
+        std::future::ready(InDoubt::Unknown)
+    }
 }
+
+/// What the target holds of an operation that was in flight when its
+/// connection was lost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InDoubt {
+    /// All of it, these units: it counts as written.
+    Written(u64),
+    /// None of it: it may be sent again.
+    NotWritten,
+    /// No way to tell (a table without a key, or the check failed).
+    Unknown,
+}
+
+/// Waits between connection attempts: from 50 ms, doubling up to 1 s, so a
+/// server that is back is found within a second without a storm of
+/// attempts while it is down.
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Everything a worker needs besides its source and executor.
 #[derive(Clone)]
@@ -61,6 +93,9 @@ pub struct Plan {
     pub live: Arc<Live>,
     /// The run's own reason to stop, shared by its workers.
     pub stop: Arc<Stop>,
+    /// A lost connection is replaced (until the deadline or Ctrl-C) rather
+    /// than ending the worker: `--reconnect`.
+    pub reconnect: bool,
 }
 
 impl Plan {
@@ -84,6 +119,7 @@ impl Plan {
             stop: Arc::new(Stop::new(cancel.clone())),
             cancel,
             live: Arc::new(Live::default()),
+            reconnect: false,
         }
     }
 }
@@ -136,14 +172,17 @@ where
             break;
         }
         let warmup = warming_up(plan.warmup, started, attempted);
-        let outcome = tokio::select! {
+        let mut outcome = tokio::select! {
             r = executor.execute(&mut op) => Some(r),
             _ = &mut grace => None,
         };
-        let t = Timing { intended, started, ended: plan.t0.elapsed() };
         attempted += units;
         let rec = &mut recorders[op.label()];
+        let in_doubt = plan.reconnect
+            && settle_lost(&plan, &mut executor, &mut op, started, &mut outcome, rec, grace.as_mut()).await;
+        let t = Timing { intended, started, ended: plan.t0.elapsed() };
         match outcome {
+            _ if in_doubt => rec.in_doubt(warmup, units, t),
             Some(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
@@ -170,6 +209,88 @@ where
     (executor, recorders)
 }
 
+/// When `outcome` is a lost connection (`--reconnect`): connects again and
+/// settles the operation it left in doubt: found written (`outcome` becomes
+/// that success), found unwritten (resent: `outcome` becomes the resend's),
+/// or unknown (returns true: neither written nor failed). Each is listed in
+/// `rec.in_doubt`, each outage in `rec.outages`. A connection that cannot be
+/// made before the run ends leaves `outcome` the failure it was.
+async fn settle_lost<Op: Operation, E: Executor<Op>>(
+    plan: &Plan,
+    executor: &mut E,
+    op: &mut Op,
+    started: Duration,
+    outcome: &mut Option<Result<u64, OpError>>,
+    rec: &mut Recorder,
+    mut grace: Pin<&mut impl Future<Output = ()>>,
+) -> bool {
+    while let Some(Err(e)) = &*outcome {
+        if !e.fatal {
+            return false;
+        }
+        let Some(outage) = reconnect(plan, executor, e).await else { return false };
+        let back = outage.reconnected;
+        rec.outages.push(outage);
+        if !back {
+            return false;
+        }
+        let resolution = match executor.resolve(op).await {
+            InDoubt::Written(acked) => {
+                *outcome = Some(Ok(acked));
+                Resolution::Written
+            }
+            InDoubt::NotWritten if plan.deadline.is_some_and(|d| plan.t0.elapsed() >= d) => {
+                let msg = "not written when the connection was lost, and the run ended before it could be resent";
+                *outcome = Some(Err(OpError::new("connection lost", msg)));
+                Resolution::NotWritten
+            }
+            InDoubt::NotWritten => Resolution::Resent,
+            InDoubt::Unknown => return true,
+        };
+        rec.in_doubt.push(InDoubtBatch { at: started, rows: op.units(), resolution });
+        if resolution == Resolution::Resent {
+            *outcome = tokio::select! {
+                r = executor.execute(op) => Some(r),
+                _ = &mut grace => None,
+            };
+        }
+    }
+    false
+}
+
+/// Connects `executor` again after `lost`, with capped exponential backoff,
+/// until it succeeds, the deadline passes or Ctrl-C. `None` if the executor
+/// cannot reconnect at all. Attempts are not failed operations: they are
+/// counted in the outage, apart from the run's errors.
+async fn reconnect<Op, E: Executor<Op>>(plan: &Plan, executor: &mut E, lost: &OpError) -> Option<Outage> {
+    let start = plan.t0.elapsed();
+    let mut attempts = 0;
+    let deadline = async {
+        match plan.deadline {
+            Some(d) => tokio::time::sleep_until((plan.t0 + d).into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    let reconnected = tokio::select! {
+        biased;
+        _ = plan.cancel.cancelled() => false,
+        _ = deadline => false,
+        back = async {
+            let mut wait = FIRST_BACKOFF;
+            loop {
+                attempts += 1;
+                if executor.reconnect().await?.is_ok() {
+                    return Some(true);
+                }
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(MAX_BACKOFF);
+            }
+        } => back?,
+    };
+    let error = format!("{}: {}", lost.class, lost.message);
+    Some(Outage { start, end: plan.t0.elapsed(), reconnected, error, attempts })
+}
+
 /// Whether an operation that starts `started` after t0, with `attempted`
 /// units before it on this worker, belongs to the warm-up. Executors that
 /// keep figures of their own (HTTP phases) ask the same question.
@@ -178,5 +299,116 @@ pub fn warming_up(warmup: Warmup, started: Duration, attempted: u64) -> bool {
         Warmup::None => false,
         Warmup::Duration(d) => started < d,
         Warmup::Count(n) => attempted < n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An operation of 10 units.
+    struct Ten;
+    impl Operation for Ten {
+        fn units(&self) -> u64 {
+            10
+        }
+    }
+
+    /// `n` operations.
+    struct Ops(u32);
+    impl Source for Ops {
+        type Op = Ten;
+        fn next(&mut self) -> impl Future<Output = Option<Ten>> + Send {
+            let more = self.0 > 0;
+            self.0 = self.0.saturating_sub(1);
+            std::future::ready(more.then_some(Ten))
+        }
+    }
+
+    /// The loop's side of a lost connection, scripted: which call loses
+    /// it, how many connection attempts fail, what the lookup finds.
+    struct Script {
+        lose_at: u32,
+        refused: u32,
+        found: InDoubt,
+        calls: u32,
+        attempts: u32,
+    }
+
+    impl Script {
+        fn new(found: InDoubt) -> Script {
+            Script { lose_at: 2, refused: 2, found, calls: 0, attempts: 0 }
+        }
+    }
+
+    impl Executor<Ten> for Script {
+        fn execute(&mut self, op: &mut Ten) -> impl Future<Output = Result<u64, OpError>> + Send {
+            self.calls += 1;
+            let lost = self.calls == self.lose_at;
+            std::future::ready(if lost { Err(OpError::fatal("connection lost", "gone")) } else { Ok(op.units()) })
+        }
+        async fn reconnect(&mut self) -> Option<anyhow::Result<()>> {
+            self.attempts += 1;
+            Some(if self.attempts <= self.refused { Err(anyhow::anyhow!("refused")) } else { Ok(()) })
+        }
+        async fn resolve(&mut self, _op: &mut Ten) -> InDoubt {
+            self.found
+        }
+    }
+
+    async fn run_script(found: InDoubt, reconnect: bool) -> (Script, Recorder) {
+        let mut plan = Plan::new(None, None, 1, Warmup::None, 1, CancellationToken::new());
+        plan.reconnect = reconnect;
+        let (script, mut recorders) = run(plan, Ops(3), Script::new(found)).await;
+        (script, recorders.remove(0))
+    }
+
+    #[tokio::test]
+    async fn a_batch_found_unwritten_is_resent_once_after_reconnecting() {
+        let (script, rec) = run_script(InDoubt::NotWritten, true).await;
+        assert_eq!((script.calls, script.attempts), (4, 3), "3 operations and one resend; 2 refused attempts");
+        assert_eq!((rec.measured.rows, rec.measured.batches, rec.measured.failed_batches), (30, 3, 0));
+        assert_eq!(rec.outages.len(), 1);
+        let o = &rec.outages[0];
+        assert!(o.reconnected && o.attempts == 3 && o.error == "connection lost: gone", "{o:?}");
+        assert!(o.end - o.start >= FIRST_BACKOFF * 3, "backoff of 50 then 100 ms: {o:?}");
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::Resent);
+        assert!(rec.errors.is_empty(), "a resent batch is no failure: {:?}", rec.errors);
+    }
+
+    #[tokio::test]
+    async fn a_batch_found_written_is_counted_once_and_not_resent() {
+        let (script, rec) = run_script(InDoubt::Written(10), true).await;
+        assert_eq!(script.calls, 3);
+        assert_eq!((rec.measured.rows, rec.measured.batches), (30, 3));
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::Written);
+    }
+
+    #[tokio::test]
+    async fn a_batch_nothing_can_settle_is_in_doubt_not_written_nor_failed() {
+        let (script, rec) = run_script(InDoubt::Unknown, true).await;
+        assert_eq!(script.calls, 3, "never resent blindly");
+        assert_eq!((rec.measured.rows, rec.measured.in_doubt_rows, rec.measured.failed_rows), (20, 10, 0));
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::InDoubt);
+    }
+
+    #[tokio::test]
+    async fn without_reconnect_a_lost_connection_ends_the_worker() {
+        let (script, rec) = run_script(InDoubt::NotWritten, false).await;
+        assert_eq!((script.calls, script.attempts), (2, 0));
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows), (10, 10));
+        assert!(rec.outages.is_empty() && rec.in_doubt.is_empty());
+        assert_eq!(rec.errors["connection lost"].count, 1);
+    }
+
+    #[tokio::test]
+    async fn reconnecting_gives_up_at_the_deadline() {
+        let mut plan = Plan::new(Some(Duration::from_millis(300)), None, 1, Warmup::None, 1, CancellationToken::new());
+        plan.reconnect = true;
+        let script = Script { refused: u32::MAX, ..Script::new(InDoubt::NotWritten) };
+        let (_, recorders) = run(plan, Ops(3), script).await;
+        let rec = &recorders[0];
+        assert!(!rec.outages[0].reconnected);
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows), (10, 10), "the lost batch counts as failed");
     }
 }

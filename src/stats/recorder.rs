@@ -93,6 +93,65 @@ pub struct ErrorClass {
     pub example: String,
 }
 
+/// A worker without a connection: from the error that lost it to the
+/// moment it was connected again (or gave up, when the run ended first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outage {
+    /// Since the start of the run.
+    pub start: Duration,
+    pub end: Duration,
+    /// Whether the worker was connected again before the run ended.
+    pub reconnected: bool,
+    /// The error that began it: class and message.
+    pub error: String,
+    /// Connection attempts made, the successful one included.
+    pub attempts: u32,
+}
+
+/// What became of a batch that was in flight when its connection was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// Its rows were found in the table: counted as written.
+    Written,
+    /// None of its rows were in the table: sent again on the new connection.
+    Resent,
+    /// None of its rows were in the table, and the run ended before it could
+    /// be sent again: counted as failed.
+    NotWritten,
+    /// The table has no key to look its rows up by (or the check failed):
+    /// its commit may or may not have happened.
+    InDoubt,
+}
+
+/// A batch in flight when its connection was lost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InDoubtBatch {
+    /// When it was sent, since the start of the run.
+    pub at: Duration,
+    pub rows: u64,
+    pub resolution: Resolution,
+}
+
+/// Merges the outages of all workers into the windows during which at
+/// least one worker had no connection: overlapping outages are one window,
+/// begun by the error of its first. Returns (start, end, error, workers).
+pub fn outage_windows(outages: &[Outage]) -> Vec<(Duration, Duration, String, usize)> {
+    let mut sorted: Vec<&Outage> = outages.iter().collect();
+    sorted.sort_by_key(|o| o.start);
+    let mut windows: Vec<(Duration, Duration, String, usize)> = Vec::new();
+    for o in sorted {
+        match windows.last_mut() {
+            Some(w) if o.start <= w.1 => {
+                w.1 = w.1.max(o.end);
+                w.3 += 1;
+            }
+            _ => windows.push((o.start, o.end, o.error.clone(), 1)),
+        }
+    }
+    windows
+}
+
 /// What one batch cost: when it was meant to start, when it did, when it ended.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
@@ -126,6 +185,9 @@ pub struct Phase {
     pub batches: u64,
     pub failed_batches: u64,
     pub failed_rows: u64,
+    /// Rows of batches whose connection was lost before they were answered
+    /// and which no check could settle (see [`Resolution::InDoubt`]).
+    pub in_doubt_rows: u64,
     /// Earliest start and latest end of a batch in this phase.
     pub first_start: Option<Duration>,
     pub last_end: Option<Duration>,
@@ -141,6 +203,7 @@ impl Default for Phase {
             batches: 0,
             failed_batches: 0,
             failed_rows: 0,
+            in_doubt_rows: 0,
             first_start: None,
             last_end: None,
         }
@@ -162,6 +225,7 @@ impl Phase {
         self.batches += o.batches;
         self.failed_batches += o.failed_batches;
         self.failed_rows += o.failed_rows;
+        self.in_doubt_rows += o.in_doubt_rows;
         self.first_start = match (self.first_start, o.first_start) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -176,6 +240,10 @@ pub struct Recorder {
     pub measured: Phase,
     pub errors: BTreeMap<String, ErrorClass>,
     pub timeline: Vec<Second>,
+    /// Each time a worker lost its connection, in the order they began.
+    pub outages: Vec<Outage>,
+    /// The batches in flight when a connection was lost, and what became of them.
+    pub in_doubt: Vec<InDoubtBatch>,
 }
 
 impl Recorder {
@@ -218,7 +286,20 @@ impl Recorder {
         self.errors.entry(class).and_modify(|e| e.count += 1).or_insert(ErrorClass { count: 1, example: message });
     }
 
+    /// A batch whose connection was lost before it was answered and which
+    /// nothing could settle: neither written nor failed, it is counted apart.
+    pub fn in_doubt(&mut self, warmup: bool, rows: u64, t: Timing) {
+        let phase = if warmup { &mut self.warmup } else { &mut self.measured };
+        phase.in_doubt_rows += rows;
+        phase.span(&t);
+        self.in_doubt.push(InDoubtBatch { at: t.started, rows, resolution: Resolution::InDoubt });
+    }
+
     pub fn merge(&mut self, o: &Recorder) {
+        self.outages.extend(o.outages.iter().cloned());
+        self.outages.sort_by_key(|o| o.start);
+        self.in_doubt.extend(o.in_doubt.iter().cloned());
+        self.in_doubt.sort_by_key(|b| b.at);
         self.warmup.merge(&o.warmup);
         self.measured.merge(&o.measured);
         for (k, v) in &o.errors {
@@ -268,6 +349,19 @@ mod tests {
         assert_eq!(r.measured.rows, 10);
         assert_eq!(r.timeline.len(), 2);
         assert_eq!(r.timeline[1].rows, 10);
+    }
+
+    fn outage(start: u64, end: u64, error: &str) -> Outage {
+        let ms = Duration::from_millis;
+        Outage { start: ms(start), end: ms(end), reconnected: true, error: error.into(), attempts: 1 }
+    }
+
+    #[test]
+    fn overlapping_outages_of_workers_are_one_window() {
+        let all = [outage(1000, 3000, "a"), outage(5000, 5100, "c"), outage(1200, 3500, "b")];
+        let w = outage_windows(&all);
+        let ms = Duration::from_millis;
+        assert_eq!(w, vec![(ms(1000), ms(3500), "a".into(), 2), (ms(5000), ms(5100), "c".into(), 1)]);
     }
 
     fn recorder(samples: &[(u64, u64)]) -> Recorder {

@@ -25,7 +25,7 @@ use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, CrateBody, Framing, Method, Payload};
 use crate::error::usage;
 use crate::model::Schema;
-use crate::run::worker::Executor;
+use crate::run::worker::{Executor, InDoubt};
 use crate::stats::OpError;
 
 /// What the sinks of one run write, and how.
@@ -145,6 +145,22 @@ impl Executor<Payload> for Sink {
     fn execute(&mut self, p: &mut Payload) -> impl std::future::Future<Output = Result<u64, OpError>> + Send {
         self.send(p)
     }
+
+    async fn reconnect(&mut self) -> Option<Result<()>> {
+        match self {
+            Sink::Postgres(s) => Some(s.reconnect().await),
+            Sink::Crate { sink, .. } => Some(sink.reconnect().await),
+            Sink::DryRun { .. } | Sink::CopyFile { .. } => None,
+        }
+    }
+
+    async fn resolve(&mut self, p: &mut Payload) -> InDoubt {
+        match self {
+            Sink::Postgres(s) => s.resolve(p).await,
+            // CrateDB's HTTP answers carry no types to bind a batch's keys by.
+            _ => InDoubt::Unknown,
+        }
+    }
 }
 
 /// Binds every parameter as the driver would, into a scratch buffer, so a
@@ -171,9 +187,21 @@ fn dry_encode(spec: &SinkSpec, p: &Payload, scratch: &mut BytesMut) {
 /// A worker's connection with its statements prepared.
 pub struct PgSink {
     client: Client,
+    /// Where to connect again after the connection was lost (boxed: a
+    /// libpq config is large, and the sink is moved around by value).
+    target: Box<PgTarget>,
     spec: SinkSpec,
     statements: Statements,
+    /// The server process of this connection, when a batch left in doubt
+    /// by its loss can be looked up (see [`PgSink::resolve`]).
+    backend: Option<i32>,
+    /// That of the connection lost before this one was opened.
+    lost_backend: Option<i32>,
 }
+
+/// How long [`PgSink::resolve`] waits for the server process of a lost
+/// connection to end (and its transaction with it) before giving up.
+const BACKEND_GONE: std::time::Duration = std::time::Duration::from_secs(5);
 
 enum Statements {
     Copy(Statement),
@@ -219,16 +247,75 @@ impl PgSink {
                 return Err(usage("--method bulk needs CrateDB's HTTP endpoint: give a cratedb:// URL"))
             }
         };
-        Ok(PgSink { client, spec: spec.clone(), statements })
+        // Only where a batch can be looked up: CrateDB has no pg_backend_pid().
+        let backend = match sql::batch_rows_found(t, s) {
+            Some(_) if spec.engine != Engine::Cratedb => {
+                Some(client.query_one("SELECT pg_backend_pid()", &[]).await?.get(0))
+            }
+            _ => None,
+        };
+        Ok(PgSink {
+            client,
+            target: Box::new(target.clone()),
+            spec: spec.clone(),
+            statements,
+            backend,
+            lost_backend: None,
+        })
+    }
+
+    /// Replaces a lost connection with a new one, its statements prepared again.
+    async fn reconnect(&mut self) -> Result<()> {
+        let lost = self.backend;
+        *self = PgSink { lost_backend: lost, ..PgSink::open(&self.target, &self.spec).await? };
+        Ok(())
+    }
+
+    /// Whether batch `p`, in flight when the previous connection was lost,
+    /// is in the table: its rows are looked up by the model's key, once the
+    /// server process of that connection is gone (so its transaction has
+    /// either committed or rolled back). Needs a key; only whole batches
+    /// are written (one transaction each), so all or none of them is found.
+    async fn resolve(&mut self, p: &Payload) -> InDoubt {
+        let (Some(old), Some(stmt)) = (self.lost_backend, sql::batch_rows_found(&self.spec.table, &self.spec.schema))
+        else {
+            return InDoubt::Unknown;
+        };
+        match self.count_found(old, &stmt, p).await {
+            Ok(n) if n == p.rows() => InDoubt::Written(n),
+            Ok(0) => InDoubt::NotWritten,
+            _ => InDoubt::Unknown,
+        }
+    }
+
+    async fn count_found(&self, old: i32, stmt: &str, p: &Payload) -> Result<u64> {
+        let gone = self.client.prepare("SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)").await?;
+        let waited = Instant::now();
+        while !self.client.query_one(&gone, &[&old]).await?.get::<_, bool>(0) {
+            anyhow::ensure!(
+                waited.elapsed() < BACKEND_GONE,
+                "server process {old} of the lost connection is still there"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let b = &p.batch;
+        let arrays: Vec<ArrayParam> = b.columns.iter().map(|values| ArrayParam { values, len: b.len }).collect();
+        let params: Vec<&(dyn ToSql + Sync)> = arrays.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
+        let found: i64 = self.client.query_one(stmt, &params).await?.get(0);
+        Ok(found as u64)
     }
 
     async fn send(&mut self, p: &mut Payload) -> Result<u64, OpError> {
-        let result = self.try_send(p).await;
+        let bytes = p.bytes.split().freeze();
+        let result = self.try_send(p, bytes.clone()).await;
+        if result.is_err() {
+            // Kept, so that a batch found unwritten after a reconnect can be sent again.
+            p.bytes.extend_from_slice(&bytes);
+        }
         result.map_err(|e| classify(&e, self.client.is_closed()))
     }
 
-    async fn try_send(&mut self, p: &mut Payload) -> Result<u64, tokio_postgres::Error> {
-        let bytes = p.bytes.split().freeze();
+    async fn try_send(&mut self, p: &mut Payload, bytes: Bytes) -> Result<u64, tokio_postgres::Error> {
         match &mut self.statements {
             Statements::Copy(stmt) => send_copy(self.client.copy_in(&*stmt).await?, bytes).await,
             Statements::CopyUpsert { copy, upsert } => {
@@ -278,9 +365,14 @@ pub(crate) async fn send_copy(sink: CopyInSink<Bytes>, bytes: Bytes) -> Result<u
 }
 
 /// Classifies a failed operation: by SQLSTATE, or as a lost connection.
+/// A FATAL error (e.g. 57P01, `pg_terminate_backend`) ends the session
+/// even if the client has not seen the connection close yet.
 pub(crate) fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
-        Some(db) => OpError { fatal: closed, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) },
+        Some(db) => {
+            let ends_session = closed || matches!(db.severity(), "FATAL" | "PANIC");
+            OpError { fatal: ends_session, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) }
+        }
         None if closed || e.is_closed() => OpError::fatal("connection lost", e.to_string()),
         None => OpError::new("client error", e.to_string()),
     }

@@ -79,7 +79,7 @@ fn parse(args: &str) -> Command {
 }
 
 /// `dbload insert-fake-data --url URL --quiet ARGS`, in process.
-fn fake(ctx: &Ctx, args: &str) -> Result<Outcome<Report>> {
+pub(crate) fn fake(ctx: &Ctx, args: &str) -> Result<Outcome<Report>> {
     let Command::InsertFakeData(a) = parse(&format!("insert-fake-data --url {} --quiet {args}", ctx.url)) else {
         unreachable!()
     };

@@ -8,10 +8,12 @@ use clap::Parser;
 
 use dbload::cli::{Cli, Command};
 use dbload::config::IngestConfig;
+use dbload::encode::unnest::ArrayParam;
 use dbload::model::{Batch, Values};
 use dbload::report::Report;
 use dbload::target::{LocalPostgres, PgTarget};
 use dbload::Outcome;
+use postgres_types::ToSql;
 
 pub struct Ctx {
     /// postgres://postgres@127.0.0.1:PORT/postgres?passfile=DIR/pgpass: the
@@ -53,6 +55,20 @@ impl Ctx {
                     _ => None,
                 })
                 .collect())
+        })
+    }
+
+    /// Runs `stmt`, a count, with one array parameter per column of `batch`
+    /// bound as the unnest method binds them.
+    pub fn count_bound(&self, stmt: &str, batch: &Batch) -> Result<u64> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        rt.block_on(async {
+            let client = self.target.connect().await?;
+            let arrays: Vec<ArrayParam> =
+                batch.columns.iter().map(|values| ArrayParam { values, len: batch.len }).collect();
+            let params: Vec<&(dyn ToSql + Sync)> = arrays.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
+            let n: i64 = client.query_one(stmt, &params).await.with_context(|| stmt.to_string())?.get(0);
+            Ok(n as u64)
         })
     }
 

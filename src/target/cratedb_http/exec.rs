@@ -57,6 +57,10 @@ impl ServerDuration {
 /// costs no encoding here.
 pub struct CrateSink {
     conn: CrateConn,
+    /// Where to connect again after the connection was lost.
+    target: CrateTarget,
+    /// The node this worker is on, as [`CrateTarget::connect`] counts.
+    node: usize,
     /// Bodies carry `bulk_args` (rows counted from per-row results) rather
     /// than one statement (rows counted from its rowcount).
     bulk: bool,
@@ -67,7 +71,16 @@ impl CrateSink {
     /// Opens worker `worker`'s connection (see [`CrateTarget::connect`]);
     /// `bulk`: the bodies will be `crate_bulk::bulk` ones.
     pub async fn open(target: &CrateTarget, worker: usize, bulk: bool) -> Result<CrateSink> {
-        Ok(CrateSink { conn: target.connect(worker).await?, bulk, server: ServerDuration::new() })
+        let conn = target.connect(worker).await?;
+        Ok(CrateSink { conn, target: target.clone(), node: worker, bulk, server: ServerDuration::new() })
+    }
+
+    /// Replaces a lost connection with one to the next node of the list:
+    /// a node that restarts or fails over leaves the others to write to.
+    pub async fn reconnect(&mut self) -> Result<()> {
+        self.node += 1;
+        self.conn = self.target.connect(self.node).await?;
+        Ok(())
     }
 
     /// The run's start and warm-up, as the worker loop has them, so that
