@@ -223,10 +223,18 @@ pub fn render(r: &Report) -> String {
         );
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
-    if let Some(v) = &r.verify {
-        let verdict = if v.ok { "ok" } else { "MISMATCH" };
-        let _ =
-            writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(v.found));
+    match r.verify.as_ref().map(|v| (v, v.found)) {
+        Some((v, Some(found))) => {
+            let verdict = if v.ok { "ok" } else { "MISMATCH" };
+            let _ =
+                writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(found));
+        }
+        Some((v, None)) => {
+            let why = v.error.as_deref().unwrap_or("unknown");
+            let _ =
+                writeln!(out, "Verify:     could not run ({why}): {} rows acknowledged, unverified", group(v.expected));
+        }
+        None => {}
     }
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     if !s.server_settings.is_empty() {
@@ -283,7 +291,7 @@ pub(crate) mod tests {
             recorder,
             wall: Duration::from_secs(1),
             interrupted: false,
-            verify: Some(Verify { expected: 10_000, found: 10_000, ok: true }),
+            verify: Some(Verify { expected: 10_000, found: Some(10_000), ok: true, error: None }),
             cost: ClientCost {
                 user: Duration::from_millis(120),
                 system: Duration::from_millis(30),

@@ -56,8 +56,11 @@ pub struct Setup {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Verify {
     pub expected: u64,
-    pub found: u64,
+    /// None when the rows could not be counted (`error` says why).
+    pub found: Option<u64>,
     pub ok: bool,
+    /// Why verify could not run: the run's figures stand, unverified.
+    pub error: Option<String>,
 }
 
 pub struct IngestOutcome {
@@ -168,14 +171,20 @@ pub async fn ingest(
 
     let verify = match (&mut admin, &dialect) {
         (Some(admin), Some(dialect)) if cfg.verify => {
-            let after = count_rows(admin, cfg, dialect).await?;
-            let found = after.saturating_sub(rows_before);
             let expected = recorder.warmup.rows + recorder.measured.rows;
-            // An upsert that updates is acknowledged without adding a row, so
-            // the table may gain fewer rows than were acknowledged; but it
-            // must hold at least as many (the keys of one run are distinct).
-            let ok = if cfg.upsert { found <= expected && after >= expected } else { found == expected };
-            Some(Verify { expected, found, ok })
+            // A count that fails (its connection lost) fails the run, but
+            // the report of what was done is not lost for it.
+            Some(match count_rows(admin, cfg, dialect).await {
+                Ok(after) => {
+                    let found = after.saturating_sub(rows_before);
+                    // An upsert that updates is acknowledged without adding a row, so
+                    // the table may gain fewer rows than were acknowledged; but it
+                    // must hold at least as many (the keys of one run are distinct).
+                    let ok = if cfg.upsert { found <= expected && after >= expected } else { found == expected };
+                    Verify { expected, found: Some(found), ok, error: None }
+                }
+                Err(e) => Verify { expected, found: None, ok: false, error: Some(format!("{e:#}")) },
+            })
         }
         _ => None,
     };

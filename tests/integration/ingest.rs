@@ -80,7 +80,7 @@ fn upsert_twice_keeps_the_count(ctx: &Ctx) -> Result<()> {
         ensure(count == "3000", || format!("{method}: {count} rows after two upsert runs"))?;
         // The second run updated every row: acknowledged, none added, verified.
         let v = second.report.verify.as_ref().expect("verify");
-        ensure(v.ok && v.expected == 3000 && v.found == 0, || format!("{method}: second run {v:?}"))?;
+        ensure(v.ok && v.expected == 3000 && v.found == Some(0), || format!("{method}: second run {v:?}"))?;
     }
     // The cpu model upserts on (hostname, ts).
     let args = format!("--model cpu --upsert --rows 1000 --workers 1 {START} --table upsert_cpu");
@@ -104,7 +104,7 @@ fn failed_batches_are_counted_not_written(ctx: &Ctx) -> Result<()> {
     ensure(r.error_classes.len() == 1 && r.error_classes[0].class == "SQLSTATE 23505", || {
         format!("{:?}", r.error_classes)
     })?;
-    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == 0), || format!("{:?}", r.verify))
+    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == Some(0)), || format!("{:?}", r.verify))
 }
 
 fn existing_table_is_never_dropped_unasked(ctx: &Ctx) -> Result<()> {
@@ -140,7 +140,7 @@ fn warmup_is_reported_apart(ctx: &Ctx) -> Result<()> {
     ensure(w.rows == 1000 && r.throughput.rows == 4000 && r.rows_total == 5000, || {
         format!("warm-up {} measured {} total {}", w.rows, r.throughput.rows, r.rows_total)
     })?;
-    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == 5000), || format!("{:?}", r.verify))
+    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == Some(5000)), || format!("{:?}", r.verify))
 }
 
 fn duration_stops_the_run(ctx: &Ctx) -> Result<()> {

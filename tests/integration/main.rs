@@ -9,6 +9,7 @@ mod engines;
 mod http;
 mod ingest;
 mod queries;
+mod report;
 mod support;
 mod transfer;
 
@@ -29,6 +30,7 @@ fn main() -> std::process::ExitCode {
         http::tests(),
         data::tests(),
         transfer::tests(),
+        report::tests(),
     ]
     .concat();
     // Started on the main thread, which outlives every test (see local.rs).

@@ -1,0 +1,141 @@
+//! What every report promises, against the real server: mistakes in the
+//! output options found before the run, a report never lost (not to a
+//! failed `--verify`), and the figures of the report account for what was
+//! asked (issue 13, items 4, 8 and 9).
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::support::{dbload_bin, ensure, refused, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("report::fail_if_field_is_checked_before_the_run", fail_if_field_is_checked_before_the_run),
+        (
+            "report::fail_if_without_a_value_says_exit_2_in_the_report",
+            fail_if_without_a_value_says_exit_2_in_the_report,
+        ),
+        ("report::unwritable_report_files_fail_before_the_run", unwritable_report_files_fail_before_the_run),
+        ("report::failed_verify_still_prints_the_report", failed_verify_still_prints_the_report),
+    ]
+}
+
+/// `--fail-if 'p99 > 50'` (no such field) is refused at once, naming the
+/// field and the closest valid one, for every report contract; not after
+/// a 5 s run whose report is printed and then disowned.
+fn fail_if_field_is_checked_before_the_run(ctx: &Ctx) -> Result<()> {
+    let url = ctx.url.as_str();
+    for argv in [
+        &["ingest", "--url", url, "--duration", "5s", "--table", "fail_if_early", "--drop-table"][..],
+        &["timeit", "--url", url, "-s", "select 1", "--duration", "5s"][..],
+        &["insert-fake-data", "--url", url, "--table", "fail_if_early", "--num-records", "100000000"][..],
+    ] {
+        let t = Instant::now();
+        refused(&[argv, &["--fail-if", "p99 > 50"]].concat(), "did you mean `p99_ms`?")?;
+        ensure(t.elapsed() < Duration::from_secs(4), || format!("{argv:?}: refused after {:?}", t.elapsed()))?;
+    }
+    Ok(())
+}
+
+/// A field that exists but has no value in this run (`service_time_ms`
+/// without `--rate`) can only be found at the end: the report printed then
+/// says the exit code the process has (2), not 0.
+fn fail_if_without_a_value_says_exit_2_in_the_report(ctx: &Ctx) -> Result<()> {
+    let argv = ["timeit", "--url", &ctx.url, "-s", "select 1", "-r", "20", "--output", "json", "--quiet"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--fail-if", "service_time_ms.p99 > 5"]].concat(), &[]);
+    ensure(code == 2 && stderr.contains("service_time_ms"), || format!("exit {code}: {stderr}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
+    ensure(report["exit_code"] == 2 && report["status"] == "failed", || stdout.clone())
+}
+
+/// `--report` and `--html` where nothing can be written are refused before
+/// the run (exit 2, naming the option and the path), and an existing report
+/// file is not truncated by the check.
+fn unwritable_report_files_fail_before_the_run(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let missing = dir.path().join("no/such/dir/report.json");
+    let missing = missing.to_str().unwrap();
+    let existing = dir.path().join("old.json");
+    std::fs::write(&existing, "the last run's report")?;
+    let run = ["ingest", "--url", &ctx.url, "--duration", "5s", "--table", "unwritable", "--drop-table", "--quiet"];
+    for (option, path, culprit) in [
+        ("--report", missing, format!("--report {missing}")),
+        ("--html", missing, format!("--html {missing}")),
+        ("--html", dir.path().to_str().unwrap(), "is a directory".to_string()),
+    ] {
+        let t = Instant::now();
+        let with_existing = ["--report", existing.to_str().unwrap()];
+        let extra = if option == "--html" { &with_existing[..] } else { &[][..] };
+        refused(&[&run[..], extra, &[option, path]].concat(), &culprit)?;
+        ensure(t.elapsed() < Duration::from_secs(4), || format!("{option}: refused after {:?}", t.elapsed()))?;
+    }
+    let kept = std::fs::read_to_string(&existing)?;
+    ensure(kept == "the last run's report", || format!("the existing --report file was changed: {kept:?}"))
+}
+
+/// Runs the dbload binary with `argv` (whose `--url` carries
+/// `application_name=APP`) and, once `backends` connections of `APP` are
+/// open and `ready` holds, terminates one of them on the server: the
+/// first opened (the run's own admin connection) or the last (a worker's).
+/// Returns (exit code, stdout, stderr).
+fn terminate_one_backend_during(
+    ctx: &Ctx,
+    argv: &[&str],
+    app: &str,
+    backends: usize,
+    first: bool,
+    ready: &dyn Fn(&Ctx) -> Result<bool>,
+) -> Result<(i32, String, String)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(argv)
+        .env_remove("DATABASE_URL")
+        .env_remove("PGHOST")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let t = Instant::now();
+    let open = format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}'");
+    loop {
+        let n: usize = ctx.scalar(&open)?.parse()?;
+        if n >= backends && ready(ctx)? {
+            break;
+        }
+        if t.elapsed() > Duration::from_secs(60) || child.try_wait()?.is_some() {
+            let _ = child.kill();
+            anyhow::bail!("{argv:?}: never saw {backends} connections of {app} at work");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let order = if first { "ASC" } else { "DESC" };
+    ctx.query(&format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '{app}' \
+         ORDER BY backend_start {order}, pid {order} LIMIT 1"
+    ))?;
+    let status = child.wait()?;
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
+    child.stderr.take().context("stderr")?.read_to_string(&mut stderr)?;
+    Ok((status.code().unwrap_or(-1), stdout, stderr))
+}
+
+/// `--verify` whose connection was terminated during the run: the full
+/// report is still printed, says verify could not run and why, and the run
+/// is failed (exit 1).
+fn failed_verify_still_prints_the_report(ctx: &Ctx) -> Result<()> {
+    let app = "h5_verify_lost";
+    let url = format!("{}?application_name={app}", ctx.url);
+    let argv =
+        ["ingest", "--url", &url, "--table", "verify_lost", "--drop-table", "--rows", "1000000", "--workers", "1"];
+    let argv = [&argv[..], &["--batch-size", "1000", "--verify", "--output", "json", "--quiet"]].concat();
+    let (code, stdout, stderr) = terminate_one_backend_during(ctx, &argv, app, 2, true, &|_| Ok(true))?;
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout).with_context(|| format!("exit {code}, no report: {stderr}"))?;
+    ensure(code == 1 && report["status"] == "failed" && report["exit_code"] == 1, || format!("exit {code}: {stdout}"))?;
+    let verify = &report["verify"];
+    ensure(verify["found"].is_null() && verify["ok"] == false && verify["error"].is_string(), || stdout.clone())?;
+    ensure(report["rows"].as_u64() > Some(0) && verify["expected"] == report["rows_total"], || stdout.clone())
+}
