@@ -228,6 +228,52 @@ impl Server {
     }
 }
 
+/// The server settings a report states, each as the server shows it, and
+/// those that make it not durable. Flattened into the setup of every
+/// report that names a PostgreSQL-family server.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// As `current_setting` shows them: `shared_buffers` = `512MB`.
+    pub server_settings: BTreeMap<String, String>,
+    /// Citus: the same settings on each worker node (`host:port`), which
+    /// runs the shards; `error` where they could not be read.
+    pub worker_settings: BTreeMap<String, BTreeMap<String, String>>,
+    /// The settings that let the server lose acknowledged writes in a crash
+    /// (`fsync=off`, `synchronous_commit=off`, `full_page_writes=off`; a
+    /// worker's prefixed with its `host:port`): figures measured so are not
+    /// those of a durable server.
+    pub not_durable: Vec<String>,
+}
+
+impl Settings {
+    pub(crate) fn of(setup: &Setup) -> Settings {
+        let worker_settings: BTreeMap<String, BTreeMap<String, String>> = setup
+            .worker_settings
+            .iter()
+            .map(|(node, settings)| {
+                let settings = match settings {
+                    Ok(s) => s.iter().cloned().collect(),
+                    Err(e) => BTreeMap::from([("error".to_string(), e.clone())]),
+                };
+                (node.clone(), settings)
+            })
+            .collect();
+        let server_settings: BTreeMap<String, String> = setup.server_settings.iter().cloned().collect();
+        let off = |settings: &BTreeMap<String, String>, prefix: &str| -> Vec<String> {
+            crate::dialect::postgres::NOT_DURABLE_WHEN_OFF
+                .iter()
+                .filter(|name| settings.get(**name).is_some_and(|v| v == "off"))
+                .map(|name| format!("{prefix}{name}=off"))
+                .collect()
+        };
+        let mut not_durable = off(&server_settings, "");
+        for (node, settings) in &worker_settings {
+            not_durable.extend(off(settings, &format!("{node} ")));
+        }
+        Settings { server_settings, worker_settings, not_durable }
+    }
+}
+
 /// The per-second timeline of a recorder, as reports show it.
 pub fn timeline(rec: &Recorder) -> Vec<TimelineEntry> {
     rec.timeline
@@ -311,7 +357,8 @@ pub struct TimelineEntry {
 pub struct SetupReport {
     #[serde(flatten)]
     pub server: Server,
-    pub server_settings: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub settings: Settings,
     /// `--insecure`: https to CrateDB without verifying its certificate.
     pub tls_unverified: bool,
     /// The table flags given (shards, replicas, chunk interval, ...).
@@ -413,7 +460,7 @@ impl Report {
             setup: SetupReport {
                 // A dry run has no server: nothing was sent anywhere.
                 server: if cfg.dry_run() { Server { target_kind: "none", ..server } } else { server },
-                server_settings: setup.server_settings.iter().cloned().collect(),
+                settings: Settings::of(setup),
                 tls_unverified: cfg.target.tls_unverified(),
                 table_options: cfg.table_options.clone(),
                 layout: setup.layout.iter().cloned().collect(),

@@ -2,17 +2,17 @@
 //! per query with its intended ratio beside the share it actually got
 //! (pgbench's habit), its latency, errors and plan.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use super::text::{
-    client_and_verdict, error_lines, group, interrupted_banner, runtime_block, server_duration_line, target_lines,
+    client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block, server_duration_line,
+    target_lines,
 };
 use super::{
-    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Header, Latencies, Server, TimelineEntry,
-    Verdict,
+    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Header, Latencies, Server, Settings,
+    TimelineEntry, Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, Warmup};
@@ -77,7 +77,8 @@ pub struct QueryWarmup {
 pub struct QuerySetup {
     #[serde(flatten)]
     pub server: Server,
-    pub server_settings: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub settings: Settings,
     /// `--insecure`: https to CrateDB without verifying its certificate.
     pub tls_unverified: bool,
     pub protocol: Protocol,
@@ -152,7 +153,7 @@ impl QueryReport {
             timeline: timeline(&total),
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
-                server_settings: setup.server_settings.iter().cloned().collect(),
+                settings: Settings::of(setup),
                 tls_unverified: cfg.target.tls_unverified(),
                 protocol: cfg.protocol,
                 concurrency: cfg.concurrency,
@@ -196,6 +197,7 @@ fn header(out: &mut String, r: &QueryReport) {
     interrupted_banner(out, &r.verdict);
     let _ = writeln!(out, "dbload {} {}", r.header.dbload_version, r.header.command);
     target_lines(out, &s.server, s.tls_unverified);
+    durability_line(out, &s.settings);
     let pacing = match s.rate_queries_per_sec {
         Some(rate) => format!("open loop at {rate} queries/s"),
         None => "closed loop".into(),

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{ClientReport, ErrorEntry, Report, Server, Status, Verdict};
+use super::{ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
 use crate::stats::LatencySummary;
 
@@ -62,6 +62,18 @@ pub(crate) fn target_lines(out: &mut String, server: &Server, tls_unverified: bo
     let _ = writeln!(out, "Target:   {}", target_line(server));
     if tls_unverified {
         out.push_str("TLS:      the server's certificate was NOT verified (--insecure)\n");
+    }
+}
+
+/// A warning under the target when its settings let it lose acknowledged
+/// writes, so that nobody quotes such a figure as a durable server's.
+pub(crate) fn durability_line(out: &mut String, settings: &Settings) {
+    if !settings.not_durable.is_empty() {
+        let _ = writeln!(
+            out,
+            "WARNING:  not durable: {} — figures are not those of a durable server",
+            settings.not_durable.join(", ")
+        );
     }
 }
 
@@ -135,6 +147,7 @@ pub fn render(r: &Report) -> String {
     interrupted_banner(&mut out, &r.verdict);
     let _ = writeln!(out, "dbload {} {} into {}", r.header.dbload_version, r.header.command, s.table);
     target_lines(&mut out, &s.server, s.tls_unverified);
+    durability_line(&mut out, &s.settings);
     if !s.layout.is_empty() {
         let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(out, "Table:    {}", layout.join(", "));
@@ -237,9 +250,14 @@ pub fn render(r: &Report) -> String {
         None => {}
     }
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
-    if !s.server_settings.is_empty() {
-        let settings: Vec<String> = s.server_settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(out, "Server:     {}", settings.join(" "));
+    let pairs = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    };
+    if !s.settings.server_settings.is_empty() {
+        let _ = writeln!(out, "Server:     {}", pairs(&s.settings.server_settings));
+    }
+    for (node, settings) in &s.settings.worker_settings {
+        let _ = writeln!(out, "Worker:     {node} {}", pairs(settings));
     }
     for stmt in &s.ddl {
         let _ = writeln!(out, "DDL:        {}", stmt.replace('\n', "\n            "));
@@ -316,6 +334,39 @@ pub(crate) mod tests {
     #[test]
     fn paced_summary_shows_service_time_and_lag() {
         insta::assert_snapshot!(render(&report("--rate 10000")));
+    }
+
+    /// Issue 13, item 8: the settings that make a server (or a Citus
+    /// worker) not durable are flagged at the top of the summary, in the
+    /// JSON, and in the HTML page; the workers' settings are listed.
+    #[test]
+    fn not_durable_settings_are_flagged() {
+        let mut r = report("");
+        let off = |name: &str| (name.to_string(), "off".to_string());
+        let setup = Setup {
+            server_settings: vec![off("fsync"), ("shared_buffers".into(), "512MB".into())],
+            worker_settings: vec![
+                ("w1:5432".into(), Ok(vec![off("synchronous_commit"), ("fsync".into(), "on".into())])),
+                ("w2:5432".into(), Err("connection refused".into())),
+            ],
+            ..Setup::default()
+        };
+        r.setup.settings = crate::report::Settings::of(&setup);
+        assert_eq!(r.setup.settings.not_durable, ["fsync=off", "w1:5432 synchronous_commit=off"]);
+        let text = render(&r);
+        let warning = "WARNING:  not durable: fsync=off, w1:5432 synchronous_commit=off — figures are not those of a \
+                       durable server\n";
+        assert!(text.lines().nth(2).is_some_and(|l| warning.starts_with(l)), "{text}");
+        assert!(text.contains("Worker:     w1:5432 fsync=on synchronous_commit=off\n"), "{text}");
+        assert!(text.contains("Worker:     w2:5432 error=connection refused\n"), "{text}");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["setup"]["not_durable"][1], "w1:5432 synchronous_commit=off");
+        assert_eq!(json["setup"]["worker_settings"]["w1:5432"]["synchronous_commit"], "off");
+        let html = crate::report::html::render(&r).unwrap();
+        assert!(html.contains("Not durable: fsync=off, w1:5432 synchronous_commit=off — figures are not those"));
+        assert!(html.contains("<th>worker w1:5432</th>"), "{html}");
+        // A durable server: no warning.
+        assert!(!render(&report("")).contains("not durable"));
     }
 
     #[test]

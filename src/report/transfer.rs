@@ -4,15 +4,17 @@
 //! errors, files, built from the same pieces as ingest's report. Its JSON
 //! form is `schema/transfer-report.schema.json`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::text::{client_and_verdict, error_lines, group, interrupted_banner, runtime_block, target_line};
+use super::text::{
+    client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block, target_line,
+};
 use super::{
-    error_entries, per_sec, timeline, ClientReport, ErrorEntry, Header, Server, Throughput, TimelineEntry, Verdict,
+    error_entries, per_sec, timeline, ClientReport, ErrorEntry, Header, Server, Settings, Throughput, TimelineEntry,
+    Verdict,
 };
 use crate::cli::ExportFormat;
 use crate::config::transfer::ExportSource;
@@ -76,7 +78,8 @@ pub struct TransferSetup {
     /// (`pg_class.reltuples`), the progress bar's total.
     pub rows_estimate: Option<u64>,
     /// The settings of the server written to (read from, for export).
-    pub server_settings: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub settings: Settings,
 }
 
 /// What both commands measured, in the same words.
@@ -138,7 +141,7 @@ impl TransferReport {
             format: Some(cfg.format),
             gzip: cfg.gzip,
             rows_estimate: out.rows_estimate,
-            server_settings: out.setup.server_settings.iter().cloned().collect(),
+            settings: Settings::of(&out.setup),
         };
         TransferReport::new(figures, None, out.files.clone(), setup)
     }
@@ -172,7 +175,7 @@ impl TransferReport {
             format: None,
             gzip: false,
             rows_estimate: None,
-            server_settings: out.setup.server_settings.iter().cloned().collect(),
+            settings: Settings::of(&out.setup),
         };
         TransferReport::new(figures, out.source_error.clone(), Vec::new(), setup)
     }
@@ -200,6 +203,7 @@ pub fn render(r: &TransferReport) -> String {
             let _ = writeln!(out, "Source:     {}", target_line(&s.source));
             let _ = writeln!(out, "Query:      {}", s.query.as_deref().unwrap_or("-"));
             let _ = writeln!(out, "Target:     {}", target_line(target));
+            durability_line(&mut out, &s.settings);
             let _ = writeln!(
                 out,
                 "Setup:      method {}, batch {}, {} worker{}, columns {}",
@@ -212,6 +216,7 @@ pub fn render(r: &TransferReport) -> String {
         }
         None => {
             let _ = writeln!(out, "Source:     {}", target_line(&s.source));
+            durability_line(&mut out, &s.settings);
             let format = match s.format {
                 Some(ExportFormat::Csv) => "CSV",
                 _ => "JSON lines",

@@ -39,8 +39,10 @@ pub struct Setup {
     /// The engine's own version (TimescaleDB's or Citus' extension, CrateDB's).
     pub engine_version: Option<String>,
     pub server_version: Option<String>,
-    /// The server settings that matter for ingest, as the server reports them.
+    /// The server settings that matter for ingest, as the server shows them.
     pub server_settings: Vec<(String, String)>,
+    /// Citus: the same settings on each worker node.
+    pub worker_settings: Vec<dialect::citus::NodeSettings>,
     /// What the engine made of the table: chunks, shards, nodes.
     pub layout: Vec<(String, String)>,
     /// The statements that created the table (empty if it was reused).
@@ -259,14 +261,15 @@ pub(crate) async fn describe_server(admin: &mut Admin, target: &Target, setup: &
     setup.engine_version = info.version.clone();
     setup.server_version = Some(info.server_version.clone());
     if info.engine != Engine::Cratedb {
-        let names = sql::REPORTED_SETTINGS.iter().map(|s| dialect::literal(s)).collect::<Vec<_>>().join(", ");
-        let rows = admin
-            .rows(&format!(
-                "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN ({names}) ORDER BY name"
-            ))
-            .await
-            .context("reading server settings")?;
+        let rows = admin.rows(&sql::reported_settings()).await.context("reading server settings")?;
         setup.server_settings = rows.into_iter().map(|r| (text(&r[0]), text(&r[1]))).collect();
+    }
+    if info.engine == Engine::Citus {
+        // The report says when the workers could not be asked, rather than failing the run.
+        setup.worker_settings = match admin.rows(&dialect::citus::worker_settings()).await {
+            Ok(rows) => dialect::citus::parse_worker_settings(&rows),
+            Err(e) => vec![("workers".into(), Err(format!("{e:#}")))],
+        };
     }
     Ok(info)
 }

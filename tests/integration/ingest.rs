@@ -168,7 +168,9 @@ fn report_names_the_setup(ctx: &Ctx) -> Result<()> {
     ensure(s.server.server_version.as_deref().is_some_and(|v| v.starts_with(char::is_numeric)), || {
         format!("{:?}", s.server.server_version)
     })?;
-    ensure(s.server_settings.contains_key("synchronous_commit"), || format!("{:?}", s.server_settings))?;
+    ensure(s.settings.server_settings.contains_key("synchronous_commit"), || {
+        format!("{:?}", s.settings.server_settings)
+    })?;
     ensure(s.ddl.iter().any(|d| d.starts_with("CREATE TABLE \"setup_named\"")), || format!("{:?}", s.ddl))?;
     ensure(out.report.client.client_cpu_s > 0.0 && out.report.client.client_peak_rss_mib > 1.0, || {
         "client cost missing".into()

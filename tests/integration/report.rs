@@ -21,7 +21,50 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ),
         ("report::unwritable_report_files_fail_before_the_run", unwritable_report_files_fail_before_the_run),
         ("report::failed_verify_still_prints_the_report", failed_verify_still_prints_the_report),
+        ("report::settings_are_shown_as_the_session_sees_them", settings_are_shown_as_the_session_sees_them),
+        ("report::citus_worker_settings_command_runs_on_postgres", citus_worker_settings_command_runs_on_postgres),
     ]
+}
+
+/// The server settings a report states are the session's, in PostgreSQL's
+/// own units (the harness runs with shared_buffers=512MB, fsync=off,
+/// full_page_writes=off, synchronous_commit=off; the role used here sets
+/// synchronous_commit=on for its sessions, as the workers' connections
+/// see it), and the settings that are not durable are flagged in the text
+/// summary and in the JSON of every command.
+fn settings_are_shown_as_the_session_sees_them(ctx: &Ctx) -> Result<()> {
+    ctx.query(
+        "DO $$ BEGIN CREATE ROLE h5_durable LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$; \
+         ALTER ROLE h5_durable SET synchronous_commit = on",
+    )?;
+    let url = ctx.url.replace("postgres@", "h5_durable@");
+    let ingest = ["ingest", "--url", &url, "--rows", "1000", "--table", "settings_units", "--drop-table", "--quiet"];
+    let timeit = ["timeit", "--url", &url, "-s", "select 1", "-r", "5", "--quiet"];
+    let warning = "WARNING:  not durable: fsync=off, full_page_writes=off — figures are not those of a durable server";
+    for argv in [&ingest[..], &timeit[..]] {
+        let (code, text, stderr) = dbload_bin(argv, &[]);
+        ensure(code == 0 && text.lines().any(|l| l == warning), || format!("{argv:?}: exit {code} {stderr}\n{text}"))?;
+        let (code, stdout, stderr) = dbload_bin(&[argv, &["--output", "json"]].concat(), &[]);
+        ensure(code == 0, || format!("{argv:?}: exit {code} {stderr}"))?;
+        let report: serde_json::Value = serde_json::from_str(&stdout)?;
+        let s = &report["setup"];
+        ensure(s["server_settings"]["shared_buffers"] == "512MB", || format!("{argv:?}: {s}"))?;
+        ensure(s["server_settings"]["synchronous_commit"] == "on", || format!("{argv:?}: {s}"))?;
+        ensure(s["not_durable"] == serde_json::json!(["fsync=off", "full_page_writes=off"]), || format!("{s}"))?;
+    }
+    Ok(())
+}
+
+/// The command dbload sends to each Citus worker (the harness has no
+/// Citus) is valid SQL on PostgreSQL and gives what the parser reads.
+fn citus_worker_settings_command_runs_on_postgres(ctx: &Ctx) -> Result<()> {
+    use dbload::dialect::{citus, postgres};
+    let rows = ctx.query(&format!("SELECT 'local:1', true, ({})::text", postgres::reported_settings_json()))?;
+    let parsed = citus::parse_worker_settings(&rows);
+    let settings = parsed[0].1.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let get = |name: &str| settings.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    ensure(get("shared_buffers") == Some("512MB") && get("fsync") == Some("off"), || format!("{settings:?}"))?;
+    ensure(settings.len() == postgres::REPORTED_SETTINGS.len(), || format!("{settings:?}"))
 }
 
 /// `--fail-if 'p99 > 50'` (no such field) is refused at once, naming the
