@@ -169,6 +169,41 @@ impl Throughput {
     }
 }
 
+/// Where every unit a run was asked for went, pgbench's accounting made
+/// explicit: `requested = ok + failed + rejected + unattempted`. A run that
+/// stops early (Ctrl-C, its deadline, a worker's connection lost, a fatal
+/// error) leaves units never tried; they are `unattempted`, not lost from
+/// the figures. Warm-up is included where the command counts it in its
+/// total (ingest, http) and left out where it comes on top (timeit, workload).
+#[derive(Debug, Clone, Serialize)]
+pub struct Accounting {
+    /// `rows`, `queries` or `requests`.
+    pub unit: &'static str,
+    /// The amount asked for (`--rows`, `--num-records`, `--repeat` per
+    /// statement, `--max-queries`, `--iterations`), or read (insert-json's
+    /// input, insert-from-sql's source); null when only a duration bounds the run.
+    pub requested: Option<u64>,
+    /// Acknowledged by the target (rows written, queries and requests that succeeded).
+    pub ok: u64,
+    /// Tried and failed (rows in failed batches, failed queries and requests).
+    pub failed: u64,
+    /// insert-json: rows the input could not give (malformed, out of range); 0 elsewhere.
+    pub rejected: u64,
+    /// Of `requested`, never tried; null with `requested`.
+    pub unattempted: Option<u64>,
+}
+
+impl Accounting {
+    /// `requested` less what was tried.
+    pub(crate) fn of(unit: &'static str, requested: Option<u64>, ok: u64, failed: u64, rejected: u64) -> Accounting {
+        let tried = ok + failed + rejected;
+        // More tried than asked would be a counting error: shown, not hidden as 0.
+        debug_assert!(requested.is_none_or(|r| r >= tried), "{tried} {unit} tried of {requested:?} requested");
+        let unattempted = requested.map(|r| r.saturating_sub(tried));
+        Accounting { unit, requested, ok, failed, rejected, unattempted }
+    }
+}
+
 /// The latency of the operations (batches, queries) in the measured window,
 /// with what it is made of where that is known: the server's own time, and
 /// under `--rate` the time from the actual start and how late that start
@@ -315,6 +350,8 @@ pub struct Report {
     pub rejected_rows: Option<u64>,
     /// insert-json: why reading stopped early (`--on-error abort`), with file and line.
     pub input_error: Option<String>,
+    /// Rows requested = written + failed + rejected + unattempted.
+    pub accounting: Accounting,
     pub error_classes: Vec<ErrorEntry>,
     /// Per batch.
     #[serde(flatten)]
@@ -443,15 +480,21 @@ impl Report {
             verdict.exit_code = exit::USAGE;
         }
         let server = Server::of(setup, target_url, throwaway);
+        let written = m.rows + rec.warmup.rows;
+        let accounting = match &input {
+            Some(i) => Accounting::of("rows", Some(i.rows_read), written, throughput.failed_rows, i.rejected),
+            None => Accounting::of("rows", cfg.total_rows(), written, throughput.failed_rows, 0),
+        };
         Report {
             header: Header::new(cfg.command),
             verdict,
-            rows_total: m.rows + rec.warmup.rows,
+            rows_total: written,
             metrics_per_sec: per_sec(m.rows * metrics, throughput.duration_s),
             throughput,
             rows_read: input.as_ref().map(|i| i.rows_read),
             rejected_rows: input.as_ref().map(|i| i.rejected),
             input_error,
+            accounting,
             error_classes: error_entries(rec),
             latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
             warmup,

@@ -7,12 +7,12 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{
-    client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block, server_duration_line,
-    target_lines,
+    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
+    server_duration_line, target_lines,
 };
 use super::{
-    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Header, Latencies, Server, Settings,
-    TimelineEntry, Verdict,
+    error_entries, per_sec, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, Latencies, Server,
+    Settings, TimelineEntry, Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, Warmup};
@@ -32,6 +32,9 @@ pub struct QueryReport {
     pub count: u64,
     /// Queries that failed, warm-up included.
     pub errors: u64,
+    /// Queries requested (`--repeat` per statement, `--max-queries`) = ok +
+    /// failed + unattempted, warm-up (which comes on top) left out.
+    pub accounting: Accounting,
     pub qps: f64,
     pub duration_s: f64,
     pub wall_s: f64,
@@ -138,6 +141,14 @@ impl QueryReport {
             verdict: Verdict::new(out.interrupted, errors > 0),
             count: m.batches,
             errors,
+            // timeit runs `--repeat` of each statement, a phase each; a workload is one phase.
+            accounting: Accounting::of(
+                "queries",
+                cfg.max_queries.map(|n| n * cfg.phases.len() as u64),
+                m.batches,
+                m.failed_batches,
+                0,
+            ),
             qps: per_sec(m.batches, duration_s),
             duration_s,
             wall_s,
@@ -212,6 +223,7 @@ fn header(out: &mut String, r: &QueryReport) {
 }
 
 fn footer(out: &mut String, r: &QueryReport) {
+    accounting_line(out, &r.accounting);
     error_lines(out, &r.error_classes);
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());

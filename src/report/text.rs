@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
+use super::{Accounting, ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
 use crate::stats::LatencySummary;
 
@@ -93,6 +93,23 @@ pub(crate) fn interrupted_banner(out: &mut String, v: &Verdict) {
     if v.status == Status::Interrupted {
         out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
     }
+}
+
+/// Where the amount asked for went (`requested = ok + failed + rejected +
+/// unattempted`), when one was asked for.
+pub(crate) fn accounting_line(out: &mut String, a: &Accounting) {
+    let (Some(requested), Some(unattempted)) = (a.requested, a.unattempted) else { return };
+    let done = if a.unit == "rows" { "written" } else { "ok" };
+    let rejected = if a.rejected > 0 { format!(", {} rejected", group(a.rejected)) } else { String::new() };
+    let _ = writeln!(
+        out,
+        "Requested:  {} {}: {} {done}, {} failed{rejected}, {} not attempted",
+        group(requested),
+        a.unit,
+        group(a.ok),
+        group(a.failed),
+        group(unattempted)
+    );
 }
 
 /// A line per class of failed operations: how many, and an example.
@@ -202,6 +219,7 @@ pub fn render(r: &Report) -> String {
             group(t.failed_rows)
         );
     }
+    accounting_line(&mut out, &r.accounting);
     if let Some(e) = &r.input_error {
         let _ = writeln!(out, "Stopped:    {e}");
     }

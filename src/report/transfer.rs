@@ -10,11 +10,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::text::{
-    client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block, target_line,
+    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
+    target_line,
 };
 use super::{
-    error_entries, per_sec, timeline, ClientReport, ErrorEntry, Header, Server, Settings, Throughput, TimelineEntry,
-    Verdict,
+    error_entries, per_sec, timeline, Accounting, ClientReport, ErrorEntry, Header, Server, Settings, Throughput,
+    TimelineEntry, Verdict,
 };
 use crate::cli::ExportFormat;
 use crate::config::transfer::ExportSource;
@@ -43,6 +44,9 @@ pub struct TransferReport {
     pub bytes: u64,
     /// `bytes` per second, in MB (10^6 bytes).
     pub mb_per_sec: f64,
+    /// Rows requested = written + failed + unattempted: insert-from-sql's
+    /// rows read from the source; export has no amount asked of it (null).
+    pub accounting: Accounting,
     pub error_classes: Vec<ErrorEntry>,
     pub latency_ms: Option<LatencySummary>,
     /// insert-from-sql: how the source query failed mid-stream (the rows
@@ -91,6 +95,8 @@ struct Figures<'a> {
     interrupted: bool,
     /// A failure besides failed operations (an incomplete file, a source error).
     failed: bool,
+    /// Rows asked for (read from the source), where known.
+    requested: Option<u64>,
     cost: &'a ClientCost,
 }
 
@@ -103,6 +109,13 @@ impl TransferReport {
             verdict: Verdict::new(f.interrupted, throughput.errors > 0 || f.failed),
             bytes: f.bytes,
             mb_per_sec: per_sec(f.bytes, throughput.duration_s) / 1e6,
+            accounting: Accounting::of(
+                "rows",
+                f.requested,
+                rec.measured.rows + rec.warmup.rows,
+                throughput.failed_rows,
+                0,
+            ),
             throughput,
             error_classes: error_entries(rec),
             latency_ms: LatencySummary::of(&rec.measured.latency),
@@ -121,6 +134,7 @@ impl TransferReport {
         };
         let figures = Figures {
             command: "export",
+            requested: None,
             recorder: &out.recorder,
             bytes: out.files.iter().map(|f| f.bytes).sum(),
             wall: out.wall,
@@ -155,6 +169,7 @@ impl TransferReport {
     ) -> TransferReport {
         let figures = Figures {
             command: "insert-from-sql",
+            requested: Some(out.rows_read),
             recorder: &out.recorder,
             bytes: out.bytes,
             wall: out.wall,
@@ -258,6 +273,7 @@ pub fn render(r: &TransferReport) -> String {
         group(t.failed_rows),
         t.batches_per_sec
     );
+    accounting_line(&mut out, &r.accounting);
     error_lines(&mut out, &r.error_classes);
     if let Some(e) = &r.source_error {
         let _ = writeln!(out, "Source:     FAILED mid-stream, the rows after it were not copied: {e}");

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::support::{dbload_bin, ensure, refused, Ctx};
+use crate::support::{accounted, dbload_bin, ensure, interrupt, refused, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -23,7 +23,147 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("report::failed_verify_still_prints_the_report", failed_verify_still_prints_the_report),
         ("report::settings_are_shown_as_the_session_sees_them", settings_are_shown_as_the_session_sees_them),
         ("report::citus_worker_settings_command_runs_on_postgres", citus_worker_settings_command_runs_on_postgres),
+        ("report::rows_are_accounted_after_ctrl_c", rows_are_accounted_after_ctrl_c),
+        ("report::queries_are_accounted_after_ctrl_c", queries_are_accounted_after_ctrl_c),
+        ("report::transfers_are_accounted_after_ctrl_c", transfers_are_accounted_after_ctrl_c),
+        ("report::rows_are_accounted_when_a_worker_is_terminated", rows_are_accounted_when_a_worker_is_terminated),
+        (
+            "report::queries_are_accounted_when_a_worker_is_terminated",
+            queries_are_accounted_when_a_worker_is_terminated,
+        ),
     ]
+}
+
+const JSON: [&str; 3] = ["--output", "json", "--quiet"];
+const SECS_3: Duration = Duration::from_secs(3);
+
+fn count(ctx: &Ctx, table: &str) -> Result<u64> {
+    Ok(ctx.scalar(&format!("SELECT count(*) FROM {table}"))?.parse()?)
+}
+
+/// Ctrl-C during ingest, insert-fake-data and insert-json: the rows asked
+/// for (or read) = written + failed + rejected + unattempted, the ones
+/// never tried are counted, and the table holds exactly the rows written.
+fn rows_are_accounted_after_ctrl_c(ctx: &Ctx) -> Result<()> {
+    let url = ctx.url.as_str();
+    let ingest = ["ingest", "--url", url, "--rows", "100000000", "--workers", "2", "--table", "acc_cc", "--drop-table"];
+    let r = interrupt(&[&ingest[..], &JSON].concat(), None, SECS_3)?;
+    let unattempted = accounted(&r["accounting"], Some(100_000_000))?;
+    ensure(unattempted > 0 && r["accounting"]["ok"] == count(ctx, "acc_cc")?, || r["accounting"].to_string())?;
+
+    ctx.query("DROP TABLE IF EXISTS acc_cc_data; CREATE TABLE acc_cc_data (id int8 PRIMARY KEY, name text)")?;
+    let fake = ["insert-fake-data", "--url", url, "--table", "acc_cc_data", "--num-records", "100000000"];
+    let r = interrupt(&[&fake[..], &["--concurrency", "2"], &JSON].concat(), None, SECS_3)?;
+    let unattempted = accounted(&r["accounting"], Some(100_000_000))?;
+    ensure(unattempted > 0 && r["accounting"]["ok"] == count(ctx, "acc_cc_data")?, || r["accounting"].to_string())?;
+
+    ctx.query("TRUNCATE acc_cc_data")?;
+    let endless: fn(&mut dyn std::io::Write) = |stdin| {
+        for id in 1u64.. {
+            if writeln!(stdin, r#"{{"id": {id}, "name": "n{id}"}}"#).is_err() {
+                return;
+            }
+        }
+    };
+    let json = ["insert-json", "--url", url, "--table", "acc_cc_data", "--concurrency", "2"];
+    let r = interrupt(&[&json[..], &JSON].concat(), Some(endless), SECS_3)?;
+    // What was asked of insert-json is what it read.
+    accounted(&r["accounting"], r["rows_read"].as_u64())?;
+    ensure(r["accounting"]["ok"] == count(ctx, "acc_cc_data")?, || r["accounting"].to_string())
+}
+
+/// Ctrl-C during timeit (two statements: the second never started),
+/// workload and a mixed run: queries asked for = ok + failed + unattempted.
+fn queries_are_accounted_after_ctrl_c(ctx: &Ctx) -> Result<()> {
+    let url = ctx.url.as_str();
+    let timeit = ["timeit", "--url", url, "-s", "select pg_sleep(0.001)", "-s", "select 2", "-r", "1000000"];
+    let r = interrupt(&[&timeit[..], &["--concurrency", "2"], &JSON].concat(), None, SECS_3)?;
+    let unattempted = accounted(&r["accounting"], Some(2_000_000))?;
+    ensure(unattempted > 1_000_000 && r["accounting"]["ok"] == r["count"], || r["accounting"].to_string())?;
+
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("acc.yml");
+    std::fs::write(&file, "- name: nap\n  query: select pg_sleep(0.001)\n  ratio: 1\n")?;
+    let file = file.to_str().unwrap();
+    let workload = ["workload", file, "--url", url, "--max-queries", "1000000", "--concurrency", "2"];
+    let r = interrupt(&[&workload[..], &JSON].concat(), None, SECS_3)?;
+    ensure(accounted(&r["accounting"], Some(1_000_000))? > 0, || r["accounting"].to_string())?;
+
+    let mixed = dir.path().join("mixed.yml");
+    std::fs::write(
+        &mixed,
+        format!(
+            "ingest:\n  rows: 100000000\n  table: acc_mixed\n  drop_table: true\n\
+             workloads:\n  - name: w\n    file: {file}\n    max_queries: 1000000\n"
+        ),
+    )?;
+    let run = ["run", mixed.to_str().unwrap(), "--url", url];
+    let r = interrupt(&[&run[..], &JSON].concat(), None, SECS_3)?;
+    ensure(accounted(&r["ingest"]["accounting"], Some(100_000_000))? > 0, || r["ingest"].to_string())?;
+    let w = &r["workloads"][0]["under_load"]["accounting"];
+    ensure(accounted(w, Some(1_000_000))? > 0, || w.to_string())
+}
+
+/// Ctrl-C during insert-from-sql (rows read from the source = written +
+/// failed + unattempted) and export (no amount asked: `requested` null).
+fn transfers_are_accounted_after_ctrl_c(ctx: &Ctx) -> Result<()> {
+    let url = ctx.url.as_str();
+    ctx.query("DROP TABLE IF EXISTS acc_copy; CREATE TABLE acc_copy (id int8, name text)")?;
+    let source = "select g as id, md5(g::text) as name from generate_series(1::int8, 5000000) g";
+    let copy = ["insert-from-sql", "--url", url, "--query", source, "--table", "acc_copy", "--workers", "2"];
+    let r = interrupt(&[&copy[..], &JSON].concat(), None, Duration::from_secs(2))?;
+    accounted(&r["accounting"], r["accounting"]["requested"].as_u64())?;
+    ensure(r["accounting"]["ok"] == count(ctx, "acc_copy")?, || r["accounting"].to_string())?;
+
+    let dir = tempfile::tempdir()?;
+    let export = ["export", "--url", url, "--query", source, "--out", dir.path().to_str().unwrap()];
+    let r = interrupt(&[&export[..], &JSON].concat(), None, Duration::from_secs(2))?;
+    let a = &r["accounting"];
+    ensure(a["requested"].is_null() && a["unattempted"].is_null() && a["ok"] == r["rows"], || a.to_string())
+}
+
+/// One worker's connection terminated on the server mid-run (no
+/// reconnecting): that worker stops, the others finish their shares, and
+/// the rows it never tried are `unattempted`, so that requested = written
+/// + failed + unattempted still holds; the table has the rows written.
+fn rows_are_accounted_when_a_worker_is_terminated(ctx: &Ctx) -> Result<()> {
+    for (command, app, table, rows) in [
+        ("ingest", "h5_kill_ingest", "acc_kill", "--rows"),
+        ("insert-fake-data", "h5_kill_fake", "acc_kill_data", "--num-records"),
+    ] {
+        if command == "insert-fake-data" {
+            ctx.query("DROP TABLE IF EXISTS acc_kill_data; CREATE TABLE acc_kill_data (id int8 PRIMARY KEY, n text)")?;
+        }
+        let url = format!("{}?application_name={app}", ctx.url);
+        let (workers, batch) = match command {
+            "ingest" => (&["--workers", "2", "--drop-table"][..], "--batch-size"),
+            _ => (&["--concurrency", "2"][..], "--bulk-size"),
+        };
+        let argv = ["--url", &url, "--table", table, rows, "2000000", batch, "5000"];
+        let argv = [&[command][..], &argv, workers, &JSON].concat();
+        let has_rows = |ctx: &Ctx| Ok(count(ctx, table).unwrap_or(0) > 0);
+        let (code, stdout, stderr) = terminate_one_backend_during(ctx, &argv, app, 3, false, &has_rows)?;
+        let r: serde_json::Value = serde_json::from_str(&stdout).with_context(|| format!("exit {code}: {stderr}"))?;
+        let a = &r["accounting"];
+        ensure(code == 1 && a["failed"].as_u64() > Some(0), || format!("{command}: exit {code}: {a}"))?;
+        ensure(accounted(a, Some(2_000_000))? > 0, || format!("{command}: {a}"))?;
+        ensure(a["ok"] == count(ctx, table)?, || format!("{command}: {a}"))?;
+    }
+    Ok(())
+}
+
+/// The same for timeit: the terminated worker's share of `--repeat` is
+/// `unattempted`.
+fn queries_are_accounted_when_a_worker_is_terminated(ctx: &Ctx) -> Result<()> {
+    let app = "h5_kill_timeit";
+    let url = format!("{}?application_name={app}", ctx.url);
+    let argv = ["timeit", "--url", &url, "-s", "select pg_sleep(0.002)", "-r", "2000", "--concurrency", "2"];
+    let argv = [&argv[..], &JSON].concat();
+    let (code, stdout, stderr) = terminate_one_backend_during(ctx, &argv, app, 3, false, &|_| Ok(true))?;
+    let r: serde_json::Value = serde_json::from_str(&stdout).with_context(|| format!("exit {code}: {stderr}"))?;
+    let a = &r["accounting"];
+    ensure(code == 1 && a["failed"].as_u64() > Some(0), || format!("exit {code}: {a}"))?;
+    ensure(accounted(a, Some(2000))? > 0, || a.to_string())
 }
 
 /// The server settings a report states are the session's, in PostgreSQL's
@@ -147,7 +287,12 @@ fn terminate_one_backend_during(
         if n >= backends && ready(ctx)? {
             break;
         }
-        if t.elapsed() > Duration::from_secs(60) || child.try_wait()?.is_some() {
+        if let Some(status) = child.try_wait()? {
+            let mut stderr = String::new();
+            child.stderr.take().context("stderr")?.read_to_string(&mut stderr)?;
+            anyhow::bail!("{argv:?}: ended ({status}) before {backends} connections of {app} were at work: {stderr}");
+        }
+        if t.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             anyhow::bail!("{argv:?}: never saw {backends} connections of {app} at work");
         }
