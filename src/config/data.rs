@@ -83,15 +83,8 @@ fn resolve(
     }
     let target = resolve_target(&target, bulk.concurrency, env)?;
     let rows = RowsInto { workers: bulk.concurrency, batch_size: bulk.bulk_size, rows_per_worker, seed };
-    into_table(
-        command,
-        model,
-        TableName::parse(table)?,
-        target,
-        bulk.method,
-        rows,
-        OutputConfig::resolve(output, Contract::Ingest)?,
-    )
+    let output = OutputConfig::resolve(output, Contract::Ingest)?;
+    into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, output)
 }
 
 /// How many rows an ingest into an existing table writes, and how.

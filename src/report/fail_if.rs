@@ -131,13 +131,13 @@ impl Condition {
         let (names, field): (&[String], &str) = match self.field.strip_prefix("queries.") {
             Some(rest) if !fields.queries.is_empty() => {
                 // Query names may hold dots: any split whose tail is a query field will do.
-                let tails = rest.match_indices('.').map(|(i, _)| &rest[i + 1..]);
+                let mut tails = rest.match_indices('.').map(|(i, _)| &rest[i + 1..]);
                 if tails.clone().any(|f| fields.queries.iter().any(|n| n == f)) {
                     return Ok(());
                 }
-                (&fields.queries, tails.last().unwrap_or(rest))
+                (&fields.queries, tails.next_back().unwrap_or(rest))
             }
-            _ if fields.top.iter().any(|n| *n == self.field) => return Ok(()),
+            _ if fields.top.contains(&self.field) => return Ok(()),
             _ => (&fields.top, self.field.as_str()),
         };
         let closest = names.iter().max_by(|a, b| {
