@@ -189,6 +189,11 @@ fn emit<R: serde::Serialize>(
     out: &mut dyn Write,
 ) -> Result<u8> {
     let judged = report::judge(report, verdict, &output.fail_if);
+    if judged.is_err() {
+        // The report says the exit code the process will have (bad usage).
+        let v = verdict(report);
+        (v.status, v.exit_code) = (report::Status::Failed, error::exit::USAGE);
+    }
     match output.format {
         OutputFormat::Text => out.write_all(text(report).as_bytes()).context("writing the report")?,
         OutputFormat::Json => report::json::write(report, out)?,

@@ -167,7 +167,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "TIME|ROWS", help_heading = "Run")]
     pub warmup: Option<String>,
 
-    /// After the run, count the table's rows and compare with the rows acknowledged.
+    /// After the run, count the table's rows and compare with the rows acknowledged (a count
+    /// that cannot run fails the run, exit 1, and the report says why).
     #[arg(long, help_heading = "Run")]
     pub verify: bool,
 

@@ -134,12 +134,13 @@ pub struct OutputArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 
-    /// Also write the JSON report to this file.
+    /// Also write the JSON report to this file (checked writable before the run; an existing
+    /// file is replaced only at the end).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
     /// Also write an HTML report with charts to this file: one self-contained page to share,
-    /// which opens offline.
+    /// which opens offline (checked writable before the run).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
@@ -148,7 +149,8 @@ pub struct OutputArgs {
     pub quiet: bool,
 
     /// Exit 1 when this holds for the report (repeatable), e.g. 'p99_ms > 50' or
-    /// 'rows_per_sec < 100000': a field of the JSON report, a comparison, a number.
+    /// 'rows_per_sec < 100000': a field of the JSON report, a comparison, a number. The field
+    /// is checked against the report's schema before the run.
     #[arg(long, value_name = "EXPR")]
     pub fail_if: Vec<String>,
 }

@@ -15,6 +15,7 @@ use crate::error::usage;
 use crate::model::json::{self, Input};
 use crate::model::mapping::Mapping;
 use crate::model::{table, ModelSpec};
+use crate::report::fail_if::Contract;
 
 /// `dbload insert-fake-data`.
 pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
@@ -82,7 +83,7 @@ fn resolve(
     }
     let target = resolve_target(&target, bulk.concurrency, env)?;
     let rows = RowsInto { workers: bulk.concurrency, batch_size: bulk.bulk_size, rows_per_worker, seed };
-    let output = OutputConfig::resolve(output)?;
+    let output = OutputConfig::resolve(output, Contract::Ingest)?;
     let cfg = into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, output)?;
     Ok(IngestConfig { reconnect: bulk.reconnect, ..cfg })
 }

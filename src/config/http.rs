@@ -13,6 +13,7 @@ use super::{parse_warmup, OutputConfig, Warmup};
 use crate::cli::HttpArgs;
 use crate::error::usage;
 use crate::model::template::BodyTemplate;
+use crate::report::fail_if::Contract;
 use crate::target::http::check::Check;
 use crate::target::http::{is_secret, Endpoint, RequestSpec};
 
@@ -195,7 +196,7 @@ impl HttpConfig {
             warmup: parse_warmup(a.warmup.as_deref(), vus, "requests")?,
             seed: a.seed,
             threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            output: OutputConfig::resolve(a.output)?,
+            output: OutputConfig::resolve(a.output, Contract::Http)?,
         })
     }
 

@@ -12,6 +12,7 @@ use crate::dialect::{Dialect, Engine, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
 use crate::error::usage;
 use crate::model::{cpu, measurement, ModelSpec, Schema};
+use crate::report::fail_if::Contract;
 
 /// PostgreSQL's limit on bound parameters in one statement.
 pub const MAX_PARAMS: usize = 65_535;
@@ -300,7 +301,7 @@ impl IngestConfig {
             verify: a.verify,
             // On only where a deadline bounds the wait for a server that may not return.
             reconnect: a.reconnect || (a.duration.is_some() && !a.no_reconnect),
-            output: OutputConfig::resolve(a.output)?,
+            output: OutputConfig::resolve(a.output, Contract::Ingest)?,
         };
         // What the URL or --engine already says is checked now, before
         // anything starts; a detected engine is checked once known.

@@ -12,6 +12,7 @@ use clap::Parser;
 use super::{resolve_target, IngestConfig, OutputConfig, QueryConfig, TargetChoice};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::usage;
+use crate::report::fail_if::Contract;
 use crate::workload::file;
 use crate::yaml::{self, did_you_mean, fail, suggest, Node, Yaml};
 
@@ -193,7 +194,7 @@ impl MixedConfig {
             ingest,
             workloads,
             baseline: a.baseline,
-            output: OutputConfig::resolve(a.output)?,
+            output: OutputConfig::resolve(a.output, Contract::Mixed)?,
         })
     }
 }

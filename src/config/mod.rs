@@ -9,6 +9,7 @@ pub mod mixed;
 pub mod query;
 pub mod transfer;
 
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -16,7 +17,7 @@ use anyhow::Result;
 use crate::cli::{OutputArgs, OutputFormat, TargetArgs};
 use crate::dialect::Engine;
 use crate::error::usage;
-use crate::report::fail_if::Condition;
+use crate::report::fail_if::{Condition, Contract};
 use crate::target::cratedb_http::CrateTarget;
 use crate::target::{LocalOptions, PgTarget};
 
@@ -72,15 +73,42 @@ pub struct OutputConfig {
 }
 
 impl OutputConfig {
-    pub fn resolve(a: OutputArgs) -> Result<OutputConfig> {
-        Ok(OutputConfig {
-            format: a.output,
-            report_file: a.report,
-            html_file: a.html,
-            quiet: a.quiet,
-            fail_if: a.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?,
-        })
+    /// `contract`: the report the command writes, whose fields `--fail-if`
+    /// may name. The report files are checked writable here, so that a
+    /// typo costs no run.
+    pub fn resolve(a: OutputArgs, contract: Contract) -> Result<OutputConfig> {
+        let fail_if: Vec<Condition> = a.fail_if.iter().map(|c| Condition::parse(c)).collect::<Result<_>>()?;
+        for c in &fail_if {
+            c.check(contract)?;
+        }
+        for (option, path) in [("--report", &a.report), ("--html", &a.html)] {
+            if let Some(path) = path {
+                check_writable(option, path)?;
+            }
+        }
+        Ok(OutputConfig { format: a.output, report_file: a.report, html_file: a.html, quiet: a.quiet, fail_if })
     }
+}
+
+/// Fails (usage) unless `path` can be written at the end of the run. An
+/// existing file is opened to append, so it is not truncated before the
+/// run is over; a new one is created and removed again.
+fn check_writable(option: &str, path: &Path) -> Result<()> {
+    let refuse =
+        |why: String| usage(format!("{option} {}: {why}; give a file in a writable directory", path.display()));
+    if path.is_dir() {
+        return Err(refuse("is a directory".into()));
+    }
+    if path.exists() {
+        std::fs::OpenOptions::new().append(true).open(path).map_err(|e| refuse(format!("cannot write it ({e})")))?;
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| refuse(format!("cannot create it ({e})")))?;
+    std::fs::remove_file(path).map_err(|e| refuse(format!("cannot remove the probe file ({e})")))
 }
 
 /// `--url`, then `DATABASE_URL`, then `PG*` variables when `PGHOST` is set,

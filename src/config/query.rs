@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
 use crate::cli::{ExplainMode, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
+use crate::report::fail_if::Contract;
 use crate::workload::{file, QuerySpec};
 
 /// `timeit`'s default number of executions per statement.
@@ -120,7 +121,7 @@ impl QueryConfig {
             warmup,
             seed: r.seed,
             explain: r.explain,
-            output: OutputConfig::resolve(output)?,
+            output: OutputConfig::resolve(output, Contract::Query)?,
         })
     }
 }

@@ -12,6 +12,7 @@ use crate::cli::{EngineChoice, ExportArgs, ExportFormat, FromSqlMethod, InsertFr
 use crate::dialect::TableName;
 use crate::encode::Method;
 use crate::error::usage;
+use crate::report::fail_if::Contract;
 
 /// Why insert-from-sql refuses CrateDB's HTTP endpoint as its source, and what to use instead.
 pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): insert-from-sql reads CrateDB over its \
@@ -96,7 +97,7 @@ impl ExportConfig {
             workers,
             workers_given: a.workers.is_some(),
             chunk_rows: a.chunk_rows,
-            output: OutputConfig::resolve(a.output)?,
+            output: OutputConfig::resolve(a.output, Contract::Transfer)?,
         })
     }
 
@@ -164,7 +165,7 @@ impl FromSqlConfig {
             method,
             workers,
             batch_size: a.batch_size,
-            output: OutputConfig::resolve(a.output)?,
+            output: OutputConfig::resolve(a.output, Contract::Transfer)?,
         })
     }
 }

@@ -64,3 +64,65 @@ pub(super) fn layout_queries(regclass: &str) -> Vec<(&'static str, String)> {
         ),
     ]
 }
+
+/// The settings of every worker node, which run the shards and so decide
+/// how fast and how durably rows are written: per node (`host:port`),
+/// whether the command ran there, and the settings as one JSON object (or
+/// the node's error). Citus' `run_command_on_workers` returns one row per node.
+pub fn worker_settings() -> String {
+    format!(
+        "SELECT nodename || ':' || nodeport, success, result FROM run_command_on_workers({}) ORDER BY nodename, nodeport",
+        literal(&postgres::reported_settings_json())
+    )
+}
+
+/// A worker node's settings, or why they could not be read there.
+pub type NodeSettings = (String, Result<Vec<(String, String)>, String>);
+
+/// The rows of [`worker_settings`], in their order: a node whose command
+/// failed, or whose result is not the JSON object asked for, keeps its
+/// error, so the report says so rather than leaving the node out.
+pub fn parse_worker_settings(rows: &[Vec<Option<String>>]) -> Vec<NodeSettings> {
+    rows.iter()
+        .map(|row| {
+            let field = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+            let (node, success, result) = (field(0), field(1), field(2));
+            if success != "t" {
+                return (node, Err(result));
+            }
+            let parsed = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&result)
+                .map(|m| m.into_iter().collect())
+                .map_err(|e| format!("unexpected result {result:?}: {e}"));
+            (node, parsed)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_settings_sql() {
+        insta::assert_snapshot!(worker_settings());
+    }
+
+    #[test]
+    fn worker_settings_are_parsed_per_node() {
+        let row = |node: &str, ok: &str, result: &str| vec![Some(node.into()), Some(ok.into()), Some(result.into())];
+        let rows = [
+            row("w1:5432", "t", r#"{ "fsync" : "on", "shared_buffers" : "512MB", "synchronous_commit" : "off" }"#),
+            row("w2:5432", "f", "connection to the remote node w2:5432 failed"),
+            row("w3:5432", "t", "not json"),
+        ];
+        let parsed = parse_worker_settings(&rows);
+        let pairs = |v: &[(&str, &str)]| v.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        assert_eq!(parsed[0].0, "w1:5432");
+        assert_eq!(
+            parsed[0].1,
+            Ok(pairs(&[("fsync", "on"), ("shared_buffers", "512MB"), ("synchronous_commit", "off")]))
+        );
+        assert_eq!(parsed[1], ("w2:5432".into(), Err("connection to the remote node w2:5432 failed".into())));
+        assert!(parsed[2].1.as_ref().is_err_and(|e| e.contains("not json")), "{:?}", parsed[2]);
+    }
+}

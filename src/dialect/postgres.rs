@@ -265,6 +265,30 @@ pub const REPORTED_SETTINGS: &[&str] = &[
     "max_connections",
 ];
 
+/// Settings that, when `off`, let a server acknowledge writes it may lose
+/// in a crash: figures measured so are not those of a durable server.
+pub const NOT_DURABLE_WHEN_OFF: &[&str] = &["fsync", "synchronous_commit", "full_page_writes"];
+
+/// The rows of [`REPORTED_SETTINGS`] in the session that runs it, each as
+/// PostgreSQL shows it (`current_setting`: `512MB`, where `setting` and
+/// `unit` of `pg_settings` would give `65536` of `8kB`).
+pub fn reported_settings() -> String {
+    format!("SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({}) ORDER BY name", setting_names())
+}
+
+/// [`reported_settings`] as one JSON object (`{"fsync": "on", ...}`): the
+/// form Citus' `run_command_on_workers` can return (one row, one column).
+pub fn reported_settings_json() -> String {
+    format!(
+        "SELECT json_object_agg(name, current_setting(name) ORDER BY name) FROM pg_settings WHERE name IN ({})",
+        setting_names()
+    )
+}
+
+fn setting_names() -> String {
+    REPORTED_SETTINGS.iter().map(|s| literal(s)).collect::<Vec<_>>().join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,5 +351,10 @@ mod tests {
     #[test]
     fn cpu_sql() {
         insta::assert_snapshot!(all_sql(&ModelSpec::Cpu(cpu::Options::default())));
+    }
+
+    #[test]
+    fn settings_sql() {
+        insta::assert_snapshot!([reported_settings(), reported_settings_json()].join(";\n\n"));
     }
 }

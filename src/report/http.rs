@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::text::{client_and_verdict, error_lines, group, interrupted_banner};
-use super::{error_entries, span_s, timeline, ClientReport, ErrorEntry, Header, TimelineEntry, Verdict};
+use super::text::{accounting_line, client_and_verdict, error_lines, group, interrupted_banner};
+use super::{error_entries, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, TimelineEntry, Verdict};
 use crate::config::http::{BodySource, HttpConfig, LATE_AFTER};
 use crate::config::Warmup;
 use crate::run::http::HttpOutcome;
@@ -31,6 +31,8 @@ pub struct HttpReport {
     pub requests_ok: u64,
     /// Failed requests (errors, non-2xx without a status check, failed checks), warm-up included.
     pub errors: u64,
+    /// Requests requested (`--iterations`, warm-up included) = ok + failed + unattempted.
+    pub accounting: Accounting,
     /// Share of the measured requests that failed (k6's `http_req_failed`).
     pub http_req_failed_rate: f64,
     /// The measured window: first measured request's start to last one's end.
@@ -134,6 +136,7 @@ impl HttpReport {
             http_reqs_per_sec: rate(http_reqs),
             requests_ok: m.batches,
             errors,
+            accounting: Accounting::of("requests", cfg.iterations, m.batches + rec.warmup.batches, errors, 0),
             http_req_failed_rate: if http_reqs > 0 { m.failed_batches as f64 / http_reqs as f64 } else { 0.0 },
             duration_s,
             wall_s: out.wall.as_secs_f64(),
@@ -336,6 +339,7 @@ pub fn render(r: &HttpReport) -> String {
         let statuses: Vec<String> = r.statuses.iter().map(|(k, v)| format!("{k} × {}", group(*v))).collect();
         let _ = writeln!(out, "Statuses:   {}", statuses.join(", "));
     }
+    accounting_line(&mut out, &r.accounting);
     error_lines(&mut out, &r.error_classes);
     if let Some(w) = &r.warmup {
         let _ = writeln!(

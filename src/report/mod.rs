@@ -182,6 +182,39 @@ impl Throughput {
     }
 }
 
+/// Where every unit a run was asked for went, pgbench's accounting made
+/// explicit: `requested = ok + failed + rejected + unattempted`. A run that
+/// stops early (Ctrl-C, its deadline, a worker's connection lost, a fatal
+/// error) leaves units never tried; they are `unattempted`, not lost from
+/// the figures. Warm-up is included where the command counts it in its
+/// total (ingest, http) and left out where it comes on top (timeit, workload).
+#[derive(Debug, Clone, Serialize)]
+pub struct Accounting {
+    /// `rows`, `queries` or `requests`.
+    pub unit: &'static str,
+    /// The amount asked for (`--rows`, `--num-records`, `--repeat` per
+    /// statement, `--max-queries`, `--iterations`), or read (insert-json's
+    /// input, insert-from-sql's source); null when only a duration bounds the run.
+    pub requested: Option<u64>,
+    /// Acknowledged by the target (rows written, queries and requests that succeeded).
+    pub ok: u64,
+    /// Tried and failed (rows in failed batches, failed queries and requests).
+    pub failed: u64,
+    /// insert-json: rows the input could not give (malformed, out of range); 0 elsewhere.
+    pub rejected: u64,
+    /// Of `requested`, never tried; null with `requested`.
+    pub unattempted: Option<u64>,
+}
+
+impl Accounting {
+    /// `requested` less what was tried (the tests check the parts against
+    /// the server: rows in the table, requests the server saw).
+    pub(crate) fn of(unit: &'static str, requested: Option<u64>, ok: u64, failed: u64, rejected: u64) -> Accounting {
+        let unattempted = requested.map(|r| r.saturating_sub(ok + failed + rejected));
+        Accounting { unit, requested, ok, failed, rejected, unattempted }
+    }
+}
+
 /// The latency of the operations (batches, queries) in the measured window,
 /// with what it is made of where that is known: the server's own time, and
 /// under `--rate` the time from the actual start and how late that start
@@ -241,6 +274,52 @@ impl Server {
     }
 }
 
+/// The server settings a report states, each as the server shows it, and
+/// those that make it not durable. Flattened into the setup of every
+/// report that names a PostgreSQL-family server.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// As `current_setting` shows them: `shared_buffers` = `512MB`.
+    pub server_settings: BTreeMap<String, String>,
+    /// Citus: the same settings on each worker node (`host:port`), which
+    /// runs the shards; `error` where they could not be read.
+    pub worker_settings: BTreeMap<String, BTreeMap<String, String>>,
+    /// The settings that let the server lose acknowledged writes in a crash
+    /// (`fsync=off`, `synchronous_commit=off`, `full_page_writes=off`; a
+    /// worker's prefixed with its `host:port`): figures measured so are not
+    /// those of a durable server.
+    pub not_durable: Vec<String>,
+}
+
+impl Settings {
+    pub(crate) fn of(setup: &Setup) -> Settings {
+        let worker_settings: BTreeMap<String, BTreeMap<String, String>> = setup
+            .worker_settings
+            .iter()
+            .map(|(node, settings)| {
+                let settings = match settings {
+                    Ok(s) => s.iter().cloned().collect(),
+                    Err(e) => BTreeMap::from([("error".to_string(), e.clone())]),
+                };
+                (node.clone(), settings)
+            })
+            .collect();
+        let server_settings: BTreeMap<String, String> = setup.server_settings.iter().cloned().collect();
+        let off = |settings: &BTreeMap<String, String>, prefix: &str| -> Vec<String> {
+            crate::dialect::postgres::NOT_DURABLE_WHEN_OFF
+                .iter()
+                .filter(|name| settings.get(**name).is_some_and(|v| v == "off"))
+                .map(|name| format!("{prefix}{name}=off"))
+                .collect()
+        };
+        let mut not_durable = off(&server_settings, "");
+        for (node, settings) in &worker_settings {
+            not_durable.extend(off(settings, &format!("{node} ")));
+        }
+        Settings { server_settings, worker_settings, not_durable }
+    }
+}
+
 /// The per-second timeline of a recorder, as reports show it.
 pub fn timeline(rec: &Recorder) -> Vec<TimelineEntry> {
     rec.timeline
@@ -282,6 +361,8 @@ pub struct Report {
     pub rejected_rows: Option<u64>,
     /// insert-json: why reading stopped early (`--on-error abort`), with file and line.
     pub input_error: Option<String>,
+    /// Rows requested = written + failed + rejected + unattempted.
+    pub accounting: Accounting,
     pub error_classes: Vec<ErrorEntry>,
     /// Per batch.
     #[serde(flatten)]
@@ -390,7 +471,8 @@ pub struct TimelineEntry {
 pub struct SetupReport {
     #[serde(flatten)]
     pub server: Server,
-    pub server_settings: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub settings: Settings,
     /// `--insecure`: https to CrateDB without verifying its certificate.
     pub tls_unverified: bool,
     /// The table flags given (shards, replicas, chunk interval, ...).
@@ -479,15 +561,21 @@ impl Report {
         }
         let verdict = verdict.stopped(out.stopped.clone());
         let server = Server::of(setup, target_url, throwaway);
+        let written = m.rows + rec.warmup.rows;
+        let accounting = match &input {
+            Some(i) => Accounting::of("rows", Some(i.rows_read), written, throughput.failed_rows, i.rejected),
+            None => Accounting::of("rows", cfg.total_rows(), written, throughput.failed_rows, 0),
+        };
         Report {
             header: Header::new(cfg.command),
             verdict,
-            rows_total: m.rows + rec.warmup.rows,
+            rows_total: written,
             metrics_per_sec: per_sec(m.rows * metrics, throughput.duration_s),
             throughput,
             rows_read: input.as_ref().map(|i| i.rows_read),
             rejected_rows: input.as_ref().map(|i| i.rejected),
             input_error,
+            accounting,
             error_classes: error_entries(rec),
             latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
             warmup,
@@ -497,7 +585,7 @@ impl Report {
             setup: SetupReport {
                 // A dry run has no server: nothing was sent anywhere.
                 server: if cfg.dry_run() { Server { target_kind: "none", ..server } } else { server },
-                server_settings: setup.server_settings.iter().cloned().collect(),
+                settings: Settings::of(setup),
                 tls_unverified: cfg.target.tls_unverified(),
                 table_options: cfg.table_options.clone(),
                 layout: setup.layout.iter().cloned().collect(),

@@ -2,17 +2,17 @@
 //! per query with its intended ratio beside the share it actually got
 //! (pgbench's habit), its latency, errors and plan.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use super::text::{
-    client_and_verdict, error_lines, group, interrupted_banner, runtime_block, server_duration_line, target_lines,
+    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
+    server_duration_line, target_lines,
 };
 use super::{
-    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Header, Latencies, Server, TimelineEntry,
-    Verdict,
+    error_entries, per_sec, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, Latencies, Server,
+    Settings, TimelineEntry, Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, Warmup};
@@ -32,6 +32,9 @@ pub struct QueryReport {
     pub count: u64,
     /// Queries that failed, warm-up included.
     pub errors: u64,
+    /// Queries requested (`--repeat` per statement, `--max-queries`) = ok +
+    /// failed + unattempted, warm-up (which comes on top) left out.
+    pub accounting: Accounting,
     pub qps: f64,
     pub duration_s: f64,
     pub wall_s: f64,
@@ -77,7 +80,8 @@ pub struct QueryWarmup {
 pub struct QuerySetup {
     #[serde(flatten)]
     pub server: Server,
-    pub server_settings: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub settings: Settings,
     /// `--insecure`: https to CrateDB without verifying its certificate.
     pub tls_unverified: bool,
     pub protocol: Protocol,
@@ -137,6 +141,14 @@ impl QueryReport {
             verdict: Verdict::new(out.interrupted, errors > 0).stopped(out.stopped.clone()),
             count: m.batches,
             errors,
+            // timeit runs `--repeat` of each statement, a phase each; a workload is one phase.
+            accounting: Accounting::of(
+                "queries",
+                cfg.max_queries.map(|n| n * cfg.phases.len() as u64),
+                m.batches,
+                m.failed_batches,
+                0,
+            ),
             qps: per_sec(m.batches, duration_s),
             duration_s,
             wall_s,
@@ -152,7 +164,7 @@ impl QueryReport {
             timeline: timeline(&total),
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
-                server_settings: setup.server_settings.iter().cloned().collect(),
+                settings: Settings::of(setup),
                 tls_unverified: cfg.target.tls_unverified(),
                 protocol: cfg.protocol,
                 concurrency: cfg.concurrency,
@@ -196,6 +208,7 @@ fn header(out: &mut String, r: &QueryReport) {
     interrupted_banner(out, &r.verdict);
     let _ = writeln!(out, "dbload {} {}", r.header.dbload_version, r.header.command);
     target_lines(out, &s.server, s.tls_unverified);
+    durability_line(out, &s.settings);
     let pacing = match s.rate_queries_per_sec {
         Some(rate) => format!("open loop at {rate} queries/s"),
         None => "closed loop".into(),
@@ -210,6 +223,7 @@ fn header(out: &mut String, r: &QueryReport) {
 }
 
 fn footer(out: &mut String, r: &QueryReport) {
+    accounting_line(out, &r.accounting);
     error_lines(out, &r.error_classes);
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());

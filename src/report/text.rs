@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{ClientReport, ErrorEntry, Report, Server, Status, Verdict};
+use super::{Accounting, ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
 use crate::stats::LatencySummary;
 
@@ -65,6 +65,18 @@ pub(crate) fn target_lines(out: &mut String, server: &Server, tls_unverified: bo
     }
 }
 
+/// A warning under the target when its settings let it lose acknowledged
+/// writes, so that nobody quotes such a figure as a durable server's.
+pub(crate) fn durability_line(out: &mut String, settings: &Settings) {
+    if !settings.not_durable.is_empty() {
+        let _ = writeln!(
+            out,
+            "WARNING:  not durable: {} — figures are not those of a durable server",
+            settings.not_durable.join(", ")
+        );
+    }
+}
+
 /// CrateDB's own time per request, beside the client's round trip.
 pub(crate) fn server_duration_line(out: &mut String, d: Option<&LatencySummary>) {
     if let Some(d) = d {
@@ -83,6 +95,23 @@ pub(crate) fn interrupted_banner(out: &mut String, v: &Verdict) {
     } else if v.status == Status::Interrupted {
         out.push_str("INTERRUPTED (Ctrl-C): partial report of what was done until then\n\n");
     }
+}
+
+/// Where the amount asked for went (`requested = ok + failed + rejected +
+/// unattempted`), when one was asked for.
+pub(crate) fn accounting_line(out: &mut String, a: &Accounting) {
+    let (Some(requested), Some(unattempted)) = (a.requested, a.unattempted) else { return };
+    let done = if a.unit == "rows" { "written" } else { "ok" };
+    let rejected = if a.rejected > 0 { format!(", {} rejected", group(a.rejected)) } else { String::new() };
+    let _ = writeln!(
+        out,
+        "Requested:  {} {}: {} {done}, {} failed{rejected}, {} not attempted",
+        group(requested),
+        a.unit,
+        group(a.ok),
+        group(a.failed),
+        group(unattempted)
+    );
 }
 
 /// A line per class of failed operations: how many, and an example.
@@ -176,6 +205,7 @@ pub fn render(r: &Report) -> String {
     interrupted_banner(&mut out, &r.verdict);
     let _ = writeln!(out, "dbload {} {} into {}", r.header.dbload_version, r.header.command, s.table);
     target_lines(&mut out, &s.server, s.tls_unverified);
+    durability_line(&mut out, &s.settings);
     if !s.layout.is_empty() {
         let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(out, "Table:    {}", layout.join(", "));
@@ -230,6 +260,7 @@ pub fn render(r: &Report) -> String {
             group(t.failed_rows)
         );
     }
+    accounting_line(&mut out, &r.accounting);
     if let Some(e) = &r.input_error {
         let _ = writeln!(out, "Stopped:    {e}");
     }
@@ -265,15 +296,28 @@ pub fn render(r: &Report) -> String {
         );
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
-    if let Some(v) = &r.verify {
-        let verdict = if v.ok { "ok" } else { "MISMATCH" };
-        let _ =
-            writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(v.found));
+    match r.verify.as_ref().map(|v| (v, v.found)) {
+        Some((v, Some(found))) => {
+            let verdict = if v.ok { "ok" } else { "MISMATCH" };
+            let _ =
+                writeln!(out, "Verify:     {} rows acknowledged, {} found: {verdict}", group(v.expected), group(found));
+        }
+        Some((v, None)) => {
+            let why = v.error.as_deref().unwrap_or("unknown");
+            let _ =
+                writeln!(out, "Verify:     could not run ({why}): {} rows acknowledged, unverified", group(v.expected));
+        }
+        None => {}
     }
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
-    if !s.server_settings.is_empty() {
-        let settings: Vec<String> = s.server_settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(out, "Server:     {}", settings.join(" "));
+    let pairs = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    };
+    if !s.settings.server_settings.is_empty() {
+        let _ = writeln!(out, "Server:     {}", pairs(&s.settings.server_settings));
+    }
+    for (node, settings) in &s.settings.worker_settings {
+        let _ = writeln!(out, "Worker:     {node} {}", pairs(settings));
     }
     for stmt in &s.ddl {
         let _ = writeln!(out, "DDL:        {}", stmt.replace('\n', "\n            "));
@@ -294,14 +338,15 @@ pub(crate) mod tests {
     use crate::stats::Recorder;
     use clap::Parser;
 
-    /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each.
+    /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each, one failed,
+    /// 1,000 rows of the 12,000 asked for never tried.
     pub(crate) fn report(extra: &str) -> crate::report::Report {
         report_stopped(extra, None)
     }
 
     /// [`report`] of a run that stopped on its own, as `stopped` says.
     fn report_stopped(extra: &str, stopped: Option<String>) -> crate::report::Report {
-        let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 10000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
+        let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 12000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
         let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
         let mut recorder = Recorder::default();
@@ -331,7 +376,7 @@ pub(crate) mod tests {
             wall: Duration::from_secs(1),
             interrupted: false,
             stopped,
-            verify: Some(Verify { expected: 10_000, found: 10_000, ok: true }),
+            verify: Some(Verify { expected: 10_000, found: Some(10_000), ok: true, error: None }),
             cost: ClientCost {
                 user: Duration::from_millis(120),
                 system: Duration::from_millis(30),
@@ -392,6 +437,39 @@ pub(crate) mod tests {
     #[test]
     fn paced_summary_shows_service_time_and_lag() {
         insta::assert_snapshot!(render(&report("--rate 10000")));
+    }
+
+    /// Issue 13, item 8: the settings that make a server (or a Citus
+    /// worker) not durable are flagged at the top of the summary, in the
+    /// JSON, and in the HTML page; the workers' settings are listed.
+    #[test]
+    fn not_durable_settings_are_flagged() {
+        let mut r = report("");
+        let off = |name: &str| (name.to_string(), "off".to_string());
+        let setup = Setup {
+            server_settings: vec![off("fsync"), ("shared_buffers".into(), "512MB".into())],
+            worker_settings: vec![
+                ("w1:5432".into(), Ok(vec![off("synchronous_commit"), ("fsync".into(), "on".into())])),
+                ("w2:5432".into(), Err("connection refused".into())),
+            ],
+            ..Setup::default()
+        };
+        r.setup.settings = crate::report::Settings::of(&setup);
+        assert_eq!(r.setup.settings.not_durable, ["fsync=off", "w1:5432 synchronous_commit=off"]);
+        let text = render(&r);
+        let warning = "WARNING:  not durable: fsync=off, w1:5432 synchronous_commit=off — figures are not those of a \
+                       durable server\n";
+        assert!(text.lines().nth(2).is_some_and(|l| warning.starts_with(l)), "{text}");
+        assert!(text.contains("Worker:     w1:5432 fsync=on synchronous_commit=off\n"), "{text}");
+        assert!(text.contains("Worker:     w2:5432 error=connection refused\n"), "{text}");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["setup"]["not_durable"][1], "w1:5432 synchronous_commit=off");
+        assert_eq!(json["setup"]["worker_settings"]["w1:5432"]["synchronous_commit"], "off");
+        let html = crate::report::html::render(&r).unwrap();
+        assert!(html.contains("Not durable: fsync=off, w1:5432 synchronous_commit=off — figures are not those"));
+        assert!(html.contains("<th>worker w1:5432</th>"), "{html}");
+        // A durable server: no warning.
+        assert!(!render(&report("")).contains("not durable"));
     }
 
     #[test]

@@ -4,15 +4,18 @@
 //! errors, files, built from the same pieces as ingest's report. Its JSON
 //! form is `schema/transfer-report.schema.json`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::text::{client_and_verdict, error_lines, group, interrupted_banner, runtime_block, target_line};
+use super::text::{
+    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
+    target_line,
+};
 use super::{
-    error_entries, per_sec, timeline, ClientReport, ErrorEntry, Header, Server, Throughput, TimelineEntry, Verdict,
+    error_entries, per_sec, timeline, Accounting, ClientReport, ErrorEntry, Header, Server, Settings, Throughput,
+    TimelineEntry, Verdict,
 };
 use crate::cli::ExportFormat;
 use crate::config::transfer::ExportSource;
@@ -41,6 +44,9 @@ pub struct TransferReport {
     pub bytes: u64,
     /// `bytes` per second, in MB (10^6 bytes).
     pub mb_per_sec: f64,
+    /// Rows requested = written + failed + unattempted: insert-from-sql's
+    /// rows read from the source; export has no amount asked of it (null).
+    pub accounting: Accounting,
     pub error_classes: Vec<ErrorEntry>,
     pub latency_ms: Option<LatencySummary>,
     /// insert-from-sql: how the source query failed mid-stream (the rows
@@ -76,7 +82,8 @@ pub struct TransferSetup {
     /// (`pg_class.reltuples`), the progress bar's total.
     pub rows_estimate: Option<u64>,
     /// The settings of the server written to (read from, for export).
-    pub server_settings: BTreeMap<String, String>,
+    #[serde(flatten)]
+    pub settings: Settings,
 }
 
 /// What both commands measured, in the same words.
@@ -90,6 +97,8 @@ struct Figures<'a> {
     stopped: Option<String>,
     /// A failure besides failed operations (an incomplete file, a source error).
     failed: bool,
+    /// Rows asked for (read from the source), where known.
+    requested: Option<u64>,
     cost: &'a ClientCost,
 }
 
@@ -102,6 +111,13 @@ impl TransferReport {
             verdict: Verdict::new(f.interrupted, throughput.errors > 0 || f.failed).stopped(f.stopped),
             bytes: f.bytes,
             mb_per_sec: per_sec(f.bytes, throughput.duration_s) / 1e6,
+            accounting: Accounting::of(
+                "rows",
+                f.requested,
+                rec.measured.rows + rec.warmup.rows,
+                throughput.failed_rows,
+                0,
+            ),
             throughput,
             error_classes: error_entries(rec),
             latency_ms: LatencySummary::of(&rec.measured.latency),
@@ -120,6 +136,7 @@ impl TransferReport {
         };
         let figures = Figures {
             command: "export",
+            requested: None,
             recorder: &out.recorder,
             bytes: out.files.iter().map(|f| f.bytes).sum(),
             wall: out.wall,
@@ -141,7 +158,7 @@ impl TransferReport {
             format: Some(cfg.format),
             gzip: cfg.gzip,
             rows_estimate: out.rows_estimate,
-            server_settings: out.setup.server_settings.iter().cloned().collect(),
+            settings: Settings::of(&out.setup),
         };
         TransferReport::new(figures, None, out.files.clone(), setup)
     }
@@ -155,6 +172,7 @@ impl TransferReport {
     ) -> TransferReport {
         let figures = Figures {
             command: "insert-from-sql",
+            requested: Some(out.rows_read),
             recorder: &out.recorder,
             bytes: out.bytes,
             wall: out.wall,
@@ -176,7 +194,7 @@ impl TransferReport {
             format: None,
             gzip: false,
             rows_estimate: None,
-            server_settings: out.setup.server_settings.iter().cloned().collect(),
+            settings: Settings::of(&out.setup),
         };
         TransferReport::new(figures, out.source_error.clone(), Vec::new(), setup)
     }
@@ -204,6 +222,7 @@ pub fn render(r: &TransferReport) -> String {
             let _ = writeln!(out, "Source:     {}", target_line(&s.source));
             let _ = writeln!(out, "Query:      {}", s.query.as_deref().unwrap_or("-"));
             let _ = writeln!(out, "Target:     {}", target_line(target));
+            durability_line(&mut out, &s.settings);
             let _ = writeln!(
                 out,
                 "Setup:      method {}, batch {}, {} worker{}, columns {}",
@@ -216,6 +235,7 @@ pub fn render(r: &TransferReport) -> String {
         }
         None => {
             let _ = writeln!(out, "Source:     {}", target_line(&s.source));
+            durability_line(&mut out, &s.settings);
             let format = match s.format {
                 Some(ExportFormat::Csv) => "CSV",
                 _ => "JSON lines",
@@ -261,6 +281,7 @@ pub fn render(r: &TransferReport) -> String {
         group(t.failed_rows),
         t.batches_per_sec
     );
+    accounting_line(&mut out, &r.accounting);
     error_lines(&mut out, &r.error_classes);
     if let Some(e) = &r.source_error {
         let _ = writeln!(out, "Source:     FAILED mid-stream, the rows after it were not copied: {e}");

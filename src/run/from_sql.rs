@@ -6,13 +6,14 @@
 //! whose input is the source's stream. CrateDB as the source (over its
 //! PostgreSQL protocol) is read through a cursor, a batch per fetch.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
+use super::worker::Operation;
 use super::{describe_server, producer, progress::Progress, run_workers, worker, Setup};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
@@ -40,6 +41,8 @@ pub struct FromSqlOutcome {
     pub bytes: u64,
     /// How the source failed mid-stream, if it did.
     pub source_error: Option<String>,
+    /// Rows read from the source: those the run was asked to copy.
+    pub rows_read: u64,
     pub wall: Duration,
     pub interrupted: bool,
     /// Why the run stopped on its own before its end (a panic, or
@@ -90,7 +93,14 @@ pub async fn insert_from_sql(
     };
     let source_error: Arc<OnceLock<String>> = rows.error();
     let pool = (0..cfg.workers as usize + 2).map(|_| CopyBatch::default()).collect();
-    let feed = producer::spawn(pool, move |b: &mut CopyBatch| rows.fill(b)).context("starting the reader thread")?;
+    let read = Arc::new(AtomicU64::new(0));
+    let reading = read.clone();
+    let feed = producer::spawn(pool, move |b: &mut CopyBatch| {
+        let more = rows.fill(b);
+        reading.fetch_add(b.units(), Ordering::Relaxed);
+        more
+    })
+    .context("starting the reader thread")?;
     let progress = Progress::start(plan.live.clone(), None, "rows", cfg.output.quiet);
     let pairs = sinks.into_iter().map(|sink| (feed.clone(), sink)).collect();
     drop(feed);
@@ -106,6 +116,7 @@ pub async fn insert_from_sql(
         recorder: recorders.pop().unwrap_or_default(),
         bytes: finished.iter().map(|s| s.bytes).sum(),
         source_error: source_error.get().cloned(),
+        rows_read: read.load(Ordering::Relaxed),
         wall,
         interrupted: cancel.is_cancelled(),
         stopped: plan.stop.reason(),
@@ -152,6 +163,7 @@ async fn into_cratedb(
         recorder: out.recorder,
         bytes: bytes.load(Ordering::Relaxed),
         source_error: spec.input.stats().abort,
+        rows_read: spec.input.stats().rows_read,
         wall: out.wall,
         interrupted: out.interrupted,
         stopped: out.stopped,

@@ -40,8 +40,10 @@ pub struct Setup {
     /// The engine's own version (TimescaleDB's or Citus' extension, CrateDB's).
     pub engine_version: Option<String>,
     pub server_version: Option<String>,
-    /// The server settings that matter for ingest, as the server reports them.
+    /// The server settings that matter for ingest, as the server shows them.
     pub server_settings: Vec<(String, String)>,
+    /// Citus: the same settings on each worker node.
+    pub worker_settings: Vec<dialect::citus::NodeSettings>,
     /// What the engine made of the table: chunks, shards, nodes.
     pub layout: Vec<(String, String)>,
     /// The statements that created the table (empty if it was reused).
@@ -57,8 +59,11 @@ pub struct Setup {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Verify {
     pub expected: u64,
-    pub found: u64,
+    /// None when the rows could not be counted (`error` says why).
+    pub found: Option<u64>,
     pub ok: bool,
+    /// Why verify could not run: the run's figures stand, unverified.
+    pub error: Option<String>,
 }
 
 pub struct IngestOutcome {
@@ -177,14 +182,20 @@ pub async fn ingest(
 
     let verify = match (&mut admin, &dialect) {
         (Some(admin), Some(dialect)) if cfg.verify => {
-            let after = count_rows(admin, cfg, dialect).await?;
-            let found = after.saturating_sub(rows_before);
             let expected = recorder.warmup.rows + recorder.measured.rows;
-            // An upsert that updates is acknowledged without adding a row, so
-            // the table may gain fewer rows than were acknowledged; but it
-            // must hold at least as many (the keys of one run are distinct).
-            let ok = if cfg.upsert { found <= expected && after >= expected } else { found == expected };
-            Some(Verify { expected, found, ok })
+            // A count that fails (its connection lost) fails the run, but
+            // the report of what was done is not lost for it.
+            Some(match count_rows(admin, cfg, dialect).await {
+                Ok(after) => {
+                    let found = after.saturating_sub(rows_before);
+                    // An upsert that updates is acknowledged without adding a row, so
+                    // the table may gain fewer rows than were acknowledged; but it
+                    // must hold at least as many (the keys of one run are distinct).
+                    let ok = if cfg.upsert { found <= expected && after >= expected } else { found == expected };
+                    Verify { expected, found: Some(found), ok, error: None }
+                }
+                Err(e) => Verify { expected, found: None, ok: false, error: Some(format!("{e:#}")) },
+            })
         }
         _ => None,
     };
@@ -284,14 +295,15 @@ pub(crate) async fn describe_server(admin: &mut Admin, target: &Target, setup: &
     setup.engine_version = info.version.clone();
     setup.server_version = Some(info.server_version.clone());
     if info.engine != Engine::Cratedb {
-        let names = sql::REPORTED_SETTINGS.iter().map(|s| dialect::literal(s)).collect::<Vec<_>>().join(", ");
-        let rows = admin
-            .rows(&format!(
-                "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN ({names}) ORDER BY name"
-            ))
-            .await
-            .context("reading server settings")?;
+        let rows = admin.rows(&sql::reported_settings()).await.context("reading server settings")?;
         setup.server_settings = rows.into_iter().map(|r| (text(&r[0]), text(&r[1]))).collect();
+    }
+    if info.engine == Engine::Citus {
+        // The report says when the workers could not be asked, rather than failing the run.
+        setup.worker_settings = match admin.rows(&dialect::citus::worker_settings()).await {
+            Ok(rows) => dialect::citus::parse_worker_settings(&rows),
+            Err(e) => vec![("workers".into(), Err(format!("{e:#}")))],
+        };
     }
     Ok(info)
 }

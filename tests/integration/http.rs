@@ -15,7 +15,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 
-use crate::support::{dbload_bin, ensure, refused, Ctx};
+use crate::support::{accounted, dbload_bin, ensure, interrupt, refused, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -30,7 +30,22 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("http::unreachable_target_exits_3", unreachable_target_exits_3),
         ("http::json_report_matches_its_schema", json_report_matches_its_schema),
         ("http::secrets_are_never_printed", secrets_are_never_printed),
+        ("http::requests_are_accounted_after_ctrl_c", requests_are_accounted_after_ctrl_c),
     ]
+}
+
+/// Ctrl-C: the requests asked for (`--iterations`) = ok + failed +
+/// unattempted, the ones never sent counted (issue 13, item 4).
+fn requests_are_accounted_after_ctrl_c(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let url = format!("{}/flaky", server.url);
+    let argv = ["http", &url, "--iterations", "100000000", "--vus", "2", "--output", "json", "--quiet"];
+    let r = interrupt(&argv, None, std::time::Duration::from_secs(2))?;
+    let a = &r["accounting"];
+    ensure(accounted(a, Some(100_000_000))? > 0 && a["failed"].as_u64() > Some(0), || a.to_string())?;
+    // Every request counted reached the server (one cut short by Ctrl-C may have too).
+    let counted = a["ok"].as_u64().unwrap_or(0) + a["failed"].as_u64().unwrap_or(0);
+    ensure(counted <= server.seen.requests(), || format!("{a}: the server saw {} requests", server.seen.requests()))
 }
 
 /// One request as the server got it: method, path, Authorization, body.

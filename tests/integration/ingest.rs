@@ -81,7 +81,7 @@ fn upsert_twice_keeps_the_count(ctx: &Ctx) -> Result<()> {
         ensure(count == "3000", || format!("{method}: {count} rows after two upsert runs"))?;
         // The second run updated every row: acknowledged, none added, verified.
         let v = second.report.verify.as_ref().expect("verify");
-        ensure(v.ok && v.expected == 3000 && v.found == 0, || format!("{method}: second run {v:?}"))?;
+        ensure(v.ok && v.expected == 3000 && v.found == Some(0), || format!("{method}: second run {v:?}"))?;
     }
     // The cpu model upserts on (hostname, ts).
     let args = format!("--model cpu --upsert --rows 1000 --workers 1 {START} --table upsert_cpu");
@@ -105,7 +105,7 @@ fn failed_batches_are_counted_not_written(ctx: &Ctx) -> Result<()> {
     ensure(r.error_classes.len() == 1 && r.error_classes[0].class == "SQLSTATE 23505", || {
         format!("{:?}", r.error_classes)
     })?;
-    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == 0), || format!("{:?}", r.verify))
+    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == Some(0)), || format!("{:?}", r.verify))
 }
 
 fn existing_table_is_never_dropped_unasked(ctx: &Ctx) -> Result<()> {
@@ -141,7 +141,7 @@ fn warmup_is_reported_apart(ctx: &Ctx) -> Result<()> {
     ensure(w.rows == 1000 && r.throughput.rows == 4000 && r.rows_total == 5000, || {
         format!("warm-up {} measured {} total {}", w.rows, r.throughput.rows, r.rows_total)
     })?;
-    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == 5000), || format!("{:?}", r.verify))
+    ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == Some(5000)), || format!("{:?}", r.verify))
 }
 
 fn duration_stops_the_run(ctx: &Ctx) -> Result<()> {
@@ -169,7 +169,9 @@ fn report_names_the_setup(ctx: &Ctx) -> Result<()> {
     ensure(s.server.server_version.as_deref().is_some_and(|v| v.starts_with(char::is_numeric)), || {
         format!("{:?}", s.server.server_version)
     })?;
-    ensure(s.server_settings.contains_key("synchronous_commit"), || format!("{:?}", s.server_settings))?;
+    ensure(s.settings.server_settings.contains_key("synchronous_commit"), || {
+        format!("{:?}", s.settings.server_settings)
+    })?;
     ensure(s.ddl.iter().any(|d| d.starts_with("CREATE TABLE \"setup_named\"")), || format!("{:?}", s.ddl))?;
     ensure(out.report.client.client_cpu_s > 0.0 && out.report.client.client_peak_rss_mib > 1.0, || {
         "client cost missing".into()

@@ -10,6 +10,7 @@ mod http;
 mod ingest;
 mod queries;
 mod reconnect;
+mod report;
 mod support;
 mod transfer;
 
@@ -31,6 +32,7 @@ fn main() -> std::process::ExitCode {
         data::tests(),
         transfer::tests(),
         reconnect::tests(),
+        report::tests(),
     ]
     .concat();
     // Started on the main thread, which outlives every test (see local.rs).

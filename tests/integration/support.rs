@@ -185,6 +185,17 @@ pub fn interrupted(
     feed: Option<fn(&mut dyn std::io::Write)>,
     after: Duration,
 ) -> Result<serde_json::Value> {
+    let report = interrupt(argv, feed, after)?;
+    ensure(report["rows"].as_u64() > Some(0), || report.to_string())?;
+    Ok(report)
+}
+
+/// [`interrupted`] for any command: the same checks but for the rows.
+pub fn interrupt(
+    argv: &[&str],
+    feed: Option<fn(&mut dyn std::io::Write)>,
+    after: Duration,
+) -> Result<serde_json::Value> {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
     use std::io::Read;
@@ -206,9 +217,11 @@ pub fn interrupted(
         let _ = feeder.join();
     }
     ensure(t.elapsed() < Duration::from_secs(15), || format!("took {:?} to stop", t.elapsed()))?;
-    ensure(status.code() == Some(130), || format!("exit {status:?}"))?;
+    let mut stderr = String::new();
+    child.stderr.take().context("stderr")?.read_to_string(&mut stderr)?;
+    ensure(status.code() == Some(130), || format!("exit {status:?}: {stderr}"))?;
     let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
-    ensure(report["status"] == "interrupted" && report["rows"].as_u64() > Some(0), || stdout.clone())?;
+    ensure(report["status"] == "interrupted", || stdout.clone())?;
     Ok(report)
 }
 
@@ -220,6 +233,24 @@ pub fn refused(argv: &[&str], culprit: &str) -> Result<()> {
     ensure(code == 2, || format!("{args}: exit {code}, stderr {stderr}"))?;
     ensure(stderr.contains(culprit), || format!("{args}: stderr does not name {culprit}: {stderr}"))?;
     ensure(stdout.is_empty(), || format!("{args}: printed a report: {stdout}"))
+}
+
+/// Checks a report's `accounting`: `requested = ok + failed + rejected +
+/// unattempted`, with `requested` as given; returns `unattempted`.
+pub fn accounted(accounting: &serde_json::Value, requested: Option<u64>) -> Result<u64> {
+    let n = |k: &str| accounting[k].as_u64();
+    let (ok, failed, rejected) = (n("ok"), n("failed"), n("rejected"));
+    let (Some(ok), Some(failed), Some(rejected)) = (ok, failed, rejected) else {
+        anyhow::bail!("no accounting in the report: {accounting}");
+    };
+    ensure(n("requested") == requested || requested.is_none() && n("requested").is_some(), || {
+        format!("requested {:?}, want {requested:?}: {accounting}", n("requested"))
+    })?;
+    let (Some(total), Some(unattempted)) = (n("requested"), n("unattempted")) else {
+        anyhow::bail!("requested or unattempted missing: {accounting}");
+    };
+    ensure(total == ok + failed + rejected + unattempted, || format!("the identity does not hold: {accounting}"))?;
+    Ok(unattempted)
 }
 
 pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<()> {
