@@ -153,7 +153,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub rows: Option<u64>,
 
-    /// Run for this long instead (e.g. 30s, 5m); with --rows, whichever comes first.
+    /// Run for this long instead (e.g. 30s, 5m); with --rows, whichever comes first. A batch
+    /// still in flight 5 s later is cancelled on the server and counted as failed (interrupted).
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<std::time::Duration>,
 

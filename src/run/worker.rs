@@ -16,7 +16,8 @@ use crate::config::Warmup;
 use crate::stats::recorder::Timing;
 use crate::stats::{Live, OpError, Recorder};
 
-/// How long in-flight operations may take to finish after Ctrl-C.
+/// How long in-flight operations may take to finish after Ctrl-C or the
+/// deadline; then they are cancelled (see [`Executor::cancel`]).
 pub const GRACE: Duration = Duration::from_secs(5);
 
 /// Something a worker sends: a batch of rows, a query, a request.
@@ -42,6 +43,12 @@ pub trait Source {
 pub trait Executor<Op> {
     /// Runs `op`; on success, the units the target acknowledged.
     fn execute(&mut self, op: &mut Op) -> impl Future<Output = Result<u64, OpError>> + Send;
+    /// Stops, on the target, an operation the loop gave up on (still in
+    /// flight [`GRACE`] after Ctrl-C or the deadline) once its future is
+    /// dropped. Nothing to do where dropping the future ends it (HTTP).
+    fn cancel(&mut self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
 }
 
 /// Everything a worker needs besides its source and executor.
@@ -98,9 +105,21 @@ where
     // not once per operation (at 100k requests/s that lock would show).
     let cancelled = cancel.cancelled();
     tokio::pin!(cancelled);
+    // Once per worker too: what an operation in flight gets after Ctrl-C
+    // or the deadline before it is given up.
     let grace = async {
-        cancel.cancelled().await;
-        tokio::time::sleep(GRACE).await
+        let deadline = async {
+            match plan.deadline {
+                Some(d) => tokio::time::sleep_until((plan.t0 + d).into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        let why = tokio::select! {
+            _ = cancel.cancelled() => "Ctrl-C",
+            _ = deadline => "the deadline",
+        };
+        tokio::time::sleep(GRACE).await;
+        why
     };
     tokio::pin!(grace);
     loop {
@@ -130,18 +149,18 @@ where
         }
         let warmup = warming_up(plan.warmup, started, attempted);
         let outcome = tokio::select! {
-            r = executor.execute(&mut op) => Some(r),
-            _ = &mut grace => None,
+            r = executor.execute(&mut op) => Ok(r),
+            why = &mut grace => Err(why),
         };
         let t = Timing { intended, started, ended: plan.t0.elapsed() };
         attempted += units;
         let rec = &mut recorders[op.label()];
         match outcome {
-            Some(Ok(acked)) => {
+            Ok(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
             }
-            Some(Err(e)) => {
+            Ok(Err(e)) => {
                 let acked = e.acked.min(units);
                 rec.failed(warmup, acked, units - acked, t, e.class, e.message);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
@@ -150,8 +169,9 @@ where
                     break;
                 }
             }
-            None => {
-                let msg = format!("still in flight {} s after Ctrl-C", GRACE.as_secs());
+            Err(why) => {
+                executor.cancel().await;
+                let msg = format!("still in flight {} s after {why}: cancelled", GRACE.as_secs());
                 rec.failed(warmup, 0, units, t, "interrupted".into(), msg);
                 break;
             }

@@ -4,11 +4,13 @@
 //! own table. libtest-mimic gives the usual filtering and summary lines.
 
 mod cli;
+mod commit;
 mod data;
 mod engines;
 mod http;
 mod ingest;
 mod queries;
+mod stop;
 mod support;
 mod transfer;
 
@@ -25,7 +27,9 @@ fn main() -> std::process::ExitCode {
         ingest::tests(),
         engines::tests(),
         cli::tests(),
+        commit::tests(),
         queries::tests(),
+        stop::tests(),
         http::tests(),
         data::tests(),
         transfer::tests(),
