@@ -158,7 +158,7 @@ impl PgTarget {
     /// What cancels the statement running on `client`'s connection, over a
     /// connection of its own made as `client`'s was (same TLS).
     pub fn canceller(&self, client: &Client) -> Canceller {
-        Canceller { token: client.cancel_token(), tls: self.tls.clone() }
+        Canceller { token: Box::new(client.cancel_token()), tls: self.tls.clone() }
     }
 
     fn resolve(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
@@ -285,7 +285,9 @@ impl fmt::Debug for PgTarget {
 /// server would go on running it (and holding its locks) to the end.
 #[derive(Clone)]
 pub struct Canceller {
-    token: CancelToken,
+    /// Boxed: a token carries the connection's whole socket configuration,
+    /// and every worker's executor holds one.
+    token: Box<CancelToken>,
     tls: Option<MakeRustlsConnect>,
 }
 
