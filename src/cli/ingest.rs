@@ -153,8 +153,9 @@ pub struct IngestArgs {
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub rows: Option<u64>,
 
-    /// Run for this long instead (e.g. 30s, 5m); with --rows, whichever comes first. The run
-    /// stops early, exit 1, once its last 1,000 batches (over 5 s or more) all failed.
+    /// Run for this long instead (e.g. 30s, 5m); with --rows, whichever comes first. A batch
+    /// still in flight 5 s later is cancelled on the server and counted as failed (interrupted).
+    /// The run stops early, exit 1, once its last 1,000 batches (over 5 s or more) all failed.
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<std::time::Duration>,
 

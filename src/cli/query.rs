@@ -71,8 +71,9 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "QUERIES_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
-    /// Run for this long (e.g. 30s, 2m). The run stops early, exit 1, once its last 1,000
-    /// queries (over 5 s or more) all failed.
+    /// Run for this long (e.g. 30s, 2m); a query still running 5 s later is cancelled on the
+    /// server and counted as failed (interrupted). The run stops early, exit 1, once its last
+    /// 1,000 queries (over 5 s or more) all failed.
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 
@@ -80,7 +81,8 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "TIME|QUERIES", help_heading = "Run")]
     pub warmup: Option<String>,
 
-    /// How statements are sent.
+    /// How statements are sent. Each is prepared once before the run: one the server refuses, or
+    /// whose $n do not match its params, stops the run there (exit 2).
     #[arg(long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
     pub protocol: Protocol,
 

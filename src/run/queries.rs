@@ -16,7 +16,7 @@ use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::{Admin, Target};
 use crate::workload::explain::{self, Explain};
-use crate::workload::{Chooser, QueryRunner, QuerySpec};
+use crate::workload::{self, Chooser, QueryRunner, QuerySpec};
 
 /// One group of queries measured together (a timeit statement, or the mix).
 pub struct PhaseOutcome {
@@ -44,6 +44,11 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     describe_server(&mut admin, target, &mut setup).await?;
+    if let Admin::Pg(client) = &admin {
+        for queries in &cfg.phases {
+            workload::check(client, queries, cfg.protocol).await?;
+        }
+    }
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(cfg.phases.len());
     let mut stopped = None;

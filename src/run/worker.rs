@@ -18,7 +18,8 @@ use crate::config::Warmup;
 use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
 use crate::stats::{Live, OpError, Recorder};
 
-/// How long in-flight operations may take to finish after Ctrl-C.
+/// How long in-flight operations may take to finish after Ctrl-C or the
+/// deadline; then they are cancelled (see [`Executor::cancel`]).
 pub const GRACE: Duration = Duration::from_secs(5);
 
 /// Something a worker sends: a batch of rows, a query, a request.
@@ -56,6 +57,13 @@ pub trait Executor<Op> {
     /// was lost, was written (its commit may or may not have happened).
     fn resolve(&mut self, _op: &mut Op) -> impl Future<Output = InDoubt> + Send {
         std::future::ready(InDoubt::Unknown)
+    }
+
+    /// Stops, on the target, an operation the loop gave up on (still in
+    /// flight [`GRACE`] after Ctrl-C or the deadline) once its future is
+    /// dropped. Nothing to do where dropping the future ends it (HTTP).
+    fn cancel(&mut self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
     }
 }
 
@@ -141,9 +149,21 @@ where
     // not once per operation (at 100k requests/s that lock would show).
     let cancelled = cancel.cancelled();
     tokio::pin!(cancelled);
+    // Once per worker too: what an operation in flight gets after Ctrl-C
+    // or the deadline before it is given up.
     let grace = async {
-        cancel.cancelled().await;
-        tokio::time::sleep(GRACE).await
+        let deadline = async {
+            match plan.deadline {
+                Some(d) => tokio::time::sleep_until((plan.t0 + d).into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        let why = tokio::select! {
+            _ = cancel.cancelled() => if plan.stop.reason().is_some() { "the run stopped" } else { "Ctrl-C" },
+            _ = deadline => "the deadline",
+        };
+        tokio::time::sleep(GRACE).await;
+        why
     };
     tokio::pin!(grace);
     loop {
@@ -173,8 +193,8 @@ where
         }
         let warmup = warming_up(plan.warmup, started, attempted);
         let mut outcome = tokio::select! {
-            r = executor.execute(&mut op) => Some(r),
-            _ = &mut grace => None,
+            r = executor.execute(&mut op) => Ok(r),
+            why = &mut grace => Err(why),
         };
         attempted += units;
         let rec = &mut recorders[op.label()];
@@ -183,12 +203,12 @@ where
         let t = Timing { intended, started, ended: plan.t0.elapsed() };
         match outcome {
             _ if in_doubt => rec.in_doubt(warmup, units, t),
-            Some(Ok(acked)) => {
+            Ok(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
                 plan.stop.succeeded();
             }
-            Some(Err(e)) => {
+            Ok(Err(e)) => {
                 let acked = e.acked.min(units);
                 let stopped = plan.stop.failed(t.ended, &e);
                 rec.failed(warmup, acked, units - acked, t, e.class, e.message);
@@ -198,8 +218,9 @@ where
                     break;
                 }
             }
-            None => {
-                let msg = format!("still in flight {} s after Ctrl-C", GRACE.as_secs());
+            Err(why) => {
+                executor.cancel().await;
+                let msg = format!("still in flight {} s after {why}: cancelled", GRACE.as_secs());
                 rec.failed(warmup, 0, units, t, "interrupted".into(), msg);
                 break;
             }
@@ -220,11 +241,11 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
     executor: &mut E,
     op: &mut Op,
     started: Duration,
-    outcome: &mut Option<Result<u64, OpError>>,
+    outcome: &mut Result<Result<u64, OpError>, &'static str>,
     rec: &mut Recorder,
-    mut grace: Pin<&mut impl Future<Output = ()>>,
+    mut grace: Pin<&mut impl Future<Output = &'static str>>,
 ) -> bool {
-    while let Some(Err(e)) = &*outcome {
+    while let Ok(Err(e)) = &*outcome {
         if !e.fatal {
             return false;
         }
@@ -236,12 +257,12 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
         }
         let resolution = match executor.resolve(op).await {
             InDoubt::Written(acked) => {
-                *outcome = Some(Ok(acked));
+                *outcome = Ok(Ok(acked));
                 Resolution::Written
             }
             InDoubt::NotWritten if plan.deadline.is_some_and(|d| plan.t0.elapsed() >= d) => {
                 let msg = "not written when the connection was lost, and the run ended before it could be resent";
-                *outcome = Some(Err(OpError::new("connection lost", msg)));
+                *outcome = Ok(Err(OpError::new("connection lost", msg)));
                 Resolution::NotWritten
             }
             InDoubt::NotWritten => Resolution::Resent,
@@ -250,8 +271,8 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
         rec.in_doubt.push(InDoubtBatch { at: started, rows: op.units(), resolution });
         if resolution == Resolution::Resent {
             *outcome = tokio::select! {
-                r = executor.execute(op) => Some(r),
-                _ = &mut grace => None,
+                r = executor.execute(op) => Ok(r),
+                why = &mut grace => Err(why),
             };
         }
     }

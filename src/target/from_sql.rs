@@ -26,8 +26,8 @@ use tokio_postgres::{Client, CopyOutStream, Statement};
 use tokio_util::sync::CancellationToken;
 
 use super::cursor::{raw_values, Cursor};
-use super::sink::{classify, send_copy};
-use super::PgTarget;
+use super::sink::{classify, copy_committed};
+use super::{Canceller, PgTarget};
 use crate::cli::ExportFormat;
 use crate::dialect::{quote_ident, TableName};
 use crate::encode::binary_text::RowText;
@@ -470,6 +470,7 @@ impl BufRead for SourceJson {
 /// A worker's connection to the target table, its COPY prepared.
 pub struct TableCopy {
     client: Client,
+    cancel: Canceller,
     statement: Statement,
     /// Bytes of the batches the target took.
     pub bytes: u64,
@@ -479,7 +480,8 @@ impl TableCopy {
     pub async fn open(pg: &PgTarget, copy: &str) -> Result<TableCopy> {
         let client = pg.connect().await?;
         let statement = client.prepare(copy).await.with_context(|| format!("preparing {copy}"))?;
-        Ok(TableCopy { client, statement, bytes: 0 })
+        let cancel = pg.canceller(&client);
+        Ok(TableCopy { client, cancel, statement, bytes: 0 })
     }
 }
 
@@ -487,13 +489,14 @@ impl Executor<CopyBatch> for TableCopy {
     async fn execute(&mut self, b: &mut CopyBatch) -> Result<u64, OpError> {
         let bytes = b.bytes.split().freeze();
         let len = bytes.len() as u64;
-        let sent = match self.client.copy_in(&self.statement).await {
-            Ok(sink) => send_copy(sink, bytes).await,
-            Err(e) => Err(e),
-        };
+        let sent = copy_committed(&self.client, &self.statement, bytes, None).await;
         let rows = sent.map_err(|e| classify(&e, self.client.is_closed()))?;
         self.bytes += len;
         Ok(rows)
+    }
+
+    async fn cancel(&mut self) {
+        self.cancel.cancel().await
     }
 }
 

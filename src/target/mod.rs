@@ -16,4 +16,4 @@ mod tls;
 
 pub use admin::{Admin, EngineInfo, Target};
 pub use local::{LocalOptions, LocalPostgres};
-pub use postgres::{PgTarget, SslMode};
+pub use postgres::{Canceller, PgTarget, SslMode};

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use tokio_postgres::error::SqlState;
 use tokio_postgres::tls::MakeTlsConnect;
-use tokio_postgres::{Client, Config, NoTls, Socket};
+use tokio_postgres::{CancelToken, Client, Config, NoTls, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::conninfo::{Param, Params};
@@ -158,6 +158,12 @@ impl PgTarget {
         Ok(client)
     }
 
+    /// What cancels the statement running on `client`'s connection, over a
+    /// connection of its own made as `client`'s was (same TLS).
+    pub fn canceller(&self, client: &Client) -> Canceller {
+        Canceller { token: Box::new(client.cancel_token()), tls: self.tls.clone() }
+    }
+
     fn resolve(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
         params.fill_in(env)?;
         params.fill_password_from_file(env);
@@ -277,6 +283,32 @@ impl fmt::Debug for PgTarget {
             .field("ssl_mode", &self.ssl_mode)
             .field("ssl_root_cert", &self.ssl_root_cert)
             .finish_non_exhaustive()
+    }
+}
+
+/// Cancels what a connection is running, for a worker that gave up on a
+/// statement: dropping its future only stops dbload waiting, while the
+/// server would go on running it (and holding its locks) to the end.
+#[derive(Clone)]
+pub struct Canceller {
+    /// Boxed: a token carries the connection's whole socket configuration,
+    /// and every worker's executor holds one.
+    token: Box<CancelToken>,
+    tls: Option<MakeRustlsConnect>,
+}
+
+impl Canceller {
+    /// Asks the server to cancel the connection's current statement. The
+    /// server does not say whether it did; a request that cannot be sent
+    /// is said on stderr, as the statement may still be running.
+    pub async fn cancel(&self) {
+        let sent = match &self.tls {
+            Some(tls) => self.token.cancel_query(tls.clone()).await,
+            None => self.token.cancel_query(NoTls).await,
+        };
+        if let Err(e) = sent {
+            eprintln!("dbload: could not cancel a statement still running on the server: {}", error_text(&e));
+        }
     }
 }
 

@@ -14,10 +14,10 @@ use bytes::{Bytes, BytesMut};
 use futures_util::SinkExt;
 use hdrhistogram::Histogram;
 use postgres_types::ToSql;
-use tokio_postgres::{Client, CopyInSink, Statement};
+use tokio_postgres::{Client, Statement};
 
 use super::cratedb_http::CrateSink;
-use super::PgTarget;
+use super::{Canceller, PgTarget};
 use crate::config::Warmup;
 use crate::dialect::{cratedb, postgres as sql, Engine, TableName};
 use crate::encode::insert_values::params;
@@ -161,6 +161,12 @@ impl Executor<Payload> for Sink {
             _ => InDoubt::Unknown,
         }
     }
+
+    async fn cancel(&mut self) {
+        if let Sink::Postgres(s) = self {
+            s.cancel.cancel().await;
+        }
+    }
 }
 
 /// Binds every parameter as the driver would, into a scratch buffer, so a
@@ -190,6 +196,7 @@ pub struct PgSink {
     /// Where to connect again after the connection was lost (boxed: a
     /// libpq config is large, and the sink is moved around by value).
     target: Box<PgTarget>,
+    cancel: Canceller,
     spec: SinkSpec,
     statements: Statements,
     /// The server process of this connection, when a batch left in doubt
@@ -254,8 +261,10 @@ impl PgSink {
             }
             _ => None,
         };
+        let cancel = target.canceller(&client);
         Ok(PgSink {
             client,
+            cancel,
             target: Box::new(target.clone()),
             spec: spec.clone(),
             statements,
@@ -317,14 +326,8 @@ impl PgSink {
 
     async fn try_send(&mut self, p: &mut Payload, bytes: Bytes) -> Result<u64, tokio_postgres::Error> {
         match &mut self.statements {
-            Statements::Copy(stmt) => send_copy(self.client.copy_in(&*stmt).await?, bytes).await,
-            Statements::CopyUpsert { copy, upsert } => {
-                let tx = self.client.transaction().await?;
-                send_copy(tx.copy_in(&*copy).await?, bytes).await?;
-                let n = tx.execute(&*upsert, &[]).await?;
-                tx.commit().await?;
-                Ok(n)
-            }
+            Statements::Copy(stmt) => copy_committed(&self.client, stmt, bytes, None).await,
+            Statements::CopyUpsert { copy, upsert } => copy_committed(&self.client, copy, bytes, Some(upsert)).await,
             Statements::Unnest(stmt) => {
                 let b = &p.batch;
                 let arrays = b.columns.iter().map(|values| ArrayParam { values, len: b.len });
@@ -356,12 +359,43 @@ impl PgSink {
     }
 }
 
-/// Sends one complete COPY payload (header to trailer) through a started
-/// `COPY ... FROM STDIN` and waits for the rows the server counted.
-pub(crate) async fn send_copy(sink: CopyInSink<Bytes>, bytes: Bytes) -> Result<u64, tokio_postgres::Error> {
-    futures_util::pin_mut!(sink);
-    sink.send(bytes).await?;
-    sink.finish().await
+/// Sends one complete COPY payload (header to trailer) in a transaction of
+/// its own and returns the rows the server counted, once its COMMIT is
+/// acknowledged. `then` (the staging table's upsert) runs in the same
+/// transaction, and its count is returned instead.
+///
+/// Not COPY's implicit transaction: `CopyInSink::finish` returns at COPY's
+/// CommandComplete, before that transaction commits at Sync, so a commit
+/// that fails (a deferred constraint, a server gone) would go unnoticed
+/// and the batch be counted as written. BEGIN is pipelined with the COPY
+/// (no round trip of its own); the COMMIT is awaited, so a batch's latency
+/// includes its commit.
+pub(crate) async fn copy_committed(
+    client: &Client,
+    copy: &Statement,
+    bytes: Bytes,
+    then: Option<&Statement>,
+) -> Result<u64, tokio_postgres::Error> {
+    let sent = async {
+        // `try_join` polls (so sends) BEGIN first, then the COPY behind it.
+        let begin = client.batch_execute("BEGIN");
+        let ((), sink) = futures_util::future::try_join(begin, client.copy_in::<_, Bytes>(copy)).await?;
+        futures_util::pin_mut!(sink);
+        sink.send(bytes).await?;
+        let mut rows = sink.finish().await?;
+        if let Some(then) = then {
+            rows = client.execute(then, &[]).await?;
+        }
+        client.batch_execute("COMMIT").await?;
+        Ok(rows)
+    }
+    .await;
+    if sent.is_err() && !client.is_closed() {
+        // Ends the failed transaction so the next batch starts clean (after
+        // a failed COMMIT there is none left, and ROLLBACK only warns).
+        let _ = client.batch_execute("ROLLBACK").await;
+    }
+    sent
 }
 
 /// Classifies a failed operation: by SQLSTATE, or as a lost connection.

@@ -9,7 +9,7 @@ pub mod params;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use futures_util::{pin_mut, TryStreamExt};
 use hdrhistogram::Histogram;
 use rand::Rng;
@@ -25,7 +25,7 @@ use crate::run::worker::{Executor, Operation, Source};
 use crate::stats::OpError;
 use crate::target::cratedb_http::CrateQueryExecutor;
 use crate::target::sink::classify;
-use crate::target::{PgTarget, Target};
+use crate::target::{Canceller, PgTarget, Target};
 
 /// One execution of one query of the mix, with its parameters drawn.
 #[derive(Debug)]
@@ -115,15 +115,47 @@ pub fn inline_params(sql: &str, params: &[Value]) -> String {
     out
 }
 
+/// Prepares every query once, before the run: a query the server cannot
+/// prepare (an unknown table or column, a syntax error) or whose `$n`
+/// placeholders do not match its `params` would fail identically at every
+/// execution, so it stops the run here with the server's reason (exit 2)
+/// rather than filling the report with millions of failures.
+pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -> Result<()> {
+    for q in queries {
+        let what = || format!("query {} (`{}`)", q.name, q.query);
+        let statement = match client.prepare(&q.query).await {
+            Ok(statement) => statement,
+            // Several statements in one query are the simple protocol's to
+            // send; the server checks them only when they run.
+            Err(e) if protocol == Protocol::Simple && several_statements(&e) => continue,
+            Err(e) => return Err(crate::target::postgres::query_refused(e, &what())),
+        };
+        let (wanted, given) = (statement.params().len(), q.params.len());
+        if wanted != given {
+            return Err(crate::error::usage(format!(
+                "{}: it has {wanted} placeholder(s) ($1 ...) but {given} parameter(s) are given: \
+                 give one `params` entry per placeholder, in order",
+                what()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the server refused to prepare a query for holding several statements.
+fn several_statements(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error().is_some_and(|db| db.message().contains("multiple commands"))
+}
+
 /// A worker's connection, sending queries with the chosen protocol.
 pub struct QueryExecutor {
     client: Client,
+    cancel: Canceller,
     protocol: Protocol,
     queries: Arc<[QuerySpec]>,
-    /// With `Protocol::Prepared`: one statement per query, prepared at open;
-    /// a query the server refuses to prepare fails at every execution,
-    /// counted like any failed query rather than stopping the run.
-    prepared: Vec<Result<Statement, tokio_postgres::Error>>,
+    /// With `Protocol::Prepared`: one statement per query, prepared at open
+    /// (each checked by [`check`] before).
+    prepared: Vec<Statement>,
 }
 
 impl QueryExecutor {
@@ -132,10 +164,11 @@ impl QueryExecutor {
         let mut prepared = Vec::new();
         if protocol == Protocol::Prepared {
             for q in queries.iter() {
-                prepared.push(client.prepare(&q.query).await);
+                prepared.push(client.prepare(&q.query).await.with_context(|| format!("preparing query {}", q.name))?);
             }
         }
-        Ok(QueryExecutor { client, protocol, queries, prepared })
+        let cancel = target.canceller(&client);
+        Ok(QueryExecutor { client, cancel, protocol, queries, prepared })
     }
 
     async fn run(&self, op: &QueryOp) -> Result<u64, OpError> {
@@ -148,10 +181,7 @@ impl QueryExecutor {
                 messages.map(|m| m.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_))).count() as u64)
             }
             Protocol::Extended => drain(&self.client, query.query.as_str(), &op.params).await,
-            Protocol::Prepared => match &self.prepared[op.label] {
-                Ok(statement) => drain(&self.client, statement, &op.params).await,
-                Err(e) => return Err(classify(e, closed())),
-            },
+            Protocol::Prepared => drain(&self.client, &self.prepared[op.label], &op.params).await,
         };
         result.map_err(|e| classify(&e, closed()))
     }
@@ -175,6 +205,10 @@ where
 impl Executor<QueryOp> for QueryExecutor {
     async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
         self.run(op).await.map(|_rows| 1)
+    }
+
+    async fn cancel(&mut self) {
+        self.cancel.cancel().await
     }
 }
 
@@ -216,6 +250,12 @@ impl Executor<QueryOp> for QueryRunner {
         match self {
             QueryRunner::Pg(e) => e.execute(op).await,
             QueryRunner::Crate(e) => e.execute(op).await,
+        }
+    }
+
+    async fn cancel(&mut self) {
+        if let QueryRunner::Pg(e) = self {
+            e.cancel().await
         }
     }
 }

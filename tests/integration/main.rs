@@ -4,6 +4,7 @@
 //! own table. libtest-mimic gives the usual filtering and summary lines.
 
 mod cli;
+mod commit;
 mod data;
 mod engines;
 mod http;
@@ -11,6 +12,7 @@ mod ingest;
 mod queries;
 mod reconnect;
 mod report;
+mod stop;
 mod support;
 mod transfer;
 
@@ -27,7 +29,9 @@ fn main() -> std::process::ExitCode {
         ingest::tests(),
         engines::tests(),
         cli::tests(),
+        commit::tests(),
         queries::tests(),
+        stop::tests(),
         http::tests(),
         data::tests(),
         transfer::tests(),

@@ -1,0 +1,149 @@
+//! Runs that stop: before the measured phase when a query can never
+//! succeed (issue 13 item 5), and at the deadline or on Ctrl-C with the
+//! statements still running cancelled on the server (item 9).
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::support::{dbload_bin, ensure, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("stop::timeit_statement_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_timeit),
+        ("stop::workload_query_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_workload),
+        ("stop::mixed_run_query_that_cannot_be_prepared_exits_2", unpreparable_mixed_run),
+        ("stop::statement_running_at_the_deadline_is_cancelled_on_the_server", cancelled_at_the_deadline),
+        ("stop::statement_running_at_ctrl_c_is_cancelled_on_the_server", cancelled_at_ctrl_c),
+    ]
+}
+
+/// Runs the binary; checks exit 2 well within the 30 s the run asked for,
+/// nothing on stdout, and every one of `needles` on stderr.
+fn refused_quickly(argv: &[&str], needles: &[&str]) -> Result<()> {
+    let t = Instant::now();
+    let (code, stdout, stderr) = dbload_bin(argv, &[]);
+    let took = t.elapsed();
+    let what = || format!("{argv:?}: exit {code} after {took:?}\nstderr: {stderr}\nstdout: {stdout}");
+    ensure(code == 2 && stdout.is_empty() && took < Duration::from_secs(5), what)?;
+    ensure(needles.iter().all(|n| stderr.contains(n)), what)
+}
+
+fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> Result<String> {
+    let path = dir.path().join(name);
+    std::fs::File::create(&path)?.write_all(text.as_bytes())?;
+    Ok(path.to_str().context("temp path")?.to_string())
+}
+
+fn unpreparable_timeit(ctx: &Ctx) -> Result<()> {
+    // The README's example on a database without its table.
+    let sql = "select max(m1) from no_such_measurement where device_id = 3";
+    let run = ["timeit", "--url", &ctx.url, "-s", sql, "--duration", "30s"];
+    refused_quickly(&run, &[sql, "relation \"no_such_measurement\" does not exist", "42P01"])?;
+    // Each protocol; a bad second statement stops the run before the first is measured.
+    for protocol in ["simple", "extended", "prepared"] {
+        let argv = ["timeit", "--url", &ctx.url, "-s", "select 1", "-s", "selec 2", "--duration", "30s"];
+        let argv = [&argv[..], &["--protocol", protocol]].concat();
+        refused_quickly(&argv, &["query s2", "selec 2", "syntax error", "42601"])?;
+    }
+    Ok(())
+}
+
+fn unpreparable_workload(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let no_params = file(
+        &dir,
+        "no_params.yml",
+        "- name: ok\n  query: select 1\n  ratio: 0.5\n- name: by_device\n  query: select $1::int\n  ratio: 0.5\n",
+    )?;
+    let no_column =
+        file(&dir, "no_column.yml", "- name: cols\n  query: select no_such_column from pg_class\n  ratio: 1\n")?;
+    for protocol in ["simple", "extended", "prepared"] {
+        let argv = ["workload", &no_params, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
+        refused_quickly(&argv, &["query by_device", "1 placeholder(s)", "0 parameter(s)"])?;
+        let argv = ["workload", &no_column, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
+        refused_quickly(&argv, &["query cols", "no_such_column", "does not exist"])?;
+    }
+    Ok(())
+}
+
+fn unpreparable_mixed_run(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mixed = file(
+        &dir,
+        "mixed.yml",
+        "duration: 30s\ningest:\n  table: stop_mixed\n  drop_table: true\n  workers: 1\n  rate: 1000\n\
+         workloads:\n  - name: reads\n    queries:\n      - name: latest\n        query: select max(no_such) from stop_mixed\n        ratio: 1\n",
+    )?;
+    refused_quickly(&["run", &mixed, "--url", &ctx.url], &["query latest", "no_such", "does not exist"])
+}
+
+/// Statements still running on the server whose text is `sql`.
+fn running(ctx: &Ctx, sql: &str) -> Result<u64> {
+    let q = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE query = '{sql}' AND state = 'active' AND pid <> pg_backend_pid()"
+    );
+    Ok(ctx.scalar(&q)?.parse()?)
+}
+
+/// Waits up to 2 s for the server to have stopped running `sql`.
+fn stopped_on_the_server(ctx: &Ctx, sql: &str) -> Result<()> {
+    let t = Instant::now();
+    while running(ctx, sql)? > 0 {
+        ensure(t.elapsed() < Duration::from_secs(2), || format!("`{sql}` still runs on the server"))?;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// The query still running 5 s (GRACE) after the end is reported as interrupted and cancelled.
+fn reported_cancelled(stdout: &str) -> Result<()> {
+    let r: serde_json::Value = serde_json::from_str(stdout).with_context(|| stdout.to_string())?;
+    let class = &r["error_classes"][0];
+    ensure(r["errors"] == 1 && class["class"] == "interrupted", || stdout.to_string())?;
+    ensure(class["example"].as_str().is_some_and(|e| e.contains("cancelled")), || stdout.to_string())
+}
+
+fn cancelled_at_the_deadline(ctx: &Ctx) -> Result<()> {
+    let sql = "select pg_sleep(20.01)";
+    let t = Instant::now();
+    let (code, stdout, stderr) =
+        dbload_bin(&["timeit", "--url", &ctx.url, "-s", sql, "--duration", "2s", "--output", "json"], &[]);
+    let took = t.elapsed();
+    // 2 s, then 5 s of grace, then the cancel: well before the 20 s of the statement.
+    ensure(took < Duration::from_secs(10), || format!("took {took:?}"))?;
+    ensure(code == 1, || format!("exit {code}: {stderr}"))?;
+    reported_cancelled(&stdout)?;
+    stopped_on_the_server(ctx, sql)
+}
+
+fn cancelled_at_ctrl_c(ctx: &Ctx) -> Result<()> {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let sql = "select pg_sleep(20.02)";
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["timeit", "--url", &ctx.url, "-s", sql, "--duration", "60s", "--output", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    // Until the statement runs.
+    let t = Instant::now();
+    while running(ctx, sql)? == 0 {
+        ensure(t.elapsed() < Duration::from_secs(10), || "the statement never started".into())?;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT)?;
+    let t = Instant::now();
+    let status = child.wait()?;
+    let took = t.elapsed();
+    let mut stdout = String::new();
+    child.stdout.take().context("stdout")?.read_to_string(&mut stdout)?;
+    ensure(took < Duration::from_secs(10), || format!("took {took:?} to stop"))?;
+    ensure(status.code() == Some(130), || format!("exit {status:?}"))?;
+    reported_cancelled(&stdout)?;
+    stopped_on_the_server(ctx, sql)
+}
