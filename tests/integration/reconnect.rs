@@ -94,7 +94,7 @@ fn a_restart_mid_run_is_one_outage_and_loses_nothing(_: &Ctx) -> Result<()> {
 fn a_terminated_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
     for (model, table) in [("measurement", "terminated_m"), ("cpu", "terminated_cpu")] {
         let args = format!("--model {model} --duration 4s --reconnect {PACED} --table {table} --drop-table --verify");
-        let out = terminate_one(ctx, table, || ctx.ingest(&args))?.report;
+        let out = terminate_one(ctx, table, || ctx.with_app(table).ingest(&args))?.report;
         let c = &out.connections;
         ensure(out.verdict.exit_code == 0 && out.throughput.errors == 0, || {
             format!("{model}: exit {} {:?} {:?} {c:?}", out.verdict.exit_code, out.error_classes, out.verify)
@@ -113,7 +113,7 @@ fn a_batch_of_a_table_without_a_key_is_left_in_doubt(ctx: &Ctx) -> Result<()> {
     let table = "terminated_keyless";
     ctx.query(&format!("DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (n int, note text)"))?;
     let args = format!("--table {table} --num-records 400000 --concurrency 2 --bulk-size 1000 --reconnect");
-    let out = terminate_one(ctx, table, || crate::data::fake(ctx, &args))?;
+    let out = terminate_one(ctx, table, || crate::data::fake(&ctx.with_app(table), &args))?;
     let (r, c) = (&out.report, &out.report.connections);
     ensure(out.exit_code == 1 && r.throughput.errors == 0 && c.reconnects == 1, || {
         format!("exit {}: a batch nobody can vouch for fails the run; {:?} {c:?}", out.exit_code, r.error_classes)
@@ -131,7 +131,7 @@ fn without_reconnect_a_lost_connection_ends_its_worker(ctx: &Ctx) -> Result<()> 
     // A --rows run: --reconnect is off unless asked for.
     let table = "terminated_stops";
     let args = format!("--rows 40000 {PACED} --table {table} --drop-table --verify");
-    let out = terminate_one(ctx, table, || ctx.ingest(&args))?.report;
+    let out = terminate_one(ctx, table, || ctx.with_app(table).ingest(&args))?.report;
     let c = &out.connections;
     ensure(out.verdict.exit_code == 1 && out.throughput.errors == 1, || {
         format!("exit {} errors {}", out.verdict.exit_code, out.throughput.errors)
@@ -144,17 +144,30 @@ fn without_reconnect_a_lost_connection_ends_its_worker(ctx: &Ctx) -> Result<()> 
 /// Two workers sending COPY batches at a pace that lasts a few seconds.
 const PACED: &str = "--workers 2 --batch-size 500 --rate 10000 --method copy";
 
-/// Runs `run` (a COPY ingest into `table`) and terminates the connection
-/// of one of its workers a second in.
+/// Runs `run` (a COPY ingest into `table`, its connections named `table`:
+/// [`Ctx::with_app`]) and terminates the connection of one of its workers
+/// a second in.
 fn terminate_one<R: Send>(ctx: &Ctx, table: &str, run: impl FnOnce() -> Result<R> + Send) -> Result<R> {
     let (out, killed) = std::thread::scope(|s| {
         let run = s.spawn(run);
         std::thread::sleep(Duration::from_secs(1));
-        // Only the workers' connections run COPY (dbload's own runs DDL and counts).
-        let killed = ctx.scalar(&format!(
+        // Only the workers' connections run COPY, each in a transaction of
+        // its own (dbload's admin connection runs DDL and counts). On a
+        // loaded machine they may still be logging in: look again a while.
+        let kill = format!(
             "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid FROM pg_stat_activity \
-             WHERE query LIKE 'COPY \"{table}\"%' ORDER BY pid LIMIT 1) AS one"
-        ));
+             WHERE application_name = '{table}' AND (query LIKE 'COPY%' OR query IN ('BEGIN', 'COMMIT')) \
+             ORDER BY pid LIMIT 1) AS one"
+        );
+        let looking = Instant::now();
+        let killed = loop {
+            match ctx.scalar(&kill) {
+                Ok(n) if n == "0" && looking.elapsed() < Duration::from_secs(10) && !run.is_finished() => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                other => break other,
+            }
+        };
         (run.join().expect("the run does not panic"), killed)
     });
     let killed = killed?;

@@ -134,7 +134,7 @@ fn rows_are_accounted_when_a_worker_is_terminated(ctx: &Ctx) -> Result<()> {
         if command == "insert-fake-data" {
             ctx.query("DROP TABLE IF EXISTS acc_kill_data; CREATE TABLE acc_kill_data (id int8 PRIMARY KEY, n text)")?;
         }
-        let url = format!("{}?application_name={app}", ctx.url);
+        let url = ctx.url_with(&format!("application_name={app}"));
         let (workers, batch) = match command {
             "ingest" => (&["--workers", "2", "--drop-table"][..], "--batch-size"),
             _ => (&["--concurrency", "2"][..], "--bulk-size"),
@@ -156,7 +156,7 @@ fn rows_are_accounted_when_a_worker_is_terminated(ctx: &Ctx) -> Result<()> {
 /// `unattempted`.
 fn queries_are_accounted_when_a_worker_is_terminated(ctx: &Ctx) -> Result<()> {
     let app = "h5_kill_timeit";
-    let url = format!("{}?application_name={app}", ctx.url);
+    let url = ctx.url_with(&format!("application_name={app}"));
     let argv = ["timeit", "--url", &url, "-s", "select pg_sleep(0.002)", "-r", "2000", "--concurrency", "2"];
     let argv = [&argv[..], &JSON].concat();
     let (code, stdout, stderr) = terminate_one_backend_during(ctx, &argv, app, 3, false, &|_| Ok(true))?;
@@ -175,9 +175,10 @@ fn queries_are_accounted_when_a_worker_is_terminated(ctx: &Ctx) -> Result<()> {
 fn settings_are_shown_as_the_session_sees_them(ctx: &Ctx) -> Result<()> {
     ctx.query(
         "DO $$ BEGIN CREATE ROLE h5_durable LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$; \
-         ALTER ROLE h5_durable SET synchronous_commit = on",
+         ALTER ROLE h5_durable SET synchronous_commit = on; ALTER ROLE h5_durable PASSWORD 'h5-durable'",
     )?;
-    let url = ctx.url.replace("postgres@", "h5_durable@");
+    // The server's password file holds the superuser's line only.
+    let url = ctx.url.replace("postgres@", "h5_durable:h5-durable@");
     let ingest = ["ingest", "--url", &url, "--rows", "1000", "--table", "settings_units", "--drop-table", "--quiet"];
     let timeit = ["timeit", "--url", &url, "-s", "select 1", "-r", "5", "--quiet"];
     let warning = "WARNING:  not durable: fsync=off, full_page_writes=off — figures are not those of a durable server";
@@ -315,7 +316,7 @@ fn terminate_one_backend_during(
 /// is failed (exit 1).
 fn failed_verify_still_prints_the_report(ctx: &Ctx) -> Result<()> {
     let app = "h5_verify_lost";
-    let url = format!("{}?application_name={app}", ctx.url);
+    let url = ctx.url_with(&format!("application_name={app}"));
     let argv =
         ["ingest", "--url", &url, "--table", "verify_lost", "--drop-table", "--rows", "1000000", "--workers", "1"];
     let argv = [&argv[..], &["--batch-size", "1000", "--verify", "--output", "json", "--quiet"]].concat();

@@ -28,6 +28,18 @@ impl Ctx {
         Ctx { url, target: server.target() }
     }
 
+    /// The harness URL with one more parameter (it already has a `?`).
+    pub fn url_with(&self, param: &str) -> String {
+        let sep = if self.url.contains('?') { '&' } else { '?' };
+        format!("{}{sep}{param}", self.url)
+    }
+
+    /// The same server, its connections named `app` in `pg_stat_activity`
+    /// (so a test can find, or terminate, its own and no other test's).
+    pub fn with_app(&self, app: &str) -> Ctx {
+        Ctx { url: self.url_with(&format!("application_name={app}")), target: self.target.clone() }
+    }
+
     /// A server given by URL (the engines' tests: `DBLOAD_TEST_*_URL`).
     pub fn from_url(url: &str) -> Result<Ctx> {
         Ok(Ctx { url: url.to_string(), target: PgTarget::from_url(url, "test URL", &|_| None)? })
