@@ -20,9 +20,6 @@ use crate::target::http::{is_secret, Endpoint, RequestSpec};
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// With `--rate` and no `--vus`: one VU per request/s, up to this many.
 pub const MAX_DEFAULT_VUS: u32 = 100;
-/// A request of an open-loop run that starts later than this after its
-/// intended start is counted as late: its VU was still busy.
-pub const LATE_AFTER: Duration = Duration::from_millis(10);
 
 /// Where the bodies come from.
 #[derive(Debug, Clone)]

@@ -199,6 +199,80 @@ impl Latencies {
     }
 }
 
+/// An operation of an open-loop run that starts later than this after its
+/// intended start is counted `late`: every worker was busy when its slot came.
+pub const LATE_AFTER: Duration = Duration::from_millis(10);
+
+/// Late starts may be this share of the operations before a run is said
+/// not to have held its rate: one stall on a busy client is not a verdict.
+const LATE_SHARE_BEHIND: f64 = 0.01;
+
+/// Open loop (`--rate`): whether the run held its schedule. Flattened into
+/// the report of every command that takes `--rate`; without it, `late` and
+/// `dropped` are null. A run that fell behind fails (exit 1), because its
+/// figures describe a lighter load than the one asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pacing {
+    /// Operations (batches, queries, requests) of the measured window that
+    /// started more than `late_after_ms` after their intended start.
+    pub late: Option<u64>,
+    pub late_after_ms: f64,
+    /// Units (rows for ingest, else operations) the schedule called for
+    /// before the run ended that never started: every worker was busy.
+    pub dropped: Option<u64>,
+    /// `could not hold N/s: ...` when anything was dropped or more than
+    /// 1 % of the operations started late.
+    pub rate_warning: Option<String>,
+}
+
+/// How a command names what it paces, for [`Pacing::of`].
+pub(crate) struct Paced<'a> {
+    /// `--rate`, units per second.
+    pub rate: Option<f64>,
+    /// What a unit of the rate is: `rows`, `queries`, `requests`.
+    pub unit: &'a str,
+    /// The flag that bounds the operations in flight.
+    pub in_flight_flag: &'a str,
+    /// Units per second the measured window reached.
+    pub reached: f64,
+}
+
+impl Pacing {
+    pub(crate) fn of(p: Paced, measured: &Phase, dropped: Option<u64>) -> Pacing {
+        let late_after_ms = LATE_AFTER.as_secs_f64() * 1000.0;
+        let Some(rate) = p.rate else { return Pacing { late: None, late_after_ms, dropped: None, rate_warning: None } };
+        let late = count_above(&measured.lag, LATE_AFTER.as_micros() as u64);
+        let started = measured.lag.len();
+        let dropped = dropped.unwrap_or(0);
+        let behind = dropped > 0 || late as f64 > LATE_SHARE_BEHIND * started as f64;
+        let rate_warning = behind.then(|| {
+            format!(
+                "could not hold {rate}/s: {} of {} operations started more than {late_after_ms} ms late, \
+                 {} {} due were never started; reached {:.1} {}/s. Raise {} (operations in flight) \
+                 or lower --rate",
+                text::group(late),
+                text::group(started),
+                text::group(dropped),
+                p.unit,
+                p.reached,
+                p.unit,
+                p.in_flight_flag,
+            )
+        });
+        Pacing { late: Some(late), late_after_ms, dropped: Some(dropped), rate_warning }
+    }
+
+    /// The run fell behind its schedule (see [`Pacing::rate_warning`]).
+    pub fn behind(&self) -> bool {
+        self.rate_warning.is_some()
+    }
+}
+
+/// How many recorded values exceed `us`.
+pub(crate) fn count_above(h: &Histogram<u64>, us: u64) -> u64 {
+    h.iter_recorded().filter(|v| v.value_iterated_to() > us).map(|v| v.count_at_value()).sum()
+}
+
 /// A server a run used, as its report names it: flattened into the setup of
 /// ingest and of the query commands; export and insert-from-sql name their
 /// source and their target with it.
@@ -273,6 +347,9 @@ pub struct Report {
     /// Per batch.
     #[serde(flatten)]
     pub latencies: Latencies,
+    /// Open loop: batches that started late; rows never started.
+    #[serde(flatten)]
+    pub pacing: Pacing,
     pub warmup: Option<WarmupReport>,
     #[serde(flatten)]
     pub client: ClientReport,
@@ -364,7 +441,6 @@ impl Report {
         let m = &rec.measured;
         let throughput = Throughput::of(rec, out.wall);
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
-        let paced = cfg.rate.is_some();
         let metrics = cfg.schema.metrics_per_row as u64;
         let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
             rows: rec.warmup.rows,
@@ -380,7 +456,10 @@ impl Report {
             crate::model::ModelSpec::Json(spec) => Some(spec.input.stats()),
             _ => None,
         };
-        let mut verdict = Verdict::new(out.interrupted, throughput.errors > 0 || verify_failed);
+        let paced =
+            Paced { rate: cfg.rate, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
+        let pacing = Pacing::of(paced, m, out.dropped);
+        let mut verdict = Verdict::new(out.interrupted, throughput.errors > 0 || verify_failed || pacing.behind());
         let input_error = input.as_ref().and_then(|i| {
             let committed = m.rows + rec.warmup.rows;
             let abort = i.abort.as_ref().map(|why| {
@@ -406,7 +485,8 @@ impl Report {
             rejected_rows: input.as_ref().map(|i| i.rejected),
             input_error,
             error_classes: error_entries(rec),
-            latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
+            latencies: Latencies::of(m, cfg.rate.is_some(), out.server_duration.as_ref()),
+            pacing,
             warmup,
             client: ClientReport::from(&out.cost),
             timeline: timeline(rec),

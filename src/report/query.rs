@@ -8,11 +8,12 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{
-    client_and_verdict, error_lines, group, interrupted_banner, runtime_block, server_duration_line, target_lines,
+    client_and_verdict, error_lines, group, interrupted_banner, rate_warning_line, runtime_block, server_duration_line,
+    target_lines,
 };
 use super::{
-    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Header, Latencies, Server, TimelineEntry,
-    Verdict,
+    error_entries, per_sec, span_s, timeline, ClientReport, ErrorEntry, Header, Latencies, Paced, Pacing, Server,
+    TimelineEntry, Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, Warmup};
@@ -38,6 +39,9 @@ pub struct QueryReport {
     /// Per query, all queries together.
     #[serde(flatten)]
     pub latencies: Latencies,
+    /// Open loop: queries that started late or never started, all phases together.
+    #[serde(flatten)]
+    pub pacing: Pacing,
     pub warmup: Option<QueryWarmup>,
     pub error_classes: Vec<ErrorEntry>,
     pub queries: Vec<QueryEntry>,
@@ -132,15 +136,23 @@ impl QueryReport {
         let paced = cfg.rate.is_some();
         let setup = &out.setup;
         let server_duration = merge_histograms(out.phases.iter().filter_map(|p| p.server_duration.as_ref()));
+        let qps = per_sec(m.batches, duration_s);
+        let dropped = out.phases.iter().filter_map(|p| p.dropped).reduce(|a, b| a + b);
+        let pacing = Pacing::of(
+            Paced { rate: cfg.rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
+            m,
+            dropped,
+        );
         QueryReport {
             header: Header::new(cfg.command),
-            verdict: Verdict::new(out.interrupted, errors > 0),
+            verdict: Verdict::new(out.interrupted, errors > 0 || pacing.behind()),
             count: m.batches,
             errors,
-            qps: per_sec(m.batches, duration_s),
+            qps,
             duration_s,
             wall_s,
             latencies: Latencies::of(m, paced, server_duration.as_ref()),
+            pacing,
             warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
                 count: total.warmup.batches,
                 errors: total.warmup.failed_batches,
@@ -217,6 +229,7 @@ fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}", svc.mean, svc.p50, svc.p99);
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
+    rate_warning_line(out, &r.pacing);
     client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
 }
 

@@ -70,6 +70,8 @@ pub struct IngestOutcome {
     pub cost: ClientCost,
     /// CrateDB's own `duration` of each request, beside the round trip.
     pub server_duration: Option<Histogram<u64>>,
+    /// Open loop: rows the schedule called for that never started.
+    pub dropped: Option<u64>,
 }
 
 /// Runs an ingest against `target` (None: dry run). `started` is told when
@@ -130,7 +132,7 @@ pub async fn ingest(
         let _ = started.send(());
     }
     let meter = CostMeter::start();
-    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
+    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
     let reading = match &cfg.model {
         crate::model::ModelSpec::Json(json) => json.input_progress(),
         _ => None,
@@ -158,6 +160,7 @@ pub async fn ingest(
     let (finished, mut recorders) = run_workers(&plan, pairs).await?;
     let recorder = recorders.pop().unwrap_or_default();
     let wall = plan.t0.elapsed();
+    let dropped = plan.dropped(wall, cfg.total_rows());
     let cost = meter.stop();
     progress.finish().await;
     let mut durations = Vec::new();
@@ -183,7 +186,8 @@ pub async fn ingest(
         // Chunks exist once rows arrived.
         setup.layout = layout(admin, cfg, dialect).await;
     }
-    Ok(IngestOutcome { setup, recorder, wall, interrupted: cancel.is_cancelled(), verify, cost, server_duration })
+    let interrupted = cancel.is_cancelled();
+    Ok(IngestOutcome { setup, recorder, wall, interrupted, verify, cost, server_duration, dropped })
 }
 
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).

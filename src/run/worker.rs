@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::pacer::Pacer;
+use super::pacer::{Clock, Schedule};
 use crate::config::Warmup;
 use crate::stats::recorder::Timing;
 use crate::stats::{Live, OpError, Recorder};
@@ -50,8 +50,8 @@ pub struct Plan {
     pub t0: Instant,
     /// Stop issuing operations after this point (since t0).
     pub deadline: Option<Duration>,
-    /// This worker's share of `--rate`, units per second.
-    pub rate: Option<f64>,
+    /// The run's open-loop schedule (`--rate`), shared by its workers.
+    pub schedule: Arc<Schedule>,
     pub warmup: Warmup,
     /// How many labels operations may carry (one recorder each).
     pub labels: usize,
@@ -60,12 +60,11 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// A plan whose clock starts now, with `rate` (in total) shared evenly
-    /// by `workers`.
+    /// A plan whose clock starts now, with `rate` units per second in total
+    /// on one schedule that the workers share.
     pub fn new(
         deadline: Option<Duration>,
         rate: Option<f64>,
-        workers: u32,
         warmup: Warmup,
         labels: usize,
         cancel: CancellationToken,
@@ -73,12 +72,18 @@ impl Plan {
         Plan {
             t0: Instant::now(),
             deadline,
-            rate: rate.map(|r| r / workers as f64),
+            schedule: Arc::new(Schedule::new(rate)),
             warmup,
             labels,
             cancel,
             live: Arc::new(Live::default()),
         }
+    }
+
+    /// Open loop: units due before the run ended (its deadline, or `wall`
+    /// if it ended first; at most `limit`) that never started.
+    pub fn dropped(&self, wall: Duration, limit: Option<u64>) -> Option<u64> {
+        self.schedule.dropped(self.deadline.map_or(wall, |d| d.min(wall)), limit)
     }
 }
 
@@ -91,8 +96,8 @@ where
     E: Executor<S::Op>,
 {
     let mut recorders = vec![Recorder::default(); plan.labels];
-    let mut pacer = Pacer::new(plan.rate);
     let mut attempted = 0u64;
+    let mut clock = Clock::new();
     let cancel = &plan.cancel;
     // Waiting for Ctrl-C registers with the token: done once per worker,
     // not once per operation (at 100k requests/s that lock would show).
@@ -110,24 +115,24 @@ where
             op = source.next() => match op { Some(op) => op, None => break },
         };
         let units = op.units();
-        let intended = pacer.next(units, plan.t0.elapsed());
+        let intended = plan.schedule.take(units, plan.t0.elapsed());
         if plan.deadline.is_some_and(|d| intended >= d) {
             break;
         }
-        // Only sleep when ahead of the schedule: the timer rounds up to the
-        // next millisecond, which would cap a closed loop at 1,000 ops/s.
+        // Only sleep when ahead of the schedule (a closed loop never is).
         // (Ctrl-C was just checked above, before taking the operation.)
         if plan.t0 + intended > Instant::now() {
             tokio::select! {
                 biased;
                 _ = &mut cancelled => break,
-                _ = tokio::time::sleep_until((plan.t0 + intended).into()) => {}
+                _ = clock.sleep_until(plan.t0 + intended) => {}
             }
         }
         let started = plan.t0.elapsed();
         if plan.deadline.is_some_and(|d| started >= d) {
             break;
         }
+        plan.schedule.started(units);
         let warmup = warming_up(plan.warmup, started, attempted);
         let outcome = tokio::select! {
             r = executor.execute(&mut op) => Some(r),
