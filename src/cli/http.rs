@@ -111,7 +111,8 @@ pub struct HttpArgs {
     #[arg(long, value_name = "REQ_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
-    /// Warm-up excluded from the figures: a time (10s) or a number of requests (1000).
+    /// Warm-up excluded from the figures: a time (10s) or a number of requests (1000). Either way
+    /// it is the first part of the run, taken out of --duration or --iterations.
     #[arg(long, value_name = "TIME|N", help_heading = "Run")]
     pub warmup: Option<String>,
 
