@@ -88,7 +88,7 @@ pub struct HttpArgs {
     pub seed: u64,
 
     /// Virtual users: concurrent request loops, each on its own connection (default: 1; with
-    /// --rate, one per request/s up to 100).
+    /// --rate, one per request/s up to 100, the most requests in flight).
     #[arg(long, visible_alias = "connections", short = 'c', value_name = "N", help_heading = "Run")]
     pub vus: Option<u32>,
 

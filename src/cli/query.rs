@@ -138,7 +138,7 @@ pub struct WorkloadArgs {
 
 pub(super) const RUN_EXAMPLES: &str = "\
 Examples:
-  # Ingest and two query mixes at the same time, then each mix alone for comparison
+  # Ingest and two query mixes at the same time, each mix alone before and after for comparison
   dbload run mixed.yml --url $URL --baseline
 
 A mixed-run file names each part's options as the part's own command does:
@@ -162,7 +162,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Afterwards, run each workload alone with the same settings, for comparison.
+    /// Also run each workload alone with the same settings, just before the mixed phase and
+    /// again just after it, for comparison; the report gives the table's row count at each point.
     #[arg(long)]
     pub baseline: bool,
 

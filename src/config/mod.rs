@@ -135,6 +135,12 @@ pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Op
     }))
 }
 
+/// An operation of an open-loop run that starts later than this after its
+/// intended start is counted `late`: every worker was busy when its slot
+/// came. One due less than this before the run ended and not started is
+/// late, not dropped.
+pub const LATE_AFTER: Duration = Duration::from_millis(10);
+
 /// With `--rate` and no `--concurrency`/`--vus`: the most operations in
 /// flight, sized like k6's `maxVUs`: one per operation per second, at least
 /// 1 and at most `cap`. The workers share one schedule, so idle ones cost

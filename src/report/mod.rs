@@ -17,7 +17,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::config::{IngestConfig, TableAction, Warmup};
+use crate::config::{IngestConfig, TableAction, Warmup, LATE_AFTER};
 use crate::dialect::{Engine, TableOptions};
 use crate::encode::Method;
 use crate::error::exit;
@@ -199,18 +199,17 @@ impl Latencies {
     }
 }
 
-/// An operation of an open-loop run that starts later than this after its
-/// intended start is counted `late`: every worker was busy when its slot came.
-pub const LATE_AFTER: Duration = Duration::from_millis(10);
-
-/// Late starts may be this share of the operations before a run is said
-/// not to have held its rate: one stall on a busy client is not a verdict.
-const LATE_SHARE_BEHIND: f64 = 0.01;
+/// Late starts may be this share of the operations before the report
+/// warns that the rate was not held: one stall on a busy client is not news.
+const LATE_SHARE_WARNED: f64 = 0.01;
+/// Late or dropped operations may be this share of those due before the run
+/// fails for not holding its rate: past it, the figures describe another load.
+const LATE_SHARE_FAILED: f64 = 0.10;
 
 /// Open loop (`--rate`): whether the run held its schedule. Flattened into
 /// the report of every command that takes `--rate`; without it, `late` and
-/// `dropped` are null. A run that fell behind fails (exit 1), because its
-/// figures describe a lighter load than the one asked for.
+/// `dropped` are null. A run that fell far behind fails (exit 1), because
+/// its figures describe a lighter load than the one asked for.
 #[derive(Debug, Clone, Serialize)]
 pub struct Pacing {
     /// Operations (batches, queries, requests) of the measured window that
@@ -223,6 +222,9 @@ pub struct Pacing {
     /// `could not hold N/s: ...` when anything was dropped or more than
     /// 1 % of the operations started late.
     pub rate_warning: Option<String>,
+    /// More than 10 % of the operations due started late or never: the run fails.
+    #[serde(skip)]
+    pub behind: bool,
 }
 
 /// How a command names what it paces, for [`Pacing::of`].
@@ -240,12 +242,15 @@ pub(crate) struct Paced<'a> {
 impl Pacing {
     pub(crate) fn of(p: Paced, measured: &Phase, dropped: Option<u64>) -> Pacing {
         let late_after_ms = LATE_AFTER.as_secs_f64() * 1000.0;
-        let Some(rate) = p.rate else { return Pacing { late: None, late_after_ms, dropped: None, rate_warning: None } };
+        let Some(rate) = p.rate else {
+            return Pacing { late: None, late_after_ms, dropped: None, rate_warning: None, behind: false };
+        };
         let late = count_above(&measured.lag, LATE_AFTER.as_micros() as u64);
         let started = measured.lag.len();
         let dropped = dropped.unwrap_or(0);
-        let behind = dropped > 0 || late as f64 > LATE_SHARE_BEHIND * started as f64;
-        let rate_warning = behind.then(|| {
+        let warned = dropped > 0 || late as f64 > LATE_SHARE_WARNED * started as f64;
+        let behind = (late + dropped) as f64 > LATE_SHARE_FAILED * (started + dropped) as f64;
+        let rate_warning = warned.then(|| {
             format!(
                 "could not hold {rate}/s: {} of {} operations started more than {late_after_ms} ms late, \
                  {} {} due were never started; reached {:.1} {}/s. Raise {} (operations in flight) \
@@ -259,12 +264,12 @@ impl Pacing {
                 p.in_flight_flag,
             )
         });
-        Pacing { late: Some(late), late_after_ms, dropped: Some(dropped), rate_warning }
+        Pacing { late: Some(late), late_after_ms, dropped: Some(dropped), rate_warning, behind }
     }
 
-    /// The run fell behind its schedule (see [`Pacing::rate_warning`]).
+    /// The run fell far behind its schedule: it fails (exit 1).
     pub fn behind(&self) -> bool {
-        self.rate_warning.is_some()
+        self.behind
     }
 }
 

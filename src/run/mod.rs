@@ -74,13 +74,21 @@ pub struct IngestOutcome {
     pub dropped: Option<u64>,
 }
 
-/// Runs an ingest against `target` (None: dry run). `started` is told when
-/// the table is ready and the workers start (a mixed run starts its queries then).
+/// A mixed run's hold on its ingest: `ready` is told when the table is
+/// ready, and the workers start only once `go` is told (or dropped), so the
+/// workloads can first be measured alone on the table as it is then.
+pub struct Gate {
+    pub ready: tokio::sync::oneshot::Sender<()>,
+    pub go: tokio::sync::oneshot::Receiver<()>,
+}
+
+/// Runs an ingest against `target` (None: dry run), its workers held by
+/// `gate` if there is one.
 pub async fn ingest(
     cfg: &IngestConfig,
     target: Option<&Target>,
     cancel: CancellationToken,
-    started: Option<tokio::sync::oneshot::Sender<()>>,
+    gate: Option<Gate>,
 ) -> Result<IngestOutcome> {
     let mut setup = Setup::default();
     let mut rows_before = 0;
@@ -128,8 +136,9 @@ pub async fn ingest(
 
     let sinks = open_sinks(cfg, target, &spec).await?;
 
-    if let Some(started) = started {
-        let _ = started.send(());
+    if let Some(gate) = gate {
+        let _ = gate.ready.send(());
+        let _ = gate.go.await;
     }
     let meter = CostMeter::start();
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
@@ -353,6 +362,14 @@ async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec
         }
     }
     found
+}
+
+/// The rows in an ingest's table now: a mixed run states them beside its baselines.
+pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target) -> Result<u64> {
+    let mut admin = target.admin().await?;
+    let info = describe_server(&mut admin, target, &mut Setup::default()).await?;
+    let (_, dialect) = cfg.for_engine(info.engine, matches!(target, Target::Crate(_)))?;
+    count_rows(&mut admin, cfg, &dialect).await
 }
 
 async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Result<u64> {

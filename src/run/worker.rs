@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::pacer::{Clock, Schedule};
-use crate::config::Warmup;
+use crate::config::{Warmup, LATE_AFTER};
 use crate::stats::recorder::Timing;
 use crate::stats::{Live, OpError, Recorder};
 
@@ -81,9 +81,11 @@ impl Plan {
     }
 
     /// Open loop: units due before the run ended (its deadline, or `wall`
-    /// if it ended first; at most `limit`) that never started.
+    /// if it ended first; at most `limit`) that never started. Those due in
+    /// its last [`LATE_AFTER`] were not late yet: they are not counted.
     pub fn dropped(&self, wall: Duration, limit: Option<u64>) -> Option<u64> {
-        self.schedule.dropped(self.deadline.map_or(wall, |d| d.min(wall)), limit)
+        let end = self.deadline.map_or(wall, |d| d.min(wall));
+        self.schedule.dropped(end.saturating_sub(LATE_AFTER), limit)
     }
 }
 

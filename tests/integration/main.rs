@@ -8,6 +8,7 @@ mod data;
 mod engines;
 mod http;
 mod ingest;
+mod pacing;
 mod queries;
 mod support;
 mod transfer;
@@ -29,6 +30,7 @@ fn main() -> std::process::ExitCode {
         http::tests(),
         data::tests(),
         transfer::tests(),
+        pacing::tests(),
     ]
     .concat();
     // Started on the main thread, which outlives every test (see local.rs).
