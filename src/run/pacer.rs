@@ -60,15 +60,17 @@ pub struct Clock {
     timer: Option<tokio::io::unix::AsyncFd<precise::Timer>>,
 }
 
-impl Clock {
+impl Default for Clock {
     /// Must be called inside the runtime (the timer registers with it).
-    pub fn new() -> Clock {
+    fn default() -> Clock {
         Clock {
             #[cfg(any(target_os = "linux", target_os = "android"))]
             timer: precise::Timer::new().and_then(precise::Timer::register).ok(),
         }
     }
+}
 
+impl Clock {
     pub async fn sleep_until(&mut self, at: Instant) {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         if let Some(timer) = &self.timer {
@@ -174,7 +176,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let median = || {
             rt.block_on(async {
-                let mut clock = Clock::new();
+                let mut clock = Clock::default();
                 let t0 = Instant::now();
                 let mut lags = Vec::new();
                 for i in 1..=300u64 {

@@ -99,7 +99,7 @@ where
 {
     let mut recorders = vec![Recorder::default(); plan.labels];
     let mut attempted = 0u64;
-    let mut clock = Clock::new();
+    let mut clock = Clock::default();
     let cancel = &plan.cancel;
     // Waiting for Ctrl-C registers with the token: done once per worker,
     // not once per operation (at 100k requests/s that lock would show).
