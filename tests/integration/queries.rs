@@ -340,7 +340,7 @@ fn mixed_run_reports_ingest_and_queries_side_by_side(ctx: &Ctx) -> Result<()> {
     let mixed = workload_file(
         &dir,
         "mixed.yml",
-        "duration: 2s\ningest:\n  table: mixed_m\n  drop_table: true\n  workers: 1\n  batch_size: 2000\n  rate: 40000\n\
+        "duration: 2s\ningest:\n  table: mixed_m\n  drop_table: true\n  workers: 1\n  batch_size: 2000\n  rate: 10000\n\
          workloads:\n  - name: reads\n    file: reads.yml\n    concurrency: 2\n  - name: inline\n    concurrency: 1\n    rate: 50\n\
          \x20   queries:\n      - query: select 1\n        ratio: 1\n",
     )?;
