@@ -534,3 +534,54 @@ impl Report {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::recorder::Timing;
+
+    /// 100 queries over 1 s, `late` of them 20 ms late.
+    fn phase(late: u64) -> Phase {
+        let mut r = Recorder::default();
+        for i in 0..100u64 {
+            let intended = Duration::from_millis(i * 10);
+            let started = intended + Duration::from_millis(if i < late { 20 } else { 0 });
+            r.ok(false, 1, Timing { intended, started, ended: started + Duration::from_millis(1) });
+        }
+        r.measured
+    }
+
+    fn pacing(late: u64, reached: f64, dropped: u64) -> Pacing {
+        let p = Paced { rate: Some(100.0), unit: "queries", in_flight_flag: "--concurrency", reached };
+        Pacing::of(p, &phase(late), Some(dropped))
+    }
+
+    #[test]
+    fn a_held_rate_says_nothing() {
+        let p = pacing(0, 100.0, 0);
+        assert_eq!((p.late, p.dropped, p.rate_warning.is_none(), p.behind()), (Some(0), Some(0), true, false));
+    }
+
+    #[test]
+    fn late_starts_warn_but_a_held_rate_does_not_fail() {
+        let p = pacing(20, 99.0, 0);
+        assert_eq!(p.late, Some(20));
+        assert!(p.rate_warning.as_deref().is_some_and(|w| w.starts_with("could not hold 100/s: 20 of 100")));
+        assert!(!p.behind());
+    }
+
+    #[test]
+    fn a_rate_not_reached_or_dropped_fails() {
+        assert!(pacing(90, 50.0, 0).behind());
+        let p = pacing(0, 95.0, 30);
+        assert!(p.behind() && p.rate_warning.as_deref().is_some_and(|w| w.contains("30 queries due")));
+        assert!(!pacing(0, 100.0, 1).behind(), "one dropped of 100 warns only");
+    }
+
+    #[test]
+    fn a_closed_loop_has_no_pacing() {
+        let p =
+            Pacing::of(Paced { rate: None, unit: "rows", in_flight_flag: "--workers", reached: 1.0 }, &phase(0), None);
+        assert_eq!((p.late, p.dropped, p.rate_warning, p.behind), (None, None, None, false));
+    }
+}
