@@ -88,7 +88,7 @@ pub struct HttpArgs {
     pub seed: u64,
 
     /// Virtual users: concurrent request loops, each on its own connection (default: 1; with
-    /// --rate, one per request/s up to 100).
+    /// --rate, one per request/s up to 100, the most requests in flight).
     #[arg(long, visible_alias = "connections", short = 'c', value_name = "N", help_heading = "Run")]
     pub vus: Option<u32>,
 
@@ -112,7 +112,8 @@ pub struct HttpArgs {
     #[arg(long, value_name = "REQ_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
-    /// Warm-up excluded from the figures: a time (10s) or a number of requests (1000).
+    /// Warm-up excluded from the figures: a time (10s) or a number of requests (1000). Either way
+    /// it is the first part of the run, taken out of --duration or --iterations.
     #[arg(long, value_name = "TIME|N", help_heading = "Run")]
     pub warmup: Option<String>,
 

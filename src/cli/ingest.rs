@@ -145,7 +145,8 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Table (per engine)")]
     pub unlogged: bool,
 
-    /// Parallel connections, each with its own generator (default: number of CPUs).
+    /// Parallel connections, each with its own generator (default: number of CPUs). With --rate,
+    /// the most batches in flight: a batch whose slot comes while all are busy starts late.
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub workers: Option<u32>,
 
@@ -164,7 +165,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "ROWS_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
-    /// Warm-up excluded from the figures: a time (10s) or a number of rows (100000).
+    /// Warm-up excluded from the figures: a time (10s) or a number of rows (100000). Either way it
+    /// is the first part of the run, taken out of --duration or --rows.
     #[arg(long, value_name = "TIME|ROWS", help_heading = "Run")]
     pub warmup: Option<String>,
 

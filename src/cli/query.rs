@@ -62,9 +62,11 @@ pub enum ExplainMode {
 /// What every query command shares.
 #[derive(Debug, Args)]
 pub struct QueryRunArgs {
-    /// Queries in flight at once (one connection each).
-    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Run")]
-    pub concurrency: u32,
+    /// Queries in flight at once, one connection each (default: 1; with --rate, one per query/s
+    /// up to 20). With --rate it is the most queries in flight: a query whose slot comes while
+    /// all are busy starts late, and one never started by the end is counted dropped.
+    #[arg(long, value_name = "N", help_heading = "Run")]
+    pub concurrency: Option<u32>,
 
     /// Open loop: start queries at this many per second in total; latency is then measured
     /// from each query's intended start.
@@ -77,7 +79,8 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 
-    /// Warm-up excluded from the figures: a time (10s) or a number of queries (50).
+    /// Warm-up excluded from the figures: a time (10s) or a number of queries (50). Either way it
+    /// is the first part of the run, taken out of --duration, --repeat or --max-queries.
     #[arg(long, value_name = "TIME|QUERIES", help_heading = "Run")]
     pub warmup: Option<String>,
 
@@ -138,7 +141,7 @@ pub struct WorkloadArgs {
 
 pub(super) const RUN_EXAMPLES: &str = "\
 Examples:
-  # Ingest and two query mixes at the same time, then each mix alone for comparison
+  # Ingest and two query mixes at the same time, each mix alone before and after for comparison
   dbload run mixed.yml --url $URL --baseline
 
 A mixed-run file names each part's options as the part's own command does:
@@ -162,7 +165,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Afterwards, run each workload alone with the same settings, for comparison.
+    /// Also run each workload alone with the same settings, just before the mixed phase and
+    /// again just after it, for comparison; the report gives the table's row count at each point.
     #[arg(long)]
     pub baseline: bool,
 

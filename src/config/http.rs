@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Result;
 use base64::Engine as _;
 
-use super::{parse_warmup, OutputConfig, Warmup};
+use super::{default_in_flight, parse_warmup, OutputConfig, Warmup};
 use crate::cli::HttpArgs;
 use crate::error::usage;
 use crate::model::template::BodyTemplate;
@@ -25,9 +25,6 @@ const MAX_TIMEOUT: Duration = Duration::from_micros(crate::stats::recorder::MAX_
 
 /// With `--rate` and no `--vus`: one VU per request/s, up to this many.
 pub const MAX_DEFAULT_VUS: u32 = 100;
-/// A request of an open-loop run that starts later than this after its
-/// intended start is counted as late: its VU was still busy.
-pub const LATE_AFTER: Duration = Duration::from_millis(10);
 
 /// Where the bodies come from.
 #[derive(Debug, Clone)]
@@ -153,7 +150,7 @@ impl HttpConfig {
         let vus = match (a.vus, rate) {
             (Some(0), _) => return Err(usage("--vus 0: need at least 1 virtual user")),
             (Some(n), _) => n,
-            (None, Some(r)) => (r.ceil() as u32).clamp(1, MAX_DEFAULT_VUS),
+            (None, Some(r)) => default_in_flight(r, MAX_DEFAULT_VUS),
             (None, None) => 1,
         };
         if a.duration.is_some_and(|d| d.is_zero()) {
@@ -193,7 +190,7 @@ impl HttpConfig {
             duration,
             sleep: a.sleep.filter(|s| !s.is_zero()),
             rate,
-            warmup: parse_warmup(a.warmup.as_deref(), vus, "requests")?,
+            warmup: parse_warmup(a.warmup.as_deref(), vus, "requests", iterations.map(|n| (n, "--iterations")))?,
             seed: a.seed,
             threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             output: OutputConfig::resolve(a.output, Contract::Http)?,

@@ -195,7 +195,9 @@ impl IngestConfig {
             }
         }
         let rate = super::check_rate(a.rate, "rows")?;
-        let warmup = parse_warmup(a.warmup.as_deref(), workers, "rows")?;
+        let total = rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc + r));
+        let total_flag = if a.rows.is_some() { "--rows" } else { "--measurements" };
+        let warmup = parse_warmup(a.warmup.as_deref(), workers, "rows", total.map(|n| (n, total_flag)))?;
 
         let width = schema.columns.len();
         let insert_rows = a.batch_size.min(MAX_PARAMS / width);
@@ -488,7 +490,15 @@ mod tests {
 
     #[test]
     fn warmup_forms() {
-        assert_eq!(parse_warmup(Some("10s"), 2, "rows").unwrap(), Warmup::Duration(Duration::from_secs(10)));
-        assert_eq!(parse_warmup(Some("1001"), 2, "rows").unwrap(), Warmup::Count(501));
+        assert_eq!(parse_warmup(Some("10s"), 2, "rows", None).unwrap(), Warmup::Duration(Duration::from_secs(10)));
+        assert_eq!(parse_warmup(Some("1001"), 2, "rows", None).unwrap(), Warmup::Count(501));
+        assert_eq!(parse_warmup(Some("999"), 2, "rows", Some((1000, "--rows"))).unwrap(), Warmup::Count(500));
+    }
+
+    /// A warm-up is taken out of the total, so one that is all of it is refused.
+    #[test]
+    fn warmup_count_that_leaves_nothing_to_measure_is_refused() {
+        let e = parse_warmup(Some("1000"), 2, "rows", Some((1000, "--rows"))).unwrap_err().to_string();
+        assert!(e.contains("--warmup 1000") && e.contains("--rows"), "{e}");
     }
 }

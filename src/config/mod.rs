@@ -179,11 +179,36 @@ pub fn check_rate(rate: Option<f64>, unit: &str) -> Result<Option<f64>> {
     }
 }
 
-/// `10s`, `2m` (a time) or `100000` (a count of `unit`s, split across workers).
-pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str) -> Result<Warmup> {
+/// An operation of an open-loop run that starts later than this after its
+/// intended start is counted `late`: every worker was busy when its slot
+/// came. One due less than this before the run ended and not started is
+/// late, not dropped.
+pub const LATE_AFTER: Duration = Duration::from_millis(10);
+
+/// With `--rate` and no `--concurrency`/`--vus`: the most operations in
+/// flight, sized like k6's `maxVUs`: one per operation per second, at least
+/// 1 and at most `cap`. The workers share one schedule, so idle ones cost
+/// only their connection.
+pub fn default_in_flight(rate: f64, cap: u32) -> u32 {
+    (rate.ceil() as u32).clamp(1, cap)
+}
+
+/// `--warmup`: `10s`, `2m` (a time) or `100000` (a count of `unit`s, split
+/// across workers). It means the same in every command: the first part of
+/// the run, taken out of it and not measured. A time is the first part of
+/// `--duration`, so a count is the first part of the run's total (`total`:
+/// the count and the flag that gave it): `--rows`, `--repeat`,
+/// `--max-queries` and `--iterations` stay what the target receives.
+pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str, total: Option<(u64, &str)>) -> Result<Warmup> {
     let Some(s) = s else { return Ok(Warmup::None) };
-    if let Ok(rows) = s.parse::<u64>() {
-        return Ok(match rows {
+    if let Ok(n) = s.parse::<u64>() {
+        if let Some((total, flag)) = total.filter(|&(total, _)| n >= total) {
+            return Err(usage(format!(
+                "--warmup {n}: the warm-up is the first {n} {unit} of the {total} that {flag} asks for, which leaves \
+                 none to measure; give a smaller warm-up or a larger {flag}"
+            )));
+        }
+        return Ok(match n {
             0 => Warmup::None,
             r => Warmup::Count(r.div_ceil(workers as u64)),
         });

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
+use super::ingest::split_rows;
+use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
 use crate::cli::{ExplainMode, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
 use crate::report::fail_if::Contract;
@@ -14,6 +15,10 @@ use crate::workload::{file, QuerySpec};
 
 /// `timeit`'s default number of executions per statement.
 const DEFAULT_REPEAT: u64 = 1000;
+/// With `--rate` and no `--concurrency`: one connection per query/s, up to
+/// this many. Fewer than `dbload http`'s 100 VUs, because each is a server
+/// connection, and PostgreSQL's default `max_connections` is 100 in all.
+pub const MAX_DEFAULT_CONCURRENCY: u32 = 20;
 
 #[derive(Debug)]
 pub struct QueryConfig {
@@ -90,30 +95,28 @@ impl QueryConfig {
         output: crate::cli::OutputArgs,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
-        if r.concurrency == 0 {
-            return Err(usage("--concurrency 0: need at least 1 connection"));
-        }
         super::check_rate(r.rate, "queries")?;
+        let concurrency = match (r.concurrency, r.rate) {
+            (Some(0), _) => return Err(usage("--concurrency 0: need at least 1 connection")),
+            (Some(n), _) => n,
+            (None, Some(rate)) => default_in_flight(rate, MAX_DEFAULT_CONCURRENCY),
+            (None, None) => 1,
+        };
         if r.duration.is_some_and(|d| d.is_zero()) {
             return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
         }
-        let workers = r.concurrency as u64;
-        let warmup = parse_warmup(r.warmup.as_deref(), r.concurrency, "queries")?;
-        // A warm-up count comes on top of the measured queries (cr8's meaning).
-        let extra = match warmup {
-            Warmup::Count(n) => n,
-            _ => 0,
-        };
+        let flag = if command == "timeit" { "--repeat" } else { "--max-queries" };
+        let warmup = parse_warmup(r.warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
         let per_worker = match total {
-            Some(n) => (0..workers).map(|w| n / workers + u64::from(w < n % workers) + extra).collect(),
-            None => vec![u64::MAX; r.concurrency as usize],
+            Some(n) => split_rows(n, concurrency),
+            None => vec![u64::MAX; concurrency as usize],
         };
         Ok(QueryConfig {
             command,
-            target: resolve_target(&target, r.concurrency, env)?,
+            target: resolve_target(&target, concurrency, env)?,
             phases,
             protocol: r.protocol,
-            concurrency: r.concurrency,
+            concurrency,
             per_worker,
             max_queries: total,
             duration: r.duration,

@@ -101,12 +101,17 @@ fn parts(json: &Json) -> Vec<Part> {
             pointer: loaded.clone(),
             compare_with: None,
         });
-        if w["alone"].is_object() {
-            parts.push(Part {
-                title: Some(format!("Workload {name}, alone (--baseline)")),
-                pointer: format!("/workloads/{i}/alone"),
-                compare_with: Some(loaded),
-            });
+        for (key, when, rows) in
+            [("alone_before", "before", "table_rows_before"), ("alone_after", "after", "table_rows_after")]
+        {
+            if w[key].is_object() {
+                let at = json[rows].as_u64().map(|n| format!(", table at {} rows", group(n))).unwrap_or_default();
+                parts.push(Part {
+                    title: Some(format!("Workload {name}, alone just {when} the mixed phase (--baseline{at})")),
+                    pointer: format!("/workloads/{i}/{key}"),
+                    compare_with: Some(loaded.clone()),
+                });
+            }
         }
     }
     parts
@@ -504,13 +509,16 @@ mod tests {
             "schema_version": 1, "dbload_version": "0.1.0", "command": "run", "status": "failed", "exit_code": 1,
             "fail_if": [{"condition": "errors > 0", "held": true}],
             "ingest": serde_json::to_value(crate::report::text::tests::report("")).unwrap(),
-            "workloads": [{"name": "dashboards", "under_load": w, "alone": w}]
+            "workloads": [{"name": "dashboards", "under_load": w, "alone_before": w, "alone_after": w}],
+            "table_rows_before": 0, "table_rows_after": 120000, "comparison": "each workload alone ..."
         });
         let html = render(&run).unwrap();
         for title in [
             "Ingest, while the workloads ran",
             "Workload dashboards, under the ingest load",
-            "Workload dashboards, alone (--baseline)",
+            "Workload dashboards, alone just before the mixed phase (--baseline, table at 0 rows)",
+            "Workload dashboards, alone just after the mixed phase (--baseline, table at 120,000 rows)",
+            "each workload alone ...",
             "Alone vs under the ingest load",
         ] {
             assert!(html.contains(title), "{title}");

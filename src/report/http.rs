@@ -8,12 +8,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::text::{accounting_line, client_and_verdict, error_lines, group, interrupted_banner};
-use super::{error_entries, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, TimelineEntry, Verdict};
-use crate::config::http::{BodySource, HttpConfig, LATE_AFTER};
+use super::text::{accounting_line, client_and_verdict, error_lines, group, interrupted_banner, rate_warning_line};
+use super::{
+    error_entries, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, Paced, Pacing, TimelineEntry,
+    Verdict,
+};
+use crate::config::http::{BodySource, HttpConfig};
 use crate::config::Warmup;
 use crate::run::http::HttpOutcome;
 use crate::stats::LatencySummary;
@@ -56,11 +58,9 @@ pub struct HttpReport {
     /// response, connecting included: what a caller of the API waited. The
     /// same figure as every command's `latency_ms` (so `--fail-if 'p99_ms > 50'`).
     pub latency_ms: Option<LatencySummary>,
-    /// Open loop: requests that started more than `late_after_ms` after their intended start.
-    pub late: Option<u64>,
-    pub late_after_ms: f64,
-    /// Open loop with a duration: requests the schedule called for that never started.
-    pub dropped: Option<u64>,
+    /// Open loop: requests that started late, or never started.
+    #[serde(flatten)]
+    pub pacing: Pacing,
     pub data_sent_bytes: u64,
     pub data_received_bytes: u64,
     /// Every connection opened, the VUs' first ones included.
@@ -120,10 +120,10 @@ impl HttpReport {
         let duration_s = span_s(m);
         let http_reqs = m.batches + m.failed_batches;
         let errors = m.failed_batches + rec.warmup.failed_batches;
-        let paced = cfg.rate.is_some();
         let rate = |n: u64| if duration_s > 0.0 { n as f64 / duration_s } else { 0.0 };
-        let late_us = LATE_AFTER.as_micros() as u64;
         let spec = &cfg.request;
+        let paced = Paced { rate: cfg.rate, unit: "requests", in_flight_flag: "--vus", reached: rate(http_reqs) };
+        let pacing = Pacing::of(paced, m, out.dropped);
         let body = match &cfg.body {
             BodySource::Fixed { label: Some(l) } => l.clone(),
             BodySource::Fixed { label: None } => "none".into(),
@@ -131,7 +131,7 @@ impl HttpReport {
         };
         HttpReport {
             header: Header::new("http"),
-            verdict: Verdict::new(out.interrupted, errors > 0).stopped(out.stopped.clone()),
+            verdict: Verdict::new(out.interrupted, errors > 0 || pacing.behind()).stopped(out.stopped.clone()),
             http_reqs,
             http_reqs_per_sec: rate(http_reqs),
             requests_ok: m.batches,
@@ -156,9 +156,7 @@ impl HttpReport {
             http_req_waiting_ms: LatencySummary::of(&s.waiting),
             http_req_receiving_ms: LatencySummary::of(&s.receiving),
             latency_ms: LatencySummary::of(&m.latency),
-            late: paced.then(|| count_above(&m.lag, late_us)),
-            late_after_ms: LATE_AFTER.as_secs_f64() * 1000.0,
-            dropped: (paced && cfg.duration.is_some()).then_some(out.dropped),
+            pacing,
             data_sent_bytes: s.bytes_sent,
             data_received_bytes: s.bytes_received,
             connections_opened: s.connections_opened,
@@ -192,10 +190,6 @@ impl HttpReport {
 }
 
 /// Values recorded above `us`.
-fn count_above(h: &Histogram<u64>, us: u64) -> u64 {
-    h.iter_recorded().filter(|v| v.value_iterated_to() > us).map(|v| v.count_at_value()).sum()
-}
-
 /// k6's duration style: `0s`, `812.5µs`, `208.12ms`, `1.05s`.
 fn k6_time(ms: f64) -> String {
     let (v, unit) = match ms {
@@ -325,10 +319,11 @@ pub fn render(r: &HttpReport) -> String {
     metric(&mut out, "http_reqs", &format!("{} {:.1}/s", r.http_reqs, r.http_reqs_per_sec));
     if s.rate_per_sec.is_some() {
         metric(&mut out, "response_time", &format!("{} (from the intended start)", trend(&r.latency_ms)));
-        if let Some(late) = r.late {
-            metric(&mut out, "late_requests", &format!("{late} (started > {} ms after schedule)", r.late_after_ms));
+        if let Some(late) = r.pacing.late {
+            let after = r.pacing.late_after_ms;
+            metric(&mut out, "late_requests", &format!("{late} (started > {after} ms after schedule)"));
         }
-        if let Some(dropped) = r.dropped {
+        if let Some(dropped) = r.pacing.dropped {
             metric(&mut out, "dropped_requests", &format!("{dropped} (scheduled, never started)"));
         }
     }
@@ -350,6 +345,7 @@ pub fn render(r: &HttpReport) -> String {
             w.errors
         );
     }
+    rate_warning_line(&mut out, &r.pacing);
     client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
     out
 }

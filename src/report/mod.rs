@@ -17,7 +17,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::config::{IngestConfig, TableAction, Warmup};
+use crate::config::{IngestConfig, TableAction, Warmup, LATE_AFTER};
 use crate::dialect::{Engine, TableOptions};
 use crate::encode::Method;
 use crate::error::exit;
@@ -245,6 +245,90 @@ impl Latencies {
     }
 }
 
+/// Late starts may be this share of the operations before the report
+/// warns that the rate was not held: one stall on a busy client is not news.
+const LATE_SHARE_WARNED: f64 = 0.01;
+/// A run that reached less than this share of its `--rate`, or dropped more
+/// than the rest of what was due, fails: its figures describe another load.
+/// Late starts alone only warn: on a busy client they are jitter around a
+/// rate that was held.
+const SHARE_HELD: f64 = 0.90;
+
+/// Open loop (`--rate`): whether the run held its schedule. Flattened into
+/// the report of every command that takes `--rate`; without it, `late` and
+/// `dropped` are null. A run that fell far behind fails (exit 1), because
+/// its figures describe a lighter load than the one asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pacing {
+    /// Operations (batches, queries, requests) of the measured window that
+    /// started more than `late_after_ms` after their intended start.
+    pub late: Option<u64>,
+    pub late_after_ms: f64,
+    /// Units (rows for ingest, else operations) the schedule called for
+    /// before the run ended that never started: every worker was busy.
+    pub dropped: Option<u64>,
+    /// `could not hold N/s: ...` when anything was dropped or more than
+    /// 1 % of the operations started late.
+    pub rate_warning: Option<String>,
+    /// Less than 90 % of the rate reached, or more than 10 % of the units
+    /// due never started: the run fails.
+    #[serde(skip)]
+    pub behind: bool,
+}
+
+/// How a command names what it paces, for [`Pacing::of`].
+pub(crate) struct Paced<'a> {
+    /// `--rate`, units per second.
+    pub rate: Option<f64>,
+    /// What a unit of the rate is: `rows`, `queries`, `requests`.
+    pub unit: &'a str,
+    /// The flag that bounds the operations in flight.
+    pub in_flight_flag: &'a str,
+    /// Units per second the measured window reached.
+    pub reached: f64,
+}
+
+impl Pacing {
+    pub(crate) fn of(p: Paced, measured: &Phase, dropped: Option<u64>) -> Pacing {
+        let late_after_ms = LATE_AFTER.as_secs_f64() * 1000.0;
+        let Some(rate) = p.rate else {
+            return Pacing { late: None, late_after_ms, dropped: None, rate_warning: None, behind: false };
+        };
+        let late = count_above(&measured.lag, LATE_AFTER.as_micros() as u64);
+        let started = measured.lag.len();
+        let dropped = dropped.unwrap_or(0);
+        let warned = dropped > 0 || late as f64 > LATE_SHARE_WARNED * started as f64;
+        // What the schedule called for over the measured window.
+        let due = rate * span_s(measured);
+        let behind = p.reached < SHARE_HELD * rate || dropped as f64 > (1.0 - SHARE_HELD) * due.max(dropped as f64);
+        let rate_warning = warned.then(|| {
+            format!(
+                "could not hold {rate}/s: {} of {} operations started more than {late_after_ms} ms late, \
+                 {} {} due were never started; reached {:.1} {}/s. Raise {} (operations in flight) \
+                 or lower --rate",
+                text::group(late),
+                text::group(started),
+                text::group(dropped),
+                p.unit,
+                p.reached,
+                p.unit,
+                p.in_flight_flag,
+            )
+        });
+        Pacing { late: Some(late), late_after_ms, dropped: Some(dropped), rate_warning, behind }
+    }
+
+    /// The run fell far behind its schedule: it fails (exit 1).
+    pub fn behind(&self) -> bool {
+        self.behind
+    }
+}
+
+/// How many recorded values exceed `us`.
+pub(crate) fn count_above(h: &Histogram<u64>, us: u64) -> u64 {
+    h.iter_recorded().filter(|v| v.value_iterated_to() > us).map(|v| v.count_at_value()).sum()
+}
+
 /// A server a run used, as its report names it: flattened into the setup of
 /// ingest and of the query commands; export and insert-from-sql name their
 /// source and their target with it.
@@ -367,6 +451,9 @@ pub struct Report {
     /// Per batch.
     #[serde(flatten)]
     pub latencies: Latencies,
+    /// Open loop: batches that started late; rows never started.
+    #[serde(flatten)]
+    pub pacing: Pacing,
     pub warmup: Option<WarmupReport>,
     #[serde(flatten)]
     pub client: ClientReport,
@@ -525,7 +612,6 @@ impl Report {
         let m = &rec.measured;
         let throughput = Throughput::of(rec, out.wall);
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
-        let paced = cfg.rate.is_some();
         let metrics = cfg.schema.metrics_per_row as u64;
         let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
             rows: rec.warmup.rows,
@@ -544,7 +630,10 @@ impl Report {
         let connections = Connections::of(rec);
         // A batch nobody can vouch for may be lost: the run did not succeed.
         let lost = throughput.errors > 0 || connections.in_doubt_rows > 0;
-        let mut verdict = Verdict::new(out.interrupted, lost || verify_failed);
+        let paced =
+            Paced { rate: cfg.rate, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
+        let pacing = Pacing::of(paced, m, out.dropped);
+        let mut verdict = Verdict::new(out.interrupted, lost || verify_failed || pacing.behind());
         let input_error = input.as_ref().and_then(|i| {
             let committed = m.rows + rec.warmup.rows;
             let abort = i.abort.as_ref().map(|why| {
@@ -577,7 +666,8 @@ impl Report {
             input_error,
             accounting,
             error_classes: error_entries(rec),
-            latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
+            latencies: Latencies::of(m, cfg.rate.is_some(), out.server_duration.as_ref()),
+            pacing,
             warmup,
             client: ClientReport::from(&out.cost),
             timeline: timeline(rec),
@@ -614,5 +704,56 @@ impl Report {
             },
             verify: out.verify.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::recorder::Timing;
+
+    /// 100 queries over 1 s, `late` of them 20 ms late.
+    fn phase(late: u64) -> Phase {
+        let mut r = Recorder::default();
+        for i in 0..100u64 {
+            let intended = Duration::from_millis(i * 10);
+            let started = intended + Duration::from_millis(if i < late { 20 } else { 0 });
+            r.ok(false, 1, Timing { intended, started, ended: started + Duration::from_millis(1) });
+        }
+        r.measured
+    }
+
+    fn pacing(late: u64, reached: f64, dropped: u64) -> Pacing {
+        let p = Paced { rate: Some(100.0), unit: "queries", in_flight_flag: "--concurrency", reached };
+        Pacing::of(p, &phase(late), Some(dropped))
+    }
+
+    #[test]
+    fn a_held_rate_says_nothing() {
+        let p = pacing(0, 100.0, 0);
+        assert_eq!((p.late, p.dropped, p.rate_warning.is_none(), p.behind()), (Some(0), Some(0), true, false));
+    }
+
+    #[test]
+    fn late_starts_warn_but_a_held_rate_does_not_fail() {
+        let p = pacing(20, 99.0, 0);
+        assert_eq!(p.late, Some(20));
+        assert!(p.rate_warning.as_deref().is_some_and(|w| w.starts_with("could not hold 100/s: 20 of 100")));
+        assert!(!p.behind());
+    }
+
+    #[test]
+    fn a_rate_not_reached_or_dropped_fails() {
+        assert!(pacing(90, 50.0, 0).behind());
+        let p = pacing(0, 95.0, 30);
+        assert!(p.behind() && p.rate_warning.as_deref().is_some_and(|w| w.contains("30 queries due")));
+        assert!(!pacing(0, 100.0, 1).behind(), "one dropped of 100 warns only");
+    }
+
+    #[test]
+    fn a_closed_loop_has_no_pacing() {
+        let p =
+            Pacing::of(Paced { rate: None, unit: "rows", in_flight_flag: "--workers", reached: 1.0 }, &phase(0), None);
+        assert_eq!((p.late, p.dropped, p.rate_warning, p.behind), (None, None, None, false));
     }
 }

@@ -7,12 +7,12 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{
-    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
-    server_duration_line, target_lines,
+    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, rate_warning_line,
+    runtime_block, server_duration_line, target_lines,
 };
 use super::{
-    error_entries, per_sec, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, Latencies, Server,
-    Settings, TimelineEntry, Verdict,
+    error_entries, per_sec, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, Latencies, Paced, Pacing,
+    Server, Settings, TimelineEntry, Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, Warmup};
@@ -41,6 +41,9 @@ pub struct QueryReport {
     /// Per query, all queries together.
     #[serde(flatten)]
     pub latencies: Latencies,
+    /// Open loop: queries that started late or never started, all phases together.
+    #[serde(flatten)]
+    pub pacing: Pacing,
     pub warmup: Option<QueryWarmup>,
     pub error_classes: Vec<ErrorEntry>,
     pub queries: Vec<QueryEntry>,
@@ -136,23 +139,32 @@ impl QueryReport {
         let paced = cfg.rate.is_some();
         let setup = &out.setup;
         let server_duration = merge_histograms(out.phases.iter().filter_map(|p| p.server_duration.as_ref()));
+        let qps = per_sec(m.batches, duration_s);
+        let dropped = out.phases.iter().filter_map(|p| p.dropped).reduce(|a, b| a + b);
+        let pacing = Pacing::of(
+            Paced { rate: cfg.rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
+            m,
+            dropped,
+        );
         QueryReport {
             header: Header::new(cfg.command),
-            verdict: Verdict::new(out.interrupted, errors > 0).stopped(out.stopped.clone()),
+            verdict: Verdict::new(out.interrupted, errors > 0 || pacing.behind()).stopped(out.stopped.clone()),
             count: m.batches,
             errors,
             // timeit runs `--repeat` of each statement, a phase each; a workload is one phase.
+            // The warm-up is the first part of that total (`--warmup`).
             accounting: Accounting::of(
                 "queries",
                 cfg.max_queries.map(|n| n * cfg.phases.len() as u64),
-                m.batches,
-                m.failed_batches,
+                m.batches + total.warmup.batches,
+                errors,
                 0,
             ),
-            qps: per_sec(m.batches, duration_s),
+            qps,
             duration_s,
             wall_s,
             latencies: Latencies::of(m, paced, server_duration.as_ref()),
+            pacing,
             warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
                 count: total.warmup.batches,
                 errors: total.warmup.failed_batches,
@@ -231,6 +243,7 @@ fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}", svc.mean, svc.p50, svc.p99);
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
+    rate_warning_line(out, &r.pacing);
     client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
 }
 

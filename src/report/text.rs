@@ -160,6 +160,13 @@ fn connection_lines(out: &mut String, c: &super::Connections) {
     let _ = writeln!(out, "Reconnects: {}", group(c.reconnects));
 }
 
+/// An open loop that fell behind its `--rate` says so.
+pub(crate) fn rate_warning_line(out: &mut String, p: &super::Pacing) {
+    if let Some(w) = &p.rate_warning {
+        let _ = writeln!(out, "WARNING:    {w}");
+    }
+}
+
 /// What the client cost, and the `--fail-if` conditions that were checked.
 pub(crate) fn client_and_verdict(out: &mut String, c: &ClientReport, wall_s: f64, v: &Verdict) {
     let (total, user, sys, rss_mib) = (c.client_cpu_s, c.client_cpu_user_s, c.client_cpu_sys_s, c.client_peak_rss_mib);
@@ -309,6 +316,7 @@ pub fn render(r: &Report) -> String {
         }
         None => {}
     }
+    rate_warning_line(&mut out, &r.pacing);
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     let pairs = |m: &std::collections::BTreeMap<String, String>| {
         m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
@@ -383,6 +391,7 @@ pub(crate) mod tests {
                 peak_rss_bytes: 20 << 20,
             },
             server_duration: None,
+            dropped: None,
         };
         let url = match &cfg.target {
             crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),

@@ -55,7 +55,7 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
     };
 
     let meter = CostMeter::start();
-    let plan = worker::Plan::new(None, None, cfg.workers, Warmup::None, 1, cancel.clone());
+    let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
     let progress = Progress::start(plan.live.clone(), rows_estimate, "rows", cfg.output.quiet);
     let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
     let (finished, mut recorders) = run_workers(&plan, pairs).await;

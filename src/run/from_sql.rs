@@ -86,7 +86,7 @@ pub async fn insert_from_sql(
     // Stops the producer once the workers are done, whatever they left unread.
     let stop = cancel.child_token();
     let meter = CostMeter::start();
-    let plan = worker::Plan::new(None, None, cfg.workers, Warmup::None, 1, cancel.clone());
+    let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
     let mut rows = match cursor {
         true => SourceRows::cursor(src, &cfg.query, cfg.batch_size, stop.clone(), convert).await?,
         false => SourceRows::copy(src, &cfg.query, cfg.batch_size, stop.clone()).await?,

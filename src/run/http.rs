@@ -29,7 +29,7 @@ pub struct HttpOutcome {
     /// requests that all failed for a sustained stretch), if it did.
     pub stopped: Option<String>,
     /// Open loop: requests the schedule called for that never started.
-    pub dropped: u64,
+    pub dropped: Option<u64>,
     pub cost: ClientCost,
 }
 
@@ -54,7 +54,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let mut rendered = rendered.into_iter();
 
     let meter = CostMeter::start();
-    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.vus, cfg.warmup, 1, cancel.clone());
+    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
     let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.output.quiet);
     let t0 = plan.t0;
     let mut tasks = Vec::with_capacity(executors.len());
@@ -71,36 +71,18 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     }
     let mut recorder = Recorder::default();
     let mut stats = HttpStats::new(cfg.request.checks.len());
-    // Per VU that ended (one that panicked has no figures): its share of
-    // the iterations, and the requests it attempted.
-    let (mut limits, mut attempted) = (Vec::with_capacity(tasks.len()), Vec::with_capacity(tasks.len()));
-    for (ended, &limit) in super::join_workers(&plan, tasks).await.into_iter().zip(&cfg.per_vu) {
+    // A VU that panicked has no figures (the run stops, and says so).
+    for ended in super::join_workers(&plan, tasks).await {
         let Some((executor, recs)) = ended else { continue };
-        let mut vu = Recorder::default();
-        recs.iter().for_each(|r| vu.merge(r));
-        let p = [&vu.warmup, &vu.measured];
-        limits.push(limit);
-        attempted.push(p.iter().map(|p| p.batches + p.failed_batches).sum::<u64>());
-        recorder.merge(&vu);
+        recs.iter().for_each(|r| recorder.merge(r));
         stats.merge(executor.into_stats());
     }
     let wall = t0.elapsed();
     let cost = meter.stop();
     progress.finish().await;
-    let dropped = match (cfg.rate, cfg.duration) {
-        (Some(rate), Some(deadline)) => dropped(rate / cfg.vus as f64, deadline.min(wall), &limits, &attempted),
-        _ => 0,
-    };
+    let dropped = plan.dropped(wall, cfg.iterations);
     let (interrupted, stopped) = (cancel.is_cancelled(), plan.stop.reason());
     Ok(HttpOutcome { recorder, stats, wall, interrupted, stopped, dropped, cost })
-}
-
-/// Requests each VU's schedule placed before `window` ended (at most its
-/// share of `--iterations`) that it never started: its requests ran late
-/// and the run ended first.
-fn dropped(vu_rate: f64, window: Duration, per_vu: &[u64], attempted: &[u64]) -> u64 {
-    let scheduled = (window.as_secs_f64() * vu_rate).ceil() as u64;
-    per_vu.iter().zip(attempted).map(|(&limit, &done)| scheduled.min(limit).saturating_sub(done)).sum()
 }
 
 /// The fixed body: the source only counts.
@@ -240,16 +222,6 @@ impl<S: Source + Send> Source for ThinkTime<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dropped_counts_what_the_schedule_wanted_and_never_started() {
-        let s = Duration::from_secs;
-        // 10 req/s per VU for 2 s: 20 scheduled each.
-        assert_eq!(dropped(10.0, s(2), &[u64::MAX, u64::MAX], &[20, 15]), 5);
-        // An iteration limit caps what was scheduled.
-        assert_eq!(dropped(10.0, s(2), &[12, 12], &[12, 10]), 2);
-        assert_eq!(dropped(10.0, s(2), &[u64::MAX], &[25]), 0);
-    }
 
     #[test]
     fn rendered_bodies_arrive_in_order_and_are_reused() {

@@ -1,44 +1,82 @@
 //! A mixed run (`dbload run FILE`): the ingest part and every workload at
 //! the same time against one target, so query latency is measured under
-//! write load; then, with `--baseline`, each workload alone for comparison.
-//! Each part is the ordinary run of its command, not a variant of it.
+//! write load. With `--baseline`, each workload also runs alone just before
+//! the mixed phase and again just after it: the table grows during the
+//! mixed phase, so one baseline alone would compare a query on one table
+//! size with the same query on another. Each part is the ordinary run of
+//! its command, not a variant of it.
 
 use anyhow::Result;
 use futures_util::future::try_join_all;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::queries::{queries, QueryOutcome};
-use super::{ingest, IngestOutcome};
+use super::{ingest, table_rows, Gate, IngestOutcome};
 use crate::config::MixedConfig;
 use crate::target::Target;
 
 pub struct MixedOutcome {
     pub ingest: Option<IngestOutcome>,
-    /// Per workload: under load, and alone (with `--baseline`).
-    pub workloads: Vec<(QueryOutcome, Option<QueryOutcome>)>,
+    pub workloads: Vec<WorkloadOutcome>,
+    /// With `--baseline` and an ingest part: the rows in its table when the
+    /// mixed phase started and when it ended (the baselines ran at those sizes).
+    pub table_rows: Option<(u64, u64)>,
+}
+
+/// One workload: under load, and alone before and after (`--baseline`).
+pub struct WorkloadOutcome {
+    pub under_load: QueryOutcome,
+    pub alone_before: Option<QueryOutcome>,
+    pub alone_after: Option<QueryOutcome>,
 }
 
 pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken) -> Result<MixedOutcome> {
-    let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+    let (ready, ready_rx) = oneshot::channel();
+    let (go_tx, go) = oneshot::channel();
     let ingesting = async {
         match &cfg.ingest {
-            Some(i) => ingest(i, Some(target), cancel.clone(), Some(started_tx)).await.map(Some),
+            Some(i) => ingest(i, Some(target), cancel.clone(), Some(Gate { ready, go })).await.map(Some),
             None => Ok(None),
         }
     };
     let querying = async {
-        // Queries start once the ingest's table exists and its workers run.
-        if cfg.ingest.is_some() && started_rx.await.is_err() {
-            return Ok(Vec::new()); // the ingest failed before starting; its error is reported
+        // Queries start once the ingest's table exists.
+        if cfg.ingest.is_some() && ready_rx.await.is_err() {
+            return Ok((Vec::new(), None, Vec::new())); // the ingest failed before starting; its error is reported
         }
-        try_join_all(cfg.workloads.iter().map(|(_, w)| queries(w, target, cancel.clone()))).await
+        let rows_before = match &cfg.ingest {
+            Some(i) if cfg.baseline => Some(table_rows(i, target).await?),
+            _ => None,
+        };
+        let before = alone(cfg, target, &cancel).await?;
+        let _ = go_tx.send(());
+        let under_load = try_join_all(cfg.workloads.iter().map(|(_, w)| queries(w, target, cancel.clone()))).await?;
+        Ok((before, rows_before, under_load))
     };
-    let (ingest, under_load) = tokio::try_join!(ingesting, querying)?;
-    let mut workloads = Vec::with_capacity(under_load.len());
-    for (loaded, (_, w)) in under_load.into_iter().zip(&cfg.workloads) {
-        let alone =
-            if cfg.baseline && !cancel.is_cancelled() { Some(queries(w, target, cancel.clone()).await?) } else { None };
-        workloads.push((loaded, alone));
+    let (ingest, (mut before, rows_before, under_load)) = tokio::try_join!(ingesting, querying)?;
+    let table_rows = match (&cfg.ingest, rows_before) {
+        (Some(i), Some(rows_before)) => Some((rows_before, table_rows(i, target).await?)),
+        _ => None,
+    };
+    let mut after = alone(cfg, target, &cancel).await?;
+    before.resize_with(under_load.len(), || None);
+    after.resize_with(under_load.len(), || None);
+    let workloads = under_load
+        .into_iter()
+        .zip(before.into_iter().zip(after))
+        .map(|(under_load, (alone_before, alone_after))| WorkloadOutcome { under_load, alone_before, alone_after })
+        .collect();
+    Ok(MixedOutcome { ingest, workloads, table_rows })
+}
+
+/// With `--baseline`: each workload alone, one after another (none once
+/// Ctrl-C was pressed).
+async fn alone(cfg: &MixedConfig, target: &Target, cancel: &CancellationToken) -> Result<Vec<Option<QueryOutcome>>> {
+    let mut out = Vec::with_capacity(cfg.workloads.len());
+    for (_, w) in &cfg.workloads {
+        let run = cfg.baseline && !cancel.is_cancelled();
+        out.push(if run { Some(queries(w, target, cancel.clone()).await?) } else { None });
     }
-    Ok(MixedOutcome { ingest, workloads })
+    Ok(out)
 }

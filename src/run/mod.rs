@@ -79,15 +79,25 @@ pub struct IngestOutcome {
     pub cost: ClientCost,
     /// CrateDB's own `duration` of each request, beside the round trip.
     pub server_duration: Option<Histogram<u64>>,
+    /// Open loop: rows the schedule called for that never started.
+    pub dropped: Option<u64>,
 }
 
-/// Runs an ingest against `target` (None: dry run). `started` is told when
-/// the table is ready and the workers start (a mixed run starts its queries then).
+/// A mixed run's hold on its ingest: `ready` is told when the table is
+/// ready, and the workers start only once `go` is told (or dropped), so the
+/// workloads can first be measured alone on the table as it is then.
+pub struct Gate {
+    pub ready: tokio::sync::oneshot::Sender<()>,
+    pub go: tokio::sync::oneshot::Receiver<()>,
+}
+
+/// Runs an ingest against `target` (None: dry run), its workers held by
+/// `gate` if there is one.
 pub async fn ingest(
     cfg: &IngestConfig,
     target: Option<&Target>,
     cancel: CancellationToken,
-    started: Option<tokio::sync::oneshot::Sender<()>>,
+    gate: Option<Gate>,
 ) -> Result<IngestOutcome> {
     let mut setup = Setup::default();
     let mut rows_before = 0;
@@ -135,11 +145,12 @@ pub async fn ingest(
 
     let sinks = open_sinks(cfg, target, &spec).await?;
 
-    if let Some(started) = started {
-        let _ = started.send(());
+    if let Some(gate) = gate {
+        let _ = gate.ready.send(());
+        let _ = gate.go.await;
     }
     let meter = CostMeter::start();
-    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.workers, cfg.warmup, 1, cancel.clone());
+    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
     plan.reconnect = cfg.reconnect;
     let reading = match &cfg.model {
         crate::model::ModelSpec::Json(json) => json.input_progress(),
@@ -168,6 +179,7 @@ pub async fn ingest(
     let (finished, mut recorders) = run_workers(&plan, pairs).await;
     let recorder = recorders.pop().unwrap_or_default();
     let wall = plan.t0.elapsed();
+    let dropped = plan.dropped(wall, cfg.total_rows());
     let cost = meter.stop();
     progress.finish().await;
     let mut durations = Vec::new();
@@ -204,7 +216,7 @@ pub async fn ingest(
         setup.layout = layout(admin, cfg, dialect).await;
     }
     let (interrupted, stopped) = (cancel.is_cancelled(), plan.stop.reason());
-    Ok(IngestOutcome { setup, recorder, wall, interrupted, stopped, verify, cost, server_duration })
+    Ok(IngestOutcome { setup, recorder, wall, interrupted, stopped, verify, cost, server_duration, dropped })
 }
 
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
@@ -397,6 +409,14 @@ async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec
     found
 }
 
+/// The rows in an ingest's table now: a mixed run states them beside its baselines.
+pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target) -> Result<u64> {
+    let mut admin = target.admin().await?;
+    let info = describe_server(&mut admin, target, &mut Setup::default()).await?;
+    let (_, dialect) = cfg.for_engine(info.engine, matches!(target, Target::Crate(_)))?;
+    count_rows(&mut admin, cfg, &dialect).await
+}
+
 async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Result<u64> {
     if let Some(refresh) = dialect.refresh(&cfg.table) {
         admin.execute(&refresh).await.with_context(|| format!("refreshing {}", cfg.table))?;
@@ -465,7 +485,7 @@ mod tests {
     }
 
     fn plan(cancel: &CancellationToken) -> worker::Plan {
-        worker::Plan::new(None, None, 3, Warmup::None, 1, cancel.clone())
+        worker::Plan::new(None, None, Warmup::None, 1, cancel.clone())
     }
 
     fn runtime() -> tokio::runtime::Runtime {

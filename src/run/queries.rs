@@ -28,6 +28,8 @@ pub struct PhaseOutcome {
     pub wall: Duration,
     /// CrateDB over HTTP: its own duration of each query, merged over workers.
     pub server_duration: Option<Histogram<u64>>,
+    /// Open loop: queries the schedule called for that never started.
+    pub dropped: Option<u64>,
 }
 
 pub struct QueryOutcome {
@@ -80,8 +82,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             (0..cfg.concurrency as usize).map(|w| QueryRunner::open(target, w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
-        let plan =
-            worker::Plan::new(cfg.duration, cfg.rate, cfg.concurrency, cfg.warmup, queries.len(), cancel.clone());
+        let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());
         let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.output.quiet);
         let pairs = executors
             .into_iter()
@@ -95,9 +96,11 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         let (executors, recorders) = run_workers(&plan, pairs).await;
         let server_duration = merge_histograms(executors.iter().filter_map(QueryRunner::server_duration));
         let wall = plan.t0.elapsed();
+        let dropped = plan.dropped(wall, cfg.max_queries);
         progress.finish().await;
         stopped = plan.stop.reason();
-        phases.push(PhaseOutcome { queries: queries.clone(), recorders, explains, wall, server_duration });
+        let queries = queries.clone();
+        phases.push(PhaseOutcome { queries, recorders, explains, wall, server_duration, dropped });
     }
     Ok(QueryOutcome { setup, phases, interrupted: cancel.is_cancelled(), stopped, cost: meter.stop() })
 }

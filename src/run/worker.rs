@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::pacer::Pacer;
+use super::pacer::{Clock, Schedule};
 use super::stop::Stop;
-use crate::config::Warmup;
+use crate::config::{Warmup, LATE_AFTER};
 use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
 use crate::stats::{Live, OpError, Recorder};
 
@@ -91,8 +91,8 @@ pub struct Plan {
     pub t0: Instant,
     /// Stop issuing operations after this point (since t0).
     pub deadline: Option<Duration>,
-    /// This worker's share of `--rate`, units per second.
-    pub rate: Option<f64>,
+    /// The run's open-loop schedule (`--rate`), shared by its workers.
+    pub schedule: Arc<Schedule>,
     pub warmup: Warmup,
     /// How many labels operations may carry (one recorder each).
     pub labels: usize,
@@ -107,12 +107,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// A plan whose clock starts now, with `rate` (in total) shared evenly
-    /// by `workers`, stopped by `cancel` (Ctrl-C) or by the run itself.
+    /// A plan whose clock starts now, with `rate` units per second in total
+    /// on one schedule that the workers share, stopped by `cancel` (Ctrl-C)
+    /// or by the run itself.
     pub fn new(
         deadline: Option<Duration>,
         rate: Option<f64>,
-        workers: u32,
         warmup: Warmup,
         labels: usize,
         cancel: CancellationToken,
@@ -121,7 +121,7 @@ impl Plan {
         Plan {
             t0: Instant::now(),
             deadline,
-            rate: rate.map(|r| r / workers as f64),
+            schedule: Arc::new(Schedule::new(rate)),
             warmup,
             labels,
             stop: Arc::new(Stop::new(cancel.clone())),
@@ -129,6 +129,14 @@ impl Plan {
             live: Arc::new(Live::default()),
             reconnect: false,
         }
+    }
+
+    /// Open loop: units due before the run ended (its deadline, or `wall`
+    /// if it ended first; at most `limit`) that never started. Those due in
+    /// its last [`LATE_AFTER`] were not late yet: they are not counted.
+    pub fn dropped(&self, wall: Duration, limit: Option<u64>) -> Option<u64> {
+        let end = self.deadline.map_or(wall, |d| d.min(wall));
+        self.schedule.dropped(end.saturating_sub(LATE_AFTER), limit)
     }
 }
 
@@ -142,8 +150,8 @@ where
     E: Executor<S::Op>,
 {
     let mut recorders = vec![Recorder::default(); plan.labels];
-    let mut pacer = Pacer::new(plan.rate);
     let mut attempted = 0u64;
+    let mut clock = Clock::default();
     let cancel = &plan.cancel;
     // Waiting for Ctrl-C registers with the token: done once per worker,
     // not once per operation (at 100k requests/s that lock would show).
@@ -173,24 +181,24 @@ where
             op = source.next() => match op { Some(op) => op, None => break },
         };
         let units = op.units();
-        let intended = pacer.next(units, plan.t0.elapsed());
+        let intended = plan.schedule.take(units, plan.t0.elapsed());
         if plan.deadline.is_some_and(|d| intended >= d) {
             break;
         }
-        // Only sleep when ahead of the schedule: the timer rounds up to the
-        // next millisecond, which would cap a closed loop at 1,000 ops/s.
+        // Only sleep when ahead of the schedule (a closed loop never is).
         // (Ctrl-C was just checked above, before taking the operation.)
         if plan.t0 + intended > Instant::now() {
             tokio::select! {
                 biased;
                 _ = &mut cancelled => break,
-                _ = tokio::time::sleep_until((plan.t0 + intended).into()) => {}
+                _ = clock.sleep_until(plan.t0 + intended) => {}
             }
         }
         let started = plan.t0.elapsed();
         if plan.deadline.is_some_and(|d| started >= d) {
             break;
         }
+        plan.schedule.started(units);
         let warmup = warming_up(plan.warmup, started, attempted);
         let mut outcome = tokio::select! {
             r = executor.execute(&mut op) => Ok(r),
@@ -378,7 +386,7 @@ mod tests {
     }
 
     async fn run_script(found: InDoubt, reconnect: bool) -> (Script, Recorder) {
-        let mut plan = Plan::new(None, None, 1, Warmup::None, 1, CancellationToken::new());
+        let mut plan = Plan::new(None, None, Warmup::None, 1, CancellationToken::new());
         plan.reconnect = reconnect;
         let (script, mut recorders) = run(plan, Ops(3), Script::new(found)).await;
         (script, recorders.remove(0))
@@ -424,7 +432,7 @@ mod tests {
 
     #[tokio::test]
     async fn reconnecting_gives_up_at_the_deadline() {
-        let mut plan = Plan::new(Some(Duration::from_millis(300)), None, 1, Warmup::None, 1, CancellationToken::new());
+        let mut plan = Plan::new(Some(Duration::from_millis(300)), None, Warmup::None, 1, CancellationToken::new());
         plan.reconnect = true;
         let script = Script { refused: u32::MAX, ..Script::new(InDoubt::NotWritten) };
         let (_, recorders) = run(plan, Ops(3), script).await;

@@ -149,7 +149,7 @@ fn json_report_matches_its_schema(ctx: &Ctx) -> Result<()> {
     let file = dir.path().join("report.json");
     for args in [
         vec!["--rows", "3000", "--verify", "--warmup", "500"],
-        vec!["--rate", "30000", "--duration", "1s"],
+        vec!["--rate", "5000", "--duration", "1s"],
         vec!["--method", "insert", "--upsert", "--model", "cpu", "--rows", "1000"],
     ] {
         let mut argv = vec!["ingest", "--url", &ctx.url, "--table", "json_schema", "--drop-table", "--output", "json"];

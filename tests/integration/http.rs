@@ -24,6 +24,8 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("http::template_bodies_differ", template_bodies_differ),
         ("http::failed_checks_are_counted", failed_checks_are_counted),
         ("http::open_loop_rate_is_held", open_loop_rate_is_held),
+        ("http::rate_not_held_is_said", rate_not_held_is_said),
+        ("http::warmup_count_is_taken_out_of_iterations", warmup_count_is_taken_out_of_iterations),
         ("http::no_keepalive_opens_a_connection_per_request", no_keepalive_opens_a_connection_per_request),
         ("http::tls_is_verified_unless_insecure", tls_is_verified_unless_insecure),
         ("http::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option),
@@ -273,8 +275,31 @@ fn open_loop_rate_is_held(_: &Ctx) -> Result<()> {
     ensure((rate - 300.0).abs() <= 30.0, || format!("{rate:.1} requests/s, want 300 ± 10%"))?;
     let seen = server.seen.requests() as f64;
     ensure((seen - 900.0).abs() <= 90.0, || format!("server saw {seen}, want 900 ± 10%"))?;
-    ensure(r.dropped == Some(0) && r.late.is_some(), || format!("dropped {:?}, late {:?}", r.dropped, r.late))?;
+    let p = &r.pacing;
+    ensure(p.dropped == Some(0) && p.late.is_some(), || format!("dropped {:?}, late {:?}", p.dropped, p.late))?;
     ensure(r.latency_ms.is_some() && r.http_req_blocked_ms.is_some(), || "no response time".into())
+}
+
+/// One VU cannot send 200,000 requests a second: late, dropped, the
+/// warning, and `--fail-if 'dropped > 0'` holds.
+fn rate_not_held_is_said(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let argv = [&server.url, "--rate", "200000", "--vus", "1", "--duration", "1s", "--fail-if", "dropped > 0"];
+    let out = http(&argv)?;
+    let (r, p) = (&out.report, &out.report.pacing);
+    ensure(p.late > Some(0) && p.dropped > Some(0), || format!("late {:?}, dropped {:?}", p.late, p.dropped))?;
+    let warning = p.rate_warning.as_deref().unwrap_or("");
+    ensure(warning.starts_with("could not hold 200000/s:") && warning.contains("--vus"), || warning.into())?;
+    ensure(out.exit_code == 1 && r.verdict.fail_if[0].held, || format!("exit {}", out.exit_code))
+}
+
+fn warmup_count_is_taken_out_of_iterations(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let out = http(&[&server.url, "--iterations", "100", "--warmup", "10"])?;
+    let r = &out.report;
+    let warm = r.warmup.as_ref().map(|w| w.requests);
+    ensure(r.http_reqs == 90 && warm == Some(10), || format!("{} measured, warm-up {warm:?}", r.http_reqs))?;
+    ensure(server.seen.requests() == 100, || format!("server saw {}", server.seen.requests()))
 }
 
 fn no_keepalive_opens_a_connection_per_request(_: &Ctx) -> Result<()> {

@@ -119,11 +119,12 @@ fn existing_table_is_never_dropped_unasked(ctx: &Ctx) -> Result<()> {
 }
 
 fn rate_is_held(ctx: &Ctx) -> Result<()> {
-    let out = ctx.ingest("--rate 20000 --duration 3s --batch-size 500 --workers 2 --table paced --drop-table")?;
+    // A rate a busy test machine holds too: one that is not held now fails the run.
+    let out = ctx.ingest("--rate 5000 --duration 3s --batch-size 250 --workers 2 --table paced --drop-table")?;
     let r = &out.report;
-    ensure(out.exit_code == 0, || format!("exit {}", out.exit_code))?;
-    ensure((r.throughput.rows_per_sec - 20_000.0).abs() <= 2_000.0, || {
-        format!("{} rows/s at --rate 20000", r.throughput.rows_per_sec)
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, r.pacing.rate_warning))?;
+    ensure((r.throughput.rows_per_sec - 5_000.0).abs() <= 500.0, || {
+        format!("{} rows/s at --rate 5000", r.throughput.rows_per_sec)
     })?;
     ensure(r.latencies.service_time_ms.is_some() && r.latencies.schedule_lag_ms.is_some(), || {
         "no service time / lag".into()

@@ -9,6 +9,7 @@ mod data;
 mod engines;
 mod http;
 mod ingest;
+mod pacing;
 mod queries;
 mod reconnect;
 mod report;
@@ -37,6 +38,7 @@ fn main() -> std::process::ExitCode {
         transfer::tests(),
         reconnect::tests(),
         report::tests(),
+        pacing::tests(),
     ]
     .concat();
     // Started on the main thread, which outlives every test (see local.rs).
