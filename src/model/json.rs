@@ -21,6 +21,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -609,6 +611,8 @@ pub struct Input {
     read: Arc<AtomicU64>,
     /// The files' sizes together; none when stdin or a stream is read.
     size: Option<u64>,
+    /// Each input's name and identity (device, inode), where it has one.
+    ids: Vec<(String, (u64, u64))>,
 }
 
 impl Input {
@@ -618,15 +622,20 @@ impl Input {
         let mut pending = VecDeque::new();
         let read = Arc::new(AtomicU64::new(0));
         let mut size = Some(0);
+        let mut ids = Vec::new();
         for f in &files {
             let raw: Box<dyn Read + Send> = if f == "-" {
                 size = None;
+                // What stdin was redirected from, if a file.
+                ids.extend(identity(Path::new("/dev/stdin")).map(|id| ("stdin".to_string(), id)));
                 Box::new(std::io::stdin())
             } else {
                 let file = File::open(f).map_err(|e| {
                     usage(format!("{f}: cannot open it: {e}; give a readable JSON file, or - for stdin"))
                 })?;
-                let len = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                let meta = file.metadata().ok();
+                ids.extend(meta.as_ref().map(|m| (f.clone(), (m.dev(), m.ino()))));
+                let len = meta.filter(|m| m.is_file()).map(|m| m.len());
                 size = size.zip(len).map(|(a, b)| a + b);
                 Box::new(Counted { inner: file, read: read.clone() })
             };
@@ -636,7 +645,15 @@ impl Input {
             pending.push_back((name, reader));
         }
         let all = pending.iter().map(|(n, _)| n.clone()).collect();
-        Ok(Input { pending, current: None, all, read, size })
+        Ok(Input { pending, current: None, all, read, size, ids })
+    }
+
+    /// The input that `path` is (the same file by device and inode, whatever
+    /// the path's spelling or symlinks), if any: a file written while it is
+    /// read loses its rows.
+    pub fn same_file_as(&self, path: &Path) -> Option<&str> {
+        let id = identity(path)?;
+        self.ids.iter().find(|(_, i)| *i == id).map(|(name, _)| name.as_str())
     }
 
     /// Input from one reader of JSON text (not gzip), named `name` in messages.
@@ -647,6 +664,7 @@ impl Input {
             all: vec![name.to_string()],
             read: Arc::default(),
             size: None,
+            ids: Vec::new(),
         }
     }
 
@@ -682,6 +700,11 @@ impl Input {
         self.current = self.pending.pop_front();
         self.current.is_some()
     }
+}
+
+/// A file's device and inode (following symlinks); none if it does not exist.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// A file whose bytes read are counted, for the progress bar.
