@@ -854,7 +854,7 @@ impl Reader {
     /// stay to be read, and rejected, in order); `None` for an empty input.
     fn first_keys(&mut self) -> Result<Option<Vec<String>>> {
         while self.peeked.len() < FIRST_OBJECT_WITHIN {
-            let Some(item) = self.next()? else { break };
+            let Some(item) = self.read()? else { break };
             let Item::Row { line } = item else {
                 self.peeked.push_back(item);
                 continue;
@@ -886,9 +886,14 @@ impl Reader {
     }
 
     fn next(&mut self) -> Result<Option<Item>> {
-        if let Some(item) = self.peeked.pop_front() {
-            return Ok(Some(item));
+        match self.peeked.pop_front() {
+            Some(item) => Ok(Some(item)),
+            None => self.read(),
         }
+    }
+
+    /// The next value of the input.
+    fn read(&mut self) -> Result<Option<Item>> {
         // The last value's buffer, for the next one.
         self.split.buf = std::mem::take(&mut self.text).into_bytes();
         if !self.started {
@@ -1114,6 +1119,9 @@ mod tests {
         let rejects: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         let lines: Vec<u64> = rejects.iter().map(|r| r["line"].as_u64().unwrap()).collect();
         assert_eq!(lines, [1, 3, 4]);
+        // Bad rows before the first object are rejected in order too.
+        let (rows, stats, _) = read(b"x\n42\n{\"a\": 3}\n", OnError::Skip).unwrap();
+        assert_eq!((rows, stats.rows_read, stats.rejected), (vec!["3|-".to_string()], 3, 2));
         assert!(
             rejects[0]["error"].as_str().unwrap().contains("column \"b\": value \"\\ud800\" is not text"),
             "{}",
