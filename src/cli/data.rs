@@ -101,7 +101,8 @@ pub struct InsertJsonArgs {
     pub target: TargetArgs,
 
     /// JSON input: files of JSON lines, arrays of objects or concatenated objects, plain or
-    /// gzip (- or none: stdin).
+    /// gzip (- or none: stdin). Read in one pass, one value (row) at most 64 MiB. Values are
+    /// kept exactly: integers never go through a float, numbers go to the server as written.
     #[arg(value_name = "FILE", help_heading = "Data")]
     pub files: Vec<String>,
 
@@ -115,6 +116,7 @@ pub struct InsertJsonArgs {
     pub on_error: OnError,
 
     /// Write bad rows here, one JSON object per line: {"file", "line", "error", "input"}.
+    /// Not one of the input files.
     #[arg(long, value_name = "FILE", help_heading = "Data")]
     pub rejects: Option<PathBuf>,
 

@@ -75,7 +75,7 @@ pub struct HttpArgs {
     #[arg(short = 'd', long, value_name = "TEXT", group = "body_source", help_heading = "Body")]
     pub body: Option<String>,
 
-    /// The request body: this file, read once and sent as is.
+    /// The request body: this file, read once and sent as is (at most 64 MiB).
     #[arg(long, value_name = "FILE", group = "body_source", help_heading = "Body")]
     pub body_file: Option<PathBuf>,
 

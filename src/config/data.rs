@@ -46,6 +46,12 @@ pub fn insert_json(a: InsertJsonArgs, env: &dyn Fn(&str) -> Option<String>) -> R
         ));
     }
     let input = Input::open(&a.files)?;
+    if let Some((path, input)) = a.rejects.as_ref().and_then(|p| Some((p, input.same_file_as(p)?))) {
+        return Err(usage(format!(
+            "--rejects {} is the input file {input}: writing the rejects there would destroy the input; give --rejects another path",
+            path.display()
+        )));
+    }
     let rejects = match &a.rejects {
         Some(path) => Some(
             std::fs::File::create(path)
@@ -175,6 +181,37 @@ mod tests {
         let c = insert_fake_data(a, &|_| None).unwrap();
         assert!(matches!(c.target, crate::config::TargetChoice::Crate(_)));
         assert_eq!(c.method, Method::Bulk);
+    }
+
+    /// Issue 14 item 3: `--rejects` naming the input (by another path, or
+    /// through a symlink) truncated it; it is refused before anything is opened
+    /// for writing, and the input keeps its content.
+    #[test]
+    fn rejects_file_that_is_the_input_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.json");
+        std::fs::write(&input, "{\"a\": 1}\n").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let json = |rejects: &std::path::Path| {
+            let args = format!(
+                "dbload insert-json --url postgres://u@h/d --table t --on-error skip --rejects {} {}",
+                rejects.display(),
+                input.display()
+            );
+            let Command::InsertJson(a) = Cli::try_parse_from(args.split_whitespace()).unwrap().command else {
+                unreachable!()
+            };
+            insert_json(a, &|_| None)
+        };
+        for same in [input.clone(), dir.path().join(".").join("in.json"), link] {
+            let e = json(&same).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2);
+            let msg = e.to_string();
+            assert!(msg.contains("--rejects") && msg.contains("input file") && msg.contains("in.json"), "{msg}");
+        }
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), "{\"a\": 1}\n");
+        assert!(json(&dir.path().join("rejects.jsonl")).is_ok());
     }
 
     #[test]

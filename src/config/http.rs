@@ -26,6 +26,10 @@ const MAX_TIMEOUT: Duration = Duration::from_micros(crate::stats::recorder::MAX_
 /// With `--rate` and no `--vus`: one VU per request/s, up to this many.
 pub const MAX_DEFAULT_VUS: u32 = 100;
 
+/// The largest `--body-file`: it is held in memory and sent whole with every
+/// request, so a bigger one is a mistake (a device such as /dev/zero, a dump).
+pub const MAX_BODY_FILE: u64 = 64 << 20;
+
 /// Where the bodies come from.
 #[derive(Debug, Clone)]
 pub enum BodySource {
@@ -68,8 +72,7 @@ impl HttpConfig {
             let label = format!("--body ({} bytes)", text.len());
             (text.into_bytes(), Some(label), true, None)
         } else if let Some(path) = &a.body_file {
-            let bytes = std::fs::read(path)
-                .map_err(|e| usage(format!("--body-file {}: cannot be read ({e})", path.display())))?;
+            let bytes = read_body_file(path, MAX_BODY_FILE)?;
             let label = format!("{} ({} bytes)", path.display(), bytes.len());
             (bytes, Some(label), true, None)
         } else if let Some(path) = &a.body_template {
@@ -211,6 +214,24 @@ fn redact_header(h: &str) -> String {
     }
 }
 
+/// Reads `--body-file`, refusing it once it has more than `limit` bytes
+/// (at most `limit + 1` are read, so an endless device ends the reading).
+fn read_body_file(path: &std::path::Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| usage(format!("--body-file {shown}: cannot be read ({e})")))?;
+    if bytes.len() as u64 > limit {
+        return Err(usage(format!(
+            "--body-file {shown}: larger than {} MiB, the most a request body may hold; give a smaller file",
+            limit >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +273,19 @@ mod tests {
         let c = resolve("http://h/x --bearer s3cret -H X-Api-Key:abc").unwrap();
         assert!(c.request.headers.contains(&("Authorization".into(), "Bearer s3cret".into())));
         assert!(!c.shown_headers().join(" ").contains("s3cret") && !c.shown_headers().join(" ").contains("abc"));
+    }
+
+    /// Issue 14 item 3: `--body-file /dev/zero` grew to 22.8 GB; a body over
+    /// the limit is refused after reading at most one byte more than it.
+    #[test]
+    fn body_file_is_read_up_to_its_limit() {
+        let e = err("http://h --body-file /dev/zero");
+        assert!(e.contains("--body-file /dev/zero") && e.contains("64 MiB"), "{e}");
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), "{\"a\": 1}").unwrap();
+        let c = resolve(&format!("http://h --body-file {}", file.path().display())).unwrap();
+        assert_eq!(c.request.body, b"{\"a\": 1}");
+        assert_eq!(c.request.method, "POST");
     }
 
     #[test]

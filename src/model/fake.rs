@@ -250,7 +250,7 @@ impl Fake {
             Fake::Const(s) => out.push_str(s),
             Fake::Sequence { start } => push_int(out, start.saturating_add(row as i64)),
             Fake::Int { lo, hi } => push_int(out, rng.random_range(*lo..=*hi)),
-            Fake::Float { lo, hi } => out.push_str(ryu::Buffer::new().format(rng.random_range(*lo..*hi))),
+            Fake::Float { lo, hi } => out.push_str(ryu::Buffer::new().format(uniform_float(rng, *lo, *hi))),
             Fake::Decimal { int_digits, scale } => {
                 if rng.random_bool(0.5) {
                     out.push('-');
@@ -597,6 +597,22 @@ pub(crate) fn quote_element(s: &str, out: &mut String) {
 }
 
 /// Cuts what was written after `start` to `max` characters.
+/// A float uniformly in `[lo, hi)`, for any finite `lo < hi`. rand's
+/// uniform panics when `hi - lo` overflows (`[-1e308, 1e308]`); such a range
+/// is drawn as a weighted mean of its bounds instead, which stays finite.
+pub(crate) fn uniform_float<R: Rng + ?Sized>(rng: &mut R, lo: f64, hi: f64) -> f64 {
+    if (hi - lo).is_finite() {
+        return rng.random_range(lo..hi);
+    }
+    let u: f64 = rng.random();
+    let x = lo * (1.0 - u) + hi * u;
+    if x < hi {
+        x
+    } else {
+        hi.next_down()
+    }
+}
+
 pub(crate) fn truncate_chars(out: &mut String, start: usize, max: usize) {
     if let Some((cut, _)) = out[start..].char_indices().nth(max) {
         out.truncate(start + cut);
@@ -632,6 +648,16 @@ mod tests {
                 s
             })
             .collect()
+    }
+
+    /// Issue 13 item 2: a range whose width overflows f64 (rand's uniform
+    /// panicked) still gives finite values within it.
+    #[test]
+    fn float_range_wider_than_f64_gives_finite_values() {
+        let f = Fake::Float { lo: -1e308, hi: 1e308 };
+        let v: Vec<f64> = values(&f, 2000, None).iter().map(|s| s.parse().unwrap()).collect();
+        assert!(v.iter().all(|x| x.is_finite() && (-1e308..1e308).contains(x)), "{:?}", &v[..5]);
+        assert!(v.iter().any(|x| *x < -1e307) && v.iter().any(|x| *x > 1e307), "spread over the range");
     }
 
     #[test]

@@ -7,20 +7,31 @@
 //!
 //! Input: JSON lines, concatenated objects (a value may span lines), or
 //! top-level arrays of objects, from files or stdin; gzip is recognised by
-//! its magic bytes, whatever the file's name. A row's text is found with
-//! `serde_json`'s raw values and converted straight into the batch's
-//! column buffers: no JSON tree is built per row.
+//! its magic bytes, whatever the file's name. The input is cut into values
+//! in one pass that keeps only the current one (see [`split`]: memory and
+//! time bounded, a value at most 64 MiB); a row's text is then read with
+//! `serde_json`'s raw values and converted straight into the batch's column
+//! buffers: no JSON tree is built per row.
 //!
 //! Keys are column names, case-sensitive. A key naming a generated column
-//! is ignored (an export of the table has them); a missing key is NULL;
-//! columns with a default are written only if the first row names them
-//! (otherwise the database fills them in).
+//! is ignored (an export of the table has them); a missing key is NULL.
+//! A column with a default is written if the first row that is a JSON object
+//! names it (a byte order mark, garbage or other rows before it do not
+//! count), and then every row must name it; if that row does not, the
+//! database fills it in and a row naming it is rejected: a value is never
+//! dropped, nor replaced by NULL instead of the default.
+//!
+//! Values are kept exactly: integers are read as integers (never through
+//! f64), numbers for float and numeric columns are sent as the input's own
+//! text, and the server converts them.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -32,6 +43,9 @@ use super::catalog::{BindContext, Kind, TableColumn};
 use super::{table, Batch, Schema};
 use crate::error::usage;
 use crate::yaml::{did_you_mean, suggest};
+
+mod split;
+use split::{Found, Splitter};
 
 /// What to do with a row that cannot be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -54,13 +68,25 @@ pub struct Spec {
 #[derive(Debug, Default, PartialEq)]
 pub struct Columns {
     list: Vec<JsonColumn>,
-    /// Key → position in `list`; `None` for a key that is ignored (a generated column).
-    by_key: HashMap<String, Option<usize>>,
+    /// Key → what it writes.
+    by_key: HashMap<String, Target>,
     /// Every column name, for suggestions.
     names: Vec<String>,
     table: String,
     cratedb: bool,
     ignore_unknown: bool,
+}
+
+/// What a key of a row writes.
+#[derive(Debug, PartialEq)]
+enum Target {
+    /// This column of `Columns::list`.
+    Column(usize),
+    /// Nothing: a generated column (an export of the table has them).
+    Generated,
+    /// A column with a default that the first row did not name: the database
+    /// fills it in, so a row giving it a value cannot be written as it is.
+    Defaulted,
 }
 
 #[derive(Debug, PartialEq)]
@@ -69,6 +95,8 @@ struct JsonColumn {
     kind: Kind,
     array: bool,
     not_null: bool,
+    /// Written because the first row named it: every row must.
+    has_default: bool,
 }
 
 impl Spec {
@@ -104,13 +132,11 @@ impl Spec {
     pub fn bind(&self, columns: &[TableColumn], ctx: &BindContext) -> Result<Spec> {
         let first_keys = {
             let mut state = self.input.lock();
-            match state.reader.peek()? {
+            match state.reader.first_keys()? {
                 None => {
                     return Err(usage(format!("no rows in input ({}): nothing to insert", state.reader.input.names())))
                 }
-                Some(text) => serde_json::from_str::<BTreeMap<String, IgnoredAny>>(text)
-                    .map(|m| m.into_keys().collect::<Vec<_>>())
-                    .unwrap_or_default(),
+                Some(keys) => keys,
             }
         };
         let mut bound = Columns {
@@ -122,15 +148,25 @@ impl Spec {
         };
         for c in columns {
             let written = !c.generated && (!c.has_default || first_keys.contains(&c.name));
-            let at = written.then_some(bound.list.len());
-            bound.by_key.insert(c.name.clone(), at);
+            let target = match () {
+                _ if written => Target::Column(bound.list.len()),
+                _ if c.generated => Target::Generated,
+                _ => Target::Defaulted,
+            };
+            bound.by_key.insert(c.name.clone(), target);
             if written {
                 let mut column = table::text_column(c, ctx);
                 if ctx.cratedb {
                     // CrateDB takes the JSON values as they are and converts them.
                     column.ty = super::SqlType::Text { json: true };
                 }
-                bound.list.push(JsonColumn { column, kind: c.kind.clone(), array: c.array, not_null: c.not_null });
+                bound.list.push(JsonColumn {
+                    column,
+                    kind: c.kind.clone(),
+                    array: c.array,
+                    not_null: c.not_null,
+                    has_default: c.has_default,
+                });
             }
         }
         if bound.list.is_empty() {
@@ -285,6 +321,12 @@ impl Columns {
     fn missing(&self, seen: &[bool], batch: &mut Batch) -> Result<(), String> {
         for (i, c) in self.list.iter().enumerate() {
             if !seen[i] {
+                if c.has_default {
+                    return Err(format!(
+                        "column \"{}\" has a default and the first row named it, so every row must (without the key it would be NULL, not the default); give the key in every row or in none",
+                        c.column.name
+                    ));
+                }
                 if c.not_null {
                     return Err(format!(
                         "column \"{}\" is NOT NULL but the row has no key \"{}\"",
@@ -344,10 +386,15 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         while let Some(Key(key)) = map.next_key()? {
             let at = match self.columns.by_key.get(key.as_ref()) {
-                Some(Some(i)) => *i,
-                Some(None) => {
+                Some(Target::Column(i)) => *i,
+                Some(Target::Generated) => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
+                }
+                Some(Target::Defaulted) => {
+                    return Err(self.fail(format!(
+                        "key \"{key}\" names a column with a default that the first row did not name, so rows are written without it (the database fills it in); give the key in every row or in none"
+                    )))
                 }
                 None if self.columns.ignore_unknown => {
                     map.next_value::<IgnoredAny>()?;
@@ -425,12 +472,63 @@ fn shown(raw: &str) -> String {
     }
 }
 
-/// The text of a JSON string token (borrowed unless it has escapes).
-fn unquote(raw: &str) -> Cow<'_, str> {
+/// The text of a JSON string token (borrowed unless it has escapes); an
+/// escape that is not text (a lone surrogate such as `"\ud800"`) is an error.
+fn unquote(raw: &str) -> Result<Cow<'_, str>, String> {
     if !raw.contains('\\') {
-        return Cow::Borrowed(&raw[1..raw.len() - 1]);
+        return Ok(Cow::Borrowed(&raw[1..raw.len() - 1]));
     }
-    Cow::Owned(serde_json::from_str::<String>(raw).expect("a string token"))
+    serde_json::from_str::<String>(raw)
+        .map(Cow::Owned)
+        .map_err(|e| format!("value {} is not text: {}", shown(raw), serde_message(&e)))
+}
+
+/// What a number's text is as an integer, exactly (no f64 between).
+#[derive(Debug, PartialEq)]
+enum Integer {
+    Exact(i64),
+    /// Beyond i64.
+    TooBig,
+    /// Not a number, or one with a fraction.
+    Not,
+}
+
+/// Reads a JSON number (`-12`, `1e3`, `12.0`, `1.5e1`) as the integer it
+/// is, if it is one.
+fn integer(text: &str) -> Integer {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (mantissa, exp) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e),
+        None => (rest, "0"),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits_ok = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let exp_digits = exp.strip_prefix(['-', '+']).unwrap_or(exp);
+    if int.is_empty() || !digits_ok(int) || !digits_ok(frac) || exp_digits.is_empty() || !digits_ok(exp_digits) {
+        return Integer::Not;
+    }
+    // The digits, and the power of ten they are multiplied by.
+    let all = format!("{int}{frac}");
+    let significant = all.trim_start_matches('0');
+    let digits = significant.trim_end_matches('0');
+    if digits.is_empty() {
+        return Integer::Exact(0);
+    }
+    // Capped: beyond it the number is far outside i64 either way.
+    let magnitude: i64 = exp_digits.parse::<i64>().unwrap_or(i64::MAX).min(1000);
+    let exp = if exp.starts_with('-') { -magnitude } else { magnitude };
+    let power = exp - frac.len() as i64 + (significant.len() - digits.len()) as i64;
+    if power < 0 {
+        return Integer::Not;
+    }
+    if digits.len() as i64 + power > 19 {
+        return Integer::TooBig;
+    }
+    let n = digits.parse::<i128>().expect("at most 19 digits") * 10i128.pow(power as u32);
+    i64::try_from(if negative { -n } else { n }).map_or(Integer::TooBig, Integer::Exact)
 }
 
 /// Writes a JSON value (`raw`, one token or structure) in the text input
@@ -451,19 +549,15 @@ pub(crate) fn convert(
     }
     let is_string = raw.starts_with('"');
     let not = |what: &str| Err(format!("value {} is not {what}", shown(raw)));
-    let text = if is_string { unquote(raw) } else { Cow::Borrowed(raw) };
+    let text = if is_string { unquote(raw)? } else { Cow::Borrowed(raw) };
     let number = raw.starts_with(|c: char| c == '-' || c.is_ascii_digit());
     match kind {
-        Kind::Int { min, max } => match text.trim().parse::<i64>() {
-            Ok(n) if (*min..=*max).contains(&n) => out.push_str(itoa::Buffer::new().format(n)),
-            Ok(_) => return Err(format!("value {} is out of range ({min} to {max})", shown(raw))),
-            Err(_) if number => match text.parse::<f64>() {
-                Ok(x) if x.fract() == 0.0 && x >= *min as f64 && x <= *max as f64 => {
-                    out.push_str(itoa::Buffer::new().format(x as i64))
-                }
-                _ => return not("an integer"),
-            },
-            Err(_) => return not("an integer"),
+        Kind::Int { min, max } => match integer(text.trim()) {
+            Integer::Exact(n) if (*min..=*max).contains(&n) => out.push_str(itoa::Buffer::new().format(n)),
+            Integer::Exact(_) | Integer::TooBig => {
+                return Err(format!("value {} is out of range ({min} to {max})", shown(raw)))
+            }
+            Integer::Not => return not("an integer"),
         },
         Kind::Float { .. } | Kind::Numeric { .. } => {
             let t = text.trim();
@@ -609,6 +703,8 @@ pub struct Input {
     read: Arc<AtomicU64>,
     /// The files' sizes together; none when stdin or a stream is read.
     size: Option<u64>,
+    /// Each input's name and identity (device, inode), where it has one.
+    ids: Vec<(String, (u64, u64))>,
 }
 
 impl Input {
@@ -618,15 +714,20 @@ impl Input {
         let mut pending = VecDeque::new();
         let read = Arc::new(AtomicU64::new(0));
         let mut size = Some(0);
+        let mut ids = Vec::new();
         for f in &files {
             let raw: Box<dyn Read + Send> = if f == "-" {
                 size = None;
+                // What stdin was redirected from, if a file.
+                ids.extend(identity(Path::new("/dev/stdin")).map(|id| ("stdin".to_string(), id)));
                 Box::new(std::io::stdin())
             } else {
                 let file = File::open(f).map_err(|e| {
                     usage(format!("{f}: cannot open it: {e}; give a readable JSON file, or - for stdin"))
                 })?;
-                let len = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                let meta = file.metadata().ok();
+                ids.extend(meta.as_ref().map(|m| (f.clone(), (m.dev(), m.ino()))));
+                let len = meta.filter(|m| m.is_file()).map(|m| m.len());
                 size = size.zip(len).map(|(a, b)| a + b);
                 Box::new(Counted { inner: file, read: read.clone() })
             };
@@ -636,7 +737,15 @@ impl Input {
             pending.push_back((name, reader));
         }
         let all = pending.iter().map(|(n, _)| n.clone()).collect();
-        Ok(Input { pending, current: None, all, read, size })
+        Ok(Input { pending, current: None, all, read, size, ids })
+    }
+
+    /// The input that `path` is (the same file by device and inode, whatever
+    /// the path's spelling or symlinks), if any: a file written while it is
+    /// read loses its rows.
+    pub fn same_file_as(&self, path: &Path) -> Option<&str> {
+        let id = identity(path)?;
+        self.ids.iter().find(|(_, i)| *i == id).map(|(name, _)| name.as_str())
     }
 
     /// Input from one reader of JSON text (not gzip), named `name` in messages.
@@ -647,6 +756,7 @@ impl Input {
             all: vec![name.to_string()],
             read: Arc::default(),
             size: None,
+            ids: Vec::new(),
         }
     }
 
@@ -669,19 +779,16 @@ impl Input {
         self.current.as_ref().map_or("input", |(n, _)| n.as_str())
     }
 
-    /// Reads the next line into `buf` (appending); false at the end of the
-    /// current file. Moves on to the next file only through [`Input::advance`].
-    fn read_line(&mut self, buf: &mut Vec<u8>) -> Result<bool> {
-        let Some((name, r)) = &mut self.current else { return Ok(false) };
-        let n = r.read_until(b'\n', buf).with_context(|| format!("reading {name}"))?;
-        Ok(n > 0)
-    }
-
     /// Opens the next file; false when there is none.
     fn advance(&mut self) -> bool {
         self.current = self.pending.pop_front();
         self.current.is_some()
     }
+}
+
+/// A file's device and inode (following symlinks); none if it does not exist.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// A file whose bytes read are counted, for the progress bar.
@@ -708,13 +815,6 @@ fn gunzip_if_gzip<R: BufRead + Send + 'static>(mut r: R) -> std::io::Result<Box<
     }
 }
 
-/// What reading a line gave.
-enum More {
-    Line,
-    NotUtf8(String),
-    End,
-}
-
 /// What the reader found next.
 enum Item {
     /// A value, now [`Reader::current`], starting on `line`.
@@ -723,166 +823,126 @@ enum Item {
     Bad { line: u64, text: String, error: String },
 }
 
-/// Splits the input into JSON values, counting lines. The text of the
-/// current value stays in `buf` until the next call.
+/// How many values [`Reader::first_keys`] looks through for a JSON object.
+const FIRST_OBJECT_WITHIN: usize = 1000;
+
+/// The input cut into values (see [`split`]), each checked to be UTF-8.
 struct Reader {
     input: Input,
-    buf: String,
-    bytes: Vec<u8>,
-    /// Start of unread text in `buf`.
-    pos: usize,
-    /// The value last returned: `buf[value.0..value.1]`.
-    value: (usize, usize),
-    /// Line number of `buf[pos]` in the current file.
-    line: u64,
-    /// Inside a top-level array.
-    in_array: bool,
-    /// A value found by [`Reader::peek`], not yet returned.
-    peeked: Option<Item>,
+    split: Splitter,
+    /// The value last returned; its buffer goes back to `split` on the next call.
+    text: String,
+    /// Values found by [`Reader::first_keys`], not yet returned; a `Row` is the last.
+    peeked: VecDeque<Item>,
     started: bool,
 }
 
 impl Reader {
     fn new(input: Input) -> Reader {
-        Reader {
-            input,
-            buf: String::new(),
-            bytes: Vec::new(),
-            pos: 0,
-            value: (0, 0),
-            line: 1,
-            in_array: false,
-            peeked: None,
-            started: false,
-        }
+        Reader::with_limit(input, split::MAX_VALUE)
+    }
+
+    fn with_limit(input: Input, limit: usize) -> Reader {
+        Reader { input, split: Splitter::new(limit), text: String::new(), peeked: VecDeque::new(), started: false }
     }
 
     fn current(&self) -> &str {
-        &self.buf[self.value.0..self.value.1]
+        &self.text
     }
 
-    /// A line that is not UTF-8, as a bad row.
-    fn not_utf8(&mut self, text: String) -> Item {
-        let line = self.line;
-        self.line += 1;
-        Item::Bad { line, text, error: "not valid UTF-8".into() }
-    }
-
-    /// The first value's text without consuming it; `None` for an empty input.
-    fn peek(&mut self) -> Result<Option<&str>> {
-        if self.peeked.is_none() {
-            match self.next()? {
-                None => return Ok(None),
-                Some(item) => self.peeked = Some(item),
+    /// The keys of the first row that is a JSON object (the rows before it
+    /// stay to be read, and rejected, in order); `None` for an empty input.
+    fn first_keys(&mut self) -> Result<Option<Vec<String>>> {
+        while self.peeked.len() < FIRST_OBJECT_WITHIN {
+            let Some(item) = self.read()? else { break };
+            let Item::Row { line } = item else {
+                self.peeked.push_back(item);
+                continue;
+            };
+            match serde_json::from_str::<BTreeMap<String, IgnoredAny>>(&self.text) {
+                Ok(map) => {
+                    self.peeked.push_back(item);
+                    return Ok(Some(map.into_keys().collect()));
+                }
+                // Not an object: a bad row, kept with its text (the next value replaces `text`).
+                Err(e) => self.peeked.push_back(Item::Bad { line, text: self.text.clone(), error: serde_message(&e) }),
             }
         }
-        Ok(match &self.peeked {
-            Some(Item::Row { .. }) => Some(self.current()),
-            _ => Some(""),
-        })
+        Ok((!self.peeked.is_empty()).then(Vec::new))
     }
 
-    /// Appends the next line of the current file to `buf`.
-    fn more(&mut self) -> Result<More> {
-        self.bytes.clear();
-        if !self.input.read_line(&mut self.bytes)? {
-            return Ok(More::End);
+    /// Opens the next file (skipping a UTF-8 byte order mark); false when there is none.
+    fn next_file(&mut self) -> Result<bool> {
+        if !self.input.advance() {
+            return Ok(false);
         }
-        Ok(match std::str::from_utf8(&self.bytes) {
-            Ok(s) => {
-                self.buf.push_str(s);
-                More::Line
+        self.split.new_file();
+        if let Some((name, r)) = &mut self.input.current {
+            if r.fill_buf().with_context(|| format!("reading {name}"))?.starts_with(b"\xef\xbb\xbf") {
+                r.consume(3);
             }
-            Err(_) => More::NotUtf8(String::from_utf8_lossy(&self.bytes).into_owned()),
-        })
+        }
+        Ok(true)
     }
 
     fn next(&mut self) -> Result<Option<Item>> {
-        if let Some(item) = self.peeked.take() {
-            return Ok(Some(item));
+        match self.peeked.pop_front() {
+            Some(item) => Ok(Some(item)),
+            None => self.read(),
         }
+    }
+
+    /// The next value of the input.
+    fn read(&mut self) -> Result<Option<Item>> {
+        // The last value's buffer, for the next one.
+        self.split.buf = std::mem::take(&mut self.text).into_bytes();
         if !self.started {
             self.started = true;
-            if !self.input.advance() {
+            if !self.next_file()? {
                 return Ok(None);
             }
         }
         loop {
-            // Skip blanks (and an array's commas and brackets), counting lines.
-            let rest = &self.buf[self.pos..];
-            let skip = rest
-                .find(|c: char| !(c.is_whitespace() || (self.in_array && (c == ',' || c == ']'))))
-                .unwrap_or(rest.len());
-            let skipped = &rest[..skip];
-            self.line += skipped.matches('\n').count() as u64;
-            if self.in_array && skipped.contains(']') {
-                self.in_array = false;
-            }
-            self.pos += skip;
-            if self.pos == self.buf.len() {
-                self.buf.clear();
-                self.pos = 0;
-                match self.more()? {
-                    More::NotUtf8(text) => return Ok(Some(self.not_utf8(text))),
-                    More::Line => continue,
-                    More::End => {
-                        if !self.input.advance() {
-                            return Ok(None);
-                        }
-                        self.line = 1;
-                        self.in_array = false;
-                        continue;
-                    }
+            let Some((name, r)) = &mut self.input.current else { return Ok(None) };
+            let chunk = r.fill_buf().with_context(|| format!("reading {name}"))?;
+            let found = if chunk.is_empty() {
+                match self.split.end_of_file() {
+                    Some(found) => found,
+                    None if self.next_file()? => continue,
+                    None => return Ok(None),
                 }
-            }
-            if !self.in_array && self.buf[self.pos..].starts_with('[') {
-                self.in_array = true;
-                self.pos += 1;
-                continue;
-            }
-            let mut values = serde_json::Deserializer::from_str(&self.buf[self.pos..]).into_iter::<&RawValue>();
-            match values.next() {
-                Some(Ok(_)) => {
-                    let end = self.pos + values.byte_offset();
-                    let line = self.line;
-                    self.line += self.buf[self.pos..end].matches('\n').count() as u64;
-                    self.value = (self.pos, end);
-                    self.pos = end;
-                    return Ok(Some(Item::Row { line }));
+            } else {
+                let (used, found) = self.split.feed(chunk);
+                r.consume(used);
+                match found {
+                    Some(found) => found,
+                    None => continue,
                 }
-                Some(Err(e)) if e.is_eof() => {
-                    // A value spanning lines: read on (a new line keeps `buf`, so
-                    // positions stay valid).
-                    match self.more()? {
-                        More::Line => continue,
-                        More::NotUtf8(text) => {
-                            self.pos = self.buf.len();
-                            return Ok(Some(self.not_utf8(text)));
-                        }
-                        More::End => {
-                            let text = self.buf[self.pos..].to_string();
-                            let line = self.line;
-                            self.pos = self.buf.len();
-                            return Ok(Some(Item::Bad {
-                                line,
-                                text,
-                                error: "the input ends inside this value".into(),
-                            }));
-                        }
-                    }
-                }
-                None => unreachable!("text that is not blank is a value or an error"),
-                Some(Err(e)) => {
-                    // Malformed: give up the rest of this line, resume on the next.
-                    let rest = &self.buf[self.pos..];
-                    let end = rest.find('\n').map_or(rest.len(), |i| i + 1);
-                    let (line, text) = (self.line, rest[..end].to_string());
-                    self.pos += end;
-                    self.line += 1;
-                    return Ok(Some(Item::Bad { line, text, error: serde_message(&e) }));
-                }
-            }
+            };
+            return self.item(found).map(Some);
         }
+    }
+
+    /// What the splitter found, as an item; a value too long ends the reading.
+    fn item(&mut self, found: Found) -> Result<Item> {
+        let lossy = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        Ok(match found {
+            Found::Value { line } => match String::from_utf8(std::mem::take(&mut self.split.buf)) {
+                Ok(text) => {
+                    self.text = text;
+                    Item::Row { line }
+                }
+                Err(e) => Item::Bad { line, text: lossy(e.as_bytes()), error: "not valid UTF-8".into() },
+            },
+            Found::Bad { line, error } => Item::Bad { line, text: lossy(&self.split.buf), error },
+            Found::TooLong { line } => {
+                return Err(usage(format!(
+                    "{}:{line}: a value longer than {} MiB, the most one row may hold (a bracket or quote never closed? not JSON?); reading stopped",
+                    self.input.current_name(),
+                    split::MAX_VALUE >> 20
+                )))
+            }
+        })
     }
 }
 
@@ -909,6 +969,18 @@ mod tests {
         assert_eq!(to_text("null", int4(), false), Ok(None));
         assert_eq!(to_text("\"abc\"", int4(), false), Err("value \"abc\" is not an integer".into()));
         assert!(to_text("40000", Kind::from_pg("int2", -1), false).unwrap_err().contains("out of range"));
+        // Issue 13 item 3: integers exactly, never through f64.
+        let int8 = || Kind::from_pg("int8", -1);
+        assert_eq!(to_text("9223372036854775807", int8(), false), Ok(Some("9223372036854775807".into())));
+        assert_eq!(to_text("-9223372036854775808", int8(), false), Ok(Some("-9223372036854775808".into())));
+        for out in ["9223372036854775808", "-9223372036854775809", "1e19", "1e400", "\"99999999999999999999\""] {
+            assert!(to_text(out, int8(), false).unwrap_err().contains("out of range"), "{out}");
+        }
+        assert_eq!(to_text("922337203685477580.7e1", int8(), false), Ok(Some("9223372036854775807".into())));
+        assert_eq!(to_text("12.50e1", int4(), false), Ok(Some("125".into())));
+        assert_eq!(to_text("-0.0", int4(), false), Ok(Some("0".into())));
+        assert!(to_text("1.0000000000000001", int8(), false).unwrap_err().contains("not an integer"));
+        assert!(to_text("1e-400", int8(), false).unwrap_err().contains("not an integer"));
         assert!(to_text("1.5", int4(), false).is_err());
         assert_eq!(to_text("2.5e1", Kind::Float { bits: 64 }, false), Ok(Some("2.5e1".into())));
         assert!(to_text("true", Kind::Float { bits: 64 }, false).is_err());
@@ -1013,23 +1085,97 @@ mod tests {
 
     #[test]
     fn bad_rows_are_named_by_line_and_skipped_or_stop_the_reading() {
+        // Line 2 is cut short after a key; line 4's object is not closed.
         let input =
-            b"{\"a\": 1}\n{\"a\": 2, \"b\": \n{\"a\": \"x\"}\n{\"a\": 4, \"c\": 1}\n{\"b\": \"no a\"}\n{\"a\": 6}\n";
+            b"{\"a\": 1}\n{\"a\": 2, \"b\": \n{\"a\": \"x\"}\n{\"a\": 4, \"c\": 1\n{\"b\": \"no a\"}\n{\"a\": 6}\n";
         let (rows, stats, rejects) = read(input, OnError::Skip).unwrap();
         assert_eq!(rows, ["1|-", "6|-"]);
         assert_eq!((stats.rows_read, stats.rejected), (6, 4));
         let rejects: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         let lines: Vec<u64> = rejects.iter().map(|r| r["line"].as_u64().unwrap()).collect();
         assert_eq!(lines, [2, 3, 4, 5]);
+        assert_eq!(rejects[0]["input"], "{\"a\": 2, \"b\":");
         assert_eq!(rejects[1]["input"], "{\"a\": \"x\"}");
         assert_eq!(rejects[1]["error"], "column \"a\": value \"x\" is not an integer");
-        assert!(rejects[2]["error"].as_str().unwrap().contains("key \"c\" is not a column"), "{}", rejects[2]);
+        assert_eq!(rejects[2]["input"], "{\"a\": 4, \"c\": 1");
+        assert_eq!(rejects[2]["error"], "expected `,` or `}`, found `{`");
         assert!(rejects[3]["error"].as_str().unwrap().contains("NOT NULL"), "{}", rejects[3]);
 
         let (rows, stats, _) = read(input, OnError::Abort).unwrap();
         assert_eq!(rows, ["1|-"]);
         assert_eq!((stats.rows_read, stats.rejected), (2, 1));
         assert!(stats.abort.as_deref().unwrap().starts_with("in.json:2: "), "{:?}", stats.abort);
+    }
+
+    /// Issue 13 item 2: a lone surrogate (`"\ud800"`) panicked the producer;
+    /// it is a rejected row with its line. A syntax error mid-line rejects
+    /// the rest of that line; a byte order mark is skipped.
+    #[test]
+    fn lone_surrogates_and_garbage_are_rejected_rows() {
+        let input = "\u{feff}{\"a\": 1, \"b\": \"\\ud800\"}\n{\"a\": 2}\n{\"a\": 3} x y\n\0\0\n{\"a\": 5, \"b\": \"\\ud83d\\ude00\"}\n";
+        let (rows, stats, rejects) = read(input.as_bytes(), OnError::Skip).unwrap();
+        assert_eq!(rows, ["2|-", "3|-", "5|😀"]);
+        assert_eq!((stats.rows_read, stats.rejected), (6, 3));
+        let rejects: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<u64> = rejects.iter().map(|r| r["line"].as_u64().unwrap()).collect();
+        assert_eq!(lines, [1, 3, 4]);
+        // Bad rows before the first object are rejected in order too.
+        let (rows, stats, _) = read(b"x\n42\n{\"a\": 3}\n", OnError::Skip).unwrap();
+        assert_eq!((rows, stats.rows_read, stats.rejected), (vec!["3|-".to_string()], 3, 2));
+        assert!(
+            rejects[0]["error"].as_str().unwrap().contains("column \"b\": value \"\\ud800\" is not text"),
+            "{}",
+            rejects[0]
+        );
+        assert_eq!(rejects[1]["input"], "x y");
+        assert_eq!(rejects[2]["error"], "expected a JSON value, found byte 0x00");
+    }
+
+    /// Issue 14 item 3: a value longer than the limit stops the reading with
+    /// its file and line (`/dev/zero` aborted the process, out of memory).
+    #[test]
+    fn a_value_over_the_limit_stops_the_reading_with_its_line() {
+        let long = format!("{{\"a\": 1}}\n\n{{\"b\": \"{}\"}}\n", "x".repeat(100));
+        let mut r = Reader::with_limit(Input::from_bytes("in.json", long.into_bytes()).unwrap(), 64);
+        assert!(matches!(r.next(), Ok(Some(Item::Row { line: 1 }))));
+        let e = r.next().err().expect("refused").to_string();
+        assert!(e.starts_with("in.json:3: a value longer than 64 MiB"), "{e}");
+        let mut r = Reader::with_limit(Input::open(&["/dev/zero".into()]).unwrap(), 1 << 20);
+        let e = r.next().err().expect("refused").to_string();
+        assert!(e.starts_with("/dev/zero:1: a value longer than"), "{e}");
+        assert!(r.split.buf.len() <= (1 << 20) + (64 << 10), "read {} bytes", r.split.buf.len());
+    }
+
+    /// Issue 14 item 3: a one-line top-level array is read element by
+    /// element: what the reader holds stays the size of one row (it held the
+    /// whole line: a 96 MB array peaked at 217 MB).
+    #[test]
+    fn a_top_level_array_is_streamed() {
+        struct Array(u64);
+        impl Read for Array {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let text = match self.0 {
+                    0 => "[".to_string(),
+                    200_000 => "{\"a\": 200000}]".to_string(),
+                    n if n > 200_000 => return Ok(0),
+                    n => format!("{{\"a\": {n}, \"b\": \"row {n}\"}},"),
+                };
+                self.0 += 1;
+                buf[..text.len()].copy_from_slice(text.as_bytes());
+                Ok(text.len())
+            }
+        }
+        let input = Input::from_reader("big.json", Box::new(BufReader::new(Array(0))));
+        let mut r = Reader::new(input);
+        let (mut rows, mut held) = (0u64, 0);
+        while let Some(item) = r.next().unwrap() {
+            assert!(matches!(item, Item::Row { .. }));
+            rows += 1;
+            held = held.max(r.text.capacity() + r.split.buf.capacity());
+        }
+        assert_eq!(rows, 200_000);
+        assert!(held < 1024, "the reader held {held} bytes");
+        assert!(r.split.work <= 2 * 6_000_000, "{} bytes looked at", r.split.work);
     }
 
     #[test]
@@ -1048,11 +1194,32 @@ mod tests {
         assert_eq!(total, size);
         let mut lines = Vec::new();
         while input.advance() {
-            while input.read_line(&mut lines).unwrap() {}
+            input.current.as_mut().unwrap().1.read_to_end(&mut lines).unwrap();
         }
         assert_eq!(String::from_utf8(lines).unwrap().lines().count(), 3);
         assert_eq!(read.load(Ordering::Relaxed), size, "every byte of both files, the gzip one as stored");
         assert!(Input::open(&["-".into()]).unwrap().progress().is_none(), "stdin has no size");
+    }
+
+    /// Issue 14 item 3: a pretty-printed file (a top-level array of a few
+    /// thousand objects over many lines each) took time quadratic in its size.
+    #[test]
+    fn pretty_printed_input_is_read_in_linear_time() {
+        let mut rows: Vec<serde_json::Value> =
+            (0..4000).map(|i| serde_json::json!({"a": i, "b": format!("row {i}")})).collect();
+        // And one row of 20,000 lines.
+        rows.push(serde_json::json!({"a": 4000, "b": (0..20_000).collect::<Vec<u32>>()}));
+        let started = std::time::Instant::now();
+        let (read_rows, stats, _) =
+            read(serde_json::to_string_pretty(&rows).unwrap().as_bytes(), OnError::Abort).unwrap();
+        assert_eq!((read_rows.len(), stats.rejected), (4001, 0));
+        assert_eq!(read_rows[3999], "3999|row 3999");
+        let pretty = serde_json::to_string_pretty(&rows).unwrap();
+        let mut r = Reader::new(Input::from_bytes("pretty.json", pretty.clone().into_bytes()).unwrap());
+        while r.next().unwrap().is_some() {}
+        assert!(r.split.work <= 2 * pretty.len() as u64, "{} bytes looked at for {}", r.split.work, pretty.len());
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "4,001 pretty rows took {took:?}");
     }
 
     #[test]

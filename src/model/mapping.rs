@@ -299,6 +299,16 @@ mod tests {
         assert!(err("a: int").contains("needs arguments"));
     }
 
+    /// Issue 13 item 2: the widest finite range is taken; a bound that is not
+    /// finite is refused when the mapping is read.
+    #[test]
+    fn float_ranges_take_any_finite_bounds() {
+        let m = Mapping::parse("f: {float: [-1e308, 1e308]}", "map.yml").unwrap();
+        assert_eq!(m.get("f").unwrap().fake, Some(Fake::Float { lo: -1e308, hi: 1e308 }));
+        let e = err("f: {float: [0, .inf]}");
+        assert!(e.starts_with("map.yml:1:") && e.contains("finite"), "{e}");
+    }
+
     #[test]
     fn unknown_columns_are_refused_with_a_suggestion() {
         let m = Mapping::parse("\nemial: email", "map.yml").unwrap();

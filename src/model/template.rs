@@ -19,6 +19,7 @@ use minijinja::{context, AutoEscape, Environment, Error, ErrorKind, UndefinedBeh
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use super::fake::uniform_float;
 use super::{rng_for, Purpose};
 use crate::error::usage;
 
@@ -118,10 +119,13 @@ fn register_functions(env: &mut Environment<'static>, state: &Shared) {
     });
     let s = state.clone();
     env.add_function("uniform", move |a: f64, b: f64| -> Result<f64, Error> {
-        if a.partial_cmp(&b) != Some(std::cmp::Ordering::Less) {
+        if !(a.is_finite() && b.is_finite()) {
+            return Err(invalid(format!("uniform({a}, {b}): both bounds must be finite numbers")));
+        }
+        if a >= b {
             return Err(invalid(format!("uniform({a}, {b}): the first bound must be below the second")));
         }
-        Ok(lock(&s).rng.random_range(a..b))
+        Ok(uniform_float(&mut lock(&s).rng, a, b))
     });
     let s = state.clone();
     env.add_function("choice", move |items: Value| -> Result<Value, Error> {
@@ -137,13 +141,17 @@ fn register_functions(env: &mut Environment<'static>, state: &Shared) {
         Ok(format!("{prefix}{}", lock(&s).rng.random_range(1..=n)))
     });
     let s = state.clone();
-    env.add_function("walk", move |name: String, start: f64, step: f64| -> f64 {
+    // The walk stays within the finite floats: a body never holds `inf`.
+    env.add_function("walk", move |name: String, start: f64, step: f64| -> Result<f64, Error> {
+        if !(start.is_finite() && step.is_finite()) {
+            return Err(invalid(format!("walk({name:?}, {start}, {step}): start and step must be finite numbers")));
+        }
         let mut st = lock(&s);
-        let delta = if step > 0.0 { st.rng.random_range(-step..=step) } else { 0.0 };
+        let delta = if step > 0.0 { uniform_float(&mut st.rng, -step, step) } else { 0.0 };
         let v = st.walks.entry(name).or_insert(start);
         let now = *v;
-        *v += delta;
-        now
+        *v = (*v + delta).clamp(f64::MIN, f64::MAX);
+        Ok(now)
     });
     let s = state.clone();
     env.add_function("uuid", move || -> String {
@@ -221,6 +229,20 @@ mod tests {
         assert_eq!(v[0], 10.0);
         assert!(v.windows(2).all(|w| (w[1] - w[0]).abs() <= 1.0));
         assert!(v.windows(2).any(|w| w[1] != w[0]));
+    }
+
+    /// Issue 13 item 2: `uniform` and `walk` over ranges wider than f64
+    /// holds (rand panicked) give finite values; bounds that are not finite
+    /// are refused when the template is checked.
+    #[test]
+    fn extreme_float_ranges_give_finite_values() {
+        for source in ["{{ uniform(-1e308, 1e308) }}", "{{ walk('w', 0, 1.7e308) }}"] {
+            for body in bodies(source, 1, 0, 200) {
+                assert!(body.parse::<f64>().is_ok_and(f64::is_finite), "{source}: {body}");
+            }
+        }
+        let err = BodyTemplate::from_source("{{ uniform(0, 1e309) }}", "t.j2").unwrap_err();
+        assert!(err.to_string().contains("finite"), "{err}");
     }
 
     #[test]

@@ -606,6 +606,7 @@ mod tests {
         has_all(&at("[{int: 80}]"), &["int takes two whole numbers", "found `80`"]);
         has_all(&at("[{float: [2, 2]}]"), &["{float: [2, 2]} is an empty range"]);
         has_all(&at("[{float: [a, 2]}]"), &["float takes two numbers"]);
+        has_all(&at("[{float: [-.inf, 2]}]"), &["queries.yml:3:", "not a finite number"]);
         has_all(&at("[{choice: []}]"), &["choice takes a non-empty list"]);
         has_all(&at("[{choice: [a, [b]]}]"), &["choice takes constants", "found a list"]);
         has_all(&at("[{time_ago: 3600}]"), &["time_ago takes a duration with its unit", "found `3600`"]);

@@ -15,6 +15,8 @@ use postgres_types::{to_sql_checked, Format, IsNull, ToSql, Type};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::model::fake::uniform_float;
+
 /// PostgreSQL's binary timestamps count µs from 2000-01-01, not 1970-01-01.
 const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
 
@@ -61,7 +63,7 @@ impl ParamGen {
         match self {
             ParamGen::Const(v) => v.clone(),
             ParamGen::IntRange { lo, hi } => Value::Int(rng.random_range(*lo..=*hi)),
-            ParamGen::FloatRange { lo, hi } => Value::Float(rng.random_range(*lo..*hi)),
+            ParamGen::FloatRange { lo, hi } => Value::Float(uniform_float(rng, *lo, *hi)),
             ParamGen::Choice(values) => values[rng.random_range(0..values.len())].clone(),
             ParamGen::TimeAgo { max_us } => Value::Timestamp(now_us.saturating_sub(rng.random_range(0..=*max_us))),
         }
@@ -291,6 +293,11 @@ mod tests {
             assert!((NOW - 3_600_000_000..=NOW).contains(&t));
         }
         assert!(saw_lo && saw_hi, "both ends of an inclusive range are drawn");
+        // Issue 13 item 2: a range wider than f64 can hold (rand panicked on it).
+        for _ in 0..2_000 {
+            let Value::Float(f) = ParamGen::FloatRange { lo: -1e308, hi: 1e308 }.sample(&mut r, NOW) else { panic!() };
+            assert!(f.is_finite() && (-1e308..1e308).contains(&f), "{f}");
+        }
         let choice = ParamGen::Choice(vec![Value::Text("a".into()), Value::Int(2)]);
         for _ in 0..100 {
             assert!(matches!(choice.sample(&mut r, NOW), Value::Text(_) | Value::Int(2)));

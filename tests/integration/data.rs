@@ -25,6 +25,12 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("data::json_skip_writes_exactly_the_bad_rows", json_skip_writes_exactly_the_bad_rows),
         ("data::json_unknown_column_mismatch_and_empty_input", json_unknown_column_mismatch_and_empty_input),
         ("data::json_gzip_and_arrays", json_gzip_and_arrays),
+        ("data::json_values_are_kept_exactly", json_values_are_kept_exactly),
+        (
+            "data::json_default_columns_do_not_depend_on_a_bad_first_row",
+            json_default_columns_do_not_depend_on_a_bad_first_row,
+        ),
+        ("data::json_lone_surrogate_is_a_rejected_row", json_lone_surrogate_is_a_rejected_row),
         ("data::reports_match_the_schema", reports_match_the_schema),
         ("data::ctrl_c_stops_both_with_a_partial_report", ctrl_c_stops_both_with_a_partial_report),
     ]
@@ -215,6 +221,157 @@ fn json_round_trip_of_every_column_type(ctx: &Ctx) -> Result<()> {
         ensure(got == want, || format!("{method}: content differs after the round trip"))?;
     }
     Ok(())
+}
+
+/// The columns of `json_exact` and their types.
+const EXACT: [(&str, &str); 9] = [
+    ("s", "int2"),
+    ("i", "int4"),
+    ("b", "int8"),
+    ("n", "numeric(20,3)"),
+    ("nn", "numeric"),
+    ("r", "float4"),
+    ("d", "float8"),
+    ("ts", "timestamp"),
+    ("tz", "timestamptz"),
+];
+
+/// Issue 13 item 3: boundary values of every integer width, numeric, float4/8
+/// (maxima, smallest normals, subnormals) and timestamps land exactly as the
+/// file has them (the server's text of each stored value equals the server's
+/// text of the file's value cast to the column's type); values out of range
+/// are rejected rows with their line (9223372036854775808 was stored as
+/// 9223372036854775807).
+fn json_values_are_kept_exactly(ctx: &Ctx) -> Result<()> {
+    let columns: Vec<String> = EXACT.iter().map(|(c, t)| format!("{c} {t}")).collect();
+    create(ctx, "json_exact", &format!("id int PRIMARY KEY, {}", columns.join(", ")))?;
+    let good = [
+        r#"{"id": 1, "s": -32768, "i": -2147483648, "b": -9223372036854775808}"#,
+        r#"{"id": 2, "s": 32767, "i": 2147483647, "b": 9223372036854775807}"#,
+        r#"{"id": 3, "n": 12345678901234567.0, "nn": 1.0000000000000001, "b": 1e3}"#,
+        r#"{"id": 4, "n": -99999999999999999.999, "nn": "123456789012345678901234567890.123456789"}"#,
+        r#"{"id": 5, "r": 3.4028235e38, "d": 1.7976931348623157e308}"#,
+        r#"{"id": 6, "r": 1.17549435e-38, "d": 2.2250738585072014e-308}"#,
+        r#"{"id": 7, "r": 1e-45, "d": 5e-324, "nn": 0.1}"#,
+        r#"{"id": 8, "ts": "2024-02-29 23:59:59.999999", "tz": "2024-06-30T12:34:56.123456+05:30"}"#,
+        r#"{"id": 9, "ts": "1970-01-01T00:00:00", "tz": "1999-12-31 23:59:59.5-08"}"#,
+    ];
+    let bad = [
+        (10, r#"{"id": 10, "s": 32768}"#),
+        (11, r#"{"id": 11, "i": -2147483649}"#),
+        (12, r#"{"id": 12, "b": 9223372036854775808}"#),
+        (13, r#"{"id": 13, "b": -9223372036854775809}"#),
+        (14, r#"{"id": 14, "n": 123456789012345678.5}"#),
+    ];
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("exact.json");
+    let text: Vec<&str> = good.iter().copied().chain(bad.iter().map(|(_, t)| *t)).collect();
+    std::fs::write(&file, text.join("\n"))?;
+    let rejects = dir.path().join("rejects.jsonl");
+    let args = format!("--table json_exact --on-error skip --rejects {} {}", rejects.display(), file.display());
+    let out = json(ctx, &args)?;
+    ok(&out, "exact")?;
+    ensure(out.report.throughput.rows == good.len() as u64, || format!("{} rows", out.report.throughput.rows))?;
+    for row in good {
+        let row: std::collections::HashMap<String, Box<serde_json::value::RawValue>> = serde_json::from_str(row)?;
+        let id = row["id"].get();
+        for (column, ty) in EXACT {
+            // The file's own text of the value (the JSON number's digits).
+            let literal = match row.get(column).map(|v| v.get()) {
+                None => continue,
+                Some(text) if text.starts_with('"') => serde_json::from_str::<String>(text)?,
+                Some(text) => text.to_string(),
+            };
+            // PostgreSQL reads `1e3` as a number, not as an integer's text.
+            let via = if ty.starts_with("int") { "::numeric" } else { "" };
+            let (stored, wanted) = {
+                let r = ctx.query(&format!(
+                    "SET TIME ZONE 'UTC'; SELECT {column}::text, '{literal}'{via}::{ty}::text FROM json_exact WHERE id = {id}"
+                ))?;
+                let r = r.into_iter().next().context("row missing")?;
+                (r[0].clone(), r[1].clone())
+            };
+            ensure(stored == wanted && stored.is_some(), || {
+                format!("id {id} column {column}: stored {stored:?}, the file has {literal} ({wanted:?})")
+            })?;
+        }
+    }
+    // serde_json turns `1.0000000000000001` into 1.0 and `12345678901234567.0` into 1.2345678901234568e16.
+    let nn = ctx.scalar("SELECT n::text || ' ' || nn::text FROM json_exact WHERE id = 3")?;
+    ensure(nn == "12345678901234567.000 1.0000000000000001", || nn.clone())?;
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&rejects)?.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let got: Vec<(u64, bool)> = lines
+        .iter()
+        .map(|l| {
+            let error = l["error"].as_str().unwrap_or("");
+            (l["line"].as_u64().unwrap_or(0), error.contains("out of range") || error.contains("does not fit"))
+        })
+        .collect();
+    let want: Vec<(u64, bool)> = bad.iter().map(|(l, _)| (*l, true)).collect();
+    ensure(got == want, || format!("rejects {lines:?}"))
+}
+
+/// Issue 13 item 3: which columns a batch sends is decided by the first row
+/// that is a JSON object, not by a byte order mark or garbage before it
+/// (they made later rows lose their values of columns with a default: ids
+/// stored as 0); a row that disagrees with it is rejected, not written
+/// without its value.
+fn json_default_columns_do_not_depend_on_a_bad_first_row(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_defaults", "id int8 DEFAULT 0, v int, note text DEFAULT 'none'")?;
+    let dir = tempfile::tempdir()?;
+    let rejects = dir.path().join("rejects.jsonl");
+    let inputs = [
+        ("garbage.json", "garbage\n{\"id\": 5, \"v\": 1}\n{\"id\": 6, \"v\": 2}\n{\"v\": 3}\n"),
+        ("bom.json", "\u{feff}{\"id\": 7, \"v\": 4}\n{\"id\": 8, \"v\": 5, \"note\": \"x\"}\n"),
+    ];
+    let mut files = Vec::new();
+    for (name, text) in inputs {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text)?;
+        files.push(path.display().to_string());
+    }
+    let args = format!("--table json_defaults --on-error skip --rejects {} {}", rejects.display(), files.join(" "));
+    ok(&json(ctx, &args)?, "defaults")?;
+    let rows = ctx.scalar("SELECT string_agg(id || ':' || v || ':' || note, ' ' ORDER BY v) FROM json_defaults")?;
+    ensure(rows == "5:1:none 6:2:none 7:4:none", || format!("table has {rows}"))?;
+    let text = std::fs::read_to_string(&rejects)?;
+    let lines: Vec<serde_json::Value> = text.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let got: Vec<(String, u64)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["file"].as_str().unwrap_or("").rsplit('/').next().unwrap_or("").to_string(),
+                l["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let want = [("garbage.json", 1), ("garbage.json", 4), ("bom.json", 2)].map(|(f, l)| (f.to_string(), l));
+    ensure(got == want, || text.clone())?;
+    ensure(lines[1]["error"].as_str().unwrap_or("").contains("column \"id\" has a default"), || text.clone())?;
+    ensure(lines[2]["error"].as_str().unwrap_or("").contains("key \"note\" names a column with a default"), || {
+        text.clone()
+    })
+}
+
+/// Issue 13 item 2: a lone surrogate (`"\ud800"`) among 2,001 lines
+/// panicked the producer (1,500 committed, exit 0); it is one rejected row
+/// with its line, and the 2,000 others are written.
+fn json_lone_surrogate_is_a_rejected_row(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_surrogate", "id int PRIMARY KEY, v text")?;
+    let dir = tempfile::tempdir()?;
+    let file = rows_file(&dir, "in.json", 2001, &[(1600, r#"{"id": 1600, "v": "\ud800"}"#)])?;
+    let rejects = dir.path().join("rejects.jsonl");
+    let out = json(ctx, &format!("--table json_surrogate --on-error skip --rejects {} {file}", rejects.display()))?;
+    ok(&out, "surrogate")?;
+    let r = &out.report;
+    ensure(r.throughput.rows == 2000 && r.rejected_rows == Some(1) && r.rows_read == Some(2001), || {
+        format!("rows {} rejected {:?} read {:?}", r.throughput.rows, r.rejected_rows, r.rows_read)
+    })?;
+    let text = std::fs::read_to_string(&rejects)?;
+    ensure(text.contains("\"line\":1600") && text.contains("is not text"), || text.clone())?;
+    let n = ctx.scalar("SELECT count(*) FROM json_surrogate")?;
+    ensure(n == "2000", || format!("table has {n} rows"))
 }
 
 /// `n` good rows for `json_rows (id int primary key, v text)`, with `bad`
