@@ -8,6 +8,8 @@ pub mod config;
 pub mod dialect;
 pub mod encode;
 pub mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod model;
 pub mod report;
 pub mod run;
