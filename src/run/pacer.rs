@@ -61,22 +61,16 @@ impl Schedule {
 /// whose expiry wakes tokio's own event loop, so the worker sleeps (no
 /// spinning, no CPU at low rates) and other tasks run meanwhile. Where there
 /// is no timerfd (not Linux, or it could not be made), tokio's timer.
+#[derive(Default)]
 pub struct Clock {
+    /// Made at the first sleep (a closed loop never sleeps, and needs no
+    /// file descriptor); `None` inside when it could not be made.
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    timer: Option<tokio::io::unix::AsyncFd<precise::Timer>>,
-}
-
-impl Default for Clock {
-    /// Must be called inside the runtime (the timer registers with it).
-    fn default() -> Clock {
-        Clock {
-            #[cfg(any(target_os = "linux", target_os = "android"))]
-            timer: precise::Timer::new().and_then(precise::Timer::register).ok(),
-        }
-    }
+    timer: std::cell::OnceCell<Option<tokio::io::unix::AsyncFd<precise::Timer>>>,
 }
 
 impl Clock {
+    /// Sleeps until `at`; inside the runtime (the timer registers with it).
     pub async fn sleep_until(&mut self, at: Instant) {
         if at.saturating_duration_since(Instant::now()) <= YIELD_BELOW {
             while Instant::now() < at {
@@ -85,7 +79,7 @@ impl Clock {
             return;
         }
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        if let Some(timer) = &self.timer {
+        if let Some(timer) = self.timer.get_or_init(|| precise::Timer::new().and_then(precise::Timer::register).ok()) {
             if precise::sleep_until(timer, at).await.is_ok() {
                 return;
             }
