@@ -8,7 +8,7 @@
 //! Input: JSON lines, concatenated objects (a value may span lines), or
 //! top-level arrays of objects, from files or stdin; gzip is recognised by
 //! its magic bytes, whatever the file's name. The input is cut into values
-//! in one pass that keeps only the current one (see [`split`]: memory and
+//! in one pass that keeps only the current one (see the `split` module: memory and
 //! time bounded, a value at most 64 MiB); a row's text is then read with
 //! `serde_json`'s raw values and converted straight into the batch's column
 //! buffers: no JSON tree is built per row.
@@ -826,7 +826,7 @@ enum Item {
 /// How many values [`Reader::first_keys`] looks through for a JSON object.
 const FIRST_OBJECT_WITHIN: usize = 1000;
 
-/// The input cut into values (see [`split`]), each checked to be UTF-8.
+/// The input cut into values (see the `split` module), each checked to be UTF-8.
 struct Reader {
     input: Input,
     split: Splitter,

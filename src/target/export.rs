@@ -116,7 +116,7 @@ fn crate_share(workers: u32) -> String {
 }
 
 /// The SELECT of worker `worker` of `workers` reading a CrateDB table
-/// through a cursor: its share of the rows ([`crate_share`]).
+/// through a cursor: its share of the rows (`crate_share`).
 pub fn crate_select(table: &TableName, worker: u32, workers: u32) -> String {
     match workers {
         1 => format!("SELECT * FROM {}", table.sql()),
