@@ -7,6 +7,7 @@
 #   bench/ingest-vs-copy.sh                 # 1 and 2 workers, 5,000,000 rows, 3 rounds
 #   ROWS=10000000 ROUNDS=5 bench/ingest-vs-copy.sh
 #   TRANSPORT=tcp bench/ingest-vs-copy.sh   # loopback TCP instead of the Unix socket
+#   MEASURED=/path/to/other/dbload bench/ingest-vs-copy.sh  # another build's ingest, same server and rows
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,26 +16,14 @@ ROUNDS=${ROUNDS:-3}
 BATCH=${BATCH:-10000}
 DRY_ROWS=${DRY_ROWS:-50000000}
 DBLOAD=${DBLOAD:-./target/release/dbload}
+# The build whose ingest is measured; DBLOAD runs the server and makes the rows.
+MEASURED=${MEASURED:-$DBLOAD}
 START=2024-01-01T00:00:00Z
 [ -x "$DBLOAD" ] || cargo build --release
 
-work=$(mktemp -d /tmp/dbload-bench-XXXXXX)
-chmod 755 "$work"
-server_log="$work/server.txt"
-
-# A throwaway server from dbload itself, left running with --keep.
-"$DBLOAD" ingest --keep --rows 1 --table warmup --quiet --output json >/dev/null 2>"$server_log"
-url=$(sed -n 's/.*keeps running at \([^ ]*\) .*/\1/p' "$server_log")
-data=$(sed -n 's/.*(data in \([^)]*\)).*/\1/p' "$server_log")
-[ -n "$url" ] || { cat "$server_log" >&2; exit 1; }
-# Over the server's Unix socket, as dbload's throwaway target connects; TRANSPORT=tcp for loopback TCP.
-[ "${TRANSPORT:-socket}" = socket ] && url="$url?host=$(dirname "$data")"
-stop_server() {
-  kill -INT "$(head -1 "$data/postmaster.pid")" 2>/dev/null || true
-  sleep 2
-  rm -rf "$work" "$(dirname "$data")"
-}
-trap stop_server EXIT
+# shellcheck source=bench/server.sh
+. bench/server.sh
+start_server
 
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 sql() { psql -X -q -v ON_ERROR_STOP=1 "$url" "$@"; }
@@ -71,7 +60,7 @@ run_pair() {
 
     sql -c "TRUNCATE $table" -c "CHECKPOINT"
     local report
-    report=$("$DBLOAD" ingest --url "$url" --table "$table" --append --rows "$ROWS" --workers "$workers" \
+    report=$("$MEASURED" ingest --url "$url" --table "$table" --append --rows "$ROWS" --workers "$workers" \
       --batch-size "$BATCH" --start "$START" --method copy --quiet --output json)
     t0=$(echo "$report" | json_field '["wall_s"]')
     dbload_rates+=("$(awk -v n="$ROWS" -v s="$t0" 'BEGIN{printf "%.0f", n/s}')")
@@ -90,6 +79,6 @@ run_pair() {
 echo "dbload $("$DBLOAD" --version | cut -d' ' -f2) vs server-side COPY; $(nproc) cores; medians of $ROUNDS rounds" >&2
 run_pair 1
 run_pair 2
-dry=$("$DBLOAD" ingest --dry-run --rows "$DRY_ROWS" --quiet --output json)
+dry=$("$MEASURED" ingest --dry-run --rows "$DRY_ROWS" --quiet --output json)
 printf 'dry run (generation + binary COPY encoding, %s workers): %.0f rows/s\n' \
   "$(echo "$dry" | json_field '["setup"]["workers"]')" "$(echo "$dry" | json_field '["rows_per_sec"]')"

@@ -16,22 +16,9 @@ DURATION=${DURATION:-5s}
 DBLOAD=${DBLOAD:-./target/release/dbload}
 [ -x "$DBLOAD" ] || cargo build --release
 
-work=$(mktemp -d /tmp/dbload-bench-XXXXXX)
-chmod 755 "$work"
-server_log="$work/server.txt"
-
-# A throwaway server from dbload itself, left running with --keep.
-"$DBLOAD" ingest --keep --rows 1 --table warmup --quiet --output json >/dev/null 2>"$server_log"
-url=$(sed -n 's/.*keeps running at \([^ ]*\) .*/\1/p' "$server_log")
-data=$(sed -n 's/.*(data in \([^)]*\)).*/\1/p' "$server_log")
-[ -n "$url" ] || { cat "$server_log" >&2; exit 1; }
-url="$url?host=$(dirname "$data")"
-stop_server() {
-  kill -INT "$(head -1 "$data/postmaster.pid")" 2>/dev/null || true
-  sleep 2
-  rm -rf "$work" "$(dirname "$data")"
-}
-trap stop_server EXIT
+# shellcheck source=bench/server.sh
+. bench/server.sh
+start_server
 
 printf '%8s %10s %10s %10s %10s %12s %8s  %s\n' \
   rate/s achieved lag_p50_ms lag_p99_ms svc_p50_ms cpu_ms_per_s late load_1m

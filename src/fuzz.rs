@@ -368,6 +368,79 @@ fn command_line() -> impl Strategy<Value = Vec<String>> {
     })
 }
 
+/// JSON input as insert-json meets it: rows, arrays, pretty printing, and
+/// what breaks them (brackets never closed, lone surrogates, a BOM, raw
+/// bytes that are not UTF-8).
+fn json_input() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop_oneof![
+        prop::sample::select(vec![
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            " ",
+            "\n",
+            "\r\n",
+            "\"id\"",
+            "\"a b\"",
+            "\"\\\"\"",
+            "\"\\ud800\"",
+            "\"",
+            "\\",
+            "1",
+            "-0.5e308",
+            "9223372036854775808",
+            "true",
+            "nul",
+            "\u{feff}",
+            "{\"id\": 1, \"v\": \"x\"}\n",
+        ])
+        .prop_map(|t| t.as_bytes().to_vec()),
+        any::<u8>().prop_map(|b| vec![b]),
+    ];
+    prop::collection::vec(token, 0..80).prop_map(|t| t.concat())
+}
+
+/// What the splitter finds in `input` fed `chunk` bytes at a time, each
+/// find with the bytes it holds; it stops at a value over the limit, as the
+/// reader does. Fails if a call neither uses a byte nor finds anything.
+fn split_all(input: &[u8], chunk: usize, limit: usize) -> Vec<(String, Vec<u8>)> {
+    use crate::model::json::split::{Found, Splitter};
+    let mut s = Splitter::new(limit);
+    let (mut found, mut rest) = (Vec::new(), input);
+    for _ in 0..=2 * input.len() + 2 {
+        if rest.is_empty() {
+            found.extend(s.end_of_file().map(|f| (format!("{f:?}"), std::mem::take(&mut s.buf))));
+            return found;
+        }
+        let (used, f) = s.feed(&rest[..rest.len().min(chunk)]);
+        rest = &rest[used..];
+        match f {
+            Some(f @ Found::TooLong { .. }) => {
+                found.push((format!("{f:?}"), Vec::new()));
+                return found;
+            }
+            Some(f) => found.push((format!("{f:?}"), std::mem::take(&mut s.buf))),
+            None => assert!(used > 0, "no byte used and nothing found"),
+        }
+    }
+    panic!("the splitter made no progress on {:?}", String::from_utf8_lossy(input))
+}
+
+/// A password with the characters that URL parsers cut at (`/ ? @ # : %`)
+/// before a word that stands out (it cannot occur in a message by chance,
+/// so a message that shows it shows the password, or the part of it after
+/// the cut): the password and that word.
+fn password() -> impl Strategy<Value = (String, String)> {
+    (
+        "[A-Za-z0-9]{8,12}",
+        prop::collection::vec(prop::sample::select(vec!["/", "?", "@", "#", ":", "%", "%2F", ""]), 0..3),
+    )
+        .prop_map(|(word, cuts)| (format!("p{}{word}", cuts.concat()), word))
+}
+
 mod laws {
     use std::path::PathBuf;
 
@@ -437,6 +510,42 @@ mod laws {
                 };
                 let _ = MixedConfig::resolve(args, &no_env);
             });
+        }
+
+        /// Whatever the input, the splitter answers, and how the input is
+        /// cut into reads (a pipe, a file, gzip) does not change what it finds.
+        #[test]
+        fn json_input_splits_alike_in_any_chunks(input in json_input(), chunk in 1usize..17, small: bool) {
+            let limit = if small { 48 } else { crate::model::json::split::MAX_VALUE };
+            let shown = String::from_utf8_lossy(&input).into_owned();
+            let whole = answers(&shown, { let input = input.clone(); move || split_all(&input, usize::MAX, limit) });
+            let cut = answers(&shown, move || split_all(&input, chunk, limit));
+            prop_assert_eq!(whole, cut);
+        }
+
+        /// No form of URL shows its password: not in the redacted form that
+        /// reports print, not in any error about the URL.
+        #[test]
+        fn urls_never_show_their_password((pw, word) in password(), form in 0usize..6, rest in "(/[a-z]{0,3})?(\\?[a-z]=1)?") {
+            let url = match form {
+                0 => format!("postgres://u:{pw}@h:5432{rest}"),
+                1 => format!("postgresql://u:{pw}@h1,h2{rest}"),
+                2 => format!("cratedb://u:{pw}@h:4200{rest}"),
+                3 => format!("http://u:{pw}@h:8080{rest}"),
+                4 => format!("https://u:{pw}@{rest}"),
+                _ => format!("ftp://u:{pw}@h{rest}"),
+            };
+            let shown = answers(&url.clone(), move || {
+                let errors = |e: anyhow::Error| format!("{e:#}");
+                [
+                    PgTarget::from_url(&url, "--url", &no_env).map(|t| t.redacted().to_string()).unwrap_or_else(errors),
+                    CrateTarget::parse(&url, "--url", false).map(|t| t.redacted().to_string()).unwrap_or_else(errors),
+                    Endpoint::parse(&url, "URL").map(|e| e.redacted).unwrap_or_else(errors),
+                ]
+            });
+            for text in shown {
+                prop_assert!(!text.contains(&word), "{text:?} shows the password {pw:?}");
+            }
         }
 
         #[test]

@@ -44,7 +44,7 @@ use super::{table, Batch, Schema};
 use crate::error::usage;
 use crate::yaml::{did_you_mean, suggest};
 
-mod split;
+pub(crate) mod split;
 use split::{Found, Splitter};
 
 /// What to do with a row that cannot be written.
