@@ -150,10 +150,14 @@ impl LocalPostgres {
         let settings = server_settings(opts);
         let (postmaster, port) =
             start_postmaster(&binaries.postgres, &dir, &data_dir, &settings, account.as_ref(), opts.keep)?;
-        // Both host names libpq looks up: 127.0.0.1 for TCP, and localhost,
-        // which stands for a Unix socket in a password file.
-        let passfile =
-            format!("127.0.0.1:{port}:*:{SUPERUSER}:{password}\nlocalhost:{port}:*:{SUPERUSER}:{password}\n");
+        // The host names libpq looks up: 127.0.0.1 for TCP, and for the Unix
+        // socket in `dir` that directory itself (libpq reads `localhost` as
+        // a socket only in its default socket directory), escaped as a
+        // password file's fields are.
+        let socket_host = dir.display().to_string().replace('\\', "\\\\").replace(':', "\\:");
+        let passfile = [&*socket_host, "127.0.0.1", "localhost"]
+            .map(|host| format!("{host}:{port}:*:{SUPERUSER}:{password}\n"))
+            .concat();
         let mut postmaster = postmaster;
         if let Err(err) = write_private(&dir.join(PASSFILE), &passfile) {
             stop(&mut postmaster);

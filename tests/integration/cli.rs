@@ -247,6 +247,11 @@ fn throwaway_server_admits_its_owner_only(_: &Ctx) -> Result<()> {
         Command::new("sh").arg("-c").arg(format!("{connect} -Atc 'SELECT count(*) FROM measurement'")).output()?;
     let count = String::from_utf8_lossy(&psql.stdout).trim().to_owned();
     ensure(count == "1000", || format!("psql as printed: {count} {}", String::from_utf8_lossy(&psql.stderr)))?;
+    // Over the Unix socket too: libpq finds the password by the socket's
+    // directory (its `localhost` means its own default directory only).
+    let socket = connect.replace("-h 127.0.0.1", &format!("-h {}", dir.display()));
+    let psql = Command::new("sh").arg("-c").arg(format!("{socket} -w -Atc 'SELECT 1'")).output()?;
+    ensure(psql.status.success(), || format!("psql over the socket: {}", String::from_utf8_lossy(&psql.stderr)))?;
     let url = line("dbload ... --url ")?;
     let url = url.trim_start_matches("dbload ... --url ").trim_matches('\'').to_owned();
     let (code, _, err) = dbload_bin(&["timeit", "--url", &url, "-s", "select 1", "--repeat", "1", "--quiet"], &[]);
