@@ -25,7 +25,7 @@ use tokio_postgres::{Client, CopyOutStream};
 use super::cratedb_http::{CrateConn, CrateTarget};
 use super::cursor::{raw_values, Cursor, CURSOR};
 use super::sink::classify;
-use super::PgTarget;
+use super::{Canceller, PgTarget};
 use crate::cli::ExportFormat;
 use crate::dialect::{literal, TableName};
 use crate::encode::binary_text::RowText;
@@ -365,11 +365,22 @@ impl Executor<Chunk> for ExportWorker {
             ExportWorker::Cursor(w) => w.transfer(chunk).await,
         }
     }
+
+    /// A COPY still streaming when the run gave up on it (Ctrl-C or the
+    /// deadline, and the grace after it) is cancelled on the server, which
+    /// would otherwise produce the rest of its rows for nobody.
+    async fn cancel(&mut self) {
+        if let ExportWorker::Copy(w) = self {
+            w.cancel.cancel().await;
+        }
+    }
 }
 
 /// A worker reading a COPY stream.
 pub struct CopyWorker {
     client: Client,
+    /// Stops the COPY on the server when the run gives up on a chunk.
+    cancel: Canceller,
     copy: String,
     /// Started by the first chunk, so the server's work is measured.
     stream: Option<Pin<Box<CopyOutStream>>>,
@@ -397,7 +408,9 @@ impl CopyWorker {
             ExportFormat::Json => Decode::Json(JsonLines::default()),
             ExportFormat::Csv => Decode::Csv { header_pending: true },
         };
-        let w = CopyWorker { client, copy, stream: None, decode, file, chunk_rows: chunk_rows as u64, ended: false };
+        let cancel = pg.canceller(&client);
+        let chunk_rows = chunk_rows as u64;
+        let w = CopyWorker { client, cancel, copy, stream: None, decode, file, chunk_rows, ended: false };
         Ok(ExportWorker::Copy(Box::new(w)))
     }
 
