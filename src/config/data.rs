@@ -31,7 +31,7 @@ pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<Stri
     let day_us = 86_400_000_000;
     let anchor_us = chrono::Utc::now().timestamp_micros().div_euclid(day_us) * day_us;
     let spec = table::Spec { mapping, workers: a.bulk.concurrency, anchor_us, columns: Vec::new(), cratedb: false };
-    let rows = split_rows(a.num_records, a.bulk.concurrency.max(1));
+    let rows = split_rows(a.num_records, super::connections("--concurrency", a.bulk.concurrency, "worker")?);
     resolve("insert-fake-data", ModelSpec::Table(spec), &a.table, a.target, a.bulk, a.output, rows, a.seed, env)
 }
 
@@ -78,9 +78,7 @@ fn resolve(
     seed: u64,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<IngestConfig> {
-    if bulk.concurrency == 0 {
-        return Err(usage("--concurrency 0: need at least 1"));
-    }
+    super::connections("--concurrency", bulk.concurrency, "worker")?;
     if bulk.bulk_size == 0 {
         return Err(usage("--bulk-size 0: a batch needs at least 1 row"));
     }

@@ -151,8 +151,7 @@ impl HttpConfig {
         }
         let rate = super::check_rate(a.rate, "requests")?;
         let vus = match (a.vus, rate) {
-            (Some(0), _) => return Err(usage("--vus 0: need at least 1 virtual user")),
-            (Some(n), _) => n,
+            (Some(n), _) => super::connections("--vus", n, "virtual user")?,
             (None, Some(r)) => default_in_flight(r, MAX_DEFAULT_VUS),
             (None, None) => 1,
         };
@@ -291,6 +290,7 @@ mod tests {
     #[test]
     fn bad_values_name_the_option() {
         assert!(err("http://h --vus 0").contains("--vus"));
+        assert!(err("http://h --vus 4294967295").contains("at most 100000"));
         assert!(err("http://h --rate=-3").contains("--rate"));
         assert!(err("http://h --iterations 0").contains("--iterations"));
         assert!(err("http://h --duration 0s").contains("--duration"));

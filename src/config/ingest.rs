@@ -145,8 +145,7 @@ impl IngestConfig {
     /// Resolve the flags. `env` reads environment variables (injected for tests).
     pub fn resolve(a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
         let workers = match a.workers {
-            Some(0) => return Err(usage("--workers 0: need at least 1 worker")),
-            Some(w) => w,
+            Some(w) => super::connections("--workers", w, "worker")?,
             None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         };
         if a.batch_size == 0 {
@@ -469,6 +468,8 @@ mod tests {
         assert!(err("--batch-size 0").contains("--batch-size"));
         assert!(err("--metrics 101").contains("--metrics 101"));
         assert!(err("--workers 0").contains("--workers"));
+        // Issue 14 (fuzz): a count of connections that would take minutes to set up.
+        assert!(err("--workers 100001").contains("--workers 100001: at most 100000"));
         assert!(err("--rows 0").contains("--rows"));
         assert!(err("--rate=-5").contains("--rate"));
         assert!(err("--warmup soon").contains("--warmup"));

@@ -179,6 +179,24 @@ pub fn check_rate(rate: Option<f64>, unit: &str) -> Result<Option<f64>> {
     }
 }
 
+/// The most connections (workers, VUs) one run opens: far beyond any
+/// server's `max_connections` and a process's file descriptors, and a bound
+/// on what a run sets up per connection before it starts (`--concurrency
+/// 2147483647` spent minutes and gigabytes on that).
+pub const MAX_CONNECTIONS: u32 = 100_000;
+
+/// `--workers`, `--concurrency` or `--vus` (`flag`), each a connection of
+/// `what`'s: at least 1, at most [`MAX_CONNECTIONS`].
+pub fn connections(flag: &str, n: u32, what: &str) -> Result<u32> {
+    match n {
+        0 => Err(usage(format!("{flag} 0: need at least 1 {what}"))),
+        n if n > MAX_CONNECTIONS => {
+            Err(usage(format!("{flag} {n}: at most {MAX_CONNECTIONS} (each {what} opens a connection of its own)")))
+        }
+        n => Ok(n),
+    }
+}
+
 /// An operation of an open-loop run that starts later than this after its
 /// intended start is counted `late`: every worker was busy when its slot
 /// came. One due less than this before the run ended and not started is

@@ -97,8 +97,7 @@ impl QueryConfig {
     ) -> Result<Self> {
         super::check_rate(r.rate, "queries")?;
         let concurrency = match (r.concurrency, r.rate) {
-            (Some(0), _) => return Err(usage("--concurrency 0: need at least 1 connection")),
-            (Some(n), _) => n,
+            (Some(n), _) => super::connections("--concurrency", n, "query stream")?,
             (None, Some(rate)) => default_in_flight(rate, MAX_DEFAULT_CONCURRENCY),
             (None, None) => 1,
         };
@@ -163,5 +162,18 @@ mod tests {
     fn statements_split_on_semicolons_outside_quotes() {
         let script = "-- a comment\nselect 1; select ';' -- trailing\n;\n\nselect \"a;b\" from t";
         assert_eq!(split_statements(script), vec!["select 1", "select ';'", "select \"a;b\" from t"]);
+    }
+
+    /// Found by `bench/fuzz.sh`: `--concurrency 2147483647` set up that many
+    /// query streams before the run (minutes, gigabytes) instead of refusing.
+    #[test]
+    fn concurrency_beyond_any_server_is_refused() {
+        use clap::Parser;
+        let cli =
+            crate::cli::Cli::try_parse_from(["dbload", "timeit", "-s", "select 1", "--concurrency", "2147483647"]);
+        let crate::cli::Command::Timeit(a) = cli.unwrap().command else { unreachable!("timeit") };
+        let e = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().starts_with("--concurrency 2147483647: at most 100000"), "{e}");
     }
 }

@@ -54,8 +54,8 @@ impl ExportConfig {
             (None, Some(q)) => ExportSource::Query(query(&q, "--query")?),
             (None, None) => unreachable!("clap requires --table or --query"),
         };
-        let workers = match (&source, a.workers) {
-            (_, Some(0)) => return Err(usage("--workers 0: need at least 1 worker")),
+        let given = a.workers.map(|w| super::connections("--workers", w, "worker")).transpose()?;
+        let workers = match (&source, given) {
             (ExportSource::Query(_), Some(w)) if w > 1 => {
                 return Err(usage(format!(
                     "--workers {w} with --query: a query's rows are read by one worker (only a table \
@@ -135,8 +135,7 @@ pub struct FromSqlConfig {
 impl FromSqlConfig {
     pub fn resolve(a: InsertFromSqlArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<FromSqlConfig> {
         let workers = match a.workers {
-            Some(0) => return Err(usage("--workers 0: need at least 1 worker")),
-            Some(w) => w,
+            Some(w) => super::connections("--workers", w, "worker")?,
             None => cpus(),
         };
         if a.batch_size == 0 {

@@ -282,6 +282,16 @@ impl Splitter {
                 }
             }
         };
+        // What ends on the byte that takes it over the limit is too long as
+        // well (the check above counts the bytes before each one, and a
+        // string's run is taken at once): the same finds however the input
+        // is cut into reads.
+        let found = match found {
+            Some(Found::Value { .. } | Found::Bad { .. }) if self.buf.len() + (i - kept) > self.limit => {
+                Some(Found::TooLong { line: self.start })
+            }
+            found => found,
+        };
         self.buf.extend_from_slice(&chunk[kept..i]);
         (i, found)
     }
