@@ -194,7 +194,8 @@ impl IngestConfig {
             }
         }
         let rate = super::check_rate(a.rate, "rows")?;
-        let total = rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc + r));
+        // None: no total (a duration run), or one past u64 (refused below: past the clock).
+        let total = rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc.checked_add(r)?));
         let total_flag = if a.rows.is_some() { "--rows" } else { "--measurements" };
         let warmup = parse_warmup(a.warmup.as_deref(), workers, "rows", total.map(|n| (n, total_flag)))?;
 
@@ -430,9 +431,13 @@ mod tests {
 
     #[test]
     fn rows_or_rate_beyond_the_clock_are_refused() {
-        for args in
-            ["--rows 18446744073709551614", "--rows 100000000000000 --workers 1", "--measurements 100000000000000000"]
-        {
+        for args in [
+            "--rows 18446744073709551614",
+            "--rows 100000000000000 --workers 1",
+            "--measurements 100000000000000000",
+            // Found by bench/fuzz.sh: the total of the workers' rows overflowed.
+            "--measurements 922337203685477581",
+        ] {
             let e = err(args);
             assert!(e.starts_with(args.split(" --").next().unwrap()) && e.contains("out of range"), "{args}: {e}");
         }
