@@ -32,11 +32,24 @@ pub struct WorkloadOutcome {
 }
 
 pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken) -> Result<MixedOutcome> {
+    // A part that stops on its own (a panic, failures without end) stops the
+    // others too, rather than leaving them to run their whole duration: the
+    // run has failed, and the stopped part's report says why.
+    let parts = cancel.child_token();
+    let stops_the_others = |stopped: bool| {
+        if stopped {
+            parts.cancel();
+        }
+    };
     let (ready, ready_rx) = oneshot::channel();
     let (go_tx, go) = oneshot::channel();
     let ingesting = async {
         match &cfg.ingest {
-            Some(i) => ingest(i, Some(target), cancel.clone(), Some(Gate { ready, go })).await.map(Some),
+            Some(i) => {
+                let out = ingest(i, Some(target), parts.clone(), Some(Gate { ready, go })).await?;
+                stops_the_others(out.stopped.is_some());
+                anyhow::Ok(Some(out))
+            }
             None => Ok(None),
         }
     };
@@ -49,9 +62,14 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
             Some(i) if cfg.baseline => Some(table_rows(i, target).await?),
             _ => None,
         };
-        let before = alone(cfg, target, &cancel).await?;
+        let before = alone(cfg, target, &parts).await?;
         let _ = go_tx.send(());
-        let under_load = try_join_all(cfg.workloads.iter().map(|(_, w)| queries(w, target, cancel.clone()))).await?;
+        let under_load = try_join_all(cfg.workloads.iter().map(|(_, w)| async {
+            let out = queries(w, target, parts.clone()).await?;
+            stops_the_others(out.stopped.is_some());
+            anyhow::Ok(out)
+        }))
+        .await?;
         Ok((before, rows_before, under_load))
     };
     let (ingest, (mut before, rows_before, under_load)) = tokio::try_join!(ingesting, querying)?;
@@ -59,7 +77,7 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
         (Some(i), Some(rows_before)) => Some((rows_before, table_rows(i, target).await?)),
         _ => None,
     };
-    let mut after = alone(cfg, target, &cancel).await?;
+    let mut after = alone(cfg, target, &parts).await?;
     before.resize_with(under_load.len(), || None);
     after.resize_with(under_load.len(), || None);
     let workloads = under_load
@@ -71,7 +89,7 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
 }
 
 /// With `--baseline`: each workload alone, one after another (none once
-/// Ctrl-C was pressed).
+/// Ctrl-C was pressed or a part stopped the run).
 async fn alone(cfg: &MixedConfig, target: &Target, cancel: &CancellationToken) -> Result<Vec<Option<QueryOutcome>>> {
     let mut out = Vec::with_capacity(cfg.workloads.len());
     for (_, w) in &cfg.workloads {

@@ -20,6 +20,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("pacing::warmup_count_is_taken_out_of_the_total", warmup_count_is_taken_out_of_the_total),
         ("pacing::baseline_brackets_the_mixed_phase", baseline_brackets_the_mixed_phase),
         ("pacing::mixed_run_that_fell_behind_fails", mixed_run_that_fell_behind_fails),
+        ("pacing::a_part_that_stops_stops_the_mixed_run", a_part_that_stops_stops_the_mixed_run),
     ]
 }
 
@@ -204,4 +205,29 @@ fn mixed_run_that_fell_behind_fails(ctx: &Ctx) -> Result<()> {
     let behind = r["behind"].as_array().context("behind[]")?;
     ensure(behind.iter().any(|p| p == "workload count under load"), || format!("behind: {behind:?}"))?;
     ensure(r["workloads"][0]["under_load"]["dropped"].as_u64() > Some(0), || stdout.clone())
+}
+
+/// Issue 13 item 2: a part of a mixed run that stops on its own (here a
+/// query that fails at every execution, 1,000 times over 5 s) stops the
+/// other parts too, instead of leaving them to run their 30 s; the run
+/// fails and says why.
+fn a_part_that_stops_stops_the_mixed_run(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mixed = mixed_file(&dir, "pacing_stopped", "")?;
+    let failing = std::fs::read_to_string(&mixed)?
+        .replace("duration: 1s", "duration: 30s")
+        .replace("batch_size: 1000", "batch_size: 1000\n  rate: 2000")
+        .replace("select count(*) from pacing_stopped", "select 1 / (random() * 0)::int");
+    std::fs::write(&mixed, failing)?;
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = dbload_bin(&["run", &mixed, "--url", &ctx.url, "--output", "json"], &[]);
+    let took = started.elapsed();
+    ensure(code == 1, || format!("exit {code}: {stderr}\n{stdout}"))?;
+    ensure(took < std::time::Duration::from_secs(20), || format!("ran {took:?} of its 30 s"))?;
+    let r = json(&stdout)?;
+    ensure(r["status"] == "failed" && r["stopped"].as_str().is_some_and(|s| s.contains("all failed")), || {
+        format!("status {} stopped {}", r["status"], r["stopped"])
+    })?;
+    let ingested = r["ingest"]["duration_s"].as_f64().context("ingest duration_s")?;
+    ensure(ingested < 20.0, || format!("the ingest part ran {ingested} s"))
 }
