@@ -72,11 +72,14 @@ impl HttpConfig {
             let label = format!("--body ({} bytes)", text.len());
             (text.into_bytes(), Some(label), true, None)
         } else if let Some(path) = &a.body_file {
-            let bytes = read_body_file(path, MAX_BODY_FILE)?;
+            let bytes = read_limited("--body-file", path, MAX_BODY_FILE)?;
             let label = format!("{} ({} bytes)", path.display(), bytes.len());
             (bytes, Some(label), true, None)
         } else if let Some(path) = &a.body_template {
-            (Vec::new(), None, true, Some(BodyTemplate::load(path)?))
+            let shown = path.display().to_string();
+            let source = String::from_utf8(read_limited("--body-template", path, MAX_BODY_FILE)?)
+                .map_err(|e| usage(format!("--body-template {shown}: not UTF-8 text ({})", e.utf8_error())))?;
+            (Vec::new(), None, true, Some(BodyTemplate::from_source(&source, &shown)?))
         } else {
             (Vec::new(), None, false, None)
         };
@@ -213,18 +216,19 @@ fn redact_header(h: &str) -> String {
     }
 }
 
-/// Reads `--body-file`, refusing it once it has more than `limit` bytes
-/// (at most `limit + 1` are read, so an endless device ends the reading).
-fn read_body_file(path: &std::path::Path, limit: u64) -> Result<Vec<u8>> {
+/// Reads `--body-file` or `--body-template` (`flag`), refusing it once it
+/// has more than `limit` bytes (at most `limit + 1` are read, so an endless
+/// device ends the reading).
+fn read_limited(flag: &str, path: &std::path::Path, limit: u64) -> Result<Vec<u8>> {
     use std::io::Read as _;
     let shown = path.display();
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| usage(format!("--body-file {shown}: cannot be read ({e})")))?;
+        .map_err(|e| usage(format!("{flag} {shown}: cannot be read ({e})")))?;
     if bytes.len() as u64 > limit {
         return Err(usage(format!(
-            "--body-file {shown}: larger than {} MiB, the most a request body may hold; give a smaller file",
+            "{flag} {shown}: larger than {} MiB, the most a request body may hold; give a smaller file",
             limit >> 20
         )));
     }
@@ -280,6 +284,9 @@ mod tests {
     fn body_file_is_read_up_to_its_limit() {
         let e = err("http://h --body-file /dev/zero");
         assert!(e.contains("--body-file /dev/zero") && e.contains("64 MiB"), "{e}");
+        // A template too (it was read whole, without a limit).
+        let e = err("http://h --body-template /dev/zero");
+        assert!(e.contains("--body-template /dev/zero") && e.contains("64 MiB"), "{e}");
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), "{\"a\": 1}").unwrap();
         let c = resolve(&format!("http://h --body-file {}", file.path().display())).unwrap();

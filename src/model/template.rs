@@ -10,7 +10,6 @@
 //! thread, never on the send path.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::Result;
@@ -34,18 +33,9 @@ pub struct BodyTemplate {
 }
 
 impl BodyTemplate {
-    /// Reads and checks `--body-template FILE`: a syntax error, an unknown
-    /// function or variable is reported now, with its line, not mid-run.
-    pub fn load(path: &Path) -> Result<BodyTemplate> {
-        let file = path.display().to_string();
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("--body-template {file}: cannot be read ({e})")))?;
-        let template = BodyTemplate { source, file };
-        template.check()?;
-        Ok(template)
-    }
-
-    /// A template given as text (tests, and what `load` reads).
+    /// Checks a template (`--body-template FILE`, read by the HTTP
+    /// configuration): a syntax error, an unknown function or variable is
+    /// reported now, with its line, not mid-run.
     pub fn from_source(source: &str, file: &str) -> Result<BodyTemplate> {
         let template = BodyTemplate { source: source.to_owned(), file: file.to_owned() };
         template.check()?;
