@@ -24,6 +24,9 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["lib"]:
         print(m["executable"])')
 [ -x "$bin" ] || { echo "fuzz.sh: could not build the unit tests" >&2; exit 2; }
+# A copy of its own: a build while it fuzzes replaces cargo's file under it.
+cp "$bin" "bench/out/fuzz-$$" && bin="bench/out/fuzz-$$"
+trap 'rm -f "$bin"' EXIT
 
 mapfile -t all < <("$bin" --list fuzz::laws:: 2>/dev/null | sed -n 's/^fuzz::laws::\(.*\): test$/\1/p')
 wanted=("${@:-${all[@]}}")
