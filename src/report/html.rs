@@ -390,7 +390,7 @@ mod tests {
     /// A workload's report as JSON, shaped like `QueryReport`'s.
     fn workload(timeline: Json, latency: Json) -> Json {
         json!({
-            "schema_version": 1, "dbload_version": "0.1.0", "command": "workload",
+            "schema_version": 2, "dbload_version": "0.1.0", "command": "workload",
             "status": "failed", "exit_code": 1, "fail_if": [],
             "count": 120, "errors": 3, "qps": 60.0, "duration_s": 2.0, "wall_s": 2.1,
             "latency_ms": latency, "service_time_ms": null, "schedule_lag_ms": null, "warmup": null,
@@ -506,7 +506,7 @@ mod tests {
     fn a_mixed_run_has_a_section_per_part() {
         let w = workload(timeline(), latency());
         let run = json!({
-            "schema_version": 1, "dbload_version": "0.1.0", "command": "run", "status": "failed", "exit_code": 1,
+            "schema_version": 2, "dbload_version": "0.1.0", "command": "run", "status": "failed", "exit_code": 1,
             "fail_if": [{"condition": "errors > 0", "held": true}],
             "ingest": serde_json::to_value(crate::report::text::tests::report("")).unwrap(),
             "workloads": [{"name": "dashboards", "under_load": w, "alone_before": w, "alone_after": w}],

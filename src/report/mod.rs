@@ -28,7 +28,7 @@ use crate::stats::{LatencySummary, Recorder};
 use fail_if::Condition;
 
 /// Bumped when a field changes meaning or disappears (adding one is not).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What every report opens with: the contract its JSON follows, the dbload
 /// that wrote it and the command. Flattened, so the keys stay at the top.
