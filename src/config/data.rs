@@ -217,6 +217,7 @@ mod tests {
         for (args, culprit) in [
             ("--table t --num-records 0", "--num-records"),
             ("--table t --concurrency 0", "--concurrency"),
+            ("--table t --concurrency 2147483648", "--concurrency 2147483648: at most 100000"),
             ("--table t --bulk-size 0", "--bulk-size"),
             ("--table a.b.c", "--table"),
             ("--table t --mapping /nonexistent.yml", "--mapping"),
