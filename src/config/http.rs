@@ -142,8 +142,10 @@ impl HttpConfig {
             headers.push(("Content-Type".into(), "application/json".into()));
         }
 
-        if a.threads == Some(0) {
-            return Err(usage("--threads 0: need at least 1 thread"));
+        // A thread per core is what the runtime can use; far more is a typo
+        // (and each starts a thread of the OS before the run).
+        if let Some(n @ (0 | 1025..)) = a.threads {
+            return Err(usage(format!("--threads {n}: give 1 to 1024 runtime threads (default: one per CPU)")));
         }
         if a.timeout.is_zero() || a.timeout > MAX_TIMEOUT {
             return Err(usage(format!(
@@ -298,6 +300,8 @@ mod tests {
     fn bad_values_name_the_option() {
         assert!(err("http://h --vus 0").contains("--vus"));
         assert!(err("http://h --vus 4294967295").contains("at most 100000"));
+        assert!(err("http://h --threads 0").contains("--threads 0"));
+        assert!(err("http://h --threads 1000000").contains("--threads 1000000: give 1 to 1024"));
         assert!(err("http://h --rate=-3").contains("--rate"));
         assert!(err("http://h --iterations 0").contains("--iterations"));
         assert!(err("http://h --duration 0s").contains("--duration"));
