@@ -153,6 +153,18 @@ fn register_functions(env: &mut Environment<'static>, state: &Shared) {
     });
     env.add_function("now", || chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     env.add_function("now_ms", || chrono::Utc::now().timestamp_millis());
+    // minijinja's own `range`, with the bounds whose length it cannot
+    // compute refused: with a negative step it computes `start - end - step`
+    // unchecked, which overflows (a panic in debug builds) on bounds far
+    // apart (found by bench/fuzz.sh).
+    env.add_function("range", |lower: isize, upper: Option<isize>, step: Option<isize>| {
+        let (start, end) = upper.map_or((0, lower), |upper| (lower, upper));
+        let length = step.unwrap_or(1).checked_neg().and_then(|down| start.checked_sub(end)?.checked_add(down));
+        if length.is_none() || end.checked_sub(start).is_none() {
+            return Err(invalid(format!("range({lower}, {upper:?}, {step:?}): bounds too far apart")));
+        }
+        minijinja::functions::range(lower, upper, step)
+    });
 }
 
 /// Renders one VU's bodies, in order.
@@ -233,6 +245,19 @@ mod tests {
         }
         let err = BodyTemplate::from_source("{{ uniform(0, 1e309) }}", "t.j2").unwrap_err();
         assert!(err.to_string().contains("finite"), "{err}");
+    }
+
+    /// Found by bench/fuzz.sh: minijinja's `range` panicked (an overflow)
+    /// on bounds far apart with a negative step; it is refused instead.
+    #[test]
+    fn range_works_and_refuses_bounds_too_far_apart() {
+        assert_eq!(bodies("{% for i in range(3, 0, -1) %}{{ i }}{% endfor %}", 1, 0, 1), ["321"]);
+        let far = "{{ range(4736369230023204340, -2378042540194679616, -2108960266636891852) }}";
+        let e = match BodyTemplate::from_source(far, "b.j2") {
+            Err(e) => e.to_string(),
+            Ok(t) => t.renderer(1, 0).unwrap().render(&mut Vec::new()).unwrap_err().to_string(),
+        };
+        assert!(e.contains("too far apart"), "{e}");
     }
 
     #[test]
