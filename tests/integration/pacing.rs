@@ -4,11 +4,9 @@
 //! of the run's total everywhere, and `dbload run --baseline` brackets the
 //! mixed phase with a run alone before and after it.
 
-use std::io::Write as _;
-
 use anyhow::{Context, Result};
 
-use crate::support::{dbload_bin, ensure, Ctx};
+use crate::support::{dbload_bin, ensure, json, write_file, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -22,16 +20,6 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("pacing::mixed_run_that_fell_behind_fails", mixed_run_that_fell_behind_fails),
         ("pacing::a_part_that_stops_stops_the_mixed_run", a_part_that_stops_stops_the_mixed_run),
     ]
-}
-
-fn json(stdout: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(stdout).with_context(|| format!("not JSON: {stdout}"))
-}
-
-fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> Result<String> {
-    let path = dir.path().join(name);
-    std::fs::File::create(&path)?.write_all(text.as_bytes())?;
-    Ok(path.to_str().unwrap().to_string())
 }
 
 /// Runs `argv` (a paced run, JSON out) up to three times and returns the
@@ -77,7 +65,7 @@ fn not_held(r: &serde_json::Value, stdout: &str, what: &str) -> Result<()> {
 
 fn rate_not_held_is_said_by_timeit_and_workload(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let w = file(&dir, "slow.yml", "- query: select pg_sleep(0.01)\n  ratio: 1\n")?;
+    let w = write_file(&dir, "slow.yml", "- query: select pg_sleep(0.01)\n  ratio: 1\n")?;
     let runs: [(&str, Vec<&str>); 2] =
         [("timeit", vec!["timeit", "-s", "select pg_sleep(0.01)"]), ("workload", vec!["workload", &w])];
     for (what, args) in runs {
@@ -168,7 +156,7 @@ fn mixed_file(dir: &tempfile::TempDir, table: &str, workload_rate: &str) -> Resu
         "duration: 1s\ningest:\n  table: {table}\n  drop_table: true\n  workers: 1\n  batch_size: 1000\n\
          workloads:\n  - name: count\n    concurrency: 1\n{workload_rate}    queries:\n      - query: select count(*) from {table}\n        ratio: 1\n"
     );
-    file(dir, "mixed.yml", &yaml)
+    write_file(dir, "mixed.yml", &yaml)
 }
 
 fn baseline_brackets_the_mixed_phase(ctx: &Ctx) -> Result<()> {

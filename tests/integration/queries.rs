@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use anyhow::{Context, Result};
 
-use crate::support::{dbload_bin, ensure, Ctx};
+use crate::support::{dbload_bin, ensure, json, write_file, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -32,16 +32,6 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ),
         ("queries::bad_mixed_files_exit_2_naming_file_and_line", bad_mixed_files_exit_2_naming_file_and_line),
     ]
-}
-
-fn json(stdout: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(stdout).with_context(|| format!("not JSON: {stdout}"))
-}
-
-fn workload_file(dir: &tempfile::TempDir, name: &str, yaml: &str) -> Result<String> {
-    let path = dir.path().join(name);
-    std::fs::File::create(&path)?.write_all(yaml.as_bytes())?;
-    Ok(path.to_str().unwrap().to_string())
 }
 
 fn timeit_counts_and_percentiles(ctx: &Ctx) -> Result<()> {
@@ -119,7 +109,7 @@ fn timeit_protocols(ctx: &Ctx) -> Result<()> {
 
 fn workload_shares_converge_to_ratios(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let file = workload_file(
+    let file = write_file(
         &dir,
         "mix.yml",
         "- name: heavy\n  query: select $1::int + 1\n  ratio: 0.7\n  params: [{int: [1, 80]}]\n\
@@ -162,8 +152,7 @@ fn workload_shares_converge_to_ratios(ctx: &Ctx) -> Result<()> {
 fn seed_queries_yml_runs_unchanged(ctx: &Ctx) -> Result<()> {
     // nodeIngestBench's README (seed 001), the one-query file, as it is.
     let dir = tempfile::tempdir()?;
-    let file =
-        workload_file(&dir, "queries.yml", "---\n  - query: |\n      SELECT 1\n      ORDER BY 1\n    ratio: 1\n")?;
+    let file = write_file(&dir, "queries.yml", "---\n  - query: |\n      SELECT 1\n      ORDER BY 1\n    ratio: 1\n")?;
     let (code, stdout, stderr) =
         dbload_bin(&["workload", &file, "--url", &ctx.url, "--concurrency", "10", "--max-queries", "500"], &[]);
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
@@ -173,12 +162,12 @@ fn seed_queries_yml_runs_unchanged(ctx: &Ctx) -> Result<()> {
 fn bad_workload_files_exit_2_naming_file_and_line(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
     // The seed's own two-query example, with its `ration` typo on line 9.
-    let typo = workload_file(
+    let typo = write_file(
         &dir,
         "typo.yml",
         "---\n  - query: |\n      SELECT 1\n      ORDER BY 1\n    ratio: 0.4\n  - query: |\n      SELECT 2\n      ORDER BY 1\n    ration: 0.6\n",
     )?;
-    let bad_sum = workload_file(&dir, "sum.yml", "- query: select 1\n  ratio: 0.5\n- query: select 2\n  ratio: 0.4\n")?;
+    let bad_sum = write_file(&dir, "sum.yml", "- query: select 1\n  ratio: 0.5\n- query: select 2\n  ratio: 0.4\n")?;
     for (file, needles) in [(&typo, vec!["typo.yml", ":9", "ratio"]), (&bad_sum, vec!["sum.yml", "0.9"])] {
         let (code, stdout, stderr) = dbload_bin(&["workload", file, "--url", &ctx.url, "--max-queries", "10"], &[]);
         ensure(code == 2 && stdout.is_empty(), || format!("{file}: exit {code}: {stderr}"))?;
@@ -193,7 +182,7 @@ fn bad_workload_files_exit_2_naming_file_and_line(ctx: &Ctx) -> Result<()> {
 
 fn failing_query_is_counted_not_fatal(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let file = workload_file(
+    let file = write_file(
         &dir,
         "failing.yml",
         "- name: ok\n  query: select 1\n  ratio: 0.5\n- name: broken\n  query: select 1 / 0\n  ratio: 0.5\n",
@@ -360,7 +349,7 @@ fn query_reports_match_their_schema(ctx: &Ctx) -> Result<()> {
     let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/query-report.schema.json"))?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
     let dir = tempfile::tempdir()?;
-    let file = workload_file(&dir, "w.yml", "- query: select 1\n  ratio: 0.5\n- query: select 1 / 0\n  ratio: 0.5\n")?;
+    let file = write_file(&dir, "w.yml", "- query: select 1\n  ratio: 0.5\n- query: select 1 / 0\n  ratio: 0.5\n")?;
     let runs: [Vec<&str>; 3] = [
         vec!["timeit", "-s", "select 1", "--repeat", "20", "--warmup", "5", "--explain", "--fail-if", "p99_ms > 1000"],
         vec!["timeit", "-s", "select 1", "--rate", "100", "--duration", "1s"],
@@ -380,8 +369,8 @@ fn query_reports_match_their_schema(ctx: &Ctx) -> Result<()> {
 
 fn mixed_run_reports_ingest_and_queries_side_by_side(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    workload_file(&dir, "reads.yml", "- name: recent\n  query: select count(*) from mixed_m where device_id = $1\n  ratio: 1\n  params: [{int: [1, 20]}]\n")?;
-    let mixed = workload_file(
+    write_file(&dir, "reads.yml", "- name: recent\n  query: select count(*) from mixed_m where device_id = $1\n  ratio: 1\n  params: [{int: [1, 20]}]\n")?;
+    let mixed = write_file(
         &dir,
         "mixed.yml",
         "duration: 2s\ningest:\n  table: mixed_m\n  drop_table: true\n  workers: 1\n  batch_size: 2000\n  rate: 10000\n\
@@ -416,7 +405,7 @@ fn bad_mixed_files_exit_2_naming_file_and_line(ctx: &Ctx) -> Result<()> {
         ("html.yml", "duration: 1s\ningest:\n  html: r.html\n", vec!["html.yml:3", "--html"]),
         ("noq.yml", "duration: 1s\nworkloads:\n  - concurrency: 2\n", vec!["noq.yml:3", "queries"]),
     ] {
-        let file = workload_file(&dir, name, yaml)?;
+        let file = write_file(&dir, name, yaml)?;
         let (code, stdout, stderr) = dbload_bin(&["run", &file, "--url", &ctx.url], &[]);
         ensure(code == 2 && stdout.is_empty(), || format!("{name}: exit {code}: {stderr}"))?;
         for n in needles {

@@ -2,12 +2,11 @@
 //! succeed (issue 13 item 5), and at the deadline or on Ctrl-C with the
 //! statements still running cancelled on the server (item 9).
 
-use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::support::{dbload_bin, ensure, Ctx};
+use crate::support::{dbload_bin, ensure, write_file, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -32,12 +31,6 @@ fn refused_quickly(argv: &[&str], needles: &[&str]) -> Result<()> {
     ensure(needles.iter().all(|n| stderr.contains(n)), what)
 }
 
-fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> Result<String> {
-    let path = dir.path().join(name);
-    std::fs::File::create(&path)?.write_all(text.as_bytes())?;
-    Ok(path.to_str().context("temp path")?.to_string())
-}
-
 fn unpreparable_timeit(ctx: &Ctx) -> Result<()> {
     // The README's example on a database without its table.
     let sql = "select max(m1) from no_such_measurement where device_id = 3";
@@ -54,13 +47,13 @@ fn unpreparable_timeit(ctx: &Ctx) -> Result<()> {
 
 fn unpreparable_workload(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let no_params = file(
+    let no_params = write_file(
         &dir,
         "no_params.yml",
         "- name: ok\n  query: select 1\n  ratio: 0.5\n- name: by_device\n  query: select $1::int\n  ratio: 0.5\n",
     )?;
     let no_column =
-        file(&dir, "no_column.yml", "- name: cols\n  query: select no_such_column from pg_class\n  ratio: 1\n")?;
+        write_file(&dir, "no_column.yml", "- name: cols\n  query: select no_such_column from pg_class\n  ratio: 1\n")?;
     for protocol in ["simple", "extended", "prepared"] {
         let argv = ["workload", &no_params, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
         refused_quickly(&argv, &["query by_device", "1 placeholder(s)", "0 parameter(s)"])?;
@@ -72,7 +65,7 @@ fn unpreparable_workload(ctx: &Ctx) -> Result<()> {
 
 fn unpreparable_mixed_run(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let mixed = file(
+    let mixed = write_file(
         &dir,
         "mixed.yml",
         "duration: 30s\ningest:\n  table: stop_mixed\n  drop_table: true\n  workers: 1\n  rate: 1000\n\

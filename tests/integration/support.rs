@@ -287,3 +287,15 @@ pub fn private_tmp() -> Result<tempfile::TempDir> {
 pub fn entries(dir: &std::path::Path) -> Result<Vec<String>> {
     Ok(std::fs::read_dir(dir)?.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
 }
+
+/// A report printed as JSON (`--output json`), parsed.
+pub fn json(stdout: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(stdout).with_context(|| format!("not JSON: {stdout}"))
+}
+
+/// Writes `text` to `name` in `dir`; returns its path.
+pub fn write_file(dir: &tempfile::TempDir, name: &str, text: &str) -> Result<String> {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text)?;
+    Ok(path.to_str().context("a temporary path")?.to_string())
+}
