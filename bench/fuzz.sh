@@ -30,6 +30,10 @@ trap 'rm -f "$bin"' EXIT
 
 mapfile -t all < <("$bin" --list fuzz::laws:: 2>/dev/null | sed -n 's/^fuzz::laws::\(.*\): test$/\1/p')
 wanted=("${@:-${all[@]}}")
+# A name that matches no property would "pass" every round with no case run.
+for name in "${wanted[@]}"; do
+  [[ " ${all[*]} " == *" $name "* ]] || { echo "fuzz.sh: no property $name; there are: ${all[*]}" >&2; exit 2; }
+done
 
 status=0
 printf '%-28s %8s %10s %s\n' property seconds cases findings
