@@ -3,8 +3,9 @@
 //! histogram. The phase's recorders are merged into the run's one total and
 //! dropped as the phase ends: timeit runs each statement as a phase of its
 //! own, and keeping every phase's recorders (six histograms of 16 KiB or
-//! more each) until the report cost ~97 KiB per distinct statement
-//! (20,000 statements: 1.9 GiB).
+//! more each) until the report cost ~100 KiB per distinct statement
+//! (2,000 statements: 238 MiB peak, release build); a summary costs ~1 KiB
+//! with the statement's own text and report entry (2,000: 12 MiB).
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -109,9 +109,9 @@ fn timeit_protocols(ctx: &Ctx) -> Result<()> {
 }
 
 /// timeit runs each statement as a phase of its own. Each finished phase
-/// once kept its recorders (six histograms, ~97 KiB) until the report:
-/// 300 statements then peaked ~28 MiB above one. A phase now keeps a
-/// summary of a few hundred bytes; the allowance covers allocator noise.
+/// once kept its recorders (six histograms, ~100 KiB) until the report:
+/// 300 statements then peaked ~31 MiB above one (debug build); a phase's
+/// summary makes it ~1 MiB. The allowance (20 KiB each) covers allocator noise.
 fn timeit_memory_does_not_grow_per_statement(ctx: &Ctx) -> Result<()> {
     let peak_rss_mib = |statements: usize| -> Result<f64> {
         let stmts: Vec<String> = (1..=statements).map(|i| format!("select {i} as c{i}")).collect();
