@@ -140,7 +140,7 @@ impl HttpReport {
             http_req_failed_rate: if http_reqs > 0 { m.failed_batches as f64 / http_reqs as f64 } else { 0.0 },
             duration_s,
             wall_s: out.wall.as_secs_f64(),
-            error_classes: error_entries(rec),
+            error_classes: error_entries(&rec.errors),
             checks: spec
                 .checks
                 .iter()

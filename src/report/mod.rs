@@ -23,7 +23,7 @@ use crate::encode::Method;
 use crate::error::exit;
 use crate::run::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
-use crate::stats::recorder::{outage_windows, Phase, Resolution};
+use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};
 use crate::stats::{LatencySummary, Recorder};
 use fail_if::Condition;
 
@@ -420,9 +420,9 @@ pub fn timeline(rec: &Recorder) -> Vec<TimelineEntry> {
         .collect()
 }
 
-/// Failed operations by class, as reports show them.
-pub fn error_entries(rec: &Recorder) -> Vec<ErrorEntry> {
-    rec.errors
+/// Failed operations by class (a recorder's, or a query's), as reports show them.
+pub fn error_entries(errors: &BTreeMap<String, ErrorClass>) -> Vec<ErrorEntry> {
+    errors
         .iter()
         .map(|(class, e)| ErrorEntry { class: class.clone(), count: e.count, example: e.example.clone() })
         .collect()
@@ -665,7 +665,7 @@ impl Report {
             rejected_rows: input.as_ref().map(|i| i.rejected),
             input_error,
             accounting,
-            error_classes: error_entries(rec),
+            error_classes: error_entries(&rec.errors),
             latencies: Latencies::of(m, cfg.rate.is_some(), out.server_duration.as_ref()),
             pacing,
             warmup,

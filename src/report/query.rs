@@ -16,9 +16,8 @@ use super::{
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, Warmup};
-use crate::run::merge_histograms;
 use crate::run::queries::QueryOutcome;
-use crate::stats::{LatencySummary, Recorder};
+use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;
 
 #[derive(Debug, Clone, Serialize)]
@@ -99,17 +98,13 @@ pub struct QuerySetup {
 
 impl QueryReport {
     pub fn new(cfg: &QueryConfig, out: &QueryOutcome, target_url: Option<String>, throwaway: bool) -> QueryReport {
-        let mut total = Recorder::default();
         let mut queries = Vec::new();
         let mut duration_s = 0.0;
         let mut wall_s = 0.0;
         for phase in &out.phases {
-            let mut merged = Recorder::default();
-            phase.recorders.iter().for_each(|r| merged.merge(r));
-            let window = span_s(&merged.measured);
-            let attempted = merged.measured.batches + merged.measured.failed_batches;
-            for (i, (q, rec)) in phase.queries.iter().zip(&phase.recorders).enumerate() {
-                let m = &rec.measured;
+            let window = phase.summary.window.as_secs_f64();
+            let attempted = phase.summary.attempted();
+            for (i, (q, s)) in phase.queries.iter().zip(&phase.summary.queries).enumerate() {
                 let (explain, explain_error) = match phase.explains.get(i) {
                     Some(Ok(e)) => (Some(e.clone()), None),
                     Some(Err(e)) => (None, Some(e.clone())),
@@ -119,26 +114,25 @@ impl QueryReport {
                     name: q.name.clone(),
                     query: q.query.clone(),
                     ratio: q.ratio,
-                    share: if attempted > 0 { (m.batches + m.failed_batches) as f64 / attempted as f64 } else { 0.0 },
-                    count: m.batches,
-                    errors: m.failed_batches + rec.warmup.failed_batches,
-                    qps: per_sec(m.batches, window),
+                    share: if attempted > 0 { s.attempted() as f64 / attempted as f64 } else { 0.0 },
+                    count: s.ok,
+                    errors: s.failed + s.warmup_failed,
+                    qps: per_sec(s.ok, window),
                     duration_s: window,
-                    latency_ms: LatencySummary::of(&m.latency),
-                    error_classes: error_entries(rec),
+                    latency_ms: s.latency.clone(),
+                    error_classes: error_entries(&s.errors),
                     explain,
                     explain_error,
                 });
             }
             duration_s += window;
             wall_s += phase.wall.as_secs_f64();
-            total.merge(&merged);
         }
+        let total = &out.total;
         let m = &total.measured;
         let errors = m.failed_batches + total.warmup.failed_batches;
         let paced = cfg.rate.is_some();
         let setup = &out.setup;
-        let server_duration = merge_histograms(out.phases.iter().filter_map(|p| p.server_duration.as_ref()));
         let qps = per_sec(m.batches, duration_s);
         let dropped = out.phases.iter().filter_map(|p| p.dropped).reduce(|a, b| a + b);
         let pacing = Pacing::of(
@@ -163,17 +157,17 @@ impl QueryReport {
             qps,
             duration_s,
             wall_s,
-            latencies: Latencies::of(m, paced, server_duration.as_ref()),
+            latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
             pacing,
             warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
                 count: total.warmup.batches,
                 errors: total.warmup.failed_batches,
                 duration_s: span_s(&total.warmup),
             }),
-            error_classes: error_entries(&total),
+            error_classes: error_entries(&total.errors),
             queries,
             client: ClientReport::from(&out.cost),
-            timeline: timeline(&total),
+            timeline: timeline(total),
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
                 settings: Settings::of(setup),

@@ -119,7 +119,7 @@ impl TransferReport {
                 0,
             ),
             throughput,
-            error_classes: error_entries(rec),
+            error_classes: error_entries(&rec.errors),
             latency_ms: LatencySummary::of(&rec.measured.latency),
             source_error,
             files,

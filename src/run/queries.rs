@@ -13,7 +13,7 @@ use super::{describe_server, merge_histograms, progress::Progress, run_workers, 
 use crate::config::QueryConfig;
 use crate::model::{rng_for, Purpose};
 use crate::stats::cost::{ClientCost, CostMeter};
-use crate::stats::Recorder;
+use crate::stats::{PhaseSummary, Recorder};
 use crate::target::{Admin, Target};
 use crate::workload::explain::{self, Explain};
 use crate::workload::{self, Chooser, QueryRunner, QuerySpec};
@@ -21,13 +21,12 @@ use crate::workload::{self, Chooser, QueryRunner, QuerySpec};
 /// One group of queries measured together (a timeit statement, or the mix).
 pub struct PhaseOutcome {
     pub queries: Arc<[QuerySpec]>,
-    /// One per query, merged across workers.
-    pub recorders: Vec<Recorder>,
+    /// One per query, merged across workers. The recorders it was made of
+    /// went into [`QueryOutcome::total`]: a phase keeps no histogram.
+    pub summary: PhaseSummary,
     /// `--explain`: the plan of each query, or why there is none.
     pub explains: Vec<Result<Explain, String>>,
     pub wall: Duration,
-    /// CrateDB over HTTP: its own duration of each query, merged over workers.
-    pub server_duration: Option<Histogram<u64>>,
     /// Open loop: queries the schedule called for that never started.
     pub dropped: Option<u64>,
 }
@@ -35,6 +34,10 @@ pub struct PhaseOutcome {
 pub struct QueryOutcome {
     pub setup: Setup,
     pub phases: Vec<PhaseOutcome>,
+    /// Every phase's recorders merged: the run's totals, timeline and errors.
+    pub total: Recorder,
+    /// CrateDB over HTTP: its own duration of each query, merged over workers and phases.
+    pub server_duration: Option<Histogram<u64>>,
     pub interrupted: bool,
     /// Why the run stopped on its own before its end (a panic, or operations
     /// that all failed for a sustained stretch), if it did; later phases then did not run.
@@ -53,6 +56,8 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     }
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(cfg.phases.len());
+    let mut total = Recorder::default();
+    let mut server_duration = None;
     let mut stopped = None;
     for queries in &cfg.phases {
         if cancel.is_cancelled() || stopped.is_some() {
@@ -94,13 +99,15 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             })
             .collect();
         let (executors, recorders) = run_workers(&plan, pairs).await;
-        let server_duration = merge_histograms(executors.iter().filter_map(QueryRunner::server_duration));
+        let durations = executors.iter().filter_map(QueryRunner::server_duration);
+        server_duration = merge_histograms(server_duration.iter().chain(durations));
         let wall = plan.t0.elapsed();
         let dropped = plan.dropped(wall, cfg.max_queries);
         progress.finish().await;
         stopped = plan.stop.reason();
-        let queries = queries.clone();
-        phases.push(PhaseOutcome { queries, recorders, explains, wall, server_duration, dropped });
+        let summary = PhaseSummary::of(&recorders, &mut total);
+        phases.push(PhaseOutcome { queries: queries.clone(), summary, explains, wall, dropped });
     }
-    Ok(QueryOutcome { setup, phases, interrupted: cancel.is_cancelled(), stopped, cost: meter.stop() })
+    let interrupted = cancel.is_cancelled();
+    Ok(QueryOutcome { setup, phases, total, server_duration, interrupted, stopped, cost: meter.stop() })
 }

@@ -2,8 +2,10 @@
 //! at the end; percentiles always come from the merged histogram.
 
 pub mod cost;
+pub mod query;
 pub mod recorder;
 pub mod summary;
 
+pub use query::{PhaseSummary, QuerySummary};
 pub use recorder::{Live, OpError, Recorder};
 pub use summary::LatencySummary;

@@ -14,6 +14,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("queries::timeit_counts_and_percentiles", timeit_counts_and_percentiles),
         ("queries::timeit_reads_statements_from_stdin", timeit_reads_statements_from_stdin),
         ("queries::timeit_protocols", timeit_protocols),
+        ("queries::timeit_memory_does_not_grow_per_statement", timeit_memory_does_not_grow_per_statement),
         ("queries::workload_shares_converge_to_ratios", workload_shares_converge_to_ratios),
         ("queries::seed_queries_yml_runs_unchanged", seed_queries_yml_runs_unchanged),
         ("queries::bad_workload_files_exit_2_naming_file_and_line", bad_workload_files_exit_2_naming_file_and_line),
@@ -105,6 +106,28 @@ fn timeit_protocols(ctx: &Ctx) -> Result<()> {
         ensure(code == 0 && json(&stdout)?["count"] == 50, || format!("{protocol}: exit {code} {stderr} {stdout}"))?;
     }
     Ok(())
+}
+
+/// timeit runs each statement as a phase of its own. Each finished phase
+/// once kept its recorders (six histograms, ~100 KiB) until the report:
+/// 300 statements then peaked ~31 MiB above one (debug build); a phase's
+/// summary makes it ~1 MiB. The allowance (20 KiB each) covers allocator noise.
+fn timeit_memory_does_not_grow_per_statement(ctx: &Ctx) -> Result<()> {
+    let peak_rss_mib = |statements: usize| -> Result<f64> {
+        let stmts: Vec<String> = (1..=statements).map(|i| format!("select {i} as c{i}")).collect();
+        let mut args = vec!["timeit", "--url", &ctx.url, "--repeat", "2", "--output", "json"];
+        stmts.iter().for_each(|s| args.extend(["-s", s]));
+        let (code, stdout, stderr) = dbload_bin(&args, &[]);
+        ensure(code == 0, || format!("{statements} statements: exit {code}: {stderr}"))?;
+        let r = json(&stdout)?;
+        ensure(r["count"].as_u64() == Some(2 * statements as u64), || format!("count {}", r["count"]))?;
+        r["client_peak_rss_mib"].as_f64().context("client_peak_rss_mib")
+    };
+    let (one, many) = (peak_rss_mib(1)?, peak_rss_mib(300)?);
+    let per_statement_kib = (many - one) * 1024.0 / 299.0;
+    ensure(per_statement_kib < 20.0, || {
+        format!("peak RSS {one:.1} MiB for 1 statement, {many:.1} MiB for 300: {per_statement_kib:.1} KiB each")
+    })
 }
 
 fn workload_shares_converge_to_ratios(ctx: &Ctx) -> Result<()> {
