@@ -165,7 +165,24 @@ impl CrateTarget {
         let head = RequestHead::new("POST", "/_sql", &authority, &headers, false, true);
         let mut conn = Box::<Conn>::default();
         conn.open(stream);
-        Ok(CrateConn { connector, url, head, conn, body: Vec::new() })
+        Ok(CrateConn { connector, url, head, conn, body: Vec::new(), target: self.clone(), node: worker })
+    }
+
+    /// Opens a connection to the first node of the list that takes one:
+    /// dbload's own connection, which must not fail for one node that is
+    /// down (e.g. to verify after a run during which it went away). When
+    /// none does, the first node's error.
+    pub async fn connect_any(&self) -> Result<CrateConn> {
+        let mut first = None;
+        for node in 0..self.hosts.len() {
+            match self.connect(node).await {
+                Ok(conn) => return Ok(conn),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        Err(first.expect("a URL has at least one host"))
     }
 }
 
@@ -211,17 +228,36 @@ pub struct CrateConn {
     conn: Box<Conn>,
     /// The body of [`CrateConn::execute`]'s requests, reused.
     body: Vec<u8>,
+    /// Where [`CrateConn::next_node`] connects: the target, and the node
+    /// this connection is to, as [`CrateTarget::connect`] counts them.
+    target: CrateTarget,
+    node: usize,
 }
 
+/// The class of a request that failed because its node refused the
+/// connection: none of it was sent.
+pub const NOT_SENT: &str = "cannot connect";
+
 impl CrateConn {
+    /// Replaces this connection with one to the next node of the URL's list
+    /// (`--reconnect`): a node that restarts or fails over leaves the
+    /// others to work with.
+    pub async fn next_node(&mut self) -> Result<()> {
+        *self = self.target.connect(self.node + 1).await?;
+        Ok(())
+    }
+
     /// Posts one `_sql` request body and parses the answer. A connection
-    /// the server closed since the last request is replaced first; one lost
-    /// during the request is a fatal error (`connection lost`: the request
-    /// may or may not have been executed, so it is not sent again, and the
-    /// worker stops as it would on PostgreSQL).
+    /// the server closed since the last request is replaced first. Both
+    /// failures of the connection are fatal (the worker connects again, see
+    /// [`CrateConn::next_node`], or stops): one lost during the request
+    /// (`connection lost`: it may or may not have been executed, so it is
+    /// not sent again blindly), and a node that refuses the connection
+    /// ([`NOT_SENT`]: nothing was sent).
     pub async fn post(&mut self, body: &[u8]) -> Result<SqlResponse, OpError> {
         match self.exchange(body).await {
             Ok(status) => parse(status, &self.conn.body),
+            Err(Failure::Connect(e)) => Err(OpError::fatal(NOT_SENT, format!("{}: {e}", self.url))),
             Err(f) => Err(OpError::fatal("connection lost", format!("{}: {}", self.url, describe(&f)))),
         }
     }
