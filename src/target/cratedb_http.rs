@@ -473,6 +473,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn dbloads_own_connection_takes_the_first_node_that_answers() {
+        // A port nothing listens on: bind one, then free it.
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let alive = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = alive.local_addr().unwrap().port();
+        let c = parsed(&format!("cratedb://127.0.0.1:{dead},127.0.0.1:{port}")).connect_any().await.unwrap();
+        assert_eq!((c.node, c.url.starts_with(&format!("127.0.0.1:{port} (of "))), (1, true), "{}", c.url);
+        let e = parsed(&format!("cratedb://127.0.0.1:{dead},localhost:{dead}")).connect_any().await.err().unwrap();
+        assert_eq!(exit_code(&e), 3, "{e}");
+        assert!(
+            e.to_string().starts_with(&format!("cannot connect to 127.0.0.1:{dead} (of ")),
+            "the first node's: {e}"
+        );
+    }
+
+    #[tokio::test]
     async fn an_unreachable_node_is_a_target_error() {
         // A port nothing listens on: bind one, then free it.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

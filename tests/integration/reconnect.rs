@@ -298,25 +298,39 @@ const START: &str = "--start 2024-01-01T00:00:00Z";
 /// A statement that keeps a query worker busy without loading the machine.
 const SLEEP: &str = "select pg_sleep(0.01)";
 
-/// `dbload timeit --url URL -s SQL --output json ARGS` (the binary): its
-/// exit code and report, checked against `schema/query-report.schema.json`.
-fn timeit(url: &str, sql: &str, args: &[&str]) -> Result<(i32, serde_json::Value)> {
-    let argv = [&["timeit", "--url", url, "-s", sql, "--output", "json", "--quiet"][..], args].concat();
-    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
-    let r = json(&stdout).with_context(|| format!("exit {code}: {stderr}"))?;
-    follows(include_str!("../../schema/query-report.schema.json"), &r)?;
-    Ok((code, r))
+/// What a query run left: its exit code, its text report and its JSON report.
+struct QueryRun {
+    code: i32,
+    text: String,
+    report: serde_json::Value,
+}
+
+/// `dbload timeit --url URL -s SQL ARGS` (the binary), its JSON report
+/// written with `--report` and checked against `schema/query-report.schema.json`.
+fn timeit(url: &str, sql: &str, args: &[&str]) -> Result<QueryRun> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("report.json");
+    let file = file.to_str().context("a temporary path")?;
+    let argv = [&["timeit", "--url", url, "-s", sql, "--report", file, "--quiet"][..], args].concat();
+    let (code, text, stderr) = dbload_bin(&argv, &[]);
+    let report = std::fs::read_to_string(file).with_context(|| format!("exit {code}: {stderr}"))?;
+    let report = json(&report)?;
+    follows(include_str!("../../schema/query-report.schema.json"), &report)?;
+    Ok(QueryRun { code, text, report })
 }
 
 /// A query run of which `workers` workers lost their connection once, at
 /// the same time: their queries in flight failed (one each: exit 1), one
-/// outage window of them all, each reconnected, and queries succeeded
-/// after it. Returns that outage.
-fn one_query_outage(code: i32, r: &serde_json::Value, workers: u64) -> Result<serde_json::Value> {
-    let what = || format!("exit {code}: {r}");
-    ensure(code == 1 && r["errors"] == workers && r["reconnects"] == workers, what)?;
+/// outage window of them all, each reconnected, said in the text too, and
+/// queries succeeded after it. Returns that outage.
+fn one_query_outage(run: &QueryRun, workers: u64) -> Result<serde_json::Value> {
+    let (r, text) = (&run.report, &run.text);
+    let what = || format!("exit {}: {r}", run.code);
+    ensure(run.code == 1 && r["errors"] == workers && r["reconnects"] == workers, what)?;
     let outages = r["outages"].as_array().context("no outages in the report")?;
     ensure(outages.len() == 1 && outages[0]["workers"] == workers && outages[0]["reconnected"] == true, what)?;
+    let said = text.lines().filter(|l| l.starts_with("Outage:") && l.contains(", reconnected; began with ")).count();
+    ensure(said == 1 && text.contains(&format!("\nReconnects: {workers}\n")), || text.clone())?;
     let end = outages[0]["end_s"].as_f64().context("end_s")?;
     let timeline = r["timeline"].as_array().context("timeline")?;
     let after: u64 = timeline.iter().skip(end.ceil() as usize).filter_map(|s| s["rows"].as_u64()).sum();
@@ -330,13 +344,14 @@ fn timeit_goes_on_through_a_restart(_: &Ctx) -> Result<()> {
     let mut restarted = Vec::new();
     let result = (|| {
         let run = || timeit(&ctx.url, SLEEP, &["--duration", "6s", "--concurrency", "2"]);
-        let (code, r) = restarted_during(server.data_dir(), &mut restarted, run)??;
+        let out = restarted_during(server.data_dir(), &mut restarted, run)??;
         // Both connections lost, both workers back.
-        let o = one_query_outage(code, &r, 2)?;
+        let o = one_query_outage(&out, 2)?;
         eprintln!("timeit: outage {o}");
         // Down for DOWN, plus crash recovery and at most one backoff step (1 s).
         let down = o["duration_s"].as_f64().unwrap_or_default();
         ensure((1.9..6.0).contains(&down), || format!("{o}"))?;
+        let r = &out.report;
         ensure(r["wall_s"].as_f64() >= Some(5.9), || format!("the run did not last its duration: {r}"))
     })();
     stop_restarted(restarted);
@@ -347,8 +362,9 @@ fn a_terminated_query_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
     let app = "terminated_timeit";
     let url = ctx.with_app(app).url;
     let args = ["--duration", "4s", "--concurrency", "2"];
-    let (code, r) = terminate_one_running(ctx, app, SLEEPING, || timeit(&url, SLEEP, &args))?;
-    one_query_outage(code, &r, 1)?;
+    let out = terminate_one_running(ctx, app, SLEEPING, || timeit(&url, SLEEP, &args))?;
+    one_query_outage(&out, 1)?;
+    let r = &out.report;
     ensure(r["error_classes"][0]["class"] == "SQLSTATE 57P01", || format!("{r}"))
 }
 
@@ -358,7 +374,8 @@ fn a_terminated_query_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
 fn a_query_after_a_reconnect_is_cancelled_on_the_new_connection(ctx: &Ctx) -> Result<()> {
     let (app, sql) = ("reconnected_cancel", "select pg_sleep(20.05)");
     let url = ctx.with_app(app).url;
-    let (code, r) = terminate_one_running(ctx, app, SLEEPING, || timeit(&url, sql, &["--duration", "3s"]))?;
+    let QueryRun { code, report: r, .. } =
+        terminate_one_running(ctx, app, SLEEPING, || timeit(&url, sql, &["--duration", "3s"]))?;
     let classes = r["error_classes"].as_array().context("error_classes")?;
     let mut classes: Vec<&str> = classes.iter().filter_map(|c| c["class"].as_str()).collect();
     classes.sort();
@@ -370,7 +387,7 @@ fn without_reconnect_a_lost_query_connection_ends_its_worker(ctx: &Ctx) -> Resul
     let app = "terminated_timeit_stops";
     let url = ctx.with_app(app).url;
     let args = ["--duration", "4s", "--concurrency", "2", "--no-reconnect"];
-    let (code, r) = terminate_one_running(ctx, app, SLEEPING, || timeit(&url, SLEEP, &args))?;
+    let QueryRun { code, report: r, .. } = terminate_one_running(ctx, app, SLEEPING, || timeit(&url, SLEEP, &args))?;
     let no_outage = r["outages"].as_array().is_some_and(Vec::is_empty) && r["reconnects"] == 0;
     ensure(code == 1 && r["errors"] == 1 && no_outage, || format!("exit {code}: {r}"))?;
     // The other worker went on to the end.
@@ -423,8 +440,9 @@ fn cratedb_http_queries_move_to_the_next_node(_: &Ctx) -> Result<()> {
     let cluster = Arc::new(Cluster::default());
     let (a, b) = (Node::start(&cluster, Some(Leaves::MidRequest(10)))?, Node::start(&cluster, None)?);
     let url = format!("cratedb://{},{}", a.addr, b.addr);
-    let (code, r) = timeit(&url, QUERY, &["--duration", "3s", "--concurrency", "2", "--rate", "40"])?;
-    one_query_outage(code, &r, 1)?;
+    let out = timeit(&url, QUERY, &["--duration", "3s", "--concurrency", "2", "--rate", "40"])?;
+    one_query_outage(&out, 1)?;
+    let r = &out.report;
     let ((a_received, a_answered), (_, b_answered)) = (a.operations(), b.operations());
     ensure(a_received == 10 && a_answered == 9 && r["count"] == a_answered + b_answered, || {
         format!("node A {:?}, node B {:?}: {r}", a.operations(), b.operations())
