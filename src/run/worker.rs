@@ -246,8 +246,9 @@ where
 /// that success), found unwritten (resent: `outcome` becomes the resend's),
 /// or unknown (returns true: neither written nor failed). Each is listed in
 /// `rec.in_doubt`, each outage in `rec.outages`. An operation with nothing
-/// to settle (a query) stays the failure it was, no longer fatal. A connection that cannot be
-/// made before the run ends leaves `outcome` the failure it was.
+/// to settle (a query) stays the failure it was, no longer fatal. A
+/// connection that cannot be made before the run ends leaves `outcome` the
+/// failure it was.
 async fn settle_lost<Op: Operation, E: Executor<Op>>(
     plan: &Plan,
     executor: &mut E,
