@@ -89,6 +89,18 @@ pub struct QueryRunArgs {
     #[arg(long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
     pub protocol: Protocol,
 
+    /// A worker whose connection is lost connects again (waiting 50 ms, doubling up to 1 s; over
+    /// CrateDB's HTTP endpoint, to the next host) until the run ends, and goes on; the query in
+    /// flight counts as failed [default: on with --duration, which bounds the wait; off for a
+    /// --repeat or --max-queries run, which would wait for a server that never returns until
+    /// Ctrl-C].
+    #[arg(long, overrides_with = "no_reconnect", help_heading = "Run")]
+    pub reconnect: bool,
+
+    /// A lost connection ends its worker (its query counts as failed, exit code 1).
+    #[arg(long, overrides_with = "reconnect", help_heading = "Run")]
+    pub no_reconnect: bool,
+
     /// Capture each query's plan before the measured run: --explain (EXPLAIN ANALYZE, rolled
     /// back) or --explain=plan (EXPLAIN only).
     #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "analyze", help_heading = "Run")]

@@ -301,8 +301,7 @@ impl IngestConfig {
             seed: a.seed,
             start_us,
             verify: a.verify,
-            // On only where a deadline bounds the wait for a server that may not return.
-            reconnect: a.reconnect || (a.duration.is_some() && !a.no_reconnect),
+            reconnect: super::reconnect(a.reconnect, a.no_reconnect, a.duration),
             output: OutputConfig::resolve(a.output, Contract::Ingest)?,
         };
         // What the URL or --engine already says is checked now, before

@@ -197,6 +197,14 @@ pub fn connections(flag: &str, n: u32, what: &str) -> Result<u32> {
     }
 }
 
+/// `--reconnect` / `--no-reconnect` (ingest and queries alike): on when
+/// asked, or by default when a `--duration` bounds the run, since reconnecting
+/// waits for a server that may never return and only a deadline bounds that
+/// wait (a run of a count of rows or queries would wait until Ctrl-C).
+pub fn reconnect(on: bool, off: bool, duration: Option<Duration>) -> bool {
+    on || (duration.is_some() && !off)
+}
+
 /// An operation of an open-loop run that starts later than this after its
 /// intended start is counted `late`: every worker was busy when its slot
 /// came. One due less than this before the run ended and not started is

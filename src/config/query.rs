@@ -37,6 +37,8 @@ pub struct QueryConfig {
     pub warmup: Warmup,
     pub seed: u64,
     pub explain: Option<ExplainMode>,
+    /// A lost connection is replaced rather than ending its worker.
+    pub reconnect: bool,
     pub output: OutputConfig,
 }
 
@@ -123,6 +125,7 @@ impl QueryConfig {
             warmup,
             seed: r.seed,
             explain: r.explain,
+            reconnect: super::reconnect(r.reconnect, r.no_reconnect, r.duration),
             output: OutputConfig::resolve(output, Contract::Query)?,
         })
     }
@@ -157,6 +160,26 @@ pub fn split_statements(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As for ingest: on by default where a deadline bounds the wait for a
+    /// server that may not return, and as the flags say.
+    #[test]
+    fn reconnect_is_on_by_default_with_a_duration() {
+        use clap::Parser;
+        let reconnects = |flags: &[&str]| {
+            let argv = [&["dbload", "timeit", "-s", "select 1"][..], flags].concat();
+            let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+                unreachable!("timeit")
+            };
+            QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap().reconnect
+        };
+        assert!(reconnects(&["--duration", "10s"]));
+        assert!(!reconnects(&["--duration", "10s", "--no-reconnect"]));
+        assert!(!reconnects(&["--repeat", "10"]));
+        assert!(!reconnects(&[]));
+        assert!(reconnects(&["--repeat", "10", "--reconnect"]));
+        assert!(reconnects(&["--reconnect", "--no-reconnect", "--reconnect", "--duration", "1s"]));
+    }
 
     #[test]
     fn statements_split_on_semicolons_outside_quotes() {

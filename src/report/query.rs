@@ -7,12 +7,12 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{
-    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, rate_warning_line,
-    runtime_block, server_duration_line, target_lines,
+    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, outage_lines,
+    rate_warning_line, runtime_block, server_duration_line, target_lines,
 };
 use super::{
-    error_entries, per_sec, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, Latencies, Paced, Pacing,
-    Server, Settings, TimelineEntry, Verdict,
+    error_entries, per_sec, span_s, timeline, Accounting, ClientReport, Connections, ErrorEntry, Header, Latencies,
+    OutageEntry, Paced, Pacing, Server, Settings, TimelineEntry, Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
 use crate::config::{QueryConfig, Warmup};
@@ -49,6 +49,10 @@ pub struct QueryReport {
     #[serde(flatten)]
     pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
+    /// Windows during which a worker had lost its connection (`--reconnect`).
+    pub outages: Vec<OutageEntry>,
+    /// Connections made again after one was lost, over all workers.
+    pub reconnects: u64,
     pub setup: QuerySetup,
 }
 
@@ -135,6 +139,8 @@ impl QueryReport {
         let setup = &out.setup;
         let qps = per_sec(m.batches, duration_s);
         let dropped = out.phases.iter().filter_map(|p| p.dropped).reduce(|a, b| a + b);
+        // A query in flight when its connection was lost counts as failed: none is left in doubt.
+        let Connections { outages, reconnects, .. } = Connections::of(total);
         let pacing = Pacing::of(
             Paced { rate: cfg.rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
             m,
@@ -168,6 +174,8 @@ impl QueryReport {
             queries,
             client: ClientReport::from(&out.cost),
             timeline: timeline(total),
+            outages,
+            reconnects,
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
                 settings: Settings::of(setup),
@@ -231,6 +239,10 @@ fn header(out: &mut String, r: &QueryReport) {
 fn footer(out: &mut String, r: &QueryReport) {
     accounting_line(out, &r.accounting);
     error_lines(out, &r.error_classes);
+    outage_lines(out, &r.outages);
+    if !r.outages.is_empty() {
+        let _ = writeln!(out, "Reconnects: {}", group(r.reconnects));
+    }
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {

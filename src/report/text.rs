@@ -124,15 +124,7 @@ pub(crate) fn error_lines(out: &mut String, errors: &[ErrorEntry]) {
 /// Each outage (`--reconnect`), and what became of the batches in flight
 /// when connections were lost; nothing when no connection was lost.
 fn connection_lines(out: &mut String, c: &super::Connections) {
-    for o in &c.outages {
-        let back = if o.reconnected { "reconnected" } else { "NOT reconnected before the run ended" };
-        let workers = if o.workers == 1 { "1 worker".to_string() } else { format!("{} workers", o.workers) };
-        let _ = writeln!(
-            out,
-            "Outage:     {:.2} s → {:.2} s ({:.2} s), {workers}, {back}; began with {}",
-            o.start_s, o.end_s, o.duration_s, o.error
-        );
-    }
+    outage_lines(out, &c.outages);
     if c.in_doubt_batches.is_empty() {
         return;
     }
@@ -158,6 +150,19 @@ fn connection_lines(out: &mut String, c: &super::Connections) {
         group(c.in_doubt_rows)
     );
     let _ = writeln!(out, "Reconnects: {}", group(c.reconnects));
+}
+
+/// A line per outage (`--reconnect`): when, how long, how many workers, and why.
+pub(crate) fn outage_lines(out: &mut String, outages: &[super::OutageEntry]) {
+    for o in outages {
+        let back = if o.reconnected { "reconnected" } else { "NOT reconnected before the run ended" };
+        let workers = if o.workers == 1 { "1 worker".to_string() } else { format!("{} workers", o.workers) };
+        let _ = writeln!(
+            out,
+            "Outage:     {:.2} s → {:.2} s ({:.2} s), {workers}, {back}; began with {}",
+            o.start_s, o.end_s, o.duration_s, o.error
+        );
+    }
 }
 
 /// An open loop that fell behind its `--rate` says so.

@@ -87,7 +87,8 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             (0..cfg.concurrency as usize).map(|w| QueryRunner::open(target, w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
-        let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());
+        let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());
+        plan.reconnect = cfg.reconnect;
         let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.output.quiet);
         let pairs = executors
             .into_iter()

@@ -77,6 +77,9 @@ pub enum InDoubt {
     NotWritten,
     /// No way to tell (a table without a key, or the check failed).
     Unknown,
+    /// Nothing to settle: it counts as failed and is not sent again (a
+    /// query, which wrote nothing or was a statement of its own).
+    Failed,
 }
 
 /// Waits between connection attempts: from 50 ms, doubling up to 1 s, so a
@@ -242,8 +245,10 @@ where
 /// settles the operation it left in doubt: found written (`outcome` becomes
 /// that success), found unwritten (resent: `outcome` becomes the resend's),
 /// or unknown (returns true: neither written nor failed). Each is listed in
-/// `rec.in_doubt`, each outage in `rec.outages`. A connection that cannot be
-/// made before the run ends leaves `outcome` the failure it was.
+/// `rec.in_doubt`, each outage in `rec.outages`. An operation with nothing
+/// to settle (a query) stays the failure it was, no longer fatal. A
+/// connection that cannot be made before the run ends leaves `outcome` the
+/// failure it was.
 async fn settle_lost<Op: Operation, E: Executor<Op>>(
     plan: &Plan,
     executor: &mut E,
@@ -275,6 +280,13 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
             }
             InDoubt::NotWritten => Resolution::Resent,
             InDoubt::Unknown => return true,
+            InDoubt::Failed => {
+                // Connected again: the failure no longer ends the worker.
+                if let Ok(Err(e)) = outcome {
+                    e.fatal = false;
+                }
+                return false;
+            }
         };
         rec.in_doubt.push(InDoubtBatch { at: started, rows: op.units(), resolution });
         if resolution == Resolution::Resent {
@@ -419,6 +431,16 @@ mod tests {
         assert_eq!(script.calls, 3, "never resent blindly");
         assert_eq!((rec.measured.rows, rec.measured.in_doubt_rows, rec.measured.failed_rows), (20, 10, 0));
         assert_eq!(rec.in_doubt[0].resolution, Resolution::InDoubt);
+    }
+
+    #[tokio::test]
+    async fn an_operation_with_nothing_to_settle_fails_once_and_the_worker_goes_on() {
+        let (script, rec) = run_script(InDoubt::Failed, true).await;
+        assert_eq!((script.calls, script.attempts), (3, 3), "not resent; the third operation ran after reconnecting");
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows, rec.measured.in_doubt_rows), (20, 10, 0));
+        assert!(rec.outages.len() == 1 && rec.outages[0].reconnected, "{:?}", rec.outages);
+        assert!(rec.in_doubt.is_empty(), "{:?}", rec.in_doubt);
+        assert_eq!(rec.errors["connection lost"].count, 1);
     }
 
     #[tokio::test]

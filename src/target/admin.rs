@@ -32,7 +32,7 @@ impl Target {
     pub async fn admin(&self) -> Result<Admin> {
         Ok(match self {
             Target::Pg { pg, .. } => Admin::Pg(pg.connect().await?),
-            Target::Crate(c) => Admin::Crate(c.connect(0).await?),
+            Target::Crate(c) => Admin::Crate(c.connect_any().await?),
         })
     }
 }

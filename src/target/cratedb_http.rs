@@ -165,7 +165,24 @@ impl CrateTarget {
         let head = RequestHead::new("POST", "/_sql", &authority, &headers, false, true);
         let mut conn = Box::<Conn>::default();
         conn.open(stream);
-        Ok(CrateConn { connector, url, head, conn, body: Vec::new() })
+        Ok(CrateConn { connector, url, head, conn, body: Vec::new(), target: self.clone(), node: worker })
+    }
+
+    /// Opens a connection to the first node of the list that takes one:
+    /// dbload's own connection, which must not fail for one node that is
+    /// down (e.g. to verify after a run during which it went away). When
+    /// none does, the first node's error.
+    pub async fn connect_any(&self) -> Result<CrateConn> {
+        let mut first = None;
+        for node in 0..self.hosts.len() {
+            match self.connect(node).await {
+                Ok(conn) => return Ok(conn),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        Err(first.expect("a URL has at least one host"))
     }
 }
 
@@ -211,17 +228,36 @@ pub struct CrateConn {
     conn: Box<Conn>,
     /// The body of [`CrateConn::execute`]'s requests, reused.
     body: Vec<u8>,
+    /// Where [`CrateConn::next_node`] connects: the target, and the node
+    /// this connection is to, as [`CrateTarget::connect`] counts them.
+    target: CrateTarget,
+    node: usize,
 }
 
+/// The class of a request that failed because its node refused the
+/// connection: none of it was sent.
+pub const NOT_SENT: &str = "cannot connect";
+
 impl CrateConn {
+    /// Replaces this connection with one to the next node of the URL's list
+    /// (`--reconnect`): a node that restarts or fails over leaves the
+    /// others to work with.
+    pub async fn next_node(&mut self) -> Result<()> {
+        *self = self.target.connect(self.node + 1).await?;
+        Ok(())
+    }
+
     /// Posts one `_sql` request body and parses the answer. A connection
-    /// the server closed since the last request is replaced first; one lost
-    /// during the request is a fatal error (`connection lost`: the request
-    /// may or may not have been executed, so it is not sent again, and the
-    /// worker stops as it would on PostgreSQL).
+    /// the server closed since the last request is replaced first. Both
+    /// failures of the connection are fatal (the worker connects again, see
+    /// [`CrateConn::next_node`], or stops): one lost during the request
+    /// (`connection lost`: it may or may not have been executed, so it is
+    /// not sent again blindly), and a node that refuses the connection
+    /// ([`NOT_SENT`]: nothing was sent).
     pub async fn post(&mut self, body: &[u8]) -> Result<SqlResponse, OpError> {
         match self.exchange(body).await {
             Ok(status) => parse(status, &self.conn.body),
+            Err(Failure::Connect(e)) => Err(OpError::fatal(NOT_SENT, format!("{}: {e}", self.url))),
             Err(f) => Err(OpError::fatal("connection lost", format!("{}: {}", self.url, describe(&f)))),
         }
     }
@@ -434,6 +470,22 @@ mod tests {
         assert_eq!(exit_code(&e), 3, "{e}");
         assert!(e.to_string().contains("REFRESH TABLE t"), "{e}");
         assert_eq!(server.await.unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn dbloads_own_connection_takes_the_first_node_that_answers() {
+        // A port nothing listens on: bind one, then free it.
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let alive = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = alive.local_addr().unwrap().port();
+        let c = parsed(&format!("cratedb://127.0.0.1:{dead},127.0.0.1:{port}")).connect_any().await.unwrap();
+        assert_eq!((c.node, c.url.starts_with(&format!("127.0.0.1:{port} (of "))), (1, true), "{}", c.url);
+        let e = parsed(&format!("cratedb://127.0.0.1:{dead},localhost:{dead}")).connect_any().await.err().unwrap();
+        assert_eq!(exit_code(&e), 3, "{e}");
+        assert!(
+            e.to_string().starts_with(&format!("cannot connect to 127.0.0.1:{dead} (of ")),
+            "the first node's: {e}"
+        );
     }
 
     #[tokio::test]

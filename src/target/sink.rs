@@ -157,7 +157,7 @@ impl Executor<Payload> for Sink {
     async fn resolve(&mut self, p: &mut Payload) -> InDoubt {
         match self {
             Sink::Postgres(s) => s.resolve(p).await,
-            // CrateDB's HTTP answers carry no types to bind a batch's keys by.
+            Sink::Crate { sink, .. } => sink.resolve(),
             _ => InDoubt::Unknown,
         }
     }

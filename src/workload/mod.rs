@@ -21,7 +21,7 @@ use params::Value;
 
 use crate::cli::Protocol;
 use crate::config::Warmup;
-use crate::run::worker::{Executor, Operation, Source};
+use crate::run::worker::{Executor, InDoubt, Operation, Source};
 use crate::stats::OpError;
 use crate::target::cratedb_http::CrateQueryExecutor;
 use crate::target::sink::classify;
@@ -150,6 +150,9 @@ fn several_statements(e: &tokio_postgres::Error) -> bool {
 /// A worker's connection, sending queries with the chosen protocol.
 pub struct QueryExecutor {
     client: Client,
+    /// Where to connect again after the connection was lost (boxed: a
+    /// libpq config is large, and the executor is moved around by value).
+    target: Box<PgTarget>,
     cancel: Canceller,
     protocol: Protocol,
     queries: Arc<[QuerySpec]>,
@@ -168,7 +171,15 @@ impl QueryExecutor {
             }
         }
         let cancel = target.canceller(&client);
-        Ok(QueryExecutor { client, cancel, protocol, queries, prepared })
+        Ok(QueryExecutor { client, target: Box::new(target.clone()), cancel, protocol, queries, prepared })
+    }
+
+    /// Replaces a lost connection with a new one, its statements prepared
+    /// again and its canceller with it (a cancel must reach the server
+    /// process running the query now, not the one that was lost).
+    async fn reconnect(&mut self) -> Result<()> {
+        *self = QueryExecutor::open(&self.target, self.queries.clone(), self.protocol).await?;
+        Ok(())
     }
 
     async fn run(&self, op: &QueryOp) -> Result<u64, OpError> {
@@ -251,6 +262,21 @@ impl Executor<QueryOp> for QueryRunner {
             QueryRunner::Pg(e) => e.execute(op).await,
             QueryRunner::Crate(e) => e.execute(op).await,
         }
+    }
+
+    /// A new connection (CrateDB: to the next node of the list).
+    async fn reconnect(&mut self) -> Option<Result<()>> {
+        Some(match self {
+            QueryRunner::Pg(e) => e.reconnect().await,
+            QueryRunner::Crate(e) => e.reconnect().await,
+        })
+    }
+
+    /// A query in flight when its connection was lost counts as failed and
+    /// is not run again: it wrote nothing, or it was a statement of its own
+    /// that the mix runs again anyway.
+    async fn resolve(&mut self, _op: &mut QueryOp) -> InDoubt {
+        InDoubt::Failed
     }
 
     async fn cancel(&mut self) {

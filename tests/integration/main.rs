@@ -7,6 +7,7 @@ mod cli;
 mod commit;
 mod data;
 mod engines;
+mod fake_cratedb;
 mod http;
 mod ingest;
 mod pacing;

@@ -1,11 +1,14 @@
 //! Runs that survive the server (`--reconnect`): a restart of a server of
 //! their own (never the shared one, which every other test uses), one
-//! worker's connection terminated, and the old behaviour without it.
+//! worker's connection terminated, and the old behaviour without it; for
+//! ingest and for queries. CrateDB over HTTP: a node of two that goes away
+//! mid-run (a fake node, see `fake_cratedb`).
 
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -16,7 +19,9 @@ use dbload::report::Connections;
 use dbload::stats::recorder::Resolution;
 use dbload::target::{LocalOptions, LocalPostgres};
 
-use crate::support::{ensure, Ctx};
+use crate::fake_cratedb::{Cluster, Leaves, Node, QUERY};
+use crate::stop::stopped_on_the_server;
+use crate::support::{dbload_bin, ensure, json, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -35,6 +40,18 @@ pub fn tests() -> Vec<(&'static str, Test)> {
             "reconnect::without_reconnect_a_lost_connection_ends_its_worker",
             without_reconnect_a_lost_connection_ends_its_worker,
         ),
+        ("reconnect::timeit_goes_on_through_a_restart", timeit_goes_on_through_a_restart),
+        ("reconnect::a_terminated_query_connection_is_one_reconnect", a_terminated_query_connection_is_one_reconnect),
+        (
+            "reconnect::a_query_after_a_reconnect_is_cancelled_on_the_new_connection",
+            a_query_after_a_reconnect_is_cancelled_on_the_new_connection,
+        ),
+        (
+            "reconnect::without_reconnect_a_lost_query_connection_ends_its_worker",
+            without_reconnect_a_lost_query_connection_ends_its_worker,
+        ),
+        ("reconnect::cratedb_http_ingest_moves_to_the_next_node", cratedb_http_ingest_moves_to_the_next_node),
+        ("reconnect::cratedb_http_queries_move_to_the_next_node", cratedb_http_queries_move_to_the_next_node),
     ]
 }
 
@@ -55,14 +72,7 @@ fn a_restart_mid_run_is_one_outage_and_loses_nothing(_: &Ctx) -> Result<()> {
                 "--duration 7s --workers 2 --batch-size 500 --rate 10000 --method {method} --table {table} \
                  --drop-table --verify"
             );
-            let (out, child) = std::thread::scope(|s| {
-                let run = s.spawn(|| ctx.ingest(&args));
-                std::thread::sleep(Duration::from_millis(1500));
-                let child = restart(server.data_dir(), DOWN);
-                (run.join().expect("the run does not panic"), child)
-            });
-            restarted.push(child?);
-            let r = out?.report;
+            let r = restarted_during(server.data_dir(), &mut restarted, || ctx.ingest(&args))??.report;
             let c = &r.connections;
             eprintln!("{method}: outages {:?}", c.outages);
             ensure(r.verdict.exit_code == 0 && r.throughput.errors == 0, || {
@@ -82,12 +92,7 @@ fn a_restart_mid_run_is_one_outage_and_loses_nothing(_: &Ctx) -> Result<()> {
         }
         Ok(())
     })();
-    // The restarted servers are ours to stop (the dropped LocalPostgres
-    // stops only the one it started); each but the last is already gone.
-    for mut child in restarted {
-        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGINT);
-        let _ = child.wait();
-    }
+    stop_restarted(restarted);
     result
 }
 
@@ -144,20 +149,37 @@ fn without_reconnect_a_lost_connection_ends_its_worker(ctx: &Ctx) -> Result<()> 
 /// Two workers sending COPY batches at a pace that lasts a few seconds.
 const PACED: &str = "--workers 2 --batch-size 500 --rate 10000 --method copy";
 
+/// What only a COPY ingest's workers run, each batch in a transaction of
+/// its own (dbload's admin connection runs DDL and counts).
+const COPYING: &str = "(query LIKE 'COPY%' OR query IN ('BEGIN', 'COMMIT'))";
+
+/// What only a query run's workers run (dbload's admin connection, which
+/// prepared the statements before the run, is idle).
+const SLEEPING: &str = "state = 'active' AND query LIKE 'select pg_sleep%'";
+
 /// Runs `run` (a COPY ingest into `table`, its connections named `table`:
 /// [`Ctx::with_app`]) and terminates the connection of one of its workers
 /// a second in.
 fn terminate_one<R: Send>(ctx: &Ctx, table: &str, run: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+    terminate_one_running(ctx, table, COPYING, run)
+}
+
+/// Runs `run` (its connections named `app`) and terminates, a second in,
+/// the connection of one of its workers: one whose current statement
+/// meets the condition `running`.
+fn terminate_one_running<R: Send>(
+    ctx: &Ctx,
+    app: &str,
+    running: &str,
+    run: impl FnOnce() -> Result<R> + Send,
+) -> Result<R> {
     let (out, killed) = std::thread::scope(|s| {
         let run = s.spawn(run);
         std::thread::sleep(Duration::from_secs(1));
-        // Only the workers' connections run COPY, each in a transaction of
-        // its own (dbload's admin connection runs DDL and counts). On a
-        // loaded machine they may still be logging in: look again a while.
+        // On a loaded machine the workers may still be logging in: look again a while.
         let kill = format!(
             "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid FROM pg_stat_activity \
-             WHERE application_name = '{table}' AND (query LIKE 'COPY%' OR query IN ('BEGIN', 'COMMIT')) \
-             ORDER BY pid LIMIT 1) AS one"
+             WHERE application_name = '{app}' AND {running} ORDER BY pid LIMIT 1) AS one"
         );
         let looking = Instant::now();
         let killed = loop {
@@ -177,11 +199,14 @@ fn terminate_one<R: Send>(ctx: &Ctx, table: &str, run: impl FnOnce() -> Result<R
 
 /// A report with an outage and in-doubt batches follows `schema/report.schema.json`.
 fn matches_the_schema(report: &dbload::report::Report) -> Result<()> {
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../schema/report.schema.json")).context("schema file")?;
+    follows(include_str!("../../schema/report.schema.json"), &serde_json::to_value(report)?)
+}
+
+/// `report` (JSON) follows the schema `schema` (its text).
+fn follows(schema: &str, report: &serde_json::Value) -> Result<()> {
+    let schema: serde_json::Value = serde_json::from_str(schema).context("schema file")?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
-    let json = serde_json::to_value(report)?;
-    let errors: Vec<String> = validator.iter_errors(&json).map(|e| format!("{}: {e}", e.instance_path)).collect();
+    let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{}: {e}", e.instance_path)).collect();
     ensure(errors.is_empty(), || format!("report against the schema: {errors:?}"))
 }
 
@@ -191,6 +216,29 @@ fn settled(what: &str, c: &Connections) -> Result<()> {
     let ok = !c.in_doubt_batches.is_empty()
         && c.in_doubt_batches.iter().all(|b| matches!(b.resolution, Resolution::Written | Resolution::Resent));
     ensure(ok && c.in_doubt_rows == 0, || format!("{what}: {c:?}"))
+}
+
+/// Runs `run` and, 1.5 s into it, restarts the server of `data_dir` (see
+/// [`restart`]); the server started again goes on `restarted`, for
+/// [`stop_restarted`].
+fn restarted_during<R: Send>(data_dir: &Path, restarted: &mut Vec<Child>, run: impl FnOnce() -> R + Send) -> Result<R> {
+    let (out, child) = std::thread::scope(|s| {
+        let run = s.spawn(run);
+        std::thread::sleep(Duration::from_millis(1500));
+        let child = restart(data_dir, DOWN);
+        (run.join().expect("the run does not panic"), child)
+    });
+    restarted.push(child?);
+    Ok(out)
+}
+
+/// The restarted servers are ours to stop (the dropped LocalPostgres
+/// stops only the one it started); each but the last is already gone.
+fn stop_restarted(restarted: Vec<Child>) {
+    for mut child in restarted {
+        let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGINT);
+        let _ = child.wait();
+    }
 }
 
 /// Stops the server of `data_dir` as `pg_ctl -m immediate stop` does
@@ -246,3 +294,158 @@ fn the_in_doubt_lookup_finds_written_batches(ctx: &Ctx) -> Result<()> {
 }
 
 const START: &str = "--start 2024-01-01T00:00:00Z";
+
+/// A statement that keeps a query worker busy without loading the machine.
+const SLEEP: &str = "select pg_sleep(0.01)";
+
+/// What a query run left: its exit code, its text report and its JSON report.
+struct QueryRun {
+    code: i32,
+    text: String,
+    report: serde_json::Value,
+}
+
+/// `dbload timeit --url URL -s SQL ARGS` (the binary), its JSON report
+/// written with `--report` and checked against `schema/query-report.schema.json`.
+fn timeit(url: &str, sql: &str, args: &[&str]) -> Result<QueryRun> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("report.json");
+    let file = file.to_str().context("a temporary path")?;
+    let argv = [&["timeit", "--url", url, "-s", sql, "--report", file, "--quiet"][..], args].concat();
+    let (code, text, stderr) = dbload_bin(&argv, &[]);
+    let report = std::fs::read_to_string(file).with_context(|| format!("exit {code}: {stderr}"))?;
+    let report = json(&report)?;
+    follows(include_str!("../../schema/query-report.schema.json"), &report)?;
+    Ok(QueryRun { code, text, report })
+}
+
+/// A query run of which `workers` workers lost their connection once, at
+/// the same time: their queries in flight failed (one each: exit 1), one
+/// outage window of them all, each reconnected, said in the text too, and
+/// queries succeeded after it. Returns that outage.
+fn one_query_outage(run: &QueryRun, workers: u64) -> Result<serde_json::Value> {
+    let (r, text) = (&run.report, &run.text);
+    let what = || format!("exit {}: {r}", run.code);
+    ensure(run.code == 1 && r["errors"] == workers && r["reconnects"] == workers, what)?;
+    let outages = r["outages"].as_array().context("no outages in the report")?;
+    ensure(outages.len() == 1 && outages[0]["workers"] == workers && outages[0]["reconnected"] == true, what)?;
+    let said = text.lines().filter(|l| l.starts_with("Outage:") && l.contains(", reconnected; began with ")).count();
+    ensure(said == 1 && text.contains(&format!("\nReconnects: {workers}\n")), || text.clone())?;
+    let end = outages[0]["end_s"].as_f64().context("end_s")?;
+    let timeline = r["timeline"].as_array().context("timeline")?;
+    let after: u64 = timeline.iter().skip(end.ceil() as usize).filter_map(|s| s["rows"].as_u64()).sum();
+    ensure(after > 0, || format!("no query succeeded after the outage: {r}"))?;
+    Ok(outages[0].clone())
+}
+
+fn timeit_goes_on_through_a_restart(_: &Ctx) -> Result<()> {
+    let server = LocalPostgres::start(&LocalOptions::default())?;
+    let ctx = Ctx::new(&server);
+    let mut restarted = Vec::new();
+    let result = (|| {
+        let run = || timeit(&ctx.url, SLEEP, &["--duration", "6s", "--concurrency", "2"]);
+        let out = restarted_during(server.data_dir(), &mut restarted, run)??;
+        // Both connections lost, both workers back.
+        let o = one_query_outage(&out, 2)?;
+        eprintln!("timeit: outage {o}");
+        // Down for DOWN, plus crash recovery and at most one backoff step (1 s).
+        let down = o["duration_s"].as_f64().unwrap_or_default();
+        ensure((1.9..6.0).contains(&down), || format!("{o}"))?;
+        let r = &out.report;
+        ensure(r["wall_s"].as_f64() >= Some(5.9), || format!("the run did not last its duration: {r}"))
+    })();
+    stop_restarted(restarted);
+    result
+}
+
+fn a_terminated_query_connection_is_one_reconnect(ctx: &Ctx) -> Result<()> {
+    let app = "terminated_timeit";
+    let url = ctx.with_app(app).url;
+    let args = ["--duration", "4s", "--concurrency", "2"];
+    let out = terminate_one_running(ctx, app, SLEEPING, || timeit(&url, SLEEP, &args))?;
+    one_query_outage(&out, 1)?;
+    // Terminated mid-query (57P01), or just as its result was sent (found closed by the next one).
+    let class = &out.report["error_classes"][0]["class"];
+    ensure(class == "SQLSTATE 57P01" || class == "connection lost", || format!("{}", out.report))
+}
+
+/// The query a worker runs after reconnecting, still running 5 s after the
+/// deadline, is cancelled on the server: the cancel goes to the new
+/// connection, not to the one that was lost.
+fn a_query_after_a_reconnect_is_cancelled_on_the_new_connection(ctx: &Ctx) -> Result<()> {
+    let (app, sql) = ("reconnected_cancel", "select pg_sleep(20.05)");
+    let url = ctx.with_app(app).url;
+    let QueryRun { code, report: r, .. } =
+        terminate_one_running(ctx, app, SLEEPING, || timeit(&url, sql, &["--duration", "3s"]))?;
+    let classes = r["error_classes"].as_array().context("error_classes")?;
+    let mut classes: Vec<&str> = classes.iter().filter_map(|c| c["class"].as_str()).collect();
+    classes.sort();
+    ensure(code == 1 && r["reconnects"] == 1 && classes == ["SQLSTATE 57P01", "interrupted"], || format!("{r}"))?;
+    stopped_on_the_server(ctx, sql)
+}
+
+fn without_reconnect_a_lost_query_connection_ends_its_worker(ctx: &Ctx) -> Result<()> {
+    let app = "terminated_timeit_stops";
+    let url = ctx.with_app(app).url;
+    let args = ["--duration", "4s", "--concurrency", "2", "--no-reconnect"];
+    let QueryRun { code, report: r, .. } = terminate_one_running(ctx, app, SLEEPING, || timeit(&url, SLEEP, &args))?;
+    let no_outage = r["outages"].as_array().is_some_and(Vec::is_empty) && r["reconnects"] == 0;
+    ensure(code == 1 && r["errors"] == 1 && no_outage, || format!("exit {code}: {r}"))?;
+    // The other worker went on to the end.
+    ensure(r["wall_s"].as_f64() >= Some(3.9), || format!("the run did not last its duration: {r}"))
+}
+
+/// A bulk ingest over CrateDB's HTTP endpoint with two nodes, the first
+/// going away mid-run: its worker moves to the second node, the other
+/// worker goes on there, and every row counted as written was acknowledged.
+/// The batch the node took with it is in doubt; one it was never sent
+/// (the node left between two batches) is resent on the next node.
+fn cratedb_http_ingest_moves_to_the_next_node(_: &Ctx) -> Result<()> {
+    for (leaves, resolution) in
+        [(Leaves::MidRequest(8), Resolution::InDoubt), (Leaves::AfterAnswer(8), Resolution::Resent)]
+    {
+        let cluster = Arc::new(Cluster::default());
+        let (a, b) = (Node::start(&cluster, Some(leaves))?, Node::start(&cluster, None)?);
+        let args = format!(
+            "--url cratedb://{},{} --quiet --workers 2 --batch-size 100 --rate 2000 --duration 3s --table failover \
+             --drop-table --verify",
+            a.addr, b.addr
+        );
+        let out = dbload::ingest(crate::support::ingest_args(&args), &|_| None, &mut Vec::new())?;
+        let (r, c) = (&out.report, &out.report.connections);
+        let what = || format!("{resolution:?}: exit {} {:?} {:?} {c:?}", out.exit_code, r.error_classes, r.verify);
+        let o = c.outages.first().context("no outage")?;
+        ensure(c.outages.len() == 1 && o.workers == 1 && o.reconnected && c.reconnects == 1, what)?;
+        let doubt = &c.in_doubt_batches;
+        ensure(doubt.len() == 1 && doubt[0].resolution == resolution && doubt[0].rows == 100, what)?;
+        let in_doubt = resolution == Resolution::InDoubt;
+        ensure(out.exit_code == u8::from(in_doubt) && c.in_doubt_rows == if in_doubt { 100 } else { 0 }, what)?;
+        // Written == acknowledged by a node == found by --verify.
+        ensure(r.throughput.errors == 0 && r.rows_total == cluster.rows(), || {
+            format!("{} rows: {}", cluster.rows(), what())
+        })?;
+        ensure(r.verify.as_ref().is_some_and(|v| v.ok && v.found == Some(r.rows_total)), what)?;
+        // The first node went away at its 8th batch; rows kept coming after.
+        ensure(a.operations() == (8, if in_doubt { 7 } else { 8 }), || format!("node A: {:?}", a.operations()))?;
+        let after = r.timeline.iter().skip(o.end_s.ceil() as usize).map(|s| s.rows).sum::<u64>();
+        ensure(after > 0, || format!("no rows after the outage: {:?}", r.timeline))?;
+        matches_the_schema(r)?;
+    }
+    Ok(())
+}
+
+/// timeit over CrateDB's HTTP endpoint with two nodes, the first going away
+/// mid-query: that query fails, its worker moves to the second node, and
+/// every query counted as succeeded was answered by a node.
+fn cratedb_http_queries_move_to_the_next_node(_: &Ctx) -> Result<()> {
+    let cluster = Arc::new(Cluster::default());
+    let (a, b) = (Node::start(&cluster, Some(Leaves::MidRequest(10)))?, Node::start(&cluster, None)?);
+    let url = format!("cratedb://{},{}", a.addr, b.addr);
+    let out = timeit(&url, QUERY, &["--duration", "3s", "--concurrency", "2", "--rate", "40"])?;
+    one_query_outage(&out, 1)?;
+    let r = &out.report;
+    let ((a_received, a_answered), (_, b_answered)) = (a.operations(), b.operations());
+    ensure(a_received == 10 && a_answered == 9 && r["count"] == a_answered + b_answered, || {
+        format!("node A {:?}, node B {:?}: {r}", a.operations(), b.operations())
+    })
+}

@@ -85,7 +85,7 @@ fn running(ctx: &Ctx, sql: &str) -> Result<u64> {
 }
 
 /// Waits up to 2 s for the server to have stopped running `sql`.
-fn stopped_on_the_server(ctx: &Ctx, sql: &str) -> Result<()> {
+pub(crate) fn stopped_on_the_server(ctx: &Ctx, sql: &str) -> Result<()> {
     let t = Instant::now();
     while running(ctx, sql)? > 0 {
         ensure(t.elapsed() < Duration::from_secs(2), || format!("`{sql}` still runs on the server"))?;

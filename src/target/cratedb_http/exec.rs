@@ -12,10 +12,10 @@ use anyhow::Result;
 use bytes::{BufMut, BytesMut};
 use hdrhistogram::Histogram;
 
-use super::{bulk_outcome, rowcount_outcome, CrateConn, CrateTarget, SqlResponse};
+use super::{bulk_outcome, rowcount_outcome, CrateConn, CrateTarget, SqlResponse, NOT_SENT};
 use crate::config::Warmup;
 use crate::encode::crate_bulk;
-use crate::run::worker::{warming_up, Executor};
+use crate::run::worker::{warming_up, Executor, InDoubt};
 use crate::stats::recorder::{new_histogram, record_us};
 use crate::stats::OpError;
 use crate::workload::params::Value;
@@ -57,13 +57,12 @@ impl ServerDuration {
 /// costs no encoding here.
 pub struct CrateSink {
     conn: CrateConn,
-    /// Where to connect again after the connection was lost.
-    target: CrateTarget,
-    /// The node this worker is on, as [`CrateTarget::connect`] counts.
-    node: usize,
     /// Bodies carry `bulk_args` (rows counted from per-row results) rather
     /// than one statement (rows counted from its rowcount).
     bulk: bool,
+    /// The last batch failed before any of it was sent: its node refused
+    /// the connection ([`NOT_SENT`]).
+    unsent: bool,
     server: ServerDuration,
 }
 
@@ -72,15 +71,25 @@ impl CrateSink {
     /// `bulk`: the bodies will be `crate_bulk::bulk` ones.
     pub async fn open(target: &CrateTarget, worker: usize, bulk: bool) -> Result<CrateSink> {
         let conn = target.connect(worker).await?;
-        Ok(CrateSink { conn, target: target.clone(), node: worker, bulk, server: ServerDuration::new() })
+        Ok(CrateSink { conn, bulk, unsent: false, server: ServerDuration::new() })
     }
 
-    /// Replaces a lost connection with one to the next node of the list:
-    /// a node that restarts or fails over leaves the others to write to.
+    /// Replaces a lost connection with one to the next node of the list
+    /// (see [`CrateConn::next_node`]).
     pub async fn reconnect(&mut self) -> Result<()> {
-        self.node += 1;
-        self.conn = self.target.connect(self.node).await?;
-        Ok(())
+        self.conn.next_node().await
+    }
+
+    /// Whether the batch in flight when the connection was lost was
+    /// written: not when it was never sent (it may be sent again, to the
+    /// next node); otherwise nobody can tell, as CrateDB's HTTP answers
+    /// carry no types to look a batch's keys up by.
+    pub fn resolve(&self) -> InDoubt {
+        if self.unsent {
+            InDoubt::NotWritten
+        } else {
+            InDoubt::Unknown
+        }
     }
 
     /// The run's start and warm-up, as the worker loop has them, so that
@@ -94,6 +103,7 @@ impl CrateSink {
     pub async fn send(&mut self, body: &[u8], rows: u64) -> Result<u64, OpError> {
         let warm = self.server.start(rows);
         let resp = self.conn.post(body).await;
+        self.unsent = resp.as_ref().is_err_and(|e| e.class == NOT_SENT);
         self.server.record(warm, &resp);
         if self.bulk {
             bulk_outcome(resp, rows)
@@ -128,6 +138,12 @@ impl CrateQueryExecutor {
         let heads = queries.iter().map(|q| query_head(&q.query)).collect();
         let conn = target.connect(worker).await?;
         Ok(CrateQueryExecutor { conn, heads, body: BytesMut::new(), server: ServerDuration::new() })
+    }
+
+    /// Replaces a lost connection with one to the next node of the list
+    /// (see [`CrateConn::next_node`]).
+    pub async fn reconnect(&mut self) -> Result<()> {
+        self.conn.next_node().await
     }
 
     /// The run's start and warm-up, as the worker loop has them, so that
