@@ -74,7 +74,11 @@ impl Framing {
 }
 
 /// What a CrateDB request body needs besides the rows: the statement, made
-/// once (a multi-row `VALUES` statement is remade only for a short batch).
+/// once. It is made again for a batch it does not fit: a short batch of a
+/// multi-row `VALUES` statement, and a batch that leaves columns to their
+/// defaults (insert-json), whose statement names only the others. Nothing
+/// is prepared over HTTP, so that costs a few hundred bytes of text beside
+/// a body of rows, and only for such batches.
 #[derive(Debug)]
 pub struct CrateBody {
     method: Method,
@@ -88,24 +92,33 @@ pub struct CrateBody {
 
 impl CrateBody {
     pub fn new(method: Method, table: TableName, schema: Schema, upsert: bool, batch_size: usize) -> CrateBody {
-        let stmt = match method {
-            Method::Bulk => cratedb::insert_bulk(&table, &schema, upsert),
-            Method::Unnest => cratedb::insert_unnest(&table, &schema, upsert, false),
-            _ => cratedb::insert_values(&table, &schema, batch_size, upsert),
-        };
-        CrateBody { method, table, schema, upsert, stmt, batch_size }
+        let mut body = CrateBody { method, table, schema, upsert, stmt: String::new(), batch_size };
+        body.stmt = body.statement(&body.schema, batch_size);
+        body
+    }
+
+    /// The statement for `rows` rows of the columns of `schema`.
+    fn statement(&self, schema: &Schema, rows: usize) -> String {
+        match self.method {
+            Method::Bulk => cratedb::insert_bulk(&self.table, schema, self.upsert),
+            Method::Unnest => cratedb::insert_unnest(&self.table, schema, self.upsert, false),
+            _ => cratedb::insert_values(&self.table, schema, rows, self.upsert),
+        }
     }
 
     fn encode(&self, batch: &Batch, out: &mut BytesMut) {
+        let per_row = matches!(self.method, Method::Bulk | Method::Unnest);
+        let made;
+        let stmt = if batch.omitted.is_empty() && (per_row || batch.len == self.batch_size) {
+            &self.stmt
+        } else {
+            made = self.statement(&self.schema.without(&batch.omitted), batch.len);
+            &made
+        };
         match self.method {
-            Method::Bulk => crate_bulk::bulk(&self.stmt, batch, out),
-            Method::Unnest => crate_bulk::unnest(&self.stmt, batch, out),
-            _ if batch.len == self.batch_size => crate_bulk::values(&self.stmt, batch, out),
-            _ => crate_bulk::values(
-                &cratedb::insert_values(&self.table, &self.schema, batch.len, self.upsert),
-                batch,
-                out,
-            ),
+            Method::Bulk => crate_bulk::bulk(stmt, batch, out),
+            Method::Unnest => crate_bulk::unnest(stmt, batch, out),
+            _ => crate_bulk::values(stmt, batch, out),
         }
     }
 }

@@ -92,6 +92,19 @@ pub struct Schema {
     pub metrics_per_row: u32,
 }
 
+impl Schema {
+    /// The schema of the columns a batch sends when it leaves out the
+    /// columns `omitted` (indexes, ascending): what its statement lists.
+    pub fn without(&self, omitted: &[usize]) -> Schema {
+        let columns = self.columns.iter().enumerate().filter(|(c, _)| omitted.binary_search(c).is_err());
+        Schema {
+            columns: columns.map(|(_, c)| c.clone()).collect(),
+            key: self.key.clone(),
+            metrics_per_row: self.metrics_per_row,
+        }
+    }
+}
+
 /// Column-major values of one column for a batch. Buffers are kept and
 /// cleared between batches so the hot path does not allocate.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,18 +213,57 @@ impl Values {
 pub struct Batch {
     pub len: usize,
     pub columns: Vec<Values>,
+    /// The columns (indexes into `columns`, ascending) that this batch
+    /// leaves to the database's defaults: no row of it names them, so their
+    /// buffers hold no value and encoders and statements skip them. Empty
+    /// (every column sent) but for insert-json, whose rows may leave out a
+    /// column with a default: a batch holds rows that leave out the same ones.
+    pub omitted: Vec<usize>,
 }
 
 impl Batch {
     pub fn new(schema: &Schema) -> Self {
-        Batch { len: 0, columns: schema.columns.iter().map(|c| Values::for_type(c.ty)).collect() }
+        let columns = schema.columns.iter().map(|c| Values::for_type(c.ty)).collect();
+        Batch { len: 0, columns, omitted: Vec::new() }
     }
 
     pub fn clear(&mut self) {
         self.len = 0;
+        self.omitted.clear();
         for c in &mut self.columns {
             c.clear();
         }
+    }
+
+    /// Keeps the first `rows` rows of the text columns (drops a row read in
+    /// part); the columns the batch leaves out keep none.
+    pub(crate) fn truncate(&mut self, rows: usize) {
+        for (c, values) in self.columns.iter_mut().enumerate() {
+            values.truncate(if self.omitted.binary_search(&c).is_ok() { 0 } else { rows });
+        }
+    }
+
+    /// The columns the batch sends, in the schema's order.
+    pub fn sent(&self) -> impl ExactSizeIterator<Item = &Values> + Clone {
+        (0..self.sent_len()).map(|k| self.sent_column(k))
+    }
+
+    /// How many columns the batch sends.
+    pub fn sent_len(&self) -> usize {
+        self.columns.len() - self.omitted.len()
+    }
+
+    /// The `k`th column the batch sends (a bound parameter's column).
+    pub fn sent_column(&self, k: usize) -> &Values {
+        let mut c = k;
+        // Each omitted column at or before the one sought moves it one further.
+        for &o in &self.omitted {
+            if o > c {
+                break;
+            }
+            c += 1;
+        }
+        &self.columns[c]
     }
 }
 
