@@ -261,3 +261,42 @@ pub(crate) fn matches_type(ty: SqlType, pg: &Type) -> bool {
 pub(crate) fn type_mismatch(ty: SqlType, pg: &Type) -> Box<dyn std::error::Error + Sync + Send> {
     format!("the model writes {} but the column is {pg}", ty.pg_name()).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Column;
+
+    /// Issue 13 item 3: a CrateDB body for a batch that leaves columns to
+    /// their defaults names only the columns it sends, in its statement and
+    /// in each row.
+    #[test]
+    fn crate_bodies_name_the_columns_a_batch_sends() {
+        let column = |name: &str, ty| Column { name: name.into(), ty, not_null: false, cast: None, fields: Vec::new() };
+        let types = [SqlType::Timestamptz, SqlType::Oid, SqlType::Int4, SqlType::Float8, SqlType::Jsonb];
+        let names = ["t", "id", "n", "x", "doc"];
+        let columns = names.iter().zip(types).map(|(n, ty)| column(n, ty)).collect();
+        let schema = Schema { columns, key: Vec::new(), metrics_per_row: 0 };
+        let table = TableName::parse("t").unwrap();
+        let mut batch = crate_bulk::tests::batch(&[(0, 7, 1, 0.5, "{}"), (1000, 8, 2, 1.5, "{}")]);
+        for method in [Method::Bulk, Method::Unnest, Method::Insert] {
+            let body = CrateBody::new(method, table.clone(), schema.clone(), false, 2);
+            for omitted in [vec![], vec![1], vec![1, 4]] {
+                batch.omitted = omitted.clone();
+                let mut out = BytesMut::new();
+                body.encode(&batch, &mut out);
+                let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                let stmt = json["stmt"].as_str().unwrap();
+                let sent = schema.without(&omitted);
+                assert_eq!(stmt, body.statement(&sent, 2), "{method} {omitted:?}");
+                assert!(omitted.iter().all(|&c| !stmt.contains(&format!("\"{}\"", names[c]))), "{stmt}");
+                let values = match method {
+                    Method::Bulk => json["bulk_args"][0].as_array().unwrap().len(),
+                    Method::Unnest => json["args"].as_array().unwrap().len(),
+                    _ => json["args"].as_array().unwrap().len() / 2,
+                };
+                assert_eq!(values, sent.columns.len(), "{method} {omitted:?}: {json}");
+            }
+        }
+    }
+}

@@ -449,6 +449,30 @@ mod tests {
         assert_eq!(flat(all_rows(&spec, 500, 500)), flat(all_rows(&spec, 500, 33)));
     }
 
+    /// A batch that leaves out columns (insert-json's defaults) sends the
+    /// others, in order, and its statement's schema lists the same.
+    #[test]
+    fn a_batch_sends_the_columns_it_does_not_leave_out() {
+        let schema = Schema {
+            columns: (0..5).map(|i| Column::new(format!("c{i}"), SqlType::Int4, false)).collect(),
+            key: Vec::new(),
+            metrics_per_row: 0,
+        };
+        let mut batch = Batch::new(&schema);
+        batch.columns = (0..5).map(|i| Values::Int4(vec![i])).collect();
+        let sent = |b: &Batch| b.sent().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(" ");
+        assert_eq!(sent(&batch), "Int4([0]) Int4([1]) Int4([2]) Int4([3]) Int4([4])");
+        for (omitted, want) in [(vec![0], "1 2 3 4"), (vec![1, 3], "0 2 4"), (vec![2, 3, 4], "0 1")] {
+            batch.omitted = omitted.clone();
+            let got: Vec<String> = batch.sent().map(|v| format!("{v:?}")).collect();
+            let want: Vec<String> = want.split(' ').map(|i| format!("Int4([{i}])")).collect();
+            assert_eq!((batch.sent_len(), got), (want.len(), want.clone()), "{omitted:?}");
+            let names: Vec<String> = schema.without(&omitted).columns.iter().map(|c| c.name.clone()).collect();
+            let want: Vec<String> = want.iter().map(|v| format!("c{}", &v[6..7])).collect();
+            assert_eq!(names, want, "{omitted:?}");
+        }
+    }
+
     #[test]
     fn same_seed_same_rows_other_worker_other_rows() {
         let spec = ModelSpec::Measurement(measurement::Options::default());

@@ -34,6 +34,10 @@ pub fn tests() -> Vec<(&'static str, Test)> {
             "data::json_rows_name_default_columns_or_leave_them_to_the_database",
             json_rows_name_default_columns_or_leave_them_to_the_database,
         ),
+        (
+            "data::json_more_column_sets_than_a_connection_keeps_prepared",
+            json_more_column_sets_than_a_connection_keeps_prepared,
+        ),
         ("data::json_lone_surrogate_is_a_rejected_row", json_lone_surrogate_is_a_rejected_row),
         ("data::reports_match_the_schema", reports_match_the_schema),
         ("data::ctrl_c_stops_both_with_a_partial_report", ctrl_c_stops_both_with_a_partial_report),
@@ -385,6 +389,40 @@ fn json_rows_name_default_columns_or_leave_them_to_the_database(ctx: &Ctx) -> Re
              FROM json_mixed",
         )?;
         ensure(got == "400 400 400", || format!("{method}: rows, distinct ids, rows as expected: {got}"))?;
+    }
+    Ok(())
+}
+
+/// Issue 13 item 3: more sets of columns than a connection keeps statements
+/// prepared for (16): the oldest is closed and prepared again when its rows
+/// come back, and every row keeps its values or gets its defaults.
+fn json_more_column_sets_than_a_connection_keeps_prepared(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("sets.json");
+    // Row v names d1..d5 by the bits of v % 32: each of the 32 sets three times.
+    let mut text = String::new();
+    for v in 0..96u32 {
+        let mut row = serde_json::json!({ "v": v });
+        for k in (1..=5).filter(|k| (v % 32) >> (k - 1) & 1 == 1) {
+            row[format!("d{k}")] = serde_json::json!(v * 10 + k);
+        }
+        text.push_str(&row.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&path, text)?;
+    let defaults: Vec<String> = (1..=5).map(|k| format!("d{k} int DEFAULT -{k}")).collect();
+    let kept: Vec<String> = (1..=5)
+        .map(|k| format!("d{k} = CASE WHEN (v % 32) >> {} & 1 = 1 THEN v * 10 + {k} ELSE -{k} END", k - 1))
+        .collect();
+    for method in ["copy-csv", "insert"] {
+        create(ctx, "json_sets", &format!("v int PRIMARY KEY, {}", defaults.join(", ")))?;
+        let out = json(ctx, &format!("--table json_sets --method {method} --concurrency 1 {}", path.display()))?;
+        ok(&out, method)?;
+        let got = ctx.scalar(&format!(
+            "SELECT count(*) || ' ' || count(*) FILTER (WHERE {}) FROM json_sets",
+            kept.join(" AND ")
+        ))?;
+        ensure(got == "96 96", || format!("{method}: rows, rows as expected: {got}"))?;
     }
     Ok(())
 }
