@@ -221,6 +221,13 @@ const BACKEND_GONE: std::time::Duration = std::time::Duration::from_secs(5);
 /// and the server's memory for prepared statements stays bounded.
 const COLUMN_SETS: usize = 16;
 
+/// How many sizes of short chunk a set of columns keeps an INSERT prepared
+/// for, besides the full one. The last batch of a run is short, and so are
+/// insert-json's batches that end where the rows' columns change, at any
+/// length: past it, the size prepared longest ago is closed, so a connection
+/// holds at most `COLUMN_SETS × (SHORT_SIZES + 1)` INSERT statements.
+const SHORT_SIZES: usize = 8;
+
 /// The statements for the batches that send one set of columns.
 struct Prepared {
     /// The columns these batches leave out ([`Batch::omitted`](crate::model::Batch)).
@@ -357,6 +364,9 @@ impl PgSink {
                 // Prepare the statement for a short last chunk once per size.
                 let tail = b.len % chunk;
                 if tail != 0 && !prepared.iter().any(|(n, _)| *n == tail) {
+                    if prepared.len() > SHORT_SIZES {
+                        prepared.remove(1);
+                    }
                     let s = sql::insert_values(&self.spec.table, schema, tail, self.spec.upsert);
                     prepared.push((tail, self.client.prepare(&s).await?));
                 }
