@@ -244,8 +244,8 @@ impl Batch {
     }
 
     /// The columns the batch sends, in the schema's order.
-    pub fn sent(&self) -> impl ExactSizeIterator<Item = &Values> + Clone {
-        (0..self.sent_len()).map(|k| self.sent_column(k))
+    pub fn sent(&self) -> Sent<'_> {
+        Sent { columns: &self.columns, omitted: &self.omitted, at: 0 }
     }
 
     /// How many columns the batch sends.
@@ -266,6 +266,40 @@ impl Batch {
         &self.columns[c]
     }
 }
+
+/// The columns a batch sends ([`Batch::sent`]): as cheap per value as
+/// iterating over all of them, which encoders do for every row.
+#[derive(Debug, Clone)]
+pub struct Sent<'a> {
+    columns: &'a [Values],
+    /// The omitted columns not passed yet (ascending, all at or after `at`).
+    omitted: &'a [usize],
+    at: usize,
+}
+
+impl<'a> Iterator for Sent<'a> {
+    type Item = &'a Values;
+
+    fn next(&mut self) -> Option<&'a Values> {
+        while let Some((&o, rest)) = self.omitted.split_first() {
+            if o != self.at {
+                break;
+            }
+            self.omitted = rest;
+            self.at += 1;
+        }
+        let values = self.columns.get(self.at)?;
+        self.at += 1;
+        Some(values)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.columns.len() - self.at - self.omitted.len();
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Sent<'_> {}
 
 /// Which model, with its own options, as resolved from the flags.
 #[derive(Debug, Clone, PartialEq)]
