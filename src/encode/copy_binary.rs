@@ -17,12 +17,12 @@ pub fn header(out: &mut BytesMut) {
     out.put_i32(0);
 }
 
-/// The tuples of a batch, without header or trailer.
+/// The tuples of a batch (the columns it sends), without header or trailer.
 pub fn rows(batch: &Batch, out: &mut BytesMut) {
-    let fields = batch.columns.len() as i16;
+    let fields = batch.sent_len() as i16;
     for i in 0..batch.len {
         out.put_i16(fields);
-        for col in &batch.columns {
+        for col in batch.sent() {
             write_field(col, i, out);
         }
     }

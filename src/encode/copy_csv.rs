@@ -7,12 +7,13 @@ use chrono::{DateTime, Datelike, Timelike};
 
 use crate::model::{Batch, Values};
 
-/// The CSV lines of a batch (COPY's CSV format has no header or trailer).
+/// The CSV lines of a batch, of the columns it sends (COPY's CSV format
+/// has no header or trailer).
 pub fn encode(batch: &Batch, out: &mut BytesMut) {
     let mut ints = itoa::Buffer::new();
     let mut floats = ryu::Buffer::new();
     for i in 0..batch.len {
-        for (c, col) in batch.columns.iter().enumerate() {
+        for (c, col) in batch.sent().enumerate() {
             if c > 0 {
                 out.put_u8(b',');
             }

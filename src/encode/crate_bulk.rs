@@ -50,7 +50,7 @@ pub fn values(stmt: &str, batch: &Batch, out: &mut BytesMut) {
 /// column, for `UNNEST(?, ?, …)`.
 pub fn unnest(stmt: &str, batch: &Batch, out: &mut BytesMut) {
     head(stmt, "args", out);
-    for (c, values) in batch.columns.iter().enumerate() {
+    for (c, values) in batch.sent().enumerate() {
         if c > 0 {
             out.put_u8(b',');
         }
@@ -83,9 +83,9 @@ pub(crate) fn string(s: &str, out: &mut BytesMut) {
     serde_json::to_writer(out.writer(), s).expect("writing to memory cannot fail");
 }
 
-/// Row `i`'s values, comma-separated.
+/// Row `i`'s values (of the columns the batch sends), comma-separated.
 fn row(batch: &Batch, i: usize, out: &mut BytesMut) {
-    for (c, values) in batch.columns.iter().enumerate() {
+    for (c, values) in batch.sent().enumerate() {
         if c > 0 {
             out.put_u8(b',');
         }
@@ -156,6 +156,7 @@ pub(crate) mod tests {
                 Values::Float8(rows.iter().map(|r| r.3).collect()),
                 Values::Jsonb { text: rows.iter().map(|r| r.4).collect(), ends: json_ends.collect() },
             ],
+            omitted: Vec::new(),
         }
     }
 

@@ -47,11 +47,12 @@ impl ToSql for Param<'_> {
     postgres_types::to_sql_checked!();
 }
 
-/// The parameters of rows `rows` of a batch, row-major as `VALUES` lists them.
+/// The parameters of rows `rows` of a batch (the columns it sends),
+/// row-major as `VALUES` lists them.
 pub fn params(batch: &Batch, rows: std::ops::Range<usize>) -> impl ExactSizeIterator<Item = Param<'_>> {
-    let width = batch.columns.len();
+    let width = batch.sent_len();
     let first = rows.start;
-    (0..rows.len() * width).map(move |k| Param { values: &batch.columns[k % width], row: first + k / width })
+    (0..rows.len() * width).map(move |k| Param { values: batch.sent_column(k % width), row: first + k / width })
 }
 
 #[cfg(test)]

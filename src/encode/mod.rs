@@ -74,7 +74,11 @@ impl Framing {
 }
 
 /// What a CrateDB request body needs besides the rows: the statement, made
-/// once (a multi-row `VALUES` statement is remade only for a short batch).
+/// once. It is made again for a batch it does not fit: a short batch of a
+/// multi-row `VALUES` statement, and a batch that leaves columns to their
+/// defaults (insert-json), whose statement names only the others. Nothing
+/// is prepared over HTTP, so that costs a few hundred bytes of text beside
+/// a body of rows, and only for such batches.
 #[derive(Debug)]
 pub struct CrateBody {
     method: Method,
@@ -88,24 +92,33 @@ pub struct CrateBody {
 
 impl CrateBody {
     pub fn new(method: Method, table: TableName, schema: Schema, upsert: bool, batch_size: usize) -> CrateBody {
-        let stmt = match method {
-            Method::Bulk => cratedb::insert_bulk(&table, &schema, upsert),
-            Method::Unnest => cratedb::insert_unnest(&table, &schema, upsert, false),
-            _ => cratedb::insert_values(&table, &schema, batch_size, upsert),
-        };
-        CrateBody { method, table, schema, upsert, stmt, batch_size }
+        let mut body = CrateBody { method, table, schema, upsert, stmt: String::new(), batch_size };
+        body.stmt = body.statement(&body.schema, batch_size);
+        body
+    }
+
+    /// The statement for `rows` rows of the columns of `schema`.
+    fn statement(&self, schema: &Schema, rows: usize) -> String {
+        match self.method {
+            Method::Bulk => cratedb::insert_bulk(&self.table, schema, self.upsert),
+            Method::Unnest => cratedb::insert_unnest(&self.table, schema, self.upsert, false),
+            _ => cratedb::insert_values(&self.table, schema, rows, self.upsert),
+        }
     }
 
     fn encode(&self, batch: &Batch, out: &mut BytesMut) {
+        let per_row = matches!(self.method, Method::Bulk | Method::Unnest);
+        let made;
+        let stmt = if batch.omitted.is_empty() && (per_row || batch.len == self.batch_size) {
+            &self.stmt
+        } else {
+            made = self.statement(&self.schema.without(&batch.omitted), batch.len);
+            &made
+        };
         match self.method {
-            Method::Bulk => crate_bulk::bulk(&self.stmt, batch, out),
-            Method::Unnest => crate_bulk::unnest(&self.stmt, batch, out),
-            _ if batch.len == self.batch_size => crate_bulk::values(&self.stmt, batch, out),
-            _ => crate_bulk::values(
-                &cratedb::insert_values(&self.table, &self.schema, batch.len, self.upsert),
-                batch,
-                out,
-            ),
+            Method::Bulk => crate_bulk::bulk(stmt, batch, out),
+            Method::Unnest => crate_bulk::unnest(stmt, batch, out),
+            _ => crate_bulk::values(stmt, batch, out),
         }
     }
 }
@@ -247,4 +260,43 @@ pub(crate) fn matches_type(ty: SqlType, pg: &Type) -> bool {
 /// than the model writes (an `--append` table created by someone else).
 pub(crate) fn type_mismatch(ty: SqlType, pg: &Type) -> Box<dyn std::error::Error + Sync + Send> {
     format!("the model writes {} but the column is {pg}", ty.pg_name()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Column;
+
+    /// Issue 13 item 3: a CrateDB body for a batch that leaves columns to
+    /// their defaults names only the columns it sends, in its statement and
+    /// in each row.
+    #[test]
+    fn crate_bodies_name_the_columns_a_batch_sends() {
+        let column = |name: &str, ty| Column { name: name.into(), ty, not_null: false, cast: None, fields: Vec::new() };
+        let types = [SqlType::Timestamptz, SqlType::Oid, SqlType::Int4, SqlType::Float8, SqlType::Jsonb];
+        let names = ["t", "id", "n", "x", "doc"];
+        let columns = names.iter().zip(types).map(|(n, ty)| column(n, ty)).collect();
+        let schema = Schema { columns, key: Vec::new(), metrics_per_row: 0 };
+        let table = TableName::parse("t").unwrap();
+        let mut batch = crate_bulk::tests::batch(&[(0, 7, 1, 0.5, "{}"), (1000, 8, 2, 1.5, "{}")]);
+        for method in [Method::Bulk, Method::Unnest, Method::Insert] {
+            let body = CrateBody::new(method, table.clone(), schema.clone(), false, 2);
+            for omitted in [vec![], vec![1], vec![1, 4]] {
+                batch.omitted = omitted.clone();
+                let mut out = BytesMut::new();
+                body.encode(&batch, &mut out);
+                let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+                let stmt = json["stmt"].as_str().unwrap();
+                let sent = schema.without(&omitted);
+                assert_eq!(stmt, body.statement(&sent, 2), "{method} {omitted:?}");
+                assert!(omitted.iter().all(|&c| !stmt.contains(&format!("\"{}\"", names[c]))), "{stmt}");
+                let values = match method {
+                    Method::Bulk => json["bulk_args"][0].as_array().unwrap().len(),
+                    Method::Unnest => json["args"].as_array().unwrap().len(),
+                    _ => json["args"].as_array().unwrap().len() / 2,
+                };
+                assert_eq!(values, sent.columns.len(), "{method} {omitted:?}: {json}");
+            }
+        }
+    }
 }

@@ -14,19 +14,20 @@
 //! buffers: no JSON tree is built per row.
 //!
 //! Keys are column names, case-sensitive. A key naming a generated column
-//! is ignored (an export of the table has them); a missing key is NULL.
-//! A column with a default is written if the first row that is a JSON object
-//! names it (a byte order mark, garbage or other rows before it do not
-//! count), and then every row must name it; if that row does not, the
-//! database fills it in and a row naming it is rejected: a value is never
-//! dropped, nor replaced by NULL instead of the default.
+//! is ignored (an export of the table has them); a missing key is NULL,
+//! except for a column with a default (serial, identity, `now()`): a row
+//! that names it sends its value, a row that does not leaves it to the
+//! database. Each row decides for itself, whatever the rows before it
+//! were: a batch holds rows that leave out the same columns, and a row
+//! that leaves out others ends it and starts the next (see
+//! [`Generator::fill`]), whose statement names only the columns it sends.
 //!
 //! Values are kept exactly: integers are read as integers (never through
 //! f64), numbers for float and numeric columns are sent as the input's own
 //! text, and the server converts them.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -68,6 +69,8 @@ pub struct Spec {
 #[derive(Debug, Default, PartialEq)]
 pub struct Columns {
     list: Vec<JsonColumn>,
+    /// The columns of `list` with a default, which a row may leave out.
+    defaulted: Vec<usize>,
     /// Key → what it writes.
     by_key: HashMap<String, Target>,
     /// Every column name, for suggestions.
@@ -84,9 +87,6 @@ enum Target {
     Column(usize),
     /// Nothing: a generated column (an export of the table has them).
     Generated,
-    /// A column with a default that the first row did not name: the database
-    /// fills it in, so a row giving it a value cannot be written as it is.
-    Defaulted,
 }
 
 #[derive(Debug, PartialEq)]
@@ -95,7 +95,7 @@ struct JsonColumn {
     kind: Kind,
     array: bool,
     not_null: bool,
-    /// Written because the first row named it: every row must.
+    /// A row without its key leaves it to the database (not NULL).
     has_default: bool,
 }
 
@@ -107,6 +107,7 @@ impl Spec {
             rejects: rejects.map(std::io::BufWriter::new),
             stats: Stats::default(),
             stop: false,
+            held: None,
             seen: Vec::new(),
             scratch: String::new(),
         };
@@ -130,15 +131,12 @@ impl Spec {
     /// The table's columns that rows are written to. Refuses an empty input
     /// here, before anything is written.
     pub fn bind(&self, columns: &[TableColumn], ctx: &BindContext) -> Result<Spec> {
-        let first_keys = {
+        {
             let mut state = self.input.lock();
-            match state.reader.first_keys()? {
-                None => {
-                    return Err(usage(format!("no rows in input ({}): nothing to insert", state.reader.input.names())))
-                }
-                Some(keys) => keys,
+            if state.reader.is_empty()? {
+                return Err(usage(format!("no rows in input ({}): nothing to insert", state.reader.input.names())));
             }
-        };
+        }
         let mut bound = Columns {
             table: ctx.table.to_string(),
             cratedb: ctx.cratedb,
@@ -147,14 +145,12 @@ impl Spec {
             ..Columns::default()
         };
         for c in columns {
-            let written = !c.generated && (!c.has_default || first_keys.contains(&c.name));
-            let target = match () {
-                _ if written => Target::Column(bound.list.len()),
-                _ if c.generated => Target::Generated,
-                _ => Target::Defaulted,
-            };
+            let target = if c.generated { Target::Generated } else { Target::Column(bound.list.len()) };
             bound.by_key.insert(c.name.clone(), target);
-            if written {
+            if !c.generated {
+                if c.has_default {
+                    bound.defaulted.push(bound.list.len());
+                }
                 let mut column = table::text_column(c, ctx);
                 if ctx.cratedb {
                     // CrateDB takes the JSON values as they are and converts them.
@@ -237,6 +233,10 @@ struct State {
     stats: Stats,
     /// Reading stopped (`--on-error abort`).
     stop: bool,
+    /// The line of a row read (it is the reader's current value) and held
+    /// back for the next batch: it leaves out other columns than the rows
+    /// of the batch it was read for.
+    held: Option<u64>,
     /// Which columns the row being converted has named.
     seen: Vec<bool>,
     scratch: String,
@@ -250,21 +250,35 @@ pub struct Generator {
 
 impl Generator {
     /// Reads up to `max` rows into `batch` (cleared); returns how many (0: the input is done).
+    ///
+    /// The rows of a batch leave out the same columns with a default (the
+    /// first row's set becomes [`Batch::omitted`]): a row that leaves out
+    /// others is held back, ending the batch, and starts the next one,
+    /// whichever worker reads it. So input that changes its set of keys
+    /// row after row is written in batches of one row; input grouped by
+    /// its keys (an export, a generator's output) in full batches. One
+    /// open batch per set was the other way: it would keep rows waiting
+    /// while other sets are read, and take a batch buffer per set.
     pub fn fill(&mut self, batch: &mut Batch, max: usize) -> usize {
         let mut guard = self.input.lock();
         let state = &mut *guard;
         let mut rows = 0;
         while rows < max && !state.stop {
-            let item = match state.reader.next() {
-                Ok(Some(item)) => item,
-                Ok(None) => break,
-                Err(e) => {
-                    state.stats.abort.get_or_insert(format!("{e:#}"));
-                    state.stop = true;
-                    break;
-                }
+            let item = match state.held.take() {
+                Some(line) => Item::Row { line },
+                None => match state.reader.next() {
+                    Ok(Some(item)) => {
+                        state.stats.rows_read += 1;
+                        item
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        state.stats.abort.get_or_insert(format!("{e:#}"));
+                        state.stop = true;
+                        break;
+                    }
+                },
             };
-            state.stats.rows_read += 1;
             let (text, line) = match item {
                 Item::Row { line } => (state.reader.current(), line),
                 Item::Bad { line, text, error } => {
@@ -284,10 +298,21 @@ impl Generator {
             let mut de = serde_json::Deserializer::from_str(text);
             let converted = seed.deserialize(&mut de).map_err(|e| error.take().unwrap_or_else(|| serde_message(&e)));
             let converted = converted.and_then(|()| self.columns.missing(&state.seen, batch));
+            let fits = rows == 0 || self.columns.left_out(&state.seen).eq(batch.omitted.iter().copied());
             match converted {
-                Ok(()) => rows += 1,
+                Ok(()) if fits => {
+                    if rows == 0 {
+                        batch.omitted.extend(self.columns.left_out(&state.seen));
+                    }
+                    rows += 1;
+                }
+                Ok(()) => {
+                    batch.truncate(rows);
+                    state.held = Some(line);
+                    break;
+                }
                 Err(why) => {
-                    batch.columns.iter_mut().for_each(|c| c.truncate(rows));
+                    batch.truncate(rows);
                     let text = text.to_string();
                     state.reject(line, &text, &why);
                 }
@@ -317,16 +342,11 @@ impl State {
 }
 
 impl Columns {
-    /// Fills the columns a row did not name with NULL, refusing NOT NULL ones.
+    /// Fills the columns a row did not name with NULL, refusing NOT NULL
+    /// ones; those with a default are left to the database.
     fn missing(&self, seen: &[bool], batch: &mut Batch) -> Result<(), String> {
         for (i, c) in self.list.iter().enumerate() {
-            if !seen[i] {
-                if c.has_default {
-                    return Err(format!(
-                        "column \"{}\" has a default and the first row named it, so every row must (without the key it would be NULL, not the default); give the key in every row or in none",
-                        c.column.name
-                    ));
-                }
+            if !seen[i] && !c.has_default {
                 if c.not_null {
                     return Err(format!(
                         "column \"{}\" is NOT NULL but the row has no key \"{}\"",
@@ -337,6 +357,12 @@ impl Columns {
             }
         }
         Ok(())
+    }
+
+    /// The columns with a default that a row left out (ascending), for the
+    /// database to fill in.
+    fn left_out<'a>(&'a self, seen: &'a [bool]) -> impl Iterator<Item = usize> + 'a {
+        self.defaulted.iter().copied().filter(|&i| !seen[i])
     }
 
     fn unknown(&self, key: &str) -> String {
@@ -390,11 +416,6 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
                 Some(Target::Generated) => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
-                }
-                Some(Target::Defaulted) => {
-                    return Err(self.fail(format!(
-                        "key \"{key}\" names a column with a default that the first row did not name, so rows are written without it (the database fills it in); give the key in every row or in none"
-                    )))
                 }
                 None if self.columns.ignore_unknown => {
                     map.next_value::<IgnoredAny>()?;
@@ -823,17 +844,14 @@ enum Item {
     Bad { line: u64, text: String, error: String },
 }
 
-/// How many values [`Reader::first_keys`] looks through for a JSON object.
-const FIRST_OBJECT_WITHIN: usize = 1000;
-
 /// The input cut into values (see the `split` module), each checked to be UTF-8.
 struct Reader {
     input: Input,
     split: Splitter,
     /// The value last returned; its buffer goes back to `split` on the next call.
     text: String,
-    /// Values found by [`Reader::first_keys`], not yet returned; a `Row` is the last.
-    peeked: VecDeque<Item>,
+    /// The value [`Reader::is_empty`] read, not yet returned.
+    peeked: Option<Item>,
     started: bool,
 }
 
@@ -843,32 +861,19 @@ impl Reader {
     }
 
     fn with_limit(input: Input, limit: usize) -> Reader {
-        Reader { input, split: Splitter::new(limit), text: String::new(), peeked: VecDeque::new(), started: false }
+        Reader { input, split: Splitter::new(limit), text: String::new(), peeked: None, started: false }
     }
 
     fn current(&self) -> &str {
         &self.text
     }
 
-    /// The keys of the first row that is a JSON object (the rows before it
-    /// stay to be read, and rejected, in order); `None` for an empty input.
-    fn first_keys(&mut self) -> Result<Option<Vec<String>>> {
-        while self.peeked.len() < FIRST_OBJECT_WITHIN {
-            let Some(item) = self.read()? else { break };
-            let Item::Row { line } = item else {
-                self.peeked.push_back(item);
-                continue;
-            };
-            match serde_json::from_str::<BTreeMap<String, IgnoredAny>>(&self.text) {
-                Ok(map) => {
-                    self.peeked.push_back(item);
-                    return Ok(Some(map.into_keys().collect()));
-                }
-                // Not an object: a bad row, kept with its text (the next value replaces `text`).
-                Err(e) => self.peeked.push_back(Item::Bad { line, text: self.text.clone(), error: serde_message(&e) }),
-            }
+    /// Whether the input holds no value at all (read ahead by one value).
+    fn is_empty(&mut self) -> Result<bool> {
+        if self.peeked.is_none() {
+            self.peeked = self.read()?;
         }
-        Ok((!self.peeked.is_empty()).then(Vec::new))
+        Ok(self.peeked.is_none())
     }
 
     /// Opens the next file (skipping a UTF-8 byte order mark); false when there is none.
@@ -886,7 +891,7 @@ impl Reader {
     }
 
     fn next(&mut self) -> Result<Option<Item>> {
-        match self.peeked.pop_front() {
+        match self.peeked.take() {
             Some(item) => Ok(Some(item)),
             None => self.read(),
         }
@@ -952,7 +957,7 @@ mod tests {
 
     use super::*;
     use crate::dialect::TableName;
-    use crate::model::ModelSpec;
+    use crate::model::{ModelSpec, Values};
 
     fn to_text(raw: &str, kind: Kind, array: bool) -> Result<Option<String>, String> {
         let mut out = String::new();
@@ -1220,6 +1225,42 @@ mod tests {
         assert!(r.split.work <= 2 * pretty.len() as u64, "{} bytes looked at for {}", r.split.work, pretty.len());
         let took = started.elapsed();
         assert!(took < std::time::Duration::from_secs(5), "4,001 pretty rows took {took:?}");
+    }
+
+    /// Issue 13 item 3: a row's columns do not depend on the rows before it.
+    /// A batch holds rows that leave out the same columns with a default
+    /// (and sends only the others); a row that leaves out others ends it and
+    /// starts the next batch, whichever worker reads on. A bad first row
+    /// that named `id` decides nothing.
+    #[test]
+    fn a_batch_ends_where_rows_leave_out_other_default_columns() {
+        let input = concat!(
+            "x\n{\"id\": \"bad\", \"v\": 0}\n{\"v\": 1}\n{\"v\": 2}\n{\"id\": 3, \"v\": 3}\n",
+            "{\"id\": 4, \"v\": 4, \"at\": \"2024-01-01\"}\n{\"v\": 5, \"at\": null}\n{\"v\": 6}\n{\"v\": 7}\n"
+        );
+        let spec = Spec::new(Input::from_bytes("in.json", input.into()).unwrap(), OnError::Skip, None, false);
+        let defaulted = |name, kind| TableColumn { has_default: true, ..column(name, kind, true) };
+        let columns = [
+            defaulted("id", Kind::from_pg("int8", -1)),
+            column("v", Kind::from_pg("int4", -1), true),
+            TableColumn { not_null: false, ..defaulted("at", Kind::Timestamptz) },
+        ];
+        let ctx = BindContext { table: TableName::parse("t").unwrap(), cratedb: false, rows: None, workers: 2 };
+        let model = ModelSpec::Json(spec.clone()).bind(&columns, &ctx).unwrap();
+        assert_eq!(model.schema().columns.len(), 3, "every column that is not generated may be sent");
+        let mut batch = Batch::new(&model.schema());
+        let mut gens = [model.generator(1, 0, 0, u64::MAX), model.generator(1, 1, 0, u64::MAX)];
+        let mut batches = Vec::new();
+        while gens[batches.len() % 2].next_batch(&mut batch, 10) {
+            let rows = (0..batch.len).map(|i| {
+                let value = |v: &Values| if v.is_null(i) { "-".to_string() } else { v.json(i).to_string() };
+                batch.sent().map(value).collect::<Vec<_>>().join(",")
+            });
+            batches.push(format!("{:?} {}", batch.omitted, rows.collect::<Vec<_>>().join(" ")));
+        }
+        assert_eq!(batches, ["[0, 2] 1 2", "[2] 3,3", "[] 4,4,2024-01-01", "[0] 5,-", "[0, 2] 6 7"]);
+        let stats = spec.input.stats();
+        assert_eq!((stats.rows_read, stats.rejected), (9, 2), "a row held back is read once");
     }
 
     #[test]

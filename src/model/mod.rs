@@ -92,6 +92,19 @@ pub struct Schema {
     pub metrics_per_row: u32,
 }
 
+impl Schema {
+    /// The schema of the columns a batch sends when it leaves out the
+    /// columns `omitted` (indexes, ascending): what its statement lists.
+    pub fn without(&self, omitted: &[usize]) -> Schema {
+        let columns = self.columns.iter().enumerate().filter(|(c, _)| omitted.binary_search(c).is_err());
+        Schema {
+            columns: columns.map(|(_, c)| c.clone()).collect(),
+            key: self.key.clone(),
+            metrics_per_row: self.metrics_per_row,
+        }
+    }
+}
+
 /// Column-major values of one column for a batch. Buffers are kept and
 /// cleared between batches so the hot path does not allocate.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,20 +213,93 @@ impl Values {
 pub struct Batch {
     pub len: usize,
     pub columns: Vec<Values>,
+    /// The columns (indexes into `columns`, ascending) that this batch
+    /// leaves to the database's defaults: no row of it names them, so their
+    /// buffers hold no value and encoders and statements skip them. Empty
+    /// (every column sent) but for insert-json, whose rows may leave out a
+    /// column with a default: a batch holds rows that leave out the same ones.
+    pub omitted: Vec<usize>,
 }
 
 impl Batch {
     pub fn new(schema: &Schema) -> Self {
-        Batch { len: 0, columns: schema.columns.iter().map(|c| Values::for_type(c.ty)).collect() }
+        let columns = schema.columns.iter().map(|c| Values::for_type(c.ty)).collect();
+        Batch { len: 0, columns, omitted: Vec::new() }
     }
 
     pub fn clear(&mut self) {
         self.len = 0;
+        self.omitted.clear();
         for c in &mut self.columns {
             c.clear();
         }
     }
+
+    /// Keeps the first `rows` rows of the text columns (drops a row read in
+    /// part); the columns the batch leaves out keep none.
+    pub(crate) fn truncate(&mut self, rows: usize) {
+        for (c, values) in self.columns.iter_mut().enumerate() {
+            values.truncate(if self.omitted.binary_search(&c).is_ok() { 0 } else { rows });
+        }
+    }
+
+    /// The columns the batch sends, in the schema's order.
+    pub fn sent(&self) -> Sent<'_> {
+        Sent { columns: &self.columns, omitted: &self.omitted, at: 0 }
+    }
+
+    /// How many columns the batch sends.
+    pub fn sent_len(&self) -> usize {
+        self.columns.len() - self.omitted.len()
+    }
+
+    /// The `k`th column the batch sends (a bound parameter's column).
+    pub fn sent_column(&self, k: usize) -> &Values {
+        let mut c = k;
+        // Each omitted column at or before the one sought moves it one further.
+        for &o in &self.omitted {
+            if o > c {
+                break;
+            }
+            c += 1;
+        }
+        &self.columns[c]
+    }
 }
+
+/// The columns a batch sends ([`Batch::sent`]): as cheap per value as
+/// iterating over all of them, which encoders do for every row.
+#[derive(Debug, Clone)]
+pub struct Sent<'a> {
+    columns: &'a [Values],
+    /// The omitted columns not passed yet (ascending, all at or after `at`).
+    omitted: &'a [usize],
+    at: usize,
+}
+
+impl<'a> Iterator for Sent<'a> {
+    type Item = &'a Values;
+
+    fn next(&mut self) -> Option<&'a Values> {
+        while let Some((&o, rest)) = self.omitted.split_first() {
+            if o != self.at {
+                break;
+            }
+            self.omitted = rest;
+            self.at += 1;
+        }
+        let values = self.columns.get(self.at)?;
+        self.at += 1;
+        Some(values)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.columns.len() - self.at - self.omitted.len();
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Sent<'_> {}
 
 /// Which model, with its own options, as resolved from the flags.
 #[derive(Debug, Clone, PartialEq)]
@@ -395,6 +481,30 @@ mod tests {
                 .concat()
         };
         assert_eq!(flat(all_rows(&spec, 500, 500)), flat(all_rows(&spec, 500, 33)));
+    }
+
+    /// A batch that leaves out columns (insert-json's defaults) sends the
+    /// others, in order, and its statement's schema lists the same.
+    #[test]
+    fn a_batch_sends_the_columns_it_does_not_leave_out() {
+        let schema = Schema {
+            columns: (0..5).map(|i| Column::new(format!("c{i}"), SqlType::Int4, false)).collect(),
+            key: Vec::new(),
+            metrics_per_row: 0,
+        };
+        let mut batch = Batch::new(&schema);
+        batch.columns = (0..5).map(|i| Values::Int4(vec![i])).collect();
+        let sent = |b: &Batch| b.sent().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(" ");
+        assert_eq!(sent(&batch), "Int4([0]) Int4([1]) Int4([2]) Int4([3]) Int4([4])");
+        for (omitted, want) in [(vec![0], "1 2 3 4"), (vec![1, 3], "0 2 4"), (vec![2, 3, 4], "0 1")] {
+            batch.omitted = omitted.clone();
+            let got: Vec<String> = batch.sent().map(|v| format!("{v:?}")).collect();
+            let want: Vec<String> = want.split(' ').map(|i| format!("Int4([{i}])")).collect();
+            assert_eq!((batch.sent_len(), got), (want.len(), want.clone()), "{omitted:?}");
+            let names: Vec<String> = schema.without(&omitted).columns.iter().map(|c| c.name.clone()).collect();
+            let want: Vec<String> = want.iter().map(|v| format!("c{}", &v[6..7])).collect();
+            assert_eq!(names, want, "{omitted:?}");
+        }
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub async fn insert_from_sql(
     let info = describe_server(&mut admin, target, &mut setup).await?;
     let dst = match admin {
         Admin::Pg(client) if info.engine != Engine::Cratedb => client,
-        _ => return into_cratedb(cfg, src, cursor, src_setup, target, cancel).await,
+        _ => return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await,
     };
     setup.method = Some(cfg.method.unwrap_or(Method::Copy));
     let table = table_columns(&dst, cfg, target).await?;
@@ -132,6 +132,7 @@ async fn into_cratedb(
     src: tokio_postgres::Client,
     cursor: bool,
     source: Setup,
+    query_columns: &[(String, postgres_types::Type)],
     target: &Target,
     cancel: CancellationToken,
 ) -> Result<FromSqlOutcome> {
@@ -155,7 +156,12 @@ async fn into_cratedb(
     // The producers may have left rows unread (a worker stopped): end the source.
     stop.cancel();
     let out = outcome?;
-    let columns = out.setup.schema.iter().flat_map(|s| s.columns.iter().map(|c| c.name.clone())).collect();
+    // The query's columns, which every row names (the table's other columns
+    // are NULL or, with a default, the database's to fill).
+    let table = out.setup.schema.iter().flat_map(|s| &s.columns);
+    let columns =
+        query_columns.iter().map(|(name, _)| name).filter(|&name| table.clone().any(|c| c.name == *name)).cloned();
+    let columns = columns.collect();
     Ok(FromSqlOutcome {
         source,
         setup: out.setup,

@@ -182,7 +182,7 @@ fn dry_encode(spec: &SinkSpec, p: &Payload, scratch: &mut BytesMut) {
             let ty = pg_type(param.values.sql_type());
             param.to_sql_checked(&ty, scratch).map(drop)
         }),
-        _ => b.columns.iter().try_for_each(|values| {
+        _ => b.sent().try_for_each(|values| {
             let ty = pg_array_type(values.sql_type());
             ArrayParam { values, len: b.len }.to_sql_checked(&ty, scratch).map(drop)
         }),
@@ -198,7 +198,11 @@ pub struct PgSink {
     target: Box<PgTarget>,
     cancel: Canceller,
     spec: SinkSpec,
-    statements: Statements,
+    /// The statements of each set of columns that batches sent, the full
+    /// set first: insert-json's batches may leave columns with a default
+    /// to the database (see [`Batch::omitted`](crate::model::Batch)), a
+    /// handful of sets in practice, at most [`COLUMN_SETS`].
+    prepared: Vec<Prepared>,
     /// The server process of this connection, when a batch left in doubt
     /// by its loss can be looked up (see [`PgSink::resolve`]).
     backend: Option<i32>,
@@ -209,6 +213,29 @@ pub struct PgSink {
 /// How long [`PgSink::resolve`] waits for the server process of a lost
 /// connection to end (and its transaction with it) before giving up.
 const BACKEND_GONE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How many sets of columns a connection keeps statements prepared for.
+/// Past it, the set prepared longest ago (never the full set) is closed on
+/// the server to make room, and prepared again if a batch needs it again:
+/// input whose rows name ever other columns costs a PREPARE per such batch,
+/// and the server's memory for prepared statements stays bounded.
+const COLUMN_SETS: usize = 16;
+
+/// How many sizes of short chunk a set of columns keeps an INSERT prepared
+/// for, besides the full one. The last batch of a run is short, and so are
+/// insert-json's batches that end where the rows' columns change, at any
+/// length: past it, the size prepared longest ago is closed, so a connection
+/// holds at most `COLUMN_SETS × (SHORT_SIZES + 1)` INSERT statements.
+const SHORT_SIZES: usize = 8;
+
+/// The statements for the batches that send one set of columns.
+struct Prepared {
+    /// The columns these batches leave out ([`Batch::omitted`](crate::model::Batch)).
+    omitted: Vec<usize>,
+    /// The columns they send.
+    schema: Schema,
+    statements: Statements,
+}
 
 enum Statements {
     Copy(Statement),
@@ -224,36 +251,17 @@ enum Statements {
 
 impl PgSink {
     pub async fn open(target: &PgTarget, spec: &SinkSpec) -> Result<PgSink> {
+        if spec.method == Method::Bulk {
+            return Err(usage("--method bulk needs CrateDB's HTTP endpoint: give a cratedb:// URL"));
+        }
         let client = target.connect().await?;
         let t = &spec.table;
         let s = &spec.schema;
-        let statements = match (spec.method, spec.upsert) {
-            (Method::Copy | Method::CopyCsv, false) => {
-                Statements::Copy(client.prepare(&sql::copy_in(&t.sql(), s, spec.method)).await?)
-            }
-            (Method::Copy | Method::CopyCsv, true) => {
-                client.batch_execute(&sql::create_stage(t)).await?;
-                let stage = crate::dialect::quote_ident(sql::STAGE_TABLE);
-                Statements::CopyUpsert {
-                    copy: client.prepare(&sql::copy_in(&stage, s, spec.method)).await?,
-                    upsert: client.prepare(&sql::upsert_from_stage(t, s)).await?,
-                }
-            }
-            (Method::Insert, upsert) => {
-                let full = client.prepare(&sql::insert_values(t, s, spec.insert_rows, upsert)).await?;
-                Statements::Insert(vec![(spec.insert_rows, full)])
-            }
-            (Method::Unnest, upsert) => {
-                let stmt = match spec.engine {
-                    Engine::Cratedb => cratedb::insert_unnest(t, s, upsert, true),
-                    _ => sql::insert_unnest(t, s, upsert),
-                };
-                Statements::Unnest(client.prepare(&stmt).await?)
-            }
-            (Method::Bulk, _) => {
-                return Err(usage("--method bulk needs CrateDB's HTTP endpoint: give a cratedb:// URL"))
-            }
-        };
+        if spec.method.is_copy() && spec.upsert {
+            client.batch_execute(&sql::create_stage(t)).await?;
+        }
+        let statements = Statements::prepare(&client, spec, s).await?;
+        let prepared = vec![Prepared { omitted: Vec::new(), schema: s.clone(), statements }];
         // Only where a batch can be looked up: CrateDB has no pg_backend_pid().
         let backend = match sql::batch_rows_found(t, s) {
             Some(_) if spec.engine != Engine::Cratedb => {
@@ -267,7 +275,7 @@ impl PgSink {
             cancel,
             target: Box::new(target.clone()),
             spec: spec.clone(),
-            statements,
+            prepared,
             backend,
             lost_backend: None,
         })
@@ -324,13 +332,30 @@ impl PgSink {
         result.map_err(|e| classify(&e, self.client.is_closed()))
     }
 
+    /// Where in `prepared` the statements for batches that leave out
+    /// `omitted` are, preparing them the first time (see [`COLUMN_SETS`]).
+    async fn statements_for(&mut self, omitted: &[usize]) -> Result<usize, tokio_postgres::Error> {
+        if let Some(at) = self.prepared.iter().position(|p| p.omitted == omitted) {
+            return Ok(at);
+        }
+        if self.prepared.len() == COLUMN_SETS {
+            self.prepared.remove(1);
+        }
+        let schema = self.spec.schema.without(omitted);
+        let statements = Statements::prepare(&self.client, &self.spec, &schema).await?;
+        self.prepared.push(Prepared { omitted: omitted.to_vec(), schema, statements });
+        Ok(self.prepared.len() - 1)
+    }
+
     async fn try_send(&mut self, p: &mut Payload, bytes: Bytes) -> Result<u64, tokio_postgres::Error> {
-        match &mut self.statements {
+        let at = self.statements_for(&p.batch.omitted).await?;
+        let Prepared { schema, statements, .. } = &mut self.prepared[at];
+        match statements {
             Statements::Copy(stmt) => copy_committed(&self.client, stmt, bytes, None).await,
             Statements::CopyUpsert { copy, upsert } => copy_committed(&self.client, copy, bytes, Some(upsert)).await,
             Statements::Unnest(stmt) => {
                 let b = &p.batch;
-                let arrays = b.columns.iter().map(|values| ArrayParam { values, len: b.len });
+                let arrays = b.sent().map(|values| ArrayParam { values, len: b.len });
                 self.client.execute_raw(&*stmt, arrays).await
             }
             Statements::Insert(prepared) => {
@@ -339,7 +364,10 @@ impl PgSink {
                 // Prepare the statement for a short last chunk once per size.
                 let tail = b.len % chunk;
                 if tail != 0 && !prepared.iter().any(|(n, _)| *n == tail) {
-                    let s = sql::insert_values(&self.spec.table, &self.spec.schema, tail, self.spec.upsert);
+                    if prepared.len() > SHORT_SIZES {
+                        prepared.remove(1);
+                    }
+                    let s = sql::insert_values(&self.spec.table, schema, tail, self.spec.upsert);
                     prepared.push((tail, self.client.prepare(&s).await?));
                 }
                 let stmt_for = |n: usize| &prepared.iter().find(|(k, _)| *k == n).expect("prepared above").1;
@@ -356,6 +384,38 @@ impl PgSink {
                 Ok(n)
             }
         }
+    }
+}
+
+impl Statements {
+    /// Prepares the statements that write the columns of `s` (all of the
+    /// spec's, or those a batch sends) by the spec's method.
+    async fn prepare(client: &Client, spec: &SinkSpec, s: &Schema) -> Result<Statements, tokio_postgres::Error> {
+        let t = &spec.table;
+        Ok(match (spec.method, spec.upsert) {
+            (Method::Copy | Method::CopyCsv, false) => {
+                Statements::Copy(client.prepare(&sql::copy_in(&t.sql(), s, spec.method)).await?)
+            }
+            (Method::Copy | Method::CopyCsv, true) => {
+                let stage = crate::dialect::quote_ident(sql::STAGE_TABLE);
+                Statements::CopyUpsert {
+                    copy: client.prepare(&sql::copy_in(&stage, s, spec.method)).await?,
+                    upsert: client.prepare(&sql::upsert_from_stage(t, s)).await?,
+                }
+            }
+            (Method::Unnest, upsert) => {
+                let stmt = match spec.engine {
+                    Engine::Cratedb => cratedb::insert_unnest(t, s, upsert, true),
+                    _ => sql::insert_unnest(t, s, upsert),
+                };
+                Statements::Unnest(client.prepare(&stmt).await?)
+            }
+            // Bulk is refused by `PgSink::open`: it has no statement here.
+            (Method::Insert | Method::Bulk, upsert) => {
+                let full = client.prepare(&sql::insert_values(t, s, spec.insert_rows, upsert)).await?;
+                Statements::Insert(vec![(spec.insert_rows, full)])
+            }
+        })
     }
 }
 
