@@ -5,7 +5,7 @@
 //! `DBLOAD_TEST_CRATEDB_HTTP_URL` is set, and say that they were skipped
 //! otherwise.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use dbload::dialect::Engine;
 use dbload::error::exit_code;
@@ -14,7 +14,7 @@ use dbload::target::admin::{Admin, Target};
 use dbload::Outcome;
 
 use crate::support::{config, dbload_bin, ensure, expected, found, ingest_args, Ctx};
-use crate::Test;
+use crate::{EngineTest, Test};
 
 pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
@@ -23,12 +23,24 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("engines::postgres_time_partitions_unlogged", postgres_time_partitions_unlogged),
         ("engines::postgres_unlogged_table", postgres_unlogged_table),
         ("engines::flags_an_engine_lacks_are_refused", flags_an_engine_lacks_are_refused),
-        ("engines::timescaledb_hypertable_chunks", timescaledb_hypertable_chunks),
-        ("engines::citus_distributed_table", citus_distributed_table),
-        ("engines::cratedb_http_bulk", cratedb_http_bulk),
-        ("engines::cratedb_postgres_protocol", cratedb_postgres_protocol),
     ]
 }
+
+pub fn engine_tests() -> Vec<EngineTest> {
+    vec![
+        ("engines::timescaledb_hypertable_chunks", &[TIMESCALEDB], timescaledb_hypertable_chunks),
+        ("engines::citus_distributed_table", &[CITUS], citus_distributed_table),
+        ("engines::cratedb_http_bulk", &[CRATEDB_HTTP], cratedb_http_bulk),
+        ("engines::cratedb_postgres_protocol", &[CRATEDB_PG], cratedb_postgres_protocol),
+    ]
+}
+
+/// The variables that name the engines' servers (`postgres://` URLs, and
+/// `cratedb://` for CrateDB's HTTP endpoint).
+pub(crate) const TIMESCALEDB: &str = "DBLOAD_TEST_TIMESCALEDB_URL";
+pub(crate) const CITUS: &str = "DBLOAD_TEST_CITUS_URL";
+pub(crate) const CRATEDB_HTTP: &str = "DBLOAD_TEST_CRATEDB_HTTP_URL";
+pub(crate) const CRATEDB_PG: &str = "DBLOAD_TEST_CRATEDB_URL";
 
 const START: &str = "--start 2024-01-01T00:00:00Z";
 
@@ -38,13 +50,10 @@ fn ingest(url: &str, args: &str) -> Result<Outcome<Report>> {
     dbload::ingest(ingest_args(&format!("--url {url} --quiet {args}")), &|_| None, &mut out)
 }
 
-/// The URL of a real engine's server from `var`, or None after saying the test is skipped.
-pub(crate) fn engine_url(var: &str) -> Option<String> {
-    let url = std::env::var(var).ok().filter(|u| !u.is_empty());
-    if url.is_none() {
-        println!("skipped: set {var} to run this test against a real server");
-    }
-    url
+/// The URL of a real engine's server from `var`. Unset, the test is
+/// ignored (see `EngineTest`), so this fails only when it is run anyway.
+pub(crate) fn engine_url(var: &str) -> Result<String> {
+    std::env::var(var).ok().filter(|u| !u.is_empty()).with_context(|| format!("set {var} to the URL of a real server"))
 }
 
 /// Ingests into `table` and checks the count and content against the generator.
@@ -125,7 +134,7 @@ fn flags_an_engine_lacks_are_refused(ctx: &Ctx) -> Result<()> {
 }
 
 fn timescaledb_hypertable_chunks(_: &Ctx) -> Result<()> {
-    let Some(url) = engine_url("DBLOAD_TEST_TIMESCALEDB_URL") else { return Ok(()) };
+    let url = engine_url(TIMESCALEDB)?;
     let ts = Ctx::from_url(&url)?;
     // Seed 004: one-day chunks over two days of data give two chunks: 100,000
     // readings one second apart from midnight end on the second day.
@@ -144,7 +153,7 @@ fn timescaledb_hypertable_chunks(_: &Ctx) -> Result<()> {
 }
 
 fn citus_distributed_table(_: &Ctx) -> Result<()> {
-    let Some(url) = engine_url("DBLOAD_TEST_CITUS_URL") else { return Ok(()) };
+    let url = engine_url(CITUS)?;
     let c = Ctx::from_url(&url)?;
     for method in ["copy", "insert"] {
         let table = format!("citus_m_{method}");
@@ -210,7 +219,7 @@ pub(crate) fn crate_count(target: &Target, table: &str) -> Result<u64> {
 }
 
 fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
-    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
+    let url = engine_url(CRATEDB_HTTP)?;
     let target = crate_target(&url)?;
     // Seed 001's shape: cpu model, shards and replicas, bulk requests.
     let out = ingest(&url, &format!("--model cpu --shards 3 --replicas 0 --table crate_cpu --drop-table --rows 3000 --batch-size 500 --workers 2 --verify {START}"))?;
@@ -243,7 +252,7 @@ fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
 }
 
 fn cratedb_postgres_protocol(_: &Ctx) -> Result<()> {
-    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_URL") else { return Ok(()) };
+    let url = engine_url(CRATEDB_PG)?;
     let target = crate_target(&url)?;
     for method in ["insert", "unnest"] {
         let table = format!("crate_pg_{method}");

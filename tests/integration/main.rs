@@ -25,6 +25,12 @@ use support::Ctx;
 
 type Test = fn(&Ctx) -> anyhow::Result<()>;
 
+/// A test against a server of another engine (TimescaleDB, Citus,
+/// CrateDB), named by the URLs in these environment variables. Without
+/// them it shows as ignored, not as passed; `--include-ignored` runs it
+/// anyway, and then it fails naming the variable.
+type EngineTest = (&'static str, &'static [&'static str], Test);
+
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
     let tests: Vec<(&str, Test)> = [
@@ -46,9 +52,26 @@ fn main() -> std::process::ExitCode {
     let server = LocalPostgres::start(&LocalOptions { max_connections: 200, ..Default::default() })
         .expect("starting the test PostgreSQL");
     let ctx: &'static Ctx = Box::leak(Box::new(Ctx::new(&server)));
+    let unset = |var: &&str| std::env::var(var).map_or(true, |url| url.is_empty());
+    let engine_tests = [engines::engine_tests(), transfer::engine_tests()].concat();
+    let mut missing: Vec<&str> =
+        engine_tests.iter().flat_map(|(_, vars, _)| vars.iter().copied()).filter(unset).collect();
+    missing.sort();
+    missing.dedup();
+    if !missing.is_empty() {
+        eprintln!("engine tests without their server are ignored: set {} to run them", missing.join(", "));
+    }
+    let trial = |name: &'static str, test: Test| {
+        Trial::test(name, move || test(ctx).map_err(|e| Failed::from(format!("{e:?}"))))
+    };
     let trials = tests
         .into_iter()
-        .map(|(name, test)| Trial::test(name, move || test(ctx).map_err(|e| Failed::from(format!("{e:?}")))))
+        .map(|(name, test)| trial(name, test))
+        .chain(
+            engine_tests
+                .into_iter()
+                .map(|(name, vars, test)| trial(name, test).with_ignored_flag(vars.iter().any(&unset))),
+        )
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
     drop(server);

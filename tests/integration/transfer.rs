@@ -25,9 +25,9 @@ use dbload::report::Report;
 use dbload::target::cursor::{raw_values, Cursor};
 use dbload::Outcome;
 
-use crate::engines::{crate_count, crate_rows, crate_target, engine_url};
+use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG};
 use crate::support::{dbload_bin, ensure, refused, Ctx};
-use crate::Test;
+use crate::{EngineTest, Test};
 
 pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
@@ -38,12 +38,19 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("transfer::ctrl_c_leaves_flushed_partial_files", ctrl_c_leaves_flushed_partial_files),
         ("transfer::insert_from_sql_copies_exact_rows", insert_from_sql_copies_exact_rows),
         ("transfer::insert_from_sql_refuses_what_does_not_fit", insert_from_sql_refuses_what_does_not_fit),
-        ("transfer::cratedb_export_pages_round_trip", cratedb_export_pages_round_trip),
-        ("transfer::insert_from_sql_into_cratedb", insert_from_sql_into_cratedb),
         ("transfer::cursor_rows_round_trip_every_type", cursor_rows_round_trip_every_type),
-        ("transfer::insert_from_sql_out_of_cratedb", insert_from_sql_out_of_cratedb),
         ("transfer::cratedb_export_split_is_even", cratedb_export_split_is_even),
         ("transfer::export_on_a_full_disk_keeps_whole_rows", export_on_a_full_disk_keeps_whole_rows),
+    ]
+}
+
+/// Against a real CrateDB, over both of its protocols.
+pub fn engine_tests() -> Vec<EngineTest> {
+    let both: &'static [&'static str] = &[CRATEDB_HTTP, CRATEDB_PG];
+    vec![
+        ("transfer::cratedb_export_pages_round_trip", both, cratedb_export_pages_round_trip),
+        ("transfer::insert_from_sql_into_cratedb", both, insert_from_sql_into_cratedb),
+        ("transfer::insert_from_sql_out_of_cratedb", both, insert_from_sql_out_of_cratedb),
     ]
 }
 
@@ -363,7 +370,7 @@ fn insert_from_sql_refuses_what_does_not_fit(ctx: &Ctx) -> Result<()> {
 /// back through insert-json, a second export with the same lines, and a
 /// query's rows; then the same over CrateDB's PostgreSQL protocol.
 fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
-    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
+    let url = engine_url(CRATEDB_HTTP)?;
     let target = crate_target(&url)?;
     crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_crate")?;
     crate_rows(
@@ -417,7 +424,7 @@ fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
 
     // The same table over CrateDB's PostgreSQL protocol, through cursors: the
     // same rows (objects' keys compared in any order), and a query as CSV.
-    let Some(pg_url) = engine_url("DBLOAD_TEST_CRATEDB_URL") else { return Ok(()) };
+    let pg_url = engine_url(CRATEDB_PG)?;
     let third = tempfile::tempdir()?;
     let by_cursor = read_files(&export_at(&pg_url, &args(third.path()))?)?;
     let canonical = |text: &str| -> Result<Vec<String>> {
@@ -444,10 +451,9 @@ fn cratedb_export_pages_round_trip(_: &Ctx) -> Result<()> {
 /// JSON through insert-json's model, every row once, values converted.
 /// Over CrateDB's HTTP endpoint (JSON bodies) and its PostgreSQL protocol (text forms).
 fn insert_from_sql_into_cratedb(ctx: &Ctx) -> Result<()> {
-    for var in ["DBLOAD_TEST_CRATEDB_HTTP_URL", "DBLOAD_TEST_CRATEDB_URL"] {
-        if let Some(url) = engine_url(var) {
-            insert_from_sql_into_cratedb_at(ctx, &url).with_context(|| format!("{var}={url}"))?;
-        }
+    for var in [CRATEDB_HTTP, CRATEDB_PG] {
+        let url = engine_url(var)?;
+        insert_from_sql_into_cratedb_at(ctx, &url).with_context(|| format!("{var}={url}"))?;
     }
     Ok(())
 }
@@ -548,7 +554,7 @@ fn cursor_rows_round_trip_every_type(ctx: &Ctx) -> Result<()> {
 /// that went in (objects into jsonb, `varchar[]` into `text[]`); and from
 /// CrateDB into CrateDB over HTTP, every row once.
 fn insert_from_sql_out_of_cratedb(ctx: &Ctx) -> Result<()> {
-    let Some(url) = engine_url("DBLOAD_TEST_CRATEDB_URL") else { return Ok(()) };
+    let url = engine_url(CRATEDB_PG)?;
     let target = crate_target(&url)?;
     pg_and_crate_tables(ctx, &target, "xfer_via_crate", "doc.xfer_via_pg")?;
     ctx.query("DROP TABLE IF EXISTS xfer_via_crate_back; CREATE TABLE xfer_via_crate_back (LIKE xfer_via_crate)")?;
@@ -576,7 +582,7 @@ fn insert_from_sql_out_of_cratedb(ctx: &Ctx) -> Result<()> {
     let (want, got) = (sum("xfer_via_crate")?, sum("xfer_via_crate_back")?);
     ensure(want == got, || format!("PostgreSQL → CrateDB → PostgreSQL: {want:?} became {got:?}"))?;
 
-    let Some(http) = engine_url("DBLOAD_TEST_CRATEDB_HTTP_URL") else { return Ok(()) };
+    let http = engine_url(CRATEDB_HTTP)?;
     crate_rows(&target, "DROP TABLE IF EXISTS doc.xfer_via_pg_copy")?;
     crate_rows(&target, "CREATE TABLE doc.xfer_via_pg_copy AS SELECT * FROM doc.xfer_via_pg LIMIT 0")?;
     let copy = format!("--src-url {url} --query 'select * from doc.xfer_via_pg' --table doc.xfer_via_pg_copy");
