@@ -11,9 +11,10 @@
 //! Memory follows the work in flight, not the number of senders: a shared
 //! feed ([`spawn_shared`]) makes an item only when a producer finds none
 //! free, so there are at most one per sender (the item it sends) plus two
-//! per producer thread (one being filled, one ready), and a sender that is
-//! not sending holds none. An ingest of 256 workers on 2 cores thus keeps
-//! 256 + 4 batches at most, not 3 × 256, and 2 producer threads, not 256.
+//! per producer thread (one being filled, one ready); a run whose senders
+//! return their items at once (a dry run) makes a handful. An ingest of 256
+//! workers on 2 cores thus keeps 256 + 4 batches at most, not 3 × 256, and
+//! 2 producer threads, not 256.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, OnceLock};
@@ -34,12 +35,12 @@ const PER_THREAD: usize = 2;
 
 /// Producer threads for a shared feed of `senders`: one per core (more
 /// would only take turns on the same cores), never more than the senders.
-pub fn threads_for(senders: usize) -> usize {
+fn threads_for(senders: usize) -> usize {
     thread::available_parallelism().map_or(1, |n| n.get()).min(senders).max(1)
 }
 
 /// The most items a shared feed of `senders` and `threads` producers makes.
-pub fn pool_cap(senders: usize, threads: usize) -> usize {
+fn pool_cap(senders: usize, threads: usize) -> usize {
     senders + PER_THREAD * threads
 }
 
