@@ -355,16 +355,16 @@ mod tests {
 
     #[tokio::test]
     async fn a_panic_in_one_producer_stops_them_all_and_reaches_a_reader() {
-        let mut fillers: Vec<Box<dyn FnMut(&mut Tagged) -> bool + Send>> = Vec::new();
-        for f in 0..4 {
+        // Filler 1 panics at its 5th item; the others would go on for ever.
+        let fillers = (0..4).map(|f| {
             let mut n = 0;
-            fillers.push(Box::new(move |_: &mut Tagged| {
+            move |_: &mut Tagged| {
                 n += 1;
                 assert!(f != 1 || n < 5, "bad row {n}");
                 true
-            }));
-        }
-        let mut feed = spawn_shared(fillers, 4, Tagged::default).unwrap();
+            }
+        });
+        let mut feed = spawn_shared(fillers.collect(), 4, Tagged::default).unwrap();
         let found = loop {
             match feed.try_recv().await {
                 Ok(Some(item)) => feed.give_back(item),
