@@ -1,6 +1,6 @@
-//! One ingest run: prepare the table, start one producer thread and one
-//! sender task per worker, let them run until a stop condition, merge their
-//! recorders, verify. Every command that writes rows goes through here.
+//! One ingest run: prepare the table, start the producer threads (one per
+//! core, sharing the workers' generators) and one sender task per worker,
+//! let them run until a stop condition, merge their recorders, verify. Every command that writes rows goes through here.
 
 pub mod export;
 pub mod from_sql;
@@ -160,22 +160,29 @@ pub async fn ingest(
         Some((read, size)) => progress::Progress::start_reading(plan.live.clone(), read, size, cfg.output.quiet),
         None => progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.output.quiet),
     };
-    let mut pairs = Vec::with_capacity(sinks.len());
-    for (w, mut sink) in sinks.into_iter().enumerate() {
-        sink.plan(plan.t0, cfg.warmup);
+    // Every sink of a run frames its batches alike.
+    let framing = sinks.first().map(Sink::framing);
+    let fillers = (0..sinks.len()).map(|w| {
         let mut generator = model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
-        let (framing, batch_size) = (sink.framing(), cfg.batch_size);
-        let pool = (0..producer::POOL).map(|_| Payload::new(&schema)).collect();
-        let feed = producer::spawn(pool, move |p: &mut Payload| {
+        let (framing, batch_size) = (framing.clone().expect("a sink per generator"), cfg.batch_size);
+        move |p: &mut Payload| {
             let more = generator.next_batch(&mut p.batch, batch_size);
             if more {
                 framing.encode(p);
             }
             more
-        })
-        .context("starting a producer thread")?;
-        pairs.push((feed, sink));
+        }
+    });
+    // One feed for all the workers: each generator keeps its own rows (seed
+    // and worker number), and any free worker sends the next batch ready.
+    let feed = producer::spawn_shared(fillers.collect(), sinks.len(), move || Payload::new(&schema))
+        .context("starting the producer threads")?;
+    let mut pairs = Vec::with_capacity(sinks.len());
+    for mut sink in sinks {
+        sink.plan(plan.t0, cfg.warmup);
+        pairs.push((feed.clone(), sink));
     }
+    drop(feed);
     let (finished, mut recorders) = run_workers(&plan, pairs).await;
     let recorder = recorders.pop().unwrap_or_default();
     let wall = plan.t0.elapsed();

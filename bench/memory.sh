@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# dbload's memory at scale: peak RSS (the report's client_peak_rss_mib, the
+# process's own high-water mark, its throwaway server not included) as the
+# number of units grows, and the slope per unit from the first point to the
+# last. Three parts:
+#
+#   ingest  workers of `dbload ingest` (measurement model, 10 devices per
+#           worker), with --dry-run (generation and encoding only) and
+#           against its throwaway PostgreSQL (sized for the workers), where
+#           every worker has a batch in flight
+#   http    VUs of `dbload http POST` on nginx on loopback (as
+#           bench/http-vs-wrk.sh starts it), a fixed body and --body-template
+#   timeit  distinct statements of `dbload timeit -s ...`, each run --repeat
+#           times, against one throwaway server (bench/server.sh)
+#
+#   bench/memory.sh                                  # every part, default points
+#   PARTS="ingest timeit" bench/memory.sh
+#   WORKERS="1 16 64 256" VUS="1 100 500 2000" STATEMENTS="1 200 2000" bench/memory.sh
+#   MEASURED=/path/to/other/dbload bench/memory.sh   # another build beside this one
+#
+# Targets (issues 14 and 18): <= 1 MiB per ingest worker, <= 64 KiB per HTTP
+# VU. Memory, not speed: the figures hold on a busy machine too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PARTS=${PARTS:-ingest http timeit}
+WORKERS=${WORKERS:-1 16 64 256}
+VUS=${VUS:-1 100 500 2000}
+STATEMENTS=${STATEMENTS:-1 200 2000}
+BATCH=${BATCH:-10000}
+# Readings per device: 10 devices per worker, so 50,000 rows (5 batches) per worker.
+MEASUREMENTS=${MEASUREMENTS:-5000}
+HTTP_DURATION=${HTTP_DURATION:-3s}
+REPEAT=${REPEAT:-5}
+PORT=${PORT:-18669}
+DBLOAD=${DBLOAD:-./target/release/dbload}
+[ -x "$DBLOAD" ] || cargo build --release
+builds=("$DBLOAD")
+[ -z "${MEASURED:-}" ] || builds+=("$MEASURED")
+
+scratch=$(mktemp -d /tmp/dbload-memory-bench-XXXXXX)
+chmod 755 "$scratch"
+nginx_pid=""
+cleanup() {
+  if [ -n "$nginx_pid" ]; then
+    kill "$nginx_pid" 2>/dev/null || true
+    wait "$nginx_pid" 2>/dev/null || true
+  fi
+  if declare -F stop_server >/dev/null; then stop_server; fi
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+rss_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["client_peak_rss_mib"])'; }
+
+# measure LABEL UNIT "N1 N2 ..." ARGS...: runs `dbload ARGS` for each N (the
+# word UNITS in ARGS, and in $STDIN, a file to read stdin from, becomes N)
+# with every build; prints each build's peak RSS per N, then its slope per
+# unit from the first N to the last.
+measure() {
+  local label=$1 unit=$2 list=$3
+  shift 3
+  local n b a line
+  local -a first=() last=() args
+  echo "$label"
+  printf '  %-18s' "${unit}s"
+  for b in "${builds[@]}"; do printf ' %14s' "$(basename "$b")"; done
+  echo
+  for n in $list; do
+    line=$(printf '  %-18s' "$n")
+    local i=0
+    for b in "${builds[@]}"; do
+      args=()
+      for a in "$@"; do args+=("${a//UNITS/$n}"); done
+      local rss=-
+      local input=${STDIN:-/dev/null}
+      if report=$("$b" "${args[@]}" --quiet --output json <"${input//UNITS/$n}" 2>"$scratch/err.txt"); then
+        rss=$(echo "$report" | rss_of)
+      else
+        echo "  $(basename "$b") failed at $n $unit: $(tail -1 "$scratch/err.txt")" >&2
+      fi
+      line+=$(printf ' %10s MiB' "$(printf '%.1f' "$rss" 2>/dev/null || echo -)")
+      [ -n "${first[i]:-}" ] || first[i]="$n $rss"
+      last[i]="$n $rss"
+      i=$((i + 1))
+    done
+    echo "$line"
+  done
+  line=$(printf '  %-18s' "per $unit")
+  for i in "${!builds[@]}"; do
+    line+=$(awk -v f="${first[i]}" -v l="${last[i]}" 'BEGIN {
+      split(f, a, " "); split(l, z, " ")
+      if (a[2] == "-" || z[2] == "-" || z[1] == a[1]) printf " %14s", "-"
+      else printf " %10.0f KiB", (z[2] - a[2]) * 1024 / (z[1] - a[1]) }')
+  done
+  echo "$line"
+  echo
+}
+
+start_nginx() {
+  local nginx
+  if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+    echo "memory: installing nginx from the system packages" >&2
+    if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && apt-get install -y -qq nginx >/dev/null; else
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; fi
+  fi
+  nginx=$(command -v nginx || echo /usr/sbin/nginx)
+  cat >"$scratch/nginx.conf" <<EOF
+worker_processes 1;
+pid $scratch/nginx.pid;
+error_log $scratch/error.log warn;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_body_temp_path $scratch/body;
+  server {
+    listen 127.0.0.1:$PORT reuseport backlog=4096;
+    location / { return 200; }
+  }
+}
+EOF
+  "$nginx" -c "$scratch/nginx.conf" -p "$scratch" -g 'daemon off;' &
+  nginx_pid=$!
+  for _ in $(seq 50); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null && return
+    sleep 0.1
+  done
+  echo "memory: nginx did not start" >&2
+  return 1
+}
+
+# Every connection is a file descriptor: 2,000 VUs need more than the usual 1,024.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+echo "dbload memory: peak RSS by scale; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+for part in $PARTS; do
+  case $part in
+  ingest)
+    measure "ingest --dry-run (batch $BATCH, 10 devices x $MEASUREMENTS readings per worker)" worker "$WORKERS" \
+      ingest --dry-run --workers UNITS --devices 10 --measurements "$MEASUREMENTS" --batch-size "$BATCH"
+    measure "ingest into its throwaway PostgreSQL (same rows)" worker "$WORKERS" \
+      ingest --workers UNITS --devices 10 --measurements "$MEASUREMENTS" --batch-size "$BATCH"
+    ;;
+  http)
+    [ -n "$nginx_pid" ] || start_nginx
+    printf '%s' '{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"}}]}' \
+      >"$scratch/body.json"
+    cat >"$scratch/body.j2" <<'EOF'
+{"data":[{"id":"{{ entity('Room:', 1000) }}","type":"Room",
+  "temperature":{"value":{{ walk('t', 23.3, 0.2) | round(2) }},"type":"Number"},
+  "dateObserved":{"value":"{{ now() }}","type":"DateTime"}}]}
+EOF
+    measure "http POST, fixed body, $HTTP_DURATION" VU "$VUS" \
+      http POST "http://127.0.0.1:$PORT/v2/notify" --body-file "$scratch/body.json" --vus UNITS \
+      --duration "$HTTP_DURATION"
+    measure "http POST, --body-template, $HTTP_DURATION" VU "$VUS" \
+      http POST "http://127.0.0.1:$PORT/v2/notify" --body-template "$scratch/body.j2" --vus UNITS \
+      --duration "$HTTP_DURATION"
+    ;;
+  timeit)
+    if [ -z "${url:-}" ]; then
+      # shellcheck source=bench/server.sh
+      . bench/server.sh
+      start_server
+      trap cleanup EXIT
+    fi
+    for n in $STATEMENTS; do
+      seq "$n" | sed 's/.*/select & as n;/' >"$scratch/statements-$n.sql"
+    done
+    STDIN="$scratch/statements-UNITS.sql" measure "timeit, distinct statements, --repeat $REPEAT each" \
+      statement "$STATEMENTS" timeit --url "$url" --repeat "$REPEAT"
+    ;;
+  *)
+    echo "memory: unknown part $part (ingest, http, timeit)" >&2
+    exit 2
+    ;;
+  esac
+done
