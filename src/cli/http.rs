@@ -139,17 +139,3 @@ pub struct HttpArgs {
     #[command(flatten)]
     pub output: OutputArgs,
 }
-
-#[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    use crate::cli::Cli;
-
-    #[test]
-    fn http_help() {
-        // As `dbload http --help` prints it, at a fixed width.
-        let err = Cli::command().term_width(100).try_get_matches_from(["dbload", "http", "--help"]).unwrap_err();
-        insta::assert_snapshot!(err.render().to_string());
-    }
-}
