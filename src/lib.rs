@@ -19,6 +19,8 @@ pub mod workload;
 mod yaml;
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -118,22 +120,17 @@ impl Drop for Started {
 
 /// A stop signal that came while the throwaway server was starting, before
 /// the runtime was there to handle it.
-static EARLY_SIGNAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-extern "C" fn note_signal(_: std::ffi::c_int) {
-    EARLY_SIGNAL.store(true, std::sync::atomic::Ordering::SeqCst);
-}
+static EARLY_SIGNAL: std::sync::LazyLock<Arc<AtomicBool>> = std::sync::LazyLock::new(Arc::default);
 
 /// Until the runtime handles them, SIGINT, SIGTERM and SIGHUP are noted
 /// rather than fatal: the throwaway server takes seconds to start (more on a
 /// loaded machine), and a signal then would kill dbload with its data
 /// directory left behind. The run then stops as soon as it starts.
 fn note_early_signals() {
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let action = SigAction::new(SigHandler::Handler(note_signal), SaFlags::SA_RESTART, SigSet::empty());
-    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        let _ = unsafe { sigaction(signal, &action) };
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM, SIGHUP] {
+        // Fails only for a signal that cannot be caught; these three can.
+        let _ = signal_hook::flag::register(signal, EARLY_SIGNAL.clone());
     }
 }
 
@@ -148,7 +145,7 @@ async fn cancel_on_signals(cancel: CancellationToken) {
         return cancel.cancel();
     };
     // Handled from here on; one that came before is not lost.
-    if !EARLY_SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+    if !EARLY_SIGNAL.load(Ordering::SeqCst) {
         tokio::select! {
             _ = int.recv() => {}
             _ = term.recv() => {}

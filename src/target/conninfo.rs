@@ -447,36 +447,23 @@ fn split_host_port<'a>(spec: &'a str, source: &str) -> anyhow::Result<(&'a str, 
 }
 
 /// Decodes `%XX` escapes. libpq decodes nothing else (a `+` stays a `+`),
-/// unlike form decoding, hence no `url::form_urlencoded` here.
+/// unlike form decoding, hence no `url::form_urlencoded` here; and it
+/// refuses a `%` without two hex digits, which the crate would keep as is.
 fn percent_decode(s: &str, what: &str, source: &str) -> anyhow::Result<String> {
-    let invalid = || {
-        usage(format!(
+    let escaped = |at: usize| s.as_bytes().get(at + 1..at + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+    if !s.match_indices('%').all(|(at, _)| escaped(at)) {
+        return Err(usage(format!(
             "{source}: the {what} in the URL has an invalid %-escape: write a literal % as %25, \
              and escape other bytes as %XX with two hex digits"
-        ))
-    };
-    let mut bytes = Vec::with_capacity(s.len());
-    let mut rest = s.as_bytes();
-    while let Some((&byte, after)) = rest.split_first() {
-        if byte == b'%' {
-            let digit = |i: usize| after.get(i).and_then(|&b| char::from(b).to_digit(16));
-            let (Some(high), Some(low)) = (digit(0), digit(1)) else {
-                return Err(invalid());
-            };
-            // Two hex digits make at most 0xff.
-            bytes.push((high * 16 + low) as u8);
-            rest = &after[2..];
-        } else {
-            bytes.push(byte);
-            rest = after;
-        }
+        )));
     }
-    String::from_utf8(bytes).map_err(|_| {
-        usage(format!(
+    match percent_encoding::percent_decode_str(s).decode_utf8() {
+        Ok(decoded) => Ok(decoded.into_owned()),
+        Err(_) => Err(usage(format!(
             "{source}: the {what} in the URL decodes to bytes that are not UTF-8: check its \
              %-escapes"
-        ))
-    })
+        ))),
+    }
 }
 
 /// Reads one conninfo value from the start of `s`; returns it and the rest,
@@ -521,6 +508,8 @@ mod tests {
             ("localhost:5432", "`localhost:5432` is not followed by `=`"),
             ("host='db", "the quoted value of `host` has no closing"),
             ("postgres://u:%zz@h/db", "the password in the URL has an invalid"),
+            ("postgres://u:pw%2@h/db", "the password in the URL has an invalid"),
+            ("postgres://u:%ff@h/db", "the password in the URL decodes to bytes that are not UTF-8"),
             ("postgres://h/d%+1", "the database name in the URL has an invalid"),
             ("postgres://h/db?sslmode", "parameter `sslmode` has no value"),
             ("postgres://h1,h2/db?port=1,2,3", "3 ports (`1,2,3`) do not match the 2 hosts"),

@@ -6,13 +6,12 @@
 //! all, or the chain without the host name) a verifier written here. A
 //! rejected certificate becomes advice on what to change.
 
-use std::fs::File;
-use std::io::BufReader;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
@@ -91,8 +90,8 @@ fn root_store(ssl_mode: SslMode, root_cert: Option<&Param>) -> anyhow::Result<Ro
             param.source
         ))
     };
-    let file = File::open(path).map_err(|err| unusable(format!("cannot be read ({err})")))?;
-    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut BufReader::new(file))
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|err| unusable(format!("cannot be read ({err})")))?
         .collect::<Result<_, _>>()
         .map_err(|err| unusable(format!("cannot be read as PEM ({err})")))?;
     if certs.is_empty() {
