@@ -462,4 +462,135 @@ mod tests {
         assert!(!rec.outages[0].reconnected);
         assert_eq!((rec.measured.rows, rec.measured.failed_rows), (10, 10), "the lost batch counts as failed");
     }
+
+    /// The loop itself, with an in-memory source and executor: what each
+    /// stop condition, warm-up and a stuck operation do to the figures.
+    mod the_loop {
+        use super::*;
+
+        /// Answers each operation after `takes` (forever if `None`); the
+        /// `fail_at`-th call fails (fatally or not), `cancel_at` presses Ctrl-C.
+        #[derive(Default)]
+        struct Scripted {
+            takes: Option<Duration>,
+            fail_at: Option<(u32, bool)>,
+            cancel_at: Option<(u32, CancellationToken)>,
+            calls: u32,
+            cancelled: bool,
+        }
+
+        impl Executor<Ten> for Scripted {
+            async fn execute(&mut self, op: &mut Ten) -> Result<u64, OpError> {
+                self.calls += 1;
+                if let Some((at, token)) = &self.cancel_at {
+                    if *at == self.calls {
+                        token.cancel();
+                    }
+                }
+                match self.takes {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+                match self.fail_at {
+                    Some((at, fatal)) if at == self.calls => Err(match fatal {
+                        true => OpError::fatal("connection lost", "gone"),
+                        false => OpError::new("SQLSTATE 23505", "duplicate key"),
+                    }),
+                    _ => Ok(op.units()),
+                }
+            }
+            async fn cancel(&mut self) {
+                self.cancelled = true;
+            }
+        }
+
+        fn plan(deadline: Option<Duration>, rate: Option<f64>, warmup: Warmup) -> Plan {
+            Plan::new(deadline, rate, warmup, 1, CancellationToken::new())
+        }
+
+        fn quick() -> Scripted {
+            Scripted { takes: Some(Duration::ZERO), ..Scripted::default() }
+        }
+
+        #[tokio::test]
+        async fn every_operation_of_the_source_is_run_and_recorded() {
+            let (exec, recs) = run(plan(None, None, Warmup::None), Ops(5), quick()).await;
+            let m = &recs[0].measured;
+            assert_eq!((exec.calls, m.rows, m.batches, m.failed_batches), (5, 50, 5, 0));
+            assert_eq!(m.latency.len(), 5);
+        }
+
+        #[tokio::test]
+        async fn ctrl_c_stops_before_the_next_operation() {
+            let p = plan(None, None, Warmup::None);
+            let exec = Scripted { cancel_at: Some((2, p.cancel.clone())), ..quick() };
+            let (exec, recs) = run(p, Ops(100), exec).await;
+            assert_eq!(exec.calls, 2, "the operation in flight finishes, no other starts");
+            assert_eq!(recs[0].measured.rows, 20);
+        }
+
+        #[tokio::test]
+        async fn no_operation_starts_after_the_deadline() {
+            let deadline = Duration::from_millis(200);
+            let exec = Scripted { takes: Some(Duration::from_millis(20)), ..Scripted::default() };
+            let (exec, recs) = run(plan(Some(deadline), None, Warmup::None), Ops(u32::MAX), exec).await;
+            let m = &recs[0].measured;
+            assert!(exec.calls >= 2 && m.batches == u64::from(exec.calls), "{} calls", exec.calls);
+            assert!(m.first_start.is_some_and(|s| s < deadline));
+            assert!(m.last_end.is_some_and(|e| e < deadline + GRACE), "{:?}", m.last_end);
+        }
+
+        #[tokio::test]
+        async fn warm_up_by_count_is_recorded_apart_and_taken_out_of_the_total() {
+            let (exec, recs) = run(plan(None, None, Warmup::Count(20)), Ops(5), quick()).await;
+            let r = &recs[0];
+            assert_eq!(exec.calls, 5);
+            assert_eq!((r.warmup.rows, r.warmup.batches), (20, 2));
+            assert_eq!((r.measured.rows, r.measured.batches), (30, 3));
+        }
+
+        #[tokio::test]
+        async fn warm_up_by_time_is_recorded_apart() {
+            let exec = Scripted { takes: Some(Duration::from_millis(100)), ..Scripted::default() };
+            let p = plan(None, None, Warmup::Duration(Duration::from_millis(150)));
+            let (_, recs) = run(p, Ops(4), exec).await;
+            let r = &recs[0];
+            // Starts at about 0, 100, 200 and 300 ms: the first two before 150 ms.
+            assert_eq!((r.warmup.batches, r.measured.batches), (2, 2));
+        }
+
+        #[tokio::test]
+        async fn a_failure_is_counted_and_the_worker_goes_on_unless_it_is_fatal() {
+            let exec = Scripted { fail_at: Some((2, false)), ..quick() };
+            let (exec, recs) = run(plan(None, None, Warmup::None), Ops(4), exec).await;
+            let m = &recs[0].measured;
+            assert_eq!((exec.calls, m.rows, m.failed_batches, m.failed_rows), (4, 30, 1, 10));
+            assert_eq!(recs[0].errors["SQLSTATE 23505"].count, 1);
+
+            let exec = Scripted { fail_at: Some((2, true)), ..quick() };
+            let (exec, recs) = run(plan(None, None, Warmup::None), Ops(4), exec).await;
+            let m = &recs[0].measured;
+            assert_eq!((exec.calls, m.rows, m.failed_batches), (2, 10, 1), "a lost connection ends the worker");
+        }
+
+        #[tokio::test]
+        async fn an_open_loop_keeps_to_its_schedule() {
+            // 10 units each at 200 units/s: one every 50 ms, the first at once.
+            let started = Instant::now();
+            let (_, recs) = run(plan(None, Some(200.0), Warmup::None), Ops(5), quick()).await;
+            let elapsed = started.elapsed();
+            assert!(elapsed >= Duration::from_millis(200), "5 operations 50 ms apart took {elapsed:?}");
+            assert_eq!(recs[0].measured.batches, 5);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn an_operation_still_running_after_the_grace_is_cancelled_and_counted_interrupted() {
+            let exec = Scripted { takes: None, ..Scripted::default() };
+            let (exec, recs) = run(plan(Some(Duration::from_secs(1)), None, Warmup::None), Ops(3), exec).await;
+            let r = &recs[0];
+            assert!(exec.cancelled, "cancelled on the target");
+            assert_eq!((exec.calls, r.measured.rows, r.measured.failed_batches), (1, 0, 1));
+            assert!(r.errors["interrupted"].example.contains("after the deadline: cancelled"), "{:?}", r.errors);
+        }
+    }
 }
