@@ -33,8 +33,11 @@ MEASUREMENTS=${MEASUREMENTS:-5000}
 HTTP_DURATION=${HTTP_DURATION:-3s}
 REPEAT=${REPEAT:-5}
 PORT=${PORT:-18669}
-DBLOAD=${DBLOAD:-./target/release/dbload}
-[ -x "$DBLOAD" ] || cargo build --release
+# This tree's release build, brought up to date (a stale binary would be measured otherwise).
+if [ -z "${DBLOAD:-}" ]; then
+  cargo build --release --quiet
+  DBLOAD=./target/release/dbload
+fi
 builds=("$DBLOAD")
 [ -z "${MEASURED:-}" ] || builds+=("$MEASURED")
 

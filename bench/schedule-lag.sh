@@ -13,8 +13,11 @@ cd "$(dirname "$0")/.."
 
 RATES=${RATES:-200 1000 5000}
 DURATION=${DURATION:-5s}
-DBLOAD=${DBLOAD:-./target/release/dbload}
-[ -x "$DBLOAD" ] || cargo build --release
+# This tree's release build, brought up to date (a stale binary would be measured otherwise).
+if [ -z "${DBLOAD:-}" ]; then
+  cargo build --release --quiet
+  DBLOAD=./target/release/dbload
+fi
 
 # shellcheck source=bench/server.sh
 . bench/server.sh
