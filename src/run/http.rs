@@ -4,7 +4,7 @@
 //! and merge what the VUs recorded. Mirrors `run::ingest`: the loop, the
 //! pacer, the recorders, the progress bar and the cost meter are the same.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -15,6 +15,7 @@ use super::progress::Progress;
 use super::worker::{self, Source};
 use crate::config::http::{BodySource, HttpConfig};
 use crate::model::template::BodyTemplate;
+use crate::stats::buffered::{lock, Buffered};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::http::{HttpExecutor, HttpOp, HttpStats, HttpTarget};
@@ -36,7 +37,17 @@ pub struct HttpOutcome {
 /// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
 pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOutcome> {
     let target = Arc::new(HttpTarget::resolve(cfg.request.clone()).await?);
-    let opening = (0..cfg.vus).map(|_| HttpExecutor::open(target.clone()));
+    // VUs record into figures shared by the VUs of a runtime thread (as
+    // many as there are threads, so they seldom wait for one another):
+    // histograms of their own would weigh ~0.4 MiB per VU.
+    let shards = cfg.threads.min(cfg.vus as usize);
+    let shared: Vec<_> = (0..shards)
+        .map(|_| {
+            (Arc::new(Mutex::new(Recorder::default())), Arc::new(Mutex::new(HttpStats::new(cfg.request.checks.len()))))
+        })
+        .collect();
+    let shard = |vu: usize| &shared[vu % shards];
+    let opening = (0..cfg.vus as usize).map(|vu| HttpExecutor::open(target.clone(), shard(vu).1.clone()));
     let executors = futures_util::future::try_join_all(opening).await?;
 
     // Producers start rendering now, and each VU has its first bodies
@@ -60,22 +71,24 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, mut executor) in executors.into_iter().enumerate() {
         executor.plan(t0, cfg.warmup);
+        let recorders = vec![Buffered::new(shard(vu).0.clone())];
         let task = match rendered.next() {
             None => {
                 let source = ThinkTime::new(Fixed { left: cfg.per_vu[vu] }, cfg.sleep);
-                tokio::spawn(worker::run(plan.clone(), source, executor))
+                tokio::spawn(worker::run_into(plan.clone(), source, executor, recorders))
             }
-            Some(r) => tokio::spawn(worker::run(plan.clone(), ThinkTime::new(r, cfg.sleep), executor)),
+            Some(r) => tokio::spawn(worker::run_into(plan.clone(), ThinkTime::new(r, cfg.sleep), executor, recorders)),
         };
         tasks.push(task);
     }
+    // A VU records what it holds when it ends, panicking or not (the run
+    // stops after a panic, and says so).
+    super::join_workers(&plan, tasks).await;
     let mut recorder = Recorder::default();
     let mut stats = HttpStats::new(cfg.request.checks.len());
-    // A VU that panicked has no figures (the run stops, and says so).
-    for ended in super::join_workers(&plan, tasks).await {
-        let Some((executor, recs)) = ended else { continue };
-        recs.iter().for_each(|r| recorder.merge(r));
-        stats.merge(executor.into_stats());
+    for (r, s) in &shared {
+        recorder.merge(&lock(r));
+        stats.merge(lock(s).clone());
     }
     let wall = t0.elapsed();
     let cost = meter.stop();
