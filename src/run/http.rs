@@ -51,13 +51,11 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let executors = futures_util::future::try_join_all(opening).await?;
 
     // Producers start rendering now, and each VU has its first bodies
-    // before the clock starts: a hundred producers filling their pools at
-    // once would otherwise make the first requests late.
+    // before the clock starts: producers filling every VU's pool at once
+    // would otherwise make the first requests late.
     let mut rendered = Vec::new();
     if let BodySource::Template(t) = &cfg.body {
-        for vu in 0..cfg.vus {
-            rendered.push(Rendered::start(t, cfg.seed, vu, cfg.per_vu[vu as usize])?);
-        }
+        rendered = Rendered::start(t, cfg.seed, &cfg.per_vu, cfg.threads)?;
         for r in &mut rendered {
             r.prime().await;
         }
@@ -124,10 +122,13 @@ struct Bodies {
 
 /// Bodies a batch holds at most (fewer when they are large).
 const BATCH: usize = 32;
-/// What the rendered bodies of one batch may weigh, roughly.
-const BATCH_BYTES: usize = 256 * 1024;
+/// What the rendered bodies of one batch may weigh, roughly: a VU holds
+/// [`producer::POOL`] batches, and there may be thousands of VUs.
+const BATCH_BYTES: usize = 4 * 1024;
 
-/// A VU's templated bodies, rendered on its producer thread.
+/// A VU's templated bodies, rendered on a producer thread that it shares
+/// with other VUs (one thread per VU would cost each ~0.1 MiB of stack,
+/// allocator cache and thread bookkeeping).
 struct Rendered {
     feed: Feed<Bodies>,
     ready: Bodies,
@@ -136,34 +137,53 @@ struct Rendered {
 }
 
 impl Rendered {
-    fn start(template: &BodyTemplate, seed: u64, vu: u32, requests: u64) -> Result<Rendered> {
-        let mut renderer = template.renderer(seed, vu).context("preparing the body template")?;
+    /// The bodies of VUs `0..per_vu.len()` (`per_vu[vu]` each), rendered by
+    /// at most `threads` producer threads; VU `vu` on thread `vu % threads`,
+    /// from its own renderer (its random stream and iteration count), so the
+    /// bodies are the same whichever thread renders them.
+    fn start(template: &BodyTemplate, seed: u64, per_vu: &[u64], threads: usize) -> Result<Vec<Rendered>> {
         let mut probe = Vec::new();
         // The template rendered once at startup; size the batches by it.
-        template.renderer(seed, vu).and_then(|mut r| r.render(&mut probe)).context("rendering the body template")?;
+        template.renderer(seed, 0).and_then(|mut r| r.render(&mut probe)).context("rendering the body template")?;
         let batch = (BATCH_BYTES / probe.len().max(1)).clamp(1, BATCH);
-        let mut left = requests;
-        let pool = (0..producer::POOL).map(|_| Bodies::default()).collect();
-        let feed = producer::spawn(pool, move |b: &mut Bodies| {
-            let n = (batch as u64).min(left) as usize;
-            if n == 0 {
-                return false;
+        let threads = threads.clamp(1, per_vu.len().max(1));
+        let mut feeds: Vec<Option<Feed<Bodies>>> = per_vu.iter().map(|_| None).collect();
+        for thread in 0..threads {
+            let vus: Vec<usize> = (thread..per_vu.len()).step_by(threads).collect();
+            let mut renderers = Vec::with_capacity(vus.len());
+            for &vu in &vus {
+                renderers.push(template.renderer(seed, vu as u32).context("preparing the body template")?);
             }
-            b.items.resize_with(n, Vec::new);
-            for i in (0..n).rev() {
-                if let Err(e) = renderer.render(&mut b.items[i]) {
-                    b.error = Some(format!("--body-template: {e}"));
-                    // Keep what rendered; the VU stops after sending it.
-                    b.items.drain(..=i);
-                    left = 0;
-                    return true;
+            let mut left: Vec<u64> = vus.iter().map(|&vu| per_vu[vu]).collect();
+            let pools = vus.iter().map(|_| (0..producer::POOL).map(|_| Bodies::default()).collect()).collect();
+            let started = producer::spawn_each(pools, move |i, b: &mut Bodies| {
+                let n = (batch as u64).min(left[i]) as usize;
+                if n == 0 {
+                    return false;
                 }
+                b.items.resize_with(n, Vec::new);
+                for j in (0..n).rev() {
+                    if let Err(e) = renderers[i].render(&mut b.items[j]) {
+                        b.error = Some(format!("--body-template: {e}"));
+                        // Keep what rendered; the VU stops after sending it.
+                        b.items.drain(..=j);
+                        left[i] = 0;
+                        return true;
+                    }
+                }
+                left[i] -= n as u64;
+                true
+            });
+            for (vu, feed) in vus.into_iter().zip(started.context("starting a producer thread")?) {
+                feeds[vu] = Some(feed);
             }
-            left -= n as u64;
-            true
-        })
-        .context("starting a producer thread")?;
-        Ok(Rendered { feed, ready: Bodies::default(), spent: Bodies::default() })
+        }
+        let rendered = |feed: Option<_>| Rendered {
+            feed: feed.expect("every VU has a thread"),
+            ready: Bodies::default(),
+            spent: Bodies::default(),
+        };
+        Ok(feeds.into_iter().map(rendered).collect())
     }
 
     /// Waits for the first batch of bodies. (A producer that panicked is
@@ -241,7 +261,7 @@ mod tests {
         let t = BodyTemplate::from_source("{{ iteration }}", "t.j2").unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async {
-            let mut src = Rendered::start(&t, 1, 0, 100).unwrap();
+            let mut src = Rendered::start(&t, 1, &[100], 1).unwrap().remove(0);
             let mut seen = Vec::new();
             while let Some(op) = src.next().await {
                 let HttpOp::Rendered(b) = &op else { panic!("{op:?}") };
@@ -249,6 +269,36 @@ mod tests {
                 src.recycle(op);
             }
             assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        });
+    }
+
+    /// Templated VUs share a few producer threads (a thread each cost
+    /// ~0.1 MiB per VU), and still each get their own bodies, in order.
+    #[test]
+    fn templated_vus_share_producer_threads_and_keep_their_own_bodies() {
+        let t = BodyTemplate::from_source("{{ vu }}-{{ iteration }}-{{ randint(0, 1000000) }}", "t.j2").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut vus = Rendered::start(&t, 7, &[50; 100], 2).unwrap();
+            let mut producers: Vec<&Feed<Bodies>> = Vec::new();
+            for r in &vus {
+                if !producers.iter().any(|p| p.same_producer(&r.feed)) {
+                    producers.push(&r.feed);
+                }
+            }
+            assert_eq!(producers.len(), 2, "100 VUs on 2 threads");
+            for (vu, src) in vus.iter_mut().enumerate().rev() {
+                let mut own = t.renderer(7, vu as u32).unwrap();
+                let mut expected = Vec::new();
+                for _ in 0..50 {
+                    let op = src.next().await.unwrap();
+                    let HttpOp::Rendered(b) = &op else { panic!("{op:?}") };
+                    own.render(&mut expected).unwrap();
+                    assert_eq!(b, &expected, "VU {vu}");
+                    src.recycle(op);
+                }
+                assert!(src.next().await.is_none());
+            }
         });
     }
 
