@@ -612,6 +612,15 @@ mod tests {
         assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
     }
 
+    /// A VU's own figures are a few requests, not histograms (the shared
+    /// ones are 16 KiB each at least, and thousands of VUs would hold them).
+    #[test]
+    fn a_vus_tally_is_small() {
+        let tally = Tally::new(Arc::new(Mutex::new(HttpStats::new(1))));
+        let bytes = std::mem::size_of::<Tally>() + tally.pending.capacity() * std::mem::size_of::<Sample>();
+        assert!(bytes <= 2 * 1024, "{bytes} bytes");
+    }
+
     #[test]
     fn secrets() {
         for name in ["Authorization", "X-Api-Key", "Cookie", "X-Auth-Token", "password"] {
