@@ -14,7 +14,7 @@ use super::producer::{self, Feed};
 use super::progress::Progress;
 use super::worker::{self, Source};
 use crate::config::http::{BodySource, HttpConfig};
-use crate::model::template::BodyTemplate;
+use crate::model::template::{BodyTemplate, Renderer};
 use crate::stats::buffered::{lock, Buffered};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
@@ -150,9 +150,14 @@ impl Rendered {
         let mut feeds: Vec<Option<Feed<Bodies>>> = per_vu.iter().map(|_| None).collect();
         for thread in 0..threads {
             let vus: Vec<usize> = (thread..per_vu.len()).step_by(threads).collect();
-            let mut renderers = Vec::with_capacity(vus.len());
+            // The VUs of a thread share its compiled template.
+            let mut renderers: Vec<Renderer> = Vec::with_capacity(vus.len());
             for &vu in &vus {
-                renderers.push(template.renderer(seed, vu as u32).context("preparing the body template")?);
+                let renderer = match renderers.first() {
+                    Some(first) => first.for_vu(seed, vu as u32),
+                    None => template.renderer(seed, vu as u32).context("preparing the body template")?,
+                };
+                renderers.push(renderer);
             }
             let mut left: Vec<u64> = vus.iter().map(|&vu| per_vu[vu]).collect();
             let pools = vus.iter().map(|_| (0..producer::POOL).map(|_| Bodies::default()).collect()).collect();
@@ -276,7 +281,11 @@ mod tests {
     /// ~0.1 MiB per VU), and still each get their own bodies, in order.
     #[test]
     fn templated_vus_share_producer_threads_and_keep_their_own_bodies() {
-        let t = BodyTemplate::from_source("{{ vu }}-{{ iteration }}-{{ randint(0, 1000000) }}", "t.j2").unwrap();
+        let t = BodyTemplate::from_source(
+            "{{ vu }}-{{ iteration }}-{{ randint(0, 1000000) }}-{{ walk('w', 0, 1) }}",
+            "t.j2",
+        )
+        .unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async {
             let mut vus = Rendered::start(&t, 7, &[50; 100], 2).unwrap();
