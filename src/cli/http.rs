@@ -117,9 +117,8 @@ pub struct HttpArgs {
     #[arg(long, value_name = "TIME|N", help_heading = "Run")]
     pub warmup: Option<String>,
 
-    /// Threads that run the VUs, 1 to 1024 (default: one per CPU), and as many that render
-    /// --body-template bodies for them. On a machine shared with the server under test, fewer leave
-    /// it more: `bench/http-vs-wrk.sh` runs both tools with 1.
+    /// Threads that run the VUs, 1 to 1024 (default: one per CPU). On a machine shared with the
+    /// server under test, fewer leave it more: `bench/http-vs-wrk.sh` runs both tools with 1.
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub threads: Option<usize>,
 

@@ -55,7 +55,10 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     // would otherwise make the first requests late.
     let mut rendered = Vec::new();
     if let BodySource::Template(t) = &cfg.body {
-        rendered = Rendered::start(t, cfg.seed, &cfg.per_vu, cfg.threads)?;
+        // One producer per CPU, as many as the VUs could keep busy before
+        // (a thread each); --threads bounds only the VUs' runtime.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        rendered = Rendered::start(t, cfg.seed, &cfg.per_vu, cpus)?;
         for r in &mut rendered {
             r.prime().await;
         }
@@ -124,7 +127,7 @@ struct Bodies {
 const BATCH: usize = 32;
 /// What the rendered bodies of one batch may weigh, roughly: a VU holds
 /// [`producer::POOL`] batches, and there may be thousands of VUs.
-const BATCH_BYTES: usize = 4 * 1024;
+const BATCH_BYTES: usize = 8 * 1024;
 
 /// A VU's templated bodies, rendered on a producer thread that it shares
 /// with other VUs (one thread per VU would cost each ~0.1 MiB of stack,
