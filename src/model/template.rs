@@ -65,18 +65,19 @@ impl BodyTemplate {
         ))
     }
 
-    /// The renderer of VU `vu`, with its own random stream.
+    /// The renderer of VU `vu`, with its own random stream (and its own
+    /// compiled template: see [`Renderer::for_vu`] to share one).
     pub fn renderer(&self, seed: u64, vu: u32) -> Result<Renderer, Error> {
-        let state = Arc::new(Mutex::new(VuState { rng: rng_for(seed, vu, Purpose::Data), walks: HashMap::new() }));
+        let current = Arc::new(Mutex::new(VuState::new(seed, vu)));
         let mut env = Environment::new();
         // A body is not HTML: values go in as they are, `|tojson` quotes.
         env.set_auto_escape_callback(|_| AutoEscape::None);
         // A misspelt variable is an error, not an empty string in the body.
         env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.add_global("vu", vu);
-        register_functions(&mut env, &state);
+        register_functions(&mut env, &current);
         env.add_template_owned(NAME, self.source.clone())?;
-        Ok(Renderer { env, iteration: 0 })
+        let compiled = Arc::new(Compiled { env, current, rendering: Mutex::new(()) });
+        Ok(Renderer { compiled, state: VuState::new(seed, vu), vu, iteration: 0 })
     }
 }
 
@@ -87,11 +88,17 @@ struct VuState {
     walks: HashMap<String, f64>,
 }
 
+impl VuState {
+    fn new(seed: u64, vu: u32) -> VuState {
+        VuState { rng: rng_for(seed, vu, Purpose::Data), walks: HashMap::new() }
+    }
+}
+
 type Shared = Arc<Mutex<VuState>>;
 
 fn lock(state: &Shared) -> MutexGuard<'_, VuState> {
-    // Only this VU's producer thread renders: a poisoned lock means a panic
-    // there already, and the state is still usable.
+    // One render at a time: a poisoned lock means a panic in one already,
+    // and the state is still usable.
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -167,18 +174,42 @@ fn register_functions(env: &mut Environment<'static>, state: &Shared) {
     });
 }
 
+/// The template compiled with its functions (~12 KiB), which the renderers
+/// of many VUs may share: each VU's state is swapped in for its render.
+struct Compiled {
+    env: Environment<'static>,
+    /// The state of the VU being rendered, which the functions draw from.
+    current: Shared,
+    /// Renders one at a time, so that no VU sees another's state.
+    rendering: Mutex<()>,
+}
+
 /// Renders one VU's bodies, in order.
 pub struct Renderer {
-    env: Environment<'static>,
+    compiled: Arc<Compiled>,
+    state: VuState,
+    vu: u32,
     iteration: u64,
 }
 
 impl Renderer {
+    /// The renderer of VU `vu`, sharing this one's compiled template:
+    /// thousands of VUs need one copy per producer thread, not one each.
+    /// It renders what [`BodyTemplate::renderer`] would for `vu`.
+    pub fn for_vu(&self, seed: u64, vu: u32) -> Renderer {
+        Renderer { compiled: self.compiled.clone(), state: VuState::new(seed, vu), vu, iteration: 0 }
+    }
+
     /// Renders the next body into `out` (cleared first).
     pub fn render(&mut self, out: &mut Vec<u8>) -> Result<(), Error> {
         out.clear();
-        let template = self.env.get_template(NAME)?;
-        template.render_captured_to(context! { iteration => self.iteration }, &mut *out)?;
+        let c = &*self.compiled;
+        let _alone = c.rendering.lock().unwrap_or_else(|e| e.into_inner());
+        let template = c.env.get_template(NAME)?;
+        std::mem::swap(&mut *lock(&c.current), &mut self.state);
+        let rendered = template.render_captured_to(context! { vu => self.vu, iteration => self.iteration }, &mut *out);
+        std::mem::swap(&mut *lock(&c.current), &mut self.state);
+        rendered?;
         self.iteration += 1;
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! and merge what the VUs recorded. Mirrors `run::ingest`: the loop, the
 //! pacer, the recorders, the progress bar and the cost meter are the same.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -14,7 +14,8 @@ use super::producer::{self, Feed};
 use super::progress::Progress;
 use super::worker::{self, Source};
 use crate::config::http::{BodySource, HttpConfig};
-use crate::model::template::BodyTemplate;
+use crate::model::template::{BodyTemplate, Renderer};
+use crate::stats::buffered::{lock, Buffered};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::http::{HttpExecutor, HttpOp, HttpStats, HttpTarget};
@@ -36,17 +37,28 @@ pub struct HttpOutcome {
 /// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
 pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOutcome> {
     let target = Arc::new(HttpTarget::resolve(cfg.request.clone()).await?);
-    let opening = (0..cfg.vus).map(|_| HttpExecutor::open(target.clone()));
+    // VUs record into figures shared by the VUs of a runtime thread (as
+    // many as there are threads, so they seldom wait for one another):
+    // histograms of their own would weigh ~0.4 MiB per VU.
+    let shards = cfg.threads.min(cfg.vus as usize);
+    let shared: Vec<_> = (0..shards)
+        .map(|_| {
+            (Arc::new(Mutex::new(Recorder::default())), Arc::new(Mutex::new(HttpStats::new(cfg.request.checks.len()))))
+        })
+        .collect();
+    let shard = |vu: usize| &shared[vu % shards];
+    let opening = (0..cfg.vus as usize).map(|vu| HttpExecutor::open(target.clone(), shard(vu).1.clone()));
     let executors = futures_util::future::try_join_all(opening).await?;
 
     // Producers start rendering now, and each VU has its first bodies
-    // before the clock starts: a hundred producers filling their pools at
-    // once would otherwise make the first requests late.
+    // before the clock starts: producers filling every VU's pool at once
+    // would otherwise make the first requests late.
     let mut rendered = Vec::new();
     if let BodySource::Template(t) = &cfg.body {
-        for vu in 0..cfg.vus {
-            rendered.push(Rendered::start(t, cfg.seed, vu, cfg.per_vu[vu as usize])?);
-        }
+        // One producer per CPU, as many as the VUs could keep busy before
+        // (a thread each); --threads bounds only the VUs' runtime.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        rendered = Rendered::start(t, cfg.seed, &cfg.per_vu, cpus)?;
         for r in &mut rendered {
             r.prime().await;
         }
@@ -60,22 +72,24 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, mut executor) in executors.into_iter().enumerate() {
         executor.plan(t0, cfg.warmup);
+        let recorders = vec![Buffered::new(shard(vu).0.clone())];
         let task = match rendered.next() {
             None => {
                 let source = ThinkTime::new(Fixed { left: cfg.per_vu[vu] }, cfg.sleep);
-                tokio::spawn(worker::run(plan.clone(), source, executor))
+                tokio::spawn(worker::run_into(plan.clone(), source, executor, recorders))
             }
-            Some(r) => tokio::spawn(worker::run(plan.clone(), ThinkTime::new(r, cfg.sleep), executor)),
+            Some(r) => tokio::spawn(worker::run_into(plan.clone(), ThinkTime::new(r, cfg.sleep), executor, recorders)),
         };
         tasks.push(task);
     }
+    // A VU records what it holds when it ends, panicking or not (the run
+    // stops after a panic, and says so).
+    super::join_workers(&plan, tasks).await;
     let mut recorder = Recorder::default();
     let mut stats = HttpStats::new(cfg.request.checks.len());
-    // A VU that panicked has no figures (the run stops, and says so).
-    for ended in super::join_workers(&plan, tasks).await {
-        let Some((executor, recs)) = ended else { continue };
-        recs.iter().for_each(|r| recorder.merge(r));
-        stats.merge(executor.into_stats());
+    for (r, s) in &shared {
+        recorder.merge(&lock(r));
+        stats.merge(lock(s).clone());
     }
     let wall = t0.elapsed();
     let cost = meter.stop();
@@ -111,10 +125,13 @@ struct Bodies {
 
 /// Bodies a batch holds at most (fewer when they are large).
 const BATCH: usize = 32;
-/// What the rendered bodies of one batch may weigh, roughly.
-const BATCH_BYTES: usize = 256 * 1024;
+/// What the rendered bodies of one batch may weigh, roughly: a VU holds
+/// [`producer::POOL`] batches, and there may be thousands of VUs.
+const BATCH_BYTES: usize = 8 * 1024;
 
-/// A VU's templated bodies, rendered on its producer thread.
+/// A VU's templated bodies, rendered on a producer thread that it shares
+/// with other VUs (one thread per VU would cost each ~0.1 MiB of stack,
+/// allocator cache and thread bookkeeping).
 struct Rendered {
     feed: Feed<Bodies>,
     ready: Bodies,
@@ -123,34 +140,58 @@ struct Rendered {
 }
 
 impl Rendered {
-    fn start(template: &BodyTemplate, seed: u64, vu: u32, requests: u64) -> Result<Rendered> {
-        let mut renderer = template.renderer(seed, vu).context("preparing the body template")?;
+    /// The bodies of VUs `0..per_vu.len()` (`per_vu[vu]` each), rendered by
+    /// at most `threads` producer threads; VU `vu` on thread `vu % threads`,
+    /// from its own renderer (its random stream and iteration count), so the
+    /// bodies are the same whichever thread renders them.
+    fn start(template: &BodyTemplate, seed: u64, per_vu: &[u64], threads: usize) -> Result<Vec<Rendered>> {
         let mut probe = Vec::new();
         // The template rendered once at startup; size the batches by it.
-        template.renderer(seed, vu).and_then(|mut r| r.render(&mut probe)).context("rendering the body template")?;
+        template.renderer(seed, 0).and_then(|mut r| r.render(&mut probe)).context("rendering the body template")?;
         let batch = (BATCH_BYTES / probe.len().max(1)).clamp(1, BATCH);
-        let mut left = requests;
-        let pool = (0..producer::POOL).map(|_| Bodies::default()).collect();
-        let feed = producer::spawn(pool, move |b: &mut Bodies| {
-            let n = (batch as u64).min(left) as usize;
-            if n == 0 {
-                return false;
+        let threads = threads.clamp(1, per_vu.len().max(1));
+        let mut feeds: Vec<Option<Feed<Bodies>>> = per_vu.iter().map(|_| None).collect();
+        for thread in 0..threads {
+            let vus: Vec<usize> = (thread..per_vu.len()).step_by(threads).collect();
+            // The VUs of a thread share its compiled template.
+            let mut renderers: Vec<Renderer> = Vec::with_capacity(vus.len());
+            for &vu in &vus {
+                let renderer = match renderers.first() {
+                    Some(first) => first.for_vu(seed, vu as u32),
+                    None => template.renderer(seed, vu as u32).context("preparing the body template")?,
+                };
+                renderers.push(renderer);
             }
-            b.items.resize_with(n, Vec::new);
-            for i in (0..n).rev() {
-                if let Err(e) = renderer.render(&mut b.items[i]) {
-                    b.error = Some(format!("--body-template: {e}"));
-                    // Keep what rendered; the VU stops after sending it.
-                    b.items.drain(..=i);
-                    left = 0;
-                    return true;
+            let mut left: Vec<u64> = vus.iter().map(|&vu| per_vu[vu]).collect();
+            let pools = vus.iter().map(|_| (0..producer::POOL).map(|_| Bodies::default()).collect()).collect();
+            let started = producer::spawn_each(pools, move |i, b: &mut Bodies| {
+                let n = (batch as u64).min(left[i]) as usize;
+                if n == 0 {
+                    return false;
                 }
+                b.items.resize_with(n, Vec::new);
+                for j in (0..n).rev() {
+                    if let Err(e) = renderers[i].render(&mut b.items[j]) {
+                        b.error = Some(format!("--body-template: {e}"));
+                        // Keep what rendered; the VU stops after sending it.
+                        b.items.drain(..=j);
+                        left[i] = 0;
+                        return true;
+                    }
+                }
+                left[i] -= n as u64;
+                true
+            });
+            for (vu, feed) in vus.into_iter().zip(started.context("starting a producer thread")?) {
+                feeds[vu] = Some(feed);
             }
-            left -= n as u64;
-            true
-        })
-        .context("starting a producer thread")?;
-        Ok(Rendered { feed, ready: Bodies::default(), spent: Bodies::default() })
+        }
+        let rendered = |feed: Option<_>| Rendered {
+            feed: feed.expect("every VU has a thread"),
+            ready: Bodies::default(),
+            spent: Bodies::default(),
+        };
+        Ok(feeds.into_iter().map(rendered).collect())
     }
 
     /// Waits for the first batch of bodies. (A producer that panicked is
@@ -228,7 +269,7 @@ mod tests {
         let t = BodyTemplate::from_source("{{ iteration }}", "t.j2").unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async {
-            let mut src = Rendered::start(&t, 1, 0, 100).unwrap();
+            let mut src = Rendered::start(&t, 1, &[100], 1).unwrap().remove(0);
             let mut seen = Vec::new();
             while let Some(op) = src.next().await {
                 let HttpOp::Rendered(b) = &op else { panic!("{op:?}") };
@@ -236,6 +277,40 @@ mod tests {
                 src.recycle(op);
             }
             assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        });
+    }
+
+    /// Templated VUs share a few producer threads (a thread each cost
+    /// ~0.1 MiB per VU), and still each get their own bodies, in order.
+    #[test]
+    fn templated_vus_share_producer_threads_and_keep_their_own_bodies() {
+        let t = BodyTemplate::from_source(
+            "{{ vu }}-{{ iteration }}-{{ randint(0, 1000000) }}-{{ walk('w', 0, 1) }}",
+            "t.j2",
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut vus = Rendered::start(&t, 7, &[50; 100], 2).unwrap();
+            let mut producers: Vec<&Feed<Bodies>> = Vec::new();
+            for r in &vus {
+                if !producers.iter().any(|p| p.same_producer(&r.feed)) {
+                    producers.push(&r.feed);
+                }
+            }
+            assert_eq!(producers.len(), 2, "100 VUs on 2 threads");
+            for (vu, src) in vus.iter_mut().enumerate().rev() {
+                let mut own = t.renderer(7, vu as u32).unwrap();
+                let mut expected = Vec::new();
+                for _ in 0..50 {
+                    let op = src.next().await.unwrap();
+                    let HttpOp::Rendered(b) = &op else { panic!("{op:?}") };
+                    own.render(&mut expected).unwrap();
+                    assert_eq!(b, &expected, "VU {vu}");
+                    src.recycle(op);
+                }
+                assert!(src.next().await.is_none());
+            }
         });
     }
 

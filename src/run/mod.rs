@@ -261,10 +261,7 @@ where
 /// workers are cancelled (not left to run for the whole duration), and
 /// `plan.stop` names the worker or producer and its message, which fails
 /// the run with the report of what the others did.
-pub(crate) async fn join_workers<E>(
-    plan: &worker::Plan,
-    tasks: Vec<tokio::task::JoinHandle<(E, Vec<Recorder>)>>,
-) -> Vec<Option<(E, Vec<Recorder>)>> {
+pub(crate) async fn join_workers<T>(plan: &worker::Plan, tasks: Vec<tokio::task::JoinHandle<T>>) -> Vec<Option<T>> {
     use futures_util::stream::{FuturesUnordered, StreamExt};
     let mut ended: Vec<_> = tasks.iter().map(|_| None).collect();
     let mut running: FuturesUnordered<_> =

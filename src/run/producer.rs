@@ -15,6 +15,10 @@
 //! return their items at once (a dry run) makes a handful. An ingest of 256
 //! workers on 2 cores thus keeps 256 + 4 batches at most, not 3 × 256, and
 //! 2 producer threads, not 256.
+//!
+//! One thread may also fill several feeds, each with items and an order of
+//! its own ([`spawn_each`]): `dbload http`'s templated VUs, thousands of
+//! them on a few threads.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, OnceLock};
@@ -53,17 +57,19 @@ pub struct Feed<T> {
 }
 
 /// What the clones of a feed share; dropped with the last of them, which
-/// tells the producers to stop.
+/// tells its producers it is gone.
 struct Ends<T> {
     /// Behind a lock so clones can share it; uncontended (one lock per
     /// batch) when the feed is not shared.
     filled: Mutex<mpsc::Receiver<T>>,
     free: Arc<Free<T>>,
+    /// Which of the feeds of its thread this is ([`spawn_each`]); 0 otherwise.
+    index: usize,
 }
 
 impl<T> Drop for Ends<T> {
     fn drop(&mut self) {
-        self.free.close();
+        self.free.feed_gone();
     }
 }
 
@@ -96,12 +102,19 @@ impl<T> Feed<T> {
 
     /// Gives a used item back to be filled again.
     pub fn give_back(&mut self, item: T) {
-        self.ends.free.give_back(item);
+        self.ends.free.give_back(self.ends.index, item);
+    }
+
+    /// Whether `other` is filled by the same producer thread.
+    #[cfg(test)]
+    pub fn same_producer(&self, other: &Feed<T>) -> bool {
+        Arc::ptr_eq(&self.ends.free, &other.ends.free)
     }
 }
 
-/// The items not in use, and how to make more while fewer than `cap` exist:
-/// taken by the producer threads, given back by the senders.
+/// The items not in use, each with the index of its feed, and how to make
+/// more while fewer than `cap` exist: taken by the producer threads, given
+/// back by the senders.
 struct Free<T> {
     state: std::sync::Mutex<FreeState<T>>,
     given_back: Condvar,
@@ -111,20 +124,27 @@ struct Free<T> {
 }
 
 struct FreeState<T> {
-    items: Vec<T>,
+    items: Vec<(usize, T)>,
     made: usize,
-    /// The feeds are gone: producers stop, items given back are dropped.
-    closed: bool,
+    /// Feeds still read; at 0 producers stop and items given back are dropped.
+    open: usize,
 }
 
 impl<T> Free<T> {
+    /// A pool given whole, shared by `feeds` feeds: no more are made.
+    fn given(items: Vec<(usize, T)>, feeds: usize) -> Free<T> {
+        let cap = items.len();
+        let state = FreeState { made: cap, items, open: feeds };
+        Free { state: std::sync::Mutex::new(state), given_back: Condvar::new(), make: None, cap }
+    }
+
     /// A free item: one given back (its buffers already grown), else a new
     /// one while fewer than `cap` were made, else the next given back.
     /// `None` once the feeds are gone.
-    fn take(&self) -> Option<T> {
+    fn take(&self) -> Option<(usize, T)> {
         let mut state = self.state.lock().expect("no panic while holding the free list");
         loop {
-            if state.closed {
+            if state.open == 0 {
                 return None;
             }
             if let Some(item) = state.items.pop() {
@@ -133,27 +153,29 @@ impl<T> Free<T> {
             if let (Some(make), true) = (&self.make, state.made < self.cap) {
                 state.made += 1;
                 drop(state);
-                return Some(make());
+                return Some((0, make()));
             }
             state = self.given_back.wait(state).expect("no panic while holding the free list");
         }
     }
 
-    fn give_back(&self, item: T) {
+    fn give_back(&self, index: usize, item: T) {
         let mut state = self.state.lock().expect("no panic while holding the free list");
-        if !state.closed {
-            state.items.push(item);
+        if state.open > 0 {
+            state.items.push((index, item));
             drop(state);
             self.given_back.notify_one();
         }
     }
 
-    fn close(&self) {
+    fn feed_gone(&self) {
         let mut state = self.state.lock().expect("no panic while holding the free list");
-        state.closed = true;
-        state.items.clear();
-        drop(state);
-        self.given_back.notify_all();
+        state.open -= 1;
+        if state.open == 0 {
+            state.items.clear();
+            drop(state);
+            self.given_back.notify_all();
+        }
     }
 
     #[cfg(test)]
@@ -187,13 +209,7 @@ where
     F: FnMut(&mut T) -> bool + Send + 'static,
 {
     let cap = pool.len();
-    let free = Free {
-        state: std::sync::Mutex::new(FreeState { made: cap, items: pool, closed: false }),
-        given_back: Condvar::new(),
-        make: None,
-        cap,
-    };
-    start(free, vec![vec![fill]], cap)
+    start(Free::given(pool.into_iter().map(|item| (0, item)).collect(), 1), vec![vec![fill]], cap)
 }
 
 /// Starts [`threads_for`]`(senders)` producer threads that share `fillers`
@@ -214,7 +230,7 @@ where
 {
     let threads = threads_for(senders).min(fillers.len()).max(1);
     let free = Free {
-        state: std::sync::Mutex::new(FreeState { items: Vec::new(), made: 0, closed: false }),
+        state: std::sync::Mutex::new(FreeState { items: Vec::new(), made: 0, open: 1 }),
         given_back: Condvar::new(),
         make: Some(Box::new(make)),
         cap: pool_cap(senders, threads),
@@ -236,7 +252,7 @@ where
     let (filled_tx, filled) = mpsc::channel(ready.max(1));
     let free = Arc::new(free);
     let panicked = Arc::new(OnceLock::new());
-    let feed = Feed { ends: Arc::new(Ends { filled: Mutex::new(filled), free: free.clone() }), panicked };
+    let feed = Feed { ends: Arc::new(Ends { filled: Mutex::new(filled), free: free.clone(), index: 0 }), panicked };
     for fillers in shares {
         let (free, filled_tx, noted) = (free.clone(), filled_tx.clone(), feed.panicked.clone());
         thread::Builder::new()
@@ -254,25 +270,77 @@ where
 {
     let mut next = 0;
     while !fillers.is_empty() && panicked.get().is_none() {
-        let Some(mut item) = free.take() else { return };
+        let Some((_, mut item)) = free.take() else { return };
         next %= fillers.len();
-        // A filler is not called again after a panic, so its state is never seen half-changed.
-        match panic::catch_unwind(AssertUnwindSafe(|| fillers[next](&mut item))) {
-            Ok(true) => {
+        match caught(panicked, || fillers[next](&mut item)) {
+            Some(true) => {
                 if filled.blocking_send(item).is_err() {
                     return;
                 }
                 next += 1;
             }
-            Ok(false) => {
-                free.give_back(item);
+            Some(false) => {
+                free.give_back(0, item);
                 fillers.remove(next);
             }
-            Err(payload) => {
-                // Noted before `filled` drops: a reader that finds the feed closed finds this.
-                let _ = panicked.set(panic_message(payload.as_ref()));
-                return;
+            None => return,
+        }
+    }
+}
+
+/// Starts one producer thread for several feeds, one per pool: `fill(i,
+/// item)` fills an item of feed `i`, in the order its items come back,
+/// until it returns false for that feed (then it is done) or its senders
+/// drop it. The thread ends when every feed is done; a panic ends them all.
+pub fn spawn_each<T, F>(pools: Vec<Vec<T>>, mut fill: F) -> std::io::Result<Vec<Feed<T>>>
+where
+    T: Send + 'static,
+    F: FnMut(usize, &mut T) -> bool + Send + 'static,
+{
+    let tagged = pools.iter().enumerate().flat_map(|(i, pool)| (0..pool.len()).map(move |_| i));
+    let indices: Vec<usize> = tagged.collect();
+    let sizes: Vec<usize> = pools.iter().map(Vec::len).collect();
+    let items = indices.into_iter().zip(pools.into_iter().flatten()).collect();
+    let free = Arc::new(Free::given(items, sizes.len()));
+    let panicked = Arc::new(OnceLock::new());
+    let mut senders = Vec::with_capacity(sizes.len());
+    let mut feeds = Vec::with_capacity(sizes.len());
+    for (index, size) in sizes.into_iter().enumerate() {
+        // Room for the whole pool: sending a filled item never blocks the thread.
+        let (filled_tx, filled) = mpsc::channel(size.max(1));
+        senders.push(Some(filled_tx));
+        let ends = Ends { filled: Mutex::new(filled), free: free.clone(), index };
+        feeds.push(Feed { ends: Arc::new(ends), panicked: panicked.clone() });
+    }
+    let noted = panicked;
+    thread::Builder::new().name("dbload-producer".into()).spawn(move || {
+        let mut open = senders.len();
+        while open > 0 && noted.get().is_none() {
+            let Some((i, mut item)) = free.take() else { return };
+            let Some(filled) = &senders[i] else { continue };
+            match caught(&noted, || fill(i, &mut item)) {
+                Some(true) if filled.blocking_send(item).is_ok() => {}
+                Some(_) => {
+                    senders[i] = None;
+                    open -= 1;
+                }
+                None => return,
             }
+        }
+    })?;
+    Ok(feeds)
+}
+
+/// `fill()`, or `None` if it panicked, noted in `panicked` (before the
+/// thread's senders drop: a reader that finds its feed closed finds this).
+/// A filler is not called again after a panic, so its state is never seen
+/// half-changed.
+fn caught(panicked: &OnceLock<String>, fill: impl FnOnce() -> bool) -> Option<bool> {
+    match panic::catch_unwind(AssertUnwindSafe(fill)) {
+        Ok(more) => Some(more),
+        Err(payload) => {
+            let _ = panicked.set(panic_message(payload.as_ref()));
+            None
         }
     }
 }

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::pacer::{Clock, Schedule};
 use super::stop::Stop;
 use crate::config::{Warmup, LATE_AFTER};
+use crate::stats::buffered::Record;
 use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
 use crate::stats::{Live, OpError, Recorder};
 
@@ -147,12 +148,25 @@ impl Plan {
 /// executor reports a fatal error, or the run stops (operations that all
 /// fail for a sustained stretch, see [`Stop`]); returns the executor (to
 /// finish) and one recorder per label.
-pub async fn run<S, E>(plan: Plan, mut source: S, mut executor: E) -> (E, Vec<Recorder>)
+pub async fn run<S, E>(plan: Plan, source: S, executor: E) -> (E, Vec<Recorder>)
 where
     S: Source,
     E: Executor<S::Op>,
 {
-    let mut recorders = vec![Recorder::default(); plan.labels];
+    let recorders = vec![Recorder::default(); plan.labels];
+    run_into(plan, source, executor, recorders).await
+}
+
+/// [`run`], recording into `recorders` (one per label) rather than into
+/// recorders of its own: `dbload http`'s VUs share theirs (see [`Buffered`]).
+///
+/// [`Buffered`]: crate::stats::buffered::Buffered
+pub async fn run_into<S, E, R>(plan: Plan, mut source: S, mut executor: E, mut recorders: Vec<R>) -> (E, Vec<R>)
+where
+    S: Source,
+    E: Executor<S::Op>,
+    R: Record,
+{
     let mut attempted = 0u64;
     let mut clock = Clock::default();
     let cancel = &plan.cancel;
@@ -244,9 +258,9 @@ where
 /// When `outcome` is a lost connection (`--reconnect`): connects again and
 /// settles the operation it left in doubt: found written (`outcome` becomes
 /// that success), found unwritten (resent: `outcome` becomes the resend's),
-/// or unknown (returns true: neither written nor failed). Each is listed in
-/// `rec.in_doubt`, each outage in `rec.outages`. An operation with nothing
-/// to settle (a query) stays the failure it was, no longer fatal. A
+/// or unknown (returns true: neither written nor failed). Each is recorded
+/// as settled, each outage as an outage. An operation with nothing to
+/// settle (a query) stays the failure it was, no longer fatal. A
 /// connection that cannot be made before the run ends leaves `outcome` the
 /// failure it was.
 async fn settle_lost<Op: Operation, E: Executor<Op>>(
@@ -255,7 +269,7 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
     op: &mut Op,
     started: Duration,
     outcome: &mut Result<Result<u64, OpError>, &'static str>,
-    rec: &mut Recorder,
+    rec: &mut impl Record,
     mut grace: Pin<&mut impl Future<Output = &'static str>>,
 ) -> bool {
     while let Ok(Err(e)) = &*outcome {
@@ -264,7 +278,7 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
         }
         let Some(outage) = reconnect(plan, executor, e).await else { return false };
         let back = outage.reconnected;
-        rec.outages.push(outage);
+        rec.outage(outage);
         if !back {
             return false;
         }
@@ -288,7 +302,7 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
                 return false;
             }
         };
-        rec.in_doubt.push(InDoubtBatch { at: started, rows: op.units(), resolution });
+        rec.settled(InDoubtBatch { at: started, rows: op.units(), resolution });
         if resolution == Resolution::Resent {
             *outcome = tokio::select! {
                 r = executor.execute(op) => Ok(r),

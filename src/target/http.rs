@@ -14,7 +14,7 @@ pub mod wire;
 
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -26,6 +26,7 @@ use self::wire::{ReadError, RequestHead};
 use crate::config::Warmup;
 use crate::error::usage;
 use crate::run::worker::{warming_up, Executor, Operation};
+use crate::stats::buffered::lock;
 use crate::stats::recorder::{new_histogram, record_us, MAX_US};
 use crate::stats::OpError;
 
@@ -212,8 +213,9 @@ pub struct CheckCount {
 }
 
 /// What the request loop itself does not know: the per-phase times of each
-/// request (µs histograms), bytes, connections and checks. One per VU,
-/// merged at the end; warm-up requests are left out, like everywhere else.
+/// request (µs histograms), bytes, connections and checks. VUs share one per
+/// runtime thread (through their [`Tally`]), merged at the end; warm-up
+/// requests are left out, like everywhere else.
 #[derive(Debug, Clone)]
 pub struct HttpStats {
     /// Sending + waiting + receiving: k6's `http_req_duration`.
@@ -231,14 +233,7 @@ pub struct HttpStats {
     pub checks: Vec<CheckCount>,
     /// Responses per status code.
     pub statuses: std::collections::BTreeMap<u16, u64>,
-    /// Requests on a reused connection not yet recorded as 0 connecting.
-    reused: u64,
-    /// Phases not yet in the histograms: duration, sending, waiting, receiving (µs).
-    pending: Vec<[u32; 4]>,
 }
-
-/// Requests whose phases are recorded together (see [`HttpStats::flush`]).
-const PENDING: usize = 64;
 
 impl HttpStats {
     pub fn new(checks: usize) -> HttpStats {
@@ -254,8 +249,6 @@ impl HttpStats {
             bytes_received: 0,
             checks: vec![CheckCount::default(); checks],
             statuses: Default::default(),
-            reused: 0,
-            pending: Vec::with_capacity(PENDING),
         }
     }
 
@@ -271,60 +264,119 @@ impl HttpStats {
     }
 
     pub fn merge(&mut self, mut o: HttpStats) {
-        o.flush();
         for (a, b) in self.histograms().into_iter().zip(o.histograms()) {
             a.add(&*b).expect("same bounds");
         }
         self.connections_opened += o.connections_opened;
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;
-        for (a, b) in self.checks.iter_mut().zip(&o.checks) {
-            a.passes += b.passes;
-            a.fails += b.fails;
-        }
+        add_checks(&mut self.checks, &o.checks);
         for (status, n) in o.statuses {
             *self.statuses.entry(status).or_default() += n;
         }
     }
+}
 
-    /// Records the phases of a request; `connected`: it opened its own
-    /// connection (a reused one is counted, and recorded as 0 at the end).
-    fn record(&mut self, p: &Phases, connected: bool) {
-        // Not `micros`: a phase that took no time is 0 here, as in k6.
-        let us = |d: Duration| (d.as_micros() as u64).min(MAX_US) as u32;
-        self.pending.push([us(p.sending + p.waiting + p.receiving), us(p.sending), us(p.waiting), us(p.receiving)]);
-        if self.pending.len() == PENDING {
-            self.flush();
-        }
-        if connected {
-            record_us(&mut self.connecting, us(p.connecting).into());
-            record_us(&mut self.tls_handshaking, us(p.tls).into());
-        } else {
-            self.reused += 1;
+fn add_checks(into: &mut [CheckCount], from: &[CheckCount]) {
+    for (a, b) in into.iter_mut().zip(from) {
+        a.passes += b.passes;
+        a.fails += b.fails;
+    }
+}
+
+/// One measured request, as a VU holds it until its [`Tally`] is recorded.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// Duration, sending, waiting, receiving (µs).
+    phases: [u32; 4],
+    /// Connecting and TLS handshaking (µs), if it opened its own connection;
+    /// a request on a reused connection is recorded as 0 for both, as in k6.
+    connect: Option<[u32; 2]>,
+    status: u16,
+    sent: u64,
+    received: u64,
+}
+
+/// Requests a VU holds before it records them (see [`Tally::flush`]).
+const PENDING: usize = 32;
+
+/// A VU's figures on their way to the [`HttpStats`] it shares with the
+/// other VUs of its runtime thread: a few requests, counted together once
+/// per [`PENDING`] requests (one lock), and whatever is left when the VU
+/// ends. A VU of its own histograms would weigh ~0.2 MiB.
+pub struct Tally {
+    pending: Vec<Sample>,
+    /// One per `--check`, in order.
+    checks: Vec<CheckCount>,
+    connections_opened: u64,
+    into: Arc<Mutex<HttpStats>>,
+}
+
+impl Tally {
+    pub fn new(into: Arc<Mutex<HttpStats>>) -> Tally {
+        let checks = lock(&into).checks.len();
+        Tally {
+            pending: Vec::with_capacity(PENDING),
+            checks: vec![CheckCount::default(); checks],
+            connections_opened: 0,
+            into,
         }
     }
 
-    /// Moves the pending phases into the histograms, histogram by
+    /// Records the phases of a request; `connected`: it opened its own connection.
+    fn record(&mut self, p: &Phases, connected: bool, status: u16, sent: u64, received: u64) {
+        // Not `micros`: a phase that took no time is 0 here, as in k6.
+        let us = |d: Duration| (d.as_micros() as u64).min(MAX_US) as u32;
+        let phases = [us(p.sending + p.waiting + p.receiving), us(p.sending), us(p.waiting), us(p.receiving)];
+        let connect = connected.then(|| [us(p.connecting), us(p.tls)]);
+        self.pending.push(Sample { phases, connect, status, sent, received });
+        if self.pending.len() == PENDING {
+            self.flush();
+        }
+    }
+
+    /// Moves the pending requests into the shared figures, histogram by
     /// histogram: between two requests of a VU the network stack and the
-    /// other VUs push its histograms out of the CPU caches, and a record
+    /// other VUs push the histograms out of the CPU caches, and a record
     /// per phase per request was a cache miss each.
     fn flush(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        for (i, h) in
-            [&mut self.duration, &mut self.sending, &mut self.waiting, &mut self.receiving].into_iter().enumerate()
-        {
-            for values in &pending {
-                record_us(h, values[i].into());
+        let mut shared = lock(&self.into);
+        let s = &mut *shared;
+        let pending = &self.pending;
+        for (i, h) in [&mut s.duration, &mut s.sending, &mut s.waiting, &mut s.receiving].into_iter().enumerate() {
+            for p in pending {
+                record_us(h, p.phases[i].into());
             }
         }
-        self.pending = pending;
-        self.pending.clear();
-        // Requests on reused connections took no connecting: 0 each, as in k6.
-        let n = std::mem::take(&mut self.reused);
-        if n > 0 {
-            self.connecting.saturating_record_n(0, n);
-            self.tls_handshaking.saturating_record_n(0, n);
+        let mut reused = 0;
+        for p in pending {
+            match p.connect {
+                Some([connecting, tls]) => {
+                    record_us(&mut s.connecting, connecting.into());
+                    record_us(&mut s.tls_handshaking, tls.into());
+                }
+                None => reused += 1,
+            }
+            s.bytes_sent += p.sent;
+            s.bytes_received += p.received;
+            *s.statuses.entry(p.status).or_default() += 1;
         }
+        if reused > 0 {
+            s.connecting.saturating_record_n(0, reused);
+            s.tls_handshaking.saturating_record_n(0, reused);
+        }
+        add_checks(&mut s.checks, &self.checks);
+        self.checks.iter_mut().for_each(|c| *c = CheckCount::default());
+        s.connections_opened += std::mem::take(&mut self.connections_opened);
+        drop(shared);
+        self.pending.clear();
+    }
+}
+
+/// Recorded when the VU ends, however it ends.
+impl Drop for Tally {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -342,7 +394,7 @@ struct Phases {
 pub struct HttpExecutor {
     target: Arc<HttpTarget>,
     conn: Conn,
-    stats: HttpStats,
+    stats: Tally,
     /// `--timeout`, armed lazily: it is set to a request's deadline only
     /// when it fires before that deadline, so a request costs no timer
     /// operation of its own (they would show at 100k requests/s).
@@ -354,11 +406,12 @@ pub struct HttpExecutor {
 
 impl HttpExecutor {
     /// Opens the VU's first connection, so that an unreachable target is
-    /// found before the run starts (and reported with exit code 3).
-    pub async fn open(target: Arc<HttpTarget>) -> Result<HttpExecutor> {
+    /// found before the run starts (and reported with exit code 3). Its
+    /// figures go to `stats`, which other VUs may share.
+    pub async fn open(target: Arc<HttpTarget>, stats: Arc<Mutex<HttpStats>>) -> Result<HttpExecutor> {
         let connector = &target.connector;
         let (stream, _, _) = connector.connect().await.map_err(|e| connector.connect_error(e))?;
-        let mut stats = HttpStats::new(target.spec.checks.len());
+        let mut stats = Tally::new(stats);
         stats.connections_opened = 1;
         let conn = Conn { stream: Some(stream), ..Default::default() };
         let watchdog = Box::pin(tokio::time::sleep(target.spec.timeout));
@@ -370,12 +423,6 @@ impl HttpExecutor {
     pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
         self.t0 = t0;
         self.warmup = warmup;
-    }
-
-    /// What this VU recorded.
-    pub fn into_stats(mut self) -> HttpStats {
-        self.stats.flush();
-        self.stats
     }
 
     /// One request and its response, each phase timed.
@@ -489,10 +536,7 @@ impl Executor<HttpOp> for HttpExecutor {
         let failure = match outcome {
             Some(Ok(r)) => {
                 if !warm {
-                    stats.record(&ph, connected);
-                    stats.bytes_sent += conn.write.len() as u64;
-                    stats.bytes_received += r.wire_bytes;
-                    *stats.statuses.entry(r.status).or_default() += 1;
+                    stats.record(&ph, connected, r.status, conn.write.len() as u64, r.wire_bytes);
                 }
                 if !(r.keep_alive && target.spec.keepalive) {
                     conn.stream = None;
@@ -550,6 +594,15 @@ mod tests {
         }
         assert_eq!(redact_userinfo("cratedb://u:pw/x@h"), "cratedb://u:***@h");
         assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
+    }
+
+    /// A VU's own figures are a few requests, not histograms (the shared
+    /// ones are 16 KiB each at least, and thousands of VUs would hold them).
+    #[test]
+    fn a_vus_tally_is_small() {
+        let tally = Tally::new(Arc::new(Mutex::new(HttpStats::new(1))));
+        let bytes = std::mem::size_of::<Tally>() + tally.pending.capacity() * std::mem::size_of::<Sample>();
+        assert!(bytes <= 2 * 1024, "{bytes} bytes");
     }
 
     #[test]

@@ -22,6 +22,10 @@ const MAX_HEADERS: usize = 96;
 const MAX_HEAD: usize = 64 * 1024;
 /// Read granularity: most responses of the APIs we load fit in one read.
 const READ_CHUNK: usize = 16 * 1024;
+/// A connection's reads until one fills the buffer: a load test holds
+/// thousands of connections, most of them answered in a few hundred bytes,
+/// and 16 KiB each would be most of a VU's memory.
+const FIRST_READ: usize = 2 * 1024;
 
 /// The request line and the fixed headers, encoded once; per request only
 /// the body length and the body are added.
@@ -105,10 +109,18 @@ impl From<io::Error> for ReadError {
 
 /// Bytes read from one connection and not consumed yet. A response may
 /// arrive in pieces, and (rarely) a read may hold more than one response.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ReadBuf {
     buf: Vec<u8>,
     pos: usize,
+    /// Room made for each read: [`FIRST_READ`], until a read fills it.
+    chunk: usize,
+}
+
+impl Default for ReadBuf {
+    fn default() -> Self {
+        ReadBuf { buf: Vec::new(), pos: 0, chunk: FIRST_READ }
+    }
 }
 
 impl ReadBuf {
@@ -130,8 +142,14 @@ impl ReadBuf {
             self.buf.drain(..self.pos);
             self.pos = 0;
         }
-        self.buf.reserve(READ_CHUNK);
-        s.read_buf(&mut self.buf).await
+        self.buf.reserve(self.chunk);
+        let room = self.buf.capacity() - self.buf.len();
+        let n = s.read_buf(&mut self.buf).await?;
+        // Full: larger responses come on this connection; read them in larger pieces.
+        if n == room {
+            self.chunk = READ_CHUNK;
+        }
+        Ok(n)
     }
 
     /// Forgets what a closed connection left.
@@ -381,6 +399,28 @@ mod tests {
             }
             out
         })
+    }
+
+    /// A connection answered in small responses keeps a small read buffer
+    /// (thousands of VUs hold one each); a larger response grows it.
+    #[test]
+    fn the_read_buffer_starts_small_and_grows_for_large_responses() {
+        let small = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        let large = format!("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n{}", "x".repeat(100_000));
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut s = Pieces { data: small.repeat(100).into_bytes(), at: 0, step: small.len() };
+            let mut rb = ReadBuf::default();
+            for _ in 0..100 {
+                read_response(&mut s, &mut rb, None, &mut String::new(), false).await.unwrap();
+            }
+            assert!(rb.buf.capacity() <= 4 * 1024, "{} bytes held for 40-byte responses", rb.buf.capacity());
+            let mut s = Pieces { data: large.into_bytes(), at: 0, step: 1 << 20 };
+            let mut body = Vec::new();
+            read_response(&mut s, &mut rb, Some(&mut body), &mut String::new(), false).await.unwrap();
+            assert_eq!(body.len(), 100_000);
+            assert_eq!(rb.chunk, READ_CHUNK, "reads of a large response are not 2 KiB each");
+        });
     }
 
     #[test]
