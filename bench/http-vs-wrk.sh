@@ -25,13 +25,13 @@ PORT=${PORT:-18668}
 THREADS=${THREADS:-1}
 BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"},"pressure":{"value":720,"type":"Integer"}}]}'
 
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-if ! command -v nginx >/dev/null || ! command -v wrk >/dev/null; then
-  echo "http-vs-wrk: installing nginx and wrk from the system packages" >&2
+# shellcheck source=bench/nginx.sh
+. bench/nginx.sh
+if ! command -v wrk >/dev/null; then
+  echo "http-vs-wrk: installing wrk from the system packages" >&2
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nginx wrk >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq wrk >/dev/null
 fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 # DBLOAD=path runs that binary; otherwise the release build of this tree.
 if [ -z "${DBLOAD:-}" ]; then
   cargo build --release --quiet
@@ -46,31 +46,9 @@ wrk.method = "POST"
 wrk.body = '$BODY'
 wrk.headers["Content-Type"] = "application/json"
 EOF
-cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  # Neither client reconnects because of the server's limits.
-  keepalive_requests 100000000;
-  keepalive_timeout 300s;
-  client_body_temp_path $work/body;
-  server {
-    listen 127.0.0.1:$PORT reuseport backlog=4096;
-    location / { return 200; }
-  }
-}
-EOF
-"$NGINX" -c "$work/nginx.conf" -p "$work" -g 'daemon off;' &
-nginx_pid=$!
-cleanup() { kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; rm -rf "$work"; }
+cleanup() { stop_nginx; rm -rf "$work"; }
 trap cleanup EXIT
-for _ in $(seq 50); do
-  curl -fsS -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null && break
-  sleep 0.1
-done
+start_nginx "$work" "$PORT"
 
 url="http://127.0.0.1:$PORT/v2/notify"
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }

@@ -43,12 +43,11 @@ builds=("$DBLOAD")
 
 scratch=$(mktemp -d /tmp/dbload-memory-bench-XXXXXX)
 chmod 755 "$scratch"
+# shellcheck source=bench/nginx.sh
+. bench/nginx.sh
 nginx_pid=""
 cleanup() {
-  if [ -n "$nginx_pid" ]; then
-    kill "$nginx_pid" 2>/dev/null || true
-    wait "$nginx_pid" 2>/dev/null || true
-  fi
+  stop_nginx
   if declare -F stop_server >/dev/null; then stop_server; fi
   rm -rf "$scratch"
 }
@@ -100,39 +99,6 @@ measure() {
   echo
 }
 
-start_nginx() {
-  local nginx
-  if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
-    echo "memory: installing nginx from the system packages" >&2
-    if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && apt-get install -y -qq nginx >/dev/null; else
-      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; fi
-  fi
-  nginx=$(command -v nginx || echo /usr/sbin/nginx)
-  cat >"$scratch/nginx.conf" <<EOF
-worker_processes 1;
-pid $scratch/nginx.pid;
-error_log $scratch/error.log warn;
-events { worker_connections 8192; }
-http {
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 300s;
-  client_body_temp_path $scratch/body;
-  server {
-    listen 127.0.0.1:$PORT reuseport backlog=4096;
-    location / { return 200; }
-  }
-}
-EOF
-  "$nginx" -c "$scratch/nginx.conf" -p "$scratch" -g 'daemon off;' &
-  nginx_pid=$!
-  for _ in $(seq 50); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null && return
-    sleep 0.1
-  done
-  echo "memory: nginx did not start" >&2
-  return 1
-}
 
 # Every connection is a file descriptor: 2,000 VUs need more than the usual 1,024.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -148,7 +114,7 @@ for part in $PARTS; do
       ingest --workers UNITS --devices 10 --measurements "$MEASUREMENTS" --batch-size "$BATCH"
     ;;
   http)
-    [ -n "$nginx_pid" ] || start_nginx
+    [ -n "$nginx_pid" ] || start_nginx "$scratch" "$PORT"
     printf '%s' '{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"}}]}' \
       >"$scratch/body.json"
     cat >"$scratch/body.j2" <<'EOF'
