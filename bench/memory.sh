@@ -99,7 +99,6 @@ measure() {
   echo
 }
 
-
 # Every connection is a file descriptor: 2,000 VUs need more than the usual 1,024.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 echo "dbload memory: peak RSS by scale; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
