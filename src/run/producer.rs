@@ -212,13 +212,13 @@ where
     start(Free::given(pool.into_iter().map(|item| (0, item)).collect(), 1), vec![vec![fill]], cap)
 }
 
-/// Starts [`threads_for`]`(senders)` producer threads that share `fillers`
+/// Starts `threads_for(senders)` producer threads that share `fillers`
 /// (one per generator: filler `i` goes to thread `i % threads`, which takes
 /// turns among its own), for `senders` that share the returned [`Feed`].
 /// Each filler is called until it returns false (its rows are done); a
 /// filler's items reach the senders in the order it filled them, but any
 /// sender may send any of them. Items are made by `make` as needed, at most
-/// [`pool_cap`]`(senders, threads)`: memory follows the work in flight.
+/// `pool_cap(senders, threads)`: memory follows the work in flight.
 pub fn spawn_shared<T, F>(
     fillers: Vec<F>,
     senders: usize,

@@ -302,7 +302,7 @@ const PENDING: usize = 32;
 
 /// A VU's figures on their way to the [`HttpStats`] it shares with the
 /// other VUs of its runtime thread: a few requests, counted together once
-/// per [`PENDING`] requests (one lock), and whatever is left when the VU
+/// per `PENDING` requests (one lock), and whatever is left when the VU
 /// ends. A VU of its own histograms would weigh ~0.2 MiB.
 pub struct Tally {
     pending: Vec<Sample>,
