@@ -11,6 +11,7 @@ pub mod error;
 #[cfg(test)]
 mod fuzz;
 pub mod model;
+pub mod op;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -34,7 +34,6 @@ const KNOWN: &[&str] = &[
     "config -> report",
     // The export decoders, which belong with the PostgreSQL driver.
     "encode -> target",
-    "encode -> run",
     // Value enums (`Protocol`, `ExportFormat`, `ExplainMode`) defined in `cli`
     // instead of beside what they choose.
     "report -> cli",
@@ -42,9 +41,7 @@ const KNOWN: &[&str] = &[
     "report -> run",
     "report -> target",
     "target -> cli",
-    "target -> run",
     "workload -> cli",
-    "workload -> run",
 ];
 
 /// The top-level modules each top-level module names.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Result;
 
 use super::ingest::split_rows;
-use super::{resolve_target, IngestConfig, OutputConfig, TableAction, Warmup, MAX_PARAMS};
+use super::{resolve_target, IngestConfig, OutputConfig, TableAction, MAX_PARAMS};
 use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, TargetArgs};
 use crate::dialect::{Engine, TableName, TableOptions};
 use crate::encode::Method;
@@ -15,6 +15,7 @@ use crate::error::usage;
 use crate::model::json::{self, Input};
 use crate::model::mapping::Mapping;
 use crate::model::{table, ModelSpec};
+use crate::op::Warmup;
 use crate::report::fail_if::Contract;
 
 /// `dbload insert-fake-data`.

@@ -9,10 +9,11 @@ use std::time::Duration;
 use anyhow::Result;
 use base64::Engine as _;
 
-use super::{default_in_flight, parse_warmup, OutputConfig, Warmup};
+use super::{default_in_flight, parse_warmup, OutputConfig};
 use crate::cli::HttpArgs;
 use crate::error::usage;
 use crate::model::template::BodyTemplate;
+use crate::op::Warmup;
 use crate::report::fail_if::Contract;
 use crate::target::http::check::Check;
 use crate::target::http::{is_secret, Endpoint, RequestSpec};

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
+use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{IngestArgs, ModelName};
 use crate::dialect::{Dialect, Engine, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
 use crate::error::usage;
 use crate::model::{cpu, measurement, ModelSpec, Schema};
+use crate::op::Warmup;
 use crate::report::fail_if::Contract;
 
 /// PostgreSQL's limit on bound parameters in one statement.

@@ -12,6 +12,7 @@ pub mod transfer;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::op::Warmup;
 use anyhow::Result;
 
 use crate::cli::{OutputArgs, OutputFormat, TargetArgs};
@@ -45,20 +46,6 @@ impl TargetChoice {
     pub fn tls_unverified(&self) -> bool {
         matches!(self, TargetChoice::Crate(c) if c.tls() && c.insecure())
     }
-}
-
-/// Warm-up, excluded from the measured figures.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Warmup {
-    None,
-    Duration(#[serde(serialize_with = "secs")] Duration),
-    /// Units (rows, queries) per worker.
-    Count(u64),
-}
-
-fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 /// Where a run's report goes: the output flags every command shares,

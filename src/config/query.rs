@@ -7,9 +7,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::ingest::split_rows;
-use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice, Warmup};
+use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{ExplainMode, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
+use crate::op::Warmup;
 use crate::report::fail_if::Contract;
 use crate::workload::{file, QuerySpec};
 

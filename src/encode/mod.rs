@@ -39,7 +39,7 @@ impl Payload {
     }
 }
 
-impl crate::run::worker::Operation for Payload {
+impl crate::op::Operation for Payload {
     fn units(&self) -> u64 {
         self.rows()
     }

@@ -16,7 +16,7 @@ use super::{
     Verdict,
 };
 use crate::config::http::{BodySource, HttpConfig};
-use crate::config::Warmup;
+use crate::op::Warmup;
 use crate::run::http::HttpOutcome;
 use crate::stats::LatencySummary;
 

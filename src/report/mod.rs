@@ -17,10 +17,11 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::config::{IngestConfig, TableAction, Warmup, LATE_AFTER};
+use crate::config::{IngestConfig, TableAction, LATE_AFTER};
 use crate::dialect::{Engine, TableOptions};
 use crate::encode::Method;
 use crate::error::exit;
+use crate::op::Warmup;
 use crate::run::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
 use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};

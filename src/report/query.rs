@@ -15,7 +15,8 @@ use super::{
     OutageEntry, Paced, Pacing, Server, Settings, TimelineEntry, Verdict,
 };
 use crate::cli::{ExplainMode, Protocol};
-use crate::config::{QueryConfig, Warmup};
+use crate::config::QueryConfig;
+use crate::op::Warmup;
 use crate::run::queries::QueryOutcome;
 use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;

@@ -11,9 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, progress::Progress, run_workers, worker, Setup};
 use crate::config::transfer::ExportSource;
-use crate::config::{ExportConfig, Warmup};
+use crate::config::ExportConfig;
 use crate::dialect::{literal, Engine, TableName};
 use crate::error::usage;
+use crate::op::Warmup;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::cursor::Cursor;

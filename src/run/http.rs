@@ -12,9 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::producer::{self, Feed};
 use super::progress::Progress;
-use super::worker::{self, Source};
+use super::worker;
 use crate::config::http::{BodySource, HttpConfig};
 use crate::model::template::{BodyTemplate, Renderer};
+use crate::op::Source;
 use crate::stats::buffered::{lock, Buffered};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
@@ -70,8 +71,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.output.quiet);
     let t0 = plan.t0;
     let mut tasks = Vec::with_capacity(executors.len());
-    for (vu, mut executor) in executors.into_iter().enumerate() {
-        executor.plan(t0, cfg.warmup);
+    for (vu, executor) in executors.into_iter().enumerate() {
         let recorders = vec![Buffered::new(shard(vu).0.clone())];
         let task = match rendered.next() {
             None => {

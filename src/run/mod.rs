@@ -26,6 +26,7 @@ use crate::encode::{Method, Payload};
 use crate::error::usage;
 use crate::model::catalog::{self, BindContext, TableColumn};
 use crate::model::Schema;
+use crate::op::{Executor, Source};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
 use crate::target::cratedb_http::CrateSink;
@@ -178,8 +179,7 @@ pub async fn ingest(
     let feed = producer::spawn_shared(fillers.collect(), sinks.len(), move || Payload::new(&schema))
         .context("starting the producer threads")?;
     let mut pairs = Vec::with_capacity(sinks.len());
-    for mut sink in sinks {
-        sink.plan(plan.t0, cfg.warmup);
+    for sink in sinks {
         pairs.push((feed.clone(), sink));
     }
     drop(feed);
@@ -240,9 +240,9 @@ pub(crate) fn merge_histograms<'a>(all: impl Iterator<Item = &'a Histogram<u64>>
 /// panicked leaves neither executor nor recorder: see [`join_workers`].
 pub(crate) async fn run_workers<S, E>(plan: &worker::Plan, pairs: Vec<(S, E)>) -> (Vec<E>, Vec<Recorder>)
 where
-    S: worker::Source + Send + 'static,
+    S: Source + Send + 'static,
     S::Op: Send,
-    E: worker::Executor<S::Op> + Send + 'static,
+    E: Executor<S::Op> + Send + 'static,
 {
     let tasks = pairs.into_iter().map(|(source, executor)| tokio::spawn(worker::run(plan.clone(), source, executor)));
     let mut merged = vec![Recorder::default(); plan.labels];
@@ -436,13 +436,12 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::config::Warmup;
-    use crate::stats::OpError;
+    use crate::op::{OpError, Operation, Warmup};
 
     /// An operation of one unit.
     struct Unit;
 
-    impl worker::Operation for Unit {
+    impl Operation for Unit {
         fn units(&self) -> u64 {
             1
         }
@@ -453,7 +452,7 @@ mod tests {
         left: u64,
     }
 
-    impl worker::Source for Units {
+    impl Source for Units {
         type Op = Unit;
 
         async fn next(&mut self) -> Option<Unit> {
@@ -470,8 +469,8 @@ mod tests {
         fail: bool,
     }
 
-    impl worker::Executor<Unit> for Counting {
-        async fn execute(&mut self, _: &mut Unit) -> Result<u64, OpError> {
+    impl Executor<Unit> for Counting {
+        async fn execute(&mut self, _: &mut Unit, _warm: bool) -> Result<u64, OpError> {
             tokio::time::sleep(Duration::from_millis(1)).await;
             if self.panic_at == Some(self.acked) {
                 panic!("boom at {}", self.acked);

@@ -27,7 +27,7 @@ use std::thread;
 use tokio::sync::{mpsc, Mutex};
 
 use super::stop::{panic_message, ProducerPanicked};
-use super::worker::{Operation, Source};
+use crate::op::{Operation, Source};
 
 /// Items per sender of a feed of its own ([`spawn`]): one being sent, one
 /// ready, one being filled.

@@ -93,8 +93,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         let pairs = executors
             .into_iter()
             .enumerate()
-            .map(|(w, mut executor)| {
-                executor.plan(plan.t0, cfg.warmup);
+            .map(|(w, executor)| {
                 let rng = rng_for(cfg.seed, w as u32, Purpose::Choice);
                 (Chooser::new(queries.clone(), rng, cfg.per_worker[w]), executor)
             })

@@ -14,74 +14,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::pacer::{Clock, Schedule};
 use super::stop::Stop;
-use crate::config::{Warmup, LATE_AFTER};
+use crate::config::LATE_AFTER;
+use crate::op::{Executor, InDoubt, OpError, Operation, Source, Warmup};
 use crate::stats::buffered::Record;
 use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
-use crate::stats::{Live, OpError, Recorder};
+use crate::stats::{Live, Recorder};
 
 /// How long in-flight operations may take to finish after Ctrl-C or the
 /// deadline; then they are cancelled (see [`Executor::cancel`]).
 pub const GRACE: Duration = Duration::from_secs(5);
-
-/// Something a worker sends: a batch of rows, a query, a request.
-pub trait Operation {
-    /// What pacing and throughput count: rows in a batch, 1 for a query.
-    fn units(&self) -> u64;
-    /// Which of the run's labels (e.g. the query of a mix) it is recorded under.
-    fn label(&self) -> usize {
-        0
-    }
-}
-
-/// Where a worker's operations come from.
-pub trait Source {
-    type Op: Operation;
-    /// The next operation; `None` when there are no more.
-    fn next(&mut self) -> impl Future<Output = Option<Self::Op>> + Send;
-    /// Gives a sent operation back, so its buffers can be reused.
-    fn recycle(&mut self, _op: Self::Op) {}
-}
-
-/// Runs operations against the target.
-pub trait Executor<Op> {
-    /// Runs `op`; on success, the units the target acknowledged.
-    fn execute(&mut self, op: &mut Op) -> impl Future<Output = Result<u64, OpError>> + Send;
-
-    /// Replaces a lost connection with a new one (`--reconnect`); a CrateDB
-    /// HTTP worker moves on to the next node. `None`: this executor cannot,
-    /// and its worker stops at the first lost connection.
-    fn reconnect(&mut self) -> impl Future<Output = Option<anyhow::Result<()>>> + Send {
-        std::future::ready(None)
-    }
-
-    /// Once connected again: whether `op`, in flight when the connection
-    /// was lost, was written (its commit may or may not have happened).
-    fn resolve(&mut self, _op: &mut Op) -> impl Future<Output = InDoubt> + Send {
-        std::future::ready(InDoubt::Unknown)
-    }
-
-    /// Stops, on the target, an operation the loop gave up on (still in
-    /// flight [`GRACE`] after Ctrl-C or the deadline) once its future is
-    /// dropped. Nothing to do where dropping the future ends it (HTTP).
-    fn cancel(&mut self) -> impl Future<Output = ()> + Send {
-        std::future::ready(())
-    }
-}
-
-/// What the target holds of an operation that was in flight when its
-/// connection was lost.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum InDoubt {
-    /// All of it, these units: it counts as written.
-    Written(u64),
-    /// None of it: it may be sent again.
-    NotWritten,
-    /// No way to tell (a table without a key, or the check failed).
-    Unknown,
-    /// Nothing to settle: it counts as failed and is not sent again (a
-    /// query, which wrote nothing or was a statement of its own).
-    Failed,
-}
 
 /// Waits between connection attempts: from 50 ms, doubling up to 1 s, so a
 /// server that is back is found within a second without a storm of
@@ -218,13 +159,22 @@ where
         plan.schedule.started(units);
         let warmup = warming_up(plan.warmup, started, attempted);
         let mut outcome = tokio::select! {
-            r = executor.execute(&mut op) => Ok(r),
+            r = executor.execute(&mut op, warmup) => Ok(r),
             why = &mut grace => Err(why),
         };
         attempted += units;
         let rec = &mut recorders[op.label()];
         let in_doubt = plan.reconnect
-            && settle_lost(&plan, &mut executor, &mut op, started, &mut outcome, rec, grace.as_mut()).await;
+            && settle_lost(
+                &plan,
+                &mut executor,
+                &mut op,
+                Attempt { started, warm: warmup },
+                &mut outcome,
+                rec,
+                grace.as_mut(),
+            )
+            .await;
         let t = Timing { intended, started, ended: plan.t0.elapsed() };
         match outcome {
             _ if in_doubt => rec.in_doubt(warmup, units, t),
@@ -255,6 +205,13 @@ where
     (executor, recorders)
 }
 
+/// When an operation started, and whether it is warm-up: a resend after
+/// reconnecting keeps both.
+struct Attempt {
+    started: Duration,
+    warm: bool,
+}
+
 /// When `outcome` is a lost connection (`--reconnect`): connects again and
 /// settles the operation it left in doubt: found written (`outcome` becomes
 /// that success), found unwritten (resent: `outcome` becomes the resend's),
@@ -267,7 +224,7 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
     plan: &Plan,
     executor: &mut E,
     op: &mut Op,
-    started: Duration,
+    Attempt { started, warm }: Attempt,
     outcome: &mut Result<Result<u64, OpError>, &'static str>,
     rec: &mut impl Record,
     mut grace: Pin<&mut impl Future<Output = &'static str>>,
@@ -305,7 +262,7 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
         rec.settled(InDoubtBatch { at: started, rows: op.units(), resolution });
         if resolution == Resolution::Resent {
             *outcome = tokio::select! {
-                r = executor.execute(op) => Ok(r),
+                r = executor.execute(op, warm) => Ok(r),
                 why = &mut grace => Err(why),
             };
         }
@@ -347,9 +304,10 @@ async fn reconnect<Op, E: Executor<Op>>(plan: &Plan, executor: &mut E, lost: &Op
 }
 
 /// Whether an operation that starts `started` after t0, with `attempted`
-/// units before it on this worker, belongs to the warm-up. Executors that
-/// keep figures of their own (HTTP phases) ask the same question.
-pub fn warming_up(warmup: Warmup, started: Duration, attempted: u64) -> bool {
+/// units before it on this worker, belongs to the warm-up. Decided here
+/// alone and passed to the executor, so figures it keeps of its own (HTTP
+/// phases, CrateDB's server-side durations) agree with the recorder's.
+fn warming_up(warmup: Warmup, started: Duration, attempted: u64) -> bool {
     match warmup {
         Warmup::None => false,
         Warmup::Duration(d) => started < d,
@@ -397,7 +355,7 @@ mod tests {
     }
 
     impl Executor<Ten> for Script {
-        fn execute(&mut self, op: &mut Ten) -> impl Future<Output = Result<u64, OpError>> + Send {
+        fn execute(&mut self, op: &mut Ten, _warm: bool) -> impl Future<Output = Result<u64, OpError>> + Send {
             self.calls += 1;
             let lost = self.calls == self.lose_at;
             std::future::ready(if lost { Err(OpError::fatal("connection lost", "gone")) } else { Ok(op.units()) })
@@ -494,7 +452,7 @@ mod tests {
         }
 
         impl Executor<Ten> for Scripted {
-            async fn execute(&mut self, op: &mut Ten) -> Result<u64, OpError> {
+            async fn execute(&mut self, op: &mut Ten, _warm: bool) -> Result<u64, OpError> {
                 self.calls += 1;
                 if let Some((at, token)) = &self.cancel_at {
                     if *at == self.calls {
@@ -561,6 +519,21 @@ mod tests {
             assert_eq!(exec.calls, 5);
             assert_eq!((r.warmup.rows, r.warmup.batches), (20, 2));
             assert_eq!((r.measured.rows, r.measured.batches), (30, 3));
+        }
+
+        /// The executor is told which operations are warm-up, as the loop
+        /// records them, so figures of its own leave out the same ones.
+        #[tokio::test]
+        async fn the_executor_is_told_which_operations_are_warm_up() {
+            struct Told(Vec<bool>);
+            impl Executor<Ten> for Told {
+                async fn execute(&mut self, op: &mut Ten, warm: bool) -> Result<u64, OpError> {
+                    self.0.push(warm);
+                    Ok(op.units())
+                }
+            }
+            let (told, _) = run(plan(None, None, Warmup::Count(20)), Ops(5), Told(Vec::new())).await;
+            assert_eq!(told.0, [true, true, false, false, false]);
         }
 
         #[tokio::test]

@@ -8,5 +8,5 @@ pub mod recorder;
 pub mod summary;
 
 pub use query::{PhaseSummary, QuerySummary};
-pub use recorder::{Live, OpError, Recorder};
+pub use recorder::{Live, Recorder};
 pub use summary::LatencySummary;

@@ -60,31 +60,6 @@ pub struct Second {
     pub latency_max_us: u64,
 }
 
-/// A failed operation, classified for the report.
-#[derive(Debug)]
-pub struct OpError {
-    /// `SQLSTATE 23505`, `connection lost`, ...
-    pub class: String,
-    pub message: String,
-    /// The connection is gone: this worker cannot run more.
-    pub fatal: bool,
-    /// Units the target acknowledged although the operation failed: the
-    /// rows of a CrateDB bulk request that succeeded beside those that did not.
-    pub acked: u64,
-}
-
-impl OpError {
-    /// An operation that failed as a whole; the worker may go on.
-    pub fn new(class: impl Into<String>, message: impl Into<String>) -> OpError {
-        OpError { class: class.into(), message: message.into(), fatal: false, acked: 0 }
-    }
-
-    /// An operation that failed and left the worker unable to go on.
-    pub fn fatal(class: impl Into<String>, message: impl Into<String>) -> OpError {
-        OpError { fatal: true, ..OpError::new(class, message) }
-    }
-}
-
 /// A class of failed operation (SQLSTATE, connection lost, ...) with one
 /// example message so the report can say what went wrong.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -30,7 +30,7 @@ use super::http::conn::{self, Conn, Connector, Failure, Stream};
 use super::http::wire::{ReadError, RequestHead};
 use super::http::{percent_decode, redact_userinfo};
 use crate::error::{target, usage};
-use crate::stats::OpError;
+use crate::op::OpError;
 
 /// CrateDB's HTTP port, for `cratedb://` URLs without one.
 pub const DEFAULT_PORT: u16 = 4200;

@@ -30,8 +30,8 @@ use crate::cli::ExportFormat;
 use crate::dialect::{literal, TableName};
 use crate::encode::binary_text::RowText;
 use crate::encode::copy_text::JsonLines;
-use crate::run::worker::{Executor, Operation, Source};
-use crate::stats::OpError;
+use crate::op::OpError;
+use crate::op::{Executor, Operation, Source};
 
 /// A chunk ends at this many bytes even before `--chunk-rows` rows.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -356,7 +356,7 @@ impl ExportWorker {
 }
 
 impl Executor<Chunk> for ExportWorker {
-    async fn execute(&mut self, chunk: &mut Chunk) -> Result<u64, OpError> {
+    async fn execute(&mut self, chunk: &mut Chunk, _warm: bool) -> Result<u64, OpError> {
         chunk.bytes.clear();
         chunk.rows = 0;
         match self {

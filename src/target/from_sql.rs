@@ -34,8 +34,8 @@ use crate::encode::binary_text::RowText;
 use crate::encode::copy_binary::{self, TupleSplitter};
 use crate::encode::copy_text::JsonLines;
 use crate::error::usage;
-use crate::run::worker::{Executor, Operation};
-use crate::stats::OpError;
+use crate::op::OpError;
+use crate::op::{Executor, Operation};
 
 /// PostgreSQL's first OID for user-defined objects: types below it are
 /// built in and have the same OID on every server.
@@ -486,7 +486,7 @@ impl TableCopy {
 }
 
 impl Executor<CopyBatch> for TableCopy {
-    async fn execute(&mut self, b: &mut CopyBatch) -> Result<u64, OpError> {
+    async fn execute(&mut self, b: &mut CopyBatch, _warm: bool) -> Result<u64, OpError> {
         let bytes = b.bytes.split().freeze();
         let len = bytes.len() as u64;
         let sent = copy_committed(&self.client, &self.statement, bytes, None).await;

@@ -23,12 +23,11 @@ use hdrhistogram::Histogram;
 use self::check::Check;
 use self::conn::{Conn, ConnectError, Connector, Failure};
 use self::wire::{ReadError, RequestHead};
-use crate::config::Warmup;
 use crate::error::usage;
-use crate::run::worker::{warming_up, Executor, Operation};
+use crate::op::OpError;
+use crate::op::{Executor, Operation};
 use crate::stats::buffered::lock;
 use crate::stats::recorder::{new_histogram, record_us, MAX_US};
-use crate::stats::OpError;
 
 /// Query parameters and headers whose values are never printed.
 const SECRET_WORDS: [&str; 7] = ["auth", "token", "key", "secret", "pass", "sig", "cookie"];
@@ -399,9 +398,6 @@ pub struct HttpExecutor {
     /// when it fires before that deadline, so a request costs no timer
     /// operation of its own (they would show at 100k requests/s).
     watchdog: Pin<Box<tokio::time::Sleep>>,
-    t0: Instant,
-    warmup: Warmup,
-    attempted: u64,
 }
 
 impl HttpExecutor {
@@ -415,14 +411,7 @@ impl HttpExecutor {
         stats.connections_opened = 1;
         let conn = Conn { stream: Some(stream), ..Default::default() };
         let watchdog = Box::pin(tokio::time::sleep(target.spec.timeout));
-        Ok(HttpExecutor { target, conn, stats, watchdog, t0: Instant::now(), warmup: Warmup::None, attempted: 0 })
-    }
-
-    /// The run's start and warm-up, as the worker loop has them, so that
-    /// warm-up requests stay out of these figures too.
-    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
-        self.t0 = t0;
-        self.warmup = warmup;
+        Ok(HttpExecutor { target, conn, stats, watchdog })
     }
 
     /// One request and its response, each phase timed.
@@ -500,9 +489,8 @@ fn classify(f: Failure) -> OpError {
 }
 
 impl Executor<HttpOp> for HttpExecutor {
-    async fn execute(&mut self, op: &mut HttpOp) -> Result<u64, OpError> {
-        let warm = warming_up(self.warmup, self.t0.elapsed(), self.attempted);
-        self.attempted += 1;
+    /// A warm-up request stays out of the phase figures too.
+    async fn execute(&mut self, op: &mut HttpOp, warm: bool) -> Result<u64, OpError> {
         let HttpExecutor { target, conn, stats, watchdog, .. } = self;
         let target = &**target;
         let body: &[u8] = match op {

@@ -18,15 +18,14 @@ use tokio_postgres::{Client, Statement};
 
 use super::cratedb_http::CrateSink;
 use super::{Canceller, PgTarget};
-use crate::config::Warmup;
 use crate::dialect::{cratedb, postgres as sql, Engine, TableName};
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, CrateBody, Framing, Method, Payload};
 use crate::error::usage;
 use crate::model::Schema;
-use crate::run::worker::{Executor, InDoubt};
-use crate::stats::OpError;
+use crate::op::OpError;
+use crate::op::{Executor, InDoubt};
 
 /// What the sinks of one run write, and how.
 #[derive(Debug, Clone)]
@@ -91,14 +90,6 @@ impl Sink {
         Ok(Sink::CopyFile { path, out })
     }
 
-    /// Tells a CrateDB sink the run's clock and warm-up, so its server-side
-    /// durations leave the warm-up out as the recorder does.
-    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
-        if let Sink::Crate { sink, .. } = self {
-            sink.plan(t0, warmup);
-        }
-    }
-
     /// How producers must encode for this sink.
     pub fn framing(&self) -> Framing {
         match self {
@@ -110,10 +101,10 @@ impl Sink {
     }
 
     /// Sends one batch; on success, the number of rows the target acknowledged.
-    async fn send(&mut self, p: &mut Payload) -> Result<u64, OpError> {
+    async fn send(&mut self, p: &mut Payload, warm: bool) -> Result<u64, OpError> {
         match self {
             Sink::Postgres(s) => s.send(p).await,
-            Sink::Crate { sink, .. } => sink.send(&p.bytes, p.rows()).await,
+            Sink::Crate { sink, .. } => sink.send(&p.bytes, p.rows(), warm).await,
             Sink::DryRun { spec, scratch } => {
                 dry_encode(spec, p, scratch);
                 Ok(p.rows())
@@ -142,8 +133,12 @@ impl Sink {
 }
 
 impl Executor<Payload> for Sink {
-    fn execute(&mut self, p: &mut Payload) -> impl std::future::Future<Output = Result<u64, OpError>> + Send {
-        self.send(p)
+    fn execute(
+        &mut self,
+        p: &mut Payload,
+        warm: bool,
+    ) -> impl std::future::Future<Output = Result<u64, OpError>> + Send {
+        self.send(p, warm)
     }
 
     async fn reconnect(&mut self) -> Option<Result<()>> {

@@ -7,7 +7,6 @@ pub mod file;
 pub mod params;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 use futures_util::{pin_mut, TryStreamExt};
@@ -20,9 +19,8 @@ pub use file::QuerySpec;
 use params::Value;
 
 use crate::cli::Protocol;
-use crate::config::Warmup;
-use crate::run::worker::{Executor, InDoubt, Operation, Source};
-use crate::stats::OpError;
+use crate::op::OpError;
+use crate::op::{Executor, InDoubt, Operation, Source};
 use crate::target::cratedb_http::CrateQueryExecutor;
 use crate::target::sink::classify;
 use crate::target::{Canceller, PgTarget, Target};
@@ -214,7 +212,7 @@ where
 }
 
 impl Executor<QueryOp> for QueryExecutor {
-    async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
+    async fn execute(&mut self, op: &mut QueryOp, _warm: bool) -> Result<u64, OpError> {
         self.run(op).await.map(|_rows| 1)
     }
 
@@ -240,13 +238,6 @@ impl QueryRunner {
 }
 
 impl QueryRunner {
-    /// Tells a CrateDB executor the run's clock and warm-up (for its server-side durations).
-    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
-        if let QueryRunner::Crate(e) = self {
-            e.plan(t0, warmup);
-        }
-    }
-
     /// CrateDB's own time per query, as it reported it; none over the PostgreSQL protocol.
     pub fn server_duration(&self) -> Option<&Histogram<u64>> {
         match self {
@@ -257,10 +248,10 @@ impl QueryRunner {
 }
 
 impl Executor<QueryOp> for QueryRunner {
-    async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
+    async fn execute(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
         match self {
-            QueryRunner::Pg(e) => e.execute(op).await,
-            QueryRunner::Crate(e) => e.execute(op).await,
+            QueryRunner::Pg(e) => e.execute(op, warm).await,
+            QueryRunner::Crate(e) => e.execute(op, warm).await,
         }
     }
 

@@ -6,18 +6,16 @@
 //! the latency from the network's and the client's.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::Result;
 use bytes::{BufMut, BytesMut};
 use hdrhistogram::Histogram;
 
 use super::{bulk_outcome, rowcount_outcome, CrateConn, CrateTarget, SqlResponse, NOT_SENT};
-use crate::config::Warmup;
 use crate::encode::crate_bulk;
-use crate::run::worker::{warming_up, Executor, InDoubt};
+use crate::op::OpError;
+use crate::op::{Executor, InDoubt};
 use crate::stats::recorder::{new_histogram, record_us};
-use crate::stats::OpError;
 use crate::workload::params::Value;
 use crate::workload::{QueryOp, QuerySpec};
 
@@ -26,22 +24,11 @@ use crate::workload::{QueryOp, QuerySpec};
 struct ServerDuration {
     /// Boxed for the reason [`CrateConn`]'s connection is.
     histogram: Box<Histogram<u64>>,
-    t0: Instant,
-    warmup: Warmup,
-    /// Units (rows or queries) this worker attempted so far.
-    attempted: u64,
 }
 
 impl ServerDuration {
     fn new() -> Self {
-        ServerDuration { histogram: Box::new(new_histogram()), t0: Instant::now(), warmup: Warmup::None, attempted: 0 }
-    }
-
-    /// Whether the operation of `units` about to start is warm-up, counting it.
-    fn start(&mut self, units: u64) -> bool {
-        let warm = warming_up(self.warmup, self.t0.elapsed(), self.attempted);
-        self.attempted += units;
-        warm
+        ServerDuration { histogram: Box::new(new_histogram()) }
     }
 
     fn record(&mut self, warm: bool, resp: &Result<SqlResponse, OpError>) {
@@ -92,16 +79,10 @@ impl CrateSink {
         }
     }
 
-    /// The run's start and warm-up, as the worker loop has them, so that
-    /// warm-up requests stay out of [`CrateSink::server_duration`] too.
-    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
-        (self.server.t0, self.server.warmup) = (t0, warmup);
-    }
-
     /// Posts one encoded batch of `rows` rows; the rows CrateDB acknowledged
-    /// (see [`bulk_outcome`]: a bulk request may fail in part).
-    pub async fn send(&mut self, body: &[u8], rows: u64) -> Result<u64, OpError> {
-        let warm = self.server.start(rows);
+    /// (see [`bulk_outcome`]: a bulk request may fail in part). `warm`: a
+    /// warm-up batch, whose server-side duration is left out.
+    pub async fn send(&mut self, body: &[u8], rows: u64, warm: bool) -> Result<u64, OpError> {
         let resp = self.conn.post(body).await;
         self.unsent = resp.as_ref().is_err_and(|e| e.class == NOT_SENT);
         self.server.record(warm, &resp);
@@ -146,12 +127,6 @@ impl CrateQueryExecutor {
         self.conn.next_node().await
     }
 
-    /// The run's start and warm-up, as the worker loop has them, so that
-    /// warm-up queries stay out of [`CrateQueryExecutor::server_duration`] too.
-    pub fn plan(&mut self, t0: Instant, warmup: Warmup) {
-        (self.server.t0, self.server.warmup) = (t0, warmup);
-    }
-
     /// CrateDB's own time per query (µs), for the report to merge over
     /// workers and show beside the client's round trip.
     pub fn server_duration(&self) -> &Histogram<u64> {
@@ -193,9 +168,8 @@ fn param(p: &Value, out: &mut BytesMut) {
 
 impl Executor<QueryOp> for CrateQueryExecutor {
     /// Runs one query and reads its whole result: 1 query on success.
-    async fn execute(&mut self, op: &mut QueryOp) -> Result<u64, OpError> {
+    async fn execute(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
         query_body(&self.heads[op.label], &op.params, &mut self.body);
-        let warm = self.server.start(1);
         let resp = self.conn.post(&self.body).await;
         self.server.record(warm, &resp);
         resp.map(|_| 1)
@@ -230,12 +204,9 @@ mod tests {
     #[test]
     fn server_durations_skip_warmup_and_failures() {
         let mut s = ServerDuration::new();
-        s.warmup = Warmup::Count(10);
         let ok = |ms: f64| Ok(SqlResponse { duration_ms: Some(ms), ..Default::default() });
-        let warm = s.start(10);
-        s.record(warm, &ok(5.0));
-        let warm = s.start(10);
-        s.record(warm, &ok(2.5));
+        s.record(true, &ok(5.0));
+        s.record(false, &ok(2.5));
         s.record(false, &Err(OpError::new("CrateDB 4000", "syntax")));
         s.record(false, &ok(0.0001));
         assert_eq!(s.histogram.len(), 2);

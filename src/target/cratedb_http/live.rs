@@ -11,7 +11,7 @@ use serde_json::json;
 use super::*;
 use crate::encode::crate_bulk;
 use crate::model::Batch;
-use crate::run::worker::Executor;
+use crate::op::Executor;
 use crate::workload::params::Value;
 use crate::workload::{QueryOp, QuerySpec};
 
@@ -60,25 +60,25 @@ async fn ingest_and_queries_against_a_real_cratedb() {
     // bulk_args: every row acknowledged, and CrateDB's own time recorded.
     let mut bulk = CrateSink::open(&t, 1, true).await.unwrap();
     crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(0, 3), &mut body);
-    assert_eq!(bulk.send(&body, 3).await.unwrap(), 3);
+    assert_eq!(bulk.send(&body, 3, false).await.unwrap(), 3);
     assert_eq!(bulk.server_duration().len(), 1);
     // A duplicate among new rows fails that row only.
     body.clear();
     crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(2, 3), &mut body);
-    let e = bulk.send(&body, 3).await.unwrap_err();
+    let e = bulk.send(&body, 3, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked, e.fatal), ("CrateDB 4091", 2, false), "{}", e.message);
     assert!(e.message.starts_with("1 of 3 rows failed"), "{}", e.message);
     // A one-row bulk whose row fails: a per-row result too.
     body.clear();
     crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(0, 1), &mut body);
-    let e = bulk.send(&body, 1).await.unwrap_err();
+    let e = bulk.send(&body, 1, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4091", 0), "{}", e.message);
     // A value CrateDB cannot cast refuses the whole bulk.
     let cast_fails = json!({
         "stmt": format!("INSERT INTO {TABLE} (time, device_id) VALUES (?, ?)"),
         "bulk_args": [[1, 7], [2, "x"]],
     });
-    let e = bulk.send(cast_fails.to_string().as_bytes(), 2).await.unwrap_err();
+    let e = bulk.send(cast_fails.to_string().as_bytes(), 2, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4000", 0), "{}", e.message);
 
     // Multi-row VALUES and UNNEST: one statement, its rowcount.
@@ -86,16 +86,16 @@ async fn ingest_and_queries_against_a_real_cratedb() {
     body.clear();
     let values = format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)");
     crate_bulk::values(&values, &batch(10, 2), &mut body);
-    assert_eq!(sink.send(&body, 2).await.unwrap(), 2);
+    assert_eq!(sink.send(&body, 2, false).await.unwrap(), 2);
     body.clear();
     let unnest = format!("INSERT INTO {TABLE} {cols} SELECT * FROM UNNEST(?, ?, ?, ?, ?)");
     crate_bulk::unnest(&unnest, &batch(20, 4), &mut body);
-    assert_eq!(sink.send(&body, 4).await.unwrap(), 4);
+    assert_eq!(sink.send(&body, 4, false).await.unwrap(), 4);
     assert_eq!(count(&mut admin).await, 3 + 2 + 2 + 4);
     // A duplicate in a multi-row VALUES is skipped without an error: counted.
     body.clear();
     crate_bulk::values(&values, &batch(11, 2), &mut body);
-    let e = sink.send(&body, 2).await.unwrap_err();
+    let e = sink.send(&body, 2, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked), ("CrateDB rows skipped", 1), "{}", e.message);
 
     // Values read back as written: ms timestamps, floats, objects.
@@ -117,8 +117,8 @@ async fn ingest_and_queries_against_a_real_cratedb() {
     .into();
     let mut q = CrateQueryExecutor::open(&t, 3, queries).await.unwrap();
     let mut op = QueryOp { label: 0, params: vec![Value::Int(7), Value::Timestamp(1_700_000_000_000_000)] };
-    assert_eq!(q.execute(&mut op).await.unwrap(), 1);
-    let e = q.execute(&mut QueryOp { label: 1, params: vec![] }).await.unwrap_err();
+    assert_eq!(q.execute(&mut op, false).await.unwrap(), 1);
+    let e = q.execute(&mut QueryOp { label: 1, params: vec![] }, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.fatal), ("CrateDB 4000", false), "{}", e.message);
     assert_eq!(q.server_duration().len(), 1);
 

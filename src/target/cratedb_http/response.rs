@@ -13,7 +13,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::stats::OpError;
+use crate::op::OpError;
 
 /// CrateDB's answer to one `_sql` request that it did not refuse.
 #[derive(Debug, Clone, Default, Deserialize)]
