@@ -18,9 +18,9 @@ pub use http::HttpArgs;
 use http::HTTP_EXAMPLES;
 pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
-pub use query::{ExplainMode, Protocol, QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
+pub use query::{QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
-pub use transfer::{ExportArgs, ExportFormat, FromSqlMethod, InsertFromSqlArgs};
+pub use transfer::{ExportArgs, FromSqlMethod, InsertFromSqlArgs};
 use transfer::{EXPORT_EXAMPLES, INSERT_FROM_SQL_EXAMPLES};
 
 const ABOUT: &str = "Measure how fast SQL databases ingest data and answer queries.";

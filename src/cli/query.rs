@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::{OutputArgs, TargetArgs};
+use crate::workload::explain::ExplainMode;
+use crate::workload::Protocol;
 
 pub(super) const TIMEIT_EXAMPLES: &str = "\
 Examples:
@@ -36,28 +38,6 @@ optionally a name and parameters ($1, $2 ...) drawn per execution:
   - query: select count(*) from measurement
     ratio: 0.3
 Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]}, {time_ago: 1h}.";
-
-/// How statements are sent (pgbench's -M).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Protocol {
-    /// Simple query protocol: one message, parameters inlined as quoted literals.
-    Simple,
-    /// Extended protocol with an unnamed statement: parsed and planned every time.
-    Extended,
-    /// Extended protocol with statements prepared once per connection.
-    Prepared,
-}
-
-/// What `--explain` captures before the measured run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExplainMode {
-    /// EXPLAIN (ANALYZE, VERBOSE, BUFFERS, FORMAT JSON), rolled back.
-    Analyze,
-    /// EXPLAIN (VERBOSE, FORMAT JSON): the plan only, nothing executed.
-    Plan,
-}
 
 /// What every query command shares.
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args, ValueEnum};
 
 use super::{OutputArgs, TargetArgs};
-use crate::encode::Method;
+use crate::encode::{ExportFormat, Method};
 
 pub(super) const EXPORT_EXAMPLES: &str = "\
 Examples:
@@ -39,26 +39,6 @@ Examples:
   # Out of CrateDB (its PostgreSQL protocol, read through a cursor) into PostgreSQL
   dbload insert-from-sql --src-url postgres://crate@crate-host:5432/doc \\
       --query \"select * from doc.events\" --url postgres://app@dst/app --table events";
-
-/// What an export writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ExportFormat {
-    /// JSON lines: one object per row, keys = column names (what insert-json reads).
-    Json,
-    /// CSV with a header line, in PostgreSQL's text forms (COPY ... FROM (FORMAT csv, HEADER) reads it).
-    Csv,
-}
-
-impl ExportFormat {
-    /// The files' extension, without gzip's.
-    pub fn extension(self) -> &'static str {
-        match self {
-            ExportFormat::Json => "json",
-            ExportFormat::Csv => "csv",
-        }
-    }
-}
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("what").required(true).args(["table", "query"])))]

@@ -8,10 +8,12 @@ use anyhow::{Context, Result};
 
 use super::ingest::split_rows;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{ExplainMode, Protocol, QueryRunArgs, TimeitArgs, WorkloadArgs};
+use crate::cli::{QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
 use crate::op::Warmup;
 use crate::report::fail_if::Contract;
+use crate::workload::explain::ExplainMode;
+use crate::workload::Protocol;
 use crate::workload::{file, QuerySpec};
 
 /// `timeit`'s default number of executions per statement.

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::{resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{EngineChoice, ExportArgs, ExportFormat, FromSqlMethod, InsertFromSqlArgs, TargetArgs};
+use crate::cli::{EngineChoice, ExportArgs, FromSqlMethod, InsertFromSqlArgs, TargetArgs};
 use crate::dialect::TableName;
+use crate::encode::ExportFormat;
 use crate::encode::Method;
 use crate::error::usage;
 use crate::report::fail_if::Contract;

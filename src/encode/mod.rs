@@ -20,6 +20,26 @@ use postgres_types::Type;
 use crate::dialect::{cratedb, TableName};
 use crate::model::{Batch, Schema, SqlType, Values};
 
+/// What an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// JSON lines: one object per row, keys = column names (what insert-json reads).
+    Json,
+    /// CSV with a header line, in PostgreSQL's text forms (COPY ... FROM (FORMAT csv, HEADER) reads it).
+    Csv,
+}
+
+impl ExportFormat {
+    /// The files' extension, without gzip's.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Json => "json",
+            ExportFormat::Csv => "csv",
+        }
+    }
+}
+
 /// What travels from a worker's producer thread to its sender: a batch and,
 /// for the COPY methods, its encoded bytes. Payloads circulate between the
 /// two and are reused, so the hot path does not allocate.

@@ -14,12 +14,13 @@ use super::{
     error_entries, per_sec, span_s, timeline, Accounting, ClientReport, Connections, ErrorEntry, Header, Latencies,
     OutageEntry, Paced, Pacing, Server, Settings, TimelineEntry, Verdict,
 };
-use crate::cli::{ExplainMode, Protocol};
 use crate::config::QueryConfig;
 use crate::op::Warmup;
 use crate::run::queries::QueryOutcome;
 use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;
+use crate::workload::explain::ExplainMode;
+use crate::workload::Protocol;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct QueryReport {

@@ -17,9 +17,9 @@ use super::{
     error_entries, per_sec, timeline, Accounting, ClientReport, ErrorEntry, Header, Server, Settings, Throughput,
     TimelineEntry, Verdict,
 };
-use crate::cli::ExportFormat;
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
+use crate::encode::ExportFormat;
 use crate::encode::Method;
 use crate::run::export::ExportOutcome;
 use crate::run::from_sql::FromSqlOutcome;

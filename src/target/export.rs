@@ -26,10 +26,10 @@ use super::cratedb_http::{CrateConn, CrateTarget};
 use super::cursor::{raw_values, Cursor, CURSOR};
 use super::sink::classify;
 use super::{Canceller, PgTarget};
-use crate::cli::ExportFormat;
 use crate::dialect::{literal, TableName};
 use crate::encode::binary_text::RowText;
 use crate::encode::copy_text::JsonLines;
+use crate::encode::ExportFormat;
 use crate::op::OpError;
 use crate::op::{Executor, Operation, Source};
 

@@ -6,7 +6,16 @@ use serde::Serialize;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::{inline_params, params::Value, QuerySpec};
-use crate::cli::ExplainMode;
+
+/// What `--explain` captures before the measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExplainMode {
+    /// EXPLAIN (ANALYZE, VERBOSE, BUFFERS, FORMAT JSON), rolled back.
+    Analyze,
+    /// EXPLAIN (VERBOSE, FORMAT JSON): the plan only, nothing executed.
+    Plan,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Explain {

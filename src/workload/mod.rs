@@ -18,12 +18,23 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 pub use file::QuerySpec;
 use params::Value;
 
-use crate::cli::Protocol;
 use crate::op::OpError;
 use crate::op::{Executor, InDoubt, Operation, Source};
 use crate::target::cratedb_http::CrateQueryExecutor;
 use crate::target::sink::classify;
 use crate::target::{Canceller, PgTarget, Target};
+
+/// How statements are sent (pgbench's -M).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Simple query protocol: one message, parameters inlined as quoted literals.
+    Simple,
+    /// Extended protocol with an unnamed statement: parsed and planned every time.
+    Extended,
+    /// Extended protocol with statements prepared once per connection.
+    Prepared,
+}
 
 /// One execution of one query of the mix, with its parameters drawn.
 #[derive(Debug)]
