@@ -12,12 +12,12 @@ pub mod transfer;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::op::Warmup;
 use anyhow::Result;
 
 use crate::cli::{OutputArgs, OutputFormat, TargetArgs};
 use crate::dialect::Engine;
 use crate::error::usage;
+use crate::op::Warmup;
 use crate::report::fail_if::{Condition, Contract};
 use crate::target::cratedb_http::CrateTarget;
 use crate::target::{LocalOptions, PgTarget};

@@ -297,11 +297,9 @@ where
     T: Send + 'static,
     F: FnMut(usize, &mut T) -> bool + Send + 'static,
 {
-    let tagged = pools.iter().enumerate().flat_map(|(i, pool)| (0..pool.len()).map(move |_| i));
-    let indices: Vec<usize> = tagged.collect();
     let sizes: Vec<usize> = pools.iter().map(Vec::len).collect();
-    let items = indices.into_iter().zip(pools.into_iter().flatten()).collect();
-    let free = Arc::new(Free::given(items, sizes.len()));
+    let items = pools.into_iter().enumerate().flat_map(|(i, pool)| pool.into_iter().map(move |item| (i, item)));
+    let free = Arc::new(Free::given(items.collect(), sizes.len()));
     let panicked = Arc::new(OnceLock::new());
     let mut senders = Vec::with_capacity(sizes.len());
     let mut feeds = Vec::with_capacity(sizes.len());

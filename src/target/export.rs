@@ -30,8 +30,7 @@ use crate::dialect::{literal, TableName};
 use crate::encode::binary_text::RowText;
 use crate::encode::copy_text::JsonLines;
 use crate::encode::ExportFormat;
-use crate::op::OpError;
-use crate::op::{Executor, Operation, Source};
+use crate::op::{Executor, OpError, Operation, Source};
 
 /// A chunk ends at this many bytes even before `--chunk-rows` rows.
 pub const CHUNK_BYTES: usize = 1 << 20;

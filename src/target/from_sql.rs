@@ -34,8 +34,7 @@ use crate::encode::copy_binary::{self, TupleSplitter};
 use crate::encode::copy_text::JsonLines;
 use crate::encode::ExportFormat;
 use crate::error::usage;
-use crate::op::OpError;
-use crate::op::{Executor, Operation};
+use crate::op::{Executor, OpError, Operation};
 
 /// PostgreSQL's first OID for user-defined objects: types below it are
 /// built in and have the same OID on every server.

@@ -24,8 +24,7 @@ use self::check::Check;
 use self::conn::{Conn, ConnectError, Connector, Failure};
 use self::wire::{ReadError, RequestHead};
 use crate::error::usage;
-use crate::op::OpError;
-use crate::op::{Executor, Operation};
+use crate::op::{Executor, OpError, Operation};
 use crate::stats::buffered::lock;
 use crate::stats::recorder::{new_histogram, record_us, MAX_US};
 

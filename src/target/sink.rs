@@ -24,8 +24,7 @@ use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, CrateBody, Framing, Method, Payload};
 use crate::error::usage;
 use crate::model::Schema;
-use crate::op::OpError;
-use crate::op::{Executor, InDoubt};
+use crate::op::{Executor, InDoubt, OpError};
 
 /// What the sinks of one run write, and how.
 #[derive(Debug, Clone)]

@@ -18,8 +18,7 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 pub use file::QuerySpec;
 use params::Value;
 
-use crate::op::OpError;
-use crate::op::{Executor, InDoubt, Operation, Source};
+use crate::op::{Executor, InDoubt, OpError, Operation, Source};
 use crate::target::cratedb_http::CrateQueryExecutor;
 use crate::target::sink::classify;
 use crate::target::{Canceller, PgTarget, Target};
