@@ -451,13 +451,13 @@ mod laws {
     use super::*;
     use crate::cli::{Cli, Command};
     use crate::config::{data, http::HttpConfig, ExportConfig, IngestConfig, MixedConfig, QueryConfig};
+    use crate::driver::cratedb_http::CrateTarget;
+    use crate::driver::http::Endpoint;
+    use crate::driver::PgTarget;
     use crate::model::fake::Env;
     use crate::model::mapping::Mapping;
     use crate::model::template::BodyTemplate;
     use crate::report::fail_if::Condition;
-    use crate::target::cratedb_http::CrateTarget;
-    use crate::target::http::Endpoint;
-    use crate::target::PgTarget;
     use crate::workload::file;
 
     fn no_env(_: &str) -> Option<String> {

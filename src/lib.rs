@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod config;
 pub mod dialect;
+pub mod driver;
 pub mod encode;
 pub mod error;
 #[cfg(test)]

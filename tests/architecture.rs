@@ -15,29 +15,30 @@ use std::path::Path;
 /// Each module, and the modules it must not name.
 const RULES: &[(&str, &[&str])] = &[
     // The loop's parts know nothing of the loop, the reports or the command line.
+    ("driver", &["run", "report", "cli"]),
     ("target", &["run", "report", "cli"]),
-    ("encode", &["run", "report", "cli", "target"]),
-    ("model", &["run", "report", "cli", "target", "encode"]),
+    ("encode", &["run", "report", "cli", "driver", "target"]),
+    ("model", &["run", "report", "cli", "driver", "target", "encode"]),
     ("workload", &["run", "report", "cli"]),
-    ("stats", &["run", "report", "cli", "target", "config"]),
-    ("dialect", &["run", "report", "cli", "target"]),
+    ("stats", &["run", "report", "cli", "driver", "target", "config"]),
+    ("dialect", &["run", "report", "cli", "driver", "target"]),
     // Reports render outcomes: they run nothing and open no connection.
-    ("report", &["run", "target", "model", "cli"]),
+    ("report", &["run", "driver", "target", "model", "cli"]),
     // Options are resolved before anything runs or is reported.
     ("config", &["run", "report"]),
     // The command line is parsed into plain values; the value enums clap
     // needs live beside what they choose (a method, an engine, a protocol).
-    ("cli", &["run", "report", "target", "stats", "config"]),
+    ("cli", &["run", "report", "driver", "target", "stats", "config"]),
 ];
 
 /// Breaks still to be removed (issue "Architecture"): `from -> to`.
 const KNOWN: &[&str] = &[
     "config -> report",
     // The export decoders, which belong with the PostgreSQL driver.
-    "encode -> target",
+    "encode -> driver",
+    "report -> driver",
     "report -> model",
     "report -> run",
-    "report -> target",
 ];
 
 /// The top-level modules each top-level module names.

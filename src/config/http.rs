@@ -11,12 +11,12 @@ use base64::Engine as _;
 
 use super::{default_in_flight, parse_warmup, OutputConfig};
 use crate::cli::HttpArgs;
+use crate::driver::http::check::Check;
+use crate::driver::http::{is_secret, Endpoint, RequestSpec};
 use crate::error::usage;
 use crate::model::template::BodyTemplate;
 use crate::op::Warmup;
 use crate::report::fail_if::Contract;
-use crate::target::http::check::Check;
-use crate::target::http::{is_secret, Endpoint, RequestSpec};
 
 /// The run length when neither `--duration` nor `--iterations` is given (wrk's).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);

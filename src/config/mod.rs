@@ -16,11 +16,12 @@ use anyhow::Result;
 
 use crate::cli::{OutputArgs, OutputFormat, TargetArgs};
 use crate::dialect::Engine;
+use crate::driver::cratedb_http::CrateTarget;
+use crate::driver::PgTarget;
 use crate::error::usage;
 use crate::op::Warmup;
 use crate::report::fail_if::{Condition, Contract};
-use crate::target::cratedb_http::CrateTarget;
-use crate::target::{LocalOptions, PgTarget};
+use crate::target::LocalOptions;
 
 pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
 pub use mixed::MixedConfig;

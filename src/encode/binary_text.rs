@@ -1,6 +1,6 @@
 //! Rows of values in the PostgreSQL protocol's binary format, written out
 //! as JSON objects or CSV lines. Rows arrive this way from a cursor
-//! ([`crate::target::cursor`]) on a server whose PostgreSQL protocol has no
+//! ([`crate::driver::pg::cursor`]) on a server whose PostgreSQL protocol has no
 //! `COPY ... TO STDOUT` to format them itself: CrateDB.
 //!
 //! The JSON is what CrateDB's HTTP endpoint gives for the same row, so an

@@ -19,13 +19,13 @@ use super::{
 };
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
+use crate::driver::pg::export::ExportedFile;
 use crate::encode::ExportFormat;
 use crate::encode::Method;
 use crate::run::export::ExportOutcome;
 use crate::run::from_sql::FromSqlOutcome;
 use crate::stats::cost::ClientCost;
 use crate::stats::{LatencySummary, Recorder};
-use crate::target::export::ExportedFile;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TransferReport {

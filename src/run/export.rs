@@ -13,15 +13,17 @@ use super::{describe_server, progress::Progress, run_workers, worker, Setup};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
 use crate::dialect::{literal, Engine, TableName};
+use crate::driver::pg::cursor::Cursor;
+use crate::driver::pg::export::{
+    self, Chunks, CopyWorker, CursorWorker, ExportFile, ExportWorker, ExportedFile, PageWorker,
+};
+use crate::driver::pg::query_refused;
+use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
 use crate::op::Warmup;
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::cursor::Cursor;
-use crate::target::export::{
-    self, Chunks, CopyWorker, CursorWorker, ExportFile, ExportWorker, ExportedFile, PageWorker,
-};
-use crate::target::{postgres::query_refused, Admin, PgTarget, Target};
+use crate::target::Target;
 
 pub struct ExportOutcome {
     pub setup: Setup,

@@ -18,6 +18,9 @@ use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::FromSqlConfig;
 use crate::dialect::Engine;
+use crate::driver::pg::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableColumn, TableCopy};
+use crate::driver::pg::query_refused;
+use crate::driver::Admin;
 use crate::encode::Method;
 use crate::error::usage;
 use crate::model::json::{Input, OnError, Spec};
@@ -25,9 +28,7 @@ use crate::model::ModelSpec;
 use crate::op::{Operation, Warmup};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableColumn, TableCopy};
-use crate::target::postgres::query_refused;
-use crate::target::{Admin, Target};
+use crate::target::Target;
 
 pub struct FromSqlOutcome {
     /// The source server.

@@ -14,12 +14,12 @@ use super::producer::{self, Feed};
 use super::progress::Progress;
 use super::worker;
 use crate::config::http::{BodySource, HttpConfig};
+use crate::driver::http::{HttpExecutor, HttpOp, HttpStats, HttpTarget};
 use crate::model::template::{BodyTemplate, Renderer};
 use crate::op::Source;
 use crate::stats::buffered::{lock, Buffered};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::http::{HttpExecutor, HttpOp, HttpStats, HttpTarget};
 
 pub struct HttpOutcome {
     pub recorder: Recorder,

@@ -22,6 +22,9 @@ use hdrhistogram::Histogram;
 
 use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::{self, postgres as sql, Dialect, Engine};
+use crate::driver::cratedb_http::CrateSink;
+use crate::driver::sink::{PgSink, Sink, SinkSpec};
+use crate::driver::{Admin, EngineInfo};
 use crate::encode::{Method, Payload};
 use crate::error::usage;
 use crate::model::catalog::{self, BindContext, TableColumn};
@@ -29,9 +32,7 @@ use crate::model::Schema;
 use crate::op::{Executor, Source};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::Recorder;
-use crate::target::cratedb_http::CrateSink;
-use crate::target::sink::{PgSink, Sink, SinkSpec};
-use crate::target::{Admin, EngineInfo, Target};
+use crate::target::Target;
 
 /// What a run found out about its target before it started.
 #[derive(Debug, Clone, Default)]

@@ -11,10 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, merge_histograms, progress::Progress, run_workers, worker, Setup};
 use crate::config::QueryConfig;
+use crate::driver::Admin;
 use crate::model::{rng_for, Purpose};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::{PhaseSummary, Recorder};
-use crate::target::{Admin, Target};
+use crate::target::Target;
 use crate::workload::explain::{self, Explain};
 use crate::workload::{self, Chooser, QueryRunner, QuerySpec};
 

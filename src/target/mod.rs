@@ -1,19 +1,42 @@
-//! Where the load goes: a PostgreSQL-protocol target given by URL or `PG*`
-//! variables, or a throwaway local PostgreSQL that dbload starts and removes.
+//! Where the load goes, as the user names it: a PostgreSQL-protocol server
+//! given by URL or `PG*` variables, CrateDB's HTTP endpoint, or a throwaway
+//! local PostgreSQL that dbload starts and removes. The code that speaks to
+//! each is in [`crate::driver`].
 
-pub mod admin;
-mod conninfo;
-pub mod cratedb_http;
-pub mod cursor;
-pub mod export;
-pub mod from_sql;
-pub mod http;
+use anyhow::Result;
+
+use crate::dialect::Engine;
+use crate::driver::admin::Admin;
+use crate::driver::cratedb_http::CrateTarget;
+use crate::driver::pg::PgTarget;
+
 pub mod local;
-mod pgpass;
-pub mod postgres;
-pub mod sink;
-mod tls;
 
-pub use admin::{Admin, EngineInfo, Target};
 pub use local::{LocalOptions, LocalPostgres};
-pub use postgres::{Canceller, PgTarget, SslMode};
+
+/// A target as a run holds it once started.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A server speaking the PostgreSQL protocol (CrateDB's port 5432 too),
+    /// with the engine `--engine` named, if it named one.
+    Pg { pg: Box<PgTarget>, engine: Option<Engine> },
+    /// CrateDB's HTTP `_sql` endpoint.
+    Crate(CrateTarget),
+}
+
+impl Target {
+    /// The URL with its password replaced, for reports.
+    pub fn redacted(&self) -> String {
+        match self {
+            Target::Pg { pg, .. } => pg.redacted().to_string(),
+            Target::Crate(c) => c.redacted().to_string(),
+        }
+    }
+
+    pub async fn admin(&self) -> Result<Admin> {
+        Ok(match self {
+            Target::Pg { pg, .. } => Admin::Pg(pg.connect().await?),
+            Target::Crate(c) => Admin::Crate(c.connect_any().await?),
+        })
+    }
+}

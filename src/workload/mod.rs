@@ -18,10 +18,11 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 pub use file::QuerySpec;
 use params::Value;
 
+use crate::driver::cratedb_http::CrateQueryExecutor;
+use crate::driver::sink::classify;
+use crate::driver::{Canceller, PgTarget};
 use crate::op::{Executor, InDoubt, OpError, Operation, Source};
-use crate::target::cratedb_http::CrateQueryExecutor;
-use crate::target::sink::classify;
-use crate::target::{Canceller, PgTarget, Target};
+use crate::target::Target;
 
 /// How statements are sent (pgbench's -M).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -136,7 +137,7 @@ pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -
             // Several statements in one query are the simple protocol's to
             // send; the server checks them only when they run.
             Err(e) if protocol == Protocol::Simple && several_statements(&e) => continue,
-            Err(e) => return Err(crate::target::postgres::query_refused(e, &what())),
+            Err(e) => return Err(crate::driver::pg::query_refused(e, &what())),
         };
         let (wanted, given) = (statement.params().len(), q.params.len());
         if wanted != given {

@@ -8,9 +8,10 @@
 use anyhow::{Context, Result};
 
 use dbload::dialect::Engine;
+use dbload::driver::admin::Admin;
 use dbload::error::exit_code;
 use dbload::report::Report;
-use dbload::target::admin::{Admin, Target};
+use dbload::target::Target;
 use dbload::Outcome;
 
 use crate::support::{config, dbload_bin, ensure, expected, found, ingest_args, Ctx};
@@ -205,9 +206,9 @@ pub(crate) fn crate_rows(target: &Target, sql: &str) -> Result<Vec<Vec<Option<St
 
 pub(crate) fn crate_target(url: &str) -> Result<Target> {
     Ok(match url.starts_with("cratedb://") {
-        true => Target::Crate(dbload::target::cratedb_http::CrateTarget::parse(url, "test URL", false)?),
+        true => Target::Crate(dbload::driver::cratedb_http::CrateTarget::parse(url, "test URL", false)?),
         false => {
-            Target::Pg { pg: Box::new(dbload::target::PgTarget::from_url(url, "test URL", &|_| None)?), engine: None }
+            Target::Pg { pg: Box::new(dbload::driver::PgTarget::from_url(url, "test URL", &|_| None)?), engine: None }
         }
     })
 }

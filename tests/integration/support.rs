@@ -8,10 +8,11 @@ use clap::Parser;
 
 use dbload::cli::{Cli, Command};
 use dbload::config::IngestConfig;
+use dbload::driver::PgTarget;
 use dbload::encode::unnest::ArrayParam;
 use dbload::model::{Batch, Values};
 use dbload::report::Report;
-use dbload::target::{LocalPostgres, PgTarget};
+use dbload::target::LocalPostgres;
 use dbload::Outcome;
 use postgres_types::ToSql;
 

@@ -19,10 +19,10 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
+use dbload::driver::pg::cursor::{raw_values, Cursor};
 use dbload::encode::binary_text::RowText;
 use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
-use dbload::target::cursor::{raw_values, Cursor};
 use dbload::Outcome;
 
 use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG};
@@ -165,7 +165,7 @@ fn rows_cmd(url: &str, args: &str) -> Result<Outcome<Report>> {
 fn copy_in(ctx: &Ctx, table: &str, options: &str, data: String) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async {
-        let client = dbload::target::PgTarget::from_url(&ctx.url, "test", &|_| None)?.connect().await?;
+        let client = dbload::driver::PgTarget::from_url(&ctx.url, "test", &|_| None)?.connect().await?;
         let sink = client.copy_in(&format!("COPY {table} FROM STDIN {options}")).await?;
         futures_util::pin_mut!(sink);
         futures_util::SinkExt::send(&mut sink, bytes::Bytes::from(data)).await?;
@@ -517,7 +517,7 @@ fn cursor_rows_round_trip_every_type(ctx: &Ctx) -> Result<()> {
     ctx.query(&TYPES.replace(r#""Xfer""#, r#""XferCur""#))?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let (json, csv, pages) = rt.block_on(async {
-        let client = dbload::target::PgTarget::from_url(&ctx.url, "test", &|_| None)?.connect().await?;
+        let client = dbload::driver::PgTarget::from_url(&ctx.url, "test", &|_| None)?.connect().await?;
         let mut cursor = Cursor::declare(client, r#"SELECT * FROM "XferCur"."Types""#, 700).await?;
         let mut text = RowText::new(&cursor.columns()).map_err(anyhow::Error::msg)?;
         let (mut json, mut csv, mut pages) = (Vec::new(), Vec::new(), 0);
@@ -606,7 +606,7 @@ fn cratedb_export_split_is_even(ctx: &Ctx) -> Result<()> {
     )?;
     let table = dbload::dialect::TableName::parse("crate_split")?;
     for n in [2u32, 3, 7, 10, 16, 17, 33, 64] {
-        let select = dbload::target::export::crate_select(&table, 0, n);
+        let select = dbload::driver::pg::export::crate_select(&table, 0, n);
         let worker = select.split_once(" WHERE ").and_then(|(_, w)| w.strip_suffix(" = 0")).context("condition")?;
         let mut counts = vec![0u64; n as usize];
         for row in ctx.query(&format!("SELECT ({worker})::int, count(*) FROM crate_split GROUP BY 1"))? {

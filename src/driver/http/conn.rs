@@ -18,13 +18,13 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::wire::{self, ReadBuf, ReadError, RequestHead};
+use crate::driver::tls::{self, Verification};
 use crate::error::{target, usage};
-use crate::target::tls::{self, Verification};
 
 /// The rustls client for `https` targets: the system's CAs, or no
 /// verification at all with `insecure`; HTTP/1.1 is the only protocol
 /// offered. `url` (redacted) names the target in messages.
-pub(in crate::target) fn tls_connector(insecure: bool, url: &str) -> Result<TlsConnector> {
+pub(in crate::driver) fn tls_connector(insecure: bool, url: &str) -> Result<TlsConnector> {
     let verification = if insecure { Verification::None } else { Verification::ChainAndName };
     let mut config = tls::client_config(verification, || {
         tls::system_roots().ok_or_else(|| {
@@ -41,7 +41,7 @@ pub(in crate::target) fn tls_connector(insecure: bool, url: &str) -> Result<TlsC
 /// Where one connection goes: the addresses of a host (resolved once: like
 /// k6, DNS is not part of each request) and, for https, the TLS client and
 /// the name the certificate must carry.
-pub(in crate::target) struct Connector {
+pub(in crate::driver) struct Connector {
     addrs: Vec<SocketAddr>,
     tls: Option<(TlsConnector, ServerName<'static>)>,
     /// The target's URL, password redacted, for messages.
@@ -133,7 +133,7 @@ impl Connector {
     }
 }
 
-pub(in crate::target) enum ConnectError {
+pub(in crate::driver) enum ConnectError {
     Tcp(io::Error),
     Tls(io::Error),
 }
@@ -153,7 +153,7 @@ fn tls_error(e: &io::Error) -> Option<&rustls::Error> {
 }
 
 /// A connection, with or without TLS.
-pub(in crate::target) enum Stream {
+pub(in crate::driver) enum Stream {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
 }
@@ -191,7 +191,7 @@ impl AsyncWrite for Stream {
 /// A connection's state: the stream while it is open, and the buffers it
 /// reuses for every request (no allocation per request).
 #[derive(Default)]
-pub(in crate::target) struct Conn {
+pub(in crate::driver) struct Conn {
     pub stream: Option<Stream>,
     /// The last request, head and body, as written.
     pub write: Vec<u8>,
@@ -203,14 +203,14 @@ pub(in crate::target) struct Conn {
 }
 
 /// What could go wrong in one exchange, before the caller classifies it.
-pub(in crate::target) enum Failure {
+pub(in crate::driver) enum Failure {
     Connect(ConnectError),
     Write(io::Error),
     Read(ReadError),
 }
 
 /// When the request went out: sending began at `.0` and ended at `.1`.
-pub(in crate::target) type Sent = (Instant, Instant);
+pub(in crate::driver) type Sent = (Instant, Instant);
 
 impl Conn {
     /// Adopts a freshly opened stream; what a closed one left unread goes.

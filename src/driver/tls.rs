@@ -17,7 +17,7 @@ use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::conninfo::Param;
+use super::pg::conninfo::Param;
 use super::SslMode;
 use crate::error::usage;
 
@@ -229,12 +229,12 @@ pub(super) mod tests {
     use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose};
     use tempfile::TempDir;
 
+    use crate::driver::pg::tests::{block_on, no_env};
+    use crate::driver::PgTarget;
     use crate::error::{exit, exit_code};
     use crate::target::local::{server_account, LocalOptions, LocalPostgres};
-    use crate::target::postgres::tests::{block_on, no_env};
-    use crate::target::PgTarget;
 
-    pub(in crate::target) fn new_ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
+    pub(in crate::driver) fn new_ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.distinguished_name.push(DnType::CommonName, name);

@@ -170,7 +170,7 @@ pub(super) mod tests {
             .concat()
         };
     }
-    pub(in crate::target::cratedb_http) use fixture;
+    pub(in crate::driver::cratedb_http) use fixture;
 
     #[test]
     fn query_results() {

@@ -5,37 +5,9 @@
 use anyhow::{Context, Result};
 use tokio_postgres::SimpleQueryMessage;
 
-use super::cratedb_http::{CrateConn, CrateTarget};
-use super::PgTarget;
+use super::cratedb_http::CrateConn;
 use crate::dialect::Engine;
 use crate::error::usage;
-
-/// A target as a run holds it once started.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// A server speaking the PostgreSQL protocol (CrateDB's port 5432 too),
-    /// with the engine `--engine` named, if it named one.
-    Pg { pg: Box<PgTarget>, engine: Option<Engine> },
-    /// CrateDB's HTTP `_sql` endpoint.
-    Crate(CrateTarget),
-}
-
-impl Target {
-    /// The URL with its password replaced, for reports.
-    pub fn redacted(&self) -> String {
-        match self {
-            Target::Pg { pg, .. } => pg.redacted().to_string(),
-            Target::Crate(c) => c.redacted().to_string(),
-        }
-    }
-
-    pub async fn admin(&self) -> Result<Admin> {
-        Ok(match self {
-            Target::Pg { pg, .. } => Admin::Pg(pg.connect().await?),
-            Target::Crate(c) => Admin::Crate(c.connect_any().await?),
-        })
-    }
-}
 
 /// What detection found: the engine, its own version (the extension's for
 /// TimescaleDB and Citus) and the server's.

@@ -12,6 +12,12 @@
 //! value. What is left here is the target itself: resolving it, connecting,
 //! and saying what to check when a connection fails.
 
+pub(super) mod conninfo;
+pub mod cursor;
+pub mod export;
+pub mod from_sql;
+mod pgpass;
+
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
@@ -21,7 +27,7 @@ use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{CancelToken, Client, Config, NoTls, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::conninfo::{Param, Params};
+use self::conninfo::{Param, Params};
 use super::tls::{certificate_advice, tls_connector, Verification};
 use crate::error::{target, usage};
 
@@ -334,7 +340,7 @@ fn error_chain<'a>(err: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn s
 
 /// Also the home of the helpers that the `conninfo` and `tls` tests share.
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use std::fs;
     use std::future::Future;
     use std::time::Duration;
@@ -343,35 +349,35 @@ pub(super) mod tests {
     use tokio_postgres::config::Host;
 
     use super::*;
+    use crate::driver::tls::tests::new_ca;
     use crate::error::{exit, exit_code};
-    use crate::target::tls::tests::new_ca;
 
-    pub(in crate::target) fn no_env(_: &str) -> Option<String> {
+    pub(in crate::driver) fn no_env(_: &str) -> Option<String> {
         None
     }
 
-    pub(in crate::target) fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    pub(in crate::driver) fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let vars: Vec<(String, String)> = vars.iter().map(|&(k, v)| (k.to_owned(), v.to_owned())).collect();
         move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
     }
 
-    pub(in crate::target) fn parse(url: &str) -> PgTarget {
+    pub(in crate::driver) fn parse(url: &str) -> PgTarget {
         PgTarget::from_url(url, "--url", &no_env).unwrap_or_else(|err| panic!("{url}: {err:#}"))
     }
 
     /// The message of a usage error (exit 2), failing the test on any other.
-    pub(in crate::target) fn usage_error(result: anyhow::Result<PgTarget>) -> String {
+    pub(in crate::driver) fn usage_error(result: anyhow::Result<PgTarget>) -> String {
         let err = result.expect_err("expected a usage error");
         assert_eq!(exit_code(&err), exit::USAGE, "{err:#}");
         err.to_string()
     }
 
     /// The password a target will log in with, if any.
-    pub(in crate::target) fn password_of(t: &PgTarget) -> Option<String> {
+    pub(in crate::driver) fn password_of(t: &PgTarget) -> Option<String> {
         t.config.get_password().map(|p| String::from_utf8(p.to_vec()).unwrap())
     }
 
-    pub(in crate::target) fn block_on<F: Future>(future: F) -> F::Output {
+    pub(in crate::driver) fn block_on<F: Future>(future: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(future)
     }
 

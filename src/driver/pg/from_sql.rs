@@ -26,9 +26,9 @@ use tokio_postgres::{Client, CopyOutStream, Statement};
 use tokio_util::sync::CancellationToken;
 
 use super::cursor::{raw_values, Cursor};
-use super::sink::{classify, copy_committed};
 use super::{Canceller, PgTarget};
 use crate::dialect::{quote_ident, TableName};
+use crate::driver::sink::{classify, copy_committed};
 use crate::encode::binary_text::RowText;
 use crate::encode::copy_binary::{self, TupleSplitter};
 use crate::encode::copy_text::JsonLines;
@@ -261,7 +261,7 @@ impl SourceRows {
             let next = block_on(&self.runtime, &self.stop, stream.next()).flatten();
             match next {
                 Some(Ok(chunk)) => splitter.push(&chunk),
-                Some(Err(e)) => fail(&mut self.ended, &self.error, crate::target::postgres::error_text(&e)),
+                Some(Err(e)) => fail(&mut self.ended, &self.error, crate::driver::pg::error_text(&e)),
                 None if self.stop.is_cancelled() || splitter.finished() => self.ended = true,
                 None => fail(&mut self.ended, &self.error, "the stream ended before its end-of-data marker".into()),
             }
@@ -280,7 +280,7 @@ impl SourceRows {
                     b.rows += 1;
                 }
             }
-            Some(Err(e)) => fail(&mut self.ended, &self.error, crate::target::postgres::error_text(&e)),
+            Some(Err(e)) => fail(&mut self.ended, &self.error, crate::driver::pg::error_text(&e)),
             None => self.ended = true,
         }
     }
@@ -365,7 +365,7 @@ enum JsonFeed {
 impl SourceJson {
     /// Starts the source's COPY of `query` as JSON (what export writes).
     pub async fn copy(client: Client, query: &str, stop: CancellationToken) -> Result<SourceJson> {
-        let copy = crate::target::export::copy_statement(query, ExportFormat::Json);
+        let copy = crate::driver::pg::export::copy_statement(query, ExportFormat::Json);
         let stream = client.copy_out(&copy).await.context("starting the source query")?;
         let feed = JsonFeed::Copy { _client: client, stream: Box::pin(stream), decode: JsonLines::default() };
         Ok(SourceJson::new(feed, stop))
@@ -393,7 +393,7 @@ impl SourceJson {
     /// the end, or when the run stops.
     fn refill(&mut self) -> std::io::Result<()> {
         let stop = &self.stop;
-        let failed = |e: &tokio_postgres::Error| std::io::Error::other(crate::target::postgres::error_text(e));
+        let failed = |e: &tokio_postgres::Error| std::io::Error::other(crate::driver::pg::error_text(e));
         match &mut self.feed {
             JsonFeed::Copy { stream, decode, .. } => {
                 let next = block_on(&self.runtime, stop, stream.next());

@@ -9,8 +9,8 @@
 use anyhow::Context as _;
 use tokio_postgres::Config;
 
+use super::error_text;
 use super::pgpass;
-use super::postgres::error_text;
 use crate::error::usage;
 
 /// The `PG*` variables dbload honours and the keyword each one stands for
@@ -45,20 +45,20 @@ fn is_scheme(s: &str) -> bool {
 
 /// A libpq keyword with its value and where the value came from (the URL
 /// option, a `PG*` variable, or `default`), so errors can blame the right one.
-pub(super) struct Param {
+pub(in crate::driver) struct Param {
     key: String,
-    pub(super) value: String,
-    pub(super) source: String,
+    pub(in crate::driver) value: String,
+    pub(in crate::driver) source: String,
 }
 
 /// Connection keywords in libpq's vocabulary, in the order given.
 #[derive(Default)]
-pub(super) struct Params(Vec<Param>);
+pub(in crate::driver) struct Params(Vec<Param>);
 
 impl Params {
     /// Reads a target string: a `postgres://` or `postgresql://` URL, or
     /// `key=value` conninfo pairs. `source` names it in error messages.
-    pub(super) fn parse(s: &str, source: &str) -> anyhow::Result<Params> {
+    pub(in crate::driver) fn parse(s: &str, source: &str) -> anyhow::Result<Params> {
         let s = s.trim();
         match s.strip_prefix("postgresql://").or_else(|| s.strip_prefix("postgres://")) {
             Some(rest) => Params::from_url(rest, source),
@@ -180,7 +180,7 @@ impl Params {
     /// Fills what the target string left out: from the service it or
     /// PGSERVICE names, from the `PG*` variables in [`ENV_VARS`], then from
     /// dbload's defaults (see `PgTarget::from_url`).
-    pub(super) fn fill_in(&mut self, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<()> {
+    pub(in crate::driver) fn fill_in(&mut self, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<()> {
         // An empty variable counts as unset, as a user who wrote `PGHOST=`
         // means "no host" rather than "the host named ''".
         let env = |var: &str| env(var).filter(|value| !value.is_empty());
@@ -254,7 +254,7 @@ impl Params {
     /// against each host in turn: the first host with a line wins, as
     /// tokio-postgres takes one password for all. A file that others may
     /// read is ignored with a warning on stderr, as libpq does.
-    pub(super) fn fill_password_from_file(&mut self, env: &dyn Fn(&str) -> Option<String>) {
+    pub(in crate::driver) fn fill_password_from_file(&mut self, env: &dyn Fn(&str) -> Option<String>) {
         let passfile = self.take("passfile");
         if !self.value("password").is_empty() {
             return;
@@ -287,11 +287,11 @@ impl Params {
         self.0.iter().find(|param| param.key == key)
     }
 
-    pub(super) fn value(&self, key: &str) -> &str {
+    pub(in crate::driver) fn value(&self, key: &str) -> &str {
         self.get(key).map_or("", |param| &param.value)
     }
 
-    pub(super) fn source(&self, key: &str) -> &str {
+    pub(in crate::driver) fn source(&self, key: &str) -> &str {
         self.get(key).map_or(DEFAULT, |param| &param.source)
     }
 
@@ -307,7 +307,7 @@ impl Params {
         }
     }
 
-    pub(super) fn take(&mut self, key: &str) -> Option<Param> {
+    pub(in crate::driver) fn take(&mut self, key: &str) -> Option<Param> {
         let index = self.0.iter().position(|param| param.key == key)?;
         Some(self.0.remove(index))
     }
@@ -316,17 +316,17 @@ impl Params {
         self.get("host").or_else(|| self.get("hostaddr")).map(|param| param.value.split(',')).into_iter().flatten()
     }
 
-    pub(super) fn all_hosts_are_sockets(&self) -> bool {
+    pub(in crate::driver) fn all_hosts_are_sockets(&self) -> bool {
         self.hosts().all(is_socket)
     }
 
-    pub(super) fn any_host_is_a_socket(&self) -> bool {
+    pub(in crate::driver) fn any_host_is_a_socket(&self) -> bool {
         self.hosts().any(is_socket)
     }
 
     /// One port for all hosts, or one per host: tokio-postgres would only
     /// find out at connect time, and call it a connection failure.
-    pub(super) fn check_hosts_and_ports(&self) -> anyhow::Result<()> {
+    pub(in crate::driver) fn check_hosts_and_ports(&self) -> anyhow::Result<()> {
         let hosts = self.hosts().count();
         let ports = self.value("port").split(',').count();
         if ports == 1 || ports == hosts {
@@ -344,7 +344,7 @@ impl Params {
 
     /// Hands the keywords to tokio-postgres. Each one is checked alone first,
     /// so that a value it rejects is blamed on the URL or variable that set it.
-    pub(super) fn to_config(&self) -> anyhow::Result<Config> {
+    pub(in crate::driver) fn to_config(&self) -> anyhow::Result<Config> {
         let mut conninfo = String::new();
         for param in &self.0 {
             let pair = format!("{}={} ", param.key, conninfo_quote(&param.value));
@@ -364,7 +364,7 @@ impl Params {
 
     /// `postgres://user:***@host:port,.../dbname`, or with `?host=` for
     /// Unix sockets, which libpq also accepts.
-    pub(super) fn redacted_url(&self) -> String {
+    pub(in crate::driver) fn redacted_url(&self) -> String {
         let user = self.value("user");
         let password = if self.get("password").is_some() { ":***" } else { "" };
         let dbname = self.value("dbname");
@@ -494,8 +494,8 @@ fn conninfo_quote(value: &str) -> String {
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
-    use crate::target::postgres::tests::{env_of, no_env, parse, password_of, usage_error};
-    use crate::target::PgTarget;
+    use crate::driver::pg::tests::{env_of, no_env, parse, password_of, usage_error};
+    use crate::driver::PgTarget;
 
     #[test]
     fn bad_input_is_a_usage_error_naming_its_source() {

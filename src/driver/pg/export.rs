@@ -22,11 +22,11 @@ use flate2::write::DeflateEncoder;
 use futures_util::StreamExt;
 use tokio_postgres::{Client, CopyOutStream};
 
-use super::cratedb_http::{CrateConn, CrateTarget};
 use super::cursor::{raw_values, Cursor, CURSOR};
-use super::sink::classify;
 use super::{Canceller, PgTarget};
 use crate::dialect::{literal, TableName};
+use crate::driver::cratedb_http::{CrateConn, CrateTarget};
+use crate::driver::sink::classify;
 use crate::encode::binary_text::RowText;
 use crate::encode::copy_text::JsonLines;
 use crate::encode::ExportFormat;

@@ -4,7 +4,7 @@
 //! Each worker keeps one HTTP/1.1 keep-alive connection to one node of the
 //! URL's host list (`worker % hosts`, so the load spreads over the nodes as
 //! CrateDB's own clients spread it), on the same transport as `dbload http`
-//! (`target::http::conn`): TCP without Nagle, TLS verified against the
+//! (`driver::http::conn`): TCP without Nagle, TLS verified against the
 //! system's CAs unless `--insecure`. Every request carries basic auth
 //! (`crate` with no password unless the URL says otherwise; a node with
 //! authentication off accepts it). Responses are read whole and parsed:
