@@ -11,6 +11,7 @@ pub mod encode;
 pub mod error;
 #[cfg(test)]
 mod fuzz;
+pub mod input;
 pub mod model;
 pub mod op;
 pub mod report;

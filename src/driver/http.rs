@@ -10,6 +10,7 @@
 
 pub mod check;
 pub(super) mod conn;
+pub mod template;
 pub mod wire;
 
 use std::io;
