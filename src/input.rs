@@ -195,4 +195,19 @@ mod tests {
         assert_eq!(read.load(Ordering::Relaxed), size, "every byte of both files, the gzip one as stored");
         assert!(Input::open(&["-".into()]).unwrap().progress().is_none(), "stdin has no size");
     }
+
+    /// A file that cannot be opened is bad usage naming it (exit 2), found
+    /// when the input is opened, before anything runs, even after files
+    /// that open.
+    #[test]
+    fn a_file_that_cannot_be_opened_is_refused_up_front() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("a.json");
+        std::fs::write(&good, "{\"a\": 1}\n").unwrap();
+        let missing = dir.path().join("missing.json").display().to_string();
+        let e = Input::open(&[good.display().to_string(), missing.clone()]).err().expect("refused");
+        assert_eq!(crate::error::exit_code(&e), 2);
+        let msg = e.to_string();
+        assert!(msg.starts_with(&format!("{missing}: cannot open it: ")) && msg.contains("or - for stdin"), "{msg}");
+    }
 }
