@@ -21,7 +21,7 @@ pub(super) struct Reader {
     pub(super) input: Input,
     pub(super) split: Splitter,
     /// The value last returned; its buffer goes back to `split` on the next call.
-    pub(super) text: String,
+    text: String,
     /// The value [`Reader::is_empty`] read, not yet returned.
     peeked: Option<Item>,
     started: bool,
