@@ -36,7 +36,6 @@ const RULES: &[(&str, &[&str])] = &[
 
 /// Breaks still to be removed (issue "Architecture"): `from -> to`.
 const KNOWN: &[&str] = &[
-    "config -> report",
     // The export decoders, which belong with the PostgreSQL driver.
     "encode -> driver",
     "report -> driver",

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::{resolve_target, IngestConfig, OutputConfig, TableAction, MAX_PARAMS};
 use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, TargetArgs};
@@ -17,7 +18,6 @@ use crate::model::json;
 use crate::model::mapping::Mapping;
 use crate::model::{table, ModelSpec};
 use crate::op::Warmup;
-use crate::report::fail_if::Contract;
 
 /// `dbload insert-fake-data`.
 pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use super::fail_if::Contract;
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{IngestArgs, ModelName};
 use crate::dialect::{Dialect, Engine, PartitionBy, TableName, TableOptions};
@@ -13,7 +14,6 @@ use crate::encode::Method;
 use crate::error::usage;
 use crate::model::{cpu, measurement, ModelSpec, Schema};
 use crate::op::Warmup;
-use crate::report::fail_if::Contract;
 
 /// PostgreSQL's limit on bound parameters in one statement.
 pub const MAX_PARAMS: usize = 65_535;
