@@ -24,7 +24,7 @@ use crate::op::Warmup;
 use crate::target::LocalOptions;
 use fail_if::{Condition, Contract};
 
-pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
+pub use ingest::{IngestConfig, IngestPlan, TableAction};
 pub use mixed::MixedConfig;
 pub use query::QueryConfig;
 pub use transfer::{ExportConfig, FromSqlConfig};

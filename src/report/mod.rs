@@ -621,9 +621,7 @@ impl Report {
             duration_s: span_s(&rec.warmup),
             latency_ms: LatencySummary::of(&rec.warmup.latency),
         });
-        let setup = &out.setup;
-        let method = setup.method.unwrap_or(cfg.method);
-        let schema = setup.schema.as_ref().unwrap_or(&cfg.schema);
+        let (setup, plan) = (&out.setup, &out.plan);
         let input = match &cfg.model {
             crate::model::ModelSpec::Json(spec) => Some(spec.input.stats()),
             _ => None,
@@ -681,15 +679,14 @@ impl Report {
                 table_options: cfg.table_options.clone(),
                 layout: setup.layout.iter().cloned().collect(),
                 model: cfg.model.name(),
-                method,
+                method: plan.method,
                 upsert: cfg.upsert,
                 table: cfg.table.to_string(),
                 table_action: cfg.table_action,
                 ddl: setup.ddl.clone(),
-                columns: schema.columns.len(),
+                columns: plan.schema.columns.len(),
                 batch_size: cfg.batch_size,
-                insert_rows_per_statement: (method == Method::Insert)
-                    .then_some(cfg.insert_rows_for(schema, setup.engine.unwrap_or(Engine::Postgres))),
+                insert_rows_per_statement: (plan.method == Method::Insert).then_some(plan.insert_rows),
                 workers: cfg.workers,
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,

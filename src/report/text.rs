@@ -382,9 +382,9 @@ pub(crate) mod tests {
                 server_version: Some("15.18".into()),
                 server_settings: vec![("fsync".into(), "on".into()), ("synchronous_commit".into(), "on".into())],
                 ddl: vec!["CREATE TABLE \"measurement\" (\n  \"time\" timestamptz NOT NULL\n)".into()],
-                method: Some(crate::encode::Method::Copy),
                 ..Setup::default()
             },
+            plan: cfg.plan(Some(cfg.dialect_for(Engine::Postgres, false).unwrap()), false, cfg.schema.clone()).unwrap(),
             recorder,
             wall: Duration::from_secs(1),
             interrupted: false,

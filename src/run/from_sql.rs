@@ -160,13 +160,13 @@ async fn into_cratedb(
     let out = outcome?;
     // The query's columns, which every row names (the table's other columns
     // are NULL or, with a default, the database's to fill).
-    let table = out.setup.schema.iter().flat_map(|s| &s.columns);
+    let table = out.plan.schema.columns.iter();
     let columns =
         query_columns.iter().map(|(name, _)| name).filter(|&name| table.clone().any(|c| c.name == *name)).cloned();
     let columns = columns.collect();
     Ok(FromSqlOutcome {
         source,
-        setup: out.setup,
+        setup: Setup { method: Some(out.plan.method), ..out.setup },
         columns,
         recorder: out.recorder,
         bytes: bytes.load(Ordering::Relaxed),
