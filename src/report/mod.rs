@@ -613,7 +613,7 @@ impl Report {
         let m = &rec.measured;
         let throughput = Throughput::of(rec, out.wall);
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
-        let metrics = cfg.schema.metrics_per_row as u64;
+        let metrics = out.plan.schema.metrics_per_row as u64;
         let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
             rows: rec.warmup.rows,
             batches: rec.warmup.batches,
@@ -689,7 +689,7 @@ impl Report {
                 insert_rows_per_statement: (plan.method == Method::Insert).then_some(plan.insert_rows),
                 workers: cfg.workers,
                 devices_per_worker: cfg.model.devices(),
-                metrics_per_row: cfg.schema.metrics_per_row,
+                metrics_per_row: plan.schema.metrics_per_row,
                 rows_limit: cfg.total_rows(),
                 duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
                 rate_rows_per_sec: cfg.rate,
