@@ -49,7 +49,8 @@ pub struct Setup {
     pub layout: Vec<(String, String)>,
     /// The statements that created the table (empty if it was reused).
     pub ddl: Vec<String>,
-    /// The method used (`--method`, or the engine's best).
+    /// The method insert-from-sql used (`--method`, or the engine's best);
+    /// an ingest's is in its [`IngestPlan`].
     pub method: Option<Method>,
 }
 
