@@ -13,6 +13,7 @@ pub mod error;
 mod fuzz;
 pub mod model;
 pub mod op;
+pub mod outcome;
 pub mod report;
 pub mod run;
 pub mod stats;
