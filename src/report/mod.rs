@@ -1,6 +1,6 @@
 //! What a run leaves behind. [`Report`] is built once from the resolved
-//! configuration and the merged statistics; the sinks (text, JSON, HTML) only read
-//! it. Its JSON form is a versioned contract (`schema/report.schema.json`).
+//! configuration and the run's outcome (plain data, [`crate::outcome`]);
+//! the sinks (text, JSON, HTML) only read it. Its JSON form is a versioned contract (`schema/report.schema.json`).
 
 pub mod fail_if;
 pub mod html;

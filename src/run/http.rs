@@ -1,8 +1,9 @@
 //! One `dbload http` run: resolve the endpoint, open one connection per VU
 //! (an unreachable target fails here, exit 3, not as a run of errors), then
 //! one task per VU through the shared worker loop with the HTTP executor,
-//! and merge what the VUs recorded. Mirrors `run::ingest`: the loop, the
-//! pacer, the recorders, the progress bar and the cost meter are the same.
+//! and merge what the VUs recorded. Measured like every command, by
+//! `run::measure`: the loop, the pacer, the progress bar and the cost meter
+//! are the same.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

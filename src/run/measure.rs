@@ -42,7 +42,7 @@ where
 /// `dbload http`'s VUs do), merges their recorders, and returns the
 /// figures with the executors of the workers that ended. `limit` is the
 /// count of units asked for, for what an open loop dropped. A worker that
-/// panicked leaves neither executor nor recorder: see [`join_workers`].
+/// panicked leaves neither executor nor recorder: see `join_workers`.
 pub async fn measure_tasks<E>(
     plan: &Plan,
     meter: &CostMeter,

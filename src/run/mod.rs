@@ -176,7 +176,7 @@ pub async fn ingest(
 }
 
 /// What reading insert-json's input found, as its outcome keeps it.
-pub(crate) fn input_read(stats: crate::model::json::Stats) -> InputRead {
+fn input_read(stats: crate::model::json::Stats) -> InputRead {
     let crate::model::json::Stats { rows_read, rejected, abort, write_error } = stats;
     InputRead { rows_read, rejected, abort, write_error }
 }

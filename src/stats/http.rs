@@ -18,7 +18,7 @@ pub struct CheckCount {
 
 /// What the request loop itself does not know: the per-phase times of each
 /// request (µs histograms), bytes, connections and checks. VUs share one per
-/// runtime thread (through their [`Tally`]), merged at the end; warm-up
+/// runtime thread (through the HTTP executor's `Tally`), merged at the end; warm-up
 /// requests are left out, like everywhere else.
 #[derive(Debug, Clone)]
 pub struct HttpStats {
