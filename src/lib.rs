@@ -14,6 +14,7 @@ mod fuzz;
 pub mod input;
 pub mod model;
 pub mod op;
+pub mod outcome;
 pub mod report;
 pub mod run;
 pub mod stats;

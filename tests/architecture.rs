@@ -25,6 +25,9 @@ const RULES: &[(&str, &[&str])] = &[
     ("workload", &["run", "report", "cli"]),
     ("stats", &["run", "report", "cli", "driver", "target", "config"]),
     ("dialect", &["run", "report", "cli", "driver", "target"]),
+    // Outcomes are what a run found, as plain data: they name neither the
+    // run that made them nor the parts it ran, nor what reads them.
+    ("outcome", &["run", "report", "cli", "driver", "target", "model", "config"]),
     // Reports render outcomes: they run nothing and open no connection.
     ("report", &["run", "driver", "target", "model", "cli"]),
     // Options are resolved before anything runs or is reported.
@@ -38,9 +41,6 @@ const RULES: &[(&str, &[&str])] = &[
 const KNOWN: &[&str] = &[
     // The export decoders, which belong with the PostgreSQL driver.
     "encode -> driver",
-    "report -> driver",
-    "report -> model",
-    "report -> run",
 ];
 
 /// The top-level modules each top-level module names.
