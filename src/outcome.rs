@@ -40,7 +40,8 @@ pub struct Setup {
     pub layout: Vec<(String, String)>,
     /// The statements that created the table (empty if it was reused).
     pub ddl: Vec<String>,
-    /// The method used (`--method`, or the engine's best).
+    /// The method used, on commands that send rows (insert-from-sql's is
+    /// always binary COPY; an ingest run's is in its outcome).
     pub method: Option<Method>,
     /// The columns written, in order, when they were read from the table's catalog.
     pub columns: Option<Vec<String>>,
@@ -90,6 +91,8 @@ impl Figures {
 /// An ingest run (`ingest`, `insert-fake-data`, `insert-json`).
 pub struct IngestOutcome {
     pub setup: Setup,
+    /// The method the run settled on (`--method`, or the engine's best).
+    pub method: Method,
     pub figures: Figures,
     pub verify: Option<Verify>,
     /// CrateDB's own `duration` of each request, beside the round trip.

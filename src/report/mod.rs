@@ -623,7 +623,7 @@ impl Report {
             latency_ms: LatencySummary::of(&rec.warmup.latency),
         });
         let setup = &out.setup;
-        let method = setup.method.expect("an ingest run settles its method (IngestConfig::plan)");
+        let method = out.method;
         let input = &out.input;
         let connections = Connections::of(rec);
         // A batch nobody can vouch for may be lost: the run did not succeed.

@@ -79,7 +79,6 @@ pub async fn ingest(
         None => (cfg.plan(None, false, model.schema())?, None),
     };
     // The report states what the plan settled.
-    setup.method = Some(settled.method);
     setup.insert_rows_per_statement = (settled.method == Method::Insert).then_some(settled.insert_rows);
     let spec = SinkSpec {
         table: cfg.table.clone(),
@@ -172,7 +171,7 @@ pub async fn ingest(
         crate::model::ModelSpec::Json(json) => Some(json.input.stats()),
         _ => None,
     };
-    Ok(IngestOutcome { setup, figures, verify, server_duration, input })
+    Ok(IngestOutcome { setup, method: settled.method, figures, verify, server_duration, input })
 }
 
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
