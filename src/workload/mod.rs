@@ -11,8 +11,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use futures_util::{pin_mut, TryStreamExt};
 use hdrhistogram::Histogram;
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 pub use file::QuerySpec;
