@@ -596,7 +596,6 @@ pub(crate) fn quote_element(s: &str, out: &mut String) {
     out.push('"');
 }
 
-/// Cuts what was written after `start` to `max` characters.
 /// A float uniformly in `[lo, hi)`, for any finite `lo < hi`. rand's
 /// uniform panics when `hi - lo` overflows (`[-1e308, 1e308]`); such a range
 /// is drawn as a weighted mean of its bounds instead, which stays finite.
@@ -613,6 +612,7 @@ pub(crate) fn uniform_float<R: RngExt + ?Sized>(rng: &mut R, lo: f64, hi: f64) -
     }
 }
 
+/// Cuts what was written after `start` to `max` characters.
 pub(crate) fn truncate_chars(out: &mut String, start: usize, max: usize) {
     if let Some((cut, _)) = out[start..].char_indices().nth(max) {
         out.truncate(start + cut);
