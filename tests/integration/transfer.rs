@@ -20,7 +20,7 @@ use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
 use dbload::driver::pg::cursor::{raw_values, Cursor};
-use dbload::encode::binary_text::RowText;
+use dbload::driver::pg::decode::binary_text::RowText;
 use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
 use dbload::Outcome;

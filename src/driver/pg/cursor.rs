@@ -3,7 +3,7 @@
 //! CrateDB. The cursor is declared in a transaction (on CrateDB a
 //! formality: the cursor lives in the session), `FETCH n` is prepared once,
 //! and each page is one round trip whose rows come in the binary format:
-//! written out by [`RowText`](crate::encode::binary_text::RowText), or
+//! written out by [`RowText`](super::decode::binary_text::RowText), or
 //! passed on as binary COPY tuples. The server keeps the cursor's place,
 //! so each page costs the same whatever the offset, unlike `LIMIT`/`OFFSET`
 //! or keyset paging (CrateDB 6.4 on one node: 200,000 rows in about 1 s).

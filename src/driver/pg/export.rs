@@ -23,12 +23,12 @@ use futures_util::StreamExt;
 use tokio_postgres::{Client, CopyOutStream};
 
 use super::cursor::{raw_values, Cursor, CURSOR};
+use super::decode::binary_text::RowText;
+use super::decode::copy_text::JsonLines;
 use super::{Canceller, PgTarget};
 use crate::dialect::{literal, TableName};
 use crate::driver::cratedb_http::{CrateConn, CrateTarget};
 use crate::driver::sink::classify;
-use crate::encode::binary_text::RowText;
-use crate::encode::copy_text::JsonLines;
 use crate::encode::ExportFormat;
 use crate::op::{Executor, OpError, Operation, Source};
 

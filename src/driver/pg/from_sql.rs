@@ -26,12 +26,12 @@ use tokio_postgres::{Client, CopyOutStream, Statement};
 use tokio_util::sync::CancellationToken;
 
 use super::cursor::{raw_values, Cursor};
+use super::decode::binary_text::RowText;
+use super::decode::copy_text::JsonLines;
 use super::{Canceller, PgTarget};
 use crate::dialect::{quote_ident, TableName};
 use crate::driver::sink::{classify, copy_committed};
-use crate::encode::binary_text::RowText;
 use crate::encode::copy_binary::{self, TupleSplitter};
-use crate::encode::copy_text::JsonLines;
 use crate::encode::ExportFormat;
 use crate::error::usage;
 use crate::op::{Executor, OpError, Operation};

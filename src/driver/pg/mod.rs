@@ -14,6 +14,7 @@
 
 pub(super) mod conninfo;
 pub mod cursor;
+pub mod decode;
 pub mod export;
 pub mod from_sql;
 mod pgpass;
