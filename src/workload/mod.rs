@@ -19,7 +19,7 @@ pub use file::QuerySpec;
 use params::Value;
 
 use crate::driver::cratedb_http::CrateQueryExecutor;
-use crate::driver::sink::classify;
+use crate::driver::pg::classify;
 use crate::driver::{Canceller, PgTarget};
 use crate::op::{Executor, InDoubt, OpError, Operation, Source};
 use crate::target::Target;

@@ -25,10 +25,9 @@ use tokio_postgres::{Client, CopyOutStream};
 use super::cursor::{raw_values, Cursor, CURSOR};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
-use super::{Canceller, PgTarget};
+use super::{classify, Canceller, PgTarget};
 use crate::dialect::{literal, TableName};
 use crate::driver::cratedb_http::{CrateConn, CrateTarget};
-use crate::driver::sink::classify;
 use crate::encode::ExportFormat;
 use crate::op::{Executor, OpError, Operation, Source};
 
