@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod cratedb_http;
+pub mod export;
 pub mod http;
 pub mod pg;
 pub mod sink;

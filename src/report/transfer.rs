@@ -19,7 +19,7 @@ use super::{
 };
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
-use crate::driver::pg::export::ExportedFile;
+use crate::driver::export::ExportedFile;
 use crate::encode::ExportFormat;
 use crate::encode::Method;
 use crate::run::export::ExportOutcome;

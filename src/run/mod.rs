@@ -428,7 +428,7 @@ async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) ->
         admin.execute(&refresh).await.with_context(|| format!("refreshing {}", cfg.table))?;
     }
     admin
-        .count(&format!("SELECT count(*) FROM {}", cfg.table.sql()))
+        .count(&crate::dialect::count_rows(&cfg.table))
         .await
         .with_context(|| format!("counting the rows of {}", cfg.table))
 }

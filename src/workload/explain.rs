@@ -6,6 +6,7 @@ use serde::Serialize;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::{inline_params, params::Value, QuerySpec};
+use crate::dialect::postgres;
 
 /// What `--explain` captures before the measured run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -73,11 +74,7 @@ pub async fn capture(
     params: &[Value],
     mode: ExplainMode,
 ) -> Result<Explain, String> {
-    let options = match mode {
-        ExplainMode::Analyze => "ANALYZE, VERBOSE, BUFFERS, FORMAT JSON",
-        ExplainMode::Plan => "VERBOSE, FORMAT JSON",
-    };
-    let sql = format!("EXPLAIN ({options}) {}", inline_params(&query.query, params));
+    let sql = postgres::explain(&inline_params(&query.query, params), mode == ExplainMode::Analyze);
     client.batch_execute("BEGIN").await.map_err(|e| e.to_string())?;
     let result = client.simple_query(&sql).await;
     let _ = client.batch_execute("ROLLBACK").await;

@@ -96,9 +96,7 @@ impl PgSink {
         let prepared = vec![Prepared { omitted: Vec::new(), schema: s.clone(), statements }];
         // Only where a batch can be looked up: CrateDB has no pg_backend_pid().
         let backend = match sql::batch_rows_found(t, s) {
-            Some(_) if spec.engine != Engine::Cratedb => {
-                Some(client.query_one("SELECT pg_backend_pid()", &[]).await?.get(0))
-            }
+            Some(_) if spec.engine != Engine::Cratedb => Some(client.query_one(sql::BACKEND_PID, &[]).await?.get(0)),
             _ => None,
         };
         let cancel = target.canceller(&client);
@@ -148,7 +146,7 @@ impl PgSink {
     }
 
     async fn count_found(&self, old: i32, stmt: &str, p: &Payload) -> Result<u64> {
-        let gone = self.client.prepare("SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)").await?;
+        let gone = self.client.prepare(sql::BACKEND_ENDED).await?;
         let waited = Instant::now();
         while !self.client.query_one(&gone, &[&old]).await?.get::<_, bool>(0) {
             anyhow::ensure!(
