@@ -8,6 +8,7 @@ pub mod cratedb_http;
 pub mod export;
 pub mod http;
 pub mod pg;
+pub mod query;
 pub mod sink;
 mod tls;
 

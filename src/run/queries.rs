@@ -11,13 +11,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, merge_histograms, progress::Progress, run_workers, worker, Setup};
 use crate::config::QueryConfig;
+use crate::driver::pg::query;
+use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
 use crate::model::{rng_for, Purpose};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::explain::{self, Explain};
-use crate::workload::{self, Chooser, QueryRunner, QuerySpec};
+use crate::workload::{Chooser, QuerySpec};
 
 /// One group of queries measured together (a timeit statement, or the mix).
 pub struct PhaseOutcome {
@@ -52,7 +54,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     describe_server(&mut admin, target, &mut setup).await?;
     if let Admin::Pg(client) = &admin {
         for queries in &cfg.phases {
-            workload::check(client, queries, cfg.protocol).await?;
+            query::check(client, queries, cfg.protocol).await?;
         }
     }
     let meter = CostMeter::start();
@@ -84,8 +86,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             }
             None => Vec::new(),
         };
-        let opening =
-            (0..cfg.concurrency as usize).map(|w| QueryRunner::open(target, w, queries.clone(), cfg.protocol));
+        let opening = (0..cfg.concurrency as usize).map(|w| target.query_runner(w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
         let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());

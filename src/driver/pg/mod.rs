@@ -18,6 +18,7 @@ pub mod decode;
 pub mod export;
 pub mod from_sql;
 mod pgpass;
+pub mod query;
 pub mod sink;
 
 use std::fmt;
@@ -340,7 +341,7 @@ pub fn query_refused(e: tokio_postgres::Error, option: &str) -> anyhow::Error {
 /// Classifies a failed operation: by SQLSTATE, or as a lost connection.
 /// A FATAL error (e.g. 57P01, `pg_terminate_backend`) ends the session
 /// even if the client has not seen the connection close yet.
-pub(crate) fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
+fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
         Some(db) => {
             let ends_session = closed || matches!(db.severity(), "FATAL" | "PANIC");
