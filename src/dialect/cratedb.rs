@@ -232,6 +232,16 @@ mod tests {
         insta::assert_snapshot!(sql.join(";\n\n"));
     }
 
+    /// What `insert-json`/`insert-fake-data` read of an existing table.
+    #[test]
+    fn catalog_sql() {
+        let sql = [TableName::parse("doc.T").unwrap(), TableName::parse("T").unwrap()]
+            .iter()
+            .flat_map(|t| [catalog_columns(t), primary_key_columns(t)])
+            .collect::<Vec<_>>();
+        insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+
     /// The arithmetic of [`share`] (frozen above) applied to every possible
     /// prefix of `md5(_id)`: each lands on exactly one worker in range, and
     /// shares differ by at most one prefix, for 1 to 64 workers.

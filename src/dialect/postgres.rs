@@ -121,6 +121,11 @@ pub fn copy_in(table: &str, schema: &Schema, method: Method) -> String {
     format!("COPY {table} ({}) FROM STDIN (FORMAT {format})", column_list(schema))
 }
 
+/// `COPY ... FROM STDIN` into the staging table of COPY upserts.
+pub fn copy_in_stage(schema: &Schema, method: Method) -> String {
+    copy_in(&quote_ident(STAGE_TABLE), schema, method)
+}
+
 /// The staging table for COPY upserts: rows land there, then move with
 /// `INSERT ... ON CONFLICT`; emptied at every commit.
 pub fn create_stage(table: &TableName) -> String {
@@ -421,11 +426,13 @@ mod tests {
         out.push(copy_in(&t.sql(), &s, Method::Copy));
         out.push(copy_in(&t.sql(), &s, Method::CopyCsv));
         out.push(create_stage(&t));
+        out.push(copy_in_stage(&s, Method::Copy));
         out.push(upsert_from_stage(&t, &s));
         out.push(insert_values(&t, &s, 2, false));
         out.push(insert_values(&t, &s, 1, true));
         out.push(insert_unnest(&t, &s, false));
         out.push(insert_unnest(&t, &s, true));
+        out.extend(batch_rows_found(&t, &s));
         out.join(";\n\n")
     }
 

@@ -236,13 +236,10 @@ impl Statements {
             (Method::Copy | Method::CopyCsv, false) => {
                 Statements::Copy(client.prepare(&sql::copy_in(&t.sql(), s, spec.method)).await?)
             }
-            (Method::Copy | Method::CopyCsv, true) => {
-                let stage = crate::dialect::quote_ident(sql::STAGE_TABLE);
-                Statements::CopyUpsert {
-                    copy: client.prepare(&sql::copy_in(&stage, s, spec.method)).await?,
-                    upsert: client.prepare(&sql::upsert_from_stage(t, s)).await?,
-                }
-            }
+            (Method::Copy | Method::CopyCsv, true) => Statements::CopyUpsert {
+                copy: client.prepare(&sql::copy_in_stage(s, spec.method)).await?,
+                upsert: client.prepare(&sql::upsert_from_stage(t, s)).await?,
+            },
             (Method::Unnest, upsert) => {
                 let stmt = match spec.engine {
                     Engine::Cratedb => cratedb::insert_unnest(t, s, upsert, true),
