@@ -19,7 +19,7 @@ const RULES: &[(&str, &[&str])] = &[
     ("target", &["run", "report", "cli"]),
     ("encode", &["run", "report", "cli", "driver", "target"]),
     ("model", &["run", "report", "cli", "driver", "target", "encode"]),
-    ("workload", &["run", "report", "cli"]),
+    ("workload", &["run", "report", "cli", "driver", "target"]),
     ("stats", &["run", "report", "cli", "driver", "target", "config"]),
     ("dialect", &["run", "report", "cli", "driver", "target"]),
     // Reports render outcomes: they run nothing and open no connection.

@@ -186,7 +186,7 @@ fn share(workers: u32) -> String {
 }
 
 /// The SELECT of worker `worker` of `workers` exporting a table through a
-/// cursor: its [`share`] of the rows.
+/// cursor: its share of the rows (`share`).
 pub fn export_select(table: &TableName, worker: u32, workers: u32) -> String {
     match workers {
         1 => format!("SELECT * FROM {}", table.sql()),
