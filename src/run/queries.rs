@@ -18,7 +18,7 @@ use crate::model::{rng_for, Purpose};
 use crate::stats::cost::{ClientCost, CostMeter};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
-use crate::workload::explain::{self, Explain};
+use crate::workload::explain::Explain;
 use crate::workload::{Chooser, QuerySpec};
 
 /// One group of queries measured together (a timeit statement, or the mix).
@@ -75,7 +75,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
                 for q in queries.iter() {
                     let params: Vec<_> = q.params.iter().map(|p| p.sample(&mut rng, now_us)).collect();
                     out.push(match &admin {
-                        Admin::Pg(client) => explain::capture(client, q, &params, mode).await,
+                        Admin::Pg(client) => query::explain(client, q, &params, mode).await,
                         Admin::Crate(_) => {
                             Err("plans are captured over the PostgreSQL protocol: give CrateDB's postgres:// URL"
                                 .into())

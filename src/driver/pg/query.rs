@@ -1,7 +1,7 @@
 //! The PostgreSQL protocol's query executor: a worker's connection sending
 //! the mix's queries with the chosen protocol (pgbench's -M), reading every
-//! row back, and cancelling on the server what the run gave up on; and the
-//! check, before the run, that every query prepares.
+//! row back, and cancelling on the server what the run gave up on; and,
+//! before the run, the check that every query prepares and `--explain`'s plans.
 
 use std::sync::Arc;
 
@@ -10,7 +10,9 @@ use futures_util::{pin_mut, TryStreamExt};
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::{classify, query_refused, Canceller, PgTarget};
+use crate::dialect::postgres as sql;
 use crate::op::{Executor, OpError};
+use crate::workload::explain::{self, Explain, ExplainMode};
 use crate::workload::params::Value;
 use crate::workload::{inline_params, Protocol, QueryOp, QuerySpec};
 
@@ -120,4 +122,32 @@ impl Executor<QueryOp> for QueryExecutor {
     async fn cancel(&mut self) {
         self.cancel.cancel().await
     }
+}
+
+/// The plan of `query` with `params` (drawn as for a real execution). With
+/// ANALYZE the query really runs, inside a transaction that is rolled back,
+/// so a write leaves no trace.
+pub async fn explain(
+    client: &Client,
+    query: &QuerySpec,
+    params: &[Value],
+    mode: ExplainMode,
+) -> Result<Explain, String> {
+    let statement = sql::explain(&inline_params(&query.query, params), mode == ExplainMode::Analyze);
+    client.batch_execute("BEGIN").await.map_err(|e| e.to_string())?;
+    let result = client.simple_query(&statement).await;
+    let _ = client.batch_execute("ROLLBACK").await;
+    let messages = result.map_err(|e| match e.as_db_error() {
+        Some(db) => format!("EXPLAIN failed: SQLSTATE {}: {}", db.code().code(), db.message()),
+        None => format!("EXPLAIN failed: {e}"),
+    })?;
+    let text: String = messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    explain::parse(mode, &text)
 }
