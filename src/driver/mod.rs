@@ -18,4 +18,4 @@ pub mod sink;
 mod tls;
 
 pub use admin::{Admin, EngineInfo};
-pub use pg::{Canceller, PgTarget, SslMode};
+pub use pg::{PgTarget, SslMode};
