@@ -452,11 +452,11 @@ mod laws {
     use crate::cli::{Cli, Command};
     use crate::config::{data, http::HttpConfig, ExportConfig, IngestConfig, MixedConfig, QueryConfig};
     use crate::driver::cratedb_http::CrateTarget;
+    use crate::driver::http::template::BodyTemplate;
     use crate::driver::http::Endpoint;
     use crate::driver::PgTarget;
     use crate::model::fake::Env;
     use crate::model::mapping::Mapping;
-    use crate::model::template::BodyTemplate;
     use crate::report::fail_if::Condition;
     use crate::workload::file;
 

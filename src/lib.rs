@@ -11,8 +11,10 @@ pub mod encode;
 pub mod error;
 #[cfg(test)]
 mod fuzz;
+pub mod input;
 pub mod model;
 pub mod op;
+pub mod outcome;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -12,7 +12,8 @@ use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, Targe
 use crate::dialect::{Engine, TableName, TableOptions};
 use crate::encode::Method;
 use crate::error::usage;
-use crate::model::json::{self, Input};
+use crate::input::Input;
+use crate::model::json;
 use crate::model::mapping::Mapping;
 use crate::model::{table, ModelSpec};
 use crate::op::Warmup;
@@ -24,7 +25,12 @@ pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<Stri
         return Err(usage("--num-records 0: nothing to insert; give at least 1"));
     }
     let mapping = match &a.mapping {
-        Some(path) => Some(Arc::new(Mapping::read(&path.display().to_string())?)),
+        Some(path) => {
+            let path = path.display().to_string();
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| usage(format!("--mapping {path}: cannot read it: {e}")))?;
+            Some(Arc::new(Mapping::parse(&text, &path)?))
+        }
         None => None,
     };
     // Random times lie before the start of today (UTC): recent, and the
@@ -53,11 +59,11 @@ pub fn insert_json(a: InsertJsonArgs, env: &dyn Fn(&str) -> Option<String>) -> R
             path.display()
         )));
     }
-    let rejects = match &a.rejects {
-        Some(path) => Some(
+    let rejects: Option<json::RejectsOut> = match &a.rejects {
+        Some(path) => Some(Box::new(
             std::fs::File::create(path)
                 .map_err(|e| usage(format!("--rejects {}: cannot create it: {e}", path.display())))?,
-        ),
+        )),
         None => None,
     };
     let spec = json::Spec::new(input, a.on_error, rejects, a.ignore_unknown);

@@ -12,9 +12,9 @@ use base64::Engine as _;
 use super::{default_in_flight, parse_warmup, OutputConfig};
 use crate::cli::HttpArgs;
 use crate::driver::http::check::Check;
+use crate::driver::http::template::BodyTemplate;
 use crate::driver::http::{is_secret, Endpoint, RequestSpec};
 use crate::error::usage;
-use crate::model::template::BodyTemplate;
 use crate::op::Warmup;
 use crate::report::fail_if::Contract;
 

@@ -21,6 +21,7 @@ use flate2::write::DeflateEncoder;
 use super::cratedb_http::export::PageWorker;
 use super::pg::export::{CopyWorker, CursorWorker};
 use crate::op::{Executor, OpError, Operation, Source};
+use crate::outcome::ExportedFile;
 
 /// A chunk ends at this many bytes even before `--chunk-rows` rows.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -105,22 +106,6 @@ fn gzip_end(crc: &crc32fast::Hasher, len: u64) -> [u8; 10] {
     end[2..6].copy_from_slice(&crc.clone().finalize().to_le_bytes());
     end[6..].copy_from_slice(&(len as u32).to_le_bytes());
     end
-}
-
-/// What became of one file.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ExportedFile {
-    pub path: PathBuf,
-    pub rows: u64,
-    /// Bytes of rows, before compression.
-    pub bytes: u64,
-    /// The file's size on disk.
-    pub file_bytes: u64,
-    /// False when the export stopped (Ctrl-C, an error) before its last row.
-    pub complete: bool,
-    /// Why the file ends early: the error writing it (naming the file and
-    /// the OS error) and whether it could be cut back to its last whole row.
-    pub error: Option<String>,
 }
 
 impl ExportFile {

@@ -68,13 +68,6 @@ pub struct Entry {
 }
 
 impl Mapping {
-    /// Reads `path`.
-    pub fn read(path: &str) -> Result<Mapping> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| crate::error::usage(format!("--mapping {path}: cannot read it: {e}")))?;
-        Mapping::parse(&text, path)
-    }
-
     /// Parses a mapping's text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Mapping> {
         let root = yaml::read(text, origin)?;

@@ -12,7 +12,6 @@ pub mod json;
 pub mod mapping;
 pub mod measurement;
 pub mod table;
-pub mod template;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

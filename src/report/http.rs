@@ -17,7 +17,7 @@ use super::{
 };
 use crate::config::http::{BodySource, HttpConfig};
 use crate::op::Warmup;
-use crate::run::http::HttpOutcome;
+use crate::outcome::HttpOutcome;
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
@@ -114,7 +114,8 @@ pub struct HttpSetup {
 
 impl HttpReport {
     pub fn new(cfg: &HttpConfig, out: &HttpOutcome) -> HttpReport {
-        let rec = &out.recorder;
+        let f = &out.figures;
+        let rec = f.recorder();
         let m = &rec.measured;
         let s = &out.stats;
         let duration_s = span_s(m);
@@ -123,7 +124,7 @@ impl HttpReport {
         let rate = |n: u64| if duration_s > 0.0 { n as f64 / duration_s } else { 0.0 };
         let spec = &cfg.request;
         let paced = Paced { rate: cfg.rate, unit: "requests", in_flight_flag: "--vus", reached: rate(http_reqs) };
-        let pacing = Pacing::of(paced, m, out.dropped);
+        let pacing = Pacing::of(paced, m, f.dropped);
         let body = match &cfg.body {
             BodySource::Fixed { label: Some(l) } => l.clone(),
             BodySource::Fixed { label: None } => "none".into(),
@@ -131,7 +132,7 @@ impl HttpReport {
         };
         HttpReport {
             header: Header::new("http"),
-            verdict: Verdict::new(out.interrupted, errors > 0 || pacing.behind()).stopped(out.stopped.clone()),
+            verdict: Verdict::new(f.interrupted, errors > 0 || pacing.behind()).stopped(f.stopped.clone()),
             http_reqs,
             http_reqs_per_sec: rate(http_reqs),
             requests_ok: m.batches,
@@ -139,7 +140,7 @@ impl HttpReport {
             accounting: Accounting::of("requests", cfg.iterations, m.batches + rec.warmup.batches, errors, 0),
             http_req_failed_rate: if http_reqs > 0 { m.failed_batches as f64 / http_reqs as f64 } else { 0.0 },
             duration_s,
-            wall_s: out.wall.as_secs_f64(),
+            wall_s: f.wall.as_secs_f64(),
             error_classes: error_entries(&rec.errors),
             checks: spec
                 .checks
@@ -165,7 +166,7 @@ impl HttpReport {
                 errors: rec.warmup.failed_batches,
                 duration_s: span_s(&rec.warmup),
             }),
-            client: ClientReport::from(&out.cost),
+            client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
             setup: HttpSetup {
                 method: spec.method.clone(),

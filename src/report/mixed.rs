@@ -11,8 +11,7 @@ use super::query::{render_workload, QueryReport};
 use super::text::{fail_if_lines, group, render as render_ingest};
 use super::{Header, Report, Status, Verdict};
 use crate::config::MixedConfig;
-use crate::run::mixed::MixedOutcome;
-use crate::run::queries::QueryOutcome;
+use crate::outcome::{MixedOutcome, QueryOutcome};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MixedReport {

@@ -1,6 +1,6 @@
 //! What a run leaves behind. [`Report`] is built once from the resolved
-//! configuration and the merged statistics; the sinks (text, JSON, HTML) only read
-//! it. Its JSON form is a versioned contract (`schema/report.schema.json`).
+//! configuration and the run's outcome (plain data, [`crate::outcome`]);
+//! the sinks (text, JSON, HTML) only read it. Its JSON form is a versioned contract (`schema/report.schema.json`).
 
 pub mod fail_if;
 pub mod html;
@@ -22,7 +22,7 @@ use crate::dialect::{Engine, TableOptions};
 use crate::encode::Method;
 use crate::error::exit;
 use crate::op::Warmup;
-use crate::run::{IngestOutcome, Setup, Verify};
+use crate::outcome::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
 use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};
 use crate::stats::{LatencySummary, Recorder};
@@ -609,9 +609,10 @@ pub(crate) fn span_s(p: &Phase) -> f64 {
 impl Report {
     /// `target_url`: the redacted target; `throwaway`: whether dbload started it.
     pub fn ingest(cfg: &IngestConfig, out: &IngestOutcome, target_url: Option<String>, throwaway: bool) -> Report {
-        let rec = &out.recorder;
+        let f = &out.figures;
+        let rec = f.recorder();
         let m = &rec.measured;
-        let throughput = Throughput::of(rec, out.wall);
+        let throughput = Throughput::of(rec, f.wall);
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
         let metrics = cfg.schema.metrics_per_row as u64;
         let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
@@ -623,18 +624,14 @@ impl Report {
         });
         let setup = &out.setup;
         let method = setup.method.unwrap_or(cfg.method);
-        let schema = setup.schema.as_ref().unwrap_or(&cfg.schema);
-        let input = match &cfg.model {
-            crate::model::ModelSpec::Json(spec) => Some(spec.input.stats()),
-            _ => None,
-        };
+        let input = &out.input;
         let connections = Connections::of(rec);
         // A batch nobody can vouch for may be lost: the run did not succeed.
         let lost = throughput.errors > 0 || connections.in_doubt_rows > 0;
         let paced =
             Paced { rate: cfg.rate, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
-        let pacing = Pacing::of(paced, m, out.dropped);
-        let mut verdict = Verdict::new(out.interrupted, lost || verify_failed || pacing.behind());
+        let pacing = Pacing::of(paced, m, f.dropped);
+        let mut verdict = Verdict::new(f.interrupted, lost || verify_failed || pacing.behind());
         let input_error = input.as_ref().and_then(|i| {
             let committed = m.rows + rec.warmup.rows;
             let abort = i.abort.as_ref().map(|why| {
@@ -645,14 +642,14 @@ impl Report {
             });
             abort.or(i.write_error.clone())
         });
-        if input_error.is_some() && !out.interrupted {
+        if input_error.is_some() && !f.interrupted {
             verdict.status = Status::Failed;
             verdict.exit_code = exit::USAGE;
         }
-        let verdict = verdict.stopped(out.stopped.clone());
+        let verdict = verdict.stopped(f.stopped.clone());
         let server = Server::of(setup, target_url, throwaway);
         let written = m.rows + rec.warmup.rows;
-        let accounting = match &input {
+        let accounting = match input {
             Some(i) => Accounting::of("rows", Some(i.rows_read), written, throughput.failed_rows, i.rejected),
             None => Accounting::of("rows", cfg.total_rows(), written, throughput.failed_rows, 0),
         };
@@ -670,7 +667,7 @@ impl Report {
             latencies: Latencies::of(m, cfg.rate.is_some(), out.server_duration.as_ref()),
             pacing,
             warmup,
-            client: ClientReport::from(&out.cost),
+            client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
             connections,
             setup: SetupReport {
@@ -686,10 +683,9 @@ impl Report {
                 table: cfg.table.to_string(),
                 table_action: cfg.table_action,
                 ddl: setup.ddl.clone(),
-                columns: schema.columns.len(),
+                columns: setup.columns.as_ref().map_or(cfg.schema.columns.len(), Vec::len),
                 batch_size: cfg.batch_size,
-                insert_rows_per_statement: (method == Method::Insert)
-                    .then_some(cfg.insert_rows_for(schema, setup.engine.unwrap_or(Engine::Postgres))),
+                insert_rows_per_statement: setup.insert_rows_per_statement,
                 workers: cfg.workers,
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::config::QueryConfig;
 use crate::op::Warmup;
-use crate::run::queries::QueryOutcome;
+use crate::outcome::QueryOutcome;
 use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;
 use crate::workload::explain::ExplainMode;
@@ -106,7 +106,6 @@ impl QueryReport {
     pub fn new(cfg: &QueryConfig, out: &QueryOutcome, target_url: Option<String>, throwaway: bool) -> QueryReport {
         let mut queries = Vec::new();
         let mut duration_s = 0.0;
-        let mut wall_s = 0.0;
         for phase in &out.phases {
             let window = phase.summary.window.as_secs_f64();
             let attempted = phase.summary.attempted();
@@ -132,25 +131,24 @@ impl QueryReport {
                 });
             }
             duration_s += window;
-            wall_s += phase.wall.as_secs_f64();
         }
-        let total = &out.total;
+        let f = &out.figures;
+        let total = f.recorder();
         let m = &total.measured;
         let errors = m.failed_batches + total.warmup.failed_batches;
         let paced = cfg.rate.is_some();
         let setup = &out.setup;
         let qps = per_sec(m.batches, duration_s);
-        let dropped = out.phases.iter().filter_map(|p| p.dropped).reduce(|a, b| a + b);
         // A query in flight when its connection was lost counts as failed: none is left in doubt.
         let Connections { outages, reconnects, .. } = Connections::of(total);
         let pacing = Pacing::of(
             Paced { rate: cfg.rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
             m,
-            dropped,
+            f.dropped,
         );
         QueryReport {
             header: Header::new(cfg.command),
-            verdict: Verdict::new(out.interrupted, errors > 0 || pacing.behind()).stopped(out.stopped.clone()),
+            verdict: Verdict::new(f.interrupted, errors > 0 || pacing.behind()).stopped(f.stopped.clone()),
             count: m.batches,
             errors,
             // timeit runs `--repeat` of each statement, a phase each; a workload is one phase.
@@ -164,7 +162,7 @@ impl QueryReport {
             ),
             qps,
             duration_s,
-            wall_s,
+            wall_s: f.wall.as_secs_f64(),
             latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
             pacing,
             warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
@@ -174,7 +172,7 @@ impl QueryReport {
             }),
             error_classes: error_entries(&total.errors),
             queries,
-            client: ClientReport::from(&out.cost),
+            client: ClientReport::from(&f.cost),
             timeline: timeline(total),
             outages,
             reconnects,

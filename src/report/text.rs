@@ -345,7 +345,7 @@ pub(crate) mod tests {
     use std::time::Duration;
 
     use crate::cli::{Cli, Command};
-    use crate::run::{IngestOutcome, Setup, Verify};
+    use crate::outcome::{Figures, IngestOutcome, Setup, Verify};
     use crate::stats::cost::ClientCost;
     use crate::stats::recorder::Timing;
     use crate::stats::Recorder;
@@ -385,18 +385,21 @@ pub(crate) mod tests {
                 method: Some(crate::encode::Method::Copy),
                 ..Setup::default()
             },
-            recorder,
-            wall: Duration::from_secs(1),
-            interrupted: false,
-            stopped,
-            verify: Some(Verify { expected: 10_000, found: Some(10_000), ok: true, error: None }),
-            cost: ClientCost {
-                user: Duration::from_millis(120),
-                system: Duration::from_millis(30),
-                peak_rss_bytes: 20 << 20,
+            figures: Figures {
+                recorders: vec![recorder],
+                wall: Duration::from_secs(1),
+                interrupted: false,
+                stopped,
+                cost: ClientCost {
+                    user: Duration::from_millis(120),
+                    system: Duration::from_millis(30),
+                    peak_rss_bytes: 20 << 20,
+                },
+                dropped: None,
             },
+            verify: Some(Verify { expected: 10_000, found: Some(10_000), ok: true, error: None }),
             server_duration: None,
-            dropped: None,
+            input: None,
         };
         let url = match &cfg.target {
             crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),

@@ -5,7 +5,6 @@
 //! form is `schema/transfer-report.schema.json`.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -19,13 +18,10 @@ use super::{
 };
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
-use crate::driver::export::ExportedFile;
 use crate::encode::ExportFormat;
 use crate::encode::Method;
-use crate::run::export::ExportOutcome;
-use crate::run::from_sql::FromSqlOutcome;
-use crate::stats::cost::ClientCost;
-use crate::stats::{LatencySummary, Recorder};
+use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome};
+use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TransferReport {
@@ -87,33 +83,29 @@ pub struct TransferSetup {
 }
 
 /// What both commands measured, in the same words.
-struct Figures<'a> {
+struct Moved<'a> {
     command: &'static str,
-    recorder: &'a Recorder,
+    figures: &'a Figures,
     bytes: u64,
-    wall: Duration,
-    interrupted: bool,
-    /// Why the run stopped on its own, if it did.
-    stopped: Option<String>,
     /// A failure besides failed operations (an incomplete file, a source error).
     failed: bool,
     /// Rows asked for (read from the source), where known.
     requested: Option<u64>,
-    cost: &'a ClientCost,
 }
 
 impl TransferReport {
-    fn new(f: Figures, source_error: Option<String>, files: Vec<ExportedFile>, setup: TransferSetup) -> Self {
-        let rec = f.recorder;
+    fn new(moved: Moved, source_error: Option<String>, files: Vec<ExportedFile>, setup: TransferSetup) -> Self {
+        let f = moved.figures;
+        let rec = f.recorder();
         let throughput = Throughput::of(rec, f.wall);
         TransferReport {
-            header: Header::new(f.command),
-            verdict: Verdict::new(f.interrupted, throughput.errors > 0 || f.failed).stopped(f.stopped),
-            bytes: f.bytes,
-            mb_per_sec: per_sec(f.bytes, throughput.duration_s) / 1e6,
+            header: Header::new(moved.command),
+            verdict: Verdict::new(f.interrupted, throughput.errors > 0 || moved.failed).stopped(f.stopped.clone()),
+            bytes: moved.bytes,
+            mb_per_sec: per_sec(moved.bytes, throughput.duration_s) / 1e6,
             accounting: Accounting::of(
                 "rows",
-                f.requested,
+                moved.requested,
                 rec.measured.rows + rec.warmup.rows,
                 throughput.failed_rows,
                 0,
@@ -123,7 +115,7 @@ impl TransferReport {
             latency_ms: LatencySummary::of(&rec.measured.latency),
             source_error,
             files,
-            client: ClientReport::from(f.cost),
+            client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
             setup,
         }
@@ -134,16 +126,12 @@ impl TransferReport {
             ExportSource::Table(t) => (Some(t.to_string()), None),
             ExportSource::Query(q) => (None, Some(q.clone())),
         };
-        let figures = Figures {
+        let moved = Moved {
             command: "export",
-            requested: None,
-            recorder: &out.recorder,
+            figures: &out.figures,
             bytes: out.files.iter().map(|f| f.bytes).sum(),
-            wall: out.wall,
-            interrupted: out.interrupted,
-            stopped: out.stopped.clone(),
             failed: out.files.iter().any(|f| !f.complete),
-            cost: &out.cost,
+            requested: None,
         };
         let setup = TransferSetup {
             source: Server::of(&out.setup, url, throwaway),
@@ -160,7 +148,7 @@ impl TransferReport {
             rows_estimate: out.rows_estimate,
             settings: Settings::of(&out.setup),
         };
-        TransferReport::new(figures, None, out.files.clone(), setup)
+        TransferReport::new(moved, None, out.files.clone(), setup)
     }
 
     /// `source`, `target`: each server's redacted URL and whether dbload started it.
@@ -170,16 +158,12 @@ impl TransferReport {
         source: (Option<String>, bool),
         target: (Option<String>, bool),
     ) -> TransferReport {
-        let figures = Figures {
+        let moved = Moved {
             command: "insert-from-sql",
-            requested: Some(out.rows_read),
-            recorder: &out.recorder,
+            figures: &out.figures,
             bytes: out.bytes,
-            wall: out.wall,
-            interrupted: out.interrupted,
-            stopped: out.stopped.clone(),
             failed: out.source_error.is_some(),
-            cost: &out.cost,
+            requested: Some(out.rows_read),
         };
         let setup = TransferSetup {
             source: Server::of(&out.source, source.0, source.1),
@@ -196,7 +180,7 @@ impl TransferReport {
             rows_estimate: None,
             settings: Settings::of(&out.setup),
         };
-        TransferReport::new(figures, out.source_error.clone(), Vec::new(), setup)
+        TransferReport::new(moved, out.source_error.clone(), Vec::new(), setup)
     }
 }
 

@@ -4,42 +4,24 @@
 //! On CrateDB each worker reads a cursor over its share of the table (or
 //! over the query) instead, a page per operation, over either protocol.
 
-use std::time::Duration;
-
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, progress::Progress, run_workers, worker, Setup};
+use super::{describe_server, measure::measure, progress::Progress, worker};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
 use crate::dialect::{cratedb, literal, postgres as sql, Engine, TableName};
 use crate::driver::cratedb_http::export::PageWorker;
-use crate::driver::export::{Chunks, ExportFile, ExportWorker, ExportedFile};
+use crate::driver::export::{Chunks, ExportFile, ExportWorker};
 use crate::driver::pg::cursor::Cursor;
 use crate::driver::pg::export::{CopyWorker, CursorWorker};
 use crate::driver::pg::query_refused;
 use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
 use crate::op::Warmup;
-use crate::stats::cost::{ClientCost, CostMeter};
-use crate::stats::Recorder;
+use crate::outcome::{ExportOutcome, Setup};
+use crate::stats::cost::CostMeter;
 use crate::target::Target;
-
-pub struct ExportOutcome {
-    pub setup: Setup,
-    pub recorder: Recorder,
-    pub wall: Duration,
-    pub interrupted: bool,
-    /// Why the run stopped on its own before its end (a panic, or
-    /// operations that all failed for a sustained stretch), if it did.
-    pub stopped: Option<String>,
-    pub cost: ClientCost,
-    pub files: Vec<ExportedFile>,
-    /// The table's rows as the planner estimates them (`pg_class.reltuples`;
-    /// CrateDB: its `count(*)`), for the progress bar's ETA; none for a
-    /// query or a table never analyzed.
-    pub rows_estimate: Option<u64>,
-}
 
 /// Exports as `cfg` says; on Citus without `--workers`, with one worker
 /// (block ranges do not split a distributed table), which `cfg` then says.
@@ -61,21 +43,9 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
     let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
     let progress = Progress::start(plan.live.clone(), rows_estimate, "rows", cfg.output.quiet);
     let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
-    let (finished, mut recorders) = run_workers(&plan, pairs).await;
-    let wall = plan.t0.elapsed();
-    let cost = meter.stop();
-    progress.finish().await;
+    let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
     let files = finished.into_iter().map(ExportWorker::finish).collect();
-    Ok(ExportOutcome {
-        setup,
-        recorder: recorders.pop().unwrap_or_default(),
-        wall,
-        interrupted: cancel.is_cancelled(),
-        stopped: plan.stop.reason(),
-        cost,
-        files,
-        rows_estimate,
-    })
+    Ok(ExportOutcome { setup, figures, files, rows_estimate })
 }
 
 /// The files of the export, one per worker, in a checked `--out`.

@@ -8,12 +8,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, producer, progress::Progress, run_workers, worker, Setup};
+use super::{describe_server, measure::measure, producer, progress::Progress, worker};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::FromSqlConfig;
@@ -23,34 +22,13 @@ use crate::driver::pg::query_refused;
 use crate::driver::Admin;
 use crate::encode::Method;
 use crate::error::usage;
-use crate::model::json::{Input, OnError, Spec};
+use crate::input::Input;
+use crate::model::json::{OnError, Spec};
 use crate::model::ModelSpec;
 use crate::op::{Operation, Warmup};
-use crate::stats::cost::{ClientCost, CostMeter};
-use crate::stats::Recorder;
+use crate::outcome::{FromSqlOutcome, Setup};
+use crate::stats::cost::CostMeter;
 use crate::target::Target;
-
-pub struct FromSqlOutcome {
-    /// The source server.
-    pub source: Setup,
-    /// The target server.
-    pub setup: Setup,
-    /// The table's columns that were filled, in the query's order.
-    pub columns: Vec<String>,
-    pub recorder: Recorder,
-    /// Bytes of the batches the target took (CrateDB: of the JSON rows read).
-    pub bytes: u64,
-    /// How the source failed mid-stream, if it did.
-    pub source_error: Option<String>,
-    /// Rows read from the source: those the run was asked to copy.
-    pub rows_read: u64,
-    pub wall: Duration,
-    pub interrupted: bool,
-    /// Why the run stopped on its own before its end (a panic, or
-    /// operations that all failed for a sustained stretch), if it did.
-    pub stopped: Option<String>,
-    pub cost: ClientCost,
-}
 
 /// Copies the rows of `cfg.query` on `source` into `cfg.table` on `target`.
 pub async fn insert_from_sql(
@@ -105,23 +83,16 @@ pub async fn insert_from_sql(
     let progress = Progress::start(plan.live.clone(), None, "rows", cfg.output.quiet);
     let pairs = sinks.into_iter().map(|sink| (feed.clone(), sink)).collect();
     drop(feed);
-    let (finished, mut recorders) = run_workers(&plan, pairs).await;
+    let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
     stop.cancel();
-    let wall = plan.t0.elapsed();
-    let cost = meter.stop();
-    progress.finish().await;
     Ok(FromSqlOutcome {
         source: src_setup,
         setup,
         columns,
-        recorder: recorders.pop().unwrap_or_default(),
+        figures,
         bytes: finished.iter().map(|s| s.bytes).sum(),
         source_error: source_error.get().cloned(),
         rows_read: read.load(Ordering::Relaxed),
-        wall,
-        interrupted: cancel.is_cancelled(),
-        stopped: plan.stop.reason(),
-        cost,
     })
 }
 
@@ -150,7 +121,7 @@ async fn into_cratedb(
     let workers = cfg.workers;
     let rows =
         RowsInto { workers, batch_size: cfg.batch_size, rows_per_worker: vec![u64::MAX; workers as usize], seed: 1 };
-    let model = ModelSpec::Json(spec.clone());
+    let model = ModelSpec::Json(spec);
     let ingest =
         into_table("insert-from-sql", model, cfg.table.clone(), cfg.target.clone(), None, rows, cfg.output.clone())?;
     let outcome = super::ingest(&ingest, Some(target), cancel.clone(), None).await;
@@ -159,22 +130,18 @@ async fn into_cratedb(
     let out = outcome?;
     // The query's columns, which every row names (the table's other columns
     // are NULL or, with a default, the database's to fill).
-    let table = out.setup.schema.iter().flat_map(|s| &s.columns);
-    let columns =
-        query_columns.iter().map(|(name, _)| name).filter(|&name| table.clone().any(|c| c.name == *name)).cloned();
+    let table = out.setup.columns.iter().flatten();
+    let columns = query_columns.iter().map(|(name, _)| name).filter(|&name| table.clone().any(|c| c == name)).cloned();
     let columns = columns.collect();
+    let input = out.input.unwrap_or_default();
     Ok(FromSqlOutcome {
         source,
         setup: out.setup,
         columns,
-        recorder: out.recorder,
+        figures: out.figures,
         bytes: bytes.load(Ordering::Relaxed),
-        source_error: spec.input.stats().abort,
-        rows_read: spec.input.stats().rows_read,
-        wall: out.wall,
-        interrupted: out.interrupted,
-        stopped: out.stopped,
-        cost: out.cost,
+        source_error: input.abort,
+        rows_read: input.rows_read,
     })
 }
 

@@ -1,8 +1,9 @@
 //! One `dbload http` run: resolve the endpoint, open one connection per VU
 //! (an unreachable target fails here, exit 3, not as a run of errors), then
 //! one task per VU through the shared worker loop with the HTTP executor,
-//! and merge what the VUs recorded. Mirrors `run::ingest`: the loop, the
-//! pacer, the recorders, the progress bar and the cost meter are the same.
+//! and merge what the VUs recorded. Measured like every command, by
+//! `run::measure`: the loop, the pacer, the progress bar and the cost meter
+//! are the same.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,30 +11,19 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
+use super::measure::{measure_tasks, spawn_sharing};
 use super::producer::{self, Feed};
 use super::progress::Progress;
 use super::worker;
 use crate::config::http::{BodySource, HttpConfig};
-use crate::driver::http::{HttpExecutor, HttpOp, HttpStats, HttpTarget};
-use crate::model::template::{BodyTemplate, Renderer};
+use crate::driver::http::template::{BodyTemplate, Renderer};
+use crate::driver::http::{HttpExecutor, HttpOp, HttpTarget};
 use crate::op::Source;
+use crate::outcome::HttpOutcome;
 use crate::stats::buffered::{lock, Buffered};
-use crate::stats::cost::{ClientCost, CostMeter};
+use crate::stats::cost::CostMeter;
+use crate::stats::http::HttpStats;
 use crate::stats::Recorder;
-
-pub struct HttpOutcome {
-    pub recorder: Recorder,
-    pub stats: HttpStats,
-    /// From the common start of the VUs to the end of the last request.
-    pub wall: Duration,
-    pub interrupted: bool,
-    /// Why the run stopped on its own before its end (a panic, or
-    /// requests that all failed for a sustained stretch), if it did.
-    pub stopped: Option<String>,
-    /// Open loop: requests the schedule called for that never started.
-    pub dropped: Option<u64>,
-    pub cost: ClientCost,
-}
 
 /// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
 pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOutcome> {
@@ -69,34 +59,28 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let meter = CostMeter::start();
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
     let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.output.quiet);
-    let t0 = plan.t0;
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, executor) in executors.into_iter().enumerate() {
         let recorders = vec![Buffered::new(shard(vu).0.clone())];
         let task = match rendered.next() {
             None => {
                 let source = ThinkTime::new(Fixed { left: cfg.per_vu[vu] }, cfg.sleep);
-                tokio::spawn(worker::run_into(plan.clone(), source, executor, recorders))
+                spawn_sharing(worker::run_into(plan.clone(), source, executor, recorders))
             }
-            Some(r) => tokio::spawn(worker::run_into(plan.clone(), ThinkTime::new(r, cfg.sleep), executor, recorders)),
+            Some(r) => spawn_sharing(worker::run_into(plan.clone(), ThinkTime::new(r, cfg.sleep), executor, recorders)),
         };
         tasks.push(task);
     }
     // A VU records what it holds when it ends, panicking or not (the run
-    // stops after a panic, and says so).
-    super::join_workers(&plan, tasks).await;
-    let mut recorder = Recorder::default();
+    // stops after a panic, and says so): once they all ended, the shared
+    // recorders hold everything.
+    let (mut figures, _) = measure_tasks(&plan, &meter, progress, cfg.iterations, tasks).await;
     let mut stats = HttpStats::new(cfg.request.checks.len());
     for (r, s) in &shared {
-        recorder.merge(&lock(r));
+        figures.recorders[0].merge(&lock(r));
         stats.merge(lock(s).clone());
     }
-    let wall = t0.elapsed();
-    let cost = meter.stop();
-    progress.finish().await;
-    let dropped = plan.dropped(wall, cfg.iterations);
-    let (interrupted, stopped) = (cancel.is_cancelled(), plan.stop.reason());
-    Ok(HttpOutcome { recorder, stats, wall, interrupted, stopped, dropped, cost })
+    Ok(HttpOutcome { figures, stats })
 }
 
 /// The fixed body: the source only counts.

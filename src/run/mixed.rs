@@ -11,25 +11,11 @@ use futures_util::future::try_join_all;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::queries::{queries, QueryOutcome};
-use super::{ingest, table_rows, Gate, IngestOutcome};
+use super::queries::queries;
+use super::{ingest, table_rows, Gate};
 use crate::config::MixedConfig;
+use crate::outcome::{MixedOutcome, QueryOutcome, WorkloadOutcome};
 use crate::target::Target;
-
-pub struct MixedOutcome {
-    pub ingest: Option<IngestOutcome>,
-    pub workloads: Vec<WorkloadOutcome>,
-    /// With `--baseline` and an ingest part: the rows in its table when the
-    /// mixed phase started and when it ended (the baselines ran at those sizes).
-    pub table_rows: Option<(u64, u64)>,
-}
-
-/// One workload: under load, and alone before and after (`--baseline`).
-pub struct WorkloadOutcome {
-    pub under_load: QueryOutcome,
-    pub alone_before: Option<QueryOutcome>,
-    pub alone_after: Option<QueryOutcome>,
-}
 
 pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken) -> Result<MixedOutcome> {
     // A part that stops on its own (a panic, failures without end) stops the
@@ -47,7 +33,7 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
         match &cfg.ingest {
             Some(i) => {
                 let out = ingest(i, Some(target), parts.clone(), Some(Gate { ready, go })).await?;
-                stops_the_others(out.stopped.is_some());
+                stops_the_others(out.figures.stopped.is_some());
                 anyhow::Ok(Some(out))
             }
             None => Ok(None),
@@ -66,7 +52,7 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
         let _ = go_tx.send(());
         let under_load = try_join_all(cfg.workloads.iter().map(|(_, w)| async {
             let out = queries(w, target, parts.clone()).await?;
-            stops_the_others(out.stopped.is_some());
+            stops_the_others(out.figures.stopped.is_some());
             anyhow::Ok(out)
         }))
         .await?;

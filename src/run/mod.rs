@@ -5,6 +5,7 @@
 pub mod export;
 pub mod from_sql;
 pub mod http;
+pub mod measure;
 pub mod mixed;
 pub mod pacer;
 pub mod producer;
@@ -12,8 +13,6 @@ pub mod progress;
 pub mod queries;
 pub mod stop;
 pub mod worker;
-
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
@@ -29,62 +28,9 @@ use crate::driver::{Admin, EngineInfo};
 use crate::encode::{Method, Payload};
 use crate::error::usage;
 use crate::model::catalog::{self, BindContext, TableColumn};
-use crate::model::Schema;
-use crate::op::{Executor, Source};
-use crate::stats::cost::{ClientCost, CostMeter};
-use crate::stats::Recorder;
+use crate::outcome::{IngestOutcome, Setup, Verify};
+use crate::stats::cost::CostMeter;
 use crate::target::Target;
-
-/// What a run found out about its target before it started.
-#[derive(Debug, Clone, Default)]
-pub struct Setup {
-    /// The engine, or none on a dry run.
-    pub engine: Option<Engine>,
-    /// The engine's own version (TimescaleDB's or Citus' extension, CrateDB's).
-    pub engine_version: Option<String>,
-    pub server_version: Option<String>,
-    /// The server settings that matter for ingest, as the server shows them.
-    pub server_settings: Vec<(String, String)>,
-    /// Citus: the same settings on each worker node.
-    pub worker_settings: Vec<dialect::citus::NodeSettings>,
-    /// What the engine made of the table: chunks, shards, nodes.
-    pub layout: Vec<(String, String)>,
-    /// The statements that created the table (empty if it was reused).
-    pub ddl: Vec<String>,
-    /// The method used (`--method`, or the engine's best).
-    pub method: Option<Method>,
-    /// The columns written, when they were read from the table's catalog.
-    pub schema: Option<Schema>,
-}
-
-/// `verify`: rows the table gained (`found`) against rows the database
-/// acknowledged (`expected`); equal, or with upserts, no more than them.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Verify {
-    pub expected: u64,
-    /// None when the rows could not be counted (`error` says why).
-    pub found: Option<u64>,
-    pub ok: bool,
-    /// Why verify could not run: the run's figures stand, unverified.
-    pub error: Option<String>,
-}
-
-pub struct IngestOutcome {
-    pub setup: Setup,
-    pub recorder: Recorder,
-    /// From the common start of the workers to the end of the last batch.
-    pub wall: Duration,
-    pub interrupted: bool,
-    /// Why the run stopped on its own before its end (a panic, or
-    /// operations that all failed for a sustained stretch), if it did.
-    pub stopped: Option<String>,
-    pub verify: Option<Verify>,
-    pub cost: ClientCost,
-    /// CrateDB's own `duration` of each request, beside the round trip.
-    pub server_duration: Option<Histogram<u64>>,
-    /// Open loop: rows the schedule called for that never started.
-    pub dropped: Option<u64>,
-}
 
 /// A mixed run's hold on its ingest: `ready` is told when the table is
 /// ready, and the workers start only once `go` is told (or dropped), so the
@@ -124,7 +70,7 @@ pub async fn ingest(
                 model = cfg.model.bind(&columns, &ctx)?;
                 schema = model.schema();
                 cfg.check_statement_size(method, &schema, info.engine, ctx.cratedb)?;
-                setup.schema = Some(schema.clone());
+                setup.columns = Some(schema.columns.iter().map(|c| c.name.clone()).collect());
             }
             let method = cfg.method_for(method, &schema)?;
             setup.layout = layout(&mut admin, cfg, &dialect).await;
@@ -146,6 +92,7 @@ pub async fn ingest(
         engine: dialect.as_ref().map_or(Engine::Postgres, |d| d.engine),
     };
 
+    setup.insert_rows_per_statement = (method == Method::Insert).then_some(spec.insert_rows);
     let sinks = open_sinks(cfg, target, &spec).await?;
 
     if let Some(gate) = gate {
@@ -185,12 +132,7 @@ pub async fn ingest(
         pairs.push((feed.clone(), sink));
     }
     drop(feed);
-    let (finished, mut recorders) = run_workers(&plan, pairs).await;
-    let recorder = recorders.pop().unwrap_or_default();
-    let wall = plan.t0.elapsed();
-    let dropped = plan.dropped(wall, cfg.total_rows());
-    let cost = meter.stop();
-    progress.finish().await;
+    let (mut figures, finished) = measure::measure(&plan, &meter, progress, cfg.total_rows(), pairs).await;
     let mut durations = Vec::new();
     for sink in finished {
         durations.extend(sink.finish()?);
@@ -203,6 +145,7 @@ pub async fn ingest(
 
     let verify = match (&mut admin, &dialect) {
         (Some(admin), Some(dialect)) if cfg.verify => {
+            let recorder = figures.recorder();
             let expected = recorder.warmup.rows + recorder.measured.rows;
             // A count that fails (its connection lost) fails the run, but
             // the report of what was done is not lost for it.
@@ -224,8 +167,13 @@ pub async fn ingest(
         // Chunks exist once rows arrived.
         setup.layout = layout(admin, cfg, dialect).await;
     }
-    let (interrupted, stopped) = (cancel.is_cancelled(), plan.stop.reason());
-    Ok(IngestOutcome { setup, recorder, wall, interrupted, stopped, verify, cost, server_duration, dropped })
+    // Ctrl-C while the run was verifying interrupts it too.
+    figures.interrupted = cancel.is_cancelled();
+    let input = match &cfg.model {
+        crate::model::ModelSpec::Json(json) => Some(json.input.stats()),
+        _ => None,
+    };
+    Ok(IngestOutcome { setup, figures, verify, server_duration, input })
 }
 
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
@@ -235,49 +183,6 @@ pub(crate) fn merge_histograms<'a>(all: impl Iterator<Item = &'a Histogram<u64>>
         m.add(h).expect("auto-resizing histograms");
         Some(m)
     })
-}
-
-/// Runs one worker per (source, executor) pair under `plan`, all starting
-/// together, and merges their recorders label by label. A worker that
-/// panicked leaves neither executor nor recorder: see [`join_workers`].
-pub(crate) async fn run_workers<S, E>(plan: &worker::Plan, pairs: Vec<(S, E)>) -> (Vec<E>, Vec<Recorder>)
-where
-    S: Source + Send + 'static,
-    S::Op: Send,
-    E: Executor<S::Op> + Send + 'static,
-{
-    let tasks = pairs.into_iter().map(|(source, executor)| tokio::spawn(worker::run(plan.clone(), source, executor)));
-    let mut merged = vec![Recorder::default(); plan.labels];
-    let mut executors = Vec::new();
-    for (executor, recorders) in join_workers(plan, tasks.collect()).await.into_iter().flatten() {
-        for (m, r) in merged.iter_mut().zip(&recorders) {
-            m.merge(r);
-        }
-        executors.push(executor);
-    }
-    (executors, merged)
-}
-
-/// Waits for the workers' tasks; returns what each left, in order, or
-/// `None` for one that panicked. The first panic stops the run: the other
-/// workers are cancelled (not left to run for the whole duration), and
-/// `plan.stop` names the worker or producer and its message, which fails
-/// the run with the report of what the others did.
-pub(crate) async fn join_workers<T>(plan: &worker::Plan, tasks: Vec<tokio::task::JoinHandle<T>>) -> Vec<Option<T>> {
-    use futures_util::stream::{FuturesUnordered, StreamExt};
-    let mut ended: Vec<_> = tasks.iter().map(|_| None).collect();
-    let mut running: FuturesUnordered<_> =
-        tasks.into_iter().enumerate().map(|(w, t)| async move { (w, t.await) }).collect();
-    while let Some((w, joined)) = running.next().await {
-        match joined {
-            Ok(end) => ended[w] = Some(end),
-            Err(e) => plan.stop.stop(match e.try_into_panic() {
-                Ok(payload) => stop::panicked(w, payload.as_ref()),
-                Err(e) => format!("worker {w} did not finish: {e}"),
-            }),
-        }
-    }
-    ended
 }
 
 async fn open_sinks(cfg: &IngestConfig, target: Option<&Target>, spec: &SinkSpec) -> Result<Vec<Sink>> {
@@ -431,141 +336,4 @@ async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) ->
         .count(&crate::dialect::count_rows(&cfg.table))
         .await
         .with_context(|| format!("counting the rows of {}", cfg.table))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Instant;
-
-    use super::*;
-    use crate::op::{OpError, Operation, Warmup};
-
-    /// An operation of one unit.
-    struct Unit;
-
-    impl Operation for Unit {
-        fn units(&self) -> u64 {
-            1
-        }
-    }
-
-    /// `left` operations (u64::MAX: until the run is stopped).
-    struct Units {
-        left: u64,
-    }
-
-    impl Source for Units {
-        type Op = Unit;
-
-        async fn next(&mut self) -> Option<Unit> {
-            self.left = self.left.checked_sub(1)?;
-            Some(Unit)
-        }
-    }
-
-    /// Acknowledges each operation after a little while, or panics at the
-    /// `panic_at`th one; counts what it acknowledged.
-    struct Counting {
-        acked: u64,
-        panic_at: Option<u64>,
-        fail: bool,
-    }
-
-    impl Executor<Unit> for Counting {
-        async fn execute(&mut self, _: &mut Unit, _warm: bool) -> Result<u64, OpError> {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-            if self.panic_at == Some(self.acked) {
-                panic!("boom at {}", self.acked);
-            }
-            if self.fail {
-                return Err(OpError::new("SQLSTATE 22012", "division by zero"));
-            }
-            self.acked += 1;
-            Ok(1)
-        }
-    }
-
-    fn counting(panic_at: Option<u64>) -> Counting {
-        Counting { acked: 0, panic_at, fail: false }
-    }
-
-    fn plan(cancel: &CancellationToken) -> worker::Plan {
-        worker::Plan::new(None, None, Warmup::None, 1, cancel.clone())
-    }
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_time().build().unwrap()
-    }
-
-    fn rows(r: &Recorder) -> u64 {
-        r.warmup.rows + r.measured.rows
-    }
-
-    #[test]
-    fn a_worker_that_panics_stops_the_run_and_the_others_keep_their_counts() {
-        runtime().block_on(async {
-            let ctrl_c = CancellationToken::new();
-            let plan = plan(&ctrl_c);
-            // Without the stop, workers 0 and 2 would run for ever.
-            let pairs = vec![
-                (Units { left: u64::MAX }, counting(None)),
-                (Units { left: u64::MAX }, counting(Some(20))),
-                (Units { left: u64::MAX }, counting(None)),
-            ];
-            let started = Instant::now();
-            let (executors, recorders) = run_workers(&plan, pairs).await;
-            assert!(started.elapsed() < Duration::from_secs(10), "the other workers were not stopped");
-            assert_eq!(plan.stop.reason().as_deref(), Some("worker 1 panicked: boom at 20"));
-            assert!(!ctrl_c.is_cancelled(), "a stop is not Ctrl-C: the run is failed, not interrupted");
-            assert_eq!(executors.len(), 2, "the executors of the workers that ended");
-            let acked: u64 = executors.iter().map(|e| e.acked).sum();
-            assert!(
-                acked > 0 && rows(&recorders[0]) == acked,
-                "{} rows recorded, {acked} acknowledged",
-                rows(&recorders[0])
-            );
-        });
-    }
-
-    #[test]
-    fn a_producer_that_panics_is_not_the_end_of_its_input() {
-        runtime().block_on(async {
-            let ctrl_c = CancellationToken::new();
-            let plan = plan(&ctrl_c);
-            let pool = || (0..producer::POOL).map(|_| Unit).collect();
-            let mut filled = 0;
-            let failing = producer::spawn(pool(), move |_: &mut Unit| {
-                filled += 1;
-                assert!(filled < 10, "bad row {filled}");
-                true
-            })
-            .unwrap();
-            let endless = producer::spawn(pool(), |_: &mut Unit| true).unwrap();
-            let pairs = vec![(endless, counting(None)), (failing, counting(None))];
-            let (executors, recorders) = run_workers(&plan, pairs).await;
-            let why = plan.stop.reason().unwrap_or_default();
-            assert!(why.starts_with("the producer of worker 1 panicked: bad row 10"), "{why}");
-            assert_eq!(executors.len(), 1);
-            assert!(executors[0].acked > 0 && rows(&recorders[0]) == executors[0].acked);
-        });
-    }
-
-    #[test]
-    fn operations_that_all_fail_stop_the_run_after_the_sustained_stretch() {
-        runtime().block_on(async {
-            let plan = plan(&CancellationToken::new());
-            let failing = || Counting { acked: 0, panic_at: None, fail: true };
-            let pairs = vec![(Units { left: u64::MAX }, failing()), (Units { left: u64::MAX }, failing())];
-            let started = Instant::now();
-            let (_, recorders) = run_workers(&plan, pairs).await;
-            let took = started.elapsed();
-            assert!((stop::SUSTAINED_FOR..stop::SUSTAINED_FOR * 3).contains(&took), "{took:?}");
-            let why = plan.stop.reason().unwrap_or_default();
-            assert!(
-                why.starts_with("the last ") && why.ends_with("all failed: SQLSTATE 22012: division by zero"),
-                "{why}"
-            );
-            assert!(recorders[0].measured.failed_batches >= stop::SUSTAINED_FAILURES);
-        });
-    }
 }

@@ -2,51 +2,20 @@
 //! mix with one connection per worker through the same worker loop as
 //! ingest, one phase per statement group, each recorded per query.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use anyhow::{Context, Result};
-use hdrhistogram::Histogram;
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, merge_histograms, progress::Progress, run_workers, worker, Setup};
+use super::{describe_server, measure::measure, merge_histograms, progress::Progress, worker};
 use crate::config::QueryConfig;
 use crate::driver::pg::query;
 use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
 use crate::model::{rng_for, Purpose};
-use crate::stats::cost::{ClientCost, CostMeter};
+use crate::outcome::{Figures, PhaseOutcome, QueryOutcome, Setup};
+use crate::stats::cost::CostMeter;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
-use crate::workload::explain::Explain;
-use crate::workload::{Chooser, QuerySpec};
-
-/// One group of queries measured together (a timeit statement, or the mix).
-pub struct PhaseOutcome {
-    pub queries: Arc<[QuerySpec]>,
-    /// One per query, merged across workers. The recorders it was made of
-    /// went into [`QueryOutcome::total`]: a phase keeps no histogram.
-    pub summary: PhaseSummary,
-    /// `--explain`: the plan of each query, or why there is none.
-    pub explains: Vec<Result<Explain, String>>,
-    pub wall: Duration,
-    /// Open loop: queries the schedule called for that never started.
-    pub dropped: Option<u64>,
-}
-
-pub struct QueryOutcome {
-    pub setup: Setup,
-    pub phases: Vec<PhaseOutcome>,
-    /// Every phase's recorders merged: the run's totals, timeline and errors.
-    pub total: Recorder,
-    /// CrateDB over HTTP: its own duration of each query, merged over workers and phases.
-    pub server_duration: Option<Histogram<u64>>,
-    pub interrupted: bool,
-    /// Why the run stopped on its own before its end (a panic, or operations
-    /// that all failed for a sustained stretch), if it did; later phases then did not run.
-    pub stopped: Option<String>,
-    pub cost: ClientCost,
-}
+use crate::workload::Chooser;
 
 pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
     let mut admin = target.admin().await?;
@@ -59,11 +28,10 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     }
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(cfg.phases.len());
-    let mut total = Recorder::default();
+    let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
     let mut server_duration = None;
-    let mut stopped = None;
     for queries in &cfg.phases {
-        if cancel.is_cancelled() || stopped.is_some() {
+        if cancel.is_cancelled() || total.stopped.is_some() {
             break;
         }
         let explains = match cfg.explain {
@@ -100,16 +68,16 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
                 (Chooser::new(queries.clone(), rng, cfg.per_worker[w]), executor)
             })
             .collect();
-        let (executors, recorders) = run_workers(&plan, pairs).await;
+        let (figures, executors) = measure(&plan, &meter, progress, cfg.max_queries, pairs).await;
         let durations = executors.iter().filter_map(QueryRunner::server_duration);
         server_duration = merge_histograms(server_duration.iter().chain(durations));
-        let wall = plan.t0.elapsed();
-        let dropped = plan.dropped(wall, cfg.max_queries);
-        progress.finish().await;
-        stopped = plan.stop.reason();
-        let summary = PhaseSummary::of(&recorders, &mut total);
-        phases.push(PhaseOutcome { queries: queries.clone(), summary, explains, wall, dropped });
+        let summary = PhaseSummary::of(&figures.recorders, &mut total.recorders[0]);
+        total.wall += figures.wall;
+        total.dropped = [total.dropped, figures.dropped].into_iter().flatten().reduce(|a, b| a + b);
+        total.stopped = figures.stopped;
+        phases.push(PhaseOutcome { queries: queries.clone(), summary, explains });
     }
-    let interrupted = cancel.is_cancelled();
-    Ok(QueryOutcome { setup, phases, total, server_duration, interrupted, stopped, cost: meter.stop() })
+    total.interrupted = cancel.is_cancelled();
+    total.cost = meter.read();
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration })
 }

@@ -43,6 +43,8 @@ pub struct Plan {
     pub labels: usize,
     /// The workers stop on it: Ctrl-C, or the run's own [`Stop`].
     pub cancel: CancellationToken,
+    /// Ctrl-C alone (the token the plan was made with), to tell the two apart.
+    pub interrupt: CancellationToken,
     pub live: Arc<Live>,
     /// The run's own reason to stop, shared by its workers.
     pub stop: Arc<Stop>,
@@ -62,7 +64,7 @@ impl Plan {
         labels: usize,
         cancel: CancellationToken,
     ) -> Plan {
-        let cancel = cancel.child_token();
+        let (interrupt, cancel) = (cancel.clone(), cancel.child_token());
         Plan {
             t0: Instant::now(),
             deadline,
@@ -71,9 +73,15 @@ impl Plan {
             labels,
             stop: Arc::new(Stop::new(cancel.clone())),
             cancel,
+            interrupt,
             live: Arc::new(Live::default()),
             reconnect: false,
         }
+    }
+
+    /// Whether Ctrl-C stopped the run (not the run's own [`Stop`]).
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.is_cancelled()
     }
 
     /// Open loop: units due before the run ended (its deadline, or `wall`

@@ -46,7 +46,7 @@ fn vm_hwm(status: &str) -> Option<u64> {
     Some(kib.trim().parse::<u64>().ok()? * 1024)
 }
 
-/// Started when the measured work starts; `stop` gives the cost since then.
+/// Started when the measured work starts; `read` gives the cost since then.
 pub struct CostMeter(ClientCost);
 
 impl CostMeter {
@@ -54,7 +54,7 @@ impl CostMeter {
         CostMeter(rusage())
     }
 
-    pub fn stop(self) -> ClientCost {
+    pub fn read(&self) -> ClientCost {
         let now = rusage();
         ClientCost {
             user: now.user.saturating_sub(self.0.user),

@@ -3,6 +3,7 @@
 
 pub mod buffered;
 pub mod cost;
+pub mod http;
 pub mod query;
 pub mod recorder;
 pub mod summary;

@@ -5,8 +5,9 @@ use anyhow::Result;
 
 use super::{CrateConn, CrateTarget};
 use crate::dialect::cratedb;
-use crate::driver::export::{Chunk, ExportFile, ExportWorker, ExportedFile};
+use crate::driver::export::{Chunk, ExportFile, ExportWorker};
 use crate::op::OpError;
+use crate::outcome::ExportedFile;
 
 /// A worker reading a cursor over CrateDB's HTTP endpoint, which keeps a
 /// session (and its cursors) per connection: `DECLARE ... WITH HOLD` once,

@@ -8,6 +8,12 @@
 //! bodies on every run; only `now()` reads the clock, because a timestamp of
 //! the send is what such APIs expect. Rendering happens on the producer
 //! thread, never on the send path.
+//!
+//! It lives with the HTTP driver, not with the data models: a body is the
+//! payload of an HTTP request, only `dbload http` renders one, and it is
+//! checked and described with the rest of a request ([`super::RequestSpec`],
+//! [`super::check`]). It borrows the models' seeded random streams and
+//! number generator, so bodies and rows draw randomness the same way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,9 +24,9 @@ use minijinja::{context, AutoEscape, Environment, Error, ErrorKind, UndefinedBeh
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::fake::uniform_float;
-use super::{rng_for, Purpose};
 use crate::error::usage;
+use crate::model::fake::uniform_float;
+use crate::model::{rng_for, Purpose};
 
 const NAME: &str = "body";
 

@@ -1,0 +1,187 @@
+//! What a run found, as plain data: the one type family every command's run
+//! (`run/`) produces and every report (`report/`) reads. A report is made
+//! from these values alone, after the run: it opens no connection, reads no
+//! live model or driver state, and could be made again from a saved outcome.
+//!
+//! A module of its own rather than a part of `stats/`: an outcome names what
+//! the setup found (an engine, a method), the queries a run sent and their
+//! plans (`workload/`), so it sits above those layers, while `stats/`
+//! (recorders, summaries) sits below them and is what drivers and workloads
+//! record into. It names neither the run that made it, nor a driver, model,
+//! configuration or report (checked by `tests/architecture.rs`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::dialect::{citus::NodeSettings, Engine};
+use crate::encode::Method;
+use crate::stats::cost::ClientCost;
+use crate::stats::http::HttpStats;
+use crate::stats::{PhaseSummary, Recorder};
+use crate::workload::explain::Explain;
+use crate::workload::QuerySpec;
+
+/// What a run found out about its target before it started.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    /// The engine, or none on a dry run.
+    pub engine: Option<Engine>,
+    /// The engine's own version (TimescaleDB's or Citus' extension, CrateDB's).
+    pub engine_version: Option<String>,
+    pub server_version: Option<String>,
+    /// The server settings that matter for ingest, as the server shows them.
+    pub server_settings: Vec<(String, String)>,
+    /// Citus: the same settings on each worker node.
+    pub worker_settings: Vec<NodeSettings>,
+    /// What the engine made of the table: chunks, shards, nodes.
+    pub layout: Vec<(String, String)>,
+    /// The statements that created the table (empty if it was reused).
+    pub ddl: Vec<String>,
+    /// The method used (`--method`, or the engine's best).
+    pub method: Option<Method>,
+    /// The columns written, in order, when they were read from the table's catalog.
+    pub columns: Option<Vec<String>>,
+    /// `insert`: the rows each multi-row INSERT statement carries.
+    pub insert_rows_per_statement: Option<usize>,
+}
+
+/// `verify`: rows the table gained (`found`) against rows the database
+/// acknowledged (`expected`); equal, or with upserts, no more than them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Verify {
+    pub expected: u64,
+    /// None when the rows could not be counted (`error` says why).
+    pub found: Option<u64>,
+    pub ok: bool,
+    /// Why verify could not run: the run's figures stand, unverified.
+    pub error: Option<String>,
+}
+
+/// What one measured stretch of the worker loop leaves, whatever the
+/// command: the workers' recorders merged, the time it took, what the
+/// client cost, and how it ended.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    /// Merged over the workers, one per label: one for every command but
+    /// a query phase, which labels its operations by query.
+    pub recorders: Vec<Recorder>,
+    /// From the common start of the workers to the end of the last operation.
+    pub wall: Duration,
+    pub cost: ClientCost,
+    /// Stopped by Ctrl-C: the figures cover what was done until then.
+    pub interrupted: bool,
+    /// Why the run stopped on its own before its end (a panic, or
+    /// operations that all failed for a sustained stretch), if it did.
+    pub stopped: Option<String>,
+    /// Open loop: units the schedule called for that never started.
+    pub dropped: Option<u64>,
+}
+
+impl Figures {
+    /// The recorder of a run whose operations carry one label.
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorders[0]
+    }
+}
+
+/// An ingest run (`ingest`, `insert-fake-data`, `insert-json`).
+pub struct IngestOutcome {
+    pub setup: Setup,
+    pub figures: Figures,
+    pub verify: Option<Verify>,
+    /// CrateDB's own `duration` of each request, beside the round trip.
+    pub server_duration: Option<Histogram<u64>>,
+    /// insert-json: what reading its input found.
+    pub input: Option<crate::input::Stats>,
+}
+
+/// One group of queries measured together (a timeit statement, or the mix).
+pub struct PhaseOutcome {
+    pub queries: Arc<[QuerySpec]>,
+    /// One per query, merged across workers. The recorders it was made of
+    /// went into the run's total (see [`QueryOutcome`]): a phase keeps no histogram.
+    pub summary: PhaseSummary,
+    /// `--explain`: the plan of each query, or why there is none.
+    pub explains: Vec<Result<Explain, String>>,
+}
+
+/// A query run (`timeit`, `workload`, a mixed run's workload).
+pub struct QueryOutcome {
+    pub setup: Setup,
+    pub phases: Vec<PhaseOutcome>,
+    /// Every phase's recorders merged into one (the run's totals, timeline
+    /// and errors); its wall and dropped queries summed over the phases;
+    /// the cost of them all. A stop ends the run: later phases did not run.
+    pub figures: Figures,
+    /// CrateDB over HTTP: its own duration of each query, merged over workers and phases.
+    pub server_duration: Option<Histogram<u64>>,
+}
+
+/// A `dbload http` run.
+pub struct HttpOutcome {
+    pub figures: Figures,
+    pub stats: HttpStats,
+}
+
+/// What became of one file of an export.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ExportedFile {
+    pub path: PathBuf,
+    pub rows: u64,
+    /// Bytes of rows, before compression.
+    pub bytes: u64,
+    /// The file's size on disk.
+    pub file_bytes: u64,
+    /// False when the export stopped (Ctrl-C, an error) before its last row.
+    pub complete: bool,
+    /// Why the file ends early: the error writing it (naming the file and
+    /// the OS error) and whether it could be cut back to its last whole row.
+    pub error: Option<String>,
+}
+
+/// An export run.
+pub struct ExportOutcome {
+    pub setup: Setup,
+    pub figures: Figures,
+    pub files: Vec<ExportedFile>,
+    /// The table's rows as the planner estimates them (`pg_class.reltuples`;
+    /// CrateDB: its `count(*)`), for the progress bar's ETA; none for a
+    /// query or a table never analyzed.
+    pub rows_estimate: Option<u64>,
+}
+
+/// An insert-from-sql run.
+pub struct FromSqlOutcome {
+    /// The source server.
+    pub source: Setup,
+    /// The target server.
+    pub setup: Setup,
+    /// The table's columns that were filled, in the query's order.
+    pub columns: Vec<String>,
+    pub figures: Figures,
+    /// Bytes of the batches the target took (CrateDB: of the JSON rows read).
+    pub bytes: u64,
+    /// How the source failed mid-stream, if it did.
+    pub source_error: Option<String>,
+    /// Rows read from the source: those the run was asked to copy.
+    pub rows_read: u64,
+}
+
+/// A mixed run (`dbload run FILE`).
+pub struct MixedOutcome {
+    pub ingest: Option<IngestOutcome>,
+    pub workloads: Vec<WorkloadOutcome>,
+    /// With `--baseline` and an ingest part: the rows in its table when the
+    /// mixed phase started and when it ended (the baselines ran at those sizes).
+    pub table_rows: Option<(u64, u64)>,
+}
+
+/// One workload of a mixed run: under load, and alone before and after (`--baseline`).
+pub struct WorkloadOutcome {
+    pub under_load: QueryOutcome,
+    pub alone_before: Option<QueryOutcome>,
+    pub alone_after: Option<QueryOutcome>,
+}

@@ -1,0 +1,280 @@
+//! The one scaffold around the worker loop that every command measures
+//! with: spawn the workers under one [`Plan`], wait for them all (a panic
+//! stops the run and says where), merge their recorders label by label,
+//! take the wall time and the client's cost, finish the progress bar, and
+//! hand back the [`Figures`] and the executors (each command finishes its
+//! own: sinks, files, server durations). What a command does before (its
+//! setup, its sources and executors) and after (verify, its extras) stays
+//! in its own module.
+
+use std::future::Future;
+
+use tokio::task::JoinHandle;
+
+use super::progress::Progress;
+use super::stop;
+use super::worker::{self, Plan};
+use crate::op::{Executor, Source};
+use crate::outcome::Figures;
+use crate::stats::cost::CostMeter;
+use crate::stats::Recorder;
+
+/// Runs one worker per (source, executor) pair under `plan`, all starting
+/// together, and measures them: see [`measure_tasks`].
+pub async fn measure<S, E>(
+    plan: &Plan,
+    meter: &CostMeter,
+    progress: Progress,
+    limit: Option<u64>,
+    pairs: Vec<(S, E)>,
+) -> (Figures, Vec<E>)
+where
+    S: Source + Send + 'static,
+    S::Op: Send,
+    E: Executor<S::Op> + Send + 'static,
+{
+    let tasks = pairs.into_iter().map(|(source, executor)| tokio::spawn(worker::run(plan.clone(), source, executor)));
+    measure_tasks(plan, meter, progress, limit, tasks.collect()).await
+}
+
+/// Waits for the workers' `tasks` (each leaves its executor and one
+/// recorder per label, or none when it records into a shared one, as
+/// `dbload http`'s VUs do), merges their recorders, and returns the
+/// figures with the executors of the workers that ended. `limit` is the
+/// count of units asked for, for what an open loop dropped. A worker that
+/// panicked leaves neither executor nor recorder: see `join_workers`.
+pub async fn measure_tasks<E>(
+    plan: &Plan,
+    meter: &CostMeter,
+    progress: Progress,
+    limit: Option<u64>,
+    tasks: Vec<JoinHandle<(E, Vec<Recorder>)>>,
+) -> (Figures, Vec<E>) {
+    let mut recorders = vec![Recorder::default(); plan.labels];
+    let mut executors = Vec::new();
+    for (executor, recorded) in join_workers(plan, tasks).await.into_iter().flatten() {
+        for (m, r) in recorders.iter_mut().zip(&recorded) {
+            m.merge(r);
+        }
+        executors.push(executor);
+    }
+    let wall = plan.t0.elapsed();
+    let cost = meter.read();
+    progress.finish().await;
+    let figures = Figures {
+        recorders,
+        wall,
+        cost,
+        interrupted: plan.interrupted(),
+        stopped: plan.stop.reason(),
+        dropped: plan.dropped(wall, limit),
+    };
+    (figures, executors)
+}
+
+/// Waits for the workers' tasks; returns what each left, in order, or
+/// `None` for one that panicked. The first panic stops the run: the other
+/// workers are cancelled (not left to run for the whole duration), and
+/// `plan.stop` names the worker or producer and its message, which fails
+/// the run with the report of what the others did.
+async fn join_workers<T>(plan: &Plan, tasks: Vec<JoinHandle<T>>) -> Vec<Option<T>> {
+    use futures_util::stream::{FuturesUnordered, StreamExt};
+    let mut ended: Vec<_> = tasks.iter().map(|_| None).collect();
+    let mut running: FuturesUnordered<_> =
+        tasks.into_iter().enumerate().map(|(w, t)| async move { (w, t.await) }).collect();
+    while let Some((w, joined)) = running.next().await {
+        match joined {
+            Ok(end) => ended[w] = Some(end),
+            Err(e) => plan.stop.stop(match e.try_into_panic() {
+                Ok(payload) => stop::panicked(w, payload.as_ref()),
+                Err(e) => format!("worker {w} did not finish: {e}"),
+            }),
+        }
+    }
+    ended
+}
+
+/// A worker's task that records into recorders it does not own: it hands
+/// back its executor and no recorder. `work` is the worker loop's
+/// [`worker::run_into`].
+pub fn spawn_sharing<E, R>(work: impl Future<Output = (E, Vec<R>)> + Send + 'static) -> JoinHandle<(E, Vec<Recorder>)>
+where
+    E: Send + 'static,
+    R: Send + 'static,
+{
+    tokio::spawn(async move {
+        // The worker's own recorders hold what they have not yet moved into
+        // the shared ones: dropped here, they move it.
+        let (executor, _own) = work.await;
+        (executor, Vec::new())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::op::{OpError, Operation, Warmup};
+    use crate::run::producer;
+
+    /// An operation of one unit.
+    struct Unit;
+
+    impl Operation for Unit {
+        fn units(&self) -> u64 {
+            1
+        }
+    }
+
+    /// `left` operations (u64::MAX: until the run is stopped).
+    struct Units {
+        left: u64,
+    }
+
+    impl Source for Units {
+        type Op = Unit;
+
+        async fn next(&mut self) -> Option<Unit> {
+            self.left = self.left.checked_sub(1)?;
+            Some(Unit)
+        }
+    }
+
+    /// Acknowledges each operation after a little while, or panics at the
+    /// `panic_at`th one; counts what it acknowledged.
+    struct Counting {
+        acked: u64,
+        panic_at: Option<u64>,
+        fail: bool,
+    }
+
+    impl Executor<Unit> for Counting {
+        async fn execute(&mut self, _: &mut Unit, _warm: bool) -> Result<u64, OpError> {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            if self.panic_at == Some(self.acked) {
+                panic!("boom at {}", self.acked);
+            }
+            if self.fail {
+                return Err(OpError::new("SQLSTATE 22012", "division by zero"));
+            }
+            self.acked += 1;
+            Ok(1)
+        }
+    }
+
+    fn counting(panic_at: Option<u64>) -> Counting {
+        Counting { acked: 0, panic_at, fail: false }
+    }
+
+    fn plan(cancel: &CancellationToken) -> Plan {
+        Plan::new(None, None, Warmup::None, 1, cancel.clone())
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_time().build().unwrap()
+    }
+
+    fn rows(r: &Recorder) -> u64 {
+        r.warmup.rows + r.measured.rows
+    }
+
+    /// [`measure`] with no progress bar to see.
+    async fn run_workers<S, E>(plan: &Plan, pairs: Vec<(S, E)>) -> (Figures, Vec<E>)
+    where
+        S: Source + Send + 'static,
+        S::Op: Send,
+        E: Executor<S::Op> + Send + 'static,
+    {
+        let progress = Progress::start(plan.live.clone(), None, "rows", true);
+        measure(plan, &CostMeter::start(), progress, None, pairs).await
+    }
+
+    #[test]
+    fn a_worker_that_panics_stops_the_run_and_the_others_keep_their_counts() {
+        runtime().block_on(async {
+            let ctrl_c = CancellationToken::new();
+            let plan = plan(&ctrl_c);
+            // Without the stop, workers 0 and 2 would run for ever.
+            let pairs = vec![
+                (Units { left: u64::MAX }, counting(None)),
+                (Units { left: u64::MAX }, counting(Some(20))),
+                (Units { left: u64::MAX }, counting(None)),
+            ];
+            let started = Instant::now();
+            let (figures, executors) = run_workers(&plan, pairs).await;
+            assert!(started.elapsed() < Duration::from_secs(10), "the other workers were not stopped");
+            assert_eq!(figures.stopped.as_deref(), Some("worker 1 panicked: boom at 20"));
+            assert!(!ctrl_c.is_cancelled(), "a stop is not Ctrl-C: the run is failed, not interrupted");
+            assert!(!figures.interrupted);
+            assert_eq!(executors.len(), 2, "the executors of the workers that ended");
+            let acked: u64 = executors.iter().map(|e| e.acked).sum();
+            assert!(
+                acked > 0 && rows(figures.recorder()) == acked,
+                "{} rows recorded, {acked} acknowledged",
+                rows(figures.recorder())
+            );
+        });
+    }
+
+    #[test]
+    fn a_producer_that_panics_is_not_the_end_of_its_input() {
+        runtime().block_on(async {
+            let ctrl_c = CancellationToken::new();
+            let plan = plan(&ctrl_c);
+            let pool = || (0..producer::POOL).map(|_| Unit).collect();
+            let mut filled = 0;
+            let failing = producer::spawn(pool(), move |_: &mut Unit| {
+                filled += 1;
+                assert!(filled < 10, "bad row {filled}");
+                true
+            })
+            .unwrap();
+            let endless = producer::spawn(pool(), |_: &mut Unit| true).unwrap();
+            let pairs = vec![(endless, counting(None)), (failing, counting(None))];
+            let (figures, executors) = run_workers(&plan, pairs).await;
+            let why = figures.stopped.unwrap_or_default();
+            assert!(why.starts_with("the producer of worker 1 panicked: bad row 10"), "{why}");
+            assert_eq!(executors.len(), 1);
+            assert!(executors[0].acked > 0 && rows(&figures.recorders[0]) == executors[0].acked);
+        });
+    }
+
+    #[test]
+    fn operations_that_all_fail_stop_the_run_after_the_sustained_stretch() {
+        runtime().block_on(async {
+            let plan = plan(&CancellationToken::new());
+            let failing = || Counting { acked: 0, panic_at: None, fail: true };
+            let pairs = vec![(Units { left: u64::MAX }, failing()), (Units { left: u64::MAX }, failing())];
+            let started = Instant::now();
+            let (figures, _) = run_workers(&plan, pairs).await;
+            let took = started.elapsed();
+            assert!((stop::SUSTAINED_FOR..stop::SUSTAINED_FOR * 3).contains(&took), "{took:?}");
+            let why = figures.stopped.clone().unwrap_or_default();
+            assert!(
+                why.starts_with("the last ") && why.ends_with("all failed: SQLSTATE 22012: division by zero"),
+                "{why}"
+            );
+            assert!(figures.recorder().measured.failed_batches >= stop::SUSTAINED_FAILURES);
+        });
+    }
+
+    #[test]
+    fn ctrl_c_is_told_from_the_runs_own_stop() {
+        runtime().block_on(async {
+            let ctrl_c = CancellationToken::new();
+            let plan = plan(&ctrl_c);
+            let pairs = vec![(Units { left: u64::MAX }, counting(None))];
+            let pressing = ctrl_c.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                pressing.cancel();
+            });
+            let (figures, _) = run_workers(&plan, pairs).await;
+            assert!(figures.interrupted && figures.stopped.is_none());
+            assert!(rows(figures.recorder()) > 0);
+        });
+    }
+}
