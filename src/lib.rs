@@ -278,10 +278,10 @@ pub fn export(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<Outcome<TransferReport>> {
-    let mut cfg = config::ExportConfig::resolve(args, env)?;
+    let cfg = config::ExportConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("export always has a target");
-    let outcome = with_runtime(async |cancel| run::export::export(&mut cfg, &target, cancel).await)?;
+    let outcome = with_runtime(async |cancel| run::export::export(&cfg, &target, cancel).await)?;
     let mut report = TransferReport::export(&cfg, &outcome, started.url(), started.throwaway());
     let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out)?;
     Ok(Outcome { exit_code, report })

@@ -40,7 +40,8 @@ pub struct Setup {
     pub layout: Vec<(String, String)>,
     /// The statements that created the table (empty if it was reused).
     pub ddl: Vec<String>,
-    /// The method used (`--method`, or the engine's best).
+    /// The method used, on commands that send rows (insert-from-sql's is
+    /// always binary COPY; an ingest run's is in its outcome).
     pub method: Option<Method>,
     /// The columns written, in order, when they were read from the table's catalog.
     pub columns: Option<Vec<String>>,
@@ -90,6 +91,8 @@ impl Figures {
 /// An ingest run (`ingest`, `insert-fake-data`, `insert-json`).
 pub struct IngestOutcome {
     pub setup: Setup,
+    /// The method the run settled on (`--method`, or the engine's best).
+    pub method: Method,
     pub figures: Figures,
     pub verify: Option<Verify>,
     /// CrateDB's own `duration` of each request, beside the round trip.
@@ -147,6 +150,9 @@ pub struct ExportOutcome {
     pub setup: Setup,
     pub figures: Figures,
     pub files: Vec<ExportedFile>,
+    /// The workers the export ran: `--workers`, or what the engine found
+    /// takes (one on Citus).
+    pub workers: u32,
     /// The table's rows as the planner estimates them (`pg_class.reltuples`;
     /// CrateDB: its `count(*)`), for the progress bar's ETA; none for a
     /// query or a table never analyzed.

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use super::fail_if::Contract;
 use super::ingest::split_rows;
-use super::{resolve_target, IngestConfig, OutputConfig, TableAction, MAX_PARAMS};
+use super::{resolve_target, IngestConfig, OutputConfig, TableAction};
 use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, TargetArgs};
-use crate::dialect::{Engine, TableName, TableOptions};
+use crate::dialect::{TableName, TableOptions};
 use crate::encode::Method;
 use crate::error::usage;
 use crate::input::Input;
@@ -17,7 +18,6 @@ use crate::model::json;
 use crate::model::mapping::Mapping;
 use crate::model::{table, ModelSpec};
 use crate::op::Warmup;
-use crate::report::fail_if::Contract;
 
 /// `dbload insert-fake-data`.
 pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
@@ -109,8 +109,8 @@ pub struct RowsInto {
 }
 
 /// An ingest of `model`'s rows into the existing `table`, by `method` or
-/// the target's best one (insert-fake-data, insert-json, and insert-from-sql
-/// into CrateDB).
+/// the target's best one for the table's columns, settled once they are
+/// read (insert-fake-data, insert-json, and insert-from-sql into CrateDB).
 pub fn into_table(
     command: &'static str,
     model: ModelSpec,
@@ -120,13 +120,6 @@ pub fn into_table(
     rows: RowsInto,
     output: OutputConfig,
 ) -> Result<IngestConfig> {
-    let method_given = method.is_some();
-    let method = match (&target, method) {
-        (_, Some(m)) => m,
-        (super::TargetChoice::Crate(_), None) => Method::Bulk,
-        (super::TargetChoice::Remote(_, Some(Engine::Cratedb)), None) => Method::Insert,
-        _ => Method::CopyCsv,
-    };
     let schema = model.schema();
     let RowsInto { workers, batch_size, rows_per_worker, seed } = rows;
     let cfg = IngestConfig {
@@ -137,13 +130,11 @@ pub fn into_table(
         table,
         table_action: TableAction::Existing,
         method,
-        method_given,
         table_options: TableOptions::default(),
         time_span_us: None,
         upsert: false,
         workers,
         batch_size,
-        insert_rows: batch_size.min(MAX_PARAMS),
         rows_per_worker,
         duration: None,
         rate: None,
@@ -154,9 +145,7 @@ pub fn into_table(
         reconnect: false,
         output,
     };
-    if let Some((engine, http)) = cfg.known_engine() {
-        cfg.for_engine(engine, http)?;
-    }
+    cfg.check_known_engine()?;
     Ok(cfg)
 }
 
@@ -164,7 +153,23 @@ pub fn into_table(
 mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
+    use crate::dialect::Engine;
+    use crate::model::{Column, Schema, SqlType};
     use clap::Parser;
+
+    /// The method settled for `engine` once the table's columns are read
+    /// (the table model writes every value as text).
+    fn settled(c: &IngestConfig, engine: Engine, http: bool) -> Method {
+        let text = Column {
+            name: "c".into(),
+            ty: SqlType::Text { json: false },
+            not_null: false,
+            cast: None,
+            fields: Vec::new(),
+        };
+        let schema = Schema { columns: vec![text], key: Vec::new(), metrics_per_row: 0 };
+        c.plan(Some(c.dialect_for(engine, http).unwrap()), http, schema).unwrap().method
+    }
 
     fn fake(args: &str) -> Result<IngestConfig> {
         let cli =
@@ -177,7 +182,8 @@ mod tests {
     fn cr8_flags() {
         let c = fake("--table t --num-records 10 --bulk-size 3 --concurrency 4").unwrap();
         assert_eq!((c.batch_size, c.workers, c.total_rows()), (3, 4, Some(10)));
-        assert_eq!((c.method, c.table_action, c.command), (Method::CopyCsv, TableAction::Existing, "insert-fake-data"));
+        assert_eq!((c.method, c.table_action, c.command), (None, TableAction::Existing, "insert-fake-data"));
+        assert_eq!(settled(&c, Engine::Postgres, false), Method::CopyCsv);
         let c = fake("--table t --batch-size 5 --workers 2").unwrap();
         assert_eq!((c.batch_size, c.workers), (5, 2));
         let cli =
@@ -185,7 +191,7 @@ mod tests {
         let Command::InsertFakeData(a) = cli.command else { unreachable!() };
         let c = insert_fake_data(a, &|_| None).unwrap();
         assert!(matches!(c.target, crate::config::TargetChoice::Crate(_)));
-        assert_eq!(c.method, Method::Bulk);
+        assert_eq!(settled(&c, Engine::Cratedb, true), Method::Bulk);
     }
 
     /// Issue 14 item 3: `--rejects` naming the input (by another path, or

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Result;
 use base64::Engine as _;
 
+use super::fail_if::Contract;
 use super::{default_in_flight, parse_warmup, OutputConfig};
 use crate::cli::HttpArgs;
 use crate::driver::http::check::Check;
@@ -16,7 +17,6 @@ use crate::driver::http::template::BodyTemplate;
 use crate::driver::http::{is_secret, Endpoint, RequestSpec};
 use crate::error::usage;
 use crate::op::Warmup;
-use crate::report::fail_if::Contract;
 
 /// The run length when neither `--duration` nor `--iterations` is given (wrk's).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);

@@ -1,22 +1,22 @@
 //! `IngestConfig`: the ingest flags resolved and validated once. Every
 //! limit is checked here, so a worker never discovers a bad setting mid-run
-//! and never has to interpret an `Option`.
+//! and never has to interpret an `Option`. What only the server can say
+//! (the engine, an existing table's columns) is settled once it has, into
+//! an [`IngestPlan`].
 
 use std::time::Duration;
 
 use anyhow::Result;
 
+use super::fail_if::Contract;
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{IngestArgs, ModelName};
 use crate::dialect::{Dialect, Engine, PartitionBy, TableName, TableOptions};
 use crate::encode::Method;
 use crate::error::usage;
-use crate::model::{cpu, measurement, ModelSpec, Schema};
+use crate::model::{cpu, measurement, ModelSpec, Schema, SqlType};
 use crate::op::Warmup;
-use crate::report::fail_if::Contract;
 
-/// PostgreSQL's limit on bound parameters in one statement.
-pub const MAX_PARAMS: usize = 65_535;
 /// tsdbperf's default number of measurements per device.
 const DEFAULT_MEASUREMENTS: u64 = 100_000;
 
@@ -44,20 +44,16 @@ pub struct IngestConfig {
     pub schema: Schema,
     pub table: TableName,
     pub table_action: TableAction,
-    /// The method to use: `--method`, or the best one of the engine known
-    /// from the URL; [`IngestConfig::for_engine`] settles it once the engine is detected.
-    pub method: Method,
-    /// Whether `--method` was given (else the detected engine picks).
-    pub method_given: bool,
+    /// `--method` (or the one `--with-upserts`, `--with-copy-upserts`
+    /// imply); none: the engine's best, which [`IngestConfig::plan`]
+    /// settles once the engine is known.
+    pub method: Option<Method>,
     pub table_options: TableOptions,
     /// First and last reading's time (µs), when the run is bounded by rows.
     pub time_span_us: Option<(i64, i64)>,
     pub upsert: bool,
     pub workers: u32,
     pub batch_size: usize,
-    /// Rows per `INSERT ... VALUES` statement (method insert): the batch is
-    /// split so no statement exceeds [`MAX_PARAMS`].
-    pub insert_rows: usize,
     /// Rows each worker generates (u64::MAX: until the duration ends).
     pub rows_per_worker: Vec<u64>,
     pub duration: Option<Duration>,
@@ -73,58 +69,97 @@ pub struct IngestConfig {
     pub output: OutputConfig,
 }
 
+/// An ingest's settings once its engine is known: what [`IngestConfig`]
+/// leaves open because only the server can say it. [`IngestConfig::plan`]
+/// makes it once, after detection on the admin connection and after an
+/// existing table's catalog is read; the run, its sinks and the report read
+/// it, and nothing after it decides again. It lives in config/, not run/,
+/// because it is the last step of resolving the flags (the one that needs
+/// the server's answer) and the report reads it as it reads the config.
+#[derive(Debug, Clone)]
+pub struct IngestPlan {
+    /// The engine's SQL; none on a dry run, which has no server.
+    pub dialect: Option<Dialect>,
+    /// `--method`, or the engine's best for the columns written.
+    pub method: Method,
+    /// The columns written: the model's, or those of the existing table
+    /// the model was bound to.
+    pub schema: Schema,
+    /// Rows per `INSERT ... VALUES` statement: the batch is split so that
+    /// no statement carries more values than the engine takes.
+    pub insert_rows: usize,
+}
+
+impl IngestPlan {
+    /// Whose SQL and limits the rows are written for (a dry run encodes
+    /// for PostgreSQL).
+    pub fn engine(&self) -> Engine {
+        self.dialect.as_ref().map_or(Engine::Postgres, |d| d.engine)
+    }
+}
+
 impl IngestConfig {
     pub fn dry_run(&self) -> bool {
         matches!(self.target, TargetChoice::DryRun { .. })
     }
 
-    /// The engine known before connecting: from a cratedb:// URL or `--engine`.
-    pub fn known_engine(&self) -> Option<(Engine, bool)> {
-        match &self.target {
-            TargetChoice::Crate(_) => Some((Engine::Cratedb, true)),
-            TargetChoice::Remote(_, e) => e.map(|e| (e, false)),
-            TargetChoice::Local(_) => Some((Engine::Postgres, false)),
-            TargetChoice::DryRun { .. } => None,
-        }
-    }
-
-    /// The method and table DDL for `engine` (over HTTP or not): the method
-    /// `--method` named, or the engine's best; refuses a method or a table
-    /// flag the engine has no such thing for.
-    pub fn for_engine(&self, engine: Engine, http: bool) -> Result<(Method, Dialect)> {
-        let method = if self.method_given { self.method } else { engine.methods(http)[0] };
-        engine.check_method(method, http)?;
-        self.table_options.check(engine, &self.schema, self.upsert)?;
+    /// Checks what the URL or `--engine` already says about the engine now,
+    /// before anything starts; a detected engine is checked once known.
+    pub(super) fn check_known_engine(&self) -> Result<()> {
+        let (engine, http) = match &self.target {
+            TargetChoice::Crate(_) => (Engine::Cratedb, true),
+            TargetChoice::Remote(_, Some(e)) => (*e, false),
+            TargetChoice::Local(_) => (Engine::Postgres, false),
+            TargetChoice::Remote(_, None) | TargetChoice::DryRun { .. } => return Ok(()),
+        };
+        let dialect = self.dialect_for(engine, http)?;
+        // The columns of an existing table are known only once it is read.
         if !self.model.reads_catalog() {
-            self.check_statement_size(method, &self.schema, engine, http)?;
+            self.plan(Some(dialect), http, self.schema.clone())?;
         }
-        Ok((method, Dialect { engine, options: self.table_options.clone() }))
+        Ok(())
     }
 
-    /// The method for the columns actually written: binary COPY needs each
-    /// type's binary form, so columns in text form go by CSV COPY instead
-    /// (refused if `--method copy` was asked for).
-    pub fn method_for(&self, method: Method, schema: &Schema) -> Result<Method> {
-        let text = schema.columns.iter().any(|c| matches!(c.ty, crate::model::SqlType::Text { .. }));
-        match (method, text, self.method_given) {
-            (Method::Copy, true, true) => Err(usage(format!(
-                "--method copy (binary COPY) needs each column's binary form, and {} writes values as text: \
-                 use copy-csv (the default here), insert or unnest",
-                self.command
-            ))),
-            (Method::Copy, true, false) => Ok(Method::CopyCsv),
-            _ => Ok(method),
+    /// `engine`'s SQL for this run's table (reached over CrateDB's HTTP
+    /// endpoint or not); refuses a method or a table flag the engine has no
+    /// such thing for. The table is prepared with it before the plan is
+    /// made, since an existing table's columns shape the plan.
+    pub fn dialect_for(&self, engine: Engine, http: bool) -> Result<Dialect> {
+        if let Some(method) = self.method {
+            engine.check_method(method, http)?;
         }
+        self.table_options.check(engine, &self.schema, self.upsert)?;
+        Ok(Dialect { engine, options: self.table_options.clone() })
     }
 
-    /// Rows per `INSERT ... VALUES` statement for `schema`'s width.
-    pub fn insert_rows_for(&self, schema: &Schema, engine: Engine) -> usize {
-        self.insert_rows.min(engine.max_params() / schema.columns.len().max(1))
+    /// Settles the plan for `dialect` (none: a dry run), over CrateDB's HTTP
+    /// endpoint or not, writing `schema`'s columns. The method is
+    /// `--method`, or the engine's best; binary COPY needs each type's
+    /// binary form, so columns in text form go by CSV COPY instead (refused
+    /// if `--method copy` was asked for).
+    pub fn plan(&self, dialect: Option<Dialect>, http: bool, schema: Schema) -> Result<IngestPlan> {
+        let engine = dialect.as_ref().map_or(Engine::Postgres, |d| d.engine);
+        let text = schema.columns.iter().any(|c| matches!(c.ty, SqlType::Text { .. }));
+        let method = match (self.method, engine.methods(http)[0]) {
+            (Some(Method::Copy), _) if text => {
+                return Err(usage(format!(
+                    "--method copy (binary COPY) needs each column's binary form, and {} writes values as text: \
+                     use copy-csv (the default here), insert or unnest",
+                    self.command
+                )))
+            }
+            (Some(given), _) => given,
+            (None, Method::Copy) if text => Method::CopyCsv,
+            (None, best) => best,
+        };
+        self.check_statement_size(method, &schema, engine, http)?;
+        let insert_rows = self.batch_size.min(engine.max_params() / schema.columns.len().max(1));
+        Ok(IngestPlan { dialect, method, schema, insert_rows })
     }
 
     /// Over CrateDB's HTTP endpoint, `--method insert` sends a whole batch as
     /// one statement, which must stay within CrateDB's statement length.
-    pub fn check_statement_size(&self, method: Method, schema: &Schema, engine: Engine, http: bool) -> Result<()> {
+    fn check_statement_size(&self, method: Method, schema: &Schema, engine: Engine, http: bool) -> Result<()> {
         let width = schema.columns.len().max(1);
         if !(http && method == Method::Insert && self.batch_size * width > engine.max_params()) {
             return Ok(());
@@ -165,15 +200,15 @@ impl IngestConfig {
                     a.method.unwrap_or(Method::Copy)
                 )))
             }
-            (true, _) => (Method::Insert, true),
+            (true, _) => (Some(Method::Insert), true),
             (_, true) if a.method.is_some_and(|m| m != Method::Copy) => {
                 return Err(usage(format!(
                     "--with-copy-upserts means --upsert --method copy; it conflicts with --method {}",
                     a.method.unwrap_or(Method::Copy)
                 )))
             }
-            (_, true) => (Method::Copy, true),
-            _ => (a.method.unwrap_or(Method::Copy), a.upsert),
+            (_, true) => (Some(Method::Copy), true),
+            _ => (a.method, a.upsert),
         };
 
         let measurements = a.measurements.or(match (a.rows, a.duration) {
@@ -199,9 +234,6 @@ impl IngestConfig {
         let total = rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc.checked_add(r)?));
         let total_flag = if a.rows.is_some() { "--rows" } else { "--measurements" };
         let warmup = parse_warmup(a.warmup.as_deref(), workers, "rows", total.map(|n| (n, total_flag)))?;
-
-        let width = schema.columns.len();
-        let insert_rows = a.batch_size.min(MAX_PARAMS / width);
 
         // The rows asked for, as given, for the message if their times do not fit.
         let asked = match (a.rows, measurements) {
@@ -231,8 +263,11 @@ impl IngestConfig {
 
         let dry_run = a.dry_run || a.copy_file.is_some();
         if let Some(f) = &a.copy_file {
-            if method != Method::Copy || upsert {
-                return Err(usage(format!("--copy-file writes a binary COPY stream: it needs --method copy without upserts, not --method {method}")));
+            if method.is_some_and(|m| m != Method::Copy) || upsert {
+                let m = method.unwrap_or(Method::Copy);
+                return Err(usage(format!(
+                    "--copy-file writes a binary COPY stream: it needs --method copy without upserts, not --method {m}"
+                )));
             }
             if workers > 1 && !f.contains("{worker}") {
                 return Err(usage(format!(
@@ -270,13 +305,7 @@ impl IngestConfig {
                 "--partition-by time splits the generated time span, which --duration leaves open: give --rows or --measurements",
             ));
         }
-        let method_given = a.method.is_some() || a.with_upserts || a.with_copy_upserts;
-        let method = match (&target, method_given) {
-            (TargetChoice::Crate(_), false) => Method::Bulk,
-            (TargetChoice::Remote(_, Some(Engine::Cratedb)), false) => Method::Insert,
-            _ => method,
-        };
-        if method == Method::Bulk && dry_run {
+        if method == Some(Method::Bulk) && dry_run {
             return Err(usage("--method bulk is CrateDB's HTTP bulk_args: --dry-run measures PostgreSQL's encodings"));
         }
 
@@ -288,13 +317,11 @@ impl IngestConfig {
             table,
             table_action,
             method,
-            method_given,
             table_options,
             time_span_us,
             upsert,
             workers,
             batch_size: a.batch_size,
-            insert_rows,
             rows_per_worker,
             duration: a.duration,
             rate,
@@ -305,11 +332,7 @@ impl IngestConfig {
             reconnect: super::reconnect(a.reconnect, a.no_reconnect, a.duration),
             output: OutputConfig::resolve(a.output, Contract::Ingest)?,
         };
-        // What the URL or --engine already says is checked now, before
-        // anything starts; a detected engine is checked once known.
-        if let Some((engine, http)) = cfg.known_engine() {
-            cfg.for_engine(engine, http)?;
-        }
+        cfg.check_known_engine()?;
         Ok(cfg)
     }
 }
@@ -420,13 +443,57 @@ mod tests {
         assert_eq!(c.total_rows(), None);
     }
 
+    /// The plan for `engine` (over CrateDB's HTTP endpoint or not), writing the model's columns.
+    fn plan(c: &IngestConfig, engine: Engine, http: bool) -> Result<IngestPlan> {
+        c.plan(Some(c.dialect_for(engine, http)?), http, c.schema.clone())
+    }
+
     #[test]
     fn insert_statements_stay_under_the_parameter_limit() {
         let c = resolve("--method insert --batch-size 100000 --metrics 100").unwrap();
-        assert_eq!(c.insert_rows, 65_535 / 102);
-        assert!(c.insert_rows * c.schema.columns.len() <= MAX_PARAMS);
+        let rows = plan(&c, Engine::Postgres, false).unwrap().insert_rows;
+        assert_eq!(rows, 65_535 / 102);
+        assert!(rows * c.schema.columns.len() <= Engine::Postgres.max_params());
         let c = resolve("--method insert --batch-size 10").unwrap();
-        assert_eq!(c.insert_rows, 10);
+        assert_eq!(plan(&c, Engine::Postgres, false).unwrap().insert_rows, 10);
+    }
+
+    /// The plan settles what the flags leave to the engine: `--method` as
+    /// given, else the engine's best (a dry run's: PostgreSQL's), CSV COPY
+    /// for columns in text form unless binary COPY was asked for, and rows
+    /// per statement within the engine's limit.
+    #[test]
+    fn plan_settles_the_method_and_rows_per_statement_for_the_engine() {
+        let best = |args: &str, engine, http| plan(&resolve(args).unwrap(), engine, http).unwrap().method;
+        assert_eq!(best("", Engine::Postgres, false), Method::Copy);
+        assert_eq!(best("--url postgres://h/d --engine timescaledb", Engine::Timescaledb, false), Method::Copy);
+        assert_eq!(best("--url cratedb://h:4200", Engine::Cratedb, true), Method::Bulk);
+        assert_eq!(best("--url postgres://h/d --engine cratedb", Engine::Cratedb, false), Method::Insert);
+        assert_eq!(best("--method unnest", Engine::Postgres, false), Method::Unnest);
+        assert_eq!(best("--url postgres://h/d --method unnest", Engine::Cratedb, false), Method::Unnest);
+        let dry = resolve("--dry-run").unwrap();
+        let p = dry.plan(None, false, dry.schema.clone()).unwrap();
+        assert_eq!((p.method, p.engine(), p.insert_rows), (Method::Copy, Engine::Postgres, 65_535 / 12));
+        // A detected engine's refusal comes from the plan's first step.
+        let e = plan(&resolve("--url postgres://h/d --method copy").unwrap(), Engine::Cratedb, false).unwrap_err();
+        assert!(e.to_string().contains("no COPY FROM STDIN"), "{e}");
+
+        // Columns in text form (an existing table's, once bound).
+        let with_text = |c: &IngestConfig| {
+            let mut schema = c.schema.clone();
+            schema.columns[1].ty = SqlType::Text { json: false };
+            c.plan(Some(c.dialect_for(Engine::Postgres, false).unwrap()), false, schema)
+        };
+        assert_eq!(with_text(&resolve("").unwrap()).unwrap().method, Method::CopyCsv);
+        assert_eq!(with_text(&resolve("--method insert").unwrap()).unwrap().method, Method::Insert);
+        let e = with_text(&resolve("--method copy").unwrap()).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("--method copy (binary COPY)"), "{e}");
+
+        // Rows per statement: the batch, within the engine's values per statement.
+        let c = resolve("--url postgres://h/d --engine cratedb --method insert --batch-size 100000").unwrap();
+        assert_eq!(plan(&c, Engine::Cratedb, false).unwrap().insert_rows, 25_000 / 12);
+        assert_eq!(plan(&c, Engine::Postgres, false).unwrap().insert_rows, 65_535 / 12);
     }
 
     #[test]
@@ -455,16 +522,16 @@ mod tests {
         resolve("--url cratedb://h:4200 --method insert --batch-size 2000").unwrap();
         resolve("--url cratedb://h:4200 --batch-size 10000").unwrap();
         let c = resolve("--url postgres://crate@h:5432/doc --engine cratedb --method insert").unwrap();
-        assert_eq!(c.insert_rows_for(&c.schema, Engine::Cratedb), 25_000 / 12);
-        assert_eq!(c.insert_rows_for(&c.schema, Engine::Postgres), 65_535 / 12);
+        assert_eq!(plan(&c, Engine::Cratedb, false).unwrap().insert_rows, 25_000 / 12);
+        assert_eq!(plan(&c, Engine::Postgres, false).unwrap().insert_rows, 65_535 / 12);
     }
 
     #[test]
     fn tsdbperf_upsert_flags() {
         let c = resolve("--with-upserts").unwrap();
-        assert_eq!((c.method, c.upsert), (Method::Insert, true));
+        assert_eq!((c.method, c.upsert), (Some(Method::Insert), true));
         let c = resolve("--with-copy-upserts").unwrap();
-        assert_eq!((c.method, c.upsert), (Method::Copy, true));
+        assert_eq!((c.method, c.upsert), (Some(Method::Copy), true));
         assert!(err("--with-copy-upserts --method unnest").contains("--method unnest"));
     }
 

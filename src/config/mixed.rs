@@ -9,10 +9,10 @@ use std::path::Path;
 use anyhow::Result;
 use clap::Parser;
 
+use super::fail_if::Contract;
 use super::{resolve_target, IngestConfig, OutputConfig, QueryConfig, TargetChoice};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::usage;
-use crate::report::fail_if::Contract;
 use crate::workload::file;
 use crate::yaml::{self, did_you_mean, fail, suggest, Node, Yaml};
 

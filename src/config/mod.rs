@@ -3,6 +3,7 @@
 //! warm-up) is resolved here, the same way for all.
 
 pub mod data;
+pub mod fail_if;
 pub mod http;
 pub mod ingest;
 pub mod mixed;
@@ -20,10 +21,10 @@ use crate::driver::cratedb_http::CrateTarget;
 use crate::driver::PgTarget;
 use crate::error::usage;
 use crate::op::Warmup;
-use crate::report::fail_if::{Condition, Contract};
 use crate::target::LocalOptions;
+use fail_if::{Condition, Contract};
 
-pub use ingest::{IngestConfig, TableAction, MAX_PARAMS};
+pub use ingest::{IngestConfig, IngestPlan, TableAction};
 pub use mixed::MixedConfig;
 pub use query::QueryConfig;
 pub use transfer::{ExportConfig, FromSqlConfig};

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
 use crate::op::Warmup;
-use crate::report::fail_if::Contract;
 use crate::workload::explain::ExplainMode;
 use crate::workload::Protocol;
 use crate::workload::{file, QuerySpec};

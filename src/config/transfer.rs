@@ -7,13 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use super::fail_if::Contract;
 use super::{resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{EngineChoice, ExportArgs, FromSqlMethod, InsertFromSqlArgs, TargetArgs};
-use crate::dialect::TableName;
+use crate::dialect::{Engine, TableName};
 use crate::encode::ExportFormat;
 use crate::encode::Method;
 use crate::error::usage;
-use crate::report::fail_if::Contract;
 
 /// Why insert-from-sql refuses CrateDB's HTTP endpoint as its source, and what to use instead.
 pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): insert-from-sql reads CrateDB over its \
@@ -41,9 +41,9 @@ pub struct ExportConfig {
     pub format: ExportFormat,
     pub gzip: bool,
     pub overwrite: bool,
-    pub workers: u32,
-    /// Whether `--workers` was given: Citus exports with one worker unless asked.
-    pub workers_given: bool,
+    /// `--workers` (a query's: 1); none: as many as the engine's export
+    /// takes, which [`ExportConfig::workers_on`] settles once it is known.
+    pub workers: Option<u32>,
     pub chunk_rows: usize,
     pub output: OutputConfig,
 }
@@ -63,8 +63,8 @@ impl ExportConfig {
                      splits into block ranges); drop --workers, or export a --table"
                 )))
             }
-            (ExportSource::Query(_), _) => 1,
-            (ExportSource::Table(_), w) => w.unwrap_or_else(cpus),
+            (ExportSource::Query(_), _) => Some(1),
+            (ExportSource::Table(_), w) => w,
         };
         if a.chunk_rows == 0 {
             return Err(usage("--chunk-rows 0: a chunk needs at least 1 row"));
@@ -80,7 +80,7 @@ impl ExportConfig {
                 a.format.extension()
             )));
         }
-        let target = resolve_target(&a.target, workers, env)?;
+        let target = resolve_target(&a.target, workers.unwrap_or_else(cpus), env)?;
         if matches!(target, TargetChoice::Crate(_)) && a.format == ExportFormat::Csv {
             return Err(usage(
                 "--format csv over CrateDB's HTTP endpoint: JSON lines only there (its values come without their \
@@ -96,10 +96,18 @@ impl ExportConfig {
             gzip: a.gzip,
             overwrite: a.overwrite,
             workers,
-            workers_given: a.workers.is_some(),
             chunk_rows: a.chunk_rows,
             output: OutputConfig::resolve(a.output, Contract::Transfer)?,
         })
+    }
+
+    /// The workers an export from `engine` runs: `--workers`, else one per
+    /// core; on Citus one, since block ranges do not split a distributed
+    /// table (its rows are on the workers' shards, which Citus reads in
+    /// parallel itself). The run asks once it has detected the engine, and
+    /// its outcome says what it ran: the config is not changed for it.
+    pub fn workers_on(&self, engine: Engine) -> u32 {
+        self.workers.unwrap_or_else(|| if engine == Engine::Citus { 1 } else { cpus() })
     }
 
     /// The file of `worker`: `my_table_0.json`, as CrateDB's `COPY TO
@@ -211,6 +219,17 @@ mod tests {
         e.to_string()
     }
 
+    /// Issue 15, item 5: the workers are settled for the engine found, not
+    /// by changing the config: Citus gets one unless `--workers` says otherwise.
+    #[test]
+    fn export_workers_are_settled_for_the_engine() {
+        let c = export("--table t --out /tmp/x").unwrap();
+        assert_eq!(c.workers, None);
+        assert_eq!((c.workers_on(Engine::Citus), c.workers_on(Engine::Postgres)), (1, cpus()));
+        let c = export("--table t --out /tmp/x --workers 3").unwrap();
+        assert_eq!((c.workers_on(Engine::Citus), c.workers_on(Engine::Postgres)), (3, 3));
+    }
+
     #[test]
     fn export_files_are_named_by_table_and_worker() {
         let c = export("--table app.MyTable --out /tmp/x --workers 3 --gzip").unwrap();
@@ -219,7 +238,7 @@ mod tests {
         assert!(!c.is_export_file("MyTable_x.json") && !c.is_export_file("MyTable_.json"));
         assert!(!c.is_export_file("MyTable_1.csv") && !c.is_export_file("Other_1.json"));
         let c = export("--query select.1; --out /tmp/x --format csv").unwrap();
-        assert_eq!((c.file_name(0), c.workers), ("query_0.csv".to_string(), 1));
+        assert_eq!((c.file_name(0), c.workers_on(Engine::Postgres)), ("query_0.csv".to_string(), 1));
         let ExportSource::Query(q) = c.source else { panic!() };
         assert_eq!(q, "select.1");
     }
@@ -232,7 +251,7 @@ mod tests {
         assert!(refused(export("--table t --name a/b --out /tmp/x")).contains("--name"));
         assert!(refused(export("--query ; --out /tmp/x")).contains("--query: empty"));
         let crate_url = "--url cratedb://crate@h:4200 --table t --out /tmp/x";
-        assert_eq!(export(&format!("{crate_url} --workers 2")).unwrap().workers, 2);
+        assert_eq!(export(&format!("{crate_url} --workers 2")).unwrap().workers_on(Engine::Cratedb), 2);
         assert!(refused(export(&format!("{crate_url} --format csv")))
             .starts_with("--format csv over CrateDB's HTTP endpoint"));
         let crate_query = "--url cratedb://crate@h:4200 --query select.1 --out /tmp/x";

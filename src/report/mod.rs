@@ -17,6 +17,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::config::fail_if::Condition;
 use crate::config::{IngestConfig, TableAction, LATE_AFTER};
 use crate::dialect::{Engine, TableOptions};
 use crate::encode::Method;
@@ -26,7 +27,6 @@ use crate::outcome::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
 use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};
 use crate::stats::{LatencySummary, Recorder};
-use fail_if::Condition;
 
 /// Bumped when a field changes meaning or disappears (adding one is not).
 pub const SCHEMA_VERSION: u32 = 2;
@@ -111,7 +111,7 @@ pub fn judge<R: Serialize>(
     let json = serde_json::to_value(&*report)?;
     let results = conditions
         .iter()
-        .map(|c| Ok(FailIfResult { condition: c.text().to_string(), held: c.holds(&json)? }))
+        .map(|c| Ok(FailIfResult { condition: c.text().to_string(), held: fail_if::holds(c, &json)? }))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let v = verdict(report);
     if v.status == Status::Ok && results.iter().any(|r| r.held) {
@@ -623,7 +623,7 @@ impl Report {
             latency_ms: LatencySummary::of(&rec.warmup.latency),
         });
         let setup = &out.setup;
-        let method = setup.method.unwrap_or(cfg.method);
+        let method = out.method;
         let input = &out.input;
         let connections = Connections::of(rec);
         // A batch nobody can vouch for may be lost: the run did not succeed.

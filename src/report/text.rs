@@ -382,9 +382,9 @@ pub(crate) mod tests {
                 server_version: Some("15.18".into()),
                 server_settings: vec![("fsync".into(), "on".into()), ("synchronous_commit".into(), "on".into())],
                 ddl: vec!["CREATE TABLE \"measurement\" (\n  \"time\" timestamptz NOT NULL\n)".into()],
-                method: Some(crate::encode::Method::Copy),
                 ..Setup::default()
             },
+            method: crate::encode::Method::Copy,
             figures: Figures {
                 recorders: vec![recorder],
                 wall: Duration::from_secs(1),

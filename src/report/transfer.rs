@@ -140,7 +140,7 @@ impl TransferReport {
             query,
             columns: Vec::new(),
             method: None,
-            workers: cfg.workers,
+            workers: out.workers,
             batch_size: cfg.chunk_rows,
             out_dir: Some(cfg.out_dir.display().to_string()),
             format: Some(cfg.format),

@@ -23,19 +23,16 @@ use crate::outcome::{ExportOutcome, Setup};
 use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
-/// Exports as `cfg` says; on Citus without `--workers`, with one worker
-/// (block ranges do not split a distributed table), which `cfg` then says.
-pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
+/// Exports as `cfg` says, with as many workers as it settles for the
+/// engine detected.
+pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     let info = describe_server(&mut admin, target, &mut setup).await?;
-    if info.engine == Engine::Citus && !cfg.workers_given {
-        cfg.workers = 1;
-    }
-    let cfg = &*cfg;
+    let count = cfg.workers_on(info.engine);
     let (workers, rows_estimate) = match (target, admin) {
-        (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, admin, target).await?,
-        (Target::Pg { pg, .. }, Admin::Pg(client)) => copy_workers(cfg, pg, client, info.engine, target).await?,
+        (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, count, admin, target).await?,
+        (Target::Pg { pg, .. }, Admin::Pg(client)) => copy_workers(cfg, count, pg, client, info.engine, target).await?,
         _ => unreachable!("only CrateDB has an HTTP target"),
     };
 
@@ -45,20 +42,25 @@ pub async fn export(cfg: &mut ExportConfig, target: &Target, cancel: Cancellatio
     let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
     let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
     let files = finished.into_iter().map(ExportWorker::finish).collect();
-    Ok(ExportOutcome { setup, figures, files, rows_estimate })
+    Ok(ExportOutcome { setup, figures, files, workers: count, rows_estimate })
 }
 
 /// The files of the export, one per worker, in a checked `--out`.
-fn create_files(cfg: &ExportConfig) -> Result<Vec<ExportFile>> {
+fn create_files(cfg: &ExportConfig, workers: u32) -> Result<Vec<ExportFile>> {
     prepare_dir(cfg)?;
-    (0..cfg.workers).map(|w| ExportFile::create(cfg.out_dir.join(cfg.file_name(w)), cfg.gzip)).collect()
+    (0..workers).map(|w| ExportFile::create(cfg.out_dir.join(cfg.file_name(w)), cfg.gzip)).collect()
 }
 
-/// What CrateDB's workers read: each its share of the table (or the
+/// What CrateDB's `workers` read: each its share of the table (or the
 /// query), and the table's rows. CrateDB shows new rows to queries only
 /// after a refresh: the table is refreshed first, so what was written is
 /// exported.
-async fn crate_selects(cfg: &ExportConfig, admin: &mut Admin, target: &Target) -> Result<(Vec<String>, Option<u64>)> {
+async fn crate_selects(
+    cfg: &ExportConfig,
+    workers: u32,
+    admin: &mut Admin,
+    target: &Target,
+) -> Result<(Vec<String>, Option<u64>)> {
     let table = match &cfg.source {
         ExportSource::Query(q) => return Ok((vec![q.clone()], None)),
         ExportSource::Table(t) => t,
@@ -68,18 +70,19 @@ async fn crate_selects(cfg: &ExportConfig, admin: &mut Admin, target: &Target) -
     }
     admin.execute(&cratedb::refresh(table)).await?;
     let rows = admin.count(&crate::dialect::count_rows(table)).await?;
-    Ok(((0..cfg.workers).map(|w| cratedb::export_select(table, w, cfg.workers)).collect(), Some(rows)))
+    Ok(((0..workers).map(|w| cratedb::export_select(table, w, workers)).collect(), Some(rows)))
 }
 
-/// CrateDB's workers, each reading a cursor over its share of the table
+/// CrateDB's `workers`, each reading a cursor over its share of the table
 /// (or over the query), and the table's rows.
 async fn cursor_workers(
     cfg: &ExportConfig,
+    workers: u32,
     mut admin: Admin,
     target: &Target,
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
-    let (selects, rows) = crate_selects(cfg, &mut admin, target).await?;
-    let files = create_files(cfg)?;
+    let (selects, rows) = crate_selects(cfg, workers, &mut admin, target).await?;
+    let files = create_files(cfg, workers)?;
     let opening =
         selects.into_iter().zip(files).zip(0..).map(|((select, file), w)| open_cursor(cfg, target, w, select, file));
     let workers = futures_util::future::try_join_all(opening).await?;
@@ -121,26 +124,27 @@ fn crate_refused(e: anyhow::Error, source: &ExportSource) -> anyhow::Error {
     }
 }
 
-/// A PostgreSQL-family server's workers, each with the COPY of its block
+/// A PostgreSQL-family server's `workers`, each with the COPY of its block
 /// range (or of the query), all in one snapshot; and the planner's estimate
 /// of the table's rows.
 async fn copy_workers(
     cfg: &ExportConfig,
+    workers: u32,
     pg: &PgTarget,
     client: tokio_postgres::Client,
     engine: Engine,
     target: &Target,
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
     let (selects, rows_estimate) = match &cfg.source {
-        ExportSource::Table(t) => split_table(&client, t, cfg.workers, engine, target).await?,
+        ExportSource::Table(t) => split_table(&client, t, workers, engine, target).await?,
         ExportSource::Query(q) => {
             check_query(&client, q).await?;
             (vec![q.clone()], None)
         }
     };
-    let files = create_files(cfg)?;
+    let files = create_files(cfg, workers)?;
     // One snapshot for every worker: together they read the table as of one moment.
-    let snapshot = match cfg.workers {
+    let snapshot = match workers {
         1 => None,
         _ => {
             client.batch_execute(sql::BEGIN_EXPORT).await.context("starting the export")?;

@@ -51,48 +51,46 @@ pub async fn ingest(
     let mut setup = Setup::default();
     let mut rows_before = 0;
     let mut model = cfg.model.clone();
-    let mut schema = cfg.schema.clone();
-    let (method, dialect, mut admin) = match target {
+    let (settled, mut admin) = match target {
         Some(t) => {
             let mut admin = t.admin().await?;
             let info = describe_server(&mut admin, t, &mut setup).await?;
-            let (method, dialect) = cfg.for_engine(info.engine, matches!(t, Target::Crate(_)))?;
+            let http = matches!(t, Target::Crate(_));
+            let dialect = cfg.dialect_for(info.engine, http)?;
             setup.ddl = prepare_table(&mut admin, cfg, &dialect, t).await?;
             if cfg.model.reads_catalog() {
                 let columns = read_catalog(&mut admin, &cfg.table, info.engine).await?;
                 let ctx = BindContext {
                     table: cfg.table.clone(),
                     // JSON bodies only over HTTP: CrateDB's PostgreSQL protocol reads text forms.
-                    cratedb: matches!(t, Target::Crate(_)),
+                    cratedb: http,
                     rows: cfg.total_rows(),
                     workers: cfg.workers,
                 };
                 model = cfg.model.bind(&columns, &ctx)?;
-                schema = model.schema();
-                cfg.check_statement_size(method, &schema, info.engine, ctx.cratedb)?;
-                setup.columns = Some(schema.columns.iter().map(|c| c.name.clone()).collect());
+                setup.columns = Some(model.schema().columns.iter().map(|c| c.name.clone()).collect());
             }
-            let method = cfg.method_for(method, &schema)?;
+            let settled = cfg.plan(Some(dialect.clone()), http, model.schema())?;
             setup.layout = layout(&mut admin, cfg, &dialect).await;
             if cfg.verify {
                 rows_before = count_rows(&mut admin, cfg, &dialect).await?;
             }
-            (method, Some(dialect), Some(admin))
+            (settled, Some(admin))
         }
-        None => (cfg.method, None, None),
+        None => (cfg.plan(None, false, model.schema())?, None),
     };
-    setup.method = Some(method);
+    // The report states what the plan settled.
+    setup.insert_rows_per_statement = (settled.method == Method::Insert).then_some(settled.insert_rows);
     let spec = SinkSpec {
         table: cfg.table.clone(),
-        schema: schema.clone(),
-        method,
+        schema: settled.schema.clone(),
+        method: settled.method,
         upsert: cfg.upsert,
-        insert_rows: cfg.insert_rows_for(&schema, dialect.as_ref().map_or(Engine::Postgres, |d| d.engine)),
+        insert_rows: settled.insert_rows,
         batch_size: cfg.batch_size,
-        engine: dialect.as_ref().map_or(Engine::Postgres, |d| d.engine),
+        engine: settled.engine(),
     };
 
-    setup.insert_rows_per_statement = (method == Method::Insert).then_some(spec.insert_rows);
     let sinks = open_sinks(cfg, target, &spec).await?;
 
     if let Some(gate) = gate {
@@ -125,6 +123,7 @@ pub async fn ingest(
     });
     // One feed for all the workers: each generator keeps its own rows (seed
     // and worker number), and any free worker sends the next batch ready.
+    let schema = settled.schema.clone();
     let feed = producer::spawn_shared(fillers.collect(), sinks.len(), move || Payload::new(&schema))
         .context("starting the producer threads")?;
     let mut pairs = Vec::with_capacity(sinks.len());
@@ -143,7 +142,7 @@ pub async fn ingest(
         *admin = t.admin().await.context("connecting again after the run, to verify")?;
     }
 
-    let verify = match (&mut admin, &dialect) {
+    let verify = match (&mut admin, &settled.dialect) {
         (Some(admin), Some(dialect)) if cfg.verify => {
             let recorder = figures.recorder();
             let expected = recorder.warmup.rows + recorder.measured.rows;
@@ -163,7 +162,7 @@ pub async fn ingest(
         }
         _ => None,
     };
-    if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &dialect, spec.engine) {
+    if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
         // Chunks exist once rows arrived.
         setup.layout = layout(admin, cfg, dialect).await;
     }
@@ -173,7 +172,7 @@ pub async fn ingest(
         crate::model::ModelSpec::Json(json) => Some(json.input.stats()),
         _ => None,
     };
-    Ok(IngestOutcome { setup, figures, verify, server_duration, input })
+    Ok(IngestOutcome { setup, method: settled.method, figures, verify, server_duration, input })
 }
 
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
@@ -324,7 +323,7 @@ async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec
 pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target) -> Result<u64> {
     let mut admin = target.admin().await?;
     let info = describe_server(&mut admin, target, &mut Setup::default()).await?;
-    let (_, dialect) = cfg.for_engine(info.engine, matches!(target, Target::Crate(_)))?;
+    let dialect = cfg.dialect_for(info.engine, matches!(target, Target::Crate(_)))?;
     count_rows(&mut admin, cfg, &dialect).await
 }
 

@@ -59,7 +59,9 @@ fn insert_splits_batches_over_the_parameter_limit(ctx: &Ctx) -> Result<()> {
     let args = "--method insert --metrics 100 --workers 1 --rows 3100 --batch-size 1500";
     ingest_and_check(ctx, "split_insert", args)?;
     let cfg = config(args);
-    ensure(cfg.insert_rows == 642, || format!("insert_rows {}", cfg.insert_rows))
+    let postgres = cfg.dialect_for(dbload::dialect::Engine::Postgres, false)?;
+    let rows = cfg.plan(Some(postgres), false, cfg.schema.clone())?.insert_rows;
+    ensure(rows == 642, || format!("insert_rows {rows}"))
 }
 
 fn upsert_twice_keeps_the_count(ctx: &Ctx) -> Result<()> {
