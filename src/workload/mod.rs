@@ -9,8 +9,8 @@ pub mod params;
 
 use std::sync::Arc;
 
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 
 pub use file::QuerySpec;
 use params::Value;

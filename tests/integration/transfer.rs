@@ -272,7 +272,7 @@ fn large_export_keeps_memory_flat(ctx: &Ctx) -> Result<()> {
     let report: serde_json::Value = serde_json::from_str(&stdout)?;
     let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/transfer-report.schema.json"))?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
-    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
     ensure(errors.is_empty(), || format!("{errors:#?}"))?;
     ensure(report["rows"] == ROWS, || format!("rows {}", report["rows"]))?;
     let estimate = report["setup"]["rows_estimate"].as_u64().unwrap_or(0);
@@ -663,7 +663,7 @@ fn export_on_a_full_disk_keeps_whole_rows(ctx: &Ctx) -> Result<()> {
         ensure(out.status.code() == Some(1), || what.clone())?;
         let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| what.clone())?;
         let errors: Vec<String> =
-            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
         ensure(errors.is_empty(), || format!("{errors:#?}"))?;
         let file = &report["files"][0];
         let path = file["path"].as_str().context("a file")?;
