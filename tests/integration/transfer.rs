@@ -20,7 +20,7 @@ use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
 use dbload::driver::pg::cursor::{raw_values, Cursor};
-use dbload::encode::binary_text::RowText;
+use dbload::driver::pg::decode::binary_text::RowText;
 use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
 use dbload::Outcome;
@@ -606,7 +606,7 @@ fn cratedb_export_split_is_even(ctx: &Ctx) -> Result<()> {
     )?;
     let table = dbload::dialect::TableName::parse("crate_split")?;
     for n in [2u32, 3, 7, 10, 16, 17, 33, 64] {
-        let select = dbload::driver::pg::export::crate_select(&table, 0, n);
+        let select = dbload::dialect::cratedb::export_select(&table, 0, n);
         let worker = select.split_once(" WHERE ").and_then(|(_, w)| w.strip_suffix(" = 0")).context("condition")?;
         let mut counts = vec![0u64; n as usize];
         for row in ctx.query(&format!("SELECT ({worker})::int, count(*) FROM crate_split GROUP BY 1"))? {
