@@ -11,6 +11,7 @@ pub mod encode;
 pub mod error;
 #[cfg(test)]
 mod fuzz;
+pub mod ident;
 pub mod input;
 pub mod model;
 pub mod op;

@@ -3,8 +3,8 @@
 use clap::Args;
 
 use super::{ModelName, OutputArgs, TargetArgs};
+use crate::dialect::Method;
 use crate::dialect::PartitionBy;
-use crate::encode::Method;
 
 pub(super) const INGEST_EXAMPLES: &str = "\
 Examples:

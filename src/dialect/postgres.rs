@@ -1,7 +1,9 @@
 //! PostgreSQL's DDL and ingest statements for a model's schema.
 
-use super::{derived_name, literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
-use crate::encode::{ExportFormat, Method};
+use super::{derived_name, literal, series_column, PartitionBy, TableOptions};
+
+use crate::dialect::{ExportFormat, Method};
+use crate::ident::{quote_ident, TableName};
 use crate::model::{Column, Schema};
 
 /// Name of the per-connection staging table used by COPY upserts.

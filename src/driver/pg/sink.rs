@@ -13,11 +13,12 @@ use postgres_types::ToSql;
 use tokio_postgres::{Client, Statement};
 
 use super::{classify, Canceller, PgTarget};
+use crate::dialect::Method;
 use crate::dialect::{cratedb, postgres as sql, Engine};
 use crate::driver::sink::SinkSpec;
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
-use crate::encode::{Framing, Method, Payload};
+use crate::encode::{Framing, Payload};
 use crate::error::usage;
 use crate::model::Schema;
 use crate::op::{InDoubt, OpError};
