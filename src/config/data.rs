@@ -10,9 +10,8 @@ use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::{resolve_target, IngestConfig, OutputConfig, TableAction};
 use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, TargetArgs};
-use crate::dialect::TableOptions;
+use crate::dialect::{Method, TableOptions};
 
-use crate::dialect::Method;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::input::Input;

@@ -10,10 +10,8 @@ use anyhow::Result;
 use super::fail_if::Contract;
 use super::{resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{EngineChoice, ExportArgs, FromSqlMethod, InsertFromSqlArgs, TargetArgs};
-use crate::dialect::Engine;
+use crate::dialect::{Engine, ExportFormat, Method};
 
-use crate::dialect::ExportFormat;
-use crate::dialect::Method;
 use crate::error::usage;
 use crate::ident::TableName;
 

@@ -297,6 +297,13 @@ fn setting_names() -> String {
 }
 
 /// Detection: the server's own description (CrateDB's names CrateDB).
+/// Transaction control. A COPY batch runs inside a transaction so that its
+/// rows count as written only once COMMIT is acknowledged; `--explain
+/// analyze` runs inside one that is rolled back, so its writes never land.
+pub const BEGIN: &str = "BEGIN";
+pub const COMMIT: &str = "COMMIT";
+pub const ROLLBACK: &str = "ROLLBACK";
+
 pub const VERSION: &str = "SELECT version()";
 
 /// Detection: the server's version number.

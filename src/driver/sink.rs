@@ -16,9 +16,8 @@ use postgres_types::ToSql;
 
 use super::cratedb_http::CrateSink;
 use super::pg::sink::PgSink;
-use crate::dialect::Engine;
+use crate::dialect::{Engine, Method};
 
-use crate::dialect::Method;
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, CrateBody, Framing, Payload};

@@ -160,7 +160,7 @@ async fn copy_workers(
     });
     let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
     if snapshot.is_some() {
-        client.batch_execute("COMMIT").await.context("releasing the exported snapshot")?;
+        client.batch_execute(sql::COMMIT).await.context("releasing the exported snapshot")?;
     }
     Ok((workers, rows_estimate))
 }

@@ -20,8 +20,7 @@ use tokio_util::sync::CancellationToken;
 use hdrhistogram::Histogram;
 
 use crate::config::{IngestConfig, TableAction, TargetChoice};
-use crate::dialect::Method;
-use crate::dialect::{self, postgres as sql, Dialect, Engine};
+use crate::dialect::{self, postgres as sql, Dialect, Engine, Method};
 use crate::driver::cratedb_http::CrateSink;
 use crate::driver::pg::sink::PgSink;
 use crate::driver::sink::{Sink, SinkSpec};

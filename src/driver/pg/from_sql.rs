@@ -30,9 +30,8 @@ use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
 use super::sink::copy_committed;
 use super::{classify, Canceller, PgTarget};
-use crate::dialect::postgres as sql;
+use crate::dialect::{postgres as sql, ExportFormat};
 
-use crate::dialect::ExportFormat;
 use crate::encode::copy_binary::{self, TupleSplitter};
 use crate::error::usage;
 use crate::ident::TableName;
