@@ -33,6 +33,13 @@ type EngineTest = (&'static str, &'static [&'static str], Test);
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
+    // No test keeps its runs in the real user's data directory: every run,
+    // in process or of the binary (which inherits it), finds its default
+    // results store under this directory, removed when the tests end. Set
+    // before any thread starts; a test that checks a store gives its own
+    // (`--results DIR`, or `XDG_DATA_HOME` in `dbload_bin`'s environment).
+    let data_home = tempfile::tempdir().expect("a temporary XDG_DATA_HOME");
+    std::env::set_var("XDG_DATA_HOME", data_home.path());
     let tests: Vec<(&str, Test)> = [
         ingest::tests(),
         engines::tests(),
@@ -75,5 +82,6 @@ fn main() -> std::process::ExitCode {
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
     drop(server);
+    drop(data_home);
     conclusion.exit_code()
 }
