@@ -122,7 +122,7 @@ pub fn render(m: &RunMeta) -> String {
         "Run:      {} from {} to {}\n\
          Command:  {}\n\
          dbload:   {} (commit {})\n\
-         Client:   {}, {}, {} × {} CPUs{memory}\n",
+         Host:     {}, {}, {} × {} CPUs{memory}\n",
         m.run_id,
         m.started_at,
         m.ended_at,

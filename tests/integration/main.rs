@@ -14,6 +14,7 @@ mod pacing;
 mod queries;
 mod reconnect;
 mod report;
+mod results;
 mod stop;
 mod support;
 mod transfer;
@@ -53,6 +54,7 @@ fn main() -> std::process::ExitCode {
         reconnect::tests(),
         report::tests(),
         pacing::tests(),
+        results::tests(),
     ]
     .concat();
     // Started on the main thread, which outlives every test (see local.rs).
