@@ -10,21 +10,36 @@ use crate::driver::http::{is_secret, redact_query, redact_userinfo};
 /// `args` (the program first) as one line: each argument redacted, and
 /// shell-quoted when it holds a space or a quote, so it can be run again.
 pub fn redacted(args: impl IntoIterator<Item = String>) -> String {
-    let mut after_header_flag = false;
+    let mut value_of: Option<&str> = None;
     let mut shown = Vec::new();
     for arg in args {
-        let value = if after_header_flag { redact_header(&arg) } else { redact_arg(&arg) };
-        after_header_flag = arg == "-H" || arg == "--header";
+        let value = match value_of.take() {
+            Some(flag) => redact_flag_value(flag, &arg),
+            None => redact_arg(&arg),
+        };
+        value_of = SECRET_VALUED.iter().copied().find(|f| *f == arg);
         shown.push(shell_quoted(&value));
     }
     shown.join(" ")
 }
 
-/// One argument: `--flag=VALUE` has its value redacted; a header given as
-/// `--header=…` is redacted as a header.
+/// The flags whose value is, or may hold, a secret (`dbload http`'s).
+const SECRET_VALUED: [&str; 5] = ["-H", "--header", "--bearer", "-u", "--user"];
+
+/// The value of one of [`SECRET_VALUED`]: a header as reports show it, a
+/// token hidden, `USER:PASSWORD` with its password hidden.
+fn redact_flag_value(flag: &str, value: &str) -> String {
+    match flag {
+        "-H" | "--header" => redact_header(value),
+        "-u" | "--user" => value.split_once(':').map_or(value.to_string(), |(user, _)| format!("{user}:***")),
+        _ => "***".into(),
+    }
+}
+
+/// One argument: `--flag=VALUE` has its value redacted.
 fn redact_arg(arg: &str) -> String {
     match arg.split_once('=') {
-        Some((flag @ ("--header" | "-H"), value)) => format!("{flag}={}", redact_header(value)),
+        Some((flag, value)) if SECRET_VALUED.contains(&flag) => format!("{flag}={}", redact_flag_value(flag, value)),
         Some((flag, value)) if flag.starts_with("--") && !flag.contains(' ') => {
             format!("{flag}={}", redact_value(value))
         }
@@ -48,7 +63,7 @@ fn redact_value(value: &str) -> String {
 /// `arg` as a POSIX shell reads it back: bare when it is plain, single-quoted otherwise.
 fn shell_quoted(arg: &str) -> String {
     let plain =
-        !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@,%+*".contains(c) || !c.is_ascii());
+        !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@,%+".contains(c) || !c.is_ascii());
     if plain {
         arg.to_string()
     } else {
@@ -79,7 +94,7 @@ mod tests {
         );
         assert_eq!(
             line(&["dbload", "timeit", "--url=postgres://a:p@w@h/d"]),
-            "dbload timeit --url=postgres://a:***@h/d"
+            "dbload timeit '--url=postgres://a:***@h/d'"
         );
         assert_eq!(
             line(&["dbload", "export", "--url", "host=db user=app password=hunter2 dbname=x"]),
@@ -98,6 +113,10 @@ mod tests {
             "dbload http 'http://h/x?api_key=***&page=2' -H 'Authorization: ***' -H 'Accept: x'"
         );
         assert_eq!(line(&["dbload", "--header=X-Api-Token: t"]), "dbload '--header=X-Api-Token: ***'");
+        assert_eq!(
+            line(&["dbload", "http", "http://h/", "--bearer", "tok3n", "-u", "app:pw", "--user=me:pw2", "--bearer=t"]),
+            "dbload http http://h/ --bearer '***' -u 'app:***' '--user=me:***' '--bearer=***'"
+        );
         assert_eq!(line(&["dbload", "-s", "select 'a b'"]), r"dbload -s 'select '\''a b'\'''");
     }
 }
