@@ -89,10 +89,14 @@ fn every_command_reports_when_what_and_where(ctx: &Ctx) -> Result<()> {
         ],
         vec!["run", mixed, "--url", url],
     ];
+    // Each run kept in a database too: its headline columns filled for every command.
+    ctx.query("DROP SCHEMA IF EXISTS results_every CASCADE; CREATE SCHEMA results_every")?;
+    let store = ctx.url_with("options=-csearch_path%3Dresults_every");
     let head = git_head();
     for args in runs {
+        let args = [&args[..], &["--results-url", &store]].concat();
         let (code, report, stderr) = json_run(&args, home.path())?;
-        ensure(code == 0, || format!("{args:?}: exit {code}: {stderr}"))?;
+        ensure(code == 0 && !stderr.contains("warning"), || format!("{args:?}: exit {code}: {stderr}"))?;
         let run = &report["run"];
         let id = run["run_id"].as_str().context("run_id")?;
         let uuid = uuid::Uuid::parse_str(id)?;
@@ -125,6 +129,17 @@ fn every_command_reports_when_what_and_where(ctx: &Ctx) -> Result<()> {
         let setup = setup.context("no setup")?;
         let address = setup["server_address"].as_str().unwrap_or("");
         ensure(address.starts_with("127.0.0.1:"), || format!("{args:?}: server_address {address:?}"))?;
+    }
+    let rows = ctx.query(
+        "SELECT command, engine, target IS NOT NULL, throughput_unit, p99_ms IS NOT NULL, run_id = (report->'run'->>'run_id')::uuid \
+         FROM results_every.dbload_runs ORDER BY started_at",
+    )?;
+    let commands: Vec<&str> = rows.iter().filter_map(|r| r[0].as_deref()).collect();
+    let expected = ["ingest", "insert-fake-data", "timeit", "workload", "export", "insert-from-sql", "run"];
+    ensure(commands == expected, || format!("{commands:?}"))?;
+    for r in &rows {
+        let filled = r[1].as_deref() == Some("postgres") && r[2].as_deref() == Some("t") && r[3].is_some();
+        ensure(filled && r[4].as_deref() == Some("t") && r[5].as_deref() == Some("t"), || format!("{r:?}"))?;
     }
     Ok(())
 }
