@@ -203,9 +203,11 @@ fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationTo
 }
 
 /// The start of a command that measures: its run_id and start time, taken
-/// before anything connects, with the command line it was given (redacted).
+/// before anything connects, with the command line it was given (redacted;
+/// an argument that is not UTF-8 shown lossily rather than a panic).
 fn start() -> RunStart {
-    RunStart::now(config::command_line::redacted(std::env::args()))
+    let args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
+    RunStart::now(config::command_line::redacted(args))
 }
 
 /// Judges `--fail-if`, then writes the report, stamped with the run's
