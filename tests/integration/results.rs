@@ -162,9 +162,14 @@ fn the_default_store_keeps_a_report_and_its_histograms(ctx: &Ctx) -> Result<()> 
         "--batch-size",
         "500",
     ];
-    let (code, report, stderr) = json_run(&args, home.path())?;
+    let html = home.path().join("report.html");
+    let (code, report, stderr) = json_run(&[&args[..], &["--html", html.to_str().unwrap()]].concat(), home.path())?;
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
     let id = report["run"]["run_id"].as_str().context("run_id")?.to_string();
+    let page = std::fs::read_to_string(&html)?;
+    ensure(page.contains(&format!("run <b>{id}</b>")) && page.contains("answering on 127.0.0.1:"), || {
+        "the HTML lacks the run".into()
+    })?;
     ensure(kept(home.path())? == [format!("{id}.hlog"), format!("{id}.json")], || format!("{:?}", kept(home.path())))?;
     let dir = home.path().join("dbload/results");
     let stored: Json = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{id}.json")))?)?;
