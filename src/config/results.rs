@@ -12,10 +12,9 @@ use crate::driver::PgTarget;
 /// Where a finished run goes.
 #[derive(Debug, Clone)]
 pub struct ResultsConfig {
-    /// The results directory; none with `--no-results`, or when there is no
-    /// data directory to default to (`why_not` says which).
-    pub dir: Option<PathBuf>,
-    pub why_not: Option<String>,
+    /// The results directory, or why there is none (`--no-results`, or no
+    /// data directory to default to).
+    pub dir: Result<PathBuf, String>,
     /// `--results-url`: the database that also gets the run.
     pub url: Option<Box<PgTarget>>,
 }
@@ -25,15 +24,14 @@ impl ResultsConfig {
     /// `PG*` variables libpq would read for `--results-url`).
     pub fn resolve(a: ResultsArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<ResultsConfig> {
         let url = a.results_url.map(|u| PgTarget::from_url(&u, "--results-url", env).map(Box::new)).transpose()?;
-        let (dir, why_not) = match (a.no_results, a.results) {
-            (true, _) => (None, Some("--no-results".to_string())),
-            (false, Some(dir)) => (Some(dir), None),
-            (false, None) => match default_dir(env) {
-                Some(dir) => (Some(dir), None),
-                None => (None, Some("neither XDG_DATA_HOME nor HOME is set; give --results DIR".into())),
-            },
+        let dir = match (a.no_results, a.results) {
+            (true, _) => Err("--no-results".to_string()),
+            (false, Some(dir)) => Ok(dir),
+            (false, None) => {
+                default_dir(env).ok_or_else(|| "neither XDG_DATA_HOME nor HOME is set; give --results DIR".into())
+            }
         };
-        Ok(ResultsConfig { dir, why_not, url })
+        Ok(ResultsConfig { dir, url })
     }
 }
 

@@ -36,14 +36,12 @@ pub struct Run<'a> {
 pub fn keep(cfg: &ResultsConfig, run: &Run) -> Vec<String> {
     let mut lines = Vec::new();
     let log = hlog::write(run.latencies, run.meta);
-    match (&cfg.dir, &cfg.why_not) {
-        (Some(d), _) => match dir::keep(d, run, &log) {
+    match &cfg.dir {
+        Ok(d) => match dir::keep(d, run, &log) {
             Ok(path) => lines.push(format!("Kept:     {}", path.display())),
             Err(e) => lines.push(warn(&format!("in {}", d.display()), &e)),
         },
-        (None, why) => {
-            lines.push(format!("Kept:     not in a results directory ({})", why.as_deref().unwrap_or("none")))
-        }
+        Err(why) => lines.push(format!("Kept:     not in a results directory ({why})")),
     }
     if let Some(target) = &cfg.url {
         match db::keep(target, run, &log) {
