@@ -17,6 +17,7 @@ pub mod model;
 pub mod op;
 pub mod outcome;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod stats;
 pub mod target;
@@ -32,10 +33,12 @@ use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command, IngestArgs, OutputFormat};
 use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig, TargetChoice};
+use report::meta::{RunStart, Stamped};
 use report::mixed::MixedReport;
 use report::query::QueryReport;
 use report::transfer::TransferReport;
 use report::Report;
+use results::Latencies;
 use target::{LocalPostgres, Target};
 
 /// What a finished command leaves: its report and the exit code it earned.
@@ -64,6 +67,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::Export(args) => export(args, &env, out).map(|o| o.exit_code),
         Command::InsertFromSql(args) => insert_from_sql(args, &env, out).map(|o| o.exit_code),
         Command::Stop(args) => stop(&args.dir, out),
+        Command::Results(args) => results_command(args, &env, out),
     }
 }
 
@@ -74,6 +78,23 @@ pub fn stop(dir: &std::path::Path, out: &mut dyn Write) -> Result<u8> {
     let freed = target::local::human_size(freed);
     writeln!(out, "dbload: stopped the throwaway PostgreSQL in {} and removed it ({freed} freed)", dir.display())
         .context("writing to stdout")?;
+    Ok(error::exit::OK)
+}
+
+/// `dbload results list|show`: reads the store the flags name.
+pub fn results_command(
+    args: cli::ResultsCommandArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<u8> {
+    use config::results::Store;
+    let text = match args.action {
+        cli::ResultsAction::List { store, limit } => results::list(&Store::resolve(store, env)?, limit)?,
+        cli::ResultsAction::Show { id, store, histograms } => {
+            results::show(&Store::resolve(store, env)?, &id, histograms)?
+        }
+    };
+    out.write_all(text.as_bytes()).context("writing to stdout")?;
     Ok(error::exit::OK)
 }
 
@@ -182,15 +203,26 @@ fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationTo
     })
 }
 
-/// Judges `--fail-if`, then writes the report where `output` says; returns
-/// its exit code. A condition naming a field the report lacks is an error,
-/// but only after the report was written, so the run is not lost.
+/// The start of a command that measures: its run_id and start time, taken
+/// before anything connects, with the command line it was given (redacted;
+/// an argument that is not UTF-8 shown lossily rather than a panic).
+fn start() -> RunStart {
+    let args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
+    RunStart::now(config::command_line::redacted(args))
+}
+
+/// Judges `--fail-if`, then writes the report, stamped with the run's
+/// metadata (`run`), where `output` says, and keeps it in the results store
+/// (the text report's last line says where); returns its exit code. A
+/// condition naming a field the report lacks is an error, but only after
+/// the report was written, so the run is not lost.
 fn emit<R: serde::Serialize>(
     output: &OutputConfig,
     report: &mut R,
     verdict: fn(&mut R) -> &mut report::Verdict,
     text: fn(&R) -> String,
     out: &mut dyn Write,
+    (start, latencies): (RunStart, Latencies),
 ) -> Result<u8> {
     let judged = report::judge(report, verdict, &output.fail_if);
     if judged.is_err() {
@@ -198,15 +230,25 @@ fn emit<R: serde::Serialize>(
         let v = verdict(report);
         (v.status, v.exit_code) = (report::Status::Failed, error::exit::USAGE);
     }
+    let meta = start.end();
+    let stamped = Stamped { report: &*report, run: &meta };
     match output.format {
-        OutputFormat::Text => out.write_all(text(report).as_bytes()).context("writing the report")?,
-        OutputFormat::Json => report::json::write(report, out)?,
+        OutputFormat::Text => {
+            let shown = format!("{}{}", text(report), report::meta::render(&meta));
+            out.write_all(shown.as_bytes()).context("writing the report")?
+        }
+        OutputFormat::Json => report::json::write(&stamped, out)?,
     }
     if let Some(path) = &output.report_file {
-        report::json::write_file(report, path)?;
+        report::json::write_file(&stamped, path)?;
     }
     if let Some(path) = &output.html_file {
-        report::html::write_file(report, path)?;
+        report::html::write_file(&stamped, path)?;
+    }
+    let json = serde_json::to_value(&stamped).context("the JSON report")?;
+    let kept = results::keep(&output.results, &results::Run { meta: &meta, report: &json, latencies: &latencies });
+    if output.format == OutputFormat::Text {
+        writeln!(out, "{}", kept.join("\n")).context("writing the report")?;
     }
     judged?;
     Ok(verdict(report).exit_code)
@@ -239,10 +281,12 @@ pub fn insert_json(
 /// An ingest run of any model, reported. A row of input that stopped the
 /// run is said on stderr too, after the report (exit 2).
 fn write_rows(cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Report>> {
+    let begun = start();
     let started = Started::new(&cfg.target)?;
     let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel, None).await)?;
     let mut report = Report::ingest(&cfg, &outcome, started.url(), started.throwaway());
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::text::render, out)?;
+    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::text::render, out, kept)?;
     if let Some(e) = &report.input_error {
         eprintln!("dbload: {e}");
     }
@@ -251,12 +295,14 @@ fn write_rows(cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Report>>
 
 /// `dbload timeit` and `dbload workload`, from their resolved configuration.
 pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryReport>> {
+    let begun = start();
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("query commands always have a target");
     let outcome = with_runtime(async |cancel| run::queries::queries(&cfg, &target, cancel).await)?;
     let mut report = QueryReport::new(&cfg, &outcome, started.url(), started.throwaway());
     let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, text, out)?;
+    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, text, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -266,10 +312,12 @@ pub fn http(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<Outcome<report::http::HttpReport>> {
+    let begun = start();
     let cfg = config::http::HttpConfig::resolve(args, env)?;
     let outcome = with_threads(Some(cfg.threads), async |cancel| run::http::http(&cfg, cancel).await)?;
     let mut report = report::http::HttpReport::new(&cfg, &outcome);
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::http::render, out)?;
+    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::http::render, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -279,12 +327,14 @@ pub fn export(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<Outcome<TransferReport>> {
+    let begun = start();
     let cfg = config::ExportConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("export always has a target");
     let outcome = with_runtime(async |cancel| run::export::export(&cfg, &target, cancel).await)?;
     let mut report = TransferReport::export(&cfg, &outcome, started.url(), started.throwaway());
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out)?;
+    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -295,6 +345,7 @@ pub fn insert_from_sql(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<Outcome<TransferReport>> {
+    let begun = start();
     let cfg = config::FromSqlConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target)?;
     let source = cfg.source.as_ref().map(Started::new).transpose()?;
@@ -304,16 +355,30 @@ pub fn insert_from_sql(
     let outcome = with_runtime(async |cancel| run::from_sql::insert_from_sql(&cfg, &src, &dst, cancel).await)?;
     let ends = ((source.url(), source.throwaway()), (started.url(), started.throwaway()));
     let mut report = TransferReport::from_sql(&cfg, &outcome, ends.0, ends.1);
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out)?;
+    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
 /// `dbload run FILE`: ingest and workloads at the same time.
 pub fn mixed(cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedReport>> {
+    let begun = start();
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("mixed runs always have a target");
     let outcome = with_runtime(async |cancel| run::mixed::mixed(&cfg, &target, cancel).await)?;
     let mut report = MixedReport::new(&cfg, &outcome, started.url(), started.throwaway());
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::mixed::render, out)?;
+    let kept = (begun, Latencies::of(&mixed_parts(&report, &outcome)));
+    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::mixed::render, out, kept)?;
     Ok(Outcome { exit_code, report })
+}
+
+/// A mixed run's measured parts, named as its report names them: its
+/// ingest, and each workload under load.
+fn mixed_parts<'a>(
+    report: &'a MixedReport,
+    outcome: &'a outcome::MixedOutcome,
+) -> Vec<(&'a str, &'a outcome::Figures)> {
+    let ingest = outcome.ingest.iter().map(|i| ("ingest", &i.figures));
+    let names = report.workloads.iter().map(|w| w.name.as_str());
+    ingest.chain(names.zip(&outcome.workloads).map(|(n, w)| (n, &w.under_load.figures))).collect()
 }

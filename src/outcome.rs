@@ -31,6 +31,9 @@ pub struct Setup {
     /// The engine's own version (TimescaleDB's or Citus' extension, CrateDB's).
     pub engine_version: Option<String>,
     pub server_version: Option<String>,
+    /// The address and port the server answered on, as the server sees
+    /// them (`inet_server_addr()`); none over a Unix socket, or on CrateDB.
+    pub server_address: Option<String>,
     /// The server settings that matter for ingest, as the server shows them.
     pub server_settings: Vec<(String, String)>,
     /// Citus: the same settings on each worker node.

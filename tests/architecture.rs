@@ -31,6 +31,8 @@ const RULES: &[(&str, &[&str])] = &[
     ("outcome", &["run", "report", "cli", "driver", "target", "model", "config"]),
     // Reports render outcomes: they run nothing and open no connection.
     ("report", &["run", "driver", "target", "model", "cli"]),
+    // The results store keeps finished reports: it runs nothing and parses no flags.
+    ("results", &["run", "cli", "model", "encode", "target"]),
     // Options are resolved before anything runs or is reported.
     ("config", &["run", "report"]),
     // The command line is parsed into plain values; the value enums clap

@@ -35,7 +35,10 @@ Examples:
   dbload ingest --dry-run --rows 50000000
 
   # For scripts: JSON on stdout, exit code 1 if any batch failed or rows are missing
-  dbload ingest --rows 1000000 --verify --output json --quiet";
+  dbload ingest --rows 1000000 --verify --output json --quiet
+
+  # Keep the run in the team's results database too (see `dbload results list`)
+  dbload ingest --url $URL --rows 2000000 --results-url postgres://bench@results-db/bench";
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {

@@ -6,6 +6,7 @@ mod data;
 mod http;
 mod ingest;
 mod query;
+mod results;
 mod transfer;
 
 use std::path::PathBuf;
@@ -20,6 +21,8 @@ pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
 pub use query::{QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
+use results::RESULTS_EXAMPLES;
+pub use results::{ResultsAction, ResultsArgs, ResultsCommandArgs, StoreArgs};
 pub use transfer::{ExportArgs, FromSqlMethod, InsertFromSqlArgs};
 use transfer::{EXPORT_EXAMPLES, INSERT_FROM_SQL_EXAMPLES};
 
@@ -64,6 +67,9 @@ pub enum Command {
     InsertFromSql(InsertFromSqlArgs),
     /// Stop a throwaway PostgreSQL that --keep left running, and remove its directory.
     Stop(StopArgs),
+    /// List or show the runs kept in the results store (a directory, or a database).
+    #[command(after_help = RESULTS_EXAMPLES)]
+    Results(ResultsCommandArgs),
 }
 
 /// `dbload stop DIR`.
@@ -153,6 +159,9 @@ pub struct OutputArgs {
     /// is checked against the report's schema before the run.
     #[arg(long, value_name = "EXPR")]
     pub fail_if: Vec<String>,
+
+    #[command(flatten)]
+    pub results: ResultsArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -212,7 +212,7 @@ impl HttpConfig {
 }
 
 /// `Name: value` with the value hidden when the name looks secret.
-fn redact_header(h: &str) -> String {
+pub(crate) fn redact_header(h: &str) -> String {
     match h.split_once(':') {
         Some((name, _)) if is_secret(name) => format!("{}: ***", name.trim()),
         _ => h.to_owned(),

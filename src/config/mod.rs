@@ -2,12 +2,14 @@
 //! into what its run uses. What every command shares (which target, the
 //! warm-up) is resolved here, the same way for all.
 
+pub mod command_line;
 pub mod data;
 pub mod fail_if;
 pub mod http;
 pub mod ingest;
 pub mod mixed;
 pub mod query;
+pub mod results;
 pub mod transfer;
 
 use std::path::Path;
@@ -59,6 +61,8 @@ pub struct OutputConfig {
     pub html_file: Option<std::path::PathBuf>,
     pub quiet: bool,
     pub fail_if: Vec<Condition>,
+    /// Where the finished run is kept.
+    pub results: results::ResultsConfig,
 }
 
 impl OutputConfig {
@@ -75,7 +79,17 @@ impl OutputConfig {
                 check_writable(option, path)?;
             }
         }
-        Ok(OutputConfig { format: a.output, report_file: a.report, html_file: a.html, quiet: a.quiet, fail_if })
+        // The store is the user's, as their home is: found from the process's
+        // environment whatever environment the command was given.
+        let results = results::ResultsConfig::resolve(a.results, &|k| std::env::var(k).ok())?;
+        Ok(OutputConfig {
+            format: a.output,
+            report_file: a.report,
+            html_file: a.html,
+            quiet: a.quiet,
+            fail_if,
+            results,
+        })
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod citus;
 pub mod cratedb;
 pub mod postgres;
+pub mod results;
 pub mod timescaledb;
 
 use std::fmt;

@@ -283,6 +283,14 @@ pub fn reported_settings() -> String {
     format!("SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({}) ORDER BY name", setting_names())
 }
 
+/// The address and port the session's server answered on, as the server
+/// sees them (`10.0.0.5:5432`; the address behind a proxy or a NAT, not the
+/// name the client dialled; an IPv6 address in brackets); NULL over a Unix socket.
+pub fn server_address() -> &'static str {
+    "SELECT CASE family(inet_server_addr()) WHEN 6 THEN '[' || host(inet_server_addr()) || ']' \
+     ELSE host(inet_server_addr()) END || ':' || inet_server_port()"
+}
+
 /// [`reported_settings`] as one JSON object (`{"fsync": "on", ...}`): the
 /// form Citus' `run_command_on_workers` can return (one row, one column).
 pub fn reported_settings_json() -> String {

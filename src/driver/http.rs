@@ -112,7 +112,7 @@ impl Endpoint {
 /// password with an unescaped `/`, `?` or `@` is hidden too. For messages
 /// about a URL as given (shared with the CrateDB URL), which must never
 /// echo its password, whether the URL parsed or not.
-pub(super) fn redact_userinfo(url: &str) -> String {
+pub(crate) fn redact_userinfo(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
     let separator = if scheme.is_empty() && !url.contains("://") { "" } else { "://" };
     match rest.rsplit_once('@') {
@@ -129,7 +129,7 @@ pub(super) fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
-fn redact_query(path: &str) -> String {
+pub(crate) fn redact_query(path: &str) -> String {
     let Some((p, q)) = path.split_once('?') else { return path.to_owned() };
     let params: Vec<String> = q
         .split('&')

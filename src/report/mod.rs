@@ -6,6 +6,7 @@ pub mod fail_if;
 pub mod html;
 pub mod http;
 pub mod json;
+pub mod meta;
 pub mod mixed;
 pub mod query;
 pub mod text;
@@ -343,6 +344,10 @@ pub struct Server {
     /// TimescaleDB's or Citus' extension version, CrateDB's version.
     pub engine_version: Option<String>,
     pub server_version: Option<String>,
+    /// `host:port` as the server sees itself (`inet_server_addr()`): the
+    /// address behind a proxy or NAT; null over a Unix socket, on CrateDB,
+    /// or with no server.
+    pub server_address: Option<String>,
 }
 
 impl Server {
@@ -354,6 +359,7 @@ impl Server {
             engine: setup.engine,
             engine_version: setup.engine_version.clone(),
             server_version: setup.server_version.clone(),
+            server_address: setup.server_address.clone(),
         }
     }
 }

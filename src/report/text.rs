@@ -50,9 +50,11 @@ pub(crate) fn target_line(server: &Server) -> String {
             format!(", {} on {}", with_version(name, engine_version), with_version("PostgreSQL", server_version))
         }
     };
+    // Behind a proxy or NAT, the address the server answered on is not the one dialled.
+    let seen = server.server_address.as_deref().map(|a| format!(", answering on {a}")).unwrap_or_default();
     match (server.target_kind, server.target.as_deref()) {
         ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
-        (kind, Some(url)) => format!("{url} ({kind}{engine})"),
+        (kind, Some(url)) => format!("{url} ({kind}{engine}{seen})"),
         (_, None) => "-".into(),
     }
 }
@@ -499,7 +501,8 @@ pub(crate) mod tests {
         let r = report_stopped("", Some(why.into()));
         let text = render(&r);
         assert!(text.starts_with("STOPPED: worker 1 panicked: boom\n"), "{text}");
-        let json = serde_json::to_value(&r).unwrap();
+        let run = crate::report::meta::RunStart::now("dbload ingest".into()).end();
+        let json = serde_json::to_value(crate::report::meta::Stamped { report: &r, run: &run }).unwrap();
         assert_eq!((&json["status"], &json["exit_code"], &json["stopped"]), (&"failed".into(), &1.into(), &why.into()));
         let schema = serde_json::from_str(include_str!("../../schema/report.schema.json")).unwrap();
         let validator = jsonschema::validator_for(&schema).unwrap();

@@ -220,6 +220,8 @@ pub(crate) async fn describe_server(admin: &mut Admin, target: &Target, setup: &
     if info.engine != Engine::Cratedb {
         let rows = admin.rows(&sql::reported_settings()).await.context("reading server settings")?;
         setup.server_settings = rows.into_iter().map(|r| (text(&r[0]), text(&r[1]))).collect();
+        let rows = admin.rows(sql::server_address()).await.context("reading the server's address")?;
+        setup.server_address = rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
     }
     if info.engine == Engine::Citus {
         // The report says when the workers could not be asked, rather than failing the run.

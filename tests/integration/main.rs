@@ -14,6 +14,7 @@ mod pacing;
 mod queries;
 mod reconnect;
 mod report;
+mod results;
 mod stop;
 mod support;
 mod transfer;
@@ -33,7 +34,17 @@ type EngineTest = (&'static str, &'static [&'static str], Test);
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
+    // No test keeps its runs in the real user's data directory: every run,
+    // in process or of the binary (which inherits it), finds its default
+    // results store under this directory, removed when the tests end. Set
+    // before any thread starts; a test that checks a store gives its own
+    // (`--results DIR`, or `XDG_DATA_HOME` in `dbload_bin`'s environment).
+    let data_home = tempfile::tempdir().expect("a temporary XDG_DATA_HOME");
+    std::env::set_var("XDG_DATA_HOME", data_home.path());
     let tests: Vec<(&str, Test)> = [
+        // First: its runs spawn the binary often, which would load the
+        // machine while the latency-sensitive pacing tests (last) run.
+        results::tests(),
         ingest::tests(),
         engines::tests(),
         cli::tests(),
@@ -75,5 +86,6 @@ fn main() -> std::process::ExitCode {
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
     drop(server);
+    drop(data_home);
     conclusion.exit_code()
 }

@@ -1,0 +1,79 @@
+//! The results store's flags (on every measuring command) and `dbload
+//! results list|show`, which read it back.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+pub(super) const RESULTS_EXAMPLES: &str = "\
+Examples:
+  # The last runs kept in the default store (~/.local/share/dbload/results)
+  dbload results list
+
+  # One run's JSON report, by its run_id (or the start of it)
+  dbload results show 0193a1b2-7c4e
+
+  # The runs a team keeps in a database (--results-url on its runs)
+  dbload results list --results-url postgres://bench@results-db/bench --limit 50";
+
+/// Where a run is kept: every measuring command's flags.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Results store")]
+pub struct ResultsArgs {
+    /// Keep the run (its JSON report and latency histograms) in DIR rather than in
+    /// $XDG_DATA_HOME/dbload/results (~/.local/share/dbload/results), the default.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_results")]
+    pub results: Option<PathBuf>,
+
+    /// Keep nothing of this run in the results directory.
+    #[arg(long)]
+    pub no_results: bool,
+
+    /// Also insert the run into the tables dbload_runs and dbload_timeline of this
+    /// PostgreSQL-family database (created if missing; see docs/results.md), e.g.
+    /// postgres://bench@results-db/bench. A failure to store is a warning, not a failed run.
+    #[arg(long, value_name = "URL")]
+    pub results_url: Option<String>,
+}
+
+/// `dbload results`.
+#[derive(Debug, Args)]
+pub struct ResultsCommandArgs {
+    #[command(subcommand)]
+    pub action: ResultsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsAction {
+    /// The runs kept, newest first: run_id, start, command, status, throughput, p99.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Show at most this many runs.
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        limit: usize,
+    },
+    /// One run's JSON report (or, with --histograms, its latency histograms).
+    Show {
+        /// The run's run_id, or a prefix of it that names one run.
+        #[arg(value_name = "ID")]
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Print the run's latency histograms (HdrHistogram interval log) instead of its report.
+        #[arg(long)]
+        histograms: bool,
+    },
+}
+
+/// Which store `dbload results` reads.
+#[derive(Debug, Args, Clone)]
+pub struct StoreArgs {
+    /// Read the results directory DIR (default: $XDG_DATA_HOME/dbload/results).
+    #[arg(long, value_name = "DIR", conflicts_with = "results_url")]
+    pub results: Option<PathBuf>,
+
+    /// Read the tables of this database instead (as written with --results-url).
+    #[arg(long, value_name = "URL")]
+    pub results_url: Option<String>,
+}

@@ -1,0 +1,135 @@
+//! The SQL of the results store in a database (`--results-url`): the two
+//! tables dbload creates if missing, and how runs go in and come out. Any
+//! PostgreSQL-family engine (PostgreSQL, TimescaleDB, Citus) takes it. The
+//! tables are documented in docs/results.md; their version is in each row
+//! (`schema_version`) and in the table's comment, which [`version_check`]
+//! reads before a run is written.
+
+use super::{literal, quote_ident};
+
+/// Bumped when a column is removed, renamed or changes meaning; adding a
+/// column is not (dbload adds it with `ADD COLUMN IF NOT EXISTS`).
+pub const SCHEMA_VERSION: i32 = 1;
+
+pub const RUNS: &str = "dbload_runs";
+pub const TIMELINE: &str = "dbload_timeline";
+
+/// The comment on `dbload_runs` that names the version of its layout.
+pub fn comment() -> String {
+    format!("dbload results store, schema version {SCHEMA_VERSION} (docs/results.md)")
+}
+
+/// Creates the tables if they are missing (in one transaction, with the
+/// comment that versions them).
+pub fn create_tables() -> String {
+    let (runs, timeline) = (quote_ident(RUNS), quote_ident(TIMELINE));
+    format!(
+        "CREATE TABLE IF NOT EXISTS {runs} (\n\
+        \x20   run_id uuid PRIMARY KEY,\n\
+        \x20   schema_version integer NOT NULL,\n\
+        \x20   started_at timestamptz NOT NULL,\n\
+        \x20   ended_at timestamptz NOT NULL,\n\
+        \x20   command text NOT NULL,\n\
+        \x20   command_line text NOT NULL,\n\
+        \x20   dbload_version text NOT NULL,\n\
+        \x20   git_commit text NOT NULL,\n\
+        \x20   client_host text NOT NULL,\n\
+        \x20   target text,\n\
+        \x20   engine text,\n\
+        \x20   server_version text,\n\
+        \x20   status text NOT NULL,\n\
+        \x20   exit_code integer NOT NULL,\n\
+        \x20   throughput double precision,\n\
+        \x20   throughput_unit text,\n\
+        \x20   p50_ms double precision,\n\
+        \x20   p95_ms double precision,\n\
+        \x20   p99_ms double precision,\n\
+        \x20   p99_9_ms double precision,\n\
+        \x20   errors bigint,\n\
+        \x20   client_cpu_s double precision,\n\
+        \x20   setup jsonb,\n\
+        \x20   report jsonb NOT NULL,\n\
+        \x20   histograms text NOT NULL\n\
+        );\n\
+        CREATE TABLE IF NOT EXISTS {timeline} (\n\
+        \x20   run_id uuid NOT NULL REFERENCES {runs} (run_id) ON DELETE CASCADE,\n\
+        \x20   part text NOT NULL,\n\
+        \x20   second integer NOT NULL,\n\
+        \x20   at timestamptz NOT NULL,\n\
+        \x20   rows bigint NOT NULL,\n\
+        \x20   operations bigint NOT NULL,\n\
+        \x20   errors bigint NOT NULL,\n\
+        \x20   latency_mean_ms double precision,\n\
+        \x20   latency_max_ms double precision,\n\
+        \x20   PRIMARY KEY (run_id, part, second)\n\
+        );\n\
+        COMMENT ON TABLE {runs} IS {comment}",
+        comment = literal(&comment()),
+    )
+}
+
+/// The comment on `dbload_runs` (null when the table is missing): another
+/// version's tables are not written to.
+pub fn version_check() -> String {
+    format!("SELECT obj_description(to_regclass({})::oid, 'pg_class')", literal(RUNS))
+}
+
+/// One run: every value bound ($1 … $24), in the order of the columns.
+pub fn insert_run() -> String {
+    format!(
+        "INSERT INTO {} (run_id, schema_version, started_at, ended_at, command, command_line, dbload_version, \
+         git_commit, client_host, target, engine, server_version, status, exit_code, throughput, throughput_unit, \
+         p50_ms, p95_ms, p99_ms, p99_9_ms, errors, client_cpu_s, setup, report, histograms) \
+         VALUES ($1::text::uuid, {SCHEMA_VERSION}, $2::text::timestamptz, $3::text::timestamptz, $4, $5, $6, $7, \
+         $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22::text::jsonb, $23::text::jsonb, $24)",
+        quote_ident(RUNS)
+    )
+}
+
+/// A run's per-second series: one array per column, bound ($1: run id, $2: its start).
+pub fn insert_timeline() -> String {
+    format!(
+        "INSERT INTO {} (run_id, part, second, at, rows, operations, errors, latency_mean_ms, latency_max_ms) \
+         SELECT $1::text::uuid, part, second, $2::text::timestamptz + second * interval '1 second', \
+         rows, operations, errors, latency_mean_ms, latency_max_ms \
+         FROM unnest($3::text[], $4::int4[], $5::int8[], $6::int8[], $7::int8[], $8::float8[], $9::float8[]) \
+         AS t(part, second, rows, operations, errors, latency_mean_ms, latency_max_ms)",
+        quote_ident(TIMELINE)
+    )
+}
+
+/// The newest runs first, at most $1 of them, as `results list` shows them.
+pub fn list() -> String {
+    format!(
+        "SELECT run_id::text, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), command, \
+         status, throughput, throughput_unit, p99_ms FROM {} ORDER BY started_at DESC, run_id DESC LIMIT $1",
+        quote_ident(RUNS)
+    )
+}
+
+/// The runs whose id starts with $1: their id, report and histograms.
+pub fn show() -> String {
+    format!(
+        "SELECT run_id::text, report::text, histograms FROM {} WHERE run_id::text LIKE $1 || '%' ORDER BY run_id LIMIT 2",
+        quote_ident(RUNS)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_store_sql() {
+        let all = [create_tables(), version_check(), insert_run(), insert_timeline(), list(), show()];
+        insta::assert_snapshot!(all.join(";\n\n"));
+    }
+
+    #[test]
+    fn every_run_column_is_bound_once() {
+        let sql = insert_run();
+        let columns = sql.split_once('(').unwrap().1.split_once(')').unwrap().0.split(',').count();
+        assert_eq!(columns, 25);
+        assert!(sql.contains("$24") && !sql.contains("$25"));
+    }
+}

@@ -1,0 +1,181 @@
+//! The results store in a database (`--results-url`): one row per run in
+//! `dbload_runs`, its per-second series in `dbload_timeline`, reached with
+//! dbload's own PostgreSQL connection (libpq's rules, `.pgpass`, TLS). The
+//! SQL is in `dialect/results.rs`; every value is bound.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value as Json;
+use tokio_postgres::Client;
+
+use super::{Headline, Listed, Run};
+use crate::dialect::results as sql;
+use crate::driver::PgTarget;
+use crate::error::usage;
+
+/// However slow the results database, a finished run waits no longer for it.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `body` on a connection to `target`, within [`TIMEOUT`].
+fn with_client<T>(target: &PgTarget, body: impl AsyncFnOnce(&mut Client) -> Result<T>) -> Result<T> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting a runtime")?;
+    rt.block_on(async {
+        let work = async {
+            let mut client = target.connect().await?;
+            body(&mut client).await
+        };
+        tokio::time::timeout(TIMEOUT, work).await.unwrap_or_else(|_| bail!("no answer within {}s", TIMEOUT.as_secs()))
+    })
+}
+
+/// Creates the tables if missing (refusing those of another schema
+/// version), then inserts the run and its timeline in one transaction.
+pub fn keep(target: &PgTarget, run: &Run, log: &str) -> Result<()> {
+    with_client(target, async |client| {
+        let tx = client.transaction().await?;
+        let comment: Option<String> = tx.query_one(&sql::version_check(), &[]).await?.get(0);
+        match comment {
+            None => tx.batch_execute(&sql::create_tables()).await.context("creating the results tables")?,
+            Some(c) if c == sql::comment() => {}
+            Some(c) => bail!(
+                "{} says \"{c}\", not \"{}\": it was made by another version of dbload; \
+                 use another database (or schema) for this one",
+                sql::RUNS,
+                sql::comment()
+            ),
+        }
+        insert_run(&tx, run, log).await?;
+        insert_timeline(&tx, run).await?;
+        tx.commit().await.context("committing the run")
+    })
+}
+
+async fn insert_run(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>, log: &str) -> Result<()> {
+    let (m, r) = (run.meta, run.report);
+    let h = Headline::of(r);
+    let text = |p: &str| r.pointer(p).and_then(Json::as_str).map(str::to_string);
+    let first = |ps: &[&str]| ps.iter().find_map(|p| text(p));
+    let setup = r.get("setup").map(Json::to_string);
+    let exit_code = r.get("exit_code").and_then(Json::as_i64).unwrap_or(-1) as i32;
+    let report = r.to_string();
+    tx.execute(
+        &sql::insert_run(),
+        &[
+            &m.run_id,
+            &m.started_at,
+            &m.ended_at,
+            &text("/command"),
+            &m.command_line,
+            &m.dbload_version,
+            &m.git_commit,
+            &m.client.host_name,
+            &first(&["/setup/target", "/setup/target/target", "/setup/source/target", "/ingest/setup/target"]),
+            &first(&["/setup/engine", "/setup/target/engine", "/setup/source/engine", "/ingest/setup/engine"]),
+            &first(&[
+                "/setup/server_version",
+                "/setup/target/server_version",
+                "/setup/source/server_version",
+                "/ingest/setup/server_version",
+            ]),
+            &text("/status").unwrap_or_default(),
+            &exit_code,
+            &h.throughput,
+            &h.unit,
+            &h.p50_ms,
+            &h.p95_ms,
+            &h.p99_ms,
+            &h.p99_9_ms,
+            &h.errors,
+            &h.client_cpu_s,
+            &setup,
+            &report,
+            &log,
+        ],
+    )
+    .await
+    .context("inserting into dbload_runs")?;
+    Ok(())
+}
+
+/// Every part's per-second series, as one array per column.
+async fn insert_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) -> Result<()> {
+    #[derive(Default)]
+    struct Columns {
+        part: Vec<String>,
+        second: Vec<i32>,
+        rows: Vec<i64>,
+        operations: Vec<i64>,
+        errors: Vec<i64>,
+        mean: Vec<Option<f64>>,
+        max: Vec<Option<f64>>,
+    }
+    let mut c = Columns::default();
+    for (part, entries) in super::timelines(run.report) {
+        for e in entries {
+            let int = |k: &str| e.get(k).and_then(Json::as_i64);
+            c.part.push(part.clone());
+            c.second.push(int("second").unwrap_or(0) as i32);
+            c.rows.push(int("rows").unwrap_or(0));
+            c.operations.push(int("batches").unwrap_or(0));
+            c.errors.push(int("errors").unwrap_or(0));
+            c.mean.push(e.get("latency_mean_ms").and_then(Json::as_f64));
+            c.max.push(e.get("latency_max_ms").and_then(Json::as_f64));
+        }
+    }
+    let m = run.meta;
+    tx.execute(
+        &sql::insert_timeline(),
+        &[&m.run_id, &m.started_at, &c.part, &c.second, &c.rows, &c.operations, &c.errors, &c.mean, &c.max],
+    )
+    .await
+    .context("inserting into dbload_timeline")?;
+    Ok(())
+}
+
+/// The newest `limit` runs of the database.
+pub fn list(target: &PgTarget, limit: usize) -> Result<Vec<Listed>> {
+    with_client(target, async |client| {
+        let rows = client.query(&sql::list(), &[&(limit as i64)]).await.map_err(|e| missing(e, target))?;
+        Ok(rows
+            .iter()
+            .map(|r| Listed {
+                run_id: r.get(0),
+                started_at: r.get(1),
+                command: r.get(2),
+                status: r.get(3),
+                throughput: r.get(4),
+                unit: r.get(5),
+                p99_ms: r.get(6),
+            })
+            .collect())
+    })
+}
+
+/// The report and histograms of the one run whose id starts with `prefix`.
+pub fn show(target: &PgTarget, prefix: &str) -> Result<(String, String)> {
+    let rows = with_client(target, async |client| {
+        let rows = client.query(&sql::show(), &[&prefix]).await.map_err(|e| missing(e, target))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1), r.get::<_, String>(2)))
+            .collect::<Vec<_>>())
+    })?;
+    match rows.as_slice() {
+        [(_, report, log)] => Ok((report.clone(), log.clone())),
+        [] => Err(usage(format!("results show {prefix}: no run with that id in {}", target.redacted()))),
+        _ => Err(usage(format!("results show {prefix}: several runs start so; give more of the id"))),
+    }
+}
+
+/// A database without the tables has kept no run: said so, not as SQL.
+fn missing(e: tokio_postgres::Error, target: &PgTarget) -> anyhow::Error {
+    if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) {
+        return usage(format!(
+            "--results-url {}: no {} table there: no run was kept in it",
+            target.redacted(),
+            sql::RUNS
+        ));
+    }
+    anyhow::Error::new(e).context("reading dbload_runs")
+}

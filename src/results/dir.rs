@@ -1,0 +1,96 @@
+//! The results directory: per run, `RUN_ID.json` (the report as `--output
+//! json` prints it) and `RUN_ID.hlog` (its latency histograms). Run ids are
+//! UUID v7, so the files sort by the time their runs started.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::Value as Json;
+
+use super::{Headline, Listed, Run};
+use crate::error::usage;
+
+/// Writes the run's two files into `dir` (made if missing); returns the
+/// report's path. Each file is written whole under a temporary name and
+/// then renamed, so a listing never reads half a report.
+pub fn keep(dir: &Path, run: &Run, log: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the directory {}", dir.display()))?;
+    let json = serde_json::to_string_pretty(run.report).context("the JSON report")? + "\n";
+    let id = &run.meta.run_id;
+    write(&dir.join(format!("{id}.hlog")), log.as_bytes())?;
+    let report = dir.join(format!("{id}.json"));
+    write(&report, json.as_bytes())?;
+    Ok(report)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes).with_context(|| format!("cannot write {}", partial.display()))?;
+    std::fs::rename(&partial, path)
+        .with_context(|| format!("cannot rename {} to {}", partial.display(), path.display()))
+}
+
+/// The newest `limit` runs of `dir`.
+pub fn list(dir: &Path, limit: usize) -> Result<Vec<Listed>> {
+    let mut ids = run_ids(dir)?;
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    ids.truncate(limit);
+    ids.into_iter()
+        .map(|id| {
+            let path = dir.join(format!("{id}.json"));
+            let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let report: Json =
+                serde_json::from_str(&text).with_context(|| format!("{}: not a JSON report", path.display()))?;
+            let h = Headline::of(&report);
+            let field = |p: &str| report.pointer(p).and_then(Json::as_str).unwrap_or("?").to_string();
+            Ok(Listed {
+                run_id: id,
+                started_at: field("/run/started_at"),
+                command: field("/command"),
+                status: field("/status"),
+                throughput: h.throughput,
+                unit: h.unit.map(str::to_string),
+                p99_ms: h.p99_ms,
+            })
+        })
+        .collect()
+}
+
+/// The report and histograms of the one run of `dir` whose id starts with `prefix`.
+pub fn show(dir: &Path, prefix: &str) -> Result<(String, String)> {
+    let matching: Vec<String> = run_ids(dir)?.into_iter().filter(|id| id.starts_with(prefix)).collect();
+    let id = match matching.as_slice() {
+        [id] => id,
+        [] => return Err(usage(format!("results show {prefix}: no run with that id in {}", dir.display()))),
+        _ => {
+            return Err(usage(format!(
+                "results show {prefix}: {} runs in {} start so; give more of the id",
+                matching.len(),
+                dir.display()
+            )))
+        }
+    };
+    let read = |ext: &str| {
+        let path = dir.join(format!("{id}.{ext}"));
+        std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
+    };
+    Ok((read("json")?, read("hlog").unwrap_or_default()))
+}
+
+/// The ids of the runs kept in `dir` (a missing directory keeps none).
+fn run_ids(dir: &Path) -> Result<Vec<String>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(usage(format!("--results {}: cannot read the directory ({e})", dir.display()))),
+    };
+    let mut ids = Vec::new();
+    for entry in entries {
+        let name = entry.with_context(|| format!("reading {}", dir.display()))?.file_name();
+        let name = name.to_string_lossy();
+        if let Some(id) = name.strip_suffix(".json").filter(|id| uuid::Uuid::parse_str(id).is_ok()) {
+            ids.push(id.to_string());
+        }
+    }
+    Ok(ids)
+}

@@ -1,0 +1,132 @@
+//! A run's merged latency histograms in HdrHistogram's interval-log format
+//! (`.hlog`: one line per histogram, V2 compressed and base64 encoded, the
+//! format of Java's `HistogramLogWriter`), so that HdrHistogram's own tools
+//! (`HistogramLogProcessor`, the plotters, any language's reader) open them,
+//! and so that runs can later be merged exactly rather than by averaging
+//! percentiles. Values are microseconds, as the recorders keep them.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogHistogram, IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+use crate::outcome::Figures;
+use crate::report::meta::RunMeta;
+
+/// The histograms a run keeps, each with its tag: `latency` (from the
+/// intended start, what the report's `latency_ms` is made of) and
+/// `service` (from the actual start) of its measured operations, prefixed
+/// by the part of a mixed run they belong to (`ingest.latency`).
+#[derive(Debug, Default)]
+pub struct Latencies {
+    pub histograms: Vec<(String, Histogram<u64>)>,
+    /// The longest measured stretch, as the intervals' length.
+    pub wall: Duration,
+}
+
+impl Latencies {
+    /// The measured histograms of a run's parts: `("", figures)` for a
+    /// command of one part; a mixed run names each part.
+    pub fn of(parts: &[(&str, &Figures)]) -> Latencies {
+        let mut kept = Latencies::default();
+        for (part, figures) in parts {
+            let prefix = if part.is_empty() { String::new() } else { format!("{}.", tag_safe(part)) };
+            // Every recorder of a part (one per label) merged: the part's total.
+            let mut merged: Option<(Histogram<u64>, Histogram<u64>)> = None;
+            for r in &figures.recorders {
+                match &mut merged {
+                    None => merged = Some((r.measured.latency.clone(), r.measured.service.clone())),
+                    Some((l, s)) => {
+                        l.add(&r.measured.latency).expect("histograms of new_histogram() merge");
+                        s.add(&r.measured.service).expect("histograms of new_histogram() merge");
+                    }
+                }
+            }
+            if let Some((latency, service)) = merged {
+                kept.histograms.push((format!("{prefix}latency"), latency));
+                kept.histograms.push((format!("{prefix}service"), service));
+            }
+            kept.wall = kept.wall.max(figures.wall);
+        }
+        kept
+    }
+}
+
+/// A tag holds no comma, space or line break (the format's separators).
+fn tag_safe(s: &str) -> String {
+    s.chars().map(|c| if matches!(c, ',' | ' ' | '\r' | '\n') { '_' } else { c }).collect()
+}
+
+/// The interval log of `latencies`: one interval per histogram, from the
+/// run's start (`StartTime` and `BaseTime`) over its measured wall time.
+pub fn write(latencies: &Latencies, meta: &RunMeta) -> String {
+    let started = chrono::DateTime::parse_from_rfc3339(&meta.started_at)
+        .map(|t| UNIX_EPOCH + Duration::from_millis(t.timestamp_millis().max(0) as u64))
+        .unwrap_or(UNIX_EPOCH);
+    let mut buf = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    let mut writer = IntervalLogWriterBuilder::new()
+        .add_comment(&format!("dbload {} run {}: latency histograms in microseconds", meta.dbload_version, meta.run_id))
+        .add_comment(&format!("command: {}", meta.command_line))
+        .with_start_time(started)
+        .with_base_time(started)
+        .begin_log_with(&mut buf, &mut serializer)
+        .expect("writing to memory");
+    for (tag, h) in &latencies.histograms {
+        writer
+            .write_histogram(h, Duration::ZERO, latencies.wall, Tag::new(tag))
+            .expect("a histogram of new_histogram() serializes into memory");
+    }
+    String::from_utf8(buf).expect("an interval log is ASCII")
+}
+
+/// The histograms of an interval log, by tag (`None` for an untagged one).
+pub fn read(log: &str) -> anyhow::Result<Vec<(Option<String>, Histogram<u64>)>> {
+    let mut deserializer = Deserializer::new();
+    let mut found = Vec::new();
+    for entry in IntervalLogIterator::new(log.as_bytes()) {
+        let entry = entry.map_err(|e| anyhow::anyhow!("not an HdrHistogram interval log: {e:?}"))?;
+        if let LogEntry::Interval(i) = entry {
+            found.push((i.tag().map(|t| t.as_str().to_string()), decode(&i, &mut deserializer)?));
+        }
+    }
+    Ok(found)
+}
+
+fn decode(i: &IntervalLogHistogram, deserializer: &mut Deserializer) -> anyhow::Result<Histogram<u64>> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(i.encoded_histogram())?;
+    deserializer.deserialize(&mut &bytes[..]).map_err(|e| anyhow::anyhow!("a histogram of the log: {e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::meta::RunStart;
+    use crate::stats::recorder::record_us;
+    use crate::stats::Recorder;
+
+    #[test]
+    fn histograms_round_trip_through_the_log() {
+        let mut rec = Recorder::default();
+        for us in [120, 340, 5_000, 80_000] {
+            record_us(&mut rec.measured.latency, us);
+            record_us(&mut rec.measured.service, us / 2);
+        }
+        let figures = Figures { recorders: vec![rec.clone(), rec], wall: Duration::from_secs(3), ..Default::default() };
+        let kept = Latencies::of(&[("ingest part", &figures)]);
+        let log = write(&kept, &RunStart::now("dbload ingest".into()).end());
+        assert!(log.lines().any(|l| l.starts_with("Tag=ingest_part.latency,0.000,3.000,")), "{log}");
+        let found = read(&log).unwrap();
+        assert_eq!(found.len(), 2);
+        let (tag, latency) = &found[0];
+        assert_eq!(tag.as_deref(), Some("ingest_part.latency"));
+        assert_eq!(latency.len(), 8);
+        assert_eq!(latency.value_at_quantile(0.99), kept.histograms[0].1.value_at_quantile(0.99));
+        assert_eq!(*latency, kept.histograms[0].1);
+        assert!(read(&write(&Latencies::default(), &RunStart::now(String::new()).end())).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,203 @@
+//! The results store: every finished run kept, so that runs can be listed,
+//! shown and compared later. By default a directory in the user's data
+//! directory (`dir.rs`: one JSON report and one HdrHistogram interval log
+//! per run, named by its run_id); with `--results-url`, also tables in a
+//! PostgreSQL-family database (`db.rs`), which a team can query and chart.
+//!
+//! Keeping a run is the last thing a command does, after its report is
+//! written: a store that fails is a warning on stderr naming where and why,
+//! and never changes the run's exit code (the measurement stands; only its
+//! copy is missing). `docs/results.md` describes both stores.
+
+mod db;
+mod dir;
+pub mod hlog;
+
+use anyhow::{Context, Result};
+use serde_json::Value as Json;
+
+use crate::config::results::{ResultsConfig, Store};
+use crate::report::meta::RunMeta;
+use crate::report::text::group;
+
+pub use hlog::Latencies;
+
+/// A finished run as the stores keep it.
+pub struct Run<'a> {
+    pub meta: &'a RunMeta,
+    /// The whole report (with its `run` object), as `--output json` prints it.
+    pub report: &'a Json,
+    pub latencies: &'a Latencies,
+}
+
+/// Keeps `run` where `cfg` says; returns the lines that end the text report
+/// (where it was kept, or why not). A store that fails is warned about on
+/// stderr, and the run goes on to the next store.
+pub fn keep(cfg: &ResultsConfig, run: &Run) -> Vec<String> {
+    let mut lines = Vec::new();
+    let log = hlog::write(run.latencies, run.meta);
+    match &cfg.dir {
+        Ok(d) => match dir::keep(d, run, &log) {
+            Ok(path) => lines.push(format!("Kept:     {}", path.display())),
+            Err(e) => lines.push(warn(&format!("in {}", d.display()), &e)),
+        },
+        Err(why) => lines.push(format!("Kept:     not in a results directory ({why})")),
+    }
+    if let Some(target) = &cfg.url {
+        match db::keep(target, run, &log) {
+            Ok(()) => lines.push(format!("Kept:     in dbload_runs of {}", target.redacted())),
+            Err(e) => lines.push(warn(&format!("in the database {} (--results-url)", target.redacted()), &e)),
+        }
+    }
+    lines
+}
+
+fn warn(place: &str, e: &anyhow::Error) -> String {
+    eprintln!("dbload: warning: the run was not kept {place}: {e:#}");
+    format!("Not kept: {place} (see the warning on stderr)")
+}
+
+/// `dbload results list`: the newest `limit` runs of `store`, as a table.
+pub fn list(store: &Store, limit: usize) -> Result<String> {
+    let runs = match store {
+        Store::Dir(d) => dir::list(d, limit)?,
+        Store::Db(t) => db::list(t, limit)?,
+    };
+    Ok(list_table(&runs))
+}
+
+/// `dbload results show ID`: the stored JSON report of the one run whose
+/// id starts with `id`, or (`histograms`) its interval log.
+pub fn show(store: &Store, id: &str, histograms: bool) -> Result<String> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return Err(crate::error::usage(format!(
+            "results show {id}: not a run_id (hex digits and dashes, as `dbload results list` shows them)"
+        )));
+    }
+    let (report, log) = match store {
+        Store::Dir(d) => dir::show(d, id)?,
+        Store::Db(t) => db::show(t, id)?,
+    };
+    if histograms {
+        return Ok(log);
+    }
+    let json: Json = serde_json::from_str(&report).context("the stored report")?;
+    Ok(serde_json::to_string_pretty(&json)? + "\n")
+}
+
+/// One line of `results list`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub run_id: String,
+    pub started_at: String,
+    pub command: String,
+    pub status: String,
+    pub throughput: Option<f64>,
+    pub unit: Option<String>,
+    pub p99_ms: Option<f64>,
+}
+
+fn list_table(runs: &[Listed]) -> String {
+    let mut s = format!(
+        "{:<36}  {:<20}  {:<16}  {:<11}  {:>22}  {:>10}\n",
+        "run_id", "started_at", "command", "status", "throughput", "p99_ms"
+    );
+    for r in runs {
+        let throughput = match (r.throughput, &r.unit) {
+            (Some(t), Some(u)) => format!("{} {u}", group(t.round() as u64)),
+            _ => "–".into(),
+        };
+        let p99 = r.p99_ms.map_or_else(|| "–".into(), |p| format!("{p:.3}"));
+        let started = r.started_at.get(..19).map_or(r.started_at.clone(), |s| format!("{s}Z"));
+        s += &format!(
+            "{:<36}  {:<20}  {:<16}  {:<11}  {throughput:>22}  {p99:>10}\n",
+            r.run_id, started, r.command, r.status
+        );
+    }
+    if runs.is_empty() {
+        s += "(no runs kept yet)\n";
+    }
+    s
+}
+
+/// The figures a run is listed and compared by, read from its JSON report
+/// (the same for every command: rows/s, queries/s or requests/s, and
+/// latency); a mixed run's are its ingest's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Headline {
+    pub throughput: Option<f64>,
+    pub unit: Option<&'static str>,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub p99_9_ms: Option<f64>,
+    pub errors: Option<i64>,
+    pub client_cpu_s: Option<f64>,
+}
+
+impl Headline {
+    pub fn of(report: &Json) -> Headline {
+        let scope = if report.get("ingest").is_some_and(Json::is_object) { &report["ingest"] } else { report };
+        let rate = [("rows_per_sec", "rows/s"), ("qps", "queries/s"), ("http_reqs_per_sec", "requests/s")]
+            .into_iter()
+            .find_map(|(key, unit)| Some((scope.get(key)?.as_f64()?, unit)));
+        let latency = |p: &str| scope.get("latency_ms")?.get(p)?.as_f64();
+        Headline {
+            throughput: rate.map(|r| r.0),
+            unit: rate.map(|r| r.1),
+            p50_ms: latency("p50"),
+            p95_ms: latency("p95"),
+            p99_ms: latency("p99"),
+            p99_9_ms: latency("p99_9"),
+            errors: scope.get("errors").and_then(Json::as_i64),
+            client_cpu_s: scope.get("client_cpu_s").and_then(Json::as_f64),
+        }
+    }
+}
+
+/// Every per-second series of a report: (where it is, as a JSON pointer to
+/// its parent, "" for the report itself; its entries). A mixed run has one
+/// per part.
+pub fn timelines(report: &Json) -> Vec<(String, &Vec<Json>)> {
+    fn walk<'a>(at: &str, v: &'a Json, found: &mut Vec<(String, &'a Vec<Json>)>) {
+        match v {
+            Json::Object(map) => {
+                for (k, v) in map {
+                    match (k.as_str(), v) {
+                        ("timeline", Json::Array(entries)) => found.push((at.to_string(), entries)),
+                        _ => walk(&format!("{at}/{k}"), v, found),
+                    }
+                }
+            }
+            Json::Array(items) => items.iter().enumerate().for_each(|(i, v)| walk(&format!("{at}/{i}"), v, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk("", report, &mut found);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn headline_figures_of_each_report_kind() {
+        let ingest = json!({"rows_per_sec": 1000.5, "errors": 2, "client_cpu_s": 0.5, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0, "p99_9": 4.0}});
+        let h = Headline::of(&ingest);
+        assert_eq!((h.throughput, h.unit, h.p99_ms, h.errors), (Some(1000.5), Some("rows/s"), Some(3.0), Some(2)));
+        assert_eq!(Headline::of(&json!({"qps": 5.0})).unit, Some("queries/s"));
+        assert_eq!(Headline::of(&json!({"http_reqs_per_sec": 5.0})).unit, Some("requests/s"));
+        assert_eq!(Headline::of(&json!({"ingest": {"rows_per_sec": 7.0}})).throughput, Some(7.0));
+        assert_eq!(Headline::of(&json!({"ingest": null})), Headline::default());
+    }
+
+    #[test]
+    fn timelines_are_found_in_every_part() {
+        let r = json!({"timeline": [{"second": 0}], "ingest": {"timeline": []}, "workloads": [{"under_load": {"timeline": [{}, {}]}}]});
+        let found: Vec<(String, usize)> = timelines(&r).into_iter().map(|(p, t)| (p, t.len())).collect();
+        assert_eq!(found, [("/ingest".into(), 0), ("".into(), 1), ("/workloads/0/under_load".into(), 2)]);
+    }
+}
