@@ -30,6 +30,8 @@ const RULES: &[(&str, &[&str])] = &[
     ("outcome", &["run", "report", "cli", "driver", "target", "model", "config"]),
     // Reports render outcomes: they run nothing and open no connection.
     ("report", &["run", "driver", "target", "model", "cli"]),
+    // Comparing reports reads them as JSON: it runs nothing and opens no connection.
+    ("compare", &["run", "driver", "target", "model", "cli"]),
     // Options are resolved before anything runs or is reported.
     ("config", &["run", "report"]),
     // The command line is parsed into plain values; the value enums clap
