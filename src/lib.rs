@@ -328,10 +328,16 @@ pub fn export(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
 ) -> Result<Outcome<TransferReport>> {
-    let cfg = config::ExportConfig::resolve(args, env)?;
+    let mut cfg = config::ExportConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("export always has a target");
-    let outcomes = repeated(&cfg.output, None, async |_, cancel| run::export::export(&cfg, &target, cancel).await)?;
+    let output = cfg.output.clone();
+    let outcomes = repeated(&output, None, async |run, cancel| {
+        if run == 2 {
+            cfg.fresh_files_each_run();
+        }
+        run::export::export(&cfg, &target, cancel).await
+    })?;
     let reports =
         outcomes.iter().map(|o| TransferReport::export(&cfg, o, started.url(), started.throwaway())).collect();
     let (exit_code, report) = emit(&cfg.output, reports, |r| &mut r.verdict, report::transfer::render, out)?;

@@ -81,6 +81,9 @@ pub struct RunFigures {
     pub run: u32,
     pub status: String,
     pub exit_code: u8,
+    /// What the target acknowledged (`accounting.ok`: rows, queries or
+    /// requests): the same in every run of a count-bounded configuration.
+    pub acknowledged: Option<u64>,
     pub figures: BTreeMap<&'static str, f64>,
 }
 
@@ -94,6 +97,7 @@ impl RepeatReport {
                 run,
                 status: json["status"].as_str().unwrap_or("").to_string(),
                 exit_code: json["exit_code"].as_u64().map_or(exit::FAILED_OPERATIONS, |c| c as u8),
+                acknowledged: json.pointer("/accounting/ok").and_then(Json::as_u64),
                 figures: HEADLINES.iter().filter_map(|h| Some((h.name, json.pointer(h.pointer)?.as_f64()?))).collect(),
             })
             .collect();
