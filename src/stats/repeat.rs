@@ -104,10 +104,12 @@ pub const SEED: u64 = 16;
 /// `b / a`, with 0 / 0 = 1 (two runs without errors are alike) and
 /// x / 0 = ∞ for x > 0.
 pub fn ratio(a: f64, b: f64) -> f64 {
-    match (a, b) {
-        (a, b) if a == 0.0 && b == 0.0 => 1.0,
-        (a, _) if a == 0.0 => f64::INFINITY,
-        (a, b) => b / a,
+    if a != 0.0 {
+        b / a
+    } else if b == 0.0 {
+        1.0
+    } else {
+        f64::INFINITY
     }
 }
 

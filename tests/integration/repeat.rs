@@ -129,7 +129,7 @@ fn ctrl_c_keeps_the_runs_done(ctx: &Ctx) -> Result<()> {
     let repeat = &r["repeat"];
     let runs = repeat["runs"].as_array().context("repeat.runs")?;
     let done = runs.len();
-    ensure(done >= 2 && done < 100 && repeat["runs_done"] == done, || repeat.to_string())?;
+    ensure((2..100).contains(&done) && repeat["runs_done"] == done, || repeat.to_string())?;
     ensure(runs[..done - 1].iter().all(|run| run["status"] == "ok"), || repeat.to_string())?;
     let last_interrupted = runs[done - 1]["status"] == "interrupted";
     let counted = if last_interrupted { done - 1 } else { done };
