@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::error::{exit, usage};
-use crate::report::repeat::{figure, Better, Headline, HEADLINES};
+use crate::report::repeat::{figure, figures_of, Better, HEADLINES};
 use crate::stats::repeat::{median, ratio, ratio_ci95, RESAMPLES, SEED};
 
 /// A report to compare: its name (as the table heads it) and its JSON.
@@ -58,23 +58,24 @@ impl Loaded {
     /// The values of a figure: one per counted run of a `--runs` report
     /// (interrupted runs left out, as the report's own statistics do), else
     /// the report's one value; `None` when the report lacks the figure.
-    fn samples(&self, h: &Headline) -> Option<Vec<f64>> {
+    fn samples(&self, name: &str) -> Option<Vec<f64>> {
         let Some(runs) = self.json.pointer("/repeat/runs").and_then(Json::as_array) else {
-            return Some(vec![self.json.pointer(h.pointer)?.as_f64()?]);
+            return figures_of(&self.json).into_iter().find(|f| f.name == name).map(|f| vec![f.value]);
         };
         let finished: Vec<&Json> = runs.iter().filter(|r| r["status"] != "interrupted").collect();
         let counted = if finished.is_empty() { runs.iter().collect() } else { finished };
-        let values: Vec<f64> = counted.iter().filter_map(|r| r["figures"][h.name].as_f64()).collect();
+        let values: Vec<f64> = counted.iter().filter_map(|r| r["figures"][name].as_f64()).collect();
         (!values.is_empty()).then_some(values)
     }
 }
 
 /// `--fail-if-worse FIGURE:PERCENT`, e.g. `rows_per_sec:5%`: exit 1 when a
 /// report is worse than the first on FIGURE by more than PERCENT, beyond
-/// noise.
-#[derive(Debug, Clone, Copy)]
+/// noise. FIGURE is a headline figure's name, as a `dbload run` report
+/// names it for its part (`ingest.rows_per_sec`, `workloads.NAME.p99_ms`).
+#[derive(Debug, Clone)]
 pub struct WorseLimit {
-    pub figure: Headline,
+    pub figure: String,
     pub percent: f64,
 }
 
@@ -90,11 +91,12 @@ impl WorseLimit {
         let Some((name, percent)) = s.split_once(':') else {
             return Err(bad("no `:` between the figure and the percentage".into()));
         };
-        let figure = HEADLINES
-            .iter()
-            .find(|h| h.name == name.trim())
-            .copied()
-            .ok_or_else(|| bad(format!("`{}` is not a headline figure", name.trim())))?;
+        let figure = name.trim();
+        let last = figure.rsplit('.').next().unwrap_or(figure);
+        if !HEADLINES.iter().any(|h| h.name == last) {
+            return Err(bad(format!("`{figure}` is not a headline figure")));
+        }
+        let figure = figure.to_string();
         let number = percent.trim().trim_end_matches('%').trim();
         let percent = number
             .parse::<f64>()
@@ -143,9 +145,10 @@ pub struct Cell {
 /// One headline figure across the reports (None where a report lacks it).
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
-    pub figure: &'static str,
+    pub figure: String,
+    pub label: String,
     #[serde(skip)]
-    pub headline: Headline,
+    pub better: Better,
     pub cells: Vec<Option<Cell>>,
 }
 
@@ -164,23 +167,23 @@ pub fn compare(reports: &[Loaded]) -> Result<Comparison> {
     if others.is_empty() {
         return Err(usage("compare needs two reports or more: give the report to compare with the first"));
     }
-    let rows: Vec<Row> = HEADLINES
-        .iter()
-        .filter_map(|h| {
-            let a = base.samples(h)?;
+    let rows: Vec<Row> = figures_of(&base.json)
+        .into_iter()
+        .filter_map(|f| {
+            let a = base.samples(&f.name)?;
             let cells = reports
                 .iter()
                 .enumerate()
                 .map(|(i, r)| {
-                    let b = r.samples(h)?;
-                    Some(if i == 0 { cell(&a, None, h) } else { cell(&b, Some(&a), h) })
+                    let b = r.samples(&f.name)?;
+                    Some(if i == 0 { cell(&a, None, f.better) } else { cell(&b, Some(&a), f.better) })
                 })
                 .collect();
-            Some(Row { figure: h.name, headline: *h, cells })
+            Some(Row { figure: f.name, label: f.label, better: f.better, cells })
         })
         .collect();
-    for r in others {
-        if HEADLINES.iter().all(|h| base.samples(h).is_none() || r.samples(h).is_none()) {
+    for (i, r) in others.iter().enumerate() {
+        if rows.iter().all(|row| row.cells[i + 1].is_none()) {
             return Err(usage(format!(
                 "compare {}: it shares no headline figure with {} ({} report against {} report)",
                 r.name,
@@ -194,7 +197,7 @@ pub fn compare(reports: &[Loaded]) -> Result<Comparison> {
 }
 
 /// `b`'s cell, against `a` when given.
-fn cell(b: &[f64], a: Option<&[f64]>, h: &Headline) -> Cell {
+fn cell(b: &[f64], a: Option<&[f64]>, better: Better) -> Cell {
     let mb = median(b).expect("samples are never empty");
     let Some(a) = a else {
         return Cell { median: mb, runs: b.len(), ratio: None, ratio_ci95: None, verdict: None };
@@ -205,7 +208,7 @@ fn cell(b: &[f64], a: Option<&[f64]>, h: &Headline) -> Cell {
         None => Verdict::SingleRuns,
         Some((lo, hi)) if lo > 1.0 || hi < 1.0 => {
             let higher = lo > 1.0;
-            if higher == (h.better == Better::Higher) {
+            if higher == (better == Better::Higher) {
                 Verdict::Better
             } else {
                 Verdict::Worse
@@ -223,28 +226,28 @@ impl Comparison {
     pub fn breaches(&self, limits: &[WorseLimit]) -> Result<Vec<String>> {
         let mut found = Vec::new();
         for limit in limits {
-            let Some(row) = self.rows.iter().find(|r| r.figure == limit.figure.name) else {
+            let Some(row) = self.rows.iter().find(|r| r.figure == limit.figure) else {
                 return Err(usage(format!(
                     "--fail-if-worse {}: {} has no {} figure",
-                    limit.figure.name, self.reports[0], limit.figure.name
+                    limit.figure, self.reports[0], limit.figure
                 )));
             };
             for (name, cell) in self.reports.iter().zip(&row.cells).skip(1) {
                 let Some(c) = cell else {
                     return Err(usage(format!(
                         "--fail-if-worse {}: {name} has no {} figure",
-                        limit.figure.name, limit.figure.name
+                        limit.figure, limit.figure
                     )));
                 };
                 let ratio = c.ratio.unwrap_or(1.0);
-                let by = match limit.figure.better {
+                let by = match row.better {
                     Better::Higher => (1.0 - ratio) * 100.0,
                     Better::Lower => (ratio - 1.0) * 100.0,
                 };
                 if c.verdict == Some(Verdict::Worse) && by > limit.percent {
                     found.push(format!(
                         "{name}: {} worse by {by:.1}% (more than {}%), beyond noise",
-                        limit.figure.name, limit.percent
+                        limit.figure, limit.percent
                     ));
                 }
             }
@@ -278,7 +281,7 @@ impl Comparison {
         }
         let mut table = vec![head];
         for row in &self.rows {
-            let mut line = vec![row.headline.label.to_string()];
+            let mut line = vec![row.label.clone()];
             for (i, c) in row.cells.iter().enumerate() {
                 line.push(c.as_ref().map_or("-".into(), |c| figure(c.median)));
                 if i > 0 {
@@ -396,7 +399,8 @@ mod tests {
 
     #[test]
     fn bad_limits_and_reports_are_usage_errors() {
-        for bad in ["rows_per_sec", "rows/s:5%", "rows_per_sec:x%", "rows_per_sec:-1%"] {
+        assert_eq!(WorseLimit::parse("workloads.dash.p99_ms:10%").unwrap().figure, "workloads.dash.p99_ms");
+        for bad in ["rows_per_sec", "rows/s:5%", "rows_per_sec:x%", "rows_per_sec:-1%", "workloads.dash.p99:1%"] {
             let e = WorseLimit::parse(bad).unwrap_err();
             assert!(e.to_string().contains("--fail-if-worse"), "{e}");
         }

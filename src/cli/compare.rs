@@ -17,7 +17,8 @@ Examples:
   # Overlaid latency percentiles and throughput timelines in one page
   dbload compare a.json b.json c.json --html compare.html
 
-Figures: rows_per_sec, qps, http_reqs_per_sec, p50_ms, p95_ms, p99_ms, p99_9_ms, errors, client_cpu_s.
+Figures: rows_per_sec, qps, http_reqs_per_sec, p50_ms, p95_ms, p99_ms, p99_9_ms, errors,
+client_cpu_s; a `dbload run` report has them per part: ingest.rows_per_sec, workloads.NAME.p99_ms.
 A verdict (better / worse / within noise) needs --runs on both sides: it comes from a 95% bootstrap
 interval of the ratio of the medians (10,000 resamples, seeded), better or worse only when the
 interval excludes 1. Single runs are shown with their ratio and \"single runs: no noise estimate\".";

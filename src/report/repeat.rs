@@ -52,6 +52,47 @@ pub const HEADLINES: [Headline; 9] = [
     headline("client_cpu_s", "/client_cpu_s", Better::Lower, "client CPU s"),
 ];
 
+/// A headline figure as a report has it: named for its part in `dbload
+/// run`'s report (`ingest.rows_per_sec`, `workloads.NAME.p99_ms`, the
+/// workload under load), else as in [`HEADLINES`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub name: String,
+    pub label: String,
+    pub better: Better,
+    pub value: f64,
+}
+
+/// The headline figures `report` has (its JSON form), in [`HEADLINES`]'
+/// order, part by part for `dbload run`.
+pub fn figures_of(report: &Json) -> Vec<Figure> {
+    let mut parts: Vec<(String, String, &Json)> = Vec::new();
+    if report["command"] == "run" {
+        if report["ingest"].is_object() {
+            parts.push(("ingest.".into(), "ingest ".into(), &report["ingest"]));
+        }
+        for w in report["workloads"].as_array().into_iter().flatten() {
+            let name = w["name"].as_str().unwrap_or("?");
+            parts.push((format!("workloads.{name}."), format!("{name} "), &w["under_load"]));
+        }
+    } else {
+        parts.push((String::new(), String::new(), report));
+    }
+    parts
+        .into_iter()
+        .flat_map(|(prefix, label, part)| {
+            HEADLINES.iter().filter_map(move |h| {
+                Some(Figure {
+                    name: format!("{prefix}{}", h.name),
+                    label: format!("{label}{}", h.label),
+                    better: h.better,
+                    value: part.pointer(h.pointer)?.as_f64()?,
+                })
+            })
+        })
+        .collect()
+}
+
 /// How the interval of the median is made, as the JSON states it.
 pub const INTERVAL_METHOD: &str = "order statistics (distribution-free): [X(k), X(N+1-k)] with the largest k whose \
                                    binomial coverage is at least 95%; below 6 runs it is min..max and covers less \
@@ -71,7 +112,10 @@ pub struct RepeatReport {
     pub runs_in_figures: u32,
     pub runs: Vec<RunFigures>,
     /// Per headline figure: median, min, max, the 95 % interval of the median.
-    pub figures: BTreeMap<&'static str, Spread>,
+    pub figures: BTreeMap<String, Spread>,
+    /// The figures' labels in the order the text shows them.
+    #[serde(skip)]
+    labels: Vec<(String, String)>,
 }
 
 /// One run of a repeat: how it ended and its headline figures.
@@ -84,7 +128,7 @@ pub struct RunFigures {
     /// What the target acknowledged (`accounting.ok`: rows, queries or
     /// requests): the same in every run of a count-bounded configuration.
     pub acknowledged: Option<u64>,
-    pub figures: BTreeMap<&'static str, f64>,
+    pub figures: BTreeMap<String, f64>,
 }
 
 impl RepeatReport {
@@ -98,15 +142,21 @@ impl RepeatReport {
                 status: json["status"].as_str().unwrap_or("").to_string(),
                 exit_code: json["exit_code"].as_u64().map_or(exit::FAILED_OPERATIONS, |c| c as u8),
                 acknowledged: json.pointer("/accounting/ok").and_then(Json::as_u64),
-                figures: HEADLINES.iter().filter_map(|h| Some((h.name, json.pointer(h.pointer)?.as_f64()?))).collect(),
+                figures: figures_of(json).into_iter().map(|f| (f.name, f.value)).collect(),
             })
             .collect();
         let counted = counted(&each);
-        let figures = HEADLINES
+        let mut labels: Vec<(String, String)> = Vec::new();
+        for f in runs.iter().flat_map(figures_of) {
+            if !labels.iter().any(|(name, _)| *name == f.name) {
+                labels.push((f.name, f.label));
+            }
+        }
+        let figures = labels
             .iter()
-            .filter_map(|h| {
-                let values: Vec<f64> = counted.iter().filter_map(|r| r.figures.get(h.name).copied()).collect();
-                Some((h.name, Spread::of(&values)?))
+            .filter_map(|(name, _)| {
+                let values: Vec<f64> = counted.iter().filter_map(|r| r.figures.get(name).copied()).collect();
+                Some((name.clone(), Spread::of(&values)?))
             })
             .collect();
         RepeatReport {
@@ -117,6 +167,7 @@ impl RepeatReport {
             runs_in_figures: counted.len() as u32,
             runs: each,
             figures,
+            labels,
         }
     }
 
@@ -205,10 +256,10 @@ pub fn render(r: &RepeatReport) -> String {
     }));
     head.extend(["median", "min", "max", "95% CI of median"].map(String::from));
     let mut rows = vec![head];
-    for h in HEADLINES.iter() {
-        let Some(s) = r.figures.get(h.name) else { continue };
-        let mut row = vec![h.label.to_string()];
-        row.extend(r.runs.iter().map(|run| run.figures.get(h.name).map_or("-".into(), |v| figure(*v))));
+    for (name, label) in &r.labels {
+        let Some(s) = r.figures.get(name) else { continue };
+        let mut row = vec![label.clone()];
+        row.extend(r.runs.iter().map(|run| run.figures.get(name).map_or("-".into(), |v| figure(*v))));
         row.extend([figure(s.median), figure(s.min), figure(s.max)]);
         row.push(format!("{} .. {}", figure(s.ci95_low), figure(s.ci95_high)));
         rows.push(row);
@@ -323,6 +374,18 @@ mod tests {
         let html = crate::report::html::render(&json).unwrap();
         assert!(html.contains("Runs: 2 of 3") && html.contains("run 2 (interrupted)"), "{html}");
         assert!(html.contains("300.00"), "{html}");
+    }
+
+    #[test]
+    fn a_mixed_run_has_figures_per_part() {
+        let part = |qps: f64| json!({"qps": qps, "latency_ms": {"p99": 3.0}});
+        let mixed = json!({"command": "run", "status": "ok", "exit_code": 0,
+            "ingest": {"rows_per_sec": 10.0, "errors": 0},
+            "workloads": [{"name": "dash", "under_load": part(5.0), "alone_before": part(9.0)}]});
+        let names: Vec<String> = figures_of(&mixed).into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["ingest.rows_per_sec", "ingest.errors", "workloads.dash.qps", "workloads.dash.p99_ms"]);
+        let text = render(&RepeatReport::new(plan(2), &[mixed.clone(), mixed]));
+        assert!(text.contains("dash queries/s") && text.contains("ingest rows/s"), "{text}");
     }
 
     #[test]
