@@ -445,8 +445,8 @@ mod laws {
     use std::path::PathBuf;
 
     use clap::Parser;
+    use rand::rngs::ChaCha8Rng;
     use rand::SeedableRng;
-    use rand_chacha::ChaCha8Rng;
 
     use super::*;
     use crate::cli::{Cli, Command};

@@ -157,3 +157,112 @@ pub fn primary_key_columns(table: &TableName) -> String {
         where_table(table)
     )
 }
+
+/// Detection: the version of the cluster's first node.
+pub const NODE_VERSION: &str = "SELECT version['number'] FROM sys.nodes LIMIT 1";
+
+/// Hex digits of `md5(_id)` that [`share`] reads: 16^3 = 4,096 values, so
+/// with up to 64 workers the largest share exceeds the smallest by at most
+/// 1/4,096 of the rows, and more workers still all get rows.
+const SPLIT_DIGITS: usize = 3;
+
+/// The worker (0..`workers`) that reads a row: the first [`SPLIT_DIGITS`]
+/// hex digits of `md5(_id)` as a number, modulo `workers`. A digit's value
+/// is `(ascii(d) - 48) % 39`: '0'-'9' (48-57) become 0-9 and 'a'-'f'
+/// (97-102) become 10-15. (`ascii(md5(_id)) % n` took the ASCII code
+/// itself, so with 16 workers 10-15 got no rows.)
+fn share(workers: u32) -> String {
+    let digits = (1..=SPLIT_DIGITS)
+        .map(|i| {
+            let value = format!("(ascii(substr(md5(_id), {i}, 1)) - 48) % 39");
+            match SPLIT_DIGITS - i {
+                0 => value,
+                power => format!("({value}) * {}", 16u32.pow(power as u32)),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" + ");
+    format!("({digits}) % {workers}")
+}
+
+/// The SELECT of worker `worker` of `workers` exporting a table through a
+/// cursor: its share of the rows (`share`).
+pub fn export_select(table: &TableName, worker: u32, workers: u32) -> String {
+    match workers {
+        1 => format!("SELECT * FROM {}", table.sql()),
+        n => format!("SELECT * FROM {} WHERE {} = {worker}", table.sql(), share(n)),
+    }
+}
+
+/// The name of the cursor rows are read through (CrateDB has no `COPY ...
+/// TO STDOUT`); one per connection or HTTP session.
+pub const CURSOR: &str = "dbload_rows";
+
+/// Declares [`CURSOR`] over `query` on a PostgreSQL-protocol connection, in
+/// a transaction (on CrateDB a formality: the cursor lives in the session).
+pub fn declare_cursor(query: &str) -> String {
+    format!("BEGIN; DECLARE {CURSOR} NO SCROLL CURSOR FOR {query}")
+}
+
+/// Declares [`CURSOR`] over `query` in an HTTP session, which has no
+/// transaction to hold it: `WITH HOLD` keeps it past the statement.
+pub fn declare_held_cursor(query: &str) -> String {
+    format!("DECLARE {CURSOR} NO SCROLL CURSOR WITH HOLD FOR {query}")
+}
+
+/// The next `page` rows of [`CURSOR`].
+pub fn fetch(page: usize) -> String {
+    format!("FETCH {page} FROM {CURSOR}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an export or insert-from-sql sends to CrateDB: each worker's
+    /// share of a table (`md5(_id)` split, also for 16 workers), the
+    /// cursors over either protocol, the count for the progress bar, and
+    /// detection.
+    #[test]
+    fn export_sql() {
+        let t = TableName::parse("doc.T").unwrap();
+        let mut sql = vec![export_select(&t, 0, 1), export_select(&t, 1, 2), export_select(&t, 15, 16)];
+        sql.extend([declare_cursor("SELECT 1"), declare_held_cursor("SELECT 1"), fetch(1000)]);
+        sql.extend([crate::dialect::count_rows(&t), NODE_VERSION.into()]);
+        insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+
+    /// What `insert-json`/`insert-fake-data` read of an existing table.
+    #[test]
+    fn catalog_sql() {
+        let sql = [TableName::parse("doc.T").unwrap(), TableName::parse("T").unwrap()]
+            .iter()
+            .flat_map(|t| [catalog_columns(t), primary_key_columns(t)])
+            .collect::<Vec<_>>();
+        insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+
+    /// The arithmetic of [`share`] (frozen above) applied to every possible
+    /// prefix of `md5(_id)`: each lands on exactly one worker in range, and
+    /// shares differ by at most one prefix, for 1 to 64 workers.
+    #[test]
+    fn export_split_gives_every_worker_an_even_share() {
+        let hex = b"0123456789abcdef";
+        let digit = |c: u8| (c as u32 - 48) % 39;
+        for (i, &c) in hex.iter().enumerate() {
+            assert_eq!(digit(c), i as u32, "{}", c as char);
+        }
+        let values = 16u32.pow(SPLIT_DIGITS as u32);
+        let prefixes = || (0..values).map(|v| format!("{v:0SPLIT_DIGITS$x}"));
+        for n in 1..=64u32 {
+            let mut shares = vec![0u32; n as usize];
+            for p in prefixes() {
+                let value = p.bytes().fold(0, |acc, c| acc * 16 + digit(c));
+                shares[(value % n) as usize] += 1;
+            }
+            let (min, max) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+            assert!(max - min <= 1 && *min > 0, "{n} workers: shares {shares:?}");
+            assert_eq!(shares.iter().sum::<u32>(), values);
+        }
+    }
+}

@@ -240,6 +240,11 @@ impl Dialect {
     }
 }
 
+/// Counts the rows of `table` (on every engine).
+pub fn count_rows(table: &TableName) -> String {
+    format!("SELECT count(*) FROM {}", table.sql())
+}
+
 /// The first key column that is a plain column (not an expression): the
 /// series column that hash partitions and Citus distribute by.
 pub fn series_column(schema: &Schema) -> &str {

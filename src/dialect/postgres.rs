@@ -1,7 +1,7 @@
 //! PostgreSQL's DDL and ingest statements for a model's schema.
 
 use super::{derived_name, literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
-use crate::encode::Method;
+use crate::encode::{ExportFormat, Method};
 use crate::model::{Column, Schema};
 
 /// Name of the per-connection staging table used by COPY upserts.
@@ -119,6 +119,11 @@ pub fn copy_in(table: &str, schema: &Schema, method: Method) -> String {
         _ => "binary",
     };
     format!("COPY {table} ({}) FROM STDIN (FORMAT {format})", column_list(schema))
+}
+
+/// `COPY ... FROM STDIN` into the staging table of COPY upserts.
+pub fn copy_in_stage(schema: &Schema, method: Method) -> String {
+    copy_in(&quote_ident(STAGE_TABLE), schema, method)
 }
 
 /// The staging table for COPY upserts: rows land there, then move with
@@ -289,6 +294,125 @@ fn setting_names() -> String {
     REPORTED_SETTINGS.iter().map(|s| literal(s)).collect::<Vec<_>>().join(", ")
 }
 
+/// Detection: the server's own description (CrateDB's names CrateDB).
+pub const VERSION: &str = "SELECT version()";
+
+/// Detection: the server's version number.
+pub const SERVER_VERSION: &str = "SHOW server_version";
+
+/// Detection: the engines that come as extensions, with their versions.
+pub const ENGINE_EXTENSIONS: &str =
+    "SELECT extname::text, extversion FROM pg_extension WHERE extname IN ('citus', 'timescaledb')";
+
+/// The server process of this connection: the one to wait for after the
+/// connection is lost, before a batch in doubt is looked up.
+pub const BACKEND_PID: &str = "SELECT pg_backend_pid()";
+
+/// Whether the server process `$1` has ended (and its transaction with it).
+pub const BACKEND_ENDED: &str = "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)";
+
+/// The plan of `query` (parameters already inlined) as JSON; with
+/// `analyze`, run for its actual times and buffers.
+pub fn explain(query: &str, analyze: bool) -> String {
+    let options = match analyze {
+        true => "ANALYZE, VERBOSE, BUFFERS, FORMAT JSON",
+        false => "VERBOSE, FORMAT JSON",
+    };
+    format!("EXPLAIN ({options}) {query}")
+}
+
+/// The relation's kind, its size in blocks (of its largest child for a
+/// partitioned table or a hypertable, whose parent holds no rows) and the
+/// planner's estimate of its rows (`reltuples`; none before the first
+/// ANALYZE). No row when the table does not exist. `$1`: the quoted name.
+pub const TABLE_FACTS: &str = "\
+SELECT c.relkind::text,
+       greatest(pg_relation_size(c.oid),
+                coalesce((SELECT max(pg_relation_size(i.inhrelid)) FROM pg_inherits i WHERE i.inhparent = c.oid), 0))
+         / current_setting('block_size')::int8,
+       (SELECT sum(greatest(r.reltuples, 0))::int8 FROM pg_class r
+         WHERE r.oid = c.oid OR r.oid IN (SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = c.oid))
+FROM pg_class c WHERE c.oid = to_regclass($1)";
+
+/// Relation kinds (of [`TABLE_FACTS`]) whose rows have a ctid: tables,
+/// partitioned tables, materialized views, TOAST tables.
+pub fn has_ctid(relkind: &str) -> bool {
+    matches!(relkind, "r" | "p" | "m" | "t")
+}
+
+/// One SELECT per worker, covering `table` together exactly once: block
+/// ranges split evenly over its `blocks` blocks, which PostgreSQL 14 and
+/// later scan as TID ranges, so each worker reads only its own blocks. The
+/// first range has no lower bound and the last no upper bound, so rows in
+/// blocks added since (or in a child table larger than the estimate) are
+/// read too; on a partitioned table the condition applies to each
+/// partition's own blocks.
+pub fn table_selects(table: &TableName, blocks: u64, workers: u32) -> Vec<String> {
+    let n = workers as u64;
+    let bound = |k: u64| (blocks as u128 * k as u128 / n as u128) as u64;
+    (0..n)
+        .map(|k| {
+            let lower = (k > 0).then(|| format!("ctid >= '({},0)'::tid", bound(k)));
+            let upper = (k + 1 < n).then(|| format!("ctid < '({},0)'::tid", bound(k + 1)));
+            let conditions: Vec<String> = lower.into_iter().chain(upper).collect();
+            match conditions.is_empty() {
+                true => format!("SELECT * FROM {}", table.sql()),
+                false => format!("SELECT * FROM {} WHERE {}", table.sql(), conditions.join(" AND ")),
+            }
+        })
+        .collect()
+}
+
+/// The COPY that reads `select`'s rows as `format`: JSON through `to_json`
+/// of each row (ISO timestamps with offset, exact numbers, arrays as arrays,
+/// json and jsonb nested), CSV with a header line.
+pub fn copy_out(select: &str, format: ExportFormat) -> String {
+    match format {
+        // `OFFSET 0` keeps the subquery a subquery: Citus pushes a flattened one
+        // down to the shards, where the row's record type loses its column
+        // names (`{"f1": …}`); PostgreSQL plans the same scan inside it.
+        ExportFormat::Json => format!(
+            "COPY (SELECT to_json(dbload_row.*) FROM (SELECT * FROM ({select}) dbload_q OFFSET 0) dbload_row) TO STDOUT"
+        ),
+        ExportFormat::Csv => format!("COPY ({select}) TO STDOUT (FORMAT csv, HEADER)"),
+    }
+}
+
+/// The COPY that reads `query`'s rows in the binary format, values as the
+/// server holds them (insert-from-sql's source).
+pub fn copy_out_binary(query: &str) -> String {
+    format!("COPY ({query}) TO STDOUT (FORMAT binary)")
+}
+
+/// Opens the transaction whose snapshot an export's workers share.
+pub const BEGIN_EXPORT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
+
+/// Names the open transaction's snapshot for [`import_snapshot`].
+pub const EXPORT_SNAPSHOT: &str = "SELECT pg_export_snapshot()";
+
+/// Starts a worker's transaction in the snapshot the export took, so all
+/// workers read the table as of one moment.
+pub fn import_snapshot(snapshot: &str) -> String {
+    format!("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT {}", literal(snapshot))
+}
+
+/// The target table's columns: name, type OID, type name, the type as
+/// declared, and whether it is generated. No row when the table does not
+/// exist. `$1`: the quoted table name.
+pub const TABLE_COLUMNS: &str = "\
+SELECT a.attname::text, a.atttypid::int8, t.typname::text, format_type(a.atttypid, a.atttypmod),
+       a.attgenerated::text <> ''
+FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum";
+
+/// `COPY table (columns) FROM STDIN (FORMAT binary)`, for columns named by
+/// the source query rather than a model.
+pub fn copy_in_binary(table: &TableName, columns: &[String]) -> String {
+    let columns: Vec<String> = columns.iter().map(|c| quote_ident(c)).collect();
+    format!("COPY {} ({}) FROM STDIN (FORMAT binary)", table.sql(), columns.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,11 +426,13 @@ mod tests {
         out.push(copy_in(&t.sql(), &s, Method::Copy));
         out.push(copy_in(&t.sql(), &s, Method::CopyCsv));
         out.push(create_stage(&t));
+        out.push(copy_in_stage(&s, Method::Copy));
         out.push(upsert_from_stage(&t, &s));
         out.push(insert_values(&t, &s, 2, false));
         out.push(insert_values(&t, &s, 1, true));
         out.push(insert_unnest(&t, &s, false));
         out.push(insert_unnest(&t, &s, true));
+        out.extend(batch_rows_found(&t, &s));
         out.join(";\n\n")
     }
 
@@ -356,5 +482,57 @@ mod tests {
     #[test]
     fn settings_sql() {
         insta::assert_snapshot!([reported_settings(), reported_settings_json()].join(";\n\n"));
+    }
+
+    /// What `dbload export` sends to a PostgreSQL-family server: the
+    /// table's size, one block range per worker, the COPY of each format,
+    /// the shared snapshot.
+    #[test]
+    fn export_sql() {
+        let t = TableName::parse("app.Events").unwrap();
+        let mut sql = vec![TABLE_FACTS.to_string()];
+        sql.extend(table_selects(&t, 1000, 3));
+        sql.extend(table_selects(&t, 5, 1));
+        sql.push(copy_out("SELECT 1", ExportFormat::Json));
+        sql.push(copy_out("SELECT 1", ExportFormat::Csv));
+        sql.extend([BEGIN_EXPORT.into(), EXPORT_SNAPSHOT.into(), import_snapshot("0A-1")]);
+        insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+
+    #[test]
+    fn block_ranges_cover_the_table_once() {
+        let t = TableName::parse("app.Events").unwrap();
+        assert_eq!(table_selects(&t, 5, 1), [r#"SELECT * FROM "app"."Events""#]);
+        // Fewer blocks than workers: empty ranges, still no gap.
+        let s = table_selects(&t, 1, 3);
+        assert!(s[0].ends_with("ctid < '(0,0)'::tid") && s[2].ends_with("ctid >= '(0,0)'::tid"), "{s:?}");
+    }
+
+    /// What insert-from-sql sends: the target's columns, the source's
+    /// binary COPY, the target's COPY (every name quoted).
+    #[test]
+    fn from_sql_sql() {
+        let t = TableName::parse("s.Dst").unwrap();
+        let sql = [
+            TABLE_COLUMNS.to_string(),
+            copy_out_binary("SELECT 1"),
+            copy_in_binary(&t, &["id".into(), "Na\"me".into()]),
+        ];
+        insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+
+    /// Detection, the lookup of a batch in doubt, and `--explain`.
+    #[test]
+    fn session_sql() {
+        let sql = [
+            VERSION.to_string(),
+            SERVER_VERSION.into(),
+            ENGINE_EXTENSIONS.into(),
+            BACKEND_PID.into(),
+            BACKEND_ENDED.into(),
+            explain("SELECT 1", false),
+            explain("SELECT 1", true),
+        ];
+        insta::assert_snapshot!(sql.join(";\n\n"));
     }
 }

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use tokio_postgres::SimpleQueryMessage;
 
 use super::cratedb_http::CrateConn;
-use crate::dialect::Engine;
+use crate::dialect::{cratedb, postgres, Engine};
 use crate::error::usage;
 
 /// What detection found: the engine, its own version (the extension's for
@@ -81,20 +81,18 @@ impl Admin {
     /// Finds out which engine this is, and checks it against `--engine`.
     pub async fn detect(&mut self, named: Option<Engine>) -> Result<EngineInfo> {
         if let Admin::Crate(_) = self {
-            let version = self.scalar("SELECT version['number'] FROM sys.nodes LIMIT 1").await?;
+            let version = self.scalar(cratedb::NODE_VERSION).await?;
             let version = version.unwrap_or_default();
             return Ok(EngineInfo { engine: Engine::Cratedb, version: Some(version.clone()), server_version: version });
         }
-        let server = self.scalar("SELECT version()").await.context("asking the server its version")?;
+        let server = self.scalar(postgres::VERSION).await.context("asking the server its version")?;
         let server = server.unwrap_or_default();
         if server.contains("CrateDB") {
-            let version = self.scalar("SELECT version['number'] FROM sys.nodes LIMIT 1").await?;
+            let version = self.scalar(cratedb::NODE_VERSION).await?;
             return named_ok(named, EngineInfo { engine: Engine::Cratedb, version, server_version: server });
         }
-        let server_version = self.scalar("SHOW server_version").await?.unwrap_or_default();
-        let extensions = self
-            .rows("SELECT extname::text, extversion FROM pg_extension WHERE extname IN ('citus', 'timescaledb')")
-            .await?;
+        let server_version = self.scalar(postgres::SERVER_VERSION).await?.unwrap_or_default();
+        let extensions = self.rows(postgres::ENGINE_EXTENSIONS).await?;
         let ext = |name: &str| extensions.iter().find(|r| r[0].as_deref() == Some(name)).and_then(|r| r[1].clone());
         let found = match named {
             Some(Engine::Postgres) => EngineInfo { engine: Engine::Postgres, version: None, server_version },

@@ -11,6 +11,7 @@
 //! the client pays for a result as an application would.
 
 mod exec;
+pub mod export;
 #[cfg(test)]
 mod live;
 mod response;
@@ -291,7 +292,7 @@ impl CrateConn {
 
     /// The CrateDB version of the node this connection reaches, e.g. `6.4.3`.
     pub async fn server_version(&mut self) -> Result<String> {
-        let stmt = "SELECT version['number'] FROM sys.nodes LIMIT 1";
+        let stmt = crate::dialect::cratedb::NODE_VERSION;
         let r = self.execute(stmt, &[]).await?;
         match r.rows.first().and_then(|row| row.first()) {
             Some(serde_json::Value::String(v)) => Ok(v.clone()),

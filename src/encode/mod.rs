@@ -3,10 +3,8 @@
 //! time (off the send path); INSERT and UNNEST bind parameters whose binary
 //! form is written by the driver through `ToSql`.
 
-pub mod binary_text;
 pub mod copy_binary;
 pub mod copy_csv;
-pub mod copy_text;
 pub mod crate_bulk;
 pub mod insert_values;
 pub mod unnest;
@@ -233,7 +231,6 @@ pub(crate) fn write_field(values: &Values, i: usize, out: &mut BytesMut) {
     write_binary(values, i, out);
 }
 
-/// The server type our values of `ty` are encoded as.
 /// An element of a PostgreSQL array literal (`{…}`): double-quoted, with
 /// `"` and `\` escaped, so that any text is one element.
 pub fn quote_array_element(element: &[u8], out: &mut impl BufMut) {
@@ -247,6 +244,7 @@ pub fn quote_array_element(element: &[u8], out: &mut impl BufMut) {
     out.put_u8(b'"');
 }
 
+/// The server type our values of `ty` are encoded as.
 pub fn pg_type(ty: SqlType) -> Type {
     match ty {
         SqlType::Timestamptz => Type::TIMESTAMPTZ,

@@ -2,8 +2,8 @@
 //! host stored as one JSON object, `ts`, and ten `usage_*` integers that walk
 //! within [0, 100]. Unlike nodeIngestBench every row is distinct.
 
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 
 use super::{Batch, Column, Schema, SqlType, Values};
 use crate::dialect::quote_ident;

@@ -2,8 +2,8 @@
 //! `metrics jsonb`), a random walk per device and metric, one row per
 //! device per simulated second.
 
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 
 use super::{push_json_f64, Batch, Column, Schema, SqlType, Values};
 use crate::dialect::quote_ident;

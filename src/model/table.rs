@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 
 use super::catalog::{BindContext, Kind, TableColumn};
 use super::fake::{Env, Fake};

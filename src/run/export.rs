@@ -10,9 +10,11 @@ use tokio_util::sync::CancellationToken;
 use super::{describe_server, measure::measure, progress::Progress, worker};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
-use crate::dialect::{literal, Engine, TableName};
+use crate::dialect::{cratedb, literal, postgres as sql, Engine, TableName};
+use crate::driver::cratedb_http::export::PageWorker;
+use crate::driver::export::{Chunks, ExportFile, ExportWorker};
 use crate::driver::pg::cursor::Cursor;
-use crate::driver::pg::export::{self, Chunks, CopyWorker, CursorWorker, ExportFile, ExportWorker, PageWorker};
+use crate::driver::pg::export::{CopyWorker, CursorWorker};
 use crate::driver::pg::query_refused;
 use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
@@ -63,12 +65,12 @@ async fn crate_selects(
         ExportSource::Query(q) => return Ok((vec![q.clone()], None)),
         ExportSource::Table(t) => t,
     };
-    if admin.count(&crate::dialect::cratedb::table_exists(table)).await? == 0 {
+    if admin.count(&cratedb::table_exists(table)).await? == 0 {
         return Err(usage(format!("--table {table}: no such table on {}", target.redacted())));
     }
-    admin.execute(&crate::dialect::cratedb::refresh(table)).await?;
-    let rows = admin.count(&format!("SELECT count(*) FROM {}", table.sql())).await?;
-    Ok(((0..workers).map(|w| export::crate_select(table, w, workers)).collect(), Some(rows)))
+    admin.execute(&cratedb::refresh(table)).await?;
+    let rows = admin.count(&crate::dialect::count_rows(table)).await?;
+    Ok(((0..workers).map(|w| cratedb::export_select(table, w, workers)).collect(), Some(rows)))
 }
 
 /// CrateDB's `workers`, each reading a cursor over its share of the table
@@ -145,13 +147,13 @@ async fn copy_workers(
     let snapshot = match workers {
         1 => None,
         _ => {
-            client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ").await.context("starting the export")?;
-            let row = client.query_one("SELECT pg_export_snapshot()", &[]).await.context("taking a snapshot")?;
+            client.batch_execute(sql::BEGIN_EXPORT).await.context("starting the export")?;
+            let row = client.query_one(sql::EXPORT_SNAPSHOT, &[]).await.context("taking a snapshot")?;
             Some(row.get::<_, String>(0))
         }
     };
     let opening = selects.iter().zip(files).map(|(select, file)| {
-        let copy = export::copy_statement(select, cfg.format);
+        let copy = sql::copy_out(select, cfg.format);
         CopyWorker::open(pg, snapshot.as_deref(), copy, cfg.format, file, cfg.chunk_rows)
     });
     let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
@@ -170,12 +172,12 @@ async fn split_table(
     engine: Engine,
     target: &Target,
 ) -> Result<(Vec<String>, Option<u64>)> {
-    let row = client.query_opt(export::TABLE_FACTS, &[&table.sql()]).await.context("reading the table's size")?;
+    let row = client.query_opt(sql::TABLE_FACTS, &[&table.sql()]).await.context("reading the table's size")?;
     let Some(row) = row else {
         return Err(usage(format!("--table {table}: no such table on {}", target.redacted())));
     };
     let (relkind, blocks, estimate): (String, i64, Option<i64>) = (row.get(0), row.get(1), row.get(2));
-    if workers > 1 && !export::has_ctid(&relkind) {
+    if workers > 1 && !sql::has_ctid(&relkind) {
         return Err(usage(format!(
             "--table {table} is not a table (a view or a foreign table): its rows have no block ranges to split \
              between workers; use --workers 1"
@@ -188,7 +190,7 @@ async fn split_table(
         )));
     }
     let estimate = estimate.filter(|&n| n > 0).map(|n| n as u64);
-    Ok((export::table_selects(table, blocks.max(0) as u64, workers), estimate))
+    Ok((sql::table_selects(table, blocks.max(0) as u64, workers), estimate))
 }
 
 /// A query that does not parse, or returns no columns, is the user's to fix.

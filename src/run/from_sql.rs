@@ -58,7 +58,7 @@ pub async fn insert_from_sql(
     };
     let columns = from_sql::match_columns(&query_columns, &table, &cfg.table)?;
     let Target::Pg { pg, .. } = target else { unreachable!("a PostgreSQL-protocol admin connection above") };
-    let copy = from_sql::copy_in(&cfg.table, &columns);
+    let copy = crate::dialect::postgres::copy_in_binary(&cfg.table, &columns);
     let opening = (0..cfg.workers).map(|_| TableCopy::open(pg, &copy));
     let sinks = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
 
@@ -163,8 +163,10 @@ async fn table_columns(
     cfg: &FromSqlConfig,
     target: &Target,
 ) -> Result<Vec<TableColumn>> {
-    let rows =
-        client.query(from_sql::TABLE_COLUMNS, &[&cfg.table.sql()]).await.context("reading the table's columns")?;
+    let rows = client
+        .query(crate::dialect::postgres::TABLE_COLUMNS, &[&cfg.table.sql()])
+        .await
+        .context("reading the table's columns")?;
     if rows.is_empty() {
         return Err(usage(format!(
             "--table {}: no such table on {}; create it first (insert-from-sql writes into an existing table)",

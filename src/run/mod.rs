@@ -23,7 +23,8 @@ use hdrhistogram::Histogram;
 use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::{self, postgres as sql, Dialect, Engine};
 use crate::driver::cratedb_http::CrateSink;
-use crate::driver::sink::{PgSink, Sink, SinkSpec};
+use crate::driver::pg::sink::PgSink;
+use crate::driver::sink::{Sink, SinkSpec};
 use crate::driver::{Admin, EngineInfo};
 use crate::encode::{Method, Payload};
 use crate::error::usage;
@@ -332,7 +333,7 @@ async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) ->
         admin.execute(&refresh).await.with_context(|| format!("refreshing {}", cfg.table))?;
     }
     admin
-        .count(&format!("SELECT count(*) FROM {}", cfg.table.sql()))
+        .count(&crate::dialect::count_rows(&cfg.table))
         .await
         .with_context(|| format!("counting the rows of {}", cfg.table))
 }

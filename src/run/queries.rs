@@ -7,14 +7,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, measure::measure, merge_histograms, progress::Progress, worker};
 use crate::config::QueryConfig;
+use crate::driver::pg::query;
+use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
 use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome, Setup};
 use crate::stats::cost::CostMeter;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
-use crate::workload::explain;
-use crate::workload::{self, Chooser, QueryRunner};
+use crate::workload::Chooser;
 
 pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
     let mut admin = target.admin().await?;
@@ -22,7 +23,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     describe_server(&mut admin, target, &mut setup).await?;
     if let Admin::Pg(client) = &admin {
         for queries in &cfg.phases {
-            workload::check(client, queries, cfg.protocol).await?;
+            query::check(client, queries, cfg.protocol).await?;
         }
     }
     let meter = CostMeter::start();
@@ -42,7 +43,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
                 for q in queries.iter() {
                     let params: Vec<_> = q.params.iter().map(|p| p.sample(&mut rng, now_us)).collect();
                     out.push(match &admin {
-                        Admin::Pg(client) => explain::capture(client, q, &params, mode).await,
+                        Admin::Pg(client) => query::explain(client, q, &params, mode).await,
                         Admin::Crate(_) => {
                             Err("plans are captured over the PostgreSQL protocol: give CrateDB's postgres:// URL"
                                 .into())
@@ -53,8 +54,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             }
             None => Vec::new(),
         };
-        let opening =
-            (0..cfg.concurrency as usize).map(|w| QueryRunner::open(target, w, queries.clone(), cfg.protocol));
+        let opening = (0..cfg.concurrency as usize).map(|w| target.query_runner(w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
         let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());

@@ -5,8 +5,8 @@
 //! be normally distributed (a stall makes one run slow), so nothing here
 //! assumes a distribution.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 /// The most runs `--runs` takes: beyond it the binomial weights of the

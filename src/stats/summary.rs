@@ -54,7 +54,7 @@ impl LatencySummary {
 mod tests {
     use super::*;
     use crate::stats::recorder::new_histogram;
-    use rand::{Rng, SeedableRng};
+    use rand::{RngExt, SeedableRng};
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
         (a - b).abs() <= rel * b.abs().max(1e-9)
@@ -79,7 +79,7 @@ mod tests {
     #[test]
     fn exponential_distribution() {
         // Exponential with mean 10 ms: stdev 10 ms, p99 = 10·ln(100) ms.
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(1);
         let mut h = new_histogram();
         for _ in 0..200_000 {
             let u: f64 = rng.random();

@@ -5,10 +5,15 @@
 
 use anyhow::Result;
 
+use std::sync::Arc;
+
 use crate::dialect::Engine;
 use crate::driver::admin::Admin;
-use crate::driver::cratedb_http::CrateTarget;
+use crate::driver::cratedb_http::{CrateQueryExecutor, CrateTarget};
+use crate::driver::pg::query::QueryExecutor;
 use crate::driver::pg::PgTarget;
+use crate::driver::query::QueryRunner;
+use crate::workload::{Protocol, QuerySpec};
 
 pub mod local;
 
@@ -37,6 +42,14 @@ impl Target {
         Ok(match self {
             Target::Pg { pg, .. } => Admin::Pg(pg.connect().await?),
             Target::Crate(c) => Admin::Crate(c.connect_any().await?),
+        })
+    }
+
+    /// Opens worker `w`'s query connection (CrateDB: to its round-robin host).
+    pub async fn query_runner(&self, w: usize, queries: Arc<[QuerySpec]>, protocol: Protocol) -> Result<QueryRunner> {
+        Ok(match self {
+            Target::Pg { pg, .. } => QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol).await?),
+            Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
         })
     }
 }

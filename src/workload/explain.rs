@@ -1,11 +1,9 @@
 //! `--explain`: each query's plan, captured once before the measured run
-//! (seed 002: measure before you tune). With ANALYZE the query really runs,
-//! inside a transaction that is rolled back, so a write leaves no trace.
+//! (seed 002: measure before you tune) by the PostgreSQL driver
+//! (`driver::pg::query::explain`), and read here from the server's JSON:
+//! the top node, the times, and how Citus split the query.
 
 use serde::Serialize;
-use tokio_postgres::{Client, SimpleQueryMessage};
-
-use super::{inline_params, params::Value, QuerySpec};
 
 /// What `--explain` captures before the measured run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -66,38 +64,8 @@ fn distributed(node: &serde_json::Value) -> Option<Distributed> {
     children.filter(|c| c.is_object() || c.is_array()).find_map(distributed)
 }
 
-/// The plan of `query` with `params` (drawn as for a real execution).
-pub async fn capture(
-    client: &Client,
-    query: &QuerySpec,
-    params: &[Value],
-    mode: ExplainMode,
-) -> Result<Explain, String> {
-    let options = match mode {
-        ExplainMode::Analyze => "ANALYZE, VERBOSE, BUFFERS, FORMAT JSON",
-        ExplainMode::Plan => "VERBOSE, FORMAT JSON",
-    };
-    let sql = format!("EXPLAIN ({options}) {}", inline_params(&query.query, params));
-    client.batch_execute("BEGIN").await.map_err(|e| e.to_string())?;
-    let result = client.simple_query(&sql).await;
-    let _ = client.batch_execute("ROLLBACK").await;
-    let messages = result.map_err(|e| match e.as_db_error() {
-        Some(db) => format!("EXPLAIN failed: SQLSTATE {}: {}", db.code().code(), db.message()),
-        None => format!("EXPLAIN failed: {e}"),
-    })?;
-    let text: String = messages
-        .iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    parse(mode, &text)
-}
-
 /// Reads PostgreSQL's `FORMAT JSON` output: `[{"Plan": {...}, "Planning Time": ..., ...}]`.
-fn parse(mode: ExplainMode, text: &str) -> Result<Explain, String> {
+pub fn parse(mode: ExplainMode, text: &str) -> Result<Explain, String> {
     let plan: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("EXPLAIN output is not JSON: {e}"))?;
     let root = &plan[0];
     let top = &root["Plan"];

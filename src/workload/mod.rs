@@ -1,6 +1,7 @@
 //! Query workloads: which query runs next (a weighted choice with fresh
-//! parameters), and how it is sent. Both plug into the one worker loop as
-//! its [`Source`] and [`Executor`].
+//! parameters), as the one worker loop's [`Source`]; the mix's file, its
+//! parameters and plans. How a query is sent is the drivers' (the
+//! PostgreSQL protocol's `driver::pg::query`, CrateDB's HTTP executor).
 
 pub mod explain;
 pub mod file;
@@ -8,21 +9,13 @@ pub mod params;
 
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use futures_util::{pin_mut, TryStreamExt};
-use hdrhistogram::Histogram;
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 
 pub use file::QuerySpec;
 use params::Value;
 
-use crate::driver::cratedb_http::CrateQueryExecutor;
-use crate::driver::sink::classify;
-use crate::driver::{Canceller, PgTarget};
-use crate::op::{Executor, InDoubt, OpError, Operation, Source};
-use crate::target::Target;
+use crate::op::{Operation, Source};
 
 /// How statements are sent (pgbench's -M).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -122,170 +115,6 @@ pub fn inline_params(sql: &str, params: &[Value]) -> String {
         out.push(c);
     }
     out
-}
-
-/// Prepares every query once, before the run: a query the server cannot
-/// prepare (an unknown table or column, a syntax error) or whose `$n`
-/// placeholders do not match its `params` would fail identically at every
-/// execution, so it stops the run here with the server's reason (exit 2)
-/// rather than filling the report with millions of failures.
-pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -> Result<()> {
-    for q in queries {
-        let what = || format!("query {} (`{}`)", q.name, q.query);
-        let statement = match client.prepare(&q.query).await {
-            Ok(statement) => statement,
-            // Several statements in one query are the simple protocol's to
-            // send; the server checks them only when they run.
-            Err(e) if protocol == Protocol::Simple && several_statements(&e) => continue,
-            Err(e) => return Err(crate::driver::pg::query_refused(e, &what())),
-        };
-        let (wanted, given) = (statement.params().len(), q.params.len());
-        if wanted != given {
-            return Err(crate::error::usage(format!(
-                "{}: it has {wanted} placeholder(s) ($1 ...) but {given} parameter(s) are given: \
-                 give one `params` entry per placeholder, in order",
-                what()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Whether the server refused to prepare a query for holding several statements.
-fn several_statements(e: &tokio_postgres::Error) -> bool {
-    e.as_db_error().is_some_and(|db| db.message().contains("multiple commands"))
-}
-
-/// A worker's connection, sending queries with the chosen protocol.
-pub struct QueryExecutor {
-    client: Client,
-    /// Where to connect again after the connection was lost (boxed: a
-    /// libpq config is large, and the executor is moved around by value).
-    target: Box<PgTarget>,
-    cancel: Canceller,
-    protocol: Protocol,
-    queries: Arc<[QuerySpec]>,
-    /// With `Protocol::Prepared`: one statement per query, prepared at open
-    /// (each checked by [`check`] before).
-    prepared: Vec<Statement>,
-}
-
-impl QueryExecutor {
-    pub async fn open(target: &PgTarget, queries: Arc<[QuerySpec]>, protocol: Protocol) -> Result<Self> {
-        let client = target.connect().await?;
-        let mut prepared = Vec::new();
-        if protocol == Protocol::Prepared {
-            for q in queries.iter() {
-                prepared.push(client.prepare(&q.query).await.with_context(|| format!("preparing query {}", q.name))?);
-            }
-        }
-        let cancel = target.canceller(&client);
-        Ok(QueryExecutor { client, target: Box::new(target.clone()), cancel, protocol, queries, prepared })
-    }
-
-    /// Replaces a lost connection with a new one, its statements prepared
-    /// again and its canceller with it (a cancel must reach the server
-    /// process running the query now, not the one that was lost).
-    async fn reconnect(&mut self) -> Result<()> {
-        *self = QueryExecutor::open(&self.target, self.queries.clone(), self.protocol).await?;
-        Ok(())
-    }
-
-    async fn run(&self, op: &QueryOp) -> Result<u64, OpError> {
-        let closed = || self.client.is_closed();
-        let query = &self.queries[op.label];
-        let result = match self.protocol {
-            Protocol::Simple => {
-                let sql = inline_params(&query.query, &op.params);
-                let messages = self.client.simple_query(&sql).await;
-                messages.map(|m| m.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_))).count() as u64)
-            }
-            Protocol::Extended => drain(&self.client, query.query.as_str(), &op.params).await,
-            Protocol::Prepared => drain(&self.client, &self.prepared[op.label], &op.params).await,
-        };
-        result.map_err(|e| classify(&e, closed()))
-    }
-}
-
-/// Runs a query and reads every row it returns (the client must pay for
-/// the result, as an application would); returns how many there were.
-async fn drain<T>(client: &Client, statement: &T, params: &[Value]) -> Result<u64, tokio_postgres::Error>
-where
-    T: ?Sized + tokio_postgres::ToStatement,
-{
-    let rows = client.query_raw(statement, params).await?;
-    pin_mut!(rows);
-    let mut n = 0;
-    while rows.try_next().await?.is_some() {
-        n += 1;
-    }
-    Ok(n)
-}
-
-impl Executor<QueryOp> for QueryExecutor {
-    async fn execute(&mut self, op: &mut QueryOp, _warm: bool) -> Result<u64, OpError> {
-        self.run(op).await.map(|_rows| 1)
-    }
-
-    async fn cancel(&mut self) {
-        self.cancel.cancel().await
-    }
-}
-
-/// A worker's query connection over either protocol.
-pub enum QueryRunner {
-    Pg(QueryExecutor),
-    Crate(CrateQueryExecutor),
-}
-
-impl QueryRunner {
-    /// Opens worker `w`'s connection (CrateDB: to its round-robin host).
-    pub async fn open(target: &Target, w: usize, queries: Arc<[QuerySpec]>, protocol: Protocol) -> Result<Self> {
-        Ok(match target {
-            Target::Pg { pg, .. } => QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol).await?),
-            Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
-        })
-    }
-}
-
-impl QueryRunner {
-    /// CrateDB's own time per query, as it reported it; none over the PostgreSQL protocol.
-    pub fn server_duration(&self) -> Option<&Histogram<u64>> {
-        match self {
-            QueryRunner::Crate(e) => Some(e.server_duration()),
-            QueryRunner::Pg(_) => None,
-        }
-    }
-}
-
-impl Executor<QueryOp> for QueryRunner {
-    async fn execute(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
-        match self {
-            QueryRunner::Pg(e) => e.execute(op, warm).await,
-            QueryRunner::Crate(e) => e.execute(op, warm).await,
-        }
-    }
-
-    /// A new connection (CrateDB: to the next node of the list).
-    async fn reconnect(&mut self) -> Option<Result<()>> {
-        Some(match self {
-            QueryRunner::Pg(e) => e.reconnect().await,
-            QueryRunner::Crate(e) => e.reconnect().await,
-        })
-    }
-
-    /// A query in flight when its connection was lost counts as failed and
-    /// is not run again: it wrote nothing, or it was a statement of its own
-    /// that the mix runs again anyway.
-    async fn resolve(&mut self, _op: &mut QueryOp) -> InDoubt {
-        InDoubt::Failed
-    }
-
-    async fn cancel(&mut self) {
-        if let QueryRunner::Pg(e) = self {
-            e.cancel().await
-        }
-    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::error::Error;
 
 use bytes::{BufMut, BytesMut};
 use postgres_types::{to_sql_checked, Format, IsNull, ToSql, Type};
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 
 use crate::model::fake::uniform_float;
 

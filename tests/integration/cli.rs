@@ -159,7 +159,7 @@ fn json_report_matches_its_schema(ctx: &Ctx) -> Result<()> {
         ensure(code == 0, || format!("{args:?}: exit {code}: {stderr}"))?;
         let report: serde_json::Value = serde_json::from_str(&stdout)?;
         let errors: Vec<String> =
-            validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+            validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path())).collect();
         ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
         let from_file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
         ensure(from_file["rows"] == report["rows"], || "--report file differs from stdout".into())?;

@@ -618,7 +618,7 @@ fn reports_match_the_schema(ctx: &Ctx) -> Result<()> {
         ensure(code == 0, || format!("{argv:?}: exit {code}: {stderr}"))?;
         let report: serde_json::Value = serde_json::from_str(&stdout)?;
         let errors: Vec<String> =
-            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
         ensure(errors.is_empty(), || format!("{argv:?}: {errors:#?}"))?;
         ctx.query("TRUNCATE json_report")?;
         let (_, text, _) = dbload_bin(argv, &[]);

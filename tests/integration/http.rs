@@ -388,7 +388,7 @@ fn json_report_matches_its_schema(_: &Ctx) -> Result<()> {
         ensure(code == 0 || code == 1, || format!("{args:?}: exit {code}: {stderr}"))?;
         let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
         let errors: Vec<String> =
-            validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+            validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path())).collect();
         ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
         ensure(report["exit_code"] == code && report["command"] == "http", || stdout.clone())?;
         if args.contains(&"--fail-if") {

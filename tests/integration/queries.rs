@@ -258,7 +258,7 @@ fn a_query_that_always_fails_stops_the_run_after_the_sustained_stretch(ctx: &Ctx
     ensure(r["stopped"].as_str().is_some_and(|s| s.contains(stopped)), || r.to_string())?;
     let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/query-report.schema.json"))?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
-    let errors: Vec<String> = validator.iter_errors(&r).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| format!("{e} at {}", e.instance_path())).collect();
     ensure(errors.is_empty(), || format!("{errors:#?}"))?;
     let html = std::fs::read_to_string(&html_file)?;
     ensure(html.contains("Stopped: the last "), || "no banner in the HTML".into())
@@ -384,7 +384,7 @@ fn query_reports_match_their_schema(ctx: &Ctx) -> Result<()> {
         let (_, stdout, stderr) = dbload_bin(&argv, &[]);
         let report = json(&stdout).with_context(|| stderr.clone())?;
         let errors: Vec<String> =
-            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
         ensure(errors.is_empty(), || format!("{args:?}: {errors:#?}"))?;
     }
     Ok(())

@@ -206,7 +206,7 @@ fn matches_the_schema(report: &dbload::report::Report) -> Result<()> {
 fn follows(schema: &str, report: &serde_json::Value) -> Result<()> {
     let schema: serde_json::Value = serde_json::from_str(schema).context("schema file")?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
-    let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{}: {e}", e.instance_path)).collect();
+    let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{}: {e}", e.instance_path())).collect();
     ensure(errors.is_empty(), || format!("report against the schema: {errors:?}"))
 }
 

@@ -36,7 +36,8 @@ fn report(argv: &[&str], code: i32) -> Result<Json> {
 fn validate(report: &Json, schema: &str) -> Result<()> {
     let schema: Json = serde_json::from_str(schema).context("schema file")?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
-    let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+    let errors: Vec<String> =
+        validator.iter_errors(report).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     ensure(errors.is_empty(), || format!("{errors:?}"))
 }
 

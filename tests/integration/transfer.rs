@@ -20,7 +20,7 @@ use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
 use dbload::driver::pg::cursor::{raw_values, Cursor};
-use dbload::encode::binary_text::RowText;
+use dbload::driver::pg::decode::binary_text::RowText;
 use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
 use dbload::Outcome;
@@ -272,7 +272,7 @@ fn large_export_keeps_memory_flat(ctx: &Ctx) -> Result<()> {
     let report: serde_json::Value = serde_json::from_str(&stdout)?;
     let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/transfer-report.schema.json"))?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
-    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
     ensure(errors.is_empty(), || format!("{errors:#?}"))?;
     ensure(report["rows"] == ROWS, || format!("rows {}", report["rows"]))?;
     let estimate = report["setup"]["rows_estimate"].as_u64().unwrap_or(0);
@@ -606,7 +606,7 @@ fn cratedb_export_split_is_even(ctx: &Ctx) -> Result<()> {
     )?;
     let table = dbload::dialect::TableName::parse("crate_split")?;
     for n in [2u32, 3, 7, 10, 16, 17, 33, 64] {
-        let select = dbload::driver::pg::export::crate_select(&table, 0, n);
+        let select = dbload::dialect::cratedb::export_select(&table, 0, n);
         let worker = select.split_once(" WHERE ").and_then(|(_, w)| w.strip_suffix(" = 0")).context("condition")?;
         let mut counts = vec![0u64; n as usize];
         for row in ctx.query(&format!("SELECT ({worker})::int, count(*) FROM crate_split GROUP BY 1"))? {
@@ -663,7 +663,7 @@ fn export_on_a_full_disk_keeps_whole_rows(ctx: &Ctx) -> Result<()> {
         ensure(out.status.code() == Some(1), || what.clone())?;
         let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| what.clone())?;
         let errors: Vec<String> =
-            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path)).collect();
+            validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
         ensure(errors.is_empty(), || format!("{errors:#?}"))?;
         let file = &report["files"][0];
         let path = file["path"].as_str().context("a file")?;

@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use anyhow::Result;
 use minijinja::value::Value;
 use minijinja::{context, AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::rngs::ChaCha8Rng;
+use rand::RngExt;
 
 use crate::error::usage;
 use crate::model::fake::uniform_float;

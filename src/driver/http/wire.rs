@@ -5,11 +5,30 @@
 //! Why not a client crate: a load generator must time each phase of a
 //! request (sending, waiting for the first byte, receiving), count the
 //! bytes and connections, and cost next to nothing per request. Pooled
-//! clients hide all of that, and even hyper's connection API spends more
-//! CPU per request than the budget of `bench/http-vs-wrk.sh` allows. What
-//! is left here is framing: one write per request, then a head and a
-//! body delimited by Content-Length, chunked encoding or the end of the
-//! connection.
+//! clients hide the phases. hyper's connection API does not have to, but it
+//! costs more, as measured inside dbload (issue 15, item 7, November 2026).
+//! The A/B put `hyper::client::conn::http1` over the same stream, driven in
+//! the VU's own task, with an I/O wrapper that stamped the phases and
+//! counted the bytes. It ran on `bench/http-vs-wrk.sh` (30 VUs, 15 s, one
+//! client thread, nginx on loopback), alternating the two builds, 3 rounds
+//! each, twice. The medians:
+//!
+//! | load average | | this framing | hyper | hyper / this |
+//! |---|---|---|---|---|
+//! | 7-10 | requests/s | 89,066 | 41,820 | 0.47 |
+//! | | CPU-s per 100k requests | 0.361 | 0.700 | 1.94 |
+//! | 4.5-7 | requests/s | 90,885 | 69,512 | 0.76 |
+//! | | CPU-s per 100k requests | 0.367 | 0.659 | 1.80 |
+//!
+//! `bench/memory.sh` (HTTP part, 1 to 2,000 VUs) gave 10 KiB per VU here
+//! against 40 KiB with hyper for a fixed body, and 43 against 74 KiB with
+//! `--body-template` (the target is 64 KiB). On a 2-core machine shared
+//! with other builds, requests/s moved with the load, but CPU per request
+//! did not. The extra ~3 µs per request pays for hyper's dispatcher, its
+//! buffers and a request object per call (the A/B cloned a prebuilt header
+//! map). So the framing stays here: one write per request, then a head
+//! and a body delimited by Content-Length, chunked encoding or the end of
+//! the connection.
 
 use std::io;
 use std::time::Instant;

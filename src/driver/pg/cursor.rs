@@ -3,7 +3,7 @@
 //! CrateDB. The cursor is declared in a transaction (on CrateDB a
 //! formality: the cursor lives in the session), `FETCH n` is prepared once,
 //! and each page is one round trip whose rows come in the binary format:
-//! written out by [`RowText`](crate::encode::binary_text::RowText), or
+//! written out by [`RowText`](super::decode::binary_text::RowText), or
 //! passed on as binary COPY tuples. The server keeps the cursor's place,
 //! so each page costs the same whatever the offset, unlike `LIMIT`/`OFFSET`
 //! or keyset paging (CrateDB 6.4 on one node: 200,000 rows in about 1 s).
@@ -11,8 +11,7 @@
 use postgres_types::{FromSql, Type};
 use tokio_postgres::{Client, Row, Statement};
 
-/// The cursor's name; one per connection (or HTTP session).
-pub const CURSOR: &str = "dbload_rows";
+use crate::dialect::cratedb;
 
 /// A declared cursor and its connection.
 pub struct Cursor {
@@ -26,8 +25,8 @@ impl Cursor {
     /// Declares the cursor for `query` on `client`; `page` rows per fetch.
     /// An error here is the query's: it does not parse, or names what is not there.
     pub async fn declare(client: Client, query: &str, page: usize) -> Result<Cursor, tokio_postgres::Error> {
-        client.batch_execute(&format!("BEGIN; DECLARE {CURSOR} NO SCROLL CURSOR FOR {query}")).await?;
-        let fetch = client.prepare(&format!("FETCH {page} FROM {CURSOR}")).await?;
+        client.batch_execute(&cratedb::declare_cursor(query)).await?;
+        let fetch = client.prepare(&cratedb::fetch(page)).await?;
         Ok(Cursor { client, fetch, page, ended: false })
     }
 

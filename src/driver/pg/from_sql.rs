@@ -26,12 +26,12 @@ use tokio_postgres::{Client, CopyOutStream, Statement};
 use tokio_util::sync::CancellationToken;
 
 use super::cursor::{raw_values, Cursor};
-use super::{Canceller, PgTarget};
-use crate::dialect::{quote_ident, TableName};
-use crate::driver::sink::{classify, copy_committed};
-use crate::encode::binary_text::RowText;
+use super::decode::binary_text::RowText;
+use super::decode::copy_text::JsonLines;
+use super::sink::copy_committed;
+use super::{classify, Canceller, PgTarget};
+use crate::dialect::{postgres as sql, TableName};
 use crate::encode::copy_binary::{self, TupleSplitter};
-use crate::encode::copy_text::JsonLines;
 use crate::encode::ExportFormat;
 use crate::error::usage;
 use crate::op::{Executor, OpError, Operation};
@@ -40,17 +40,7 @@ use crate::op::{Executor, OpError, Operation};
 /// built in and have the same OID on every server.
 const FIRST_USER_OID: u32 = 16_384;
 
-/// The target table's columns: name, type OID, type name, the type as
-/// declared, and whether it is generated. No row when the table does not
-/// exist. `$1`: the quoted table name.
-pub const TABLE_COLUMNS: &str = "\
-SELECT a.attname::text, a.atttypid::int8, t.typname::text, format_type(a.atttypid, a.atttypmod),
-       a.attgenerated::text <> ''
-FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attnum";
-
-/// A column of the target table, as [`TABLE_COLUMNS`] reads it.
+/// A column of the target table, as [`TABLE_COLUMNS`](crate::dialect::postgres::TABLE_COLUMNS) reads it.
 #[derive(Debug, Clone)]
 pub struct TableColumn {
     pub name: String,
@@ -145,12 +135,6 @@ fn same_type(ty: &Type, column: &TableColumn) -> bool {
         || (ty.oid() >= FIRST_USER_OID && column.oid >= FIRST_USER_OID && ty.name() == column.type_name)
 }
 
-/// `COPY table (columns) FROM STDIN (FORMAT binary)`.
-pub fn copy_in(table: &TableName, columns: &[String]) -> String {
-    let columns: Vec<String> = columns.iter().map(|c| quote_ident(c)).collect();
-    format!("COPY {} ({}) FROM STDIN (FORMAT binary)", table.sql(), columns.join(", "))
-}
-
 /// A batch of whole tuples framed as one binary COPY payload.
 #[derive(Debug, Default)]
 pub struct CopyBatch {
@@ -194,7 +178,7 @@ impl SourceRows {
     /// Starts the source's COPY. Call on the runtime, then move the rows
     /// to the producer thread.
     pub async fn copy(client: Client, query: &str, batch_size: usize, stop: CancellationToken) -> Result<SourceRows> {
-        let copy = format!("COPY ({query}) TO STDOUT (FORMAT binary)");
+        let copy = sql::copy_out_binary(query);
         let stream = client.copy_out(&copy).await.context("starting the source query")?;
         let feed = Feed::Copy { _client: client, stream: Box::pin(stream), splitter: TupleSplitter::default() };
         Ok(SourceRows::new(feed, batch_size, stop))
@@ -365,7 +349,7 @@ enum JsonFeed {
 impl SourceJson {
     /// Starts the source's COPY of `query` as JSON (what export writes).
     pub async fn copy(client: Client, query: &str, stop: CancellationToken) -> Result<SourceJson> {
-        let copy = crate::driver::pg::export::copy_statement(query, ExportFormat::Json);
+        let copy = sql::copy_out(query, ExportFormat::Json);
         let stream = client.copy_out(&copy).await.context("starting the source query")?;
         let feed = JsonFeed::Copy { _client: client, stream: Box::pin(stream), decode: JsonLines::default() };
         Ok(SourceJson::new(feed, stop))
@@ -581,11 +565,5 @@ mod tests {
         let words: Vec<i32> = out[4..28].chunks(4).map(|w| i32::from_be_bytes(w.try_into().unwrap())).collect();
         assert_eq!(words, [1, 1, Type::TEXT.oid() as i32, 2, 1, 1], "ndim, flags, element, length, lower bound, …");
         assert_eq!((&out[..4], &out[28..]), (&(v.len() as i32).to_be_bytes()[..], &b"a"[..]));
-    }
-
-    #[test]
-    fn copy_in_quotes_every_name() {
-        let t = TableName::parse("s.Dst").unwrap();
-        insta::assert_snapshot!(copy_in(&t, &["id".into(), "Na\"me".into()]), @r#"COPY "s"."Dst" ("id", "Na""me") FROM STDIN (FORMAT binary)"#);
     }
 }

@@ -14,9 +14,12 @@
 
 pub(super) mod conninfo;
 pub mod cursor;
+pub mod decode;
 pub mod export;
 pub mod from_sql;
 mod pgpass;
+pub mod query;
+pub mod sink;
 
 use std::fmt;
 use std::io;
@@ -30,6 +33,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use self::conninfo::{Param, Params};
 use super::tls::{certificate_advice, tls_connector, Verification};
 use crate::error::{target, usage};
+use crate::op::OpError;
 
 /// How much TLS to insist on, with libpq's names and meanings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -331,6 +335,20 @@ pub fn query_refused(e: tokio_postgres::Error, option: &str) -> anyhow::Error {
     match e.as_db_error() {
         Some(db) => crate::error::usage(format!("{option}: {} (SQLSTATE {})", db.message(), db.code().code())),
         None => anyhow::Error::new(e).context(format!("checking {option}")),
+    }
+}
+
+/// Classifies a failed operation: by SQLSTATE, or as a lost connection.
+/// A FATAL error (e.g. 57P01, `pg_terminate_backend`) ends the session
+/// even if the client has not seen the connection close yet.
+fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
+    match e.as_db_error() {
+        Some(db) => {
+            let ends_session = closed || matches!(db.severity(), "FATAL" | "PANIC");
+            OpError { fatal: ends_session, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) }
+        }
+        None if closed || e.is_closed() => OpError::fatal("connection lost", e.to_string()),
+        None => OpError::new("client error", e.to_string()),
     }
 }
 

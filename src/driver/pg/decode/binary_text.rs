@@ -246,7 +246,7 @@ fn array_level<'a>(
             (Some(v), Style::Text) => {
                 element.clear();
                 scalar(s, v, style, element)?;
-                super::quote_array_element(element, out);
+                crate::encode::quote_array_element(element, out);
             }
         }
     }

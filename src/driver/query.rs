@@ -1,0 +1,57 @@
+//! A worker's query connection over either SQL protocol: the dispatch
+//! between the PostgreSQL protocol's executor and CrateDB's HTTP one, as
+//! the one worker loop's [`Executor`] of the mix's queries.
+
+use anyhow::Result;
+use hdrhistogram::Histogram;
+
+use super::cratedb_http::CrateQueryExecutor;
+use super::pg::query::QueryExecutor;
+use crate::op::{Executor, InDoubt, OpError};
+use crate::workload::QueryOp;
+
+/// A worker's query connection over either protocol.
+pub enum QueryRunner {
+    Pg(QueryExecutor),
+    Crate(CrateQueryExecutor),
+}
+
+impl QueryRunner {
+    /// CrateDB's own time per query, as it reported it; none over the PostgreSQL protocol.
+    pub fn server_duration(&self) -> Option<&Histogram<u64>> {
+        match self {
+            QueryRunner::Crate(e) => Some(e.server_duration()),
+            QueryRunner::Pg(_) => None,
+        }
+    }
+}
+
+impl Executor<QueryOp> for QueryRunner {
+    async fn execute(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
+        match self {
+            QueryRunner::Pg(e) => e.execute(op, warm).await,
+            QueryRunner::Crate(e) => e.execute(op, warm).await,
+        }
+    }
+
+    /// A new connection (CrateDB: to the next node of the list).
+    async fn reconnect(&mut self) -> Option<Result<()>> {
+        Some(match self {
+            QueryRunner::Pg(e) => e.reconnect().await,
+            QueryRunner::Crate(e) => e.reconnect().await,
+        })
+    }
+
+    /// A query in flight when its connection was lost counts as failed and
+    /// is not run again: it wrote nothing, or it was a statement of its own
+    /// that the mix runs again anyway.
+    async fn resolve(&mut self, _op: &mut QueryOp) -> InDoubt {
+        InDoubt::Failed
+    }
+
+    async fn cancel(&mut self) {
+        if let QueryRunner::Pg(e) = self {
+            e.cancel().await
+        }
+    }
+}
