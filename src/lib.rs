@@ -196,9 +196,12 @@ fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationTo
 /// the run is not lost. `runs` holds each run's report, in order (one
 /// without `--runs`); with `--runs` the last run's report is written with a
 /// `repeat` section beside it, and `--fail-if` judges the runs' medians.
+/// `failed`: what kept a later run from running; the report of the runs
+/// done says it, and it is the result once the report is written.
 fn emit<R: serde::Serialize>(
     output: &OutputConfig,
     mut runs: Vec<R>,
+    failed: Option<anyhow::Error>,
     verdict: fn(&mut R) -> &mut report::Verdict,
     text: fn(&R) -> String,
     out: &mut dyn Write,
@@ -208,7 +211,7 @@ fn emit<R: serde::Serialize>(
         let mut each = runs.iter().map(serde_json::to_value).collect::<Result<Vec<_>, _>>()?;
         each.push(serde_json::to_value(&report)?);
         let repeat = report::repeat::RepeatReport::new(output.repeat, &each);
-        *verdict(&mut report) = repeat.verdict(verdict(&mut report));
+        *verdict(&mut report) = repeat.verdict(verdict(&mut report), failed.as_ref());
         let judged = report::judge_json(&report::repeat::median_report(&each), verdict(&mut report), &output.fail_if);
         Some((repeat, judged))
     } else {
@@ -240,6 +243,9 @@ fn emit<R: serde::Serialize>(
     if let Some(path) = &output.html_file {
         report::html::write_file(&json, path)?;
     }
+    if let Some(e) = failed {
+        return Err(e);
+    }
     judged?;
     Ok((verdict(&mut report).exit_code, report))
 }
@@ -251,7 +257,7 @@ fn repeated<O>(
     output: &OutputConfig,
     threads: Option<usize>,
     once: impl AsyncFnMut(u32, CancellationToken) -> Result<O>,
-) -> Result<Vec<O>> {
+) -> Result<run::repeat::Runs<O>> {
     with_threads(threads, async |cancel| run::repeat::repeat(output.repeat, output.quiet, &cancel, once).await)
 }
 
@@ -290,8 +296,9 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
         }
         run::ingest(&cfg, started.target.as_ref(), cancel, None).await
     })?;
-    let reports = outcomes.iter().map(|o| Report::ingest(&cfg, o, started.url(), started.throwaway())).collect();
-    let (exit_code, report) = emit(&cfg.output, reports, |r| &mut r.verdict, report::text::render, out)?;
+    let reports = outcomes.done.iter().map(|o| Report::ingest(&cfg, o, started.url(), started.throwaway())).collect();
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::text::render, out)?;
     if let Some(e) = &report.input_error {
         eprintln!("dbload: {e}");
     }
@@ -303,9 +310,9 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("query commands always have a target");
     let outcomes = repeated(&cfg.output, None, async |_, cancel| run::queries::queries(&cfg, &target, cancel).await)?;
-    let reports = outcomes.iter().map(|o| QueryReport::new(&cfg, o, started.url(), started.throwaway())).collect();
+    let reports = outcomes.done.iter().map(|o| QueryReport::new(&cfg, o, started.url(), started.throwaway())).collect();
     let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
-    let (exit_code, report) = emit(&cfg.output, reports, |r| &mut r.verdict, text, out)?;
+    let (exit_code, report) = emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, text, out)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -317,8 +324,9 @@ pub fn http(
 ) -> Result<Outcome<report::http::HttpReport>> {
     let cfg = config::http::HttpConfig::resolve(args, env)?;
     let outcomes = repeated(&cfg.output, Some(cfg.threads), async |_, cancel| run::http::http(&cfg, cancel).await)?;
-    let reports = outcomes.iter().map(|o| report::http::HttpReport::new(&cfg, o)).collect();
-    let (exit_code, report) = emit(&cfg.output, reports, |r| &mut r.verdict, report::http::render, out)?;
+    let reports = outcomes.done.iter().map(|o| report::http::HttpReport::new(&cfg, o)).collect();
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::http::render, out)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -339,8 +347,9 @@ pub fn export(
         run::export::export(&cfg, &target, cancel).await
     })?;
     let reports =
-        outcomes.iter().map(|o| TransferReport::export(&cfg, o, started.url(), started.throwaway())).collect();
-    let (exit_code, report) = emit(&cfg.output, reports, |r| &mut r.verdict, report::transfer::render, out)?;
+        outcomes.done.iter().map(|o| TransferReport::export(&cfg, o, started.url(), started.throwaway())).collect();
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -360,8 +369,10 @@ pub fn insert_from_sql(
     let outcomes =
         repeated(&cfg.output, None, async |_, cancel| run::from_sql::insert_from_sql(&cfg, &src, &dst, cancel).await)?;
     let ends = ((source.url(), source.throwaway()), (started.url(), started.throwaway()));
-    let reports = outcomes.iter().map(|o| TransferReport::from_sql(&cfg, o, ends.0.clone(), ends.1.clone())).collect();
-    let (exit_code, report) = emit(&cfg.output, reports, |r| &mut r.verdict, report::transfer::render, out)?;
+    let reports =
+        outcomes.done.iter().map(|o| TransferReport::from_sql(&cfg, o, ends.0.clone(), ends.1.clone())).collect();
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -376,7 +387,8 @@ pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedR
         }
         run::mixed::mixed(&cfg, &target, cancel).await
     })?;
-    let reports = outcomes.iter().map(|o| MixedReport::new(&cfg, o, started.url(), started.throwaway())).collect();
-    let (exit_code, report) = emit(&cfg.output, reports, |r| &mut r.verdict, report::mixed::render, out)?;
+    let reports = outcomes.done.iter().map(|o| MixedReport::new(&cfg, o, started.url(), started.throwaway())).collect();
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::mixed::render, out)?;
     Ok(Outcome { exit_code, report })
 }

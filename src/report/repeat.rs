@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::config::Repeat;
-use crate::error::exit;
+use crate::error::{exit, exit_code};
 use crate::stats::repeat::Spread;
 
 use super::{Status, Verdict};
@@ -171,11 +171,16 @@ impl RepeatReport {
         }
     }
 
-    /// How the runs ended, taken together: interrupted if one was (or if
-    /// fewer ran than asked: Ctrl-C in a pause), else failed if one failed,
-    /// with the highest exit code of them; `last` is the last run's verdict,
-    /// which keeps its `stopped`.
-    pub fn verdict(&self, last: &Verdict) -> Verdict {
+    /// How the runs ended, taken together: failed with its exit code if a
+    /// later run could not run (`failed`, said in `stopped`), interrupted
+    /// if one was (or if fewer ran than asked: Ctrl-C in a pause), else
+    /// failed if one failed, with the highest exit code of them; `last` is
+    /// the last run's verdict, which keeps its `stopped` otherwise.
+    pub fn verdict(&self, last: &Verdict, failed: Option<&anyhow::Error>) -> Verdict {
+        if let Some(e) = failed {
+            let stopped = Some(format!("{e:#}"));
+            return Verdict { status: Status::Failed, exit_code: exit_code(e), stopped, ..last.clone() };
+        }
         let exit_code = self.runs.iter().map(|r| r.exit_code).max().unwrap_or(exit::OK);
         let short = self.runs_done < self.runs_asked;
         let status = if short || self.runs.iter().any(|r| r.status == "interrupted") {
@@ -326,7 +331,7 @@ mod tests {
         assert_eq!(r.figures["p99_ms"].median, 6.0);
         assert!(!r.figures.contains_key("qps"));
         assert_eq!(r.runs[1].figures["rows_per_sec"], 100.0);
-        let v = r.verdict(&Verdict::new(false, false));
+        let v = r.verdict(&Verdict::new(false, false), None);
         assert_eq!((v.status, v.exit_code), (Status::Ok, 0));
     }
 
@@ -336,7 +341,7 @@ mod tests {
         let r = RepeatReport::new(plan(3), &runs);
         assert_eq!((r.runs_done, r.runs_in_figures), (2, 1));
         assert_eq!(r.figures["rows_per_sec"].median, 300.0);
-        let v = r.verdict(&Verdict::new(false, false));
+        let v = r.verdict(&Verdict::new(false, false), None);
         assert_eq!((v.status, v.exit_code), (Status::Interrupted, exit::INTERRUPTED));
         assert_eq!(median_report(&runs)["rows_per_sec"], 300.0);
     }
@@ -344,14 +349,23 @@ mod tests {
     #[test]
     fn fewer_runs_than_asked_is_an_interruption() {
         let r = RepeatReport::new(plan(3), &[run("ok", 0, 1.0, 1.0)]);
-        let v = r.verdict(&Verdict::new(false, false));
+        let v = r.verdict(&Verdict::new(false, false), None);
         assert_eq!((v.status, v.exit_code), (Status::Interrupted, exit::INTERRUPTED));
+    }
+
+    #[test]
+    fn a_run_that_could_not_run_stops_the_repeat_with_its_exit_code() {
+        let r = RepeatReport::new(plan(3), &[run("ok", 0, 1.0, 1.0)]);
+        let gone = anyhow::Error::new(crate::error::UsageError("bad".into())).context("run 2 of 3");
+        let v = r.verdict(&Verdict::new(false, false), Some(&gone));
+        assert_eq!((v.status, v.exit_code), (Status::Failed, exit::USAGE));
+        assert_eq!(v.stopped.as_deref(), Some("run 2 of 3: bad"));
     }
 
     #[test]
     fn a_failed_run_fails_the_repeat() {
         let r = RepeatReport::new(plan(2), &[run("ok", 0, 1.0, 1.0), run("failed", 1, 1.0, 1.0)]);
-        let v = r.verdict(&Verdict::new(false, false));
+        let v = r.verdict(&Verdict::new(false, false), None);
         assert_eq!((v.status, v.exit_code), (Status::Failed, 1));
     }
 

@@ -9,16 +9,25 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Repeat;
 
+/// What the runs found, in order, and the error that kept a later run
+/// from running (its server gone, say): the runs before it are kept.
+#[derive(Debug)]
+pub struct Runs<O> {
+    pub done: Vec<O>,
+    pub failed: Option<anyhow::Error>,
+}
+
 /// Runs `once` (given the 1-based run number and the cancellation token)
 /// `plan.runs` times, waiting `plan.pause` between runs, and returns what
 /// each run found. Stops after a run that Ctrl-C interrupted, or in a
-/// pause; a run's setup error ends the loop with that error.
+/// pause. An error of the first run is the result; one of a later run ends
+/// the loop and is returned beside the runs done.
 pub async fn repeat<O>(
     plan: Repeat,
     quiet: bool,
     cancel: &CancellationToken,
     mut once: impl AsyncFnMut(u32, CancellationToken) -> Result<O>,
-) -> Result<Vec<O>> {
+) -> Result<Runs<O>> {
     let mut done = Vec::with_capacity(plan.runs as usize);
     for run in 1..=plan.runs {
         if run > 1 {
@@ -33,9 +42,13 @@ pub async fn repeat<O>(
         if plan.runs > 1 && !quiet {
             eprintln!("dbload: run {run} of {}", plan.runs);
         }
-        done.push(once(run, cancel.clone()).await?);
+        match once(run, cancel.clone()).await {
+            Ok(found) => done.push(found),
+            Err(e) if done.is_empty() => return Err(e),
+            Err(e) => return Ok(Runs { done, failed: Some(e.context(format!("run {run} of {}", plan.runs))) }),
+        }
     }
-    Ok(done)
+    Ok(Runs { done, failed: None })
 }
 
 #[cfg(test)]
@@ -51,7 +64,8 @@ mod tests {
     async fn runs_n_times_in_order() {
         let cancel = CancellationToken::new();
         let runs = repeat(plan(3, 1), true, &cancel, async |run, _| Ok(run)).await.unwrap();
-        assert_eq!(runs, [1, 2, 3]);
+        assert_eq!(runs.done, [1, 2, 3]);
+        assert!(runs.failed.is_none());
     }
 
     #[tokio::test]
@@ -65,7 +79,18 @@ mod tests {
         })
         .await
         .unwrap();
-        assert_eq!(runs, [1, 2]);
+        assert_eq!(runs.done, [1, 2]);
+    }
+
+    #[tokio::test]
+    async fn a_later_run_that_cannot_run_keeps_the_runs_done() {
+        let cancel = CancellationToken::new();
+        let failing = async |run: u32, _| if run == 3 { anyhow::bail!("the server is gone") } else { Ok(run) };
+        let runs = repeat(plan(5, 0), true, &cancel, failing).await.unwrap();
+        assert_eq!(runs.done, [1, 2]);
+        assert_eq!(format!("{:#}", runs.failed.unwrap()), "run 3 of 5: the server is gone");
+        let first = async |_, _| -> Result<u32> { anyhow::bail!("refused") };
+        assert!(repeat(plan(5, 0), true, &cancel, first).await.is_err());
     }
 
     #[tokio::test]
@@ -78,7 +103,7 @@ mod tests {
         })
         .await
         .unwrap();
-        assert_eq!(runs, [1]);
+        assert_eq!(runs.done, [1]);
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 }

@@ -18,6 +18,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("repeat::every_command_repeats", every_command_repeats),
         ("repeat::fail_if_judges_the_median", fail_if_judges_the_median),
         ("repeat::ctrl_c_keeps_the_runs_done", ctrl_c_keeps_the_runs_done),
+        ("repeat::a_run_that_cannot_run_keeps_the_runs_done", a_run_that_cannot_run_keeps_the_runs_done),
         ("repeat::compare_a_run_with_itself_is_within_noise", compare_a_run_with_itself_is_within_noise),
         ("repeat::compare_half_the_rate_is_worse_beyond_noise", compare_half_the_rate_is_worse_beyond_noise),
         ("repeat::compare_refuses_bad_input", compare_refuses_bad_input),
@@ -73,15 +74,17 @@ fn three_runs_are_each_reported_with_their_median(ctx: &Ctx) -> Result<()> {
     ensure(ctx.scalar("SELECT count(*) FROM rep_three")? == "20000", || "the table is not one run's".into())?;
     // Without --drop-table too: the first run makes the table, the next ones make it afresh.
     ctx.query("DROP TABLE IF EXISTS rep_fresh")?;
+    // A fixed start, so that every run writes the same rows (the default ends them now).
+    let start = ["--start", "2020-01-01T00:00:00Z"];
     let argv = ["ingest", "--url", &ctx.url, "--table", "rep_fresh", "--rows", "5000", "--runs", "2"];
-    let r = report(&argv, 0)?;
+    let r = report(&[&argv[..], &start].concat(), 0)?;
     ensure(r["repeat"]["runs"][1]["acknowledged"] == 5000, || r["repeat"].to_string())?;
     ensure(ctx.scalar("SELECT count(*) FROM rep_fresh")? == "5000", || "the second run appended".into())?;
     // With --append the table is kept: the same seed writes the same keys,
     // so the runs upsert them, and a row of another's stays.
     ctx.query("INSERT INTO rep_fresh (time, device_id) VALUES ('2000-01-01', -1)")?;
     let argv = ["ingest", "--url", &ctx.url, "--table", "rep_fresh", "--rows", "5000", "--runs", "2", "--append"];
-    let r = report(&[&argv[..], &["--upsert"]].concat(), 0)?;
+    let r = report(&[&argv[..], &start, &["--upsert"]].concat(), 0)?;
     ensure(r["repeat"]["runs"][1]["acknowledged"] == 5000, || r["repeat"].to_string())?;
     ensure(ctx.scalar("SELECT count(*) FROM rep_fresh")? == "5001", || "--append did not keep the table".into())
 }
@@ -136,6 +139,34 @@ fn ctrl_c_keeps_the_runs_done(ctx: &Ctx) -> Result<()> {
     let counted = if last_interrupted { done - 1 } else { done };
     ensure(repeat["runs_in_figures"] == counted, || repeat.to_string())?;
     medians_within_range(repeat)
+}
+
+/// A later run that cannot run (its table dropped during the pause): the
+/// report of the runs done is printed, says which run could not and why,
+/// and the exit code is that error's (2: the table is missing).
+fn a_run_that_cannot_run_keeps_the_runs_done(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP TABLE IF EXISTS rep_gone; CREATE TABLE rep_gone (id int8, name text)")?;
+    let argv = ["insert-fake-data", "--url", &ctx.url, "--table", "rep_gone", "--num-records", "1000"];
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args([&argv[..], &["--runs", "3", "--pause", "5s"], &JSON].concat())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let started = std::time::Instant::now();
+    while ctx.scalar("SELECT count(*) FROM rep_gone")? != "1000" {
+        ensure(started.elapsed() < Duration::from_secs(30), || "the first run wrote nothing in 30 s".into())?;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ctx.query("DROP TABLE rep_gone")?;
+    let out = child.wait_with_output()?;
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    ensure(out.status.code() == Some(2), || format!("exit {:?}: {stderr}", out.status))?;
+    ensure(stderr.contains("run 2 of 3") && stderr.contains("does not exist"), || stderr.to_string())?;
+    let r = json(&stdout)?;
+    ensure(r["status"] == "failed" && r["exit_code"] == 2, || stdout.to_string())?;
+    ensure(r["stopped"].as_str().is_some_and(|s| s.starts_with("run 2 of 3: table")), || stdout.to_string())?;
+    let runs = r["repeat"]["runs"].as_array().context("repeat.runs")?;
+    ensure(runs.len() == 1 && runs[0]["status"] == "ok" && runs[0]["acknowledged"] == 1000, || stdout.to_string())
 }
 
 /// `dbload compare` of the text printed, exit code expected.
