@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::error::{exit, usage};
-use crate::report::repeat::{figure, figures_of, Better, HEADLINES};
+use crate::report::repeat::{columns, figure, figures_of, Better, HEADLINES};
 use crate::stats::repeat::{median, ratio, ratio_ci95, RESAMPLES, SEED};
 
 /// A report to compare: its name (as the table heads it) and its JSON.
@@ -291,24 +291,7 @@ impl Comparison {
             }
             table.push(line);
         }
-        let widths: Vec<usize> =
-            (0..table[0].len()).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-        for line in &table {
-            let cells: Vec<String> = line
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(c, (s, w))| {
-                    let numeric = c > 0 && !table[0][c].starts_with("verdict");
-                    if numeric {
-                        format!("{s:>w$}")
-                    } else {
-                        format!("{s:<w$}")
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-        }
+        out += &columns(&table, "", |c| c > 0 && !table[0][c].starts_with("verdict"));
         out
     }
 }

@@ -269,17 +269,7 @@ pub fn render(r: &RepeatReport) -> String {
         row.push(format!("{} .. {}", figure(s.ci95_low), figure(s.ci95_high)));
         rows.push(row);
     }
-    let widths: Vec<usize> =
-        (0..rows[0].len()).map(|c| rows.iter().map(|row| row[c].chars().count()).max().unwrap_or(0)).collect();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, w))| if c == 0 { format!("{cell:<w$}") } else { format!("{cell:>w$}") })
-            .collect();
-        let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
-    }
+    out += &columns(&rows, "  ", |c| c > 0);
     if let Some(s) = r.figures.values().next() {
         if s.ci_coverage < 0.95 {
             let _ = writeln!(
@@ -290,6 +280,26 @@ pub fn render(r: &RepeatReport) -> String {
                 s.ci_coverage * 100.0
             );
         }
+    }
+    out
+}
+
+/// `rows` (the first the heading) as aligned columns, each line after
+/// `indent`; the columns where `right(column)` holds are aligned right.
+pub fn columns(rows: &[Vec<String>], indent: &str, right: impl Fn(usize) -> bool) -> String {
+    let width = |c: usize| rows.iter().map(|row| row.get(c).map_or(0, |cell| cell.chars().count())).max();
+    let widths: Vec<usize> = (0..rows.first().map_or(0, Vec::len)).filter_map(width).collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| if right(c) { format!("{cell:>w$}") } else { format!("{cell:<w$}") })
+            .collect();
+        out += indent;
+        out += cells.join("  ").trim_end();
+        out.push('\n');
     }
     out
 }
