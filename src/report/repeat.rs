@@ -391,13 +391,15 @@ mod tests {
 
     #[test]
     fn the_html_report_has_a_table_of_the_runs() {
-        let runs = [run("ok", 0, 300.0, 5.0), run("interrupted", 130, 100.0, 7.0)];
+        let mut runs = [run("ok", 0, 300.0, 5.0), run("interrupted", 130, 100.0, 7.0)];
+        // A run that completed nothing has no latency: its cell is empty.
+        runs[1]["latency_ms"] = Json::Null;
         let mut json = runs[1].clone();
         json["command"] = "ingest".into();
         json["repeat"] = serde_json::to_value(RepeatReport::new(plan(3), &runs)).unwrap();
         let html = crate::report::html::render(&json).unwrap();
         assert!(html.contains("Runs: 2 of 3") && html.contains("run 2 (interrupted)"), "{html}");
-        assert!(html.contains("300.00"), "{html}");
+        assert!(html.contains("300.00") && html.contains("<td>–</td>"), "{html}");
     }
 
     #[test]
