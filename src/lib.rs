@@ -12,6 +12,7 @@ pub mod encode;
 pub mod error;
 #[cfg(test)]
 mod fuzz;
+pub mod ident;
 pub mod input;
 pub mod model;
 pub mod op;

@@ -16,8 +16,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::dialect::{citus::NodeSettings, Engine};
-use crate::encode::Method;
+use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
 use crate::stats::{PhaseSummary, Recorder};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{OutputArgs, TargetArgs};
-use crate::encode::Method;
+use crate::dialect::Method;
 use crate::model::json::OnError;
 
 pub(super) const INSERT_FAKE_DATA_EXAMPLES: &str = "\

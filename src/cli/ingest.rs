@@ -3,8 +3,7 @@
 use clap::Args;
 
 use super::{ModelName, OutputArgs, TargetArgs};
-use crate::dialect::PartitionBy;
-use crate::encode::Method;
+use crate::dialect::{Method, PartitionBy};
 
 pub(super) const INGEST_EXAMPLES: &str = "\
 Examples:

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args, ValueEnum};
 
 use super::{OutputArgs, TargetArgs};
-use crate::encode::{ExportFormat, Method};
+use crate::dialect::{ExportFormat, Method};
 
 pub(super) const EXPORT_EXAMPLES: &str = "\
 Examples:

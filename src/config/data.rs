@@ -10,9 +10,10 @@ use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::{resolve_target, IngestConfig, OutputConfig, TableAction};
 use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, TargetArgs};
-use crate::dialect::{TableName, TableOptions};
-use crate::encode::Method;
+use crate::dialect::{Method, TableOptions};
+
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::input::Input;
 use crate::model::json;
 use crate::model::mapping::Mapping;

@@ -11,9 +11,10 @@ use anyhow::Result;
 use super::fail_if::Contract;
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{IngestArgs, ModelName};
-use crate::dialect::{Dialect, Engine, PartitionBy, TableName, TableOptions};
-use crate::encode::Method;
+use crate::dialect::{Dialect, Engine, Method, PartitionBy, TableOptions};
+
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::model::{cpu, measurement, ModelSpec, Schema, SqlType};
 use crate::op::Warmup;
 

@@ -10,10 +10,10 @@ use anyhow::Result;
 use super::fail_if::Contract;
 use super::{resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{EngineChoice, ExportArgs, FromSqlMethod, InsertFromSqlArgs, TargetArgs};
-use crate::dialect::{Engine, TableName};
-use crate::encode::ExportFormat;
-use crate::encode::Method;
+use crate::dialect::{Engine, ExportFormat, Method};
+
 use crate::error::usage;
+use crate::ident::TableName;
 
 /// Why insert-from-sql refuses CrateDB's HTTP endpoint as its source, and what to use instead.
 pub const CRATEDB_FROM_SQL: &str = "--src-url (the target without it): insert-from-sql reads CrateDB over its \

@@ -8,8 +8,10 @@
 
 use anyhow::Result;
 
-use super::{literal, postgres, quote_ident, series_column, TableName, TableOptions};
+use super::{literal, postgres, series_column, TableOptions};
+
 use crate::error::usage;
+use crate::ident::{quote_ident, TableName};
 use crate::model::Schema;
 
 /// Citus enforces a unique index only if it includes the distribution

@@ -5,8 +5,10 @@
 
 use anyhow::Result;
 
-use super::{postgres, quote_ident, TableName, TableOptions};
+use super::{postgres, TableOptions};
+
 use crate::error::usage;
+use crate::ident::{quote_ident, TableName};
 use crate::model::{Column, Schema, SqlType};
 
 /// CrateDB's name for the type of a model's column. Device ids (`oid` on

@@ -12,8 +12,8 @@ use std::fmt;
 
 use anyhow::Result;
 
-use crate::encode::Method;
 use crate::error::usage;
+use crate::ident::{quote_ident, TableName};
 use crate::model::Schema;
 
 /// The kind of database behind a target.
@@ -280,74 +280,59 @@ pub fn derived_name(table: &str, suffix: &str) -> String {
     format!("{}{hash}", &table[..cut])
 }
 
+/// How rows travel to the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Binary COPY FROM STDIN, one COPY per batch (the fastest; default).
+    Copy,
+    /// CSV COPY FROM STDIN, one COPY per batch.
+    CopyCsv,
+    /// Prepared multi-row INSERT ... VALUES with bound parameters.
+    Insert,
+    /// One prepared INSERT ... SELECT FROM unnest($1::type[], ...) per batch.
+    Unnest,
+    /// CrateDB over HTTP: one `_sql` request with `bulk_args` per batch (default for cratedb:// URLs).
+    Bulk,
+}
+
+impl Method {
+    /// Whether the producer encodes the payload into bytes ahead of sending.
+    pub fn is_copy(self) -> bool {
+        matches!(self, Method::Copy | Method::CopyCsv)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use clap::ValueEnum;
+        f.write_str(self.to_possible_value().expect("no skipped variants").get_name())
+    }
+}
+
+/// What an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// JSON lines: one object per row, keys = column names (what insert-json reads).
+    Json,
+    /// CSV with a header line, in PostgreSQL's text forms (COPY ... FROM (FORMAT csv, HEADER) reads it).
+    Csv,
+}
+
+impl ExportFormat {
+    /// The files' extension, without gzip's.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Json => "json",
+            ExportFormat::Csv => "csv",
+        }
+    }
+}
+
 /// A SQL string literal: single quotes doubled.
 pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
-}
-
-/// Quotes an identifier for PostgreSQL-compatible engines: always quoted,
-/// embedded quotes doubled, so any name (mixed case, spaces) is taken as is.
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// A table name as the user gave it: `name` or `schema.name`, case kept.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct TableName {
-    pub schema: Option<String>,
-    pub name: String,
-}
-
-impl TableName {
-    /// Parses `--table`: one dot separates schema and table; double quotes
-    /// may protect a dot that is part of a name (`"my.schema".t`).
-    pub fn parse(s: &str) -> anyhow::Result<TableName> {
-        let mut parts = Vec::new();
-        let mut cur = String::new();
-        let mut quoted = false;
-        let mut chars = s.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '"' if quoted && chars.peek() == Some(&'"') => {
-                    chars.next();
-                    cur.push('"');
-                }
-                '"' => quoted = !quoted,
-                '.' if !quoted => parts.push(std::mem::take(&mut cur)),
-                c => cur.push(c),
-            }
-        }
-        parts.push(cur);
-        let bad = |why: &str| usage(format!("--table {s:?}: {why}; give NAME or SCHEMA.NAME"));
-        if quoted {
-            return Err(bad("unbalanced double quote"));
-        }
-        if parts.iter().any(|p| p.is_empty()) {
-            return Err(bad("empty name"));
-        }
-        match parts.len() {
-            1 => Ok(TableName { schema: None, name: parts.remove(0) }),
-            2 => Ok(TableName { name: parts.remove(1), schema: Some(parts.remove(0)) }),
-            _ => Err(bad("too many dots")),
-        }
-    }
-
-    /// The quoted, possibly schema-qualified name for SQL.
-    pub fn sql(&self) -> String {
-        match &self.schema {
-            Some(s) => format!("{}.{}", quote_ident(s), quote_ident(&self.name)),
-            None => quote_ident(&self.name),
-        }
-    }
-}
-
-impl fmt::Display for TableName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.schema {
-            Some(s) => write!(f, "{s}.{}", self.name),
-            None => f.write_str(&self.name),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -535,21 +520,5 @@ mod tests {
         let o = TableOptions { partitions: Some(2), ..Default::default() };
         let d = Dialect { engine: Engine::Postgres, options: o };
         insta::assert_snapshot!(d.create_table(&table, &models()[0].1, None).join(";\n\n"));
-    }
-
-    #[test]
-    fn quoting_keeps_case_and_doubles_quotes() {
-        assert_eq!(quote_ident("Measure\"ment"), "\"Measure\"\"ment\"");
-    }
-
-    #[test]
-    fn table_names() {
-        assert_eq!(TableName::parse("m").unwrap().sql(), "\"m\"");
-        assert_eq!(TableName::parse("Bench.Cpu").unwrap().sql(), "\"Bench\".\"Cpu\"");
-        assert_eq!(TableName::parse("\"a.b\".c").unwrap().sql(), "\"a.b\".\"c\"");
-        for bad in ["", "a.", "a.b.c", "\"a"] {
-            let err = TableName::parse(bad).unwrap_err().to_string();
-            assert!(err.contains("--table"), "{err}");
-        }
     }
 }

@@ -1,7 +1,9 @@
 //! PostgreSQL's DDL and ingest statements for a model's schema.
 
-use super::{derived_name, literal, quote_ident, series_column, PartitionBy, TableName, TableOptions};
-use crate::encode::{ExportFormat, Method};
+use super::{derived_name, literal, series_column, PartitionBy, TableOptions};
+
+use crate::dialect::{ExportFormat, Method};
+use crate::ident::{quote_ident, TableName};
 use crate::model::{Column, Schema};
 
 /// Name of the per-connection staging table used by COPY upserts.
@@ -295,6 +297,13 @@ fn setting_names() -> String {
 }
 
 /// Detection: the server's own description (CrateDB's names CrateDB).
+/// Transaction control. A COPY batch runs inside a transaction so that its
+/// rows count as written only once COMMIT is acknowledged; `--explain
+/// analyze` runs inside one that is rolled back, so its writes never land.
+pub const BEGIN: &str = "BEGIN";
+pub const COMMIT: &str = "COMMIT";
+pub const ROLLBACK: &str = "ROLLBACK";
+
 pub const VERSION: &str = "SELECT version()";
 
 /// Detection: the server's version number.

@@ -8,8 +8,10 @@
 
 use anyhow::Result;
 
-use super::{literal, postgres, TableName, TableOptions, DEFAULT_CHUNK_INTERVAL_S};
+use super::{literal, postgres, TableOptions, DEFAULT_CHUNK_INTERVAL_S};
+
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::model::Schema;
 
 pub(super) fn check(o: &TableOptions) -> Result<()> {
@@ -25,7 +27,7 @@ pub(super) fn check(o: &TableOptions) -> Result<()> {
 /// The time column: the key's last column, unquoted for `by_range`.
 fn time_column(schema: &Schema) -> &str {
     let key = schema.key.last().expect("a time column");
-    let c = schema.columns.iter().find(|c| super::quote_ident(&c.name) == *key);
+    let c = schema.columns.iter().find(|c| crate::ident::quote_ident(&c.name) == *key);
     c.expect("the time key is a plain column").name.as_str()
 }
 

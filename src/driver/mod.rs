@@ -6,7 +6,8 @@
 //! command is written once for every engine: `admin` (detection, DDL),
 //! `sink` (ingest), `query` (query mixes), `export`. The statements they
 //! send are built in [`crate::dialect`]. What a run points at is a
-//! [`crate::target::Target`].
+//! `Target` (in the `target` module, which names the drivers, not the other
+//! way round).
 
 pub mod admin;
 pub mod cratedb_http;

@@ -16,10 +16,12 @@ use postgres_types::ToSql;
 
 use super::cratedb_http::CrateSink;
 use super::pg::sink::PgSink;
-use crate::dialect::{Engine, TableName};
+use crate::dialect::{Engine, Method};
+
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
-use crate::encode::{copy_binary, pg_array_type, pg_type, CrateBody, Framing, Method, Payload};
+use crate::encode::{copy_binary, pg_array_type, pg_type, CrateBody, Framing, Payload};
+use crate::ident::TableName;
 use crate::model::Schema;
 use crate::op::{Executor, InDoubt, OpError};
 

@@ -9,34 +9,15 @@ pub mod crate_bulk;
 pub mod insert_values;
 pub mod unnest;
 
-use std::fmt;
 use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use postgres_types::Type;
 
-use crate::dialect::{cratedb, TableName};
+use crate::dialect::{cratedb, Method};
+
+use crate::ident::TableName;
 use crate::model::{Batch, Schema, SqlType, Values};
-
-/// What an export writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ExportFormat {
-    /// JSON lines: one object per row, keys = column names (what insert-json reads).
-    Json,
-    /// CSV with a header line, in PostgreSQL's text forms (COPY ... FROM (FORMAT csv, HEADER) reads it).
-    Csv,
-}
-
-impl ExportFormat {
-    /// The files' extension, without gzip's.
-    pub fn extension(self) -> &'static str {
-        match self {
-            ExportFormat::Json => "json",
-            ExportFormat::Csv => "csv",
-        }
-    }
-}
 
 /// What travels from a worker's producer thread to its sender: a batch and,
 /// for the COPY methods, its encoded bytes. Payloads circulate between the
@@ -138,36 +119,6 @@ impl CrateBody {
             Method::Unnest => crate_bulk::unnest(stmt, batch, out),
             _ => crate_bulk::values(stmt, batch, out),
         }
-    }
-}
-
-/// How rows travel to the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Binary COPY FROM STDIN, one COPY per batch (the fastest; default).
-    Copy,
-    /// CSV COPY FROM STDIN, one COPY per batch.
-    CopyCsv,
-    /// Prepared multi-row INSERT ... VALUES with bound parameters.
-    Insert,
-    /// One prepared INSERT ... SELECT FROM unnest($1::type[], ...) per batch.
-    Unnest,
-    /// CrateDB over HTTP: one `_sql` request with `bulk_args` per batch (default for cratedb:// URLs).
-    Bulk,
-}
-
-impl Method {
-    /// Whether the producer encodes the payload into bytes ahead of sending.
-    pub fn is_copy(self) -> bool {
-        matches!(self, Method::Copy | Method::CopyCsv)
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use clap::ValueEnum;
-        f.write_str(self.to_possible_value().expect("no skipped variants").get_name())
     }
 }
 

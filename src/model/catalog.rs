@@ -2,8 +2,8 @@
 //! `table` and `json` models need to generate or convert values for any
 //! column type (the queries are in `dialect`; reading them is `run`'s).
 
-use crate::dialect::{quote_ident, TableName};
 use crate::error::usage;
+use crate::ident::{quote_ident, TableName};
 
 /// What a column's values are, as far as generating or checking them goes.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::RngExt;
 
 use super::{Batch, Column, Schema, SqlType, Values};
-use crate::dialect::quote_ident;
+use crate::ident::quote_ident;
 
 /// Seconds between two readings of the same host (TSBS's default interval).
 pub const STEP_US: i64 = 10_000_000;

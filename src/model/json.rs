@@ -468,7 +468,7 @@ mod tests {
     use std::io::Write as _;
 
     use super::*;
-    use crate::dialect::TableName;
+    use crate::ident::TableName;
     use crate::model::{ModelSpec, Values};
 
     fn column(name: &str, kind: Kind, not_null: bool) -> TableColumn {

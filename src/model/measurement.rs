@@ -6,7 +6,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::RngExt;
 
 use super::{push_json_f64, Batch, Column, Schema, SqlType, Values};
-use crate::dialect::quote_ident;
+use crate::ident::quote_ident;
 
 /// Microseconds between two readings of the same device.
 pub const STEP_US: i64 = 1_000_000;

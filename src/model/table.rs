@@ -144,7 +144,7 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::TableName;
+    use crate::ident::TableName;
     use crate::model::{ModelSpec, Values};
 
     fn col(name: &str, kind: Kind, unique: bool, has_default: bool) -> TableColumn {

@@ -21,8 +21,7 @@ use serde::Serialize;
 
 use crate::config::fail_if::Condition;
 use crate::config::{IngestConfig, TableAction, LATE_AFTER};
-use crate::dialect::{Engine, TableOptions};
-use crate::encode::Method;
+use crate::dialect::{Engine, Method, TableOptions};
 use crate::error::exit;
 use crate::op::Warmup;
 use crate::outcome::{IngestOutcome, Setup, Verify};

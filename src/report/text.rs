@@ -384,7 +384,7 @@ pub(crate) mod tests {
                 ddl: vec!["CREATE TABLE \"measurement\" (\n  \"time\" timestamptz NOT NULL\n)".into()],
                 ..Setup::default()
             },
-            method: crate::encode::Method::Copy,
+            method: crate::dialect::Method::Copy,
             figures: Figures {
                 recorders: vec![recorder],
                 wall: Duration::from_secs(1),

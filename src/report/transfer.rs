@@ -18,8 +18,7 @@ use super::{
 };
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
-use crate::encode::ExportFormat;
-use crate::encode::Method;
+use crate::dialect::{ExportFormat, Method};
 use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome};
 use crate::stats::LatencySummary;
 

@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::{describe_server, measure::measure, progress::Progress, worker};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
-use crate::dialect::{cratedb, literal, postgres as sql, Engine, TableName};
+use crate::dialect::{cratedb, literal, postgres as sql, Engine};
+
 use crate::driver::cratedb_http::export::PageWorker;
 use crate::driver::export::{Chunks, ExportFile, ExportWorker};
 use crate::driver::pg::cursor::Cursor;
@@ -18,6 +19,7 @@ use crate::driver::pg::export::{CopyWorker, CursorWorker};
 use crate::driver::pg::query_refused;
 use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::op::Warmup;
 use crate::outcome::{ExportOutcome, Setup};
 use crate::stats::cost::CostMeter;
@@ -158,7 +160,7 @@ async fn copy_workers(
     });
     let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
     if snapshot.is_some() {
-        client.batch_execute("COMMIT").await.context("releasing the exported snapshot")?;
+        client.batch_execute(sql::COMMIT).await.context("releasing the exported snapshot")?;
     }
     Ok((workers, rows_estimate))
 }

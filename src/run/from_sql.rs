@@ -16,11 +16,10 @@ use super::{describe_server, measure::measure, producer, progress::Progress, wor
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::FromSqlConfig;
-use crate::dialect::Engine;
+use crate::dialect::{Engine, Method};
 use crate::driver::pg::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableColumn, TableCopy};
 use crate::driver::pg::query_refused;
 use crate::driver::Admin;
-use crate::encode::Method;
 use crate::error::usage;
 use crate::input::Input;
 use crate::model::json::{OnError, Spec};

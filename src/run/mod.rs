@@ -21,13 +21,14 @@ use tokio_util::sync::CancellationToken;
 use hdrhistogram::Histogram;
 
 use crate::config::{IngestConfig, TableAction, TargetChoice};
-use crate::dialect::{self, postgres as sql, Dialect, Engine};
+use crate::dialect::{self, postgres as sql, Dialect, Engine, Method};
 use crate::driver::cratedb_http::CrateSink;
 use crate::driver::pg::sink::PgSink;
 use crate::driver::sink::{Sink, SinkSpec};
 use crate::driver::{Admin, EngineInfo};
-use crate::encode::{Method, Payload};
+use crate::encode::Payload;
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::model::catalog::{self, BindContext, TableColumn};
 use crate::outcome::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::CostMeter;
@@ -275,7 +276,7 @@ async fn prepare_table(
 }
 
 /// The columns of an existing table, in table order, from the engine's catalog.
-async fn read_catalog(admin: &mut Admin, table: &dialect::TableName, engine: Engine) -> Result<Vec<TableColumn>> {
+async fn read_catalog(admin: &mut Admin, table: &TableName, engine: Engine) -> Result<Vec<TableColumn>> {
     let reading = || format!("reading the columns of {table} from the catalog");
     Ok(match engine {
         Engine::Cratedb => {

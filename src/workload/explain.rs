@@ -66,7 +66,7 @@ fn distributed(node: &serde_json::Value) -> Option<Distributed> {
 
 /// Reads PostgreSQL's `FORMAT JSON` output: `[{"Plan": {...}, "Planning Time": ..., ...}]`.
 pub fn parse(mode: ExplainMode, text: &str) -> Result<Explain, String> {
-    let plan: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("EXPLAIN output is not JSON: {e}"))?;
+    let plan: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("the plan is not JSON: {e}"))?;
     let root = &plan[0];
     let top = &root["Plan"];
     Ok(Explain {

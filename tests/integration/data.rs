@@ -123,7 +123,7 @@ fn fake_data_fills_every_column_type(ctx: &Ctx) -> Result<()> {
     ensure(r.throughput.rows == 2000 && r.header.command == "insert-fake-data", || {
         format!("rows {} command {}", r.throughput.rows, r.header.command)
     })?;
-    ensure(r.setup.method == dbload::encode::Method::CopyCsv, || format!("method {}", r.setup.method))?;
+    ensure(r.setup.method == dbload::dialect::Method::CopyCsv, || format!("method {}", r.setup.method))?;
     // Generated, serial and defaulted columns are left to the database.
     ensure(r.setup.columns == 25, || format!("{} columns written", r.setup.columns))?;
     let row = &ctx.query(

@@ -604,7 +604,7 @@ fn cratedb_export_split_is_even(ctx: &Ctx) -> Result<()> {
         "DROP TABLE IF EXISTS crate_split; CREATE TABLE crate_split AS \
          SELECT g::text AS _id FROM generate_series(1, 65536) g",
     )?;
-    let table = dbload::dialect::TableName::parse("crate_split")?;
+    let table = dbload::ident::TableName::parse("crate_split")?;
     for n in [2u32, 3, 7, 10, 16, 17, 33, 64] {
         let select = dbload::dialect::cratedb::export_select(&table, 0, n);
         let worker = select.split_once(" WHERE ").and_then(|(_, w)| w.strip_suffix(" = 0")).context("condition")?;

@@ -13,9 +13,8 @@ use super::cursor::{raw_values, Cursor};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
 use super::{classify, Canceller, PgTarget};
-use crate::dialect::postgres as sql;
+use crate::dialect::{postgres as sql, ExportFormat};
 use crate::driver::export::{Chunk, ExportFile, ExportWorker, CHUNK_BYTES};
-use crate::encode::ExportFormat;
 use crate::op::OpError;
 use crate::outcome::ExportedFile;
 

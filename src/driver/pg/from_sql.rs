@@ -30,10 +30,11 @@ use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
 use super::sink::copy_committed;
 use super::{classify, Canceller, PgTarget};
-use crate::dialect::{postgres as sql, TableName};
+use crate::dialect::{postgres as sql, ExportFormat};
+
 use crate::encode::copy_binary::{self, TupleSplitter};
-use crate::encode::ExportFormat;
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::op::{Executor, OpError, Operation};
 
 /// PostgreSQL's first OID for user-defined objects: types below it are

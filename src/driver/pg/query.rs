@@ -134,12 +134,12 @@ pub async fn explain(
     mode: ExplainMode,
 ) -> Result<Explain, String> {
     let statement = sql::explain(&inline_params(&query.query, params), mode == ExplainMode::Analyze);
-    client.batch_execute("BEGIN").await.map_err(|e| e.to_string())?;
+    client.batch_execute(sql::BEGIN).await.map_err(|e| e.to_string())?;
     let result = client.simple_query(&statement).await;
-    let _ = client.batch_execute("ROLLBACK").await;
+    let _ = client.batch_execute(sql::ROLLBACK).await;
     let messages = result.map_err(|e| match e.as_db_error() {
-        Some(db) => format!("EXPLAIN failed: SQLSTATE {}: {}", db.code().code(), db.message()),
-        None => format!("EXPLAIN failed: {e}"),
+        Some(db) => format!("the plan could not be taken: SQLSTATE {}: {}", db.code().code(), db.message()),
+        None => format!("the plan could not be taken: {e}"),
     })?;
     let text: String = messages
         .iter()

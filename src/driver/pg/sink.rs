@@ -13,11 +13,11 @@ use postgres_types::ToSql;
 use tokio_postgres::{Client, Statement};
 
 use super::{classify, Canceller, PgTarget};
-use crate::dialect::{cratedb, postgres as sql, Engine};
+use crate::dialect::{cratedb, postgres as sql, Engine, Method};
 use crate::driver::sink::SinkSpec;
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
-use crate::encode::{Framing, Method, Payload};
+use crate::encode::{Framing, Payload};
 use crate::error::usage;
 use crate::model::Schema;
 use crate::op::{InDoubt, OpError};
@@ -286,7 +286,7 @@ pub(super) async fn copy_committed(
 ) -> Result<u64, tokio_postgres::Error> {
     let sent = async {
         // `try_join` polls (so sends) BEGIN first, then the COPY behind it.
-        let begin = client.batch_execute("BEGIN");
+        let begin = client.batch_execute(sql::BEGIN);
         let ((), sink) = futures_util::future::try_join(begin, client.copy_in::<_, Bytes>(copy)).await?;
         futures_util::pin_mut!(sink);
         let mut slices = futures_util::stream::iter(slices(bytes, COPY_SLICE).map(Ok));
@@ -295,14 +295,14 @@ pub(super) async fn copy_committed(
         if let Some(then) = then {
             rows = client.execute(then, &[]).await?;
         }
-        client.batch_execute("COMMIT").await?;
+        client.batch_execute(sql::COMMIT).await?;
         Ok(rows)
     }
     .await;
     if sent.is_err() && !client.is_closed() {
         // Ends the failed transaction so the next batch starts clean (after
         // a failed COMMIT there is none left, and ROLLBACK only warns).
-        let _ = client.batch_execute("ROLLBACK").await;
+        let _ = client.batch_execute(sql::ROLLBACK).await;
     }
     sent
 }
