@@ -4,6 +4,7 @@
 //! parsed arguments, runs the command and returns its report and exit code.
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod dialect;
 pub mod driver;
@@ -66,9 +67,21 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::InsertJson(args) => insert_json(args, &env, out).map(|o| o.exit_code),
         Command::Export(args) => export(args, &env, out).map(|o| o.exit_code),
         Command::InsertFromSql(args) => insert_from_sql(args, &env, out).map(|o| o.exit_code),
+        Command::Compare(args) => compare(args, out),
         Command::Stop(args) => stop(&args.dir, out),
         Command::Results(args) => results_command(args, &env, out),
     }
+}
+
+/// `dbload compare A B [C …]`: exit 1 when a `--fail-if-worse` limit is
+/// breached, 2 for a report that cannot be read or a bad limit.
+pub fn compare(args: cli::CompareArgs, out: &mut dyn Write) -> Result<u8> {
+    let limits = args.fail_if_worse.iter().map(|s| compare::WorseLimit::parse(s)).collect::<Result<Vec<_>>>()?;
+    if let Some(path) = &args.html {
+        config::check_writable("--html", path)?;
+    }
+    let reports = args.reports.iter().map(|p| compare::Loaded::from_file(p)).collect::<Result<Vec<_>>>()?;
+    compare::run(reports, &limits, args.html.as_deref(), out)
 }
 
 /// `dbload stop DIR`: stops a server that `--keep` left running and removes
@@ -181,13 +194,9 @@ async fn cancel_on_signals(cancel: CancellationToken) {
     cancel.cancel();
 }
 
-/// Runs `body` on a runtime where Ctrl-C, SIGTERM or SIGHUP cancel its token: the
-/// run stops issuing work and still reports what it did.
-fn with_runtime<T>(body: impl AsyncFnOnce(CancellationToken) -> Result<T>) -> Result<T> {
-    with_threads(None, body)
-}
-
-/// [`with_runtime`] on `threads` worker threads (default: one per CPU).
+/// Runs `body` on a runtime of `threads` worker threads (default: one per
+/// CPU) where Ctrl-C, SIGTERM or SIGHUP cancel its token: the run stops
+/// issuing work and still reports what it did.
 fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationToken) -> Result<T>) -> Result<T> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = threads {
@@ -213,45 +222,89 @@ fn start() -> RunStart {
 
 /// Judges `--fail-if`, then writes the report, stamped with the run's
 /// metadata (`run`), where `output` says, and keeps it in the results store
-/// (the text report's last line says where); returns its exit code. A
-/// condition naming a field the report lacks is an error, but only after
-/// the report was written, so the run is not lost.
+/// (the text report's last line says where); returns its exit code and the
+/// (last) run's report. A condition naming a field the report lacks is an
+/// error, but only after the report was written, so the run is not lost.
+/// `runs` holds each run's report, in order (one without `--runs`); with
+/// `--runs` the last run's report is written with a `repeat` section beside
+/// it, and `--fail-if` judges the runs' medians. `failed`: what kept a
+/// later run from running; the report of the runs done says it, and it is
+/// the result once the report is written and kept. `latencies`: the last
+/// run's histograms, which the store keeps beside the report.
 fn emit<R: serde::Serialize>(
     output: &OutputConfig,
-    report: &mut R,
+    mut runs: Vec<R>,
+    failed: Option<anyhow::Error>,
     verdict: fn(&mut R) -> &mut report::Verdict,
     text: fn(&R) -> String,
     out: &mut dyn Write,
     (start, latencies): (RunStart, Latencies),
-) -> Result<u8> {
-    let judged = report::judge(report, verdict, &output.fail_if);
+) -> Result<(u8, R)> {
+    let mut report = runs.pop().context("no run was made")?;
+    let repeat = if output.repeat.runs > 1 {
+        let mut each = runs.iter().map(serde_json::to_value).collect::<Result<Vec<_>, _>>()?;
+        each.push(serde_json::to_value(&report)?);
+        let repeat = report::repeat::RepeatReport::new(output.repeat, &each);
+        *verdict(&mut report) = repeat.verdict(verdict(&mut report), failed.as_ref());
+        let judged = report::judge_json(&report::repeat::median_report(&each), verdict(&mut report), &output.fail_if);
+        Some((repeat, judged))
+    } else {
+        None
+    };
+    let (repeat, judged) = match repeat {
+        Some((r, judged)) => (Some(r), judged),
+        None => (None, report::judge(&mut report, verdict, &output.fail_if)),
+    };
     if judged.is_err() {
         // The report says the exit code the process will have (bad usage).
-        let v = verdict(report);
+        let v = verdict(&mut report);
         (v.status, v.exit_code) = (report::Status::Failed, error::exit::USAGE);
     }
     let meta = start.end();
-    let stamped = Stamped { report: &*report, run: &meta };
+    let mut json = serde_json::to_value(Stamped { report: &report, run: &meta }).context("the JSON report")?;
+    if let Some(r) = &repeat {
+        json["repeat"] = serde_json::to_value(r)?;
+    }
     match output.format {
         OutputFormat::Text => {
-            let shown = format!("{}{}", text(report), report::meta::render(&meta));
+            let repeated = repeat.as_ref().map(report::repeat::render).unwrap_or_default();
+            let shown = format!("{}{repeated}{}", text(&report), report::meta::render(&meta));
             out.write_all(shown.as_bytes()).context("writing the report")?
         }
-        OutputFormat::Json => report::json::write(&stamped, out)?,
+        OutputFormat::Json => report::json::write(&json, out)?,
     }
     if let Some(path) = &output.report_file {
-        report::json::write_file(&stamped, path)?;
+        report::json::write_file(&json, path)?;
     }
     if let Some(path) = &output.html_file {
-        report::html::write_file(&stamped, path)?;
+        report::html::write_file(&json, path)?;
     }
-    let json = serde_json::to_value(&stamped).context("the JSON report")?;
     let kept = results::keep(&output.results, &results::Run { meta: &meta, report: &json, latencies: &latencies });
     if output.format == OutputFormat::Text {
         writeln!(out, "{}", kept.join("\n")).context("writing the report")?;
     }
+    if let Some(e) = failed {
+        return Err(e);
+    }
     judged?;
-    Ok(verdict(report).exit_code)
+    Ok((verdict(&mut report).exit_code, report))
+}
+
+/// Runs `once` as often as `--runs` says, on one runtime of `threads`
+/// worker threads (default: one per CPU) where Ctrl-C, SIGTERM or SIGHUP
+/// stop it (see [`run::repeat::repeat`]).
+fn repeated<O>(
+    output: &OutputConfig,
+    threads: Option<usize>,
+    once: impl AsyncFnMut(u32, CancellationToken) -> Result<O>,
+) -> Result<run::repeat::Runs<O>> {
+    with_threads(threads, async |cancel| run::repeat::repeat(output.repeat, output.quiet, &cancel, once).await)
+}
+
+/// The last run's measured histograms, for the results store, which keeps
+/// them beside the report (the last run's too); none if no run was made.
+fn last_latencies<O>(done: &[O], figures: fn(&O) -> &outcome::Figures) -> Latencies {
+    done.last().map(|o| Latencies::of(&[("", figures(o))])).unwrap_or_default()
 }
 
 /// `dbload ingest` with an injectable environment.
@@ -280,13 +333,20 @@ pub fn insert_json(
 
 /// An ingest run of any model, reported. A row of input that stopped the
 /// run is said on stderr too, after the report (exit 2).
-fn write_rows(cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Report>> {
+fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Report>> {
     let begun = start();
     let started = Started::new(&cfg.target)?;
-    let outcome = with_runtime(async |cancel| run::ingest(&cfg, started.target.as_ref(), cancel, None).await)?;
-    let mut report = Report::ingest(&cfg, &outcome, started.url(), started.throwaway());
-    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::text::render, out, kept)?;
+    let output = cfg.output.clone();
+    let outcomes = repeated(&output, None, async |run, cancel| {
+        if run == 2 {
+            cfg.fresh_table_each_run();
+        }
+        run::ingest(&cfg, started.target.as_ref(), cancel, None).await
+    })?;
+    let reports = outcomes.done.iter().map(|o| Report::ingest(&cfg, o, started.url(), started.throwaway())).collect();
+    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::text::render, out, kept)?;
     if let Some(e) = &report.input_error {
         eprintln!("dbload: {e}");
     }
@@ -298,11 +358,11 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let begun = start();
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("query commands always have a target");
-    let outcome = with_runtime(async |cancel| run::queries::queries(&cfg, &target, cancel).await)?;
-    let mut report = QueryReport::new(&cfg, &outcome, started.url(), started.throwaway());
+    let outcomes = repeated(&cfg.output, None, async |_, cancel| run::queries::queries(&cfg, &target, cancel).await)?;
+    let reports = outcomes.done.iter().map(|o| QueryReport::new(&cfg, o, started.url(), started.throwaway())).collect();
     let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
-    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, text, out, kept)?;
+    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let (exit_code, report) = emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, text, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -314,10 +374,11 @@ pub fn http(
 ) -> Result<Outcome<report::http::HttpReport>> {
     let begun = start();
     let cfg = config::http::HttpConfig::resolve(args, env)?;
-    let outcome = with_threads(Some(cfg.threads), async |cancel| run::http::http(&cfg, cancel).await)?;
-    let mut report = report::http::HttpReport::new(&cfg, &outcome);
-    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::http::render, out, kept)?;
+    let outcomes = repeated(&cfg.output, Some(cfg.threads), async |_, cancel| run::http::http(&cfg, cancel).await)?;
+    let reports = outcomes.done.iter().map(|o| report::http::HttpReport::new(&cfg, o)).collect();
+    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::http::render, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -328,13 +389,21 @@ pub fn export(
     out: &mut dyn Write,
 ) -> Result<Outcome<TransferReport>> {
     let begun = start();
-    let cfg = config::ExportConfig::resolve(args, env)?;
+    let mut cfg = config::ExportConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("export always has a target");
-    let outcome = with_runtime(async |cancel| run::export::export(&cfg, &target, cancel).await)?;
-    let mut report = TransferReport::export(&cfg, &outcome, started.url(), started.throwaway());
-    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out, kept)?;
+    let output = cfg.output.clone();
+    let outcomes = repeated(&output, None, async |run, cancel| {
+        if run == 2 {
+            cfg.fresh_files_each_run();
+        }
+        run::export::export(&cfg, &target, cancel).await
+    })?;
+    let reports =
+        outcomes.done.iter().map(|o| TransferReport::export(&cfg, o, started.url(), started.throwaway())).collect();
+    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -352,23 +421,44 @@ pub fn insert_from_sql(
     let source = source.as_ref().unwrap_or(&started);
     let (src, dst) = (source.target.clone(), started.target.clone());
     let (src, dst) = (src.expect("a source is a server"), dst.expect("insert-from-sql always has a target"));
-    let outcome = with_runtime(async |cancel| run::from_sql::insert_from_sql(&cfg, &src, &dst, cancel).await)?;
+    let outcomes =
+        repeated(&cfg.output, None, async |_, cancel| run::from_sql::insert_from_sql(&cfg, &src, &dst, cancel).await)?;
     let ends = ((source.url(), source.throwaway()), (started.url(), started.throwaway()));
-    let mut report = TransferReport::from_sql(&cfg, &outcome, ends.0, ends.1);
-    let kept = (begun, Latencies::of(&[("", &outcome.figures)]));
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::transfer::render, out, kept)?;
+    let reports =
+        outcomes.done.iter().map(|o| TransferReport::from_sql(&cfg, o, ends.0.clone(), ends.1.clone())).collect();
+    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, kept)?;
     Ok(Outcome { exit_code, report })
 }
 
 /// `dbload run FILE`: ingest and workloads at the same time.
-pub fn mixed(cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedReport>> {
+pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedReport>> {
     let begun = start();
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("mixed runs always have a target");
-    let outcome = with_runtime(async |cancel| run::mixed::mixed(&cfg, &target, cancel).await)?;
-    let mut report = MixedReport::new(&cfg, &outcome, started.url(), started.throwaway());
-    let kept = (begun, Latencies::of(&mixed_parts(&report, &outcome)));
-    let exit_code = emit(&cfg.output, &mut report, |r| &mut r.verdict, report::mixed::render, out, kept)?;
+    let output = cfg.output.clone();
+    let outcomes = repeated(&output, None, async |run, cancel| {
+        if let (2, Some(ingest)) = (run, &mut cfg.ingest) {
+            ingest.fresh_table_each_run();
+        }
+        run::mixed::mixed(&cfg, &target, cancel).await
+    })?;
+    let reports: Vec<MixedReport> =
+        outcomes.done.iter().map(|o| MixedReport::new(&cfg, o, started.url(), started.throwaway())).collect();
+    let latencies = match (reports.last(), outcomes.done.last()) {
+        (Some(report), Some(outcome)) => Latencies::of(&mixed_parts(report, outcome)),
+        _ => Latencies::default(),
+    };
+    let (exit_code, report) = emit(
+        &cfg.output,
+        reports,
+        outcomes.failed,
+        |r| &mut r.verdict,
+        report::mixed::render,
+        out,
+        (begun, latencies),
+    )?;
     Ok(Outcome { exit_code, report })
 }
 

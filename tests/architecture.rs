@@ -33,6 +33,8 @@ const RULES: &[(&str, &[&str])] = &[
     ("report", &["run", "driver", "target", "model", "cli"]),
     // The results store keeps finished reports: it runs nothing and parses no flags.
     ("results", &["run", "cli", "model", "encode", "target"]),
+    // Comparing reports reads them as JSON: it runs nothing and opens no connection.
+    ("compare", &["run", "driver", "target", "model", "cli"]),
     // Options are resolved before anything runs or is reported.
     ("config", &["run", "report"]),
     // The command line is parsed into plain values; the value enums clap

@@ -2,6 +2,7 @@
 //! `config` resolves them, once, into what the run uses. One file per
 //! command family; the options every command shares are here.
 
+mod compare;
 mod data;
 mod http;
 mod ingest;
@@ -13,6 +14,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use compare::CompareArgs;
+use compare::COMPARE_EXAMPLES;
 pub use data::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs};
 use data::{INSERT_FAKE_DATA_EXAMPLES, INSERT_JSON_EXAMPLES};
 pub use http::HttpArgs;
@@ -65,6 +68,10 @@ pub enum Command {
     /// Copy a query's rows from a source server into an existing table, with the target's fastest method.
     #[command(after_help = INSERT_FROM_SQL_EXAMPLES)]
     InsertFromSql(InsertFromSqlArgs),
+    /// Compare reports side by side: each headline figure's ratio to the first report's, and
+    /// whether it is better, worse or within noise.
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// Stop a throwaway PostgreSQL that --keep left running, and remove its directory.
     Stop(StopArgs),
     /// List or show the runs kept in the results store (a directory, or a database).
@@ -162,6 +169,16 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub results: ResultsArgs,
+
+    /// Run the same configuration N times (ingest: a fresh table each time unless --append) and
+    /// report each run's headline figures with their median, min, max and a 95% interval of the
+    /// median; --fail-if then applies to the median. Ctrl-C keeps the runs done.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Repeat")]
+    pub runs: u32,
+
+    /// With --runs: wait this long between runs (e.g. 10s), to let the server settle.
+    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Repeat")]
+    pub pause: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -100,7 +100,8 @@ pub struct TimeitArgs {
     #[arg(short = 's', long = "stmt", value_name = "SQL", help_heading = "Queries")]
     pub stmts: Vec<String>,
 
-    /// Executions of each statement (default 1000 unless --duration is given).
+    /// Executions of each statement (default 1000 unless --duration is given); cr8's meaning. To
+    /// run the whole measurement again, --runs.
     #[arg(short = 'r', long, value_name = "N", help_heading = "Queries")]
     pub repeat: Option<u64>,
 

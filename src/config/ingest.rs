@@ -100,6 +100,17 @@ impl IngestPlan {
 }
 
 impl IngestConfig {
+    /// `--runs`: each run after the first starts with a fresh table, as
+    /// the first did, so that the runs measure the same thing; the first
+    /// run made the table (it refuses one that exists), so dropping it
+    /// drops no one else's. `--append` and the existing-table commands keep
+    /// their table.
+    pub fn fresh_table_each_run(&mut self) {
+        if self.table_action == TableAction::Create {
+            self.table_action = TableAction::Recreate;
+        }
+    }
+
     pub fn dry_run(&self) -> bool {
         matches!(self.target, TargetChoice::DryRun { .. })
     }

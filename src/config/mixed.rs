@@ -39,7 +39,7 @@ fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Resu
             continue;
         }
         // One target and one report for the whole run: those options are the run's.
-        if matches!(key, "url" | "keep" | "output" | "report" | "html" | "quiet" | "fail_if") {
+        if matches!(key, "url" | "keep" | "output" | "report" | "html" | "quiet" | "fail_if" | "runs" | "pause") {
             let flag = key.replace('_', "-");
             return Err(fail(
                 origin,

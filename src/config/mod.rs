@@ -23,6 +23,7 @@ use crate::driver::cratedb_http::CrateTarget;
 use crate::driver::PgTarget;
 use crate::error::usage;
 use crate::op::Warmup;
+use crate::stats::repeat::MAX_RUNS;
 use crate::target::LocalOptions;
 use fail_if::{Condition, Contract};
 
@@ -63,6 +64,28 @@ pub struct OutputConfig {
     pub fail_if: Vec<Condition>,
     /// Where the finished run is kept.
     pub results: results::ResultsConfig,
+    pub repeat: Repeat,
+}
+
+/// `--runs N` and `--pause`: how often the command runs, and the wait
+/// between runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repeat {
+    /// 1 to [`MAX_RUNS`].
+    pub runs: u32,
+    pub pause: Duration,
+}
+
+impl Repeat {
+    fn resolve(runs: u32, pause: Option<Duration>) -> Result<Repeat> {
+        if !(1..=MAX_RUNS).contains(&runs) {
+            return Err(usage(format!("--runs {runs}: give a number of runs from 1 to {MAX_RUNS}")));
+        }
+        if pause.is_some() && runs == 1 {
+            return Err(usage("--pause waits between runs: it needs --runs 2 or more"));
+        }
+        Ok(Repeat { runs, pause: pause.unwrap_or_default() })
+    }
 }
 
 impl OutputConfig {
@@ -82,6 +105,7 @@ impl OutputConfig {
         // The store is the user's, as their home is: found from the process's
         // environment whatever environment the command was given.
         let results = results::ResultsConfig::resolve(a.results, &|k| std::env::var(k).ok())?;
+        let repeat = Repeat::resolve(a.runs, a.pause)?;
         Ok(OutputConfig {
             format: a.output,
             report_file: a.report,
@@ -89,6 +113,7 @@ impl OutputConfig {
             quiet: a.quiet,
             fail_if,
             results,
+            repeat,
         })
     }
 }
@@ -96,7 +121,7 @@ impl OutputConfig {
 /// Fails (usage) unless `path` can be written at the end of the run. An
 /// existing file is opened to append, so it is not truncated before the
 /// run is over; a new one is created and removed again.
-fn check_writable(option: &str, path: &Path) -> Result<()> {
+pub fn check_writable(option: &str, path: &Path) -> Result<()> {
     let refuse =
         |why: String| usage(format!("{option} {}: {why}; give a file in a writable directory", path.display()));
     if path.is_dir() {

@@ -49,6 +49,13 @@ pub struct ExportConfig {
 }
 
 impl ExportConfig {
+    /// `--runs`: each run after the first replaces the files the first
+    /// wrote (it refused files left by another export, so these are its
+    /// own), as [`super::IngestConfig::fresh_table_each_run`] does the table.
+    pub fn fresh_files_each_run(&mut self) {
+        self.overwrite = true;
+    }
+
     pub fn resolve(a: ExportArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<ExportConfig> {
         let source = match (a.table, a.query) {
             (Some(t), _) => ExportSource::Table(TableName::parse(&t)?),

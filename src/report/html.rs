@@ -30,9 +30,9 @@ const TEMPLATE_NAME: &str = "report.html.j2";
 /// Chart size in SVG user units; the page scales it to its width (viewBox).
 const SIZE: (u32, u32) = (880, 300);
 /// The chart colours; the page's legends are drawn from the same values.
-const BLUE: RGBColor = RGBColor(37, 99, 235);
-const RED: RGBColor = RGBColor(220, 38, 38);
-const ORANGE: RGBColor = RGBColor(234, 88, 12);
+pub(super) const BLUE: RGBColor = RGBColor(37, 99, 235);
+pub(super) const RED: RGBColor = RGBColor(220, 38, 38);
+pub(super) const ORANGE: RGBColor = RGBColor(234, 88, 12);
 const INK: RGBColor = RGBColor(55, 65, 81);
 const GRID: RGBColor = RGBColor(229, 231, 235);
 const FAINT_GRID: RGBColor = RGBColor(243, 244, 246);
@@ -119,30 +119,30 @@ fn parts(json: &Json) -> Vec<Part> {
 
 /// A chart as the template shows it: a heading, a legend, the inline SVG.
 #[derive(Debug, Serialize)]
-struct Chart {
-    title: String,
-    caption: String,
-    legend: Vec<LegendKey>,
+pub(super) struct Chart {
+    pub(super) title: String,
+    pub(super) caption: String,
+    pub(super) legend: Vec<LegendKey>,
     /// Made by plotters, which escapes the text it writes: safe to inline.
-    svg: String,
+    pub(super) svg: String,
 }
 
 #[derive(Debug, Serialize)]
-struct LegendKey {
+pub(super) struct LegendKey {
     label: String,
     color: String,
 }
 
 /// A line; `None` points break it (a second without a completed operation
 /// has no latency, and a line through it would invent one).
-struct Line {
-    label: String,
-    color: RGBColor,
-    points: Vec<Option<(f64, f64)>>,
+pub(super) struct Line {
+    pub(super) label: String,
+    pub(super) color: RGBColor,
+    pub(super) points: Vec<Option<(f64, f64)>>,
 }
 
 impl Line {
-    fn key(&self) -> LegendKey {
+    pub(super) fn key(&self) -> LegendKey {
         let RGBColor(r, g, b) = self.color;
         LegendKey { label: self.label.clone(), color: format!("#{r:02x}{g:02x}{b:02x}") }
     }
@@ -197,7 +197,7 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
             title: format!("Throughput: {unit} per second"),
             caption: format!("{what} completed in each second since the start; the last second may be partial"),
             legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(outage_key).collect(),
-            svg: line_chart(&[done], &format!("{unit}/s"), errors.as_ref(), &outages, |v| {
+            svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &outages, |v| {
                 group(v.round().max(0.0) as u64)
             })?,
         });
@@ -210,7 +210,7 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
                 title: "Latency per second (ms)".into(),
                 caption: "mean and max latency of the operations that completed in each second".into(),
                 legend: lines.iter().map(Line::key).collect(),
-                svg: line_chart(&lines, "ms", None, &outages, tick)?,
+                svg: line_chart(&lines, &SECONDS, "ms", None, &outages, tick)?,
             });
         }
     }
@@ -262,11 +262,25 @@ fn inline(svg: String) -> String {
     svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1)
 }
 
-/// Lines over seconds on the left axis, and an optional line on a right
+/// A line chart's x axis: what it measures and how its ticks read.
+pub(super) struct XAxis {
+    pub(super) desc: &'static str,
+    pub(super) label: fn(&f64) -> String,
+}
+
+/// Seconds since the run's start: the timelines' axis.
+pub(super) const SECONDS: XAxis = XAxis { desc: "seconds since the start", label: whole };
+
+fn whole(v: &f64) -> String {
+    format!("{v:.0}")
+}
+
+/// Lines over `x` on the left axis, and an optional line on a right
 /// axis of its own (errors are too few to see on the throughput's scale),
 /// over shaded `outages` (start and end in seconds).
-fn line_chart(
+pub(super) fn line_chart(
     lines: &[Line],
+    x: &XAxis,
     y_desc: &str,
     right: Option<&Line>,
     outages: &[(f64, f64)],
@@ -288,9 +302,9 @@ fn line_chart(
             .set_secondary_coord(0f64..x_max, 0f64..y2_max);
         mesh(&mut chart)
             .x_labels((x_max as usize + 1).min(12))
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_label_formatter(&x.label)
             .y_label_formatter(&y_label)
-            .x_desc("seconds since the start")
+            .x_desc(x.desc)
             .y_desc(y_desc)
             .draw()?;
         chart.draw_series(outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())))?;
@@ -356,7 +370,7 @@ fn bar_chart(bars: &[(&str, f64)], color: RGBColor) -> Result<String> {
 }
 
 /// An axis tick: whole numbers without a decimal point (`20`, not `20.0`).
-fn tick(v: &f64) -> String {
+pub(super) fn tick(v: &f64) -> String {
     if (v - v.round()).abs() < 1e-9 {
         group(v.round().max(0.0) as u64)
     } else {

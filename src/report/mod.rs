@@ -2,6 +2,7 @@
 //! configuration and the run's outcome (plain data, [`crate::outcome`]);
 //! the sinks (text, JSON, HTML) only read it. Its JSON form is a versioned contract (`schema/report.schema.json`).
 
+pub mod compare_html;
 pub mod fail_if;
 pub mod html;
 pub mod http;
@@ -9,6 +10,7 @@ pub mod json;
 pub mod meta;
 pub mod mixed;
 pub mod query;
+pub mod repeat;
 pub mod text;
 pub mod transfer;
 
@@ -109,11 +111,16 @@ pub fn judge<R: Serialize>(
         return Ok(());
     }
     let json = serde_json::to_value(&*report)?;
+    judge_json(&json, verdict(report), conditions)
+}
+
+/// [`judge`] against `json`, a report's JSON form (with `--runs`, the
+/// median of the runs' reports), setting `v`.
+pub fn judge_json(json: &serde_json::Value, v: &mut Verdict, conditions: &[Condition]) -> anyhow::Result<()> {
     let results = conditions
         .iter()
-        .map(|c| Ok(FailIfResult { condition: c.text().to_string(), held: fail_if::holds(c, &json)? }))
+        .map(|c| Ok(FailIfResult { condition: c.text().to_string(), held: fail_if::holds(c, json)? }))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let v = verdict(report);
     if v.status == Status::Ok && results.iter().any(|r| r.held) {
         v.status = Status::Failed;
         v.exit_code = exit::FAILED_OPERATIONS;

@@ -11,6 +11,7 @@ pub mod pacer;
 pub mod producer;
 pub mod progress;
 pub mod queries;
+pub mod repeat;
 pub mod stop;
 pub mod worker;
 

@@ -6,6 +6,7 @@ pub mod cost;
 pub mod http;
 pub mod query;
 pub mod recorder;
+pub mod repeat;
 pub mod summary;
 
 pub use query::{PhaseSummary, QuerySummary};

@@ -13,6 +13,7 @@ mod ingest;
 mod pacing;
 mod queries;
 mod reconnect;
+mod repeat;
 mod report;
 mod results;
 mod stop;
@@ -57,6 +58,7 @@ fn main() -> std::process::ExitCode {
         reconnect::tests(),
         report::tests(),
         pacing::tests(),
+        repeat::tests(),
     ]
     .concat();
     // Started on the main thread, which outlives every test (see local.rs).

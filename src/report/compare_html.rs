@@ -1,0 +1,148 @@
+//! `dbload compare --html FILE`: the compared reports' latency percentile
+//! spectra and throughput timelines overlaid, one page that opens offline,
+//! drawn with the HTML report's own charts.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use minijinja::value::Serde;
+use minijinja::{context, Environment};
+use plotters::style::RGBColor;
+use serde_json::Value as Json;
+
+use super::html::{line_chart, tick, Chart, Line, XAxis, BLUE, ORANGE, RED, SECONDS};
+use super::text::group;
+
+const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
+/// `.html.j2` turns autoescaping on: report names and the table are data.
+const TEMPLATE_NAME: &str = "compare.html.j2";
+
+/// One colour per report, in order; beyond them the colours repeat.
+const COLORS: [RGBColor; 6] =
+    [BLUE, RED, ORANGE, RGBColor(21, 128, 61), RGBColor(124, 58, 237), RGBColor(107, 114, 128)];
+
+/// The percentiles a report carries, as "nines" (−log10(1 − p): 1 for
+/// 90 %, 3 for 99.9 %, written out so that the axis ends exactly on its
+/// last tick), and where its JSON has them: the spectrum's points.
+const PERCENTILES: [(f64, &str, &str); 5] = [
+    (std::f64::consts::LOG10_2, "/latency_ms/p50", "p50_ms"),
+    (1.0, "/latency_ms/p90", ""),
+    (1.301_029_995_663_981_3, "/latency_ms/p95", "p95_ms"),
+    (2.0, "/latency_ms/p99", "p99_ms"),
+    (3.0, "/latency_ms/p99_9", "p99_9_ms"),
+];
+
+/// The spectrum's x axis: nines, so that 90 %, 99 % and 99.9 % are evenly
+/// apart, as HdrHistogram's percentile plots draw them.
+const NINES: XAxis = XAxis { desc: "percentile (log scale of nines)", label: percentile };
+
+fn percentile(nines: &f64) -> String {
+    let p = 100.0 * (1.0 - 10f64.powf(-nines));
+    let text = format!("{p:.3}");
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// Writes the page for `reports` (name, JSON) under the comparison's
+/// `table` (its text form).
+pub fn write_file(reports: &[(&String, &Json)], table: &str, path: &Path) -> Result<()> {
+    let html = render(reports, table)?;
+    std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
+}
+
+pub fn render(reports: &[(&String, &Json)], table: &str) -> Result<String> {
+    let charts = charts(reports)?;
+    let names: Vec<String> = reports.iter().map(|r| r.0.clone()).collect();
+    let mut env = Environment::new();
+    env.add_template(TEMPLATE_NAME, TEMPLATE).context("the comparison's HTML template")?;
+    let template = env.get_template(TEMPLATE_NAME).context("the comparison's HTML template")?;
+    template.render(context! { names, table, charts => Serde(&charts) }).context("rendering the comparison's HTML page")
+}
+
+/// A report's latency at each percentile it has: the medians over its runs
+/// when it was made with `--runs` (p90 is not among them), else its own.
+fn spectrum(json: &Json) -> Vec<Option<(f64, f64)>> {
+    let medians = json.pointer("/repeat/figures");
+    PERCENTILES
+        .iter()
+        .filter_map(|&(nines, pointer, headline)| {
+            let v = match medians {
+                Some(m) => m.get(headline)?.get("median")?.as_f64()?,
+                None => json.pointer(pointer)?.as_f64()?,
+            };
+            Some(Some((nines, v)))
+        })
+        .collect()
+}
+
+fn charts(reports: &[(&String, &Json)]) -> Result<Vec<Chart>> {
+    let color = |i: usize| COLORS[i % COLORS.len()];
+    let spectra: Vec<Line> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, (name, json))| Line { label: name.to_string(), color: color(i), points: spectrum(json) })
+        .filter(|l| !l.points.is_empty())
+        .collect();
+    let timelines: Vec<Line> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, (name, json))| Line {
+            label: name.to_string(),
+            color: color(i),
+            points: json["timeline"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .map(|e| Some((e["second"].as_f64()?, e["rows"].as_f64()?)))
+                .collect(),
+        })
+        .filter(|l| l.points.len() >= 2)
+        .collect();
+    let mut out = Vec::new();
+    if !spectra.is_empty() {
+        out.push(Chart {
+            title: "Latency by percentile (ms)".into(),
+            caption: "p50 to p99.9 on a log scale of nines; with --runs, the median over the runs".into(),
+            legend: spectra.iter().map(Line::key).collect(),
+            svg: line_chart(&spectra, &NINES, "ms", None, &[], tick)?,
+        });
+    }
+    if !timelines.is_empty() {
+        out.push(Chart {
+            title: "Throughput per second".into(),
+            caption: "operations (rows, queries, requests) completed in each second; with --runs, the last run".into(),
+            legend: timelines.iter().map(Line::key).collect(),
+            svg: line_chart(&timelines, &SECONDS, "per second", None, &[], |v| group(v.round().max(0.0) as u64))?,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn percentiles_read_as_percent() {
+        assert_eq!(percentile(&0.0), "0%");
+        assert_eq!(percentile(&1.0), "90%");
+        assert_eq!(percentile(&2.0), "99%");
+        assert_eq!(percentile(&3.0), "99.9%");
+        assert_eq!(percentile(&PERCENTILES[0].0), "50%");
+        assert_eq!(percentile(&PERCENTILES[2].0), "95%");
+    }
+
+    #[test]
+    fn the_page_overlays_both_reports_and_escapes_names() {
+        let a = json!({"latency_ms": {"p50": 1.0, "p90": 2.0, "p95": 3.0, "p99": 5.0, "p99_9": 9.0},
+                       "timeline": [{"second": 0, "rows": 10}, {"second": 1, "rows": 12}]});
+        let b = json!({"repeat": {"figures": {"p50_ms": {"median": 2.0}, "p99_ms": {"median": 7.0}}},
+                       "timeline": [{"second": 0, "rows": 5}, {"second": 1, "rows": 6}]});
+        let (na, nb) = ("a.json".to_string(), "<b>.json".to_string());
+        let html = render(&[(&na, &a), (&nb, &b)], "figure  A  B").unwrap();
+        assert_eq!(html.matches("<svg").count(), 2, "{html}");
+        assert!(html.contains("&lt;b&gt;.json") && !html.contains("<b>.json"));
+        assert!(!html.contains("http://") && !html.contains("https://"));
+    }
+}
