@@ -10,7 +10,8 @@
 //! verdict says so rather than guess.
 //!
 //! Its input is a report already loaded as JSON ([`Loaded`]), whatever it
-//! was read from: a file now, a results store later.
+//! was read from: a file, or a run of the results store (whose kept
+//! histograms give the HTML page its percentiles to 99.99 %).
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -21,8 +22,8 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use crate::error::{exit, usage};
-use crate::results::{hlog, Kept};
 use crate::report::repeat::{columns, figure, figures_of, Better, HEADLINES};
+use crate::results::{hlog, Kept};
 use crate::stats::repeat::{difference, median, ratio, Difference, ALPHA, MIN_RUNS, RESAMPLES, SEED};
 
 /// The version of `compare --output json`'s shape (`schema/compare.schema.json`).
@@ -76,7 +77,8 @@ impl Loaded {
             // Every quarter of a nine from p50 to p99.99, µs to ms.
             (0..=15)
                 .map(|i| {
-                    let nines = std::f64::consts::LOG10_2 + f64::from(i) * (SPECTRUM_END - std::f64::consts::LOG10_2) / 15.0;
+                    let nines =
+                        std::f64::consts::LOG10_2 + f64::from(i) * (SPECTRUM_END - std::f64::consts::LOG10_2) / 15.0;
                     (nines, h.value_at_quantile(1.0 - 10f64.powf(-nines)) as f64 / 1000.0)
                 })
                 .collect()
@@ -463,13 +465,17 @@ mod tests {
 
     #[test]
     fn half_the_throughput_is_worse_and_breaches_a_limit() {
-        let c = compare(&[report("a", &[100.0, 110.0, 90.0, 105.0, 95.0]), report("b", &[50.0, 55.0, 45.0, 52.0, 48.0])]).unwrap();
+        let c =
+            compare(&[report("a", &[100.0, 110.0, 90.0, 105.0, 95.0]), report("b", &[50.0, 55.0, 45.0, 52.0, 48.0])])
+                .unwrap();
         assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::Worse));
         let limit = WorseLimit::parse("rows_per_sec:5%").unwrap();
         assert_eq!(c.breaches(&[limit]).unwrap().len(), 1);
         let lenient = WorseLimit::parse("rows_per_sec:60").unwrap();
         assert!(c.breaches(&[lenient]).unwrap().is_empty());
-        let c = compare(&[report("b", &[50.0, 55.0, 45.0, 52.0, 48.0]), report("a", &[100.0, 110.0, 90.0, 105.0, 95.0])]).unwrap();
+        let c =
+            compare(&[report("b", &[50.0, 55.0, 45.0, 52.0, 48.0]), report("a", &[100.0, 110.0, 90.0, 105.0, 95.0])])
+                .unwrap();
         assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::Better));
     }
 

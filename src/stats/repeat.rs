@@ -1,7 +1,8 @@
 //! The statistics of repeated runs: the median of a figure over the runs,
-//! a distribution-free 95 % confidence interval of that median, and a
-//! bootstrap confidence interval of the ratio of two medians (`dbload
-//! compare`). A run's figures are few (a handful of repeats) and need not
+//! a distribution-free 95 % confidence interval of that median, and for
+//! `dbload compare` a bootstrap confidence interval of the ratio of two
+//! medians with the exact Mann–Whitney test beside it: a difference is
+//! called only with [`MIN_RUNS`] runs a side, when both agree. A run's figures are few (a handful of repeats) and need not
 //! be normally distributed (a stall makes one run slow), so nothing here
 //! assumes a distribution.
 
@@ -172,7 +173,17 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     let pairs = a.len() * b.len();
     let u: f64 = a
         .iter()
-        .flat_map(|x| b.iter().map(move |y| if x < y { 1.0 } else if x == y { 0.5 } else { 0.0 }))
+        .flat_map(|x| {
+            b.iter().map(move |y| {
+                if x < y {
+                    1.0
+                } else if x == y {
+                    0.5
+                } else {
+                    0.0
+                }
+            })
+        })
         .sum();
     let smaller = u.min(pairs as f64 - u);
     let at_most = if a.len().min(b.len()) <= EXACT_UP_TO {
@@ -197,7 +208,8 @@ const EXACT_UP_TO: usize = 50;
 fn standard_normal_cdf(z: f64) -> f64 {
     let x = z.abs() / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly =
+        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erfc = poly * (-x * x).exp();
     if z >= 0.0 {
         1.0 - erfc / 2.0

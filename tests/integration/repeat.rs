@@ -260,7 +260,8 @@ fn compare_the_last_two_runs_of_the_store(ctx: &Ctx) -> Result<()> {
     let html = html.to_str().context("a temporary path")?;
     let compared = json(&run(&["compare", "--last", "2", "--output", "json", "--html", html], 0)?)?;
     validate(&compared, include_str!("../../schema/compare.schema.json"))?;
-    let ids: Vec<&str> = compared["reports"].as_array().context("reports")?.iter().filter_map(|r| r["run_id"].as_str()).collect();
+    let ids: Vec<&str> =
+        compared["reports"].as_array().context("reports")?.iter().filter_map(|r| r["run_id"].as_str()).collect();
     ensure(ids.len() == 2 && ids[0] < ids[1], || format!("not the two runs, oldest first: {compared}"))?;
     ensure(compared["reports"][0]["name"] == ids[0], || compared.to_string())?;
     let rows = &compared["figures"][0];
