@@ -67,21 +67,44 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::InsertJson(args) => insert_json(args, &env, out).map(|o| o.exit_code),
         Command::Export(args) => export(args, &env, out).map(|o| o.exit_code),
         Command::InsertFromSql(args) => insert_from_sql(args, &env, out).map(|o| o.exit_code),
-        Command::Compare(args) => compare(args, out),
+        Command::Compare(args) => compare(args, &env, out),
         Command::Stop(args) => stop(&args.dir, out),
         Command::Results(args) => results_command(args, &env, out),
     }
 }
 
 /// `dbload compare A B [C …]`: exit 1 when a `--fail-if-worse` limit is
-/// breached, 2 for a report that cannot be read or a bad limit.
-pub fn compare(args: cli::CompareArgs, out: &mut dyn Write) -> Result<u8> {
+/// breached, 2 for a report that cannot be read, an unknown run id or a
+/// bad limit.
+pub fn compare(args: cli::CompareArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<u8> {
     let limits = args.fail_if_worse.iter().map(|s| compare::WorseLimit::parse(s)).collect::<Result<Vec<_>>>()?;
     if let Some(path) = &args.html {
         config::check_writable("--html", path)?;
     }
-    let reports = args.reports.iter().map(|p| compare::Loaded::from_file(p)).collect::<Result<Vec<_>>>()?;
-    compare::run(reports, &limits, args.html.as_deref(), out)
+    // The store is resolved only when a run of it is named: report files
+    // alone need no data directory.
+    let store = || config::results::Store::resolve(args.store.clone(), env);
+    let mut reports = Vec::new();
+    for given in &args.reports {
+        let path = std::path::Path::new(given);
+        reports.push(if path.exists() || !looks_like_run_id(given) {
+            compare::Loaded::from_file(path)?
+        } else {
+            compare::Loaded::from_kept(results::fetch(&store()?, given, "compare")?)?
+        });
+    }
+    if let Some(n) = args.last {
+        for kept in results::last(&store()?, n as usize)? {
+            reports.push(compare::Loaded::from_kept(kept)?);
+        }
+    }
+    compare::run(reports, &limits, args.html.as_deref(), args.output == cli::OutputFormat::Json, out)
+}
+
+/// An argument of `compare` that is no file and reads as the start of a
+/// run_id (hex digits and dashes) names a run of the results store.
+fn looks_like_run_id(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
 }
 
 /// `dbload stop DIR`: stops a server that `--keep` left running and removes

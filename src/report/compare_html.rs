@@ -42,14 +42,17 @@ fn percentile(nines: &f64) -> String {
     format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// Writes the page for `reports` (name, JSON) under the comparison's
-/// `table` (its text form).
-pub fn write_file(reports: &[(&String, &Json)], table: &str, path: &Path) -> Result<()> {
+/// A report as the page draws it: its name, its JSON, and its latency by
+/// percentile (nines, ms) from its histograms when they were kept.
+pub type Drawn<'a> = (&'a String, &'a Json, Option<&'a [(f64, f64)]>);
+
+/// Writes the page for `reports` under the comparison's `table` (its text form).
+pub fn write_file(reports: &[Drawn], table: &str, path: &Path) -> Result<()> {
     let html = render(reports, table)?;
     std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
 }
 
-pub fn render(reports: &[(&String, &Json)], table: &str) -> Result<String> {
+pub fn render(reports: &[Drawn], table: &str) -> Result<String> {
     let charts = charts(reports)?;
     let names: Vec<String> = reports.iter().map(|r| r.0.clone()).collect();
     let mut env = Environment::new();
@@ -74,18 +77,22 @@ fn spectrum(json: &Json) -> Vec<Option<(f64, f64)>> {
         .collect()
 }
 
-fn charts(reports: &[(&String, &Json)]) -> Result<Vec<Chart>> {
+fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
     let color = |i: usize| COLORS[i % COLORS.len()];
     let spectra: Vec<Line> = reports
         .iter()
         .enumerate()
-        .map(|(i, (name, json))| Line { label: name.to_string(), color: color(i), points: spectrum(json) })
+        .map(|(i, (name, json, kept))| Line {
+            label: name.to_string(),
+            color: color(i),
+            points: kept.map_or_else(|| spectrum(json), |k| k.iter().copied().map(Some).collect()),
+        })
         .filter(|l| !l.points.is_empty())
         .collect();
     let timelines: Vec<Line> = reports
         .iter()
         .enumerate()
-        .map(|(i, (name, json))| Line {
+        .map(|(i, (name, json, _))| Line {
             label: name.to_string(),
             color: color(i),
             points: json["timeline"]
@@ -102,7 +109,10 @@ fn charts(reports: &[(&String, &Json)]) -> Result<Vec<Chart>> {
     if !spectra.is_empty() {
         out.push(Chart {
             title: "Latency by percentile (ms)".into(),
-            caption: "p50 to p99.9 on a log scale of nines; with --runs, the median over the runs".into(),
+            caption: "on a log scale of nines: to p99.99 from the histograms of runs of the results store (with \
+                      --runs, the last run's), else p50 to p99.9 from the report (with --runs, the median over the \
+                      runs)"
+                .into(),
             legend: spectra.iter().map(Line::key).collect(),
             svg: line_chart(&spectra, &NINES, "ms", None, &[], tick)?,
         });
@@ -140,7 +150,7 @@ mod tests {
         let b = json!({"repeat": {"figures": {"p50_ms": {"median": 2.0}, "p99_ms": {"median": 7.0}}},
                        "timeline": [{"second": 0, "rows": 5}, {"second": 1, "rows": 6}]});
         let (na, nb) = ("a.json".to_string(), "<b>.json".to_string());
-        let html = render(&[(&na, &a), (&nb, &b)], "figure  A  B").unwrap();
+        let html = render(&[(&na, &a, None), (&nb, &b, None)], "figure  A  B").unwrap();
         assert_eq!(html.matches("<svg").count(), 2, "{html}");
         assert!(html.contains("&lt;b&gt;.json") && !html.contains("<b>.json"));
         assert!(!html.contains("http://") && !html.contains("https://"));

@@ -152,8 +152,9 @@ pub fn list(target: &PgTarget, limit: usize) -> Result<Vec<Listed>> {
     })
 }
 
-/// The report and histograms of the one run whose id starts with `prefix`.
-pub fn show(target: &PgTarget, prefix: &str) -> Result<(String, String)> {
+/// The id, report and histograms of the one run whose id starts with
+/// `prefix`; `who` (`results show`, `compare`) heads the error.
+pub fn show(target: &PgTarget, prefix: &str, who: &str) -> Result<(String, String, String)> {
     let rows = with_client(target, async |client| {
         let rows = client.query(&sql::show(), &[&prefix]).await.map_err(|e| missing(e, target))?;
         Ok(rows
@@ -162,9 +163,9 @@ pub fn show(target: &PgTarget, prefix: &str) -> Result<(String, String)> {
             .collect::<Vec<_>>())
     })?;
     match rows.as_slice() {
-        [(_, report, log)] => Ok((report.clone(), log.clone())),
-        [] => Err(usage(format!("results show {prefix}: no run with that id in {}", target.redacted()))),
-        _ => Err(usage(format!("results show {prefix}: several runs start so; give more of the id"))),
+        [found] => Ok(found.clone()),
+        [] => Err(usage(format!("{who} {prefix}: no run with that id in {}", target.redacted()))),
+        _ => Err(usage(format!("{who} {prefix}: several runs start so; give more of the id"))),
     }
 }
 

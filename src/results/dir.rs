@@ -56,15 +56,16 @@ pub fn list(dir: &Path, limit: usize) -> Result<Vec<Listed>> {
         .collect()
 }
 
-/// The report and histograms of the one run of `dir` whose id starts with `prefix`.
-pub fn show(dir: &Path, prefix: &str) -> Result<(String, String)> {
+/// The id, report and histograms of the one run of `dir` whose id starts
+/// with `prefix`; `who` (`results show`, `compare`) heads the error.
+pub fn show(dir: &Path, prefix: &str, who: &str) -> Result<(String, String, String)> {
     let matching: Vec<String> = run_ids(dir)?.into_iter().filter(|id| id.starts_with(prefix)).collect();
     let id = match matching.as_slice() {
         [id] => id,
-        [] => return Err(usage(format!("results show {prefix}: no run with that id in {}", dir.display()))),
+        [] => return Err(usage(format!("{who} {prefix}: no run with that id in {}", dir.display()))),
         _ => {
             return Err(usage(format!(
-                "results show {prefix}: {} runs in {} start so; give more of the id",
+                "{who} {prefix}: {} runs in {} start so; give more of the id",
                 matching.len(),
                 dir.display()
             )))
@@ -74,7 +75,7 @@ pub fn show(dir: &Path, prefix: &str) -> Result<(String, String)> {
         let path = dir.join(format!("{id}.{ext}"));
         std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
     };
-    Ok((read("json")?, read("hlog").unwrap_or_default()))
+    Ok((id.clone(), read("json")?, read("hlog").unwrap_or_default()))
 }
 
 /// The ids of the runs kept in `dir` (a missing directory keeps none).

@@ -69,20 +69,45 @@ pub fn list(store: &Store, limit: usize) -> Result<String> {
 /// `dbload results show ID`: the stored JSON report of the one run whose
 /// id starts with `id`, or (`histograms`) its interval log.
 pub fn show(store: &Store, id: &str, histograms: bool) -> Result<String> {
+    let kept = fetch(store, id, "results show")?;
+    if histograms {
+        return Ok(kept.log);
+    }
+    Ok(serde_json::to_string_pretty(&kept.report)? + "\n")
+}
+
+/// A kept run as `dbload compare` reads it.
+pub struct Kept {
+    pub run_id: String,
+    pub report: Json,
+    /// Its HdrHistogram interval log ("" when none was kept).
+    pub log: String,
+}
+
+/// The one run of `store` whose id starts with `id`; `who` (`results
+/// show`, `compare`) heads the usage error for an id that is not one, or
+/// names no run or several.
+pub fn fetch(store: &Store, id: &str, who: &str) -> Result<Kept> {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
         return Err(crate::error::usage(format!(
-            "results show {id}: not a run_id (hex digits and dashes, as `dbload results list` shows them)"
+            "{who} {id}: not a run_id (hex digits and dashes, as `dbload results list` shows them)"
         )));
     }
-    let (report, log) = match store {
-        Store::Dir(d) => dir::show(d, id)?,
-        Store::Db(t) => db::show(t, id)?,
+    let (run_id, report, log) = match store {
+        Store::Dir(d) => dir::show(d, id, who)?,
+        Store::Db(t) => db::show(t, id, who)?,
     };
-    if histograms {
-        return Ok(log);
-    }
-    let json: Json = serde_json::from_str(&report).context("the stored report")?;
-    Ok(serde_json::to_string_pretty(&json)? + "\n")
+    let report = serde_json::from_str(&report).with_context(|| format!("the stored report of {run_id}"))?;
+    Ok(Kept { run_id, report, log })
+}
+
+/// The newest `n` runs of `store`, oldest first (`compare --last N`).
+pub fn last(store: &Store, n: usize) -> Result<Vec<Kept>> {
+    let listed = match store {
+        Store::Dir(d) => dir::list(d, n)?,
+        Store::Db(t) => db::list(t, n)?,
+    };
+    listed.iter().rev().map(|l| fetch(store, &l.run_id, "compare --last")).collect()
 }
 
 /// One line of `results list`.

@@ -22,6 +22,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("repeat::compare_a_run_with_itself_is_within_noise", compare_a_run_with_itself_is_within_noise),
         ("repeat::compare_half_the_rate_is_worse_beyond_noise", compare_half_the_rate_is_worse_beyond_noise),
         ("repeat::compare_refuses_bad_input", compare_refuses_bad_input),
+        ("repeat::compare_the_last_two_runs_of_the_store", compare_the_last_two_runs_of_the_store),
     ]
 }
 
@@ -187,7 +188,7 @@ fn compare_a_run_with_itself_is_within_noise(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let a = dir.path().join("a.json");
     let a = a.to_str().context("a temporary path")?;
-    let argv = ["ingest", "--url", &ctx.url, "--table", "rep_self", "--drop-table", "--rows", "10000", "--runs", "3"];
+    let argv = ["ingest", "--url", &ctx.url, "--table", "rep_self", "--drop-table", "--rows", "10000", "--runs", "4"];
     report(&[&argv[..], &["--report", a]].concat(), 0)?;
     let table = compare(&[a, a, "--fail-if-worse", "rows_per_sec:0%", "--fail-if-worse", "p99_ms:0%"], 0)?;
     let rows: Vec<&str> = table.lines().skip_while(|l| !l.starts_with("figure")).skip(1).collect();
@@ -206,8 +207,9 @@ fn compare_half_the_rate_is_worse_beyond_noise(ctx: &Ctx) -> Result<()> {
         let argv = ["ingest", "--url", &ctx.url, "--table", "rep_rate", "--drop-table", "--duration", "2s"];
         report(&[&argv[..], &["--rate", rate, "--runs", runs, "--batch-size", "500", "--report", file]].concat(), 0)
     };
-    ingest("20000", "3", &fast)?;
-    ingest("10000", "3", &slow)?;
+    // 4 runs a side: the fewest the rank test can call a difference with.
+    ingest("20000", "4", &fast)?;
+    ingest("10000", "4", &slow)?;
     ingest("10000", "1", &single)?;
     let table = compare(&[&fast, &slow, "--fail-if-worse", "rows_per_sec:5%", "--html", &html], 1)?;
     let rows = verdict(&table, "rows/s").context("no rows/s row")?;
@@ -235,5 +237,40 @@ fn compare_refuses_bad_input(_: &Ctx) -> Result<()> {
     refused(&["compare", &other, &good], "other.json")?;
     refused(&["compare", &good, &good, "--fail-if-worse", "rows_per_second:5%"], "--fail-if-worse")?;
     refused(&["compare", &good, &good, "--fail-if-worse", "qps:5%"], "qps")?;
-    refused(&["compare", &good], "REPORT")
+    refused(&["compare", &good], "two reports")
+}
+
+/// `compare` reads runs of the results store: `--last 2` after two runs
+/// (oldest first), the same runs by unique id prefixes, `--output json`
+/// that follows its schema, the HTML page's percentiles to 99.99 % from
+/// the kept histograms; an unknown id is exit 2 naming it.
+fn compare_the_last_two_runs_of_the_store(ctx: &Ctx) -> Result<()> {
+    let home = tempfile::tempdir()?;
+    let data_home = home.path().to_str().context("a temporary path")?;
+    let env = [("XDG_DATA_HOME", data_home)];
+    let run = |argv: &[&str], code: i32| -> Result<String> {
+        let (got, stdout, stderr) = dbload_bin(argv, &env);
+        ensure(got == code, || format!("{argv:?}: exit {got}, want {code}: {stdout}{stderr}"))?;
+        Ok(stdout)
+    };
+    let ingest = ["ingest", "--url", &ctx.url, "--table", "rep_store", "--drop-table", "--rows", "2000", "--quiet"];
+    run(&ingest, 0)?;
+    run(&ingest, 0)?;
+    let html = home.path().join("c.html");
+    let html = html.to_str().context("a temporary path")?;
+    let compared = json(&run(&["compare", "--last", "2", "--output", "json", "--html", html], 0)?)?;
+    validate(&compared, include_str!("../../schema/compare.schema.json"))?;
+    let ids: Vec<&str> =
+        compared["reports"].as_array().context("reports")?.iter().filter_map(|r| r["run_id"].as_str()).collect();
+    ensure(ids.len() == 2 && ids[0] < ids[1], || format!("not the two runs, oldest first: {compared}"))?;
+    ensure(compared["reports"][0]["name"] == ids[0], || compared.to_string())?;
+    let rows = &compared["figures"][0];
+    ensure(rows["figure"] == "rows_per_sec" && rows["cells"][1]["verdict"] == "single_runs", || compared.to_string())?;
+    let page = std::fs::read_to_string(html)?;
+    ensure(page.contains("99.99%"), || "the page's percentiles do not reach 99.99%".into())?;
+    let prefixes: Vec<&str> = ids.iter().map(|id| &id[..id.len() - 4]).collect();
+    let table = run(&["compare", prefixes[0], prefixes[1]], 0)?;
+    ensure(table.contains(&format!("A: {}", ids[0])) && table.contains(&format!("B: {}", ids[1])), || table.clone())?;
+    let (code, stdout, stderr) = dbload_bin(&["compare", ids[0], "0123abcd"], &env);
+    ensure(code == 2 && stdout.is_empty() && stderr.contains("0123abcd"), || format!("exit {code}: {stderr}"))
 }
