@@ -26,10 +26,11 @@
 # is printed beside it.
 #
 # Last measured: 2026-11-24, 2-core VM (Intel Xeon, PostgreSQL 15.18 and
-# pgbench 15.18), loopback TCP, 3 rounds of 10 s, load average 1.29 at start
-# (a release build had just finished), 3.13 at end: pgbench 139,700 q/s at
-# 4.70 us CPU per query, dbload 68,306 q/s at 11.49 us CPU per query
-# (getrusage 11.50 us); ratio 0.49 x pgbench (target >= 1.0).
+# pgbench 15.18), loopback TCP, 3 rounds of 10 s, load average 0.56 at start
+# (machine otherwise idle), 2.83 at end: pgbench 139,014 q/s at 4.77 us CPU
+# per query, dbload 71,132 q/s at 10.81 us CPU per query (getrusage 10.81 us);
+# ratio 0.51 x pgbench (target >= 1.0). A run just before (load 1.29 at
+# start): 0.49. Over the Unix socket (1 round of 5 s): 0.44.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
