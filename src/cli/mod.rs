@@ -214,11 +214,19 @@ mod tests {
             err.render().to_string()
         };
         insta::assert_snapshot!("dbload_help", help(&["dbload", "--help"]));
-        for command in Cli::command().get_subcommands().map(|c| c.get_name().to_string()) {
-            if command != "help" {
-                let name = format!("{}_help", command.replace('-', "_"));
-                insta::assert_snapshot!(name, help(&["dbload", &command, "--help"]));
+        // Every command and every command of a command (`results list`), by its path.
+        let mut paths: Vec<Vec<String>> = Vec::new();
+        for command in Cli::command().get_subcommands().filter(|c| c.get_name() != "help") {
+            paths.push(vec![command.get_name().to_string()]);
+            for sub in command.get_subcommands().filter(|c| c.get_name() != "help") {
+                paths.push(vec![command.get_name().to_string(), sub.get_name().to_string()]);
             }
+        }
+        for path in paths {
+            let name = format!("{}_help", path.join("_").replace('-', "_"));
+            let argv: Vec<&str> =
+                ["dbload"].into_iter().chain(path.iter().map(String::as_str)).chain(["--help"]).collect();
+            insta::assert_snapshot!(name, help(&argv));
         }
     }
 }
