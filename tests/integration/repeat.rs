@@ -23,6 +23,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("repeat::compare_half_the_rate_is_worse_beyond_noise", compare_half_the_rate_is_worse_beyond_noise),
         ("repeat::compare_refuses_bad_input", compare_refuses_bad_input),
         ("repeat::compare_the_last_two_runs_of_the_store", compare_the_last_two_runs_of_the_store),
+        ("repeat::compare_reads_runs_from_a_results_database", compare_reads_runs_from_a_results_database),
     ]
 }
 
@@ -272,5 +273,50 @@ fn compare_the_last_two_runs_of_the_store(ctx: &Ctx) -> Result<()> {
     let table = run(&["compare", prefixes[0], prefixes[1]], 0)?;
     ensure(table.contains(&format!("A: {}", ids[0])) && table.contains(&format!("B: {}", ids[1])), || table.clone())?;
     let (code, stdout, stderr) = dbload_bin(&["compare", ids[0], "0123abcd"], &env);
+    ensure(code == 2 && stdout.is_empty() && stderr.contains("0123abcd"), || format!("exit {code}: {stderr}"))
+}
+
+/// `compare` finds runs in a `--results-url` database as it finds them in
+/// the directory: `--last 2` (oldest first), id prefixes, and an unknown
+/// id refused naming it.
+fn compare_reads_runs_from_a_results_database(ctx: &Ctx) -> Result<()> {
+    // Its own schema, first on the search path: no other test's runs are in it.
+    ctx.query("DROP SCHEMA IF EXISTS results_cmp CASCADE; CREATE SCHEMA results_cmp")?;
+    let store = ctx.url_with("options=-csearch_path%3Dresults_cmp");
+    let home = tempfile::tempdir()?;
+    let data_home = home.path().to_str().context("a temporary path")?;
+    let env = [("XDG_DATA_HOME", data_home)];
+    let run = |argv: &[&str], code: i32| -> Result<String> {
+        let (got, stdout, stderr) = dbload_bin(argv, &env);
+        ensure(got == code, || format!("{argv:?}: exit {got}, want {code}: {stdout}{stderr}"))?;
+        Ok(stdout)
+    };
+    let ingest = [
+        "ingest",
+        "--url",
+        &ctx.url,
+        "--table",
+        "rep_db_store",
+        "--drop-table",
+        "--rows",
+        "2000",
+        "--quiet",
+        "--no-results",
+        "--results-url",
+        &store,
+    ];
+    run(&ingest, 0)?;
+    run(&ingest, 0)?;
+    let compared = json(&run(&["compare", "--results-url", &store, "--last", "2", "--output", "json"], 0)?)?;
+    validate(&compared, include_str!("../../schema/compare.schema.json"))?;
+    let ids: Vec<&str> =
+        compared["reports"].as_array().context("reports")?.iter().filter_map(|r| r["run_id"].as_str()).collect();
+    ensure(ids.len() == 2 && ids[0] < ids[1], || format!("not the two runs, oldest first: {compared}"))?;
+    let in_db = ctx.scalar("SELECT string_agg(run_id::text, ',' ORDER BY run_id) FROM results_cmp.dbload_runs")?;
+    ensure(in_db == ids.join(","), || format!("compared {ids:?}, the database holds {in_db}"))?;
+    let prefixes: Vec<&str> = ids.iter().map(|id| &id[..id.len() - 4]).collect();
+    let table = run(&["compare", "--results-url", &store, prefixes[0], prefixes[1]], 0)?;
+    ensure(table.contains(&format!("A: {}", ids[0])) && table.contains(&format!("B: {}", ids[1])), || table.clone())?;
+    let (code, stdout, stderr) = dbload_bin(&["compare", "--results-url", &store, ids[0], "0123abcd"], &env);
     ensure(code == 2 && stdout.is_empty() && stderr.contains("0123abcd"), || format!("exit {code}: {stderr}"))
 }
