@@ -241,6 +241,14 @@ fn compare_refuses_bad_input(_: &Ctx) -> Result<()> {
     refused(&["compare", &good], "two reports")
 }
 
+/// Runs the binary with its default results store under `env`'s
+/// `XDG_DATA_HOME`, expecting `code`; returns what it printed.
+fn in_store(argv: &[&str], code: i32, env: &[(&str, &str)]) -> Result<String> {
+    let (got, stdout, stderr) = dbload_bin(argv, env);
+    ensure(got == code, || format!("{argv:?}: exit {got}, want {code}: {stdout}{stderr}"))?;
+    Ok(stdout)
+}
+
 /// `compare` reads runs of the results store: `--last 2` after two runs
 /// (oldest first), the same runs by unique id prefixes, `--output json`
 /// that follows its schema, the HTML page's percentiles to 99.99 % from
@@ -249,11 +257,7 @@ fn compare_the_last_two_runs_of_the_store(ctx: &Ctx) -> Result<()> {
     let home = tempfile::tempdir()?;
     let data_home = home.path().to_str().context("a temporary path")?;
     let env = [("XDG_DATA_HOME", data_home)];
-    let run = |argv: &[&str], code: i32| -> Result<String> {
-        let (got, stdout, stderr) = dbload_bin(argv, &env);
-        ensure(got == code, || format!("{argv:?}: exit {got}, want {code}: {stdout}{stderr}"))?;
-        Ok(stdout)
-    };
+    let run = |argv: &[&str], code: i32| in_store(argv, code, &env);
     let ingest = ["ingest", "--url", &ctx.url, "--table", "rep_store", "--drop-table", "--rows", "2000", "--quiet"];
     run(&ingest, 0)?;
     run(&ingest, 0)?;
@@ -286,11 +290,7 @@ fn compare_reads_runs_from_a_results_database(ctx: &Ctx) -> Result<()> {
     let home = tempfile::tempdir()?;
     let data_home = home.path().to_str().context("a temporary path")?;
     let env = [("XDG_DATA_HOME", data_home)];
-    let run = |argv: &[&str], code: i32| -> Result<String> {
-        let (got, stdout, stderr) = dbload_bin(argv, &env);
-        ensure(got == code, || format!("{argv:?}: exit {got}, want {code}: {stdout}{stderr}"))?;
-        Ok(stdout)
-    };
+    let run = |argv: &[&str], code: i32| in_store(argv, code, &env);
     let ingest = [
         "ingest",
         "--url",
