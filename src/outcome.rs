@@ -42,9 +42,6 @@ pub struct Setup {
     pub layout: Vec<(String, String)>,
     /// The statements that created the table (empty if it was reused).
     pub ddl: Vec<String>,
-    /// The method used, on commands that send rows (insert-from-sql's is
-    /// always binary COPY; an ingest run's is in its outcome).
-    pub method: Option<Method>,
     /// The columns written, in order, when they were read from the table's catalog.
     pub columns: Option<Vec<String>>,
     /// `insert`: the rows each multi-row INSERT statement carries.
@@ -167,6 +164,9 @@ pub struct FromSqlOutcome {
     pub source: Setup,
     /// The target server.
     pub setup: Setup,
+    /// How the rows went in: binary COPY on PostgreSQL-family targets, the
+    /// ingest's settled method on CrateDB.
+    pub method: Method,
     /// The table's columns that were filled, in the query's order.
     pub columns: Vec<String>,
     pub figures: Figures,

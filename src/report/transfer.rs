@@ -170,7 +170,7 @@ impl TransferReport {
             table: Some(cfg.table.to_string()),
             query: Some(cfg.query.clone()),
             columns: out.columns.clone(),
-            method: out.setup.method,
+            method: Some(out.method),
             workers: cfg.workers,
             batch_size: cfg.batch_size,
             out_dir: None,

@@ -49,7 +49,6 @@ pub async fn insert_from_sql(
         Admin::Pg(client) if info.engine != Engine::Cratedb => client,
         _ => return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await,
     };
-    setup.method = Some(cfg.method.unwrap_or(Method::Copy));
     let table = table_columns(&dst, cfg, target).await?;
     let convert = match cursor {
         true => from_sql::conversions(&mut query_columns, &table),
@@ -87,6 +86,7 @@ pub async fn insert_from_sql(
     Ok(FromSqlOutcome {
         source: src_setup,
         setup,
+        method: cfg.method.unwrap_or(Method::Copy),
         columns,
         figures,
         bytes: finished.iter().map(|s| s.bytes).sum(),
@@ -136,6 +136,7 @@ async fn into_cratedb(
     Ok(FromSqlOutcome {
         source,
         setup: out.setup,
+        method: out.method,
         columns,
         figures: out.figures,
         bytes: bytes.load(Ordering::Relaxed),

@@ -343,6 +343,7 @@ fn insert_from_sql_copies_exact_rows(ctx: &Ctx) -> Result<()> {
         format!("{} rows in {} batches", r.throughput.rows, r.throughput.batches)
     })?;
     ensure(r.bytes > 0 && r.mb_per_sec > 0.0 && r.throughput.errors == 0, || format!("{r:?}"))?;
+    ensure(r.setup.method == Some(dbload::dialect::Method::Copy), || format!("method {:?}", r.setup.method))?;
     // A subset of columns, in another order, by name (case kept); the rest take their defaults.
     let args = r#"--query 'select t, id as "ID" from "XferSql"."Types"' --table XferSql.Some --batch-size 1000"#;
     let out = run(ctx, "insert-from-sql", args)?;
@@ -497,6 +498,10 @@ fn insert_from_sql_into_cratedb_at(ctx: &Ctx, url: &str) -> Result<()> {
         format!("{} rows, {} batches", r.throughput.rows, r.throughput.batches)
     })?;
     ensure(r.setup.columns == ["id", "name", "ts", "v", "tags", "o"], || format!("{:?}", r.setup.columns))?;
+    // The ingest's settled method (bulk over HTTP, insert over port 5432), not none.
+    ensure(r.setup.method.is_some_and(|m| m != dbload::dialect::Method::Copy), || {
+        format!("method {:?}", r.setup.method)
+    })?;
     ensure(crate_count(&target, "doc.xfer_from_pg")? == 2500, || "count in CrateDB".into())?;
     let sums = "SELECT sum(id), sum(o['k']), count(DISTINCT name), min(ts), max(ts), sum(v) FROM doc.xfer_from_pg";
     let got = crate_rows(&target, sums)?;
