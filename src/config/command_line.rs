@@ -119,4 +119,18 @@ mod tests {
         );
         assert_eq!(line(&["dbload", "-s", "select 'a b'"]), r"dbload -s 'select '\''a b'\'''");
     }
+
+    /// libpq's keys that name files (`passfile`, `sslkey`...) are paths the
+    /// reader needs to reproduce a run, not secrets; `sslpassword` is one.
+    #[test]
+    fn libpq_file_paths_are_kept_and_their_passwords_hidden() {
+        assert_eq!(
+            line(&["dbload", "ingest", "--url", "postgres://u@h/d?passfile=/home/u/.pgpass&sslkey=/k.pem&sslpassword=s"]),
+            "dbload ingest --url 'postgres://u@h/d?passfile=/home/u/.pgpass&sslkey=/k.pem&sslpassword=***'"
+        );
+        assert_eq!(
+            line(&["dbload", "export", "--url", "host=db passfile=/p/.pgpass sslkey=/k.pem password=x"]),
+            "dbload export --url 'host=db passfile=/p/.pgpass sslkey=/k.pem password=***'"
+        );
+    }
 }

@@ -32,10 +32,15 @@ use crate::stats::recorder::{record_us, MAX_US};
 /// Query parameters and headers whose values are never printed.
 const SECRET_WORDS: [&str; 7] = ["auth", "token", "key", "secret", "pass", "sig", "cookie"];
 
+/// libpq's connection keys that hold a file's path, not a secret, though
+/// their names contain a secret word: a report keeps them (`passfile=...`)
+/// so that the run can be reproduced.
+const FILE_KEYS: [&str; 2] = ["passfile", "sslkey"];
+
 /// Whether a header or query parameter called `name` holds a secret.
 pub fn is_secret(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|w| name.contains(w))
+    !FILE_KEYS.contains(&name.as_str()) && SECRET_WORDS.iter().any(|w| name.contains(w))
 }
 
 /// A parsed `http://` or `https://` URL.
