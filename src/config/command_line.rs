@@ -125,7 +125,12 @@ mod tests {
     #[test]
     fn libpq_file_paths_are_kept_and_their_passwords_hidden() {
         assert_eq!(
-            line(&["dbload", "ingest", "--url", "postgres://u@h/d?passfile=/home/u/.pgpass&sslkey=/k.pem&sslpassword=s"]),
+            line(&[
+                "dbload",
+                "ingest",
+                "--url",
+                "postgres://u@h/d?passfile=/home/u/.pgpass&sslkey=/k.pem&sslpassword=s"
+            ]),
             "dbload ingest --url 'postgres://u@h/d?passfile=/home/u/.pgpass&sslkey=/k.pem&sslpassword=***'"
         );
         assert_eq!(

@@ -160,6 +160,12 @@ pub fn primary_key_columns(table: &TableName) -> String {
     )
 }
 
+/// Every node's HTTP address as the node publishes it (`rest_url`:
+/// `10.0.0.5:4200`, the address behind a proxy or NAT), by node name.
+/// CrateDB does not say which node took a statement, so the report lists
+/// the cluster's nodes; on one node this is its address.
+pub const NODE_ADDRESSES: &str = "SELECT rest_url FROM sys.nodes ORDER BY name";
+
 /// Detection: the version of the cluster's first node.
 pub const NODE_VERSION: &str = "SELECT version['number'] FROM sys.nodes LIMIT 1";
 

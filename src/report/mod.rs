@@ -352,8 +352,9 @@ pub struct Server {
     pub engine_version: Option<String>,
     pub server_version: Option<String>,
     /// `host:port` as the server sees itself (`inet_server_addr()`): the
-    /// address behind a proxy or NAT; null over a Unix socket, on CrateDB,
-    /// or with no server.
+    /// address behind a proxy or NAT; on CrateDB, which does not say which
+    /// node answered, every node's `rest_url`; null over a Unix socket or
+    /// with no server.
     pub server_address: Option<String>,
 }
 

@@ -50,8 +50,14 @@ pub(crate) fn target_line(server: &Server) -> String {
             format!(", {} on {}", with_version(name, engine_version), with_version("PostgreSQL", server_version))
         }
     };
-    // Behind a proxy or NAT, the address the server answered on is not the one dialled.
-    let seen = server.server_address.as_deref().map(|a| format!(", answering on {a}")).unwrap_or_default();
+    // Behind a proxy or NAT, the address the server answered on is not the
+    // one dialled. CrateDB does not say which node answered: its nodes'.
+    let seen = match (server.engine, server.server_address.as_deref()) {
+        (_, None) => String::new(),
+        (Some(Engine::Cratedb), Some(a)) if a.contains(", ") => format!(", nodes at {a}"),
+        (Some(Engine::Cratedb), Some(a)) => format!(", node at {a}"),
+        (_, Some(a)) => format!(", answering on {a}"),
+    };
     match (server.target_kind, server.target.as_deref()) {
         ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
         (kind, Some(url)) => format!("{url} ({kind}{engine}{seen})"),
@@ -352,6 +358,29 @@ pub(crate) mod tests {
     use crate::stats::recorder::Timing;
     use crate::stats::Recorder;
     use clap::Parser;
+
+    /// The target line says where the server answered; CrateDB, which does
+    /// not say which node answered, its nodes.
+    #[test]
+    fn the_target_line_names_the_address_the_server_sees() {
+        let server = |engine, address: &str| Server {
+            target_kind: "server",
+            target: Some("cratedb://db:4200".into()),
+            engine: Some(engine),
+            engine_version: Some("6.4.0".into()),
+            server_version: None,
+            server_address: Some(address.into()),
+        };
+        let line = |engine, address| target_line(&server(engine, address));
+        assert_eq!(
+            line(Engine::Cratedb, "10.0.0.5:4200"),
+            "cratedb://db:4200 (server, CrateDB 6.4.0, node at 10.0.0.5:4200)"
+        );
+        assert!(
+            line(Engine::Cratedb, "10.0.0.5:4200, 10.0.0.6:4200").ends_with(", nodes at 10.0.0.5:4200, 10.0.0.6:4200)")
+        );
+        assert!(line(Engine::Postgres, "10.0.0.5:5432").ends_with(", answering on 10.0.0.5:5432)"));
+    }
 
     /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each, one failed,
     /// 1,000 rows of the 12,000 asked for never tried.

@@ -223,6 +223,10 @@ pub(crate) async fn describe_server(admin: &mut Admin, target: &Target, setup: &
         setup.server_settings = rows.into_iter().map(|r| (text(&r[0]), text(&r[1]))).collect();
         let rows = admin.rows(sql::server_address()).await.context("reading the server's address")?;
         setup.server_address = rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
+    } else {
+        let rows = admin.rows(dialect::cratedb::NODE_ADDRESSES).await.context("reading the nodes' addresses")?;
+        let nodes: Vec<String> = rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect();
+        setup.server_address = Some(nodes.join(", ")).filter(|a| !a.is_empty());
     }
     if info.engine == Engine::Citus {
         // The report says when the workers could not be asked, rather than failing the run.

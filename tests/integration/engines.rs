@@ -227,6 +227,15 @@ fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
     ensure(out.exit_code == 0, || format!("exit {} {:?}", out.exit_code, out.report.error_classes))?;
     let s = &out.report.setup;
     ensure(s.server.engine == Some(Engine::Cratedb), || format!("{:?}", s.server.engine))?;
+    // Every node's address, as the nodes publish it.
+    let nodes = s.server.server_address.as_deref().unwrap_or("");
+    ensure(nodes.split(", ").all(|a| a.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok())), || {
+        format!("server_address {nodes:?}")
+    })?;
+    ensure(
+        !nodes.is_empty() && s.layout.get("nodes").map(String::as_str) == Some(&*nodes.split(", ").count().to_string()),
+        || format!("server_address {nodes:?}, layout {:?}", s.layout),
+    )?;
     ensure(s.layout.get("shards").map(String::as_str) == Some("3"), || format!("{:?}", s.layout))?;
     ensure(out.report.latencies.server_duration_ms.is_some(), || "no server-side durations".into())?;
     ensure(crate_count(&target, "crate_cpu")? == 3000, || "count after REFRESH".into())?;
