@@ -252,7 +252,7 @@ fn start() -> RunStart {
 /// `--runs` the last run's report is written with a `repeat` section beside
 /// it, and `--fail-if` judges the runs' medians. `failed`: what kept a
 /// later run from running; the report of the runs done says it, and it is
-/// the result once the report is written and kept. `latencies`: the last
+/// the result once the report is written and kept. `latencies`: every
 /// run's histograms, which the store keeps beside the report.
 fn emit<R: serde::Serialize>(
     output: &OutputConfig,
@@ -324,10 +324,14 @@ fn repeated<O>(
     with_threads(threads, async |cancel| run::repeat::repeat(output.repeat, output.quiet, &cancel, once).await)
 }
 
-/// The last run's measured histograms, for the results store, which keeps
-/// them beside the report (the last run's too); none if no run was made.
-fn last_latencies<O>(done: &[O], figures: fn(&O) -> &outcome::Figures) -> Latencies {
-    done.last().map(|o| Latencies::of(&[("", figures(o))])).unwrap_or_default()
+/// Every run's measured histograms, each an interval at the run's own
+/// start, for the results store, which keeps them beside the report.
+fn run_latencies<O>(begun: &RunStart, runs: &run::repeat::Runs<O>, figures: fn(&O) -> &outcome::Figures) -> Latencies {
+    let mut kept = Latencies::default();
+    for (done, at) in runs.done.iter().zip(&runs.began) {
+        kept.add_run(begun.since(*at), &[("", figures(done))]);
+    }
+    kept
 }
 
 /// `dbload ingest` with an injectable environment.
@@ -367,9 +371,9 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
         run::ingest(&cfg, started.target.as_ref(), cancel, None).await
     })?;
     let reports = outcomes.done.iter().map(|o| Report::ingest(&cfg, o, started.url(), started.throwaway())).collect();
-    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::text::render, out, kept)?;
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::text::render, out, (begun, kept))?;
     if let Some(e) = &report.input_error {
         eprintln!("dbload: {e}");
     }
@@ -384,8 +388,9 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let outcomes = repeated(&cfg.output, None, async |_, cancel| run::queries::queries(&cfg, &target, cancel).await)?;
     let reports = outcomes.done.iter().map(|o| QueryReport::new(&cfg, o, started.url(), started.throwaway())).collect();
     let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
-    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
-    let (exit_code, report) = emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, text, out, kept)?;
+    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
+    let (exit_code, report) =
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, text, out, (begun, kept))?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -399,9 +404,9 @@ pub fn http(
     let cfg = config::http::HttpConfig::resolve(args, env)?;
     let outcomes = repeated(&cfg.output, Some(cfg.threads), async |_, cancel| run::http::http(&cfg, cancel).await)?;
     let reports = outcomes.done.iter().map(|o| report::http::HttpReport::new(&cfg, o)).collect();
-    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::http::render, out, kept)?;
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::http::render, out, (begun, kept))?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -424,9 +429,9 @@ pub fn export(
     })?;
     let reports =
         outcomes.done.iter().map(|o| TransferReport::export(&cfg, o, started.url(), started.throwaway())).collect();
-    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, kept)?;
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, (begun, kept))?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -449,9 +454,9 @@ pub fn insert_from_sql(
     let ends = ((source.url(), source.throwaway()), (started.url(), started.throwaway()));
     let reports =
         outcomes.done.iter().map(|o| TransferReport::from_sql(&cfg, o, ends.0.clone(), ends.1.clone())).collect();
-    let kept = (begun, last_latencies(&outcomes.done, |o| &o.figures));
+    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, kept)?;
+        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, (begun, kept))?;
     Ok(Outcome { exit_code, report })
 }
 
@@ -469,10 +474,10 @@ pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedR
     })?;
     let reports: Vec<MixedReport> =
         outcomes.done.iter().map(|o| MixedReport::new(&cfg, o, started.url(), started.throwaway())).collect();
-    let latencies = match (reports.last(), outcomes.done.last()) {
-        (Some(report), Some(outcome)) => Latencies::of(&mixed_parts(report, outcome)),
-        _ => Latencies::default(),
-    };
+    let mut latencies = Latencies::default();
+    for ((report, outcome), at) in reports.iter().zip(&outcomes.done).zip(&outcomes.began) {
+        latencies.add_run(begun.since(*at), &mixed_parts(report, outcome));
+    }
     let (exit_code, report) = emit(
         &cfg.output,
         reports,

@@ -5,7 +5,7 @@
 //! command line produced it. The server's side (its address, version and
 //! settings) is in each report's setup, as the server itself gave it.
 
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -52,13 +52,20 @@ pub struct ClientHost {
 pub struct RunStart {
     run_id: uuid::Uuid,
     at: SystemTime,
+    /// `at` on the monotonic clock, for offsets within the run.
+    clock: Instant,
     command_line: String,
 }
 
 impl RunStart {
     /// `command_line`: already redacted (see `config::command_line`).
     pub fn now(command_line: String) -> RunStart {
-        RunStart { run_id: uuid::Uuid::now_v7(), at: SystemTime::now(), command_line }
+        RunStart { run_id: uuid::Uuid::now_v7(), at: SystemTime::now(), clock: Instant::now(), command_line }
+    }
+
+    /// How long after the start `at` was (zero for a time before it).
+    pub fn since(&self, at: Instant) -> Duration {
+        at.saturating_duration_since(self.clock)
     }
 
     /// The run's metadata, ended now.

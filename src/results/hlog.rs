@@ -3,7 +3,9 @@
 //! format of Java's `HistogramLogWriter`), so that HdrHistogram's own tools
 //! (`HistogramLogProcessor`, the plotters, any language's reader) open them,
 //! and so that runs can later be merged exactly rather than by averaging
-//! percentiles. Values are microseconds, as the recorders keep them.
+//! percentiles. Values are microseconds, as the recorders keep them. With
+//! `--runs`, each run is an interval of its own, at its start, under the
+//! same tags: the log's readers add a tag's intervals, as ours does.
 
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -22,16 +24,25 @@ use crate::report::meta::RunMeta;
 /// by the part of a mixed run they belong to (`ingest.latency`).
 #[derive(Debug, Default)]
 pub struct Latencies {
-    pub histograms: Vec<(String, Histogram<u64>)>,
-    /// The longest measured stretch, as the intervals' length.
-    pub wall: Duration,
+    pub intervals: Vec<Interval>,
+}
+
+/// One histogram of the log, and the stretch of the run it covers.
+#[derive(Debug)]
+pub struct Interval {
+    pub tag: String,
+    /// From the command's start (the log's `StartTime`).
+    pub start: Duration,
+    /// The part's measured wall time.
+    pub length: Duration,
+    pub histogram: Histogram<u64>,
 }
 
 impl Latencies {
-    /// The measured histograms of a run's parts: `("", figures)` for a
-    /// command of one part; a mixed run names each part.
-    pub fn of(parts: &[(&str, &Figures)]) -> Latencies {
-        let mut kept = Latencies::default();
+    /// The measured histograms of one run, which began `start` after the
+    /// command did, by its parts: `("", figures)` for a command of one
+    /// part; a mixed run names each part.
+    pub fn add_run(&mut self, start: Duration, parts: &[(&str, &Figures)]) {
         for (part, figures) in parts {
             let prefix = if part.is_empty() { String::new() } else { format!("{}.", tag_safe(part)) };
             // Every recorder of a part (one per label) merged: the part's total.
@@ -45,13 +56,11 @@ impl Latencies {
                     }
                 }
             }
-            if let Some((latency, service)) = merged {
-                kept.histograms.push((format!("{prefix}latency"), latency));
-                kept.histograms.push((format!("{prefix}service"), service));
+            for (kind, histogram) in merged.into_iter().flat_map(|(l, s)| [("latency", l), ("service", s)]) {
+                let tag = format!("{prefix}{kind}");
+                self.intervals.push(Interval { tag, start, length: figures.wall, histogram });
             }
-            kept.wall = kept.wall.max(figures.wall);
         }
-        kept
     }
 }
 
@@ -60,8 +69,9 @@ fn tag_safe(s: &str) -> String {
     s.chars().map(|c| if matches!(c, ',' | ' ' | '\r' | '\n') { '_' } else { c }).collect()
 }
 
-/// The interval log of `latencies`: one interval per histogram, from the
-/// run's start (`StartTime` and `BaseTime`) over its measured wall time.
+/// The interval log of `latencies`: one interval per histogram, at its
+/// offset from the command's start (`StartTime` and `BaseTime`), over its
+/// measured wall time.
 pub fn write(latencies: &Latencies, meta: &RunMeta) -> String {
     let started = chrono::DateTime::parse_from_rfc3339(&meta.started_at)
         .map(|t| UNIX_EPOCH + Duration::from_millis(t.timestamp_millis().max(0) as u64))
@@ -75,22 +85,34 @@ pub fn write(latencies: &Latencies, meta: &RunMeta) -> String {
         .with_base_time(started)
         .begin_log_with(&mut buf, &mut serializer)
         .expect("writing to memory");
-    for (tag, h) in &latencies.histograms {
+    for i in &latencies.intervals {
         writer
-            .write_histogram(h, Duration::ZERO, latencies.wall, Tag::new(tag))
+            .write_histogram(&i.histogram, i.start, i.length, Tag::new(&i.tag))
             .expect("a histogram of new_histogram() serializes into memory");
     }
     String::from_utf8(buf).expect("an interval log is ASCII")
 }
 
-/// The histograms of an interval log, by tag (`None` for an untagged one).
+/// The histograms of an interval log, by tag (`None` for an untagged one),
+/// in the order the tags first appear: a tag's intervals (one per run of
+/// `--runs`) added into one.
 pub fn read(log: &str) -> anyhow::Result<Vec<(Option<String>, Histogram<u64>)>> {
     let mut deserializer = Deserializer::new();
-    let mut found = Vec::new();
+    let mut found: Vec<(Option<String>, Histogram<u64>)> = Vec::new();
     for entry in IntervalLogIterator::new(log.as_bytes()) {
         let entry = entry.map_err(|e| anyhow::anyhow!("not an HdrHistogram interval log: {e:?}"))?;
         if let LogEntry::Interval(i) = entry {
-            found.push((i.tag().map(|t| t.as_str().to_string()), decode(&i, &mut deserializer)?));
+            let tag = i.tag().map(|t| t.as_str().to_string());
+            let mut histogram = decode(&i, &mut deserializer)?;
+            // A decoded histogram's range is what it held: a later run's
+            // longer latencies widen it.
+            histogram.auto(true);
+            match found.iter_mut().find(|(t, _)| *t == tag) {
+                Some((_, sum)) => {
+                    sum.add(&histogram).map_err(|e| anyhow::anyhow!("adding {tag:?}'s intervals: {e:?}"))?
+                }
+                None => found.push((tag, histogram)),
+            }
         }
     }
     Ok(found)
@@ -117,7 +139,8 @@ mod tests {
             record_us(&mut rec.measured.service, us / 2);
         }
         let figures = Figures { recorders: vec![rec.clone(), rec], wall: Duration::from_secs(3), ..Default::default() };
-        let kept = Latencies::of(&[("ingest part", &figures)]);
+        let mut kept = Latencies::default();
+        kept.add_run(Duration::ZERO, &[("ingest part", &figures)]);
         let log = write(&kept, &RunStart::now("dbload ingest".into()).end());
         assert!(log.lines().any(|l| l.starts_with("Tag=ingest_part.latency,0.000,3.000,")), "{log}");
         let found = read(&log).unwrap();
@@ -125,8 +148,32 @@ mod tests {
         let (tag, latency) = &found[0];
         assert_eq!(tag.as_deref(), Some("ingest_part.latency"));
         assert_eq!(latency.len(), 8);
-        assert_eq!(latency.value_at_quantile(0.99), kept.histograms[0].1.value_at_quantile(0.99));
-        assert_eq!(*latency, kept.histograms[0].1);
+        assert_eq!(latency.value_at_quantile(0.99), kept.intervals[0].histogram.value_at_quantile(0.99));
+        assert_eq!(*latency, kept.intervals[0].histogram);
         assert!(read(&write(&Latencies::default(), &RunStart::now(String::new()).end())).unwrap().is_empty());
+    }
+
+    /// With `--runs`, every run's histograms are kept, each an interval at
+    /// its own start; reading the log adds a tag's intervals.
+    #[test]
+    fn every_run_is_an_interval_and_reading_adds_them() {
+        let mut fast = Recorder::default();
+        let mut slow = Recorder::default();
+        for us in [100, 200, 300] {
+            record_us(&mut fast.measured.latency, us);
+            record_us(&mut slow.measured.latency, us * 1000);
+        }
+        let second = Duration::from_secs;
+        let run = |rec: &Recorder| Figures { recorders: vec![rec.clone()], wall: second(2), ..Default::default() };
+        let mut kept = Latencies::default();
+        kept.add_run(second(0), &[("", &run(&fast))]);
+        kept.add_run(second(5), &[("", &run(&slow))]);
+        let log = write(&kept, &RunStart::now("dbload timeit --runs 2".into()).end());
+        let starts: Vec<&str> = log.lines().filter(|l| l.starts_with("Tag=latency,")).map(|l| &l[12..23]).collect();
+        assert_eq!(starts, ["0.000,2.000", "5.000,2.000"], "{log}");
+        let found = read(&log).unwrap();
+        let tags: Vec<_> = found.iter().map(|(t, h)| (t.as_deref().unwrap(), h.len())).collect();
+        assert_eq!(tags, [("latency", 6), ("service", 0)]);
+        assert_eq!(found[0].1.max(), slow.measured.latency.max());
     }
 }

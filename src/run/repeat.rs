@@ -4,6 +4,8 @@
 //! Ctrl-C ends the loop: the runs done, the interrupted one included, are
 //! what the report shows.
 
+use std::time::Instant;
+
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
@@ -14,6 +16,9 @@ use crate::config::Repeat;
 #[derive(Debug)]
 pub struct Runs<O> {
     pub done: Vec<O>,
+    /// When each run of `done` began: the results store keeps each run's
+    /// histograms as an interval of its own.
+    pub began: Vec<Instant>,
     pub failed: Option<anyhow::Error>,
 }
 
@@ -29,6 +34,7 @@ pub async fn repeat<O>(
     mut once: impl AsyncFnMut(u32, CancellationToken) -> Result<O>,
 ) -> Result<Runs<O>> {
     let mut done = Vec::with_capacity(plan.runs as usize);
+    let mut began = Vec::with_capacity(plan.runs as usize);
     for run in 1..=plan.runs {
         if run > 1 {
             tokio::select! {
@@ -42,13 +48,20 @@ pub async fn repeat<O>(
         if plan.runs > 1 && !quiet {
             eprintln!("dbload: run {run} of {}", plan.runs);
         }
+        let at = Instant::now();
         match once(run, cancel.clone()).await {
-            Ok(found) => done.push(found),
+            Ok(found) => {
+                done.push(found);
+                began.push(at);
+            }
             Err(e) if done.is_empty() => return Err(e),
-            Err(e) => return Ok(Runs { done, failed: Some(e.context(format!("run {run} of {}", plan.runs))) }),
+            Err(e) => {
+                let failed = Some(e.context(format!("run {run} of {}", plan.runs)));
+                return Ok(Runs { done, began, failed });
+            }
         }
     }
-    Ok(Runs { done, failed: None })
+    Ok(Runs { done, began, failed: None })
 }
 
 #[cfg(test)]
@@ -65,6 +78,7 @@ mod tests {
         let cancel = CancellationToken::new();
         let runs = repeat(plan(3, 1), true, &cancel, async |run, _| Ok(run)).await.unwrap();
         assert_eq!(runs.done, [1, 2, 3]);
+        assert!(runs.began.len() == 3 && runs.began.is_sorted());
         assert!(runs.failed.is_none());
     }
 

@@ -92,7 +92,8 @@ fn three_runs_are_each_reported_with_their_median(ctx: &Ctx) -> Result<()> {
 }
 
 /// The loop is the same for every command: timeit and export repeat, with
-/// the same count each run, and the text report shows the runs' table.
+/// the same count each run, and the text report shows the runs' table; the
+/// store keeps every run's histograms, each an interval at its own start.
 fn every_command_repeats(ctx: &Ctx) -> Result<()> {
     let r = report(&["timeit", "--url", &ctx.url, "-s", "select 1", "--repeat", "50", "--runs", "2"], 0)?;
     validate(&r, include_str!("../../schema/query-report.schema.json"))?;
@@ -111,10 +112,19 @@ fn every_command_repeats(ctx: &Ctx) -> Result<()> {
     let runs = r["repeat"]["runs"].as_array().context("repeat.runs")?;
     ensure(runs.len() == 2 && runs.iter().all(|run| run["acknowledged"] == 3000), || r["repeat"].to_string())?;
 
-    let (code, stdout, stderr) =
-        dbload_bin(&["timeit", "--url", &ctx.url, "-s", "select 1", "-r", "20", "--runs", "2"], &[]);
-    ensure(code == 0, || stderr.clone())?;
-    ensure(stdout.contains("Runs: 2 of 2 done") && stdout.contains("95% CI of median"), || stdout.clone())
+    let home = tempfile::tempdir()?;
+    let data_home = home.path().to_str().context("a temporary path")?;
+    let argv = ["timeit", "--url", &ctx.url, "-s", "select 1", "-r", "20", "--runs", "2"];
+    let stdout = in_store(&argv, 0, &[("XDG_DATA_HOME", data_home)])?;
+    ensure(stdout.contains("Runs: 2 of 2 done") && stdout.contains("95% CI of median"), || stdout.clone())?;
+    let dir = home.path().join("dbload/results");
+    let log = std::fs::read_dir(&dir)?.filter_map(|e| e.ok()).find(|e| e.path().extension() == Some("hlog".as_ref()));
+    let log = std::fs::read_to_string(log.context("no .hlog kept")?.path())?;
+    let intervals = log.lines().filter(|l| l.starts_with("Tag=latency,")).count();
+    ensure(intervals == 2, || format!("{intervals} latency intervals, want one per run:\n{log}"))?;
+    let histograms = dbload::results::hlog::read(&log)?;
+    let latency = histograms.iter().find(|(t, _)| t.as_deref() == Some("latency")).context("no latency tag")?;
+    ensure(latency.1.len() == 40, || format!("{} latencies read, want 2 runs × 20", latency.1.len()))
 }
 
 /// With `--runs`, `--fail-if` is judged on the medians: a condition every

@@ -49,9 +49,16 @@ fn kept(data_home: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// The commit the tested binary was built from, as its reports say it:
+/// `-dirty` when its sources differ from HEAD.
 fn git_head() -> Option<String> {
-    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let head = git(&["rev-parse", "HEAD"])?;
+    let changed = git(&["status", "--porcelain", "--", "src", "Cargo.toml", "Cargo.lock", "build.rs"])?;
+    Some(if changed.is_empty() { head } else { format!("{head}-dirty") })
 }
 
 /// The `run` object of every command's report is there, well formed and
