@@ -367,14 +367,14 @@ pub(crate) mod tests {
         let mut recorder = Recorder::default();
         for i in 0..10u64 {
             let ms = Duration::from_millis;
-            let t = Timing { intended: ms(i * 100), started: ms(i * 100 + i), ended: ms(i * 100 + 10 * (i + 1)) };
+            let t = Timing { intended: ms(i * 100), started: ms(i * 100 + i), ended: ms(i * 100 + 10 * (i + 1)), stage: None };
             recorder.ok(false, 1000, t);
         }
         recorder.failed(
             false,
             0,
             1000,
-            Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5) },
+            Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5), stage: None },
             "SQLSTATE 23505".into(),
             "duplicate key value violates unique constraint".into(),
         );
