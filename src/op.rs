@@ -159,6 +159,17 @@ impl Span {
         let along = (t.saturating_sub(self.start).as_secs_f64() / length).min(1.0);
         self.from + (self.to - self.from) * along
     }
+
+    /// The integral of the target over the span's first `into` of time:
+    /// with rate stages, the units the schedule calls for in it.
+    pub fn units_in(&self, into: Duration) -> f64 {
+        let length = (self.end - self.start).as_secs_f64();
+        if length == 0.0 {
+            return 0.0;
+        }
+        let t = into.as_secs_f64().min(length);
+        self.from * t + (self.to - self.from) * t * t / (2.0 * length)
+    }
 }
 
 impl Stages {
@@ -171,6 +182,13 @@ impl Stages {
             (at, from) = (span.end, s.target);
             span
         })
+    }
+
+    /// The mean of the target over the whole run: for rate stages, the
+    /// units they call for in all per second of their total time.
+    pub fn mean(&self) -> f64 {
+        let total: f64 = self.spans().map(|s| s.units_in(s.end - s.start)).sum();
+        total / self.duration().as_secs_f64().max(f64::MIN_POSITIVE)
     }
 
     /// How long the stages take together: the run's duration.
@@ -193,5 +211,18 @@ impl Stages {
     /// The target at `t`: the last one once the stages are over.
     pub fn target_at(&self, t: Duration) -> f64 {
         self.spans().find(|s| t < s.end).map_or_else(|| self.stages.last().map_or(self.start, |s| s.target), |s| s.target_at(t))
+    }
+}
+
+/// As the flag was written: `--rate-stages 30s:100,1m:1000`.
+impl std::fmt::Display for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let flag = match self.ramps {
+            Ramps::Vus => "--stages",
+            Ramps::Rate => "--rate-stages",
+        };
+        let parts: Vec<String> =
+            self.stages.iter().map(|s| format!("{}:{}", humantime::format_duration(s.duration), s.target)).collect();
+        write!(f, "{flag} {}", parts.join(","))
     }
 }

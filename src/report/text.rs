@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::{Accounting, ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
+use crate::op::Ramps;
 use crate::stats::LatencySummary;
 
 /// `1234567` → `1,234,567`.
@@ -167,6 +168,48 @@ pub(crate) fn outage_lines(out: &mut String, outages: &[super::OutageEntry]) {
     }
 }
 
+/// With stages (`--stages`, `--rate-stages`): a row per stage, its target
+/// beside what the operations that started in it reached.
+pub(crate) fn stage_lines(out: &mut String, stages: &[super::StageEntry], unit: &str) {
+    if stages.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Stages:     {:>5}  {:>15}  {:>17}  {:>9}  {:>11}  {:>9}  {:>9}  {:>6}",
+        "stage", "time (s)", "target", "ok", format!("{unit}/s"), "p50 ms", "p99 ms", "errors"
+    );
+    for e in stages {
+        let target = match e.ramps {
+            Ramps::Vus => format!("{} → {} VUs", e.from, e.to),
+            Ramps::Rate => format!("{} → {}/s", e.from, e.to),
+        };
+        let ms = |f: fn(&LatencySummary) -> f64| e.latency_ms.as_ref().map_or("-".into(), |l| format!("{:.3}", f(l)));
+        let _ = writeln!(
+            out,
+            "            {:>5}  {:>15}  {:>17}  {:>9}  {:>11.1}  {:>9}  {:>9}  {:>6}",
+            e.stage,
+            format!("{:.1} → {:.1}", e.start_s, e.end_s),
+            target,
+            group(e.ok),
+            e.per_sec,
+            ms(|l| l.p50),
+            ms(|l| l.p99),
+            group(e.errors)
+        );
+    }
+}
+
+/// The setup's pacing in words: the stages as given, an open loop at
+/// `rate` `unit`/s, or a closed loop.
+pub(crate) fn pacing_words(stages: Option<&str>, rate: Option<f64>, unit: &str) -> String {
+    match (stages, rate) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(rate)) => format!("open loop at {} {unit}/s", group(rate as u64)),
+        (None, None) => "closed loop".into(),
+    }
+}
+
 /// An open loop that fell behind its `--rate` says so.
 pub(crate) fn rate_warning_line(out: &mut String, p: &super::Pacing) {
     if let Some(w) = &p.rate_warning {
@@ -206,10 +249,7 @@ fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
         group(s.batch_size as u64),
         s.workers,
         if s.workers == 1 { "" } else { "s" },
-        match s.rate_rows_per_sec {
-            Some(rate) => format!("open loop at {} rows/s", group(rate as u64)),
-            None => "closed loop".into(),
-        }
+        pacing_words(s.stages.as_deref(), s.rate_rows_per_sec, "rows")
     );
 }
 
@@ -292,6 +332,7 @@ pub fn render(r: &Report) -> String {
     }
     error_lines(&mut out, &r.error_classes);
     connection_lines(&mut out, &r.connections);
+    stage_lines(&mut out, &r.stages, "rows");
     let latencies = &r.latencies;
     if let Some(l) = &latencies.latency_ms {
         let title = if latencies.service_time_ms.is_some() {

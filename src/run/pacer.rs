@@ -15,7 +15,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::op::{Ramps, Span, Stages};
+use crate::op::{Ramps, Stages};
 
 /// A wait this short is spent yielding to the runtime rather than asleep:
 /// arming a timer and being woken costs about as much, and a thread that
@@ -118,20 +118,9 @@ impl Schedule {
     }
 }
 
-/// Units the rate of `span` calls for in its first `into` of time: the
-/// integral of a rate going linearly from `from` to `to`.
-fn span_units(span: &Span, into: Duration) -> f64 {
-    let length = (span.end - span.start).as_secs_f64();
-    let t = into.as_secs_f64().min(length);
-    if length == 0.0 {
-        return 0.0;
-    }
-    span.from * t + (span.to - span.from) * t * t / (2.0 * length)
-}
-
 /// Units rate stages call for from the run's start to `t`.
 pub fn units_due(stages: &Stages, t: Duration) -> f64 {
-    stages.spans().take_while(|s| s.start < t).map(|s| span_units(&s, t - s.start)).sum()
+    stages.spans().take_while(|s| s.start < t).map(|s| s.units_in(t - s.start)).sum()
 }
 
 /// When rate stages have called for `n` units: the earliest time at which
@@ -139,7 +128,7 @@ pub fn units_due(stages: &Stages, t: Duration) -> f64 {
 pub fn time_of(stages: &Stages, n: f64) -> Option<Duration> {
     let mut left = n;
     for span in stages.spans() {
-        let area = span_units(&span, span.end - span.start);
+        let area = span.units_in(span.end - span.start);
         if left <= 0.0 {
             return Some(span.start);
         }
