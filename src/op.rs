@@ -210,7 +210,9 @@ impl Stages {
 
     /// The target at `t`: the last one once the stages are over.
     pub fn target_at(&self, t: Duration) -> f64 {
-        self.spans().find(|s| t < s.end).map_or_else(|| self.stages.last().map_or(self.start, |s| s.target), |s| s.target_at(t))
+        self.spans()
+            .find(|s| t < s.end)
+            .map_or_else(|| self.stages.last().map_or(self.start, |s| s.target), |s| s.target_at(t))
     }
 }
 

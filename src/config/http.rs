@@ -160,7 +160,9 @@ impl HttpConfig {
         let rate = super::check_rate(a.rate, "requests")?;
         let stages = super::resolve_stages(&a.stages, a.duration, rate, ("--vus", a.vus))?;
         if a.sleep.is_some() && a.stages.rate_stages.is_some() {
-            return Err(usage("--sleep and --rate-stages: an open loop's schedule sets when requests start; leave out --sleep"));
+            return Err(usage(
+                "--sleep and --rate-stages: an open loop's schedule sets when requests start; leave out --sleep",
+            ));
         }
         let vus = match (super::stage_workers(stages.as_ref()), a.vus, super::sizing_rate(rate, stages.as_ref())) {
             (Some(n), _, _) => n,

@@ -342,12 +342,14 @@ fn parse_stages(flag: &str, text: &str, ramps: Ramps, unit: &str) -> Result<Vec<
     text.split(',')
         .enumerate()
         .map(|(i, part)| {
-            let bad = |why: String| usage(format!("{flag} {text}: stage {} {part:?}: {why}; give TIME:TARGET,... such as {example}", i + 1));
+            let bad = |why: String| {
+                usage(format!("{flag} {text}: stage {} {part:?}: {why}; give TIME:TARGET,... such as {example}", i + 1))
+            };
             let Some((time, target)) = part.trim().split_once(':') else {
                 return Err(bad("no target (write TIME:TARGET)".into()));
             };
-            let duration = humantime::parse_duration(time.trim())
-                .map_err(|e| bad(format!("{time:?} is not a time ({e})")))?;
+            let duration =
+                humantime::parse_duration(time.trim()).map_err(|e| bad(format!("{time:?} is not a time ({e})")))?;
             let n = target.trim().parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0);
             let n = match (ramps, n) {
                 (Ramps::Vus, Some(n)) if n.fract() == 0.0 => n,

@@ -122,7 +122,9 @@ fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
             title: "Throughput per second".into(),
             caption: "operations (rows, queries, requests) completed in each second; with --runs, the last run".into(),
             legend: timelines.iter().map(Line::key).collect(),
-            svg: line_chart(&timelines, &SECONDS, "per second", None, &Marks::default(), |v| group(v.round().max(0.0) as u64))?,
+            svg: line_chart(&timelines, &SECONDS, "per second", None, &Marks::default(), |v| {
+                group(v.round().max(0.0) as u64)
+            })?,
         });
     }
     Ok(out)

@@ -193,7 +193,8 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         .skip(1)
         .filter_map(|s| s["start_s"].as_f64())
         .collect();
-    let stage_key = (!boundaries.is_empty()).then(|| LegendKey { label: "stage boundary".into(), color: "#6b7280".into() });
+    let stage_key =
+        (!boundaries.is_empty()).then(|| LegendKey { label: "stage boundary".into(), color: "#6b7280".into() });
     let marks = Marks { outages: &outages, boundaries: &boundaries };
     let mut out = Vec::new();
     if timeline.len() >= 2 {
@@ -209,7 +210,12 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         out.push(Chart {
             title: format!("Throughput: {unit} per second"),
             caption: format!("{what} completed in each second since the start; the last second may be partial"),
-            legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(outage_key).chain(stage_key.clone()).collect(),
+            legend: std::iter::once(&done)
+                .chain(&errors)
+                .map(Line::key)
+                .chain(outage_key)
+                .chain(stage_key.clone())
+                .collect(),
             svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &marks, |v| {
                 group(v.round().max(0.0) as u64)
             })?,
@@ -329,9 +335,8 @@ pub(super) fn line_chart(
             .x_desc(x.desc)
             .y_desc(y_desc)
             .draw()?;
-        chart.draw_series(
-            marks.outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())),
-        )?;
+        chart
+            .draw_series(marks.outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())))?;
         chart.draw_series(
             marks.boundaries.iter().map(|&at| PathElement::new(vec![(at, 0.0), (at, y_max)], BOUNDARY.stroke_width(2))),
         )?;

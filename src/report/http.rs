@@ -16,8 +16,7 @@ use super::text::{
 };
 use super::{
     error_entries, paced_rate, span_s, stage_entries, timeline, Accounting, ClientReport, ErrorEntry, Header, Paced,
-    Pacing, StageEntry, TimelineEntry,
-    Verdict,
+    Pacing, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::http::{BodySource, HttpConfig};
 use crate::op::{Stages, Warmup};

@@ -146,11 +146,8 @@ impl QueryReport {
         let qps = per_sec(m.batches, duration_s);
         // A query in flight when its connection was lost counts as failed: none is left in doubt.
         let Connections { outages, reconnects, .. } = Connections::of(total);
-        let pacing = Pacing::of(
-            Paced { rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
-            m,
-            f.dropped,
-        );
+        let pacing =
+            Pacing::of(Paced { rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps }, m, f.dropped);
         QueryReport {
             header: Header::new(cfg.command),
             verdict: Verdict::new(f.interrupted, errors > 0 || pacing.behind()).stopped(f.stopped.clone()),

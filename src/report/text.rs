@@ -177,7 +177,14 @@ pub(crate) fn stage_lines(out: &mut String, stages: &[super::StageEntry], unit: 
     let _ = writeln!(
         out,
         "Stages:     {:>5}  {:>15}  {:>17}  {:>9}  {:>11}  {:>9}  {:>9}  {:>6}",
-        "stage", "time (s)", "target", "ok", format!("{unit}/s"), "p50 ms", "p99 ms", "errors"
+        "stage",
+        "time (s)",
+        "target",
+        "ok",
+        format!("{unit}/s"),
+        "p50 ms",
+        "p99 ms",
+        "errors"
     );
     for e in stages {
         let target = match e.ramps {
@@ -408,7 +415,12 @@ pub(crate) mod tests {
         let mut recorder = Recorder::default();
         for i in 0..10u64 {
             let ms = Duration::from_millis;
-            let t = Timing { intended: ms(i * 100), started: ms(i * 100 + i), ended: ms(i * 100 + 10 * (i + 1)), stage: None };
+            let t = Timing {
+                intended: ms(i * 100),
+                started: ms(i * 100 + i),
+                ended: ms(i * 100 + 10 * (i + 1)),
+                stage: None,
+            };
             recorder.ok(false, 1000, t);
         }
         recorder.failed(

@@ -50,7 +50,13 @@ pub enum Turn {
 
 impl Schedule {
     pub fn new(rate: Option<f64>) -> Self {
-        Schedule { rate, stages: None, taken: AtomicU64::new(0), started: AtomicU64::new(0), joined: AtomicUsize::new(0) }
+        Schedule {
+            rate,
+            stages: None,
+            taken: AtomicU64::new(0),
+            started: AtomicU64::new(0),
+            joined: AtomicUsize::new(0),
+        }
     }
 
     /// `--rate`, if the schedule has one.
@@ -325,7 +331,8 @@ mod tests {
         assert_eq!(slots.iter().filter(|t| **t < Duration::from_secs(4)).count(), 50);
         assert_eq!(s.take(10, Duration::ZERO), Duration::from_secs(6), "past the end: the deadline");
         // A stage at rate 0 is a pause: nothing is placed in it.
-        let paused = stages(Ramps::Rate, 0.0, &[(0, 10.0), (1000, 10.0), (0, 0.0), (1000, 0.0), (0, 10.0), (1000, 10.0)]);
+        let paused =
+            stages(Ramps::Rate, 0.0, &[(0, 10.0), (1000, 10.0), (0, 0.0), (1000, 0.0), (0, 10.0), (1000, 10.0)]);
         assert_eq!(time_of(&paused, 10.0), Some(Duration::from_secs(1)));
         assert_eq!(time_of(&paused, 10.5), Some(Duration::from_millis(2050)));
     }
@@ -335,7 +342,12 @@ mod tests {
         let s = Schedule::new(None).staged(Some(ramp()));
         s.started(400);
         assert_eq!(s.dropped(Duration::from_secs(4), None), Some(100));
-        assert_eq!(Schedule::new(None).staged(Some(stages(Ramps::Vus, 1.0, &[(1000, 5.0)]))).dropped(Duration::from_secs(1), None), None);
+        assert_eq!(
+            Schedule::new(None)
+                .staged(Some(stages(Ramps::Vus, 1.0, &[(1000, 5.0)])))
+                .dropped(Duration::from_secs(1), None),
+            None
+        );
     }
 
     #[test]
