@@ -130,8 +130,9 @@ impl HttpReport {
         let errors = m.failed_batches + rec.warmup.failed_batches;
         let rate = |n: u64| if duration_s > 0.0 { n as f64 / duration_s } else { 0.0 };
         let spec = &cfg.request;
-        let paced_rate = paced_rate(cfg.rate, cfg.stages.as_ref());
-        let paced = Paced { rate: paced_rate, unit: "requests", in_flight_flag: "--vus", reached: rate(http_reqs) };
+        let (target_rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let paced =
+            Paced { rate: target_rate, rate_flag, unit: "requests", in_flight_flag: "--vus", reached: rate(http_reqs) };
         let pacing = Pacing::of(paced, m, f.dropped);
         let body = match &cfg.body {
             BodySource::Fixed { label: Some(l) } => l.clone(),

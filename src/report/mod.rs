@@ -286,8 +286,10 @@ pub struct Pacing {
 
 /// How a command names what it paces, for [`Pacing::of`].
 pub(crate) struct Paced<'a> {
-    /// `--rate`, units per second.
+    /// `--rate`, units per second (the mean of `--rate-stages`).
     pub rate: Option<f64>,
+    /// The flag that set it: `--rate` or `--rate-stages`.
+    pub rate_flag: &'a str,
     /// What a unit of the rate is: `rows`, `queries`, `requests`.
     pub unit: &'a str,
     /// The flag that bounds the operations in flight.
@@ -311,9 +313,10 @@ impl Pacing {
         let behind = p.reached < SHARE_HELD * rate || dropped as f64 > (1.0 - SHARE_HELD) * due.max(dropped as f64);
         let rate_warning = warned.then(|| {
             format!(
-                "could not hold {rate}/s: {} of {} operations started more than {late_after_ms} ms late, \
+                "could not hold {rate}/s{}: {} of {} operations started more than {late_after_ms} ms late, \
                  {} {} due were never started; reached {:.1} {}/s. Raise {} (operations in flight) \
-                 or lower --rate",
+                 or lower {}",
+                if p.rate_flag == "--rate" { "" } else { " on average" },
                 text::group(late),
                 text::group(started),
                 text::group(dropped),
@@ -321,6 +324,7 @@ impl Pacing {
                 p.reached,
                 p.unit,
                 p.in_flight_flag,
+                p.rate_flag,
             )
         });
         Pacing { late: Some(late), late_after_ms, dropped: Some(dropped), rate_warning, behind }
@@ -599,10 +603,13 @@ pub fn stage_entries(stages: Option<&Stages>, rec: &Recorder, wall: Duration) ->
         .collect()
 }
 
-/// The rate a run's pacing is judged against: `--rate`, or the mean of
-/// `--rate-stages` (the units they call for over their time).
-pub fn paced_rate(rate: Option<f64>, stages: Option<&Stages>) -> Option<f64> {
-    rate.or(stages.filter(|s| s.ramps == Ramps::Rate).map(Stages::mean))
+/// The rate a run's pacing is judged against, and the flag that set it:
+/// `--rate`, or the mean of `--rate-stages` (the units they call for over their time).
+pub fn paced_rate(rate: Option<f64>, stages: Option<&Stages>) -> (Option<f64>, &'static str) {
+    match stages.filter(|s| s.ramps == Ramps::Rate) {
+        Some(s) => (Some(s.mean()), "--rate-stages"),
+        None => (rate, "--rate"),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -706,8 +713,9 @@ impl Report {
         let connections = Connections::of(rec);
         // A batch nobody can vouch for may be lost: the run did not succeed.
         let lost = throughput.errors > 0 || connections.in_doubt_rows > 0;
-        let rate = paced_rate(cfg.rate, cfg.stages.as_ref());
-        let paced = Paced { rate, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
+        let (rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let paced =
+            Paced { rate, rate_flag, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
         let pacing = Pacing::of(paced, m, f.dropped);
         let mut verdict = Verdict::new(f.interrupted, lost || verify_failed || pacing.behind());
         let input_error = input.as_ref().and_then(|i| {
@@ -801,7 +809,8 @@ mod tests {
     }
 
     fn pacing(late: u64, reached: f64, dropped: u64) -> Pacing {
-        let p = Paced { rate: Some(100.0), unit: "queries", in_flight_flag: "--concurrency", reached };
+        let p =
+            Paced { rate: Some(100.0), rate_flag: "--rate", unit: "queries", in_flight_flag: "--concurrency", reached };
         Pacing::of(p, &phase(late), Some(dropped))
     }
 
@@ -829,8 +838,11 @@ mod tests {
 
     #[test]
     fn a_closed_loop_has_no_pacing() {
-        let p =
-            Pacing::of(Paced { rate: None, unit: "rows", in_flight_flag: "--workers", reached: 1.0 }, &phase(0), None);
+        let p = Pacing::of(
+            Paced { rate: None, rate_flag: "--rate", unit: "rows", in_flight_flag: "--workers", reached: 1.0 },
+            &phase(0),
+            None,
+        );
         assert_eq!((p.late, p.dropped, p.rate_warning, p.behind), (None, None, None, false));
     }
 }

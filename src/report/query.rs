@@ -140,14 +140,17 @@ impl QueryReport {
         let total = f.recorder();
         let m = &total.measured;
         let errors = m.failed_batches + total.warmup.failed_batches;
-        let rate = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let (rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
         let paced = rate.is_some();
         let setup = &out.setup;
         let qps = per_sec(m.batches, duration_s);
         // A query in flight when its connection was lost counts as failed: none is left in doubt.
         let Connections { outages, reconnects, .. } = Connections::of(total);
-        let pacing =
-            Pacing::of(Paced { rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps }, m, f.dropped);
+        let pacing = Pacing::of(
+            Paced { rate, rate_flag, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
+            m,
+            f.dropped,
+        );
         QueryReport {
             header: Header::new(cfg.command),
             verdict: Verdict::new(f.interrupted, errors > 0 || pacing.behind()).stopped(f.stopped.clone()),

@@ -187,19 +187,21 @@ pub(crate) fn stage_lines(out: &mut String, stages: &[super::StageEntry], unit: 
         "errors"
     );
     for e in stages {
+        let ms = |f: fn(&LatencySummary) -> f64| e.latency_ms.as_ref().map_or("-".into(), |l| format!("{:.3}", f(l)));
+        let per_sec = if e.per_sec >= 100.0 { group(e.per_sec.round() as u64) } else { format!("{:.1}", e.per_sec) };
+        let number = |n: f64| if n >= 1000.0 { group(n.round() as u64) } else { n.to_string() };
         let target = match e.ramps {
             Ramps::Vus => format!("{} → {} VUs", e.from, e.to),
-            Ramps::Rate => format!("{} → {}/s", e.from, e.to),
+            Ramps::Rate => format!("{} → {}/s", number(e.from), number(e.to)),
         };
-        let ms = |f: fn(&LatencySummary) -> f64| e.latency_ms.as_ref().map_or("-".into(), |l| format!("{:.3}", f(l)));
         let _ = writeln!(
             out,
-            "            {:>5}  {:>15}  {:>17}  {:>9}  {:>11.1}  {:>9}  {:>9}  {:>6}",
+            "            {:>5}  {:>15}  {:>17}  {:>9}  {:>11}  {:>9}  {:>9}  {:>6}",
             e.stage,
             format!("{:.1} → {:.1}", e.start_s, e.end_s),
             target,
             group(e.ok),
-            e.per_sec,
+            per_sec,
             ms(|l| l.p50),
             ms(|l| l.p99),
             group(e.errors)
