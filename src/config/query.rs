@@ -198,6 +198,34 @@ mod tests {
         assert_eq!(split_statements(script), vec!["select 1", "select ';'", "select \"a;b\" from t"]);
     }
 
+    /// Stages as k6 reads them: VUs from the connections flag (else 1) up
+    /// to the highest target, which sets the workers; a rate from 0, with
+    /// the connections flag or the highest rate sizing what is in flight;
+    /// the run lasts the stages' total.
+    #[test]
+    fn stages_set_the_workers_and_the_duration_as_k6_does() {
+        use crate::op::Ramps;
+        use clap::Parser;
+        let timeit = |flags: &[&str]| {
+            let argv = [&["dbload", "timeit", "-s", "select 1"], flags].concat();
+            let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+                unreachable!("timeit")
+            };
+            QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap()
+        };
+        let c = timeit(&["--stages", "30s:10,1m:50,30s:0"]);
+        let s = c.stages.as_ref().unwrap();
+        assert_eq!((s.ramps, s.start, c.concurrency), (Ramps::Vus, 1.0, 50));
+        assert_eq!((c.duration, c.max_queries, c.reconnect), (Some(Duration::from_secs(120)), None, true));
+        let c = timeit(&["--stage", "10s:4", "--concurrency", "2"]);
+        assert_eq!((c.stages.unwrap().start, c.concurrency), (2.0, 4), "--concurrency is k6's startVUs");
+        let c = timeit(&["--rate-stages", "30s:100,1m:1000,30s:1000"]);
+        let s = c.stages.as_ref().unwrap();
+        assert_eq!((s.ramps, s.start, c.concurrency, c.rate), (Ramps::Rate, 0.0, 20, None));
+        assert_eq!(timeit(&["--rate-stages", "10s:5", "--concurrency", "3"]).concurrency, 3);
+        assert_eq!(timeit(&["--rate-stages", "10s:5", "--repeat", "7"]).max_queries, Some(7), "whichever first");
+    }
+
     /// Found by `bench/fuzz.sh`: `--concurrency 2147483647` set up that many
     /// query streams before the run (minutes, gigabytes) instead of refusing.
     #[test]

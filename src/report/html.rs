@@ -68,6 +68,7 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
     env.add_filter("fixed", |v: Option<f64>, digits: usize| v.map_or_else(|| "–".into(), |v| format!("{v:.digits$}")));
     env.add_filter("percent", |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{:.2}%", v * 100.0)));
     env.add_filter("bytes", |v: Option<f64>| v.map_or_else(|| "–".into(), k6_bytes));
+    env.add_filter("number", |v: f64| tick(&v));
     let template = env.get_template(TEMPLATE_NAME).context("the HTML report template")?;
     template.render(context! { r => Serde(&json), parts }).context("rendering the HTML report")
 }
@@ -522,6 +523,27 @@ mod tests {
             assert!(c.svg.to_uppercase().contains(shade), "{}: the window is shaded", c.title);
         }
         assert_eq!(charts[0].legend.last().unwrap().label, "outage (a connection lost)");
+    }
+
+    #[test]
+    fn stage_boundaries_are_lines_on_the_timeline_charts_and_stages_a_table() {
+        let mut report = workload(timeline(), latency());
+        let stage = |n: u64, start: f64, end: f64| {
+            json!({"stage": n, "ramps": "rate", "start_s": start, "end_s": end, "from": 0.0, "to": 100.0,
+                   "target_per_sec": 50.0, "ok": 100, "units": 100, "errors": 0, "per_sec": 50.0, "latency_ms": null})
+        };
+        report["stages"] = json!([stage(1, 0.0, 1.0), stage(2, 1.0, 2.0)]);
+        let boundary = "#6B7280";
+        let plain = charts(&workload(timeline(), latency())).unwrap();
+        assert!(!plain[0].svg.to_uppercase().contains(boundary), "no stages, no boundary");
+        let charts = charts(&report).unwrap();
+        for c in &charts[..2] {
+            let lines = c.svg.to_uppercase().matches(&format!("STROKE=\"{boundary}\"")).count();
+            assert_eq!(lines, 1, "{}: one boundary, between the two stages", c.title);
+            assert_eq!(c.legend.last().unwrap().label, "stage boundary");
+        }
+        let html = render(&report).unwrap();
+        assert!(html.contains("<h3>Stages</h3>") && html.contains("0 → 100/s"), "the stages' table");
     }
 
     #[test]

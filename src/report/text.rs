@@ -466,6 +466,42 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn each_stage_is_a_row_with_its_target_and_what_it_reached() {
+        let entry = |stage, ramps, (from, to): (f64, f64), per_sec| super::super::StageEntry {
+            stage,
+            ramps,
+            start_s: 10.0 * (stage - 1) as f64,
+            end_s: 10.0 * stage as f64,
+            from,
+            to,
+            target_per_sec: None,
+            ok: 5000,
+            units: 5000,
+            errors: 0,
+            per_sec,
+            latency_ms: None,
+        };
+        let mut out = String::new();
+        stage_lines(&mut out, &[], "rows");
+        assert!(out.is_empty(), "no stages, no table");
+        stage_lines(
+            &mut out,
+            &[entry(1, Ramps::Rate, (0.0, 2000.0), 999.6), entry(2, Ramps::Vus, (1.0, 20.0), 12.25)],
+            "rows",
+        );
+        let rows: Vec<&str> = out.lines().collect();
+        assert!(rows[0].starts_with("Stages:") && rows[0].contains("rows/s"), "{out}");
+        assert!(
+            rows[1].contains("0.0 → 10.0") && rows[1].contains("0 → 2,000/s") && rows[1].contains(" 1,000 "),
+            "{out}"
+        );
+        assert!(
+            rows[2].contains("1 → 20 VUs") && rows[2].contains(" 12.2 ") && rows[2].trim_end().ends_with('0'),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn outages_and_in_doubt_batches_are_listed() {
         use crate::report::{Connections, InDoubtEntry, OutageEntry};
         use crate::stats::recorder::Resolution;
