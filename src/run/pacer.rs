@@ -125,13 +125,13 @@ impl Schedule {
 }
 
 /// Units rate stages call for from the run's start to `t`.
-pub fn units_due(stages: &Stages, t: Duration) -> f64 {
+fn units_due(stages: &Stages, t: Duration) -> f64 {
     stages.spans().take_while(|s| s.start < t).map(|s| s.units_in(t - s.start)).sum()
 }
 
 /// When rate stages have called for `n` units: the earliest time at which
 /// their integral reaches `n`; `None` if it never does before their end.
-pub fn time_of(stages: &Stages, n: f64) -> Option<Duration> {
+fn time_of(stages: &Stages, n: f64) -> Option<Duration> {
     let mut left = n;
     for span in stages.spans() {
         let area = span.units_in(span.end - span.start);
