@@ -100,7 +100,7 @@ pub async fn ingest(
         let _ = gate.go.await;
     }
     let meter = CostMeter::start();
-    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
+    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
     plan.reconnect = cfg.reconnect;
     let reading = match &cfg.model {
         crate::model::ModelSpec::Json(json) => json.input_progress(),

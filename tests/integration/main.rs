@@ -16,6 +16,7 @@ mod reconnect;
 mod repeat;
 mod report;
 mod results;
+mod stages;
 mod stop;
 mod support;
 mod transfer;
@@ -28,7 +29,13 @@ use support::Ctx;
 type Test = fn(&Ctx) -> anyhow::Result<()>;
 
 /// Timing tests outside `pacing::`, run in the quiet phase too.
-const TIMED: &[&str] = &["http::open_loop_rate_is_held"];
+const TIMED: &[&str] = &[
+    "http::open_loop_rate_is_held",
+    "http::rate_stages_are_followed",
+    "stages::rate_stages_hold_each_stage_within_10_percent",
+    "stages::busy_workers_follow_the_vu_stages",
+    "stages::ingest_rate_stages_count_rows",
+];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
 /// CrateDB), named by the URLs in these environment variables. Without
@@ -60,6 +67,7 @@ fn main() -> std::process::ExitCode {
         report::tests(),
         pacing::tests(),
         repeat::tests(),
+        stages::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the
