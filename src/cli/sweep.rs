@@ -74,8 +74,8 @@ pub struct SweepArgs {
     pub find_max_rate: bool,
 
     /// With --find-max-rate: what a rate must keep (repeatable), e.g. 'p99_ms < 50'. A step also
-    /// breaks when it reaches less than 95% of its rate, starts work late or drops it (the
-    /// report's rate_warning), or has errors.
+    /// breaks when it reaches less than 95% of its rate, drops work its schedule called for,
+    /// starts more than 5% of it late (the report's late and dropped), or has errors.
     #[arg(long, value_name = "EXPR", requires = "find_max_rate", help_heading = "Saturation search")]
     pub slo: Vec<String>,
 

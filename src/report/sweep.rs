@@ -241,8 +241,135 @@ pub fn render(r: &SweepReport) -> String {
     } else if r.status != "interrupted" {
         let _ = writeln!(out, "No point meets every --where: no best point");
     }
+    if r.status == "interrupted" {
+        let done = r.points.iter().map(|p| p.runs.len()).sum::<usize>();
+        let planned = r.order.iter().map(Vec::len).sum::<usize>();
+        let _ = writeln!(out, "Interrupted: {done} of {planned} runs done; the points above are what they measured");
+    }
     if let Some(why) = &r.stopped {
         let _ = writeln!(out, "Stopped: {why}");
     }
     out
+}
+
+/// Writes the sweep's HTML page to `path`: its table, then its charts.
+pub fn write_html(r: &SweepReport, path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let html = html(r)?;
+    std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
+}
+
+/// The page: the text table above the charts, in the page `compare
+/// --html` makes.
+pub fn html(r: &SweepReport) -> anyhow::Result<String> {
+    use anyhow::Context;
+    use minijinja::{context, value::Serde, Environment};
+    use super::compare_html::{TEMPLATE, TEMPLATE_NAME};
+    let charts = charts(r)?;
+    let mut env = Environment::new();
+    env.add_template(TEMPLATE_NAME, TEMPLATE).context("the sweep's HTML template")?;
+    let template = env.get_template(TEMPLATE_NAME).context("the sweep's HTML template")?;
+    let (heading, names, table) = (format!("dbload sweep of {}", r.swept), [r.sweep_id.clone()], render(r));
+    template.render(context! { heading, names, table, charts => Serde(&charts) }).context("rendering the sweep's HTML page")
+}
+
+/// Throughput against the (first) varied flag, one line per value of the
+/// second, if there is one (a search: achieved rate against target rate);
+/// and p99 against throughput, the knee. The best point is ringed.
+fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::html::Chart>> {
+    use super::html::{Line, BLUE, ORANGE, RED};
+    let Some((name, unit)) = r.throughput() else { return Ok(Vec::new()) };
+    let colors = [BLUE, RED, ORANGE, plotters::style::RGBColor(21, 128, 61), plotters::style::RGBColor(124, 58, 237)];
+    let first = &r.varied[0];
+    // A flag's values on the x axis: as numbers when they all are, else by position.
+    let numeric: Option<Vec<f64>> = first.values.iter().map(|v| v.parse::<f64>().ok()).collect();
+    let x_of = |p: &Point| -> f64 {
+        let i = first.values.iter().position(|v| *v == p.values[0]).unwrap_or(0);
+        numeric.as_ref().map_or(i as f64, |n| n[i])
+    };
+    let series: Vec<Option<&String>> = match r.varied.get(1) {
+        Some(second) => second.values.iter().map(Some).collect(),
+        None => vec![None],
+    };
+    // A point on a line: it measured something, and it has the line's value of the second flag.
+    let on = |p: &Point, s: Option<&String>| p.figures.contains_key(name) && s.is_none_or(|v| p.values.get(1) == Some(v));
+    let line = |i: usize, s: Option<&String>, xy: &dyn Fn(&Point) -> Option<(f64, f64)>| {
+        let mut points: Vec<(f64, f64)> = r.points.iter().filter(|p| on(p, s)).filter_map(xy).collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let label = s.map_or_else(|| unit.to_string(), |v| format!("{}={v}", r.varied[1].flag));
+        Line { label, color: colors[i % colors.len()], points: points.into_iter().map(Some).collect() }
+    };
+    let best = r.best.map(|i| &r.points[i]);
+    let mut out = Vec::new();
+    let against_flag: Vec<Line> =
+        series.iter().enumerate().map(|(i, s)| line(i, *s, &|p| Some((x_of(p), *p.figures.get(name)?)))).collect();
+    let names = numeric.is_none().then(|| first.values.clone());
+    out.push(chart(
+        format!("{unit} against {}", first.flag),
+        match &names {
+            Some(n) => format!("the median of each point's runs; {} by position: {}", first.flag, n.join(", ")),
+            None => "the median of each point's runs".into(),
+        },
+        &against_flag,
+        best.and_then(|b| Some((x_of(b), *b.figures.get(name)?))),
+        (first.flag.clone(), unit.to_string()),
+        names,
+    )?);
+    let knee: Vec<Line> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| line(i, *s, &|p| Some((*p.figures.get(name)?, *p.figures.get("p99_ms")?))))
+        .collect();
+    out.push(chart(
+        format!("p99 against {unit}: the knee"),
+        "where latency rises faster than throughput, the setup is saturated".into(),
+        &knee,
+        best.and_then(|b| Some((*b.figures.get(name)?, *b.figures.get("p99_ms")?))),
+        (unit.to_string(), "p99 ms".into()),
+        None,
+    )?);
+    Ok(out)
+}
+
+/// A chart of `lines` (each point drawn, joined in x order) with `best`
+/// ringed; `names`: the x axis's tick labels when it counts positions.
+fn chart(
+    title: String,
+    caption: String,
+    lines: &[super::html::Line],
+    best: Option<(f64, f64)>,
+    (x_desc, y_desc): (String, String),
+    names: Option<Vec<String>>,
+) -> anyhow::Result<super::html::Chart> {
+    use super::html::{font, frame, inline, mesh, tick, Chart, LegendKey, ORANGE, SIZE};
+    use plotters::prelude::*;
+    let all = || lines.iter().flat_map(|l| l.points.iter().flatten());
+    let (x_min, x_max) = all().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+    let (x_min, x_max) = if x_min > x_max { (0.0, 1.0) } else { (x_min, x_max) };
+    let pad = ((x_max - x_min) * 0.08).max(0.5);
+    let y_max = all().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.15;
+    let label = |v: &f64| match &names {
+        Some(n) if (v - v.round()).abs() < 1e-9 => n.get(v.round() as usize).cloned().unwrap_or_default(),
+        Some(_) => String::new(),
+        None => tick(v),
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut c = frame(&root).build_cartesian_2d((x_min - pad).max(0.0)..x_max + pad, 0f64..y_max)?;
+        mesh(&mut c).x_label_formatter(&label).y_label_formatter(&tick).x_desc(x_desc).y_desc(y_desc).draw()?;
+        for line in lines {
+            let points: Vec<(f64, f64)> = line.points.iter().flatten().copied().collect();
+            c.draw_series(LineSeries::new(points.clone(), line.color.filled().stroke_width(2)).point_size(3))?;
+        }
+        if let Some(b) = best {
+            c.draw_series(std::iter::once(Circle::new(b, 9, ORANGE.stroke_width(3))))?;
+            c.draw_series(std::iter::once(Text::new("best", (b.0, b.1 + y_max * 0.04), font(14))))?;
+        }
+        root.present()?;
+    }
+    let mut legend: Vec<LegendKey> = lines.iter().map(super::html::Line::key).collect();
+    legend.extend(best.map(|_| LegendKey::new("best point (ringed)", ORANGE)));
+    Ok(Chart { title, caption, legend, svg: inline(svg) })
 }

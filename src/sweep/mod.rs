@@ -61,6 +61,12 @@ const PACED: [&str; 3] = ["timeit", "workload", "http"];
 /// this share of it (the command itself fails a run below 90 %).
 const HELD_SHARE: f64 = 0.95;
 
+/// ... and when no more than this share of its operations started late
+/// (every worker busy when their slot came) and none was dropped. A few
+/// late starts are queueing, which the latency (measured from the intended
+/// start) and so the SLO already weigh; more mean the schedule is not kept.
+const LATE_SHARE: f64 = 0.05;
+
 /// A sweep resolved before anything runs: every point's command line
 /// parsed, every figure named checked against the command's report.
 struct Plan {
@@ -124,6 +130,9 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     match plan.output {
         OutputFormat::Text => out.write_all(report::render(&report).as_bytes()).context("writing the report")?,
         OutputFormat::Json => crate::report::json::write(&json, out)?,
+    }
+    if let Some(path) = &plan.html {
+        report::write_html(&report, path)?;
     }
     let kept = results::keep(&plan.results, &results::Run { meta: &meta, report: &json, latencies: &Latencies::default() });
     if plan.output == OutputFormat::Text {
@@ -481,8 +490,14 @@ impl Sweep<'_> {
             if achieved < rate * HELD_SHARE {
                 why.push(format!("reached {}/s, below {}% of {}/s", figure(achieved), HELD_SHARE * 100.0, figure(rate)));
             }
-            if let Some(warning) = reports.iter().find_map(|r| r["rate_warning"].as_str()) {
-                why.push(warning.to_string());
+            let count = |name: &str| median.pointer(name).and_then(Json::as_f64).unwrap_or(0.0);
+            let attempted = count("/accounting/ok") + count("/accounting/failed");
+            if count("/dropped") > 0.0 {
+                why.push(format!("{} due were never started", figure(count("/dropped"))));
+            }
+            if count("/late") > attempted * LATE_SHARE {
+                let late = count("/late");
+                why.push(format!("{} of {} started late (more than {}%)", figure(late), figure(attempted), LATE_SHARE * 100.0));
             }
             if let Some(errors) = median["errors"].as_f64().filter(|e| *e > 0.0) {
                 why.push(format!("{} errors", figure(errors)));
