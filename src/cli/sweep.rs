@@ -80,12 +80,24 @@ pub struct SweepArgs {
     pub slo: Vec<String>,
 
     /// With --find-max-rate: the first rate tried, per second.
-    #[arg(long, value_name = "R", default_value_t = 10.0, requires = "find_max_rate", help_heading = "Saturation search")]
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 10.0,
+        requires = "find_max_rate",
+        help_heading = "Saturation search"
+    )]
     pub start_rate: f64,
 
     /// With --find-max-rate: stop bisecting when the rate held and the rate broken are this close
     /// (a percentage of the rate held).
-    #[arg(long, value_name = "PERCENT", default_value = "5%", requires = "find_max_rate", help_heading = "Saturation search")]
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value = "5%",
+        requires = "find_max_rate",
+        help_heading = "Saturation search"
+    )]
     pub precision: String,
 
     /// With --find-max-rate: never try a rate above this; reaching it held is the answer.

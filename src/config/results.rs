@@ -48,7 +48,10 @@ pub fn tags(given: &[String]) -> Result<BTreeMap<String, String>> {
             return Err(crate::error::usage(format!("--tag {t}: write KEY=VALUE, e.g. --tag setup=replica")));
         };
         if tags.insert(key.trim().to_string(), value.to_string()).is_some() {
-            return Err(crate::error::usage(format!("--tag {t}: the key `{}` is tagged twice; give it once", key.trim())));
+            return Err(crate::error::usage(format!(
+                "--tag {t}: the key `{}` is tagged twice; give it once",
+                key.trim()
+            )));
         }
     }
     Ok(tags)

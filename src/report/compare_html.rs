@@ -59,7 +59,9 @@ pub fn render(reports: &[Drawn], table: &str) -> Result<String> {
     env.add_template(TEMPLATE_NAME, TEMPLATE).context("the comparison's HTML template")?;
     let template = env.get_template(TEMPLATE_NAME).context("the comparison's HTML template")?;
     let heading = "dbload compare";
-    template.render(context! { heading, names, table, charts => Serde(&charts) }).context("rendering the comparison's HTML page")
+    template
+        .render(context! { heading, names, table, charts => Serde(&charts) })
+        .context("rendering the comparison's HTML page")
 }
 
 /// A report's latency at each percentile it has: the medians over its runs

@@ -183,7 +183,10 @@ pub fn render(r: &SweepReport) -> String {
         let _ = write!(wanted, "; where {}", r.where_.join(" and "));
     }
     if let Some(s) = &r.search {
-        wanted = format!("Find the highest rate that keeps {}", if s.slo.is_empty() { "up".into() } else { s.slo.join(" and ") });
+        wanted = format!(
+            "Find the highest rate that keeps {}",
+            if s.slo.is_empty() { "up".into() } else { s.slo.join(" and ") }
+        );
     }
     let _ = writeln!(out, "{wanted}\n");
     let throughput = r.throughput();
@@ -262,15 +265,17 @@ pub fn write_html(r: &SweepReport, path: &std::path::Path) -> anyhow::Result<()>
 /// The page: the text table above the charts, in the page `compare
 /// --html` makes.
 pub fn html(r: &SweepReport) -> anyhow::Result<String> {
+    use super::compare_html::{TEMPLATE, TEMPLATE_NAME};
     use anyhow::Context;
     use minijinja::{context, value::Serde, Environment};
-    use super::compare_html::{TEMPLATE, TEMPLATE_NAME};
     let charts = charts(r)?;
     let mut env = Environment::new();
     env.add_template(TEMPLATE_NAME, TEMPLATE).context("the sweep's HTML template")?;
     let template = env.get_template(TEMPLATE_NAME).context("the sweep's HTML template")?;
     let (heading, names, table) = (format!("dbload sweep of {}", r.swept), [r.sweep_id.clone()], render(r));
-    template.render(context! { heading, names, table, charts => Serde(&charts) }).context("rendering the sweep's HTML page")
+    template
+        .render(context! { heading, names, table, charts => Serde(&charts) })
+        .context("rendering the sweep's HTML page")
 }
 
 /// Throughput against the (first) varied flag, one line per value of the
@@ -292,7 +297,8 @@ fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::html::Chart>> {
         None => vec![None],
     };
     // A point on a line: it measured something, and it has the line's value of the second flag.
-    let on = |p: &Point, s: Option<&String>| p.figures.contains_key(name) && s.is_none_or(|v| p.values.get(1) == Some(v));
+    let on =
+        |p: &Point, s: Option<&String>| p.figures.contains_key(name) && s.is_none_or(|v| p.values.get(1) == Some(v));
     let line = |i: usize, s: Option<&String>, xy: &dyn Fn(&Point) -> Option<(f64, f64)>| {
         let mut points: Vec<(f64, f64)> = r.points.iter().filter(|p| on(p, s)).filter_map(xy).collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -372,4 +378,89 @@ fn chart(
     let mut legend: Vec<LegendKey> = lines.iter().map(super::html::Line::key).collect();
     legend.extend(best.map(|_| LegendKey::new("best point (ringed)", ORANGE)));
     Ok(Chart { title, caption, legend, svg: inline(svg) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(index: usize, values: [&str; 2], rows_per_sec: f64, why_not: Option<&str>) -> Point {
+        let figures = [("rows_per_sec", rows_per_sec), ("p50_ms", 1.5), ("p99_ms", 4.25), ("errors", 0.0)];
+        Point {
+            index,
+            label: format!("batch-size={},workers={}", values[0], values[1]),
+            values: values.map(String::from).to_vec(),
+            status: if why_not.is_some() { "failed" } else { "ok" },
+            eligible: why_not.is_none(),
+            why_not: why_not.map(String::from),
+            objective: Some(rows_per_sec),
+            figures: figures.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            runs: Vec::new(),
+        }
+    }
+
+    fn sweep() -> SweepReport {
+        let varied =
+            |flag: &str, values: [&str; 2]| Varied { flag: flag.into(), values: values.map(String::from).to_vec() };
+        SweepReport {
+            schema_version: SCHEMA_VERSION,
+            command: "sweep",
+            status: "ok",
+            exit_code: 0,
+            sweep_id: "01a20d1c-78aa-76f2-9187-07b4fc2e4f79".into(),
+            mode: "grid",
+            swept: "ingest".into(),
+            base_command: "dbload ingest --rows 1000".into(),
+            varied: vec![varied("batch-size", ["500", "2000"]), varied("workers", ["1", "2"])],
+            objective: Objective { direction: "max", figure: "rows_per_sec".into() },
+            where_: vec!["p99_ms < 500".into()],
+            runs: 1,
+            seed: 7,
+            order_method: "shuffled_rounds",
+            order: vec![vec![2, 0, 3, 1]],
+            points: vec![
+                point(0, ["500", "1"], 1000.0, None),
+                point(1, ["500", "2"], 5000.0, Some("`p99_ms < 500` does not hold (p99_ms = 612)")),
+                point(2, ["2000", "1"], 3000.0, None),
+                point(3, ["2000", "2"], 2000.0, None),
+            ],
+            best: Some(2),
+            margin: Some(Margin {
+                runner_up: 3,
+                ratio: 1.5,
+                ratio_ci95: None,
+                p_value: None,
+                verdict: "single_runs".into(),
+                verdict_text: "single runs: no noise estimate".into(),
+            }),
+            search: None,
+            stopped: None,
+        }
+    }
+
+    #[test]
+    fn the_table_marks_the_best_and_says_why_a_point_is_not_eligible() {
+        let text = render(&sweep());
+        let best = text.lines().find(|l| l.starts_with('*')).unwrap();
+        assert!(best.contains("2000") && best.contains("3000") && best.ends_with("yes (best)"), "{text}");
+        assert!(text.contains("no: `p99_ms < 500` does not hold (p99_ms = 612)"), "{text}");
+        assert!(text.contains("seed 7") && text.contains("where p99_ms < 500"), "{text}");
+        assert!(
+            text.contains("Best: batch-size=2000,workers=1 (rows_per_sec 3000), 1.500× the runner-up batch-size=2000,workers=2 (single runs: no noise estimate)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_page_has_both_charts_and_loads_nothing() {
+        let page = html(&sweep()).unwrap();
+        assert_eq!(page.matches("<svg").count(), 2);
+        assert!(
+            page.contains("against batch-size") && page.contains("workers=2") && page.contains("best point"),
+            "{page}"
+        );
+        for needle in ["http://", "https://", "<script", "<link"] {
+            assert!(!page.contains(needle), "the page holds {needle}");
+        }
+    }
 }

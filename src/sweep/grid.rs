@@ -27,7 +27,8 @@ impl Vary {
     /// sets itself, an empty value, or a value given twice is a usage error
     /// naming the `--vary`.
     pub fn parse(s: &str) -> Result<Vary> {
-        let bad = |why: &str| usage(format!("--vary {s}: {why}; write FLAG=V1,V2,..., e.g. --vary batch-size=500,2000"));
+        let bad =
+            |why: &str| usage(format!("--vary {s}: {why}; write FLAG=V1,V2,..., e.g. --vary batch-size=500,2000"));
         let Some((flag, values)) = s.split_once('=') else {
             return Err(bad("no `=` between the flag and its values"));
         };

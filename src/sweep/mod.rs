@@ -113,7 +113,8 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     ));
     let sweep_id = start.run_id();
     let plan = Plan::resolve(args, &sweep_id)?;
-    let mut sweep = Sweep { plan: &plan, dispatch, signalled, sweep_id, points: Vec::new(), interrupted: false, table_made: false };
+    let mut sweep =
+        Sweep { plan: &plan, dispatch, signalled, sweep_id, points: Vec::new(), interrupted: false, table_made: false };
     let (order, failed, search) = match &plan.search {
         None => {
             let order = grid::rounds(grid::points(&plan.varied).len(), plan.runs, plan.seed);
@@ -134,7 +135,8 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     if let Some(path) = &plan.html {
         report::write_html(&report, path)?;
     }
-    let kept = results::keep(&plan.results, &results::Run { meta: &meta, report: &json, latencies: &Latencies::default() });
+    let kept =
+        results::keep(&plan.results, &results::Run { meta: &meta, report: &json, latencies: &Latencies::default() });
     if plan.output == OutputFormat::Text {
         writeln!(out, "{}", kept.join("\n")).context("writing the report")?;
     }
@@ -149,7 +151,10 @@ impl Plan {
         let (swept, given) = a.command.split_first().context("clap requires the command")?;
         let Some(&(_, contract)) = SWEEPABLE.iter().find(|(name, _)| name == swept) else {
             let names: Vec<&str> = SWEEPABLE.iter().map(|(n, _)| *n).collect();
-            return Err(usage(format!("sweep -- {swept}: `{swept}` cannot be swept; sweep one of {}", names.join(", "))));
+            return Err(usage(format!(
+                "sweep -- {swept}: `{swept}` cannot be swept; sweep one of {}",
+                names.join(", ")
+            )));
         };
         for flag in ["runs", "pause"] {
             if grid::has_flag(given, &Spellings::long(flag)) {
@@ -161,7 +166,10 @@ impl Plan {
         let varied = a.vary.iter().map(|v| Vary::parse(v)).collect::<Result<Vec<_>>>()?;
         for (i, v) in varied.iter().enumerate() {
             if varied[..i].iter().any(|w| w.flag == v.flag) {
-                return Err(usage(format!("--vary {}: the flag is varied twice; give its values in one --vary", v.flag)));
+                return Err(usage(format!(
+                    "--vary {}: the flag is varied twice; give its values in one --vary",
+                    v.flag
+                )));
             }
         }
         let spellings: Vec<Spellings> =
@@ -176,12 +184,16 @@ impl Plan {
             }
         }
         if !(1..=crate::stats::repeat::MAX_RUNS).contains(&a.runs) {
-            return Err(usage(format!("--runs {}: give a number of runs from 1 to {}", a.runs, crate::stats::repeat::MAX_RUNS)));
+            return Err(usage(format!(
+                "--runs {}: give a number of runs from 1 to {}",
+                a.runs,
+                crate::stats::repeat::MAX_RUNS
+            )));
         }
         let search = if a.find_max_rate {
             if !PACED.contains(&swept.as_str()) {
                 return Err(usage(format!(
-                    "--find-max-rate raises --rate, which `dbload {swept}` has not; search the rate of {}",
+                    "--find-max-rate searches the --rate of {}, not of {swept}; give one of those after `--`",
                     PACED.join(", ")
                 )));
             }
@@ -196,7 +208,8 @@ impl Plan {
             crate::config::check_writable("--html", path)?;
         }
         let base = point_base(given, &a.results)?;
-        let keeps_table = ["drop-table", "append", "dry-run"].iter().any(|f| grid::has_flag(given, &Spellings::long(f)));
+        let keeps_table =
+            ["drop-table", "append", "dry-run"].iter().any(|f| grid::has_flag(given, &Spellings::long(f)));
         let results = ResultsConfig::resolve(a.results, &|k| std::env::var(k).ok())?;
         let plan = Plan {
             swept: swept.clone(),
@@ -242,7 +255,11 @@ impl Plan {
         }
         for point in grid::points(&self.varied) {
             parse(&self.point_args(&point, sweep_id)).map_err(|why| {
-                usage(format!("sweep point {}: dbload {} refuses it: {why}", grid::label(&self.varied, &point), self.swept))
+                usage(format!(
+                    "sweep point {}: dbload {} refuses it: {why}",
+                    grid::label(&self.varied, &point),
+                    self.swept
+                ))
             })?;
         }
         Ok(())
@@ -279,9 +296,9 @@ impl SearchPlan {
 fn spellings(command: &str, flag: &str) -> Option<Spellings> {
     let cli = Cli::command();
     let sub = cli.find_subcommand(command)?;
-    let arg = sub.get_arguments().find(|a| {
-        a.get_long() == Some(flag) || a.get_all_aliases().is_some_and(|aliases| aliases.contains(&flag))
-    })?;
+    let arg = sub
+        .get_arguments()
+        .find(|a| a.get_long() == Some(flag) || a.get_all_aliases().is_some_and(|aliases| aliases.contains(&flag)))?;
     let longs = arg.get_long().into_iter().chain(arg.get_all_aliases().unwrap_or_default());
     Some(Spellings { longs: longs.map(String::from).collect(), short: arg.get_short() })
 }
@@ -425,14 +442,24 @@ impl Sweep<'_> {
         while let Some(rate) = search.next() {
             let p = self.points.len();
             let label = format!("rate={}", rate_text(rate));
-            self.points.push(Done { label: label.clone(), values: vec![rate_text(rate)], rate: Some(rate), runs: Vec::new() });
+            self.points.push(Done {
+                label: label.clone(),
+                values: vec![rate_text(rate)],
+                rate: Some(rate),
+                runs: Vec::new(),
+            });
             let base = grid::with_flag(&self.plan.base, &Spellings::long("rate"), &rate_text(rate));
             for round in 1..=self.plan.runs {
                 if (self.signalled)() {
                     self.interrupted = true;
                     return (search, None);
                 }
-                match self.run_point(p, tagged(base.clone(), &self.sweep_id, &label), round, &format!("[step {}]", p + 1)) {
+                match self.run_point(
+                    p,
+                    tagged(base.clone(), &self.sweep_id, &label),
+                    round,
+                    &format!("[step {}]", p + 1),
+                ) {
                     Ok(code) if code == exit::INTERRUPTED || (self.signalled)() => {
                         self.interrupted = true;
                         return (search, None);
@@ -488,7 +515,12 @@ impl Sweep<'_> {
         if let Some(rate) = done.rate {
             let achieved = value(&self.plan.objective, &median).unwrap_or(0.0);
             if achieved < rate * HELD_SHARE {
-                why.push(format!("reached {}/s, below {}% of {}/s", figure(achieved), HELD_SHARE * 100.0, figure(rate)));
+                why.push(format!(
+                    "reached {}/s, below {}% of {}/s",
+                    figure(achieved),
+                    HELD_SHARE * 100.0,
+                    figure(rate)
+                ));
             }
             let count = |name: &str| median.pointer(name).and_then(Json::as_f64).unwrap_or(0.0);
             let attempted = count("/accounting/ok") + count("/accounting/failed");
@@ -497,7 +529,12 @@ impl Sweep<'_> {
             }
             if count("/late") > attempted * LATE_SHARE {
                 let late = count("/late");
-                why.push(format!("{} of {} started late (more than {}%)", figure(late), figure(attempted), LATE_SHARE * 100.0));
+                why.push(format!(
+                    "{} of {} started late (more than {}%)",
+                    figure(late),
+                    figure(attempted),
+                    LATE_SHARE * 100.0
+                ));
             }
             if let Some(errors) = median["errors"].as_f64().filter(|e| *e > 0.0) {
                 why.push(format!("{} errors", figure(errors)));
@@ -532,7 +569,9 @@ impl Sweep<'_> {
         });
         let (best, runner_up) = match &search {
             // The highest rate held: steps are ranked by rate, not throughput.
-            Some(s) => (points.iter().find(|p| self.points[p.index].rate == s.max_sustainable()).map(|p| p.index), None),
+            Some(s) => {
+                (points.iter().find(|p| self.points[p.index].rate == s.max_sustainable()).map(|p| p.index), None)
+            }
             None => (ranked.first().map(|p| p.index), ranked.get(1).map(|p| p.index)),
         };
         let margin = best.zip(runner_up).map(|(b, r)| self.margin(b, r));
@@ -549,8 +588,13 @@ impl Sweep<'_> {
             ["dbload", plan.swept.as_str()].into_iter().map(String::from).chain(plan.given.iter().cloned()),
         );
         let varied = match &plan.search {
-            Some(_) => vec![report::Varied { flag: "rate".into(), values: self.points.iter().map(|p| p.values[0].clone()).collect() }],
-            None => plan.varied.iter().map(|v| report::Varied { flag: v.flag.clone(), values: v.values.clone() }).collect(),
+            Some(_) => vec![report::Varied {
+                flag: "rate".into(),
+                values: self.points.iter().map(|p| p.values[0].clone()).collect(),
+            }],
+            None => {
+                plan.varied.iter().map(|v| report::Varied { flag: v.flag.clone(), values: v.values.clone() }).collect()
+            }
         };
         let search = search.zip(plan.search.as_ref()).map(|(s, sp)| report::Search {
             slo: sp.slo.clone(),
@@ -621,7 +665,10 @@ impl Sweep<'_> {
             eligible: why_not.is_none(),
             why_not,
             objective: median.as_ref().and_then(|m| value(&self.plan.objective, m).ok()),
-            figures: median.as_ref().map(|m| figures_of(m).into_iter().map(|f| (f.name, f.value)).collect()).unwrap_or_default(),
+            figures: median
+                .as_ref()
+                .map(|m| figures_of(m).into_iter().map(|f| (f.name, f.value)).collect())
+                .unwrap_or_default(),
             runs: done
                 .runs
                 .iter()

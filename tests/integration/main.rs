@@ -18,6 +18,7 @@ mod report;
 mod results;
 mod stop;
 mod support;
+mod sweep;
 mod transfer;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -28,7 +29,7 @@ use support::Ctx;
 type Test = fn(&Ctx) -> anyhow::Result<()>;
 
 /// Timing tests outside `pacing::`, run in the quiet phase too.
-const TIMED: &[&str] = &["http::open_loop_rate_is_held"];
+const TIMED: &[&str] = &["http::open_loop_rate_is_held", "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query"];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
 /// CrateDB), named by the URLs in these environment variables. Without
@@ -60,6 +61,7 @@ fn main() -> std::process::ExitCode {
         report::tests(),
         pacing::tests(),
         repeat::tests(),
+        sweep::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the
