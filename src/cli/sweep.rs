@@ -30,7 +30,10 @@ Order: with --runs N the sweep runs N rounds; each round runs every point once, 
 shuffled per round by a seeded random generator (the seed is printed; --seed replays it), so that
 slow drift (caches warming, a table growing, a noisy neighbour) spreads over every point instead
 of biasing one. Without --runs: one round, shuffled. A point's figures are the medians of its
-runs. --find-max-rate runs its steps one after another (each needs the one before).
+runs. --find-max-rate runs its steps one after another (each needs the one before). Every point
+goes to the same target: give --url (without it each point starts its own throwaway PostgreSQL);
+an ingest that makes its table drops and recreates it for every point after the first, as --runs
+does, unless --append.
 
 Each point's runs are kept in the results store as usual, tagged sweep=ID and point=FLAG=VALUE,...;
 the sweep's report is kept too, by its sweep id. Exit code: 0 when the sweep names a best point
