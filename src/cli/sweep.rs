@@ -51,7 +51,7 @@ pub struct SweepArgs {
     /// What the best point has: 'max FIGURE' or 'min FIGURE', FIGURE a numeric field of the
     /// command's JSON report as --fail-if names it (rows_per_sec, qps, http_reqs_per_sec, p99_ms,
     /// ...). Default: the command's throughput, max.
-    #[arg(long, value_name = "max|min FIGURE")]
+    #[arg(long, value_name = "max|min FIGURE", conflicts_with = "find_max_rate")]
     pub objective: Option<String>,
 
     /// Only points where this holds may be best (repeatable), e.g. 'p99_ms < 500' or 'errors ==
@@ -77,8 +77,8 @@ pub struct SweepArgs {
     pub find_max_rate: bool,
 
     /// With --find-max-rate: what a rate must keep (repeatable), e.g. 'p99_ms < 50'. A step also
-    /// breaks when it reaches less than 95% of its rate, drops work its schedule called for,
-    /// starts more than 5% of it late (the report's late and dropped), or has errors.
+    /// breaks when it reaches less than 95% of its rate, starts more than 10% of the work due
+    /// late or never (the report's late and dropped), or has errors.
     #[arg(long, value_name = "EXPR", requires = "find_max_rate", help_heading = "Saturation search")]
     pub slo: Vec<String>,
 

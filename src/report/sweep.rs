@@ -182,11 +182,9 @@ pub fn render(r: &SweepReport) -> String {
     if !r.where_.is_empty() {
         let _ = write!(wanted, "; where {}", r.where_.join(" and "));
     }
-    if let Some(s) = &r.search {
-        wanted = format!(
-            "Find the highest rate that keeps {}",
-            if s.slo.is_empty() { "up".into() } else { s.slo.join(" and ") }
-        );
+    if r.search.is_some() {
+        let kept = if r.where_.is_empty() { "its rate".to_string() } else { r.where_.join(" and ") };
+        wanted = format!("Find the highest rate that keeps {kept}");
     }
     let _ = writeln!(out, "{wanted}\n");
     let throughput = r.throughput();

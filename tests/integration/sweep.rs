@@ -209,5 +209,6 @@ fn bad_sweeps_are_refused_naming_the_culprit(ctx: &Ctx) -> Result<()> {
     check(sweep(&["--vary", "rows=1,2", "--objective", "max qps"], &ingest), "--objective `max qps`")?;
     check(sweep(&["--vary", "rows=1,2", "--where", "p99 < 5"], &ingest), "--where `p99 < 5`")?;
     check(sweep(&["--find-max-rate"], &ingest), "--find-max-rate")?;
+    check(sweep(&["--vary", "concurrency=1,2"], &["timeit", "--url", &ctx.url]), "stdin")?;
     check(sweep(&["--vary", "rows=1,2"], &[&ingest[..], &["--runs", "3"]].concat()), "--runs")
 }
