@@ -62,7 +62,7 @@ pub struct SweepArgs {
 
     /// Run every point N times, in N rounds of a shuffled order; a point's figures are the medians
     /// of its runs, and the best point's margin over the runner-up gets a noise test (as compare
-    /// gives it) with 4 runs or more.
+    /// gives it) with 4 runs or more. With --find-max-rate, each step runs N times.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub runs: u32,
 
