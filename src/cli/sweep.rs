@@ -77,8 +77,8 @@ pub struct SweepArgs {
     pub find_max_rate: bool,
 
     /// With --find-max-rate: what a rate must keep (repeatable), e.g. 'p99_ms < 50'. A step also
-    /// breaks when it reaches less than 95% of its rate, starts more than 10% of the work due
-    /// late or never (the report's late and dropped), or has errors.
+    /// breaks when it reaches less than 95% of its rate, starts more than half of the work due
+    /// late or more than 1% of it never (the report's late and dropped), or has errors.
     #[arg(long, value_name = "EXPR", requires = "find_max_rate", help_heading = "Saturation search")]
     pub slo: Vec<String>,
 
