@@ -92,8 +92,9 @@ struct Plan {
     search: Option<SearchPlan>,
     /// `ingest` making its own table: every point after the one that made
     /// it starts with it dropped (`--drop-table`), as `--runs` does, so
-    /// that the points measure the same thing. The first point refuses a
-    /// table that exists, so no one else's is dropped.
+    /// that the points measure the same thing. The first point to write a
+    /// table (a server and a name: see [`Sweep::table_of`]) refuses one
+    /// that exists, so no one else's is dropped.
     fresh_table: bool,
     output: OutputFormat,
     html: Option<PathBuf>,
@@ -119,8 +120,15 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     ));
     let sweep_id = start.run_id();
     let plan = Plan::resolve(args, &sweep_id)?;
-    let mut sweep =
-        Sweep { plan: &plan, dispatch, signalled, sweep_id, points: Vec::new(), interrupted: false, table_made: false };
+    let mut sweep = Sweep {
+        plan: &plan,
+        dispatch,
+        signalled,
+        sweep_id,
+        points: Vec::new(),
+        interrupted: false,
+        tables_made: Vec::new(),
+    };
     let (order, failed, search) = match &plan.search {
         None => {
             let order = grid::rounds(grid::points(&plan.varied).len(), plan.runs, plan.seed);
@@ -412,8 +420,8 @@ struct Sweep<'a> {
     /// Every point, in the grid's order (a search's: in the order tried).
     points: Vec<Done>,
     interrupted: bool,
-    /// A point made the table (see [`Plan::fresh_table`]).
-    table_made: bool,
+    /// The tables points made (see [`Plan::fresh_table`]).
+    tables_made: Vec<Vec<String>>,
 }
 
 impl Sweep<'_> {
@@ -490,7 +498,8 @@ impl Sweep<'_> {
     /// says it on stderr (`at`: where the sweep is). An error that kept the
     /// command from running (exit 2 or 3) is returned: the sweep stops.
     fn run_point(&mut self, p: usize, mut args: Vec<String>, round: u32, at: &str) -> Result<u8> {
-        if self.table_made {
+        let table = self.table_of(p);
+        if self.tables_made.contains(&table) {
             args.push("--drop-table".into());
         }
         let argv = ["dbload", self.plan.swept.as_str()].into_iter().map(String::from).chain(args);
@@ -498,7 +507,9 @@ impl Sweep<'_> {
         let mut buffer = Vec::new();
         let result = (self.dispatch)(cli, &mut buffer);
         let report: Option<Json> = serde_json::from_slice(&buffer).ok();
-        self.table_made |= self.plan.fresh_table && report.is_some();
+        if self.plan.fresh_table && report.is_some() && !self.tables_made.contains(&table) {
+            self.tables_made.push(table);
+        }
         let code = match &result {
             Ok(code) => *code,
             Err(e) => exit_code(e),
@@ -508,6 +519,13 @@ impl Sweep<'_> {
         let ran = done.runs.last().expect("just pushed");
         eprintln!("dbload sweep {at} {} (round {round}): {}", done.label, progress(ran));
         result.map_err(|e| e.context(format!("sweep point {}", done.label)))
+    }
+
+    /// Which table point `p` writes, as far as the sweep varies it: its
+    /// values of a varied `--url` or `--table` (none varied: the one table).
+    fn table_of(&self, p: usize) -> Vec<String> {
+        let varied = self.plan.varied.iter().zip(&self.points[p].values);
+        varied.filter(|(v, _)| matches!(v.flag.as_str(), "url" | "table")).map(|(_, value)| value.clone()).collect()
     }
 
     /// Why a point may not be best (or a step did not hold its rate); none

@@ -18,6 +18,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("sweep::find_max_rate_finds_the_knee_of_a_sleeping_query", find_max_rate_finds_the_knee_of_a_sleeping_query),
         ("sweep::ctrl_c_keeps_the_points_done", ctrl_c_keeps_the_points_done),
         ("sweep::bad_sweeps_are_refused_naming_the_culprit", bad_sweeps_are_refused_naming_the_culprit),
+        ("sweep::a_varied_table_of_someone_else_is_not_dropped", a_varied_table_of_someone_else_is_not_dropped),
     ]
 }
 
@@ -211,4 +212,35 @@ fn bad_sweeps_are_refused_naming_the_culprit(ctx: &Ctx) -> Result<()> {
     check(sweep(&["--find-max-rate"], &ingest), "--find-max-rate")?;
     check(sweep(&["--vary", "concurrency=1,2"], &["timeit", "--url", &ctx.url]), "stdin")?;
     check(sweep(&["--vary", "rows=1,2"], &[&ingest[..], &["--runs", "3"]].concat()), "--runs")
+}
+
+/// `--vary table=mine,theirs`: the point that made `mine` does not make
+/// the sweep drop `theirs`, which existed before; that point refuses it
+/// (exit 2) and the table keeps its row. The seed (3) runs `mine` first.
+fn a_varied_table_of_someone_else_is_not_dropped(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP TABLE IF EXISTS sweep_mine; DROP TABLE IF EXISTS sweep_theirs")?;
+    ctx.query(
+        "CREATE TABLE sweep_theirs (time timestamptz, device_id oid); INSERT INTO sweep_theirs VALUES (now(), 1)",
+    )?;
+    let argv = [
+        "sweep",
+        "--vary",
+        "table=sweep_mine,sweep_theirs",
+        "--seed",
+        "3",
+        "--output",
+        "json",
+        "--no-results",
+        "--",
+        "ingest",
+        "--url",
+        &ctx.url,
+        "--rows",
+        "100",
+    ];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    let r = json(&stdout)?;
+    ensure(r["order"] == serde_json::json!([[0, 1]]), || format!("seed 3 no longer runs mine first: {}", r["order"]))?;
+    ensure(code == 2 && stderr.contains("sweep_theirs already exists"), || format!("exit {code}: {stderr}"))?;
+    ensure(ctx.scalar("SELECT count(*) FROM sweep_theirs")? == "1", || "their table was dropped".into())
 }
