@@ -231,11 +231,9 @@ pub fn render(r: &SweepReport) -> String {
         let _ = write!(out, "Best: {} ({} {value})", best.label, r.objective.figure);
         match &r.margin {
             Some(m) => {
-                let _ = writeln!(
-                    out,
-                    ", {:.3}× the runner-up {} ({})",
-                    m.ratio, r.points[m.runner_up].label, m.verdict_text
-                );
+                let interval = m.ratio_ci95.map(|i| format!(" [{:.3}, {:.3}]", i.low, i.high)).unwrap_or_default();
+                let runner_up = &r.points[m.runner_up].label;
+                let _ = writeln!(out, ", {:.3}× the runner-up {runner_up} ({}{interval})", m.ratio, m.verdict_text);
             }
             None => out.push_str(", the only eligible point\n"),
         }
@@ -447,6 +445,15 @@ mod tests {
             text.contains("Best: batch-size=2000,workers=1 (rows_per_sec 3000), 1.500× the runner-up batch-size=2000,workers=2 (single runs: no noise estimate)"),
             "{text}"
         );
+        let mut with_runs = sweep();
+        with_runs.margin = Some(Margin {
+            ratio_ci95: Some(Interval { low: 0.95, high: 1.62 }),
+            p_value: Some(0.2),
+            verdict: "within_noise".into(),
+            verdict_text: "within noise".into(),
+            ..with_runs.margin.unwrap()
+        });
+        assert!(render(&with_runs).contains("(within noise [0.950, 1.620])"), "{}", render(&with_runs));
     }
 
     #[test]
