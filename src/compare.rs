@@ -161,7 +161,8 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn text(self) -> String {
+    /// The verdict in words, as the tables show it.
+    pub fn text(self) -> String {
         match self {
             Verdict::Better => "better".into(),
             Verdict::Worse => "worse".into(),
@@ -240,8 +241,9 @@ pub fn compare(reports: &[Loaded]) -> Result<Comparison> {
     Ok(Comparison { reports: reports.iter().map(|r| r.name.clone()).collect(), rows })
 }
 
-/// `b`'s cell, against `a` when given.
-fn cell(b: &[f64], a: Option<&[f64]>, better: Better) -> Cell {
+/// `b`'s cell, against `a` when given (also how `dbload sweep` weighs
+/// its best point against the runner-up).
+pub fn cell(b: &[f64], a: Option<&[f64]>, better: Better) -> Cell {
     let mb = median(b).expect("samples are never empty");
     let Some(a) = a else {
         return Cell { median: mb, runs: b.len(), ratio: None, ratio_ci95: None, p_value: None, verdict: None };

@@ -21,6 +21,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod stats;
+pub mod sweep;
 pub mod target;
 pub mod workload;
 mod yaml;
@@ -68,6 +69,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::Export(args) => export(args, &env, out).map(|o| o.exit_code),
         Command::InsertFromSql(args) => insert_from_sql(args, &env, out).map(|o| o.exit_code),
         Command::Compare(args) => compare(args, &env, out),
+        Command::Sweep(args) => {
+            // A stop signal is noted from the start and stays noted: the
+            // point running stops on it, and no point starts after it.
+            note_early_signals();
+            sweep::run(args, run, &|| EARLY_SIGNAL.load(Ordering::SeqCst), out)
+        }
         Command::Stop(args) => stop(&args.dir, out),
         Command::Results(args) => results_command(args, &env, out),
     }
@@ -283,7 +290,7 @@ fn emit<R: serde::Serialize>(
         let v = verdict(&mut report);
         (v.status, v.exit_code) = (report::Status::Failed, error::exit::USAGE);
     }
-    let meta = start.end();
+    let meta = report::meta::RunMeta { tags: output.results.tags.clone(), ..start.end() };
     let mut json = serde_json::to_value(Stamped { report: &report, run: &meta }).context("the JSON report")?;
     if let Some(r) = &repeat {
         json["repeat"] = serde_json::to_value(r)?;

@@ -35,6 +35,9 @@ const RULES: &[(&str, &[&str])] = &[
     ("results", &["run", "cli", "model", "encode", "target"]),
     // Comparing reports reads them as JSON: it runs nothing and opens no connection.
     ("compare", &["run", "driver", "target", "model", "cli"]),
+    // A sweep runs whole commands through the dispatch it is given (the
+    // crate's `run`), never the loop or its parts; it reads their reports.
+    ("sweep", &["run", "driver", "target", "model", "encode", "dialect", "workload"]),
     // Options are resolved before anything runs or is reported.
     ("config", &["run", "report"]),
     // The command line is parsed into plain values; the value enums clap

@@ -8,6 +8,7 @@ mod http;
 mod ingest;
 mod query;
 mod results;
+mod sweep;
 mod transfer;
 
 use std::path::PathBuf;
@@ -26,6 +27,8 @@ pub use query::{QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 use results::RESULTS_EXAMPLES;
 pub use results::{ResultsAction, ResultsArgs, ResultsCommandArgs, StoreArgs};
+pub use sweep::SweepArgs;
+use sweep::SWEEP_EXAMPLES;
 pub use transfer::{ExportArgs, FromSqlMethod, InsertFromSqlArgs};
 use transfer::{EXPORT_EXAMPLES, INSERT_FROM_SQL_EXAMPLES};
 
@@ -72,6 +75,10 @@ pub enum Command {
     /// whether it is better, worse or within noise.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// Run a command over a grid of settings (--vary) and name the best point, or find the highest
+    /// rate it sustains within an SLO (--find-max-rate).
+    #[command(after_help = SWEEP_EXAMPLES)]
+    Sweep(SweepArgs),
     /// Stop a throwaway PostgreSQL that --keep left running, and remove its directory.
     Stop(StopArgs),
     /// List or show the runs kept in the results store (a directory, or a database).

@@ -34,6 +34,12 @@ pub struct ResultsArgs {
     /// postgres://bench@results-db/bench. A failure to store is a warning, not a failed run.
     #[arg(long, value_name = "URL")]
     pub results_url: Option<String>,
+
+    /// Tag the run with KEY=VALUE (repeatable, e.g. --tag setup=replica --tag pr=1234): kept in
+    /// the report's run.tags and in the results store, shown by dbload results list. dbload
+    /// sweep tags each of its runs sweep=ID and point=FLAG=VALUE,...
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
 }
 
 /// `dbload results`.
@@ -45,7 +51,7 @@ pub struct ResultsCommandArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsAction {
-    /// The runs kept, newest first: run_id, start, command, status, throughput, p99.
+    /// The runs kept, newest first: run_id, start, command, status, throughput, p99, tags.
     List {
         #[command(flatten)]
         store: StoreArgs,

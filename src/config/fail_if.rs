@@ -63,6 +63,9 @@ pub struct Condition {
     op: Op,
     threshold: f64,
     text: String,
+    /// The option it was given with (`--fail-if`; `dbload sweep`'s
+    /// `--where` and `--slo`), which its errors name.
+    flag: &'static str,
 }
 
 impl Condition {
@@ -74,7 +77,13 @@ impl Condition {
     /// contract by [`Condition::check`], and whether they hold a value only
     /// when the report is evaluated.
     pub fn parse(s: &str) -> Result<Condition> {
-        let bad = |why: &str| usage(format!("--fail-if `{s}`: {why}; expected {FORM} (OP: {OPS})"));
+        Condition::parse_as("--fail-if", s)
+    }
+
+    /// [`Condition::parse`] for a condition given with another option
+    /// (`flag`, e.g. `--where`), which its errors name.
+    pub fn parse_as(flag: &'static str, s: &str) -> Result<Condition> {
+        let bad = |why: &str| usage(format!("{flag} `{s}`: {why}; expected {FORM} (OP: {OPS})"));
         let text = s.trim();
         let Some(at) = text.find(['<', '>', '=', '!']) else {
             return Err(bad("no comparison operator"));
@@ -100,7 +109,7 @@ impl Condition {
             return Err(bad("the number is missing after the operator"));
         }
         let threshold = parse_number(number).ok_or_else(|| bad(&format!("`{number}` is not a number")))?;
-        Ok(Condition { field: field.to_string(), op, threshold, text: text.to_string() })
+        Ok(Condition { field: field.to_string(), op, threshold, text: text.to_string(), flag })
     }
 
     /// The field as written: a dotted path, possibly a shorthand.
@@ -120,28 +129,7 @@ impl Condition {
     /// query's name) can only be known at the end, when the report is evaluated
     /// (`report::fail_if::holds`).
     pub fn check(&self, contract: Contract) -> Result<()> {
-        let fields = contract.numeric_fields();
-        let (names, field): (&[String], &str) = match self.field.strip_prefix("queries.") {
-            Some(rest) if !fields.queries.is_empty() => {
-                // Query names may hold dots: any split whose tail is a query field will do.
-                let mut tails = rest.match_indices('.').map(|(i, _)| &rest[i + 1..]);
-                if tails.clone().any(|f| fields.queries.iter().any(|n| n == f)) {
-                    return Ok(());
-                }
-                (&fields.queries, tails.next_back().unwrap_or(rest))
-            }
-            _ if fields.top.contains(&self.field) => return Ok(()),
-            _ => (&fields.top, self.field.as_str()),
-        };
-        let closest = names.iter().max_by(|a, b| {
-            strsim::jaro_winkler(field, a).total_cmp(&strsim::jaro_winkler(field, b)).then_with(|| b.cmp(a))
-        });
-        let guess = closest.map(|g| format!(" (did you mean `{g}`?)")).unwrap_or_default();
-        Err(self.error(format!(
-            "the {} report has no numeric field `{field}`{guess}; see {} for its fields",
-            contract.commands(),
-            contract.schema_file()
-        )))
+        contract.check_field(&self.field).map_err(|why| self.error(why))
     }
 
     /// The condition as written (trimmed), for the report and messages.
@@ -151,7 +139,7 @@ impl Condition {
 
     /// A usage error about this condition: `--fail-if `TEXT`: why`.
     pub fn error(&self, why: impl fmt::Display) -> anyhow::Error {
-        usage(format!("--fail-if `{}`: {why}", self.text))
+        usage(format!("{} `{}`: {why}", self.flag, self.text))
     }
 }
 
@@ -177,6 +165,34 @@ struct Fields {
 }
 
 impl Contract {
+    /// Whether the command's report has a numeric `field` (a dotted path,
+    /// a `pNN_ms` shorthand, or `queries.NAME.FIELD`); if not, why, naming
+    /// the closest valid field and the schema file.
+    pub fn check_field(self, field: &str) -> Result<(), String> {
+        let fields = self.numeric_fields();
+        let (names, field): (&[String], &str) = match field.strip_prefix("queries.") {
+            Some(rest) if !fields.queries.is_empty() => {
+                // Query names may hold dots: any split whose tail is a query field will do.
+                let mut tails = rest.match_indices('.').map(|(i, _)| &rest[i + 1..]);
+                if tails.clone().any(|f| fields.queries.iter().any(|n| n == f)) {
+                    return Ok(());
+                }
+                (&fields.queries, tails.next_back().unwrap_or(rest))
+            }
+            _ if fields.top.iter().any(|f| f == field) => return Ok(()),
+            _ => (&fields.top, field),
+        };
+        let closest = names.iter().max_by(|a, b| {
+            strsim::jaro_winkler(field, a).total_cmp(&strsim::jaro_winkler(field, b)).then_with(|| b.cmp(a))
+        });
+        let guess = closest.map(|g| format!(" (did you mean `{g}`?)")).unwrap_or_default();
+        Err(format!(
+            "the {} report has no numeric field `{field}`{guess}; see {} for its fields",
+            self.commands(),
+            self.schema_file()
+        ))
+    }
+
     fn schema_file(self) -> &'static str {
         match self {
             Contract::Ingest | Contract::Mixed => "schema/report.schema.json",

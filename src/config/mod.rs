@@ -77,7 +77,8 @@ pub struct Repeat {
 }
 
 impl Repeat {
-    fn resolve(runs: u32, pause: Option<Duration>) -> Result<Repeat> {
+    /// `--runs` (1 to [`MAX_RUNS`]) and `--pause` (only with 2 runs or more).
+    pub fn resolve(runs: u32, pause: Option<Duration>) -> Result<Repeat> {
         if !(1..=MAX_RUNS).contains(&runs) {
             return Err(usage(format!("--runs {runs}: give a number of runs from 1 to {MAX_RUNS}")));
         }

@@ -2,6 +2,7 @@
 //! and which store `dbload results` reads, resolved before anything runs:
 //! a `--results-url` that is not a URL costs no run.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -17,6 +18,9 @@ pub struct ResultsConfig {
     pub dir: Result<PathBuf, String>,
     /// `--results-url`: the database that also gets the run.
     pub url: Option<Box<PgTarget>>,
+    /// `--tag KEY=VALUE`: what the user names the run by, kept in its
+    /// `run.tags`.
+    pub tags: BTreeMap<String, String>,
 }
 
 impl ResultsConfig {
@@ -31,8 +35,26 @@ impl ResultsConfig {
                 default_dir(env).ok_or_else(|| "neither XDG_DATA_HOME nor HOME is set; give --results DIR".into())
             }
         };
-        Ok(ResultsConfig { dir, url })
+        Ok(ResultsConfig { dir, url, tags: tags(&a.tag)? })
     }
+}
+
+/// `--tag KEY=VALUE`, each: a key that is not empty, given once; the value
+/// may be empty and may hold `=` (`--tag point=batch-size=500`).
+pub fn tags(given: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut tags = BTreeMap::new();
+    for t in given {
+        let Some((key, value)) = t.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+            return Err(crate::error::usage(format!("--tag {t}: write KEY=VALUE, e.g. --tag setup=replica")));
+        };
+        if tags.insert(key.trim().to_string(), value.to_string()).is_some() {
+            return Err(crate::error::usage(format!(
+                "--tag {t}: the key `{}` is tagged twice; give it once",
+                key.trim()
+            )));
+        }
+    }
+    Ok(tags)
 }
 
 /// The store `dbload results list|show` reads.
@@ -78,5 +100,18 @@ mod tests {
         assert_eq!(dir(&[("XDG_DATA_HOME", "rel"), ("HOME", "/h")]), Some("/h/.local/share/dbload/results".into()));
         assert_eq!(dir(&[("HOME", "/h")]), Some("/h/.local/share/dbload/results".into()));
         assert_eq!(dir(&[]), None);
+    }
+
+    #[test]
+    fn tags_are_key_value_pairs_given_once() {
+        let given = |t: &[&str]| tags(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let t = given(&["setup=replica", "point=batch-size=500,workers=2", "note="]).unwrap();
+        assert_eq!(t["point"], "batch-size=500,workers=2");
+        assert_eq!(t["note"], "");
+        for (bad, named) in [(&["replica"][..], "--tag replica"), (&["=x"], "--tag =x"), (&["a=1", "a=2"], "`a`")] {
+            let e = given(bad).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), crate::error::exit::USAGE);
+            assert!(e.to_string().contains(named), "{e}");
+        }
     }
 }

@@ -102,7 +102,7 @@ pub fn insert_timeline() -> String {
 pub fn list() -> String {
     format!(
         "SELECT run_id::text, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), command, \
-         status, throughput, throughput_unit, p99_ms FROM {} ORDER BY started_at DESC, run_id DESC LIMIT $1",
+         status, throughput, throughput_unit, p99_ms, coalesce(report -> 'run' -> 'tags', '{{}}')::text FROM {} ORDER BY started_at DESC, run_id DESC LIMIT $1",
         quote_ident(RUNS)
     )
 }

@@ -13,9 +13,9 @@ use serde_json::Value as Json;
 use super::html::{line_chart, tick, Chart, Line, Marks, XAxis, BLUE, ORANGE, RED, SECONDS};
 use super::text::group;
 
-const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
+pub(super) const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
 /// `.html.j2` turns autoescaping on: report names and the table are data.
-const TEMPLATE_NAME: &str = "compare.html.j2";
+pub(super) const TEMPLATE_NAME: &str = "compare.html.j2";
 
 /// One colour per report, in order; beyond them the colours repeat.
 const COLORS: [RGBColor; 6] =
@@ -58,7 +58,10 @@ pub fn render(reports: &[Drawn], table: &str) -> Result<String> {
     let mut env = Environment::new();
     env.add_template(TEMPLATE_NAME, TEMPLATE).context("the comparison's HTML template")?;
     let template = env.get_template(TEMPLATE_NAME).context("the comparison's HTML template")?;
-    template.render(context! { names, table, charts => Serde(&charts) }).context("rendering the comparison's HTML page")
+    let heading = "dbload compare";
+    template
+        .render(context! { heading, names, table, charts => Serde(&charts) })
+        .context("rendering the comparison's HTML page")
 }
 
 /// A report's latency at each percentile it has: the medians over its runs

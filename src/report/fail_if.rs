@@ -16,18 +16,25 @@ use crate::config::fail_if::Condition;
 /// exist (or is null, or not a number) is a usage error listing the
 /// numeric fields available there.
 pub fn holds(condition: &Condition, report: &Json) -> Result<bool> {
-    let (scope, field, within) = match condition.field().strip_prefix("queries.") {
+    let value = value(condition.field(), report).map_err(|why| condition.error(why))?;
+    Ok(condition.holds_for(value))
+}
+
+/// The number a condition's `field` names in a report as JSON (see
+/// [`holds`] for the lookup); if there is none, why, with the numeric
+/// fields that are there.
+pub fn value(field: &str, report: &Json) -> Result<f64, String> {
+    let (scope, field, within) = match field.strip_prefix("queries.") {
         Some(rest) => {
-            let (query, field) = find_query(report, rest).map_err(|why| condition.error(why))?;
+            let (query, field) = find_query(report, rest)?;
             (query, field, Some(query_name(query)))
         }
-        None => (report, condition.field(), None),
+        None => (report, field, None),
     };
-    let value = lookup(scope, field).map_err(|why| {
+    lookup(scope, field).map_err(|why| {
         let place = within.map(|n| format!(" in query `{n}`")).unwrap_or_default();
-        condition.error(format!("{why}{place}; {}", available(scope)))
-    })?;
-    Ok(condition.holds_for(value))
+        format!("{why}{place}; {}", available(scope))
+    })
 }
 
 /// The element of `queries` whose name starts `rest` (followed by a dot),

@@ -28,7 +28,7 @@ const TEMPLATE: &str = include_str!("../../templates/report.html.j2");
 const TEMPLATE_NAME: &str = "report.html.j2";
 
 /// Chart size in SVG user units; the page scales it to its width (viewBox).
-const SIZE: (u32, u32) = (880, 300);
+pub(super) const SIZE: (u32, u32) = (880, 300);
 /// The chart colours; the page's legends are drawn from the same values.
 pub(super) const BLUE: RGBColor = RGBColor(37, 99, 235);
 pub(super) const RED: RGBColor = RGBColor(220, 38, 38);
@@ -144,10 +144,15 @@ pub(super) struct Line {
     pub(super) points: Vec<Option<(f64, f64)>>,
 }
 
+impl LegendKey {
+    pub(super) fn new(label: &str, RGBColor(r, g, b): RGBColor) -> LegendKey {
+        LegendKey { label: label.to_string(), color: format!("#{r:02x}{g:02x}{b:02x}") }
+    }
+}
+
 impl Line {
     pub(super) fn key(&self) -> LegendKey {
-        let RGBColor(r, g, b) = self.color;
-        LegendKey { label: self.label.clone(), color: format!("#{r:02x}{g:02x}{b:02x}") }
+        LegendKey::new(&self.label, self.color)
     }
 
     fn max_y(&self) -> f64 {
@@ -251,19 +256,19 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
     Ok(out)
 }
 
-fn font(size: u32) -> TextStyle<'static> {
+pub(super) fn font(size: u32) -> TextStyle<'static> {
     ("sans-serif", size).into_font().color(&INK)
 }
 
 /// Every chart's frame: its margin and the room for the axes' labels.
-fn frame<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'static, SVGBackend<'b>> {
+pub(super) fn frame<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'static, SVGBackend<'b>> {
     let mut builder = ChartBuilder::on(root);
     builder.margin(12).x_label_area_size(42).y_label_area_size(78);
     builder
 }
 
 /// Every chart's axes and grid, in the page's fonts and greys.
-fn mesh<'a, 'b, 's>(
+pub(super) fn mesh<'a, 'b, 's>(
     chart: &'b mut ChartContext<'a, SVGBackend<'s>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
 ) -> MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, SVGBackend<'s>> {
     let mut mesh = chart.configure_mesh();
@@ -278,7 +283,7 @@ fn mesh<'a, 'b, 's>(
 /// plotters writes the SVG namespace as an `http://` URL; HTML needs no
 /// namespace on inline SVG, and without it the page holds no URL but the
 /// report's own (which keeps "nothing is loaded from outside" checkable).
-fn inline(svg: String) -> String {
+pub(super) fn inline(svg: String) -> String {
     svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1)
 }
 

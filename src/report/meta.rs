@@ -5,6 +5,7 @@
 //! command line produced it. The server's side (its address, version and
 //! settings) is in each report's setup, as the server itself gave it.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -30,6 +31,9 @@ pub struct RunMeta {
     /// The git commit dbload was built from, or `unknown`.
     pub git_commit: String,
     pub client: ClientHost,
+    /// `--tag KEY=VALUE`: what the user (or `dbload sweep`) names the run by.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
 }
 
 /// The machine dbload ran on.
@@ -68,7 +72,13 @@ impl RunStart {
         at.saturating_duration_since(self.clock)
     }
 
-    /// The run's metadata, ended now.
+    /// The run's id: known from the start, so that what the run starts
+    /// (a sweep's points) can be tagged with it.
+    pub fn run_id(&self) -> String {
+        self.run_id.to_string()
+    }
+
+    /// The run's metadata, ended now (no tags: the command adds its own).
     pub fn end(&self) -> RunMeta {
         RunMeta {
             run_id: self.run_id.to_string(),
@@ -78,6 +88,7 @@ impl RunStart {
             dbload_version: env!("CARGO_PKG_VERSION").into(),
             git_commit: GIT_COMMIT.into(),
             client: ClientHost::this(),
+            tags: BTreeMap::new(),
         }
     }
 }
@@ -125,11 +136,13 @@ fn mem_total(meminfo: &str) -> Option<u64> {
 pub fn render(m: &RunMeta) -> String {
     let c = &m.client;
     let memory = c.memory_bytes.map(|b| format!(", {:.1} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_default();
+    let tags = if m.tags.is_empty() { String::new() } else { format!("Tags:     {}\n", tags_text(&m.tags)) };
     format!(
         "Run:      {} from {} to {}\n\
          Command:  {}\n\
          dbload:   {} (commit {})\n\
-         Host:     {}, {}, {} × {} CPUs{memory}\n",
+         Host:     {}, {}, {} × {} CPUs{memory}\n\
+         {tags}",
         m.run_id,
         m.started_at,
         m.ended_at,
@@ -141,6 +154,11 @@ pub fn render(m: &RunMeta) -> String {
         c.cpu_model,
         c.cpus,
     )
+}
+
+/// Tags as one line: `key=value key=value`, in key order.
+pub fn tags_text(tags: &BTreeMap<String, String>) -> String {
+    tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
 /// A report with its `run` object: what every report form (JSON, HTML, the
@@ -195,6 +213,7 @@ mod tests {
                 cpus: 2,
                 memory_bytes: Some(8 << 30),
             },
+            tags: BTreeMap::new(),
         };
         insta::assert_snapshot!(render(&meta));
     }

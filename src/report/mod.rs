@@ -11,6 +11,7 @@ pub mod meta;
 pub mod mixed;
 pub mod query;
 pub mod repeat;
+pub mod sweep;
 pub mod text;
 pub mod transfer;
 

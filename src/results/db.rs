@@ -147,6 +147,7 @@ pub fn list(target: &PgTarget, limit: usize) -> Result<Vec<Listed>> {
                 throughput: r.get(4),
                 unit: r.get(5),
                 p99_ms: r.get(6),
+                tags: super::tags_of(&serde_json::from_str(r.get(7)).unwrap_or_default()),
             })
             .collect())
     })

@@ -51,6 +51,7 @@ pub fn list(dir: &Path, limit: usize) -> Result<Vec<Listed>> {
                 throughput: h.throughput,
                 unit: h.unit.map(str::to_string),
                 p99_ms: h.p99_ms,
+                tags: super::tags_of(&report["run"]["tags"]),
             })
         })
         .collect()

@@ -120,11 +120,19 @@ pub struct Listed {
     pub throughput: Option<f64>,
     pub unit: Option<String>,
     pub p99_ms: Option<f64>,
+    /// Its `run.tags`, as `key=value key=value`.
+    pub tags: String,
+}
+
+/// A report's `run.tags` object as one line (`key=value`, in key order).
+fn tags_of(tags: &Json) -> String {
+    let pairs = tags.as_object().into_iter().flatten();
+    pairs.map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(" ")
 }
 
 fn list_table(runs: &[Listed]) -> String {
     let mut s = format!(
-        "{:<36}  {:<20}  {:<16}  {:<11}  {:>22}  {:>10}\n",
+        "{:<36}  {:<20}  {:<16}  {:<11}  {:>22}  {:>10}  tags\n",
         "run_id", "started_at", "command", "status", "throughput", "p99_ms"
     );
     for r in runs {
@@ -134,10 +142,12 @@ fn list_table(runs: &[Listed]) -> String {
         };
         let p99 = r.p99_ms.map_or_else(|| "–".into(), |p| format!("{p:.3}"));
         let started = r.started_at.get(..19).map_or(r.started_at.clone(), |s| format!("{s}Z"));
-        s += &format!(
-            "{:<36}  {:<20}  {:<16}  {:<11}  {throughput:>22}  {p99:>10}\n",
-            r.run_id, started, r.command, r.status
+        let line = format!(
+            "{:<36}  {:<20}  {:<16}  {:<11}  {throughput:>22}  {p99:>10}  {}",
+            r.run_id, started, r.command, r.status, r.tags
         );
+        s += line.trim_end();
+        s.push('\n');
     }
     if runs.is_empty() {
         s += "(no runs kept yet)\n";

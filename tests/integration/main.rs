@@ -19,6 +19,7 @@ mod results;
 mod stages;
 mod stop;
 mod support;
+mod sweep;
 mod transfer;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -35,6 +36,7 @@ const TIMED: &[&str] = &[
     "stages::rate_stages_hold_each_stage_within_10_percent",
     "stages::busy_workers_follow_the_vu_stages",
     "stages::ingest_rate_stages_count_rows",
+    "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query",
 ];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
@@ -68,6 +70,7 @@ fn main() -> std::process::ExitCode {
         pacing::tests(),
         repeat::tests(),
         stages::tests(),
+        sweep::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the

@@ -1,0 +1,471 @@
+//! `dbload sweep`'s report: every point of the grid (or every step of a
+//! saturation search) with its runs and figures, the best point and its
+//! margin over the runner-up; as text, as JSON (`schema/sweep.schema.json`)
+//! and as an HTML page of charts. Plain data that `sweep/` fills in: this
+//! file runs nothing.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::repeat::{columns, figure};
+
+/// The version of the sweep report's shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A sweep, as it ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepReport {
+    pub schema_version: u32,
+    /// Always `sweep`.
+    pub command: &'static str,
+    /// `ok` (a best point or a sustainable rate was found), `no_point`
+    /// (none met --where or --slo), `interrupted`, or `failed` (a point
+    /// could not run: `stopped` says why).
+    pub status: &'static str,
+    pub exit_code: u8,
+    /// The sweep's run_id: its tag on every point's run, and its name in
+    /// the results store.
+    pub sweep_id: String,
+    /// `grid` or `find_max_rate`.
+    pub mode: &'static str,
+    /// The command swept (`ingest`, `timeit`, ...).
+    pub swept: String,
+    /// The command and its arguments as given after `--`, secrets redacted.
+    pub base_command: String,
+    pub varied: Vec<Varied>,
+    pub objective: Objective,
+    /// `--where` conditions, as written.
+    #[serde(rename = "where")]
+    pub where_: Vec<String>,
+    /// Runs per point.
+    pub runs: u32,
+    /// The seed of the shuffled order (`--seed` replays it).
+    pub seed: u64,
+    /// `shuffled_rounds` (a grid: every point once a round, the order
+    /// shuffled per round) or `sequential` (a search's steps).
+    pub order_method: &'static str,
+    /// The points' indices in the order they ran, one list per round.
+    pub order: Vec<Vec<usize>>,
+    pub points: Vec<Point>,
+    /// The index of the best point.
+    pub best: Option<usize>,
+    pub margin: Option<Margin>,
+    pub search: Option<Search>,
+    /// What stopped the sweep before its end, if anything did.
+    pub stopped: Option<String>,
+}
+
+/// One `--vary` flag and its values.
+#[derive(Debug, Clone, Serialize)]
+pub struct Varied {
+    pub flag: String,
+    pub values: Vec<String>,
+}
+
+/// `--objective`: which figure the best point has the most (`max`) or the
+/// least (`min`) of.
+#[derive(Debug, Clone, Serialize)]
+pub struct Objective {
+    pub direction: &'static str,
+    pub figure: String,
+}
+
+/// One point of the sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub index: usize,
+    /// `batch-size=500,workers=2`: its tag in the store.
+    pub label: String,
+    /// Its value of each varied flag, in the order of `varied`.
+    pub values: Vec<String>,
+    /// `ok`, `failed` (a run had failed operations or could not run),
+    /// `interrupted`, or `not_run` (the sweep stopped first).
+    pub status: &'static str,
+    /// Whether it may be best: every run finished ok and every --where
+    /// (--slo) holds for the medians.
+    pub eligible: bool,
+    pub why_not: Option<String>,
+    /// The objective figure: the median over its runs.
+    pub objective: Option<f64>,
+    /// Its headline figures (rows_per_sec or qps or http_reqs_per_sec,
+    /// p50_ms, p99_ms, errors, ...): medians over its runs.
+    pub figures: std::collections::BTreeMap<String, f64>,
+    pub runs: Vec<PointRun>,
+}
+
+/// One run of a point.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointRun {
+    /// 1-based.
+    pub round: u32,
+    /// Its run_id in the results store (none if it could not run).
+    pub run_id: Option<String>,
+    pub status: String,
+    pub exit_code: u8,
+    pub figures: std::collections::BTreeMap<String, f64>,
+}
+
+/// The best point against the runner-up, on the objective figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Margin {
+    pub runner_up: usize,
+    /// The best point's median over the runner-up's.
+    pub ratio: f64,
+    /// With enough runs on both sides: the 95 % bootstrap interval of that
+    /// ratio and the exact Mann–Whitney p-value, as `compare` gives them.
+    pub ratio_ci95: Option<Interval>,
+    pub p_value: Option<f64>,
+    /// As `compare` words it: `better`, `within_noise`, `single_runs`,
+    /// `too_few_runs`.
+    pub verdict: String,
+    /// The verdict in words.
+    pub verdict_text: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+}
+
+/// `--find-max-rate`: the search and its answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Search {
+    pub slo: Vec<String>,
+    pub start_rate: f64,
+    pub precision_percent: f64,
+    pub max_rate: Option<f64>,
+    /// The highest rate held; none if the start rate broke.
+    pub max_sustainable_rate: Option<f64>,
+    /// The latency-vs-rate curve: every step, in the order tried.
+    pub steps: Vec<Step>,
+}
+
+/// One step of the search.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// Its point's index.
+    pub point: usize,
+    pub target_rate: f64,
+    pub achieved_rate: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub held: bool,
+    /// Why it did not hold.
+    pub why_not: Option<String>,
+}
+
+impl SweepReport {
+    /// The headline throughput figure its points have, and how tables head
+    /// it.
+    fn throughput(&self) -> Option<(&'static str, &'static str)> {
+        let known = [("rows_per_sec", "rows/s"), ("qps", "queries/s"), ("http_reqs_per_sec", "requests/s")];
+        known.into_iter().find(|(name, _)| self.points.iter().any(|p| p.figures.contains_key(*name)))
+    }
+}
+
+/// The text form: what was swept, a table of every point (the varied
+/// flags, the headline figures, whether it may be best), then the best
+/// point and its margin, or the rate found.
+pub fn render(r: &SweepReport) -> String {
+    let mut out = String::new();
+    let flags: Vec<&str> = r.varied.iter().map(|v| v.flag.as_str()).collect();
+    let runs = if r.runs == 1 { "1 run each".to_string() } else { format!("{} runs each", r.runs) };
+    let order = match r.order_method {
+        "shuffled_rounds" => format!("{runs}, in an order shuffled per round, seed {}", r.seed),
+        _ => format!("{runs}, one step after another"),
+    };
+    let _ = writeln!(out, "Sweep {}: {} over {} ({order})", r.sweep_id, r.swept, flags.join(" × "));
+    let _ = writeln!(out, "Command: {}", r.base_command);
+    let mut wanted = format!("Objective: {} {}", r.objective.direction, r.objective.figure);
+    if !r.where_.is_empty() {
+        let _ = write!(wanted, "; where {}", r.where_.join(" and "));
+    }
+    if r.search.is_some() {
+        let kept = if r.where_.is_empty() { "its rate".to_string() } else { r.where_.join(" and ") };
+        wanted = format!("Find the highest rate that keeps {kept}");
+    }
+    let _ = writeln!(out, "{wanted}\n");
+    let throughput = r.throughput();
+    let mut head: Vec<String> = vec![String::new()];
+    head.extend(flags.iter().map(|f| f.to_string()));
+    let mut figures: Vec<(&str, &str)> = throughput.into_iter().collect();
+    figures.extend([("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"), ("errors", "errors")]);
+    let objective_shown = figures.iter().any(|(name, _)| *name == r.objective.figure);
+    head.extend(figures.iter().map(|(_, label)| label.to_string()));
+    if !objective_shown {
+        head.push(r.objective.figure.clone());
+    }
+    head.push("eligible".into());
+    let mut rows = vec![head];
+    for p in &r.points {
+        let mut row = vec![if r.best == Some(p.index) { "*".to_string() } else { String::new() }];
+        row.extend(p.values.iter().cloned());
+        row.extend(figures.iter().map(|(name, _)| p.figures.get(*name).map_or("-".into(), |v| figure(*v))));
+        if !objective_shown {
+            row.push(p.objective.map_or("-".into(), figure));
+        }
+        row.push(match (&p.why_not, r.best == Some(p.index)) {
+            (_, true) => "yes (best)".into(),
+            (None, false) => "yes".into(),
+            (Some(why), false) => format!("no: {why}"),
+        });
+        rows.push(row);
+    }
+    // The figures right-aligned: after the mark and the flags' values, before `eligible`.
+    let (last_value, eligible) = (flags.len(), rows[0].len() - 1);
+    out += &columns(&rows, "", |c| c > last_value && c < eligible);
+    out.push('\n');
+    if let Some(s) = &r.search {
+        match s.max_sustainable_rate {
+            Some(rate) => {
+                let _ = writeln!(out, "Highest sustainable rate: {}/s", figure(rate));
+            }
+            None => {
+                let _ = writeln!(out, "No rate held: the first step ({}/s) already broke", figure(s.start_rate));
+            }
+        }
+    } else if let Some(best) = r.best.map(|i| &r.points[i]) {
+        let value = best.objective.map_or("-".into(), figure);
+        let _ = write!(out, "Best: {} ({} {value})", best.label, r.objective.figure);
+        match &r.margin {
+            Some(m) => {
+                let interval = m.ratio_ci95.map(|i| format!(" [{:.3}, {:.3}]", i.low, i.high)).unwrap_or_default();
+                let runner_up = &r.points[m.runner_up].label;
+                let _ = writeln!(out, ", {:.3}× the runner-up {runner_up} ({}{interval})", m.ratio, m.verdict_text);
+            }
+            None => out.push_str(", the only eligible point\n"),
+        }
+    } else if r.status != "interrupted" {
+        let _ = writeln!(out, "No point meets every --where: no best point");
+    }
+    if r.status == "interrupted" {
+        let done = r.points.iter().map(|p| p.runs.len()).sum::<usize>();
+        let planned = r.order.iter().map(Vec::len).sum::<usize>();
+        let _ = writeln!(out, "Interrupted: {done} of {planned} runs done; the points above are what they measured");
+    }
+    if let Some(why) = &r.stopped {
+        let _ = writeln!(out, "Stopped: {why}");
+    }
+    out
+}
+
+/// Writes the sweep's HTML page to `path`: its table, then its charts.
+pub fn write_html(r: &SweepReport, path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let html = html(r)?;
+    std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
+}
+
+/// The page: the text table above the charts, in the page `compare
+/// --html` makes.
+pub fn html(r: &SweepReport) -> anyhow::Result<String> {
+    use super::compare_html::{TEMPLATE, TEMPLATE_NAME};
+    use anyhow::Context;
+    use minijinja::{context, value::Serde, Environment};
+    let charts = charts(r)?;
+    let mut env = Environment::new();
+    env.add_template(TEMPLATE_NAME, TEMPLATE).context("the sweep's HTML template")?;
+    let template = env.get_template(TEMPLATE_NAME).context("the sweep's HTML template")?;
+    let (heading, names, table) = (format!("dbload sweep of {}", r.swept), [r.sweep_id.clone()], render(r));
+    template
+        .render(context! { heading, names, table, charts => Serde(&charts) })
+        .context("rendering the sweep's HTML page")
+}
+
+/// Throughput against the (first) varied flag, one line per value of the
+/// second, if there is one (a search: achieved rate against target rate);
+/// and p99 against throughput, the knee. The best point is ringed.
+fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::html::Chart>> {
+    use super::html::{Line, BLUE, ORANGE, RED};
+    let Some((name, unit)) = r.throughput() else { return Ok(Vec::new()) };
+    let colors = [BLUE, RED, ORANGE, plotters::style::RGBColor(21, 128, 61), plotters::style::RGBColor(124, 58, 237)];
+    let first = &r.varied[0];
+    // A flag's values on the x axis: as numbers when they all are, else by position.
+    let numeric: Option<Vec<f64>> = first.values.iter().map(|v| v.parse::<f64>().ok()).collect();
+    let x_of = |p: &Point| -> f64 {
+        let i = first.values.iter().position(|v| *v == p.values[0]).unwrap_or(0);
+        numeric.as_ref().map_or(i as f64, |n| n[i])
+    };
+    let series: Vec<Option<&String>> = match r.varied.get(1) {
+        Some(second) => second.values.iter().map(Some).collect(),
+        None => vec![None],
+    };
+    // A point on a line: it measured something, and it has the line's value of the second flag.
+    let on =
+        |p: &Point, s: Option<&String>| p.figures.contains_key(name) && s.is_none_or(|v| p.values.get(1) == Some(v));
+    let line = |i: usize, s: Option<&String>, xy: &dyn Fn(&Point) -> Option<(f64, f64)>| {
+        let mut points: Vec<(f64, f64)> = r.points.iter().filter(|p| on(p, s)).filter_map(xy).collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let label = s.map_or_else(|| unit.to_string(), |v| format!("{}={v}", r.varied[1].flag));
+        Line { label, color: colors[i % colors.len()], points: points.into_iter().map(Some).collect() }
+    };
+    let best = r.best.map(|i| &r.points[i]);
+    let mut out = Vec::new();
+    let against_flag: Vec<Line> =
+        series.iter().enumerate().map(|(i, s)| line(i, *s, &|p| Some((x_of(p), *p.figures.get(name)?)))).collect();
+    let names = numeric.is_none().then(|| first.values.clone());
+    out.push(chart(
+        format!("{unit} against {}", first.flag),
+        match &names {
+            Some(n) => format!("the median of each point's runs; {} by position: {}", first.flag, n.join(", ")),
+            None => "the median of each point's runs".into(),
+        },
+        &against_flag,
+        best.and_then(|b| Some((x_of(b), *b.figures.get(name)?))),
+        (first.flag.clone(), unit.to_string()),
+        names,
+    )?);
+    let knee: Vec<Line> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| line(i, *s, &|p| Some((*p.figures.get(name)?, *p.figures.get("p99_ms")?))))
+        .collect();
+    out.push(chart(
+        format!("p99 against {unit}: the knee"),
+        "where latency rises faster than throughput, the setup is saturated".into(),
+        &knee,
+        best.and_then(|b| Some((*b.figures.get(name)?, *b.figures.get("p99_ms")?))),
+        (unit.to_string(), "p99 ms".into()),
+        None,
+    )?);
+    Ok(out)
+}
+
+/// A chart of `lines` (each point drawn, joined in x order) with `best`
+/// ringed; `names`: the x axis's tick labels when it counts positions.
+fn chart(
+    title: String,
+    caption: String,
+    lines: &[super::html::Line],
+    best: Option<(f64, f64)>,
+    (x_desc, y_desc): (String, String),
+    names: Option<Vec<String>>,
+) -> anyhow::Result<super::html::Chart> {
+    use super::html::{font, frame, inline, mesh, tick, Chart, LegendKey, ORANGE, SIZE};
+    use plotters::prelude::*;
+    let all = || lines.iter().flat_map(|l| l.points.iter().flatten());
+    let (x_min, x_max) = all().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+    let (x_min, x_max) = if x_min > x_max { (0.0, 1.0) } else { (x_min, x_max) };
+    let pad = ((x_max - x_min) * 0.08).max(0.5);
+    let y_max = all().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.15;
+    let label = |v: &f64| match &names {
+        Some(n) if (v - v.round()).abs() < 1e-9 => n.get(v.round() as usize).cloned().unwrap_or_default(),
+        Some(_) => String::new(),
+        None => tick(v),
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut c = frame(&root).build_cartesian_2d((x_min - pad).max(0.0)..x_max + pad, 0f64..y_max)?;
+        mesh(&mut c).x_label_formatter(&label).y_label_formatter(&tick).x_desc(x_desc).y_desc(y_desc).draw()?;
+        for line in lines {
+            let points: Vec<(f64, f64)> = line.points.iter().flatten().copied().collect();
+            c.draw_series(LineSeries::new(points.clone(), line.color.filled().stroke_width(2)).point_size(3))?;
+        }
+        if let Some(b) = best {
+            c.draw_series(std::iter::once(Circle::new(b, 9, ORANGE.stroke_width(3))))?;
+            c.draw_series(std::iter::once(Text::new("best", (b.0, b.1 + y_max * 0.04), font(14))))?;
+        }
+        root.present()?;
+    }
+    let mut legend: Vec<LegendKey> = lines.iter().map(super::html::Line::key).collect();
+    legend.extend(best.map(|_| LegendKey::new("best point (ringed)", ORANGE)));
+    Ok(Chart { title, caption, legend, svg: inline(svg) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(index: usize, values: [&str; 2], rows_per_sec: f64, why_not: Option<&str>) -> Point {
+        let figures = [("rows_per_sec", rows_per_sec), ("p50_ms", 1.5), ("p99_ms", 4.25), ("errors", 0.0)];
+        Point {
+            index,
+            label: format!("batch-size={},workers={}", values[0], values[1]),
+            values: values.map(String::from).to_vec(),
+            status: if why_not.is_some() { "failed" } else { "ok" },
+            eligible: why_not.is_none(),
+            why_not: why_not.map(String::from),
+            objective: Some(rows_per_sec),
+            figures: figures.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            runs: Vec::new(),
+        }
+    }
+
+    fn sweep() -> SweepReport {
+        let varied =
+            |flag: &str, values: [&str; 2]| Varied { flag: flag.into(), values: values.map(String::from).to_vec() };
+        SweepReport {
+            schema_version: SCHEMA_VERSION,
+            command: "sweep",
+            status: "ok",
+            exit_code: 0,
+            sweep_id: "01a20d1c-78aa-76f2-9187-07b4fc2e4f79".into(),
+            mode: "grid",
+            swept: "ingest".into(),
+            base_command: "dbload ingest --rows 1000".into(),
+            varied: vec![varied("batch-size", ["500", "2000"]), varied("workers", ["1", "2"])],
+            objective: Objective { direction: "max", figure: "rows_per_sec".into() },
+            where_: vec!["p99_ms < 500".into()],
+            runs: 1,
+            seed: 7,
+            order_method: "shuffled_rounds",
+            order: vec![vec![2, 0, 3, 1]],
+            points: vec![
+                point(0, ["500", "1"], 1000.0, None),
+                point(1, ["500", "2"], 5000.0, Some("`p99_ms < 500` does not hold (p99_ms = 612)")),
+                point(2, ["2000", "1"], 3000.0, None),
+                point(3, ["2000", "2"], 2000.0, None),
+            ],
+            best: Some(2),
+            margin: Some(Margin {
+                runner_up: 3,
+                ratio: 1.5,
+                ratio_ci95: None,
+                p_value: None,
+                verdict: "single_runs".into(),
+                verdict_text: "single runs: no noise estimate".into(),
+            }),
+            search: None,
+            stopped: None,
+        }
+    }
+
+    #[test]
+    fn the_table_marks_the_best_and_says_why_a_point_is_not_eligible() {
+        let text = render(&sweep());
+        let best = text.lines().find(|l| l.starts_with('*')).unwrap();
+        assert!(best.contains("2000") && best.contains("3000") && best.ends_with("yes (best)"), "{text}");
+        assert!(text.contains("no: `p99_ms < 500` does not hold (p99_ms = 612)"), "{text}");
+        assert!(text.contains("seed 7") && text.contains("where p99_ms < 500"), "{text}");
+        assert!(
+            text.contains("Best: batch-size=2000,workers=1 (rows_per_sec 3000), 1.500× the runner-up batch-size=2000,workers=2 (single runs: no noise estimate)"),
+            "{text}"
+        );
+        let mut with_runs = sweep();
+        with_runs.margin = Some(Margin {
+            ratio_ci95: Some(Interval { low: 0.95, high: 1.62 }),
+            p_value: Some(0.2),
+            verdict: "within_noise".into(),
+            verdict_text: "within noise".into(),
+            ..with_runs.margin.unwrap()
+        });
+        assert!(render(&with_runs).contains("(within noise [0.950, 1.620])"), "{}", render(&with_runs));
+    }
+
+    #[test]
+    fn the_page_has_both_charts_and_loads_nothing() {
+        let page = html(&sweep()).unwrap();
+        assert_eq!(page.matches("<svg").count(), 2);
+        assert!(
+            page.contains("against batch-size") && page.contains("workers=2") && page.contains("best point"),
+            "{page}"
+        );
+        for needle in ["http://", "https://", "<script", "<link"] {
+            assert!(!page.contains(needle), "the page holds {needle}");
+        }
+    }
+}
