@@ -19,6 +19,7 @@ use hdrhistogram::Histogram;
 use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
+use crate::stats::query::StatementSummary;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
 use crate::workload::QuerySpec;
@@ -108,6 +109,8 @@ pub struct PhaseOutcome {
     pub summary: PhaseSummary,
     /// `--explain`: the plan of each query, or why there is none.
     pub explains: Vec<Result<Explain, String>>,
+    /// Per query, its script's statements (none for a query), workers merged.
+    pub statements: Vec<Vec<StatementSummary>>,
 }
 
 /// A query run (`timeit`, `workload`, a mixed run's workload).
