@@ -119,8 +119,9 @@ pub struct TimeitArgs {
     /// Executions of each statement, or script runs in all (default 1000 unless --duration is
     /// given); cr8's meaning. -r without a number is pgbench's -r: --per-statement, for -f and
     /// --builtin scripts. To run the whole measurement again, --runs.
-    #[arg(short = 'r', long, value_name = "N", num_args = 0..=1, help_heading = "Queries")]
-    pub repeat: Option<Option<u64>>,
+    #[arg(short = 'r', long, value_name = "N", num_args = 0..=1, default_missing_value = "",
+          value_parser = repeat_value, action = clap::ArgAction::Append, help_heading = "Queries")]
+    pub repeat: Vec<Repeat>,
 
     /// A pgbench script (repeatable; FILE@WEIGHT weighs it against the others, as pgbench's -f):
     /// SQL statements ending in `;`, \set NAME EXPR, \sleep N [us|ms|s], :NAME bound as a
@@ -137,6 +138,23 @@ pub struct TimeitArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// One `-r`/`--repeat`: given both ways (`-r --repeat 100`, pgbench's and
+/// cr8's habits together), each keeps its meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// `-r` alone: pgbench's per-statement report.
+    PerStatement,
+    /// `-r N`: cr8's executions.
+    Times(u64),
+}
+
+fn repeat_value(s: &str) -> Result<Repeat, String> {
+    match s {
+        "" => Ok(Repeat::PerStatement),
+        n => n.parse().map(Repeat::Times).map_err(|e| format!("{e}: give a whole number of executions")),
+    }
 }
 
 #[derive(Debug, Args)]

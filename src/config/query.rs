@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{QueryRunArgs, TimeitArgs, WorkloadArgs};
+use crate::cli::{QueryRunArgs, Repeat, TimeitArgs, WorkloadArgs};
 use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
 use crate::op::Warmup;
@@ -64,8 +64,11 @@ impl QueryConfig {
     /// `stdin` is read for statements when no `-s` is given.
     pub fn timeit(a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
         // `-r` alone is pgbench's per-statement report; `-r N`, cr8's repetitions.
-        let pgbench_r = a.repeat == Some(None);
-        let repeat = a.repeat.flatten();
+        let pgbench_r = a.repeat.contains(&Repeat::PerStatement);
+        let repeat = a.repeat.iter().rev().find_map(|r| match r {
+            Repeat::Times(n) => Some(*n),
+            Repeat::PerStatement => None,
+        });
         let scripts = !a.files.is_empty() || !a.builtin.is_empty();
         if pgbench_r && !scripts {
             return Err(usage(

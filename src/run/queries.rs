@@ -93,7 +93,8 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     }
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration })
+    let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale: scripts.then_some(scale) })
 }
 
 /// Per query, its script's statements with every worker's records merged.
