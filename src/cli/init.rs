@@ -21,14 +21,14 @@ pub struct InitArgs {
 
     /// pgbench's scale factor: per unit, 1 branch, 10 tellers and 100,000 accounts (up to
     /// 19999, below where pgbench switches its account ids to bigint).
-    #[arg(short = 's', long, value_name = "N", default_value_t = 1)]
+    #[arg(short = 's', long, value_name = "N", default_value_t = 1, help_heading = "Tables")]
     pub scale: i64,
 
     /// Connections that fill the tables at the same time [default: one per CPU, up to 8].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Tables")]
     pub workers: Option<u32>,
 
-    /// No progress lines.
-    #[arg(short, long)]
+    /// No progress bar.
+    #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
 }

@@ -21,7 +21,7 @@ Examples:
   # Open loop at 200 queries/s; fail a CI job when p99 exceeds 50 ms
   dbload timeit -s \"select 1\" --rate 200 --duration 1m --fail-if 'p99_ms > 50'
 
-  # pgbench's TPC-B-like transaction on tables made by `dbload init --scale 10`, 4 at a time for 30 s
+  # pgbench's TPC-B-like transaction on the tables of `dbload init --scale 10`, for 30 s
   dbload timeit --builtin tpcb-like --concurrency 4 --duration 30s
 
   # Two pgbench scripts weighted 9:1, with each statement's latency (pgbench's -r)
@@ -43,7 +43,10 @@ optionally a name and parameters ($1, $2 ...) drawn per execution:
     params: [{int: [1, 80]}, {time_ago: 1h}]
   - query: select count(*) from measurement
     ratio: 0.3
-Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]}, {time_ago: 1h}.";
+Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]}, {time_ago: 1h}.
+A pgbench script (see `timeit -f`) is an entry too, run as one operation, its path relative to the file:
+  - script: transfer.sql
+    ratio: 0.1";
 
 /// What every query command shares.
 #[derive(Debug, Args)]
