@@ -308,4 +308,43 @@ mod tests {
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().starts_with("--concurrency 2147483647: at most 100000"), "{e}");
     }
+
+    fn timeit(flags: &[&str]) -> Result<QueryConfig> {
+        use clap::Parser;
+        let argv = [&["dbload", "timeit"][..], flags].concat();
+        let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv)?.command else {
+            unreachable!("timeit")
+        };
+        QueryConfig::timeit(a, &|_| None, &mut std::io::empty())
+    }
+
+    /// pgbench's `-r` (no number) and cr8's `-r N` side by side.
+    #[test]
+    fn r_alone_is_per_statement_and_r_n_is_repeat() {
+        let c = timeit(&["-b", "select-only", "-r"]).unwrap();
+        assert!(c.per_statement && c.max_queries == Some(DEFAULT_REPEAT));
+        let c = timeit(&["-b", "select-only", "-r", "--repeat", "50"]).unwrap();
+        assert!(c.per_statement && c.max_queries == Some(50));
+        let c = timeit(&["-b", "select-only", "-r", "7"]).unwrap();
+        assert!(!c.per_statement && c.max_queries == Some(7));
+        assert_eq!(c.scale, Scale::Counted, "a built-in script's scale is counted, as pgbench does");
+        let c = timeit(&["-b", "select-only", "--scale", "3"]).unwrap();
+        assert_eq!(c.scale, Scale::Given(3));
+        let e = timeit(&["-s", "select 1", "-r"]).unwrap_err();
+        assert!(e.to_string().starts_with("-r without a number is pgbench's per-statement report"), "{e}");
+    }
+
+    #[test]
+    fn script_weights_become_ratios() {
+        let c = timeit(&["-b", "tpcb-like@3", "-b", "select-only"]).unwrap();
+        let ratios: Vec<(String, f64)> = c.phases[0].iter().map(|q| (q.name.clone(), q.ratio)).collect();
+        assert_eq!(ratios, [("tpcb-like".to_string(), 0.75), ("select-only".to_string(), 0.25)]);
+        assert_eq!(weighted("-f", "a@b.sql").unwrap(), ("a@b.sql", 1), "a name may hold @");
+        let e = weighted("-f", "x.sql@0").unwrap_err();
+        assert!(e.to_string().contains("whole number from 1"), "{e}");
+        let e = timeit(&["-b", "select-only", "--explain"]).unwrap_err();
+        assert!(e.to_string().contains("drop --explain"), "{e}");
+        let e = timeit(&["-b", "select-only", "-s", "select 1"]).unwrap_err();
+        assert!(e.to_string().contains("not both"), "{e}");
+    }
 }

@@ -687,4 +687,27 @@ mod tests {
         std::fs::write(&path, SEED_SINGLE).unwrap();
         assert_eq!(load(&path).unwrap().len(), 1);
     }
+
+    #[test]
+    fn script_entries_are_read_relative_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("move.sql"),
+            "\\set aid random(1, 10)\nUPDATE t SET a = a + 1 WHERE id = :aid;\n",
+        )
+        .unwrap();
+        let path = dir.path().join("mix.yml");
+        std::fs::write(&path, "- script: move.sql\n  ratio: 0.25\n- query: SELECT 1\n  ratio: 0.75\n").unwrap();
+        let specs = load(&path).unwrap();
+        let script = specs[0].script.as_ref().expect("a script entry");
+        assert_eq!((specs[0].name.as_str(), specs[0].ratio, specs[0].line), ("q1", 0.25, 1));
+        assert_eq!(script.statements[0].sql, "UPDATE t SET a = a + 1 WHERE id = $1");
+        assert_eq!(specs[0].query, "UPDATE t SET a = a + 1 WHERE id = :aid");
+        assert!(specs[1].script.is_none());
+
+        std::fs::write(&path, "- script: move.sql\n  query: SELECT 1\n").unwrap();
+        has_all(&load(&path).unwrap_err().to_string(), &["mix.yml:1:11:", "a `script` and a `query`"]);
+        std::fs::write(&path, "- script: missing.sql\n").unwrap();
+        has_all(&load(&path).unwrap_err().to_string(), &["missing.sql: cannot read the script"]);
+    }
 }
