@@ -333,6 +333,10 @@ pub fn render_timeit(r: &QueryReport) -> String {
             q.qps,
             group(q.errors)
         );
+        if q.ratio < 1.0 {
+            // Weighted scripts (-f FILE@W): pgbench's "targets x % of total" beside what each got.
+            let _ = writeln!(out, "Share:      {:.3} intended, {:.3} got", q.ratio, q.share);
+        }
         statement_lines(&mut out, q);
         plan_line(&mut out, q);
         out.push('\n');

@@ -142,7 +142,7 @@ fn err<T>(at: usize, message: impl Into<String>) -> Result<T, ParseError> {
 
 /// Parses `text`; `var` gives the slot of a variable name (`None`: not defined).
 pub fn parse(text: &str, var: &mut dyn FnMut(&str) -> Option<usize>) -> Result<Expr, ParseError> {
-    let mut p = Parser { text, at: 0, var };
+    let mut p = Parser { text, at: 0, var, depth: 0 };
     let e = p.expr(0)?;
     p.skip_space();
     match p.peek() {
@@ -160,7 +160,12 @@ struct Parser<'a, 'v> {
     text: &'a str,
     at: usize,
     var: &'v mut dyn FnMut(&str) -> Option<usize>,
+    /// Nesting of sub-expressions, bounded so that no input exhausts the stack.
+    depth: usize,
 }
+
+/// Deeper than any script needs; well within a thread's stack.
+const MAX_DEPTH: usize = 100;
 
 impl Parser<'_, '_> {
     fn peek(&self) -> Option<char> {
@@ -168,8 +173,8 @@ impl Parser<'_, '_> {
     }
 
     fn skip_space(&mut self) {
-        while self.peek().is_some_and(char::is_whitespace) {
-            self.at += 1;
+        while let Some(c) = self.peek().filter(|c| c.is_whitespace()) {
+            self.at += c.len_utf8();
         }
     }
 
@@ -196,6 +201,17 @@ impl Parser<'_, '_> {
     }
 
     fn expr(&mut self, min_power: u8) -> Result<Expr, ParseError> {
+        if self.depth == MAX_DEPTH {
+            return err(self.at, format!("the expression is nested more than {MAX_DEPTH} deep"));
+        }
+        self.depth += 1;
+        let e = self.binary(min_power);
+        self.depth -= 1;
+        e
+    }
+
+    /// An operand and the operators binding tighter than `min_power` after it.
+    fn binary(&mut self, min_power: u8) -> Result<Expr, ParseError> {
         let mut left = self.operand()?;
         loop {
             self.skip_space();
@@ -561,6 +577,8 @@ mod tests {
         assert!(error("1 < 2").message.contains("operator `<` is not supported"));
         assert!(error("aid + 1").message.contains("written `:aid`"));
         assert!(error("99999999999999999999").message.contains("out of range"));
+        assert!(error(&"(".repeat(5000)).message.contains("nested more than 100 deep"));
+        assert!(error(&"-".repeat(5000)).message.contains("nested more than 100 deep"));
     }
 
     #[test]

@@ -91,7 +91,7 @@ impl Script {
             if sql.is_empty() && line.trim_start().starts_with('\\') {
                 // A meta command; a `\` at the end of a line continues it.
                 let mut command = line.to_string();
-                while command.trim_end().ends_with('\\') {
+                while command.trim().len() > 1 && command.trim_end().ends_with('\\') {
                     let Some((_, next)) = lines.next() else { break };
                     let cut = command.trim_end().len() - 1;
                     command.truncate(cut);
@@ -119,7 +119,9 @@ impl Script {
     /// A `\` command of line `n`; an error gives its 1-based column.
     fn meta(&mut self, command: &str, n: usize) -> Result<(), (usize, String)> {
         let indent = command.len() - command.trim_start().len();
-        let body = &command[indent + 1..];
+        let Some(body) = command.trim_start().strip_prefix('\\') else {
+            return Err((indent + 1, "expected a meta command starting with \\".into()));
+        };
         let word_len = body.find(char::is_whitespace).unwrap_or(body.len());
         let (word, rest) = body.split_at(word_len);
         // Columns of `rest`'s text, 1-based.
