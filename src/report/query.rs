@@ -388,6 +388,7 @@ pub fn render_workload(r: &QueryReport) -> String {
         if q.statements.is_some() {
             let _ = writeln!(out, "{}:", q.name);
             statement_lines(&mut out, q);
+            out.push('\n');
         }
         plan_line(&mut out, q);
     }
