@@ -150,6 +150,57 @@ fn mutated(base: impl Strategy<Value = String>) -> impl Strategy<Value = String>
     })
 }
 
+/// A pgbench script from the pieces of its language, whole or mutated.
+fn pgbench_script() -> impl Strategy<Value = String> {
+    let atom = prop::sample::select(vec![
+        "1",
+        "-2",
+        "2.5e3",
+        ".5",
+        ":scale",
+        ":client_id",
+        ":x",
+        "9223372036854775807",
+        "0",
+        "random(1, 10)",
+        "random(:x, 1)",
+        "random_exponential(1, 100, 0.5)",
+        "random_gaussian(-5, 5, 2.0)",
+        "random_zipfian(1, 1000000, 1.001)",
+        "random_zipfian(1, 1, 1000)",
+        "abs(-3)",
+        "least(1, 2.5)",
+        "greatest(:x)",
+        "int(1e300)",
+        "double(7) / 0",
+        "pow(2, 1024)",
+        "mod(7, 0)",
+        "pi()",
+        "sqrt(-1)",
+    ]);
+    let op = prop::sample::select(vec![" + ", " - ", " * ", " / ", " % "]);
+    let expr = (atom.clone(), prop::collection::vec((op, atom), 0..4))
+        .prop_map(|(a, rest)| rest.into_iter().fold(a.to_string(), |e, (o, b)| format!("({e}{o}{b})")));
+    let line = prop_oneof![
+        expr.clone().prop_map(|e| format!("\\set x {e}")),
+        expr.prop_map(|e| format!("\\sleep {} us", if e.len() % 2 == 0 { "1" } else { ":x" })),
+        prop::sample::select(vec![
+            "BEGIN;",
+            "END;",
+            "SELECT :x, ':x', x::int;",
+            "UPDATE t SET a = :scale -- :y",
+            "WHERE b = :x;",
+            "\\set y 1 \\",
+            "\\gset",
+            "-- comment",
+            "'unclosed",
+            "",
+        ])
+        .prop_map(str::to_string),
+    ];
+    mutated(prop::collection::vec(line, 0..8).prop_map(|lines| lines.join("\n")))
+}
+
 /// A YAML scalar or small structure from the words of dbload's files.
 fn yaml_value() -> impl Strategy<Value = String> {
     let leaf = prop_oneof![
@@ -484,6 +535,19 @@ mod laws {
                         for _ in 0..8 {
                             p.sample(&mut rng, 1_700_000_000_000_000).to_sql_literal();
                         }
+                    }
+                }
+            });
+        }
+
+        #[test]
+        fn pgbench_scripts_answer(text in pgbench_script(), seed: u64) {
+            answers(&text.clone(), move || {
+                // What was accepted must also draw its values (or say why not).
+                if let Ok(script) = crate::workload::script::Script::parse(&text, "s.sql") {
+                    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                    for client in [0, 7] {
+                        let _ = script.draw(&mut rng, [1, client, i64::MAX]);
                     }
                 }
             });

@@ -62,6 +62,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
             queries(cfg, out).map(|o| o.exit_code)
         }
         Command::Workload(args) => queries(QueryConfig::workload(args, &env)?, out).map(|o| o.exit_code),
+        Command::Init(args) => init(args, &env, out),
         Command::Run(args) => mixed(MixedConfig::resolve(args, &env)?, out).map(|o| o.exit_code),
         Command::Http(args) => http(args, &env, out).map(|o| o.exit_code),
         Command::InsertFakeData(args) => insert_fake_data(args, &env, out).map(|o| o.exit_code),
@@ -78,6 +79,17 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::Stop(args) => stop(&args.dir, out),
         Command::Results(args) => results_command(args, &env, out),
     }
+}
+
+/// `dbload init`: pgbench's tables on the target; exit 130 when
+/// interrupted while filling them.
+pub fn init(args: cli::InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<u8> {
+    let cfg = config::init::InitConfig::resolve(args, env)?;
+    let started = Started::new(&cfg.target)?;
+    let target = started.target.clone().expect("init always has a target");
+    let done = with_threads(None, async |cancel| run::init::init(&cfg, &target, cancel).await)?;
+    out.write_all(report::init::render(&done).as_bytes()).context("writing the report")?;
+    Ok(if done.interrupted { error::exit::INTERRUPTED } else { error::exit::OK })
 }
 
 /// `dbload compare A B [C …]`: exit 1 when a `--fail-if-worse` limit is

@@ -19,6 +19,7 @@ use hdrhistogram::Histogram;
 use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
+use crate::stats::query::StatementSummary;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
 use crate::workload::QuerySpec;
@@ -108,6 +109,8 @@ pub struct PhaseOutcome {
     pub summary: PhaseSummary,
     /// `--explain`: the plan of each query, or why there is none.
     pub explains: Vec<Result<Explain, String>>,
+    /// Per query, its script's statements (none for a query), workers merged.
+    pub statements: Vec<Vec<StatementSummary>>,
 }
 
 /// A query run (`timeit`, `workload`, a mixed run's workload).
@@ -120,6 +123,28 @@ pub struct QueryOutcome {
     pub figures: Figures,
     /// CrateDB over HTTP: its own duration of each query, merged over workers and phases.
     pub server_duration: Option<Histogram<u64>>,
+    /// pgbench scripts' `:scale`, as given or counted; none without scripts.
+    pub scale: Option<i64>,
+}
+
+/// `dbload init`: pgbench's tables made and filled.
+#[derive(Debug, Default)]
+pub struct InitOutcome {
+    pub scale: i64,
+    /// In order: drop, create, generate, vacuum, primary keys.
+    pub steps: Vec<InitStep>,
+    /// All steps together.
+    pub seconds: f64,
+    /// Stopped by Ctrl-C while filling: the tables are incomplete.
+    pub interrupted: bool,
+}
+
+#[derive(Debug)]
+pub struct InitStep {
+    pub step: &'static str,
+    pub seconds: f64,
+    /// Rows written, for the step that fills the tables.
+    pub rows: Option<u64>,
 }
 
 /// A `dbload http` run.

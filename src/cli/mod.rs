@@ -6,6 +6,7 @@ mod compare;
 mod data;
 mod http;
 mod ingest;
+mod init;
 mod query;
 mod results;
 mod sweep;
@@ -23,7 +24,9 @@ pub use http::HttpArgs;
 use http::HTTP_EXAMPLES;
 pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
-pub use query::{QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
+pub use init::InitArgs;
+use init::INIT_EXAMPLES;
+pub use query::{QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 use results::RESULTS_EXAMPLES;
 pub use results::{ResultsAction, ResultsArgs, ResultsCommandArgs, StoreArgs};
@@ -52,6 +55,9 @@ pub enum Command {
     /// Run a weighted mix of queries from a YAML file (nodeIngestBench's queries.yml works).
     #[command(after_help = WORKLOAD_EXAMPLES)]
     Workload(WorkloadArgs),
+    /// Make and fill pgbench's tables, as `pgbench -i -s N` does (binary COPY), for --builtin scripts.
+    #[command(after_help = INIT_EXAMPLES)]
+    Init(InitArgs),
     /// Ingest and query workloads at the same time: query latency under write load.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),

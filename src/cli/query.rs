@@ -19,7 +19,13 @@ Examples:
   dbload timeit -s \"select max(m1) from measurement where device_id = 3\" --duration 30s --explain
 
   # Open loop at 200 queries/s; fail a CI job when p99 exceeds 50 ms
-  dbload timeit -s \"select 1\" --rate 200 --duration 1m --fail-if 'p99_ms > 50'";
+  dbload timeit -s \"select 1\" --rate 200 --duration 1m --fail-if 'p99_ms > 50'
+
+  # pgbench's TPC-B-like transaction on the tables of `dbload init --scale 10`, for 30 s
+  dbload timeit --builtin tpcb-like --concurrency 4 --duration 30s
+
+  # Two pgbench scripts weighted 9:1, with each statement's latency (pgbench's -r)
+  dbload timeit -f reads.sql@9 -f writes.sql@1 -r --duration 1m";
 
 pub(super) const WORKLOAD_EXAMPLES: &str = "\
 Examples:
@@ -37,7 +43,10 @@ optionally a name and parameters ($1, $2 ...) drawn per execution:
     params: [{int: [1, 80]}, {time_ago: 1h}]
   - query: select count(*) from measurement
     ratio: 0.3
-Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]}, {time_ago: 1h}.";
+Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]}, {time_ago: 1h}.
+A pgbench script (see `timeit -f`) is an entry too, run as one operation, its path relative to the file:
+  - script: transfer.sql
+    ratio: 0.1";
 
 /// What every query command shares.
 #[derive(Debug, Args)]
@@ -92,6 +101,16 @@ pub struct QueryRunArgs {
     /// Seed of the parameter generators and the weighted choice.
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Run")]
     pub seed: u64,
+
+    /// pgbench scripts: also report each statement's latency (pgbench's -r; timeit takes -r
+    /// without a number for it).
+    #[arg(long, help_heading = "Scripts")]
+    pub per_statement: bool,
+
+    /// pgbench scripts: the value of :scale (pgbench's -s; timeit's -s is cr8's statement)
+    /// [default: with --builtin, the rows of pgbench_branches, as pgbench counts it; else 1].
+    #[arg(long, value_name = "N", help_heading = "Scripts")]
+    pub scale: Option<i64>,
 }
 
 #[derive(Debug, Args)]
@@ -99,20 +118,49 @@ pub struct TimeitArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// A statement to time (repeatable); without -s, statements are read from stdin.
+    /// A statement to time (repeatable); without -s, -f or --builtin, statements are read from stdin.
     #[arg(short = 's', long = "stmt", value_name = "SQL", help_heading = "Queries")]
     pub stmts: Vec<String>,
 
-    /// Executions of each statement (default 1000 unless --duration is given); cr8's meaning. To
-    /// run the whole measurement again, --runs.
-    #[arg(short = 'r', long, value_name = "N", help_heading = "Queries")]
-    pub repeat: Option<u64>,
+    /// Executions of each statement, or script runs in all (default 1000 unless --duration is
+    /// given); cr8's meaning. -r without a number is pgbench's -r: --per-statement, for -f and
+    /// --builtin scripts. To run the whole measurement again, --runs.
+    #[arg(short = 'r', long, value_name = "N", num_args = 0..=1, default_missing_value = "",
+          value_parser = repeat_value, action = clap::ArgAction::Append, help_heading = "Queries")]
+    pub repeat: Vec<Repeat>,
+
+    /// A pgbench script (repeatable; FILE@WEIGHT weighs it against the others, as pgbench's -f):
+    /// SQL statements ending in `;`, \set NAME EXPR, \sleep N [us|ms|s], :NAME bound as a
+    /// parameter. One run of the script is one operation.
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]", help_heading = "Queries")]
+    pub files: Vec<String>,
+
+    /// pgbench's built-in script (repeatable, NAME@WEIGHT) on the tables `dbload init` makes.
+    #[arg(short = 'b', long, value_name = "tpcb-like|simple-update|select-only[@WEIGHT]", help_heading = "Queries")]
+    pub builtin: Vec<String>,
 
     #[command(flatten)]
     pub run: QueryRunArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// One `-r`/`--repeat`: given both ways (`-r --repeat 100`, pgbench's and
+/// cr8's habits together), each keeps its meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// `-r` alone: pgbench's per-statement report.
+    PerStatement,
+    /// `-r N`: cr8's executions.
+    Times(u64),
+}
+
+fn repeat_value(s: &str) -> Result<Repeat, String> {
+    match s {
+        "" => Ok(Repeat::PerStatement),
+        n => n.parse().map(Repeat::Times).map_err(|e| format!("{e}: give a whole number of executions")),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -161,7 +161,7 @@ impl MixedConfig {
                     })?;
                     file::load(&path)?
                 }
-                (None, Some(q)) => file::queries(q, &origin)?,
+                (None, Some(q)) => file::queries(q, &origin, dir)?,
                 _ => {
                     return Err(fail(
                         &origin,

@@ -7,6 +7,7 @@ pub mod data;
 pub mod fail_if;
 pub mod http;
 pub mod ingest;
+pub mod init;
 pub mod mixed;
 pub mod query;
 pub mod results;

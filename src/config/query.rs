@@ -9,10 +9,12 @@ use anyhow::{Context, Result};
 use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{QueryRunArgs, TimeitArgs, WorkloadArgs};
+use crate::cli::{QueryRunArgs, Repeat, TimeitArgs, WorkloadArgs};
+use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
 use crate::op::{Stages, Warmup};
 use crate::workload::explain::ExplainMode;
+use crate::workload::script::Script;
 use crate::workload::Protocol;
 use crate::workload::{file, QuerySpec};
 
@@ -45,11 +47,60 @@ pub struct QueryConfig {
     /// A lost connection is replaced rather than ending its worker.
     pub reconnect: bool,
     pub output: OutputConfig,
+    /// The `:scale` of pgbench scripts.
+    pub scale: Scale,
+    /// Scripts' statements are reported one by one (pgbench's `-r`).
+    pub per_statement: bool,
+}
+
+/// Where pgbench scripts' `:scale` comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    /// `--scale N`, or 1 (pgbench's default for custom scripts).
+    Given(i64),
+    /// Counted from `pgbench_branches` once connected, as pgbench does for its built-in scripts.
+    Counted,
 }
 
 impl QueryConfig {
     /// `stdin` is read for statements when no `-s` is given.
     pub fn timeit(a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
+        // `-r` alone is pgbench's per-statement report; `-r N`, cr8's repetitions.
+        let pgbench_r = a.repeat.contains(&Repeat::PerStatement);
+        let repeat = a.repeat.iter().rev().find_map(|r| match r {
+            Repeat::Times(n) => Some(*n),
+            Repeat::PerStatement => None,
+        });
+        let scripts = !a.files.is_empty() || !a.builtin.is_empty();
+        if pgbench_r && !scripts {
+            return Err(usage(
+                "-r without a number is pgbench's per-statement report, for scripts (-f FILE or --builtin NAME); \
+                 to run each statement N times, give -r N",
+            ));
+        }
+        if scripts && !a.stmts.is_empty() {
+            return Err(usage("timeit: give statements (-s) or pgbench scripts (-f, --builtin), not both"));
+        }
+        let phases =
+            if scripts { vec![scripts_phase(&a.files, &a.builtin)?] } else { Self::statement_phases(&a, stdin)? };
+        let bounded_in_time = a.run.duration.is_some() || a.run.stages.given();
+        let total = match (repeat, bounded_in_time) {
+            (Some(0), _) => return Err(usage("--repeat 0: give at least 1 execution")),
+            (Some(n), _) => Some(n),
+            (None, true) => None,
+            (None, false) => Some(DEFAULT_REPEAT),
+        };
+        let count_scale = a.run.scale.is_none() && !a.builtin.is_empty();
+        let mut cfg = Self::resolve("timeit", phases, total, a.run, a.target, a.output, env)?;
+        cfg.per_statement |= pgbench_r;
+        if count_scale {
+            cfg.scale = Scale::Counted;
+        }
+        Ok(cfg)
+    }
+
+    /// `-s` statements, or statements read from stdin: a phase each.
+    fn statement_phases(a: &TimeitArgs, stdin: &mut dyn Read) -> Result<Vec<Arc<[QuerySpec]>>> {
         let stmts = if a.stmts.is_empty() {
             let mut text = String::new();
             stdin.read_to_string(&mut text).context("reading statements from stdin")?;
@@ -62,24 +113,26 @@ impl QueryConfig {
                 .collect()
         };
         if stmts.is_empty() {
-            return Err(usage("timeit: no statement given; pass -s \"select ...\" or pipe statements on stdin"));
+            return Err(usage(
+                "timeit: no statement given; pass -s \"select ...\", pipe statements on stdin, or give a pgbench \
+                 script with -f FILE or --builtin NAME",
+            ));
         }
-        let phases = stmts
+        Ok(stmts
             .into_iter()
             .enumerate()
             .map(|(i, query)| {
-                let spec = QuerySpec { name: format!("s{}", i + 1), query, ratio: 1.0, params: Vec::new(), line: 0 };
+                let spec = QuerySpec {
+                    name: format!("s{}", i + 1),
+                    query,
+                    ratio: 1.0,
+                    params: Vec::new(),
+                    line: 0,
+                    script: None,
+                };
                 Arc::from(vec![spec])
             })
-            .collect();
-        let bounded_in_time = a.run.duration.is_some() || a.run.stages.given();
-        let total = match (a.repeat, bounded_in_time) {
-            (Some(0), _) => return Err(usage("--repeat 0: give at least 1 execution")),
-            (Some(n), _) => Some(n),
-            (None, true) => None,
-            (None, false) => Some(DEFAULT_REPEAT),
-        };
-        Self::resolve("timeit", phases, total, a.run, a.target, a.output, env)
+            .collect())
     }
 
     pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
@@ -116,6 +169,16 @@ impl QueryConfig {
         if r.duration.is_some_and(|d| d.is_zero()) {
             return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
         }
+        if r.explain.is_some() && phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) {
+            return Err(usage("--explain captures the plans of queries; a pgbench script has several: drop --explain"));
+        }
+        let scale = match r.scale {
+            Some(n) if !(1..=i32::MAX as i64).contains(&n) => {
+                return Err(usage(format!("--scale {n}: give a scale factor of at least 1")))
+            }
+            Some(n) => Scale::Given(n),
+            None => Scale::Given(1),
+        };
         let flag = if command == "timeit" { "--repeat" } else { "--max-queries" };
         let warmup = parse_warmup(r.warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
         let per_worker = match total {
@@ -138,7 +201,50 @@ impl QueryConfig {
             explain: r.explain,
             reconnect: super::reconnect(r.reconnect, r.no_reconnect, duration),
             output: OutputConfig::resolve(output, Contract::Query)?,
+            scale,
+            per_statement: r.per_statement,
         })
+    }
+}
+
+/// The one phase of `-f` and `--builtin` scripts, each run as often as its
+/// `@weight` says against the others' (pgbench's rule; default weight 1).
+fn scripts_phase(files: &[String], builtins: &[String]) -> Result<Arc<[QuerySpec]>> {
+    let mut scripts = Vec::new();
+    for given in files {
+        let (path, weight) = weighted("-f", given)?;
+        let name = std::path::Path::new(path).file_name().map_or(path.into(), |n| n.to_string_lossy().into_owned());
+        scripts.push((name, file::load_script(std::path::Path::new(path))?, weight));
+    }
+    for given in builtins {
+        let (name, weight) = weighted("--builtin", given)?;
+        let Some((name, _, text)) = BUILTINS.iter().find(|(n, _, _)| *n == name) else {
+            let names: Vec<&str> = BUILTINS.iter().map(|(n, _, _)| *n).collect();
+            return Err(usage(format!(
+                "--builtin {name}: no such script; pgbench's built-in ones are {}",
+                names.join(", ")
+            )));
+        };
+        scripts.push((name.to_string(), Script::parse(text, &format!("builtin:{name}"))?, weight));
+    }
+    let total: u64 = scripts.iter().map(|(_, _, w)| w).sum();
+    Ok(scripts
+        .into_iter()
+        .map(|(name, script, w)| QuerySpec::of_script(name, script, w as f64 / total as f64))
+        .collect())
+}
+
+/// `NAME@WEIGHT` split, the weight 1 when none is given; a name may hold `@`
+/// when what follows the last one is not a number.
+fn weighted<'a>(flag: &str, given: &'a str) -> Result<(&'a str, u64)> {
+    match given.rsplit_once('@') {
+        Some((name, w)) if w.trim().chars().all(|c| c.is_ascii_digit()) && !w.trim().is_empty() => {
+            match w.trim().parse::<u64>() {
+                Ok(n) if (1..=u32::MAX as u64).contains(&n) => Ok((name, n)),
+                _ => Err(usage(format!("{flag} {given}: the weight after @ is a whole number from 1, such as @5"))),
+            }
+        }
+        _ => Ok((given, 1)),
     }
 }
 
@@ -237,5 +343,44 @@ mod tests {
         let e = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().starts_with("--concurrency 2147483647: at most 100000"), "{e}");
+    }
+
+    fn timeit(flags: &[&str]) -> Result<QueryConfig> {
+        use clap::Parser;
+        let argv = [&["dbload", "timeit"][..], flags].concat();
+        let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv)?.command else {
+            unreachable!("timeit")
+        };
+        QueryConfig::timeit(a, &|_| None, &mut std::io::empty())
+    }
+
+    /// pgbench's `-r` (no number) and cr8's `-r N` side by side.
+    #[test]
+    fn r_alone_is_per_statement_and_r_n_is_repeat() {
+        let c = timeit(&["-b", "select-only", "-r"]).unwrap();
+        assert!(c.per_statement && c.max_queries == Some(DEFAULT_REPEAT));
+        let c = timeit(&["-b", "select-only", "-r", "--repeat", "50"]).unwrap();
+        assert!(c.per_statement && c.max_queries == Some(50));
+        let c = timeit(&["-b", "select-only", "-r", "7"]).unwrap();
+        assert!(!c.per_statement && c.max_queries == Some(7));
+        assert_eq!(c.scale, Scale::Counted, "a built-in script's scale is counted, as pgbench does");
+        let c = timeit(&["-b", "select-only", "--scale", "3"]).unwrap();
+        assert_eq!(c.scale, Scale::Given(3));
+        let e = timeit(&["-s", "select 1", "-r"]).unwrap_err();
+        assert!(e.to_string().starts_with("-r without a number is pgbench's per-statement report"), "{e}");
+    }
+
+    #[test]
+    fn script_weights_become_ratios() {
+        let c = timeit(&["-b", "tpcb-like@3", "-b", "select-only"]).unwrap();
+        let ratios: Vec<(String, f64)> = c.phases[0].iter().map(|q| (q.name.clone(), q.ratio)).collect();
+        assert_eq!(ratios, [("tpcb-like".to_string(), 0.75), ("select-only".to_string(), 0.25)]);
+        assert_eq!(weighted("-f", "a@b.sql").unwrap(), ("a@b.sql", 1), "a name may hold @");
+        let e = weighted("-f", "x.sql@0").unwrap_err();
+        assert!(e.to_string().contains("whole number from 1"), "{e}");
+        let e = timeit(&["-b", "select-only", "--explain"]).unwrap_err();
+        assert!(e.to_string().contains("drop --explain"), "{e}");
+        let e = timeit(&["-b", "select-only", "-s", "select 1"]).unwrap_err();
+        assert!(e.to_string().contains("not both"), "{e}");
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod citus;
 pub mod cratedb;
+pub mod pgbench;
 pub mod postgres;
 pub mod results;
 pub mod timescaledb;

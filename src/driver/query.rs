@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 use super::cratedb_http::CrateQueryExecutor;
 use super::pg::query::QueryExecutor;
 use crate::op::{Executor, InDoubt, OpError};
+use crate::stats::query::StatementRecord;
 use crate::workload::QueryOp;
 
 /// A worker's query connection over either protocol.
@@ -22,6 +23,15 @@ impl QueryRunner {
         match self {
             QueryRunner::Crate(e) => Some(e.server_duration()),
             QueryRunner::Pg(_) => None,
+        }
+    }
+
+    /// Per query, its script's statements as this worker measured them
+    /// (scripts run over the PostgreSQL protocol only).
+    pub fn statement_records(&self) -> &[Vec<StatementRecord>] {
+        match self {
+            QueryRunner::Pg(e) => e.statement_records(),
+            QueryRunner::Crate(_) => &[],
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod fake;
 pub mod json;
 pub mod mapping;
 pub mod measurement;
+pub mod pgbench;
 pub mod table;
 
 use rand::rngs::ChaCha8Rng;

@@ -6,6 +6,7 @@ pub mod compare_html;
 pub mod fail_if;
 pub mod html;
 pub mod http;
+pub mod init;
 pub mod json;
 pub mod meta;
 pub mod mixed;

@@ -17,10 +17,11 @@ use super::{
 use crate::config::QueryConfig;
 use crate::op::{Stages, Warmup};
 use crate::outcome::QueryOutcome;
+use crate::stats::query::StatementSummary;
 use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;
 use crate::workload::explain::ExplainMode;
-use crate::workload::Protocol;
+use crate::workload::{Protocol, QuerySpec};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct QueryReport {
@@ -77,6 +78,19 @@ pub struct QueryEntry {
     pub explain: Option<Explain>,
     /// Why `--explain` has no plan for this query.
     pub explain_error: Option<String>,
+    /// A pgbench script's statements, with `--per-statement` (pgbench's `-r`).
+    pub statements: Option<Vec<StatementEntry>>,
+}
+
+/// One statement of a script: its measured executions in the script's runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatementEntry {
+    /// Its line in the script.
+    pub line: usize,
+    pub statement: String,
+    pub count: u64,
+    pub errors: u64,
+    pub latency_ms: Option<LatencySummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -104,6 +118,9 @@ pub struct QuerySetup {
     pub warmup: Warmup,
     pub seed: u64,
     pub explain: Option<ExplainMode>,
+    /// pgbench scripts' `:scale`; none without scripts.
+    pub scale: Option<i64>,
+    pub per_statement: bool,
 }
 
 impl QueryReport {
@@ -132,6 +149,7 @@ impl QueryReport {
                     error_classes: error_entries(&s.errors),
                     explain,
                     explain_error,
+                    statements: statement_entries(cfg.per_statement, q, phase.statements.get(i)),
                 });
             }
             duration_s += window;
@@ -195,8 +213,53 @@ impl QueryReport {
                 warmup: cfg.warmup,
                 seed: cfg.seed,
                 explain: cfg.explain,
+                scale: out.scale,
+                per_statement: cfg.per_statement,
             },
         }
+    }
+}
+
+/// A script's statements for the report, when they were asked for.
+fn statement_entries(
+    wanted: bool,
+    q: &QuerySpec,
+    summaries: Option<&Vec<StatementSummary>>,
+) -> Option<Vec<StatementEntry>> {
+    let (true, Some(script), Some(summaries)) = (wanted, &q.script, summaries) else { return None };
+    let entries = script.statements.iter().zip(summaries).map(|(st, s)| StatementEntry {
+        line: st.line,
+        statement: st.text.clone(),
+        count: s.ok,
+        errors: s.failed,
+        latency_ms: s.latency.clone(),
+    });
+    Some(entries.collect())
+}
+
+/// pgbench's `-r`: a row per statement of a script, under its block.
+fn statement_lines(out: &mut String, q: &QueryEntry) {
+    let Some(statements) = &q.statements else { return };
+    let _ = writeln!(
+        out,
+        "Statements: {:>9}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  statement (line)",
+        "count", "errors", "mean ms", "p50 ms", "p99 ms", "max ms"
+    );
+    for st in statements {
+        let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into());
+        let l = st.latency_ms.as_ref();
+        let _ = writeln!(
+            out,
+            "            {:>9}  {:>6}  {:>9}  {:>9}  {:>9}  {:>9}  {} ({})",
+            group(st.count),
+            group(st.errors),
+            f(l.map(|l| l.mean)),
+            f(l.map(|l| l.p50)),
+            f(l.map(|l| l.p99)),
+            f(l.map(|l| l.max)),
+            st.statement.replace('\n', " "),
+            st.line
+        );
     }
 }
 
@@ -275,6 +338,11 @@ pub fn render_timeit(r: &QueryReport) -> String {
             q.qps,
             group(q.errors)
         );
+        if q.ratio < 1.0 {
+            // Weighted scripts (-f FILE@W): pgbench's "targets x % of total" beside what each got.
+            let _ = writeln!(out, "Share:      {:.3} intended, {:.3} got", q.ratio, q.share);
+        }
+        statement_lines(&mut out, q);
         plan_line(&mut out, q);
         out.push('\n');
     }
@@ -322,6 +390,11 @@ pub fn render_workload(r: &QueryReport) -> String {
         runtime_block(&mut out, "Runtime (in ms), all queries:", l);
     }
     for q in &r.queries {
+        if q.statements.is_some() {
+            let _ = writeln!(out, "{}:", q.name);
+            statement_lines(&mut out, q);
+            out.push('\n');
+        }
         plan_line(&mut out, q);
     }
     footer(&mut out, r);

@@ -5,6 +5,7 @@
 pub mod export;
 pub mod from_sql;
 pub mod http;
+pub mod init;
 pub mod measure;
 pub mod mixed;
 pub mod pacer;

@@ -6,13 +6,16 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, measure::measure, merge_histograms, progress::Progress, worker};
+use crate::config::query::Scale;
 use crate::config::QueryConfig;
 use crate::driver::pg::query;
 use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
+use crate::error::usage;
 use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome, Setup};
 use crate::stats::cost::CostMeter;
+use crate::stats::query::{StatementRecord, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::Chooser;
@@ -21,11 +24,21 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     describe_server(&mut admin, target, &mut setup).await?;
-    if let Admin::Pg(client) = &admin {
-        for queries in &cfg.phases {
-            query::check(client, queries, cfg.protocol).await?;
+    let scale = match &admin {
+        Admin::Pg(client) => {
+            for queries in &cfg.phases {
+                query::check(client, queries, cfg.protocol).await?;
+            }
+            match cfg.scale {
+                Scale::Given(n) => n,
+                Scale::Counted => query::pgbench_scale(client).await?,
+            }
         }
-    }
+        Admin::Crate(_) if cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) => {
+            return Err(usage("pgbench scripts run over the PostgreSQL protocol: give CrateDB's postgres:// URL"));
+        }
+        Admin::Crate(_) => 1,
+    };
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(cfg.phases.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
@@ -66,19 +79,34 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             .enumerate()
             .map(|(w, executor)| {
                 let rng = rng_for(cfg.seed, w as u32, Purpose::Choice);
-                (Chooser::new(queries.clone(), rng, cfg.per_worker[w]), executor)
+                (Chooser::new(queries.clone(), rng, cfg.per_worker[w], w, scale, cfg.seed), executor)
             })
             .collect();
         let (figures, executors) = measure(&plan, &meter, progress, cfg.max_queries, pairs).await;
         let durations = executors.iter().filter_map(QueryRunner::server_duration);
         server_duration = merge_histograms(server_duration.iter().chain(durations));
+        let statements = statement_summaries(&executors);
         let summary = PhaseSummary::of(&figures.recorders, &mut total.recorders[0]);
         total.wall += figures.wall;
         total.dropped = [total.dropped, figures.dropped].into_iter().flatten().reduce(|a, b| a + b);
         total.stopped = figures.stopped;
-        phases.push(PhaseOutcome { queries: queries.clone(), summary, explains });
+        phases.push(PhaseOutcome { queries: queries.clone(), summary, explains, statements });
     }
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration })
+    let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale: scripts.then_some(scale) })
+}
+
+/// Per query, its script's statements with every worker's records merged.
+fn statement_summaries(executors: &[QueryRunner]) -> Vec<Vec<StatementSummary>> {
+    let mut merged: Vec<Vec<StatementRecord>> = Vec::new();
+    for records in executors.iter().map(QueryRunner::statement_records) {
+        merged.resize_with(records.len(), Vec::new);
+        for (into, from) in merged.iter_mut().zip(records) {
+            into.resize_with(from.len(), StatementRecord::default);
+            into.iter_mut().zip(from).for_each(|(a, b)| a.merge(b));
+        }
+    }
+    merged.iter().map(|q| q.iter().map(StatementSummary::of).collect()).collect()
 }

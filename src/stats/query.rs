@@ -10,8 +10,51 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::recorder::{ErrorClass, Recorder};
+use hdrhistogram::Histogram;
+
+use super::recorder::{new_histogram, record_us, ErrorClass, Recorder};
 use super::LatencySummary;
+
+/// One statement of a script as the executor that sends it records it
+/// (pgbench's `-r`): the latency of each measured execution that succeeded,
+/// and how many measured executions failed. The script run as a whole is
+/// the loop's operation, recorded as any other.
+#[derive(Debug, Clone)]
+pub struct StatementRecord {
+    pub latency: Histogram<u64>,
+    pub failed: u64,
+}
+
+impl Default for StatementRecord {
+    fn default() -> Self {
+        StatementRecord { latency: new_histogram(), failed: 0 }
+    }
+}
+
+impl StatementRecord {
+    pub fn ok(&mut self, took: Duration) {
+        record_us(&mut self.latency, took.as_micros().try_into().unwrap_or(u64::MAX));
+    }
+
+    pub fn merge(&mut self, other: &StatementRecord) {
+        self.latency.add(&other.latency).expect("auto-resizing histograms");
+        self.failed += other.failed;
+    }
+}
+
+/// A script's statement in the report: its workers' records merged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatementSummary {
+    pub ok: u64,
+    pub failed: u64,
+    pub latency: Option<LatencySummary>,
+}
+
+impl StatementSummary {
+    pub fn of(r: &StatementRecord) -> StatementSummary {
+        StatementSummary { ok: r.latency.len(), failed: r.failed, latency: LatencySummary::of(&r.latency) }
+    }
+}
 
 /// One query of a finished phase, its workers merged.
 #[derive(Debug, Clone, PartialEq)]

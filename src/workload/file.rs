@@ -17,8 +17,10 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::params::{ParamGen, Value};
+use super::script::Script;
 use crate::error::usage;
 use crate::yaml::{self, did_you_mean, fail, key_list, show, suggest, Node, Yaml};
 use anyhow::Result;
@@ -32,6 +34,17 @@ pub struct QuerySpec {
     pub params: Vec<ParamGen>,
     /// 1-based line where this entry starts
     pub line: usize,
+    /// A pgbench script run as one operation (`query` is then its
+    /// statements, for the report).
+    pub script: Option<Arc<Script>>,
+}
+
+impl QuerySpec {
+    /// A pgbench script as a query of the mix: `ratio` is its share (pgbench's `@weight`).
+    pub fn of_script(name: String, script: Script, ratio: f64) -> QuerySpec {
+        let query = script.statements.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
+        QuerySpec { name, query, ratio, params: Vec::new(), line: 0, script: Some(Arc::new(script)) }
+    }
 }
 
 /// Ratios are fractions typed by people: 0.7 + 0.2 + 0.1 is 0.9999999999999999
@@ -39,7 +52,7 @@ pub struct QuerySpec {
 /// exactly and rejects it).
 const RATIO_TOLERANCE: f64 = 1e-6;
 
-const KEYS: [&str; 4] = ["name", "query", "ratio", "params"];
+const KEYS: [&str; 5] = ["name", "query", "ratio", "params", "script"];
 
 /// What users of other tools write for our keys (pgbench weighs scripts with
 /// `@weight`; others call the query a statement).
@@ -56,16 +69,25 @@ pub fn load(path: &Path) -> Result<Vec<QuerySpec>> {
     let origin = path.display().to_string();
     let text =
         std::fs::read_to_string(path).map_err(|e| usage(format!("{origin}: cannot read the workload file: {e}")))?;
-    parse(&text, &origin)
+    queries(&yaml::read(&text, &origin)?, &origin, path.parent().unwrap_or(Path::new(".")))
 }
 
-/// Same from text; `origin` names the file in errors.
+/// Same from text; `origin` names the file in errors, `script:` paths are
+/// relative to the current directory.
 pub fn parse(text: &str, origin: &str) -> Result<Vec<QuerySpec>> {
-    queries(&yaml::read(text, origin)?, origin)
+    queries(&yaml::read(text, origin)?, origin, Path::new("."))
 }
 
-/// The queries of a list node (a workload file, or a list inside another file).
-pub(crate) fn queries(root: &Node, origin: &str) -> Result<Vec<QuerySpec>> {
+/// Reads and parses a pgbench script file; errors name it with line and column.
+pub fn load_script(path: &Path) -> Result<Script> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("{origin}: cannot read the script: {e}")))?;
+    Script::parse(&text, &origin)
+}
+
+/// The queries of a list node (a workload file, or a list inside another
+/// file); `dir` is where its `script:` paths are relative to.
+pub(crate) fn queries(root: &Node, origin: &str, dir: &Path) -> Result<Vec<QuerySpec>> {
     let items = match &root.value {
         Yaml::Seq(items) if items.is_empty() => {
             return Err(fail(origin, &root.referenced, "the list of queries is empty; add at least one `- query: ...`"))
@@ -98,7 +120,7 @@ pub(crate) fn queries(root: &Node, origin: &str) -> Result<Vec<QuerySpec>> {
     // Whether each entry's name was written, or is its default `qN`.
     let mut named: Vec<bool> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let (spec, has_name) = entry(origin, i + 1, item, several)?;
+        let (spec, has_name) = entry(origin, dir, i + 1, item, several)?;
         if let Some(j) = specs.iter().position(|s| s.name == spec.name) {
             let default = |has_name: bool| if has_name { "" } else { " (its default name)" };
             return Err(fail(
@@ -141,7 +163,7 @@ pub(crate) fn queries(root: &Node, origin: &str) -> Result<Vec<QuerySpec>> {
 
 /// Checks one list item; `n` is its 1-based position. Also says whether the
 /// entry has a `name` of its own.
-fn entry(origin: &str, n: usize, item: &Node, several: bool) -> Result<(QuerySpec, bool)> {
+fn entry(origin: &str, dir: &Path, n: usize, item: &Node, several: bool) -> Result<(QuerySpec, bool)> {
     let Yaml::Map(pairs) = &item.value else {
         let hint = if matches!(item.value, Yaml::Str(_)) { "; write `- query: SELECT ...`" } else { "" };
         return Err(fail(
@@ -192,7 +214,28 @@ fn entry(origin: &str, n: usize, item: &Node, several: bool) -> Result<(QuerySpe
         }
     }
 
+    let script = match (field("script"), field("query").or(field("params"))) {
+        (Some(v), None) => match v.value.as_str() {
+            Some(path) if !path.trim().is_empty() => Some(load_script(&dir.join(path.trim()))?),
+            _ => {
+                return Err(fail(
+                    origin,
+                    &v.referenced,
+                    format!("the script of {label} is a file path, found {}", v.value),
+                ))
+            }
+        },
+        (Some(v), Some(_)) => {
+            return Err(fail(
+                origin,
+                &v.referenced,
+                format!("{label} has a `script` and a `query` or `params`: a script sets its own values; keep one"),
+            ))
+        }
+        (None, _) => None,
+    };
     let query = match field("query") {
+        None if script.is_some() => String::new(),
         None => {
             return Err(fail(
                 origin,
@@ -269,7 +312,11 @@ fn entry(origin: &str, n: usize, item: &Node, several: bool) -> Result<(QuerySpe
         },
     };
 
-    let spec = QuerySpec { name, query, ratio, params, line: item.referenced.line() as usize };
+    let line = item.referenced.line() as usize;
+    let spec = match script {
+        Some(script) => QuerySpec { line, ..QuerySpec::of_script(name, script, ratio) },
+        None => QuerySpec { name, query, ratio, params, line, script: None },
+    };
     Ok((spec, field("name").is_some()))
 }
 
@@ -408,7 +455,8 @@ mod tests {
                 query: "SELECT 1\nORDER BY 1".into(),
                 ratio: 1.0,
                 params: vec![],
-                line: 2
+                line: 2,
+                script: None,
             }]
         );
     }
@@ -574,7 +622,10 @@ mod tests {
         let msg = err("- name: top\n  querry: a\n");
         has_all(&msg, &["queries.yml:2:3:", "unknown key `querry` in query 1 (`top`); did you mean `query`?"]);
         let msg = err("- query: a\n  colour: red\n");
-        has_all(&msg, &["queries.yml:2:3:", "unknown key `colour` in query 1 (keys: name, query, ratio, params)"]);
+        has_all(
+            &msg,
+            &["queries.yml:2:3:", "unknown key `colour` in query 1 (keys: name, query, ratio, params, script)"],
+        );
         assert!(!msg.contains("did you mean"), "{msg}");
     }
 
@@ -635,5 +686,28 @@ mod tests {
         has_all(&load(&path).unwrap_err().to_string(), &["mix.yml:9:5: unknown key `ration`"]);
         std::fs::write(&path, SEED_SINGLE).unwrap();
         assert_eq!(load(&path).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn script_entries_are_read_relative_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("move.sql"),
+            "\\set aid random(1, 10)\nUPDATE t SET a = a + 1 WHERE id = :aid;\n",
+        )
+        .unwrap();
+        let path = dir.path().join("mix.yml");
+        std::fs::write(&path, "- script: move.sql\n  ratio: 0.25\n- query: SELECT 1\n  ratio: 0.75\n").unwrap();
+        let specs = load(&path).unwrap();
+        let script = specs[0].script.as_ref().expect("a script entry");
+        assert_eq!((specs[0].name.as_str(), specs[0].ratio, specs[0].line), ("q1", 0.25, 1));
+        assert_eq!(script.statements[0].sql, "UPDATE t SET a = a + 1 WHERE id = $1");
+        assert_eq!(specs[0].query, "UPDATE t SET a = a + 1 WHERE id = :aid");
+        assert!(specs[1].script.is_none());
+
+        std::fs::write(&path, "- script: move.sql\n  query: SELECT 1\n").unwrap();
+        has_all(&load(&path).unwrap_err().to_string(), &["mix.yml:1:11:", "a `script` and a `query`"]);
+        std::fs::write(&path, "- script: missing.sql\n").unwrap();
+        has_all(&load(&path).unwrap_err().to_string(), &["missing.sql: cannot read the script"]);
     }
 }

@@ -4,10 +4,13 @@
 //! PostgreSQL protocol's `driver::pg::query`, CrateDB's HTTP executor).
 
 pub mod explain;
+pub mod expr;
 pub mod file;
 pub mod params;
+pub mod script;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::rngs::ChaCha8Rng;
 use rand::RngExt;
@@ -33,7 +36,20 @@ pub enum Protocol {
 #[derive(Debug)]
 pub struct QueryOp {
     pub label: usize,
+    /// The query's parameters; a script's, of all its statements in order.
     pub params: Vec<Value>,
+    /// A script's `\sleep`s, in order.
+    pub sleeps: Vec<Duration>,
+    /// Why a script's values could not be drawn (a division by zero, an
+    /// empty random range): the run fails without sending anything.
+    pub invalid: Option<String>,
+}
+
+impl QueryOp {
+    /// An execution of a query (not a script) with these parameters.
+    pub fn query(label: usize, params: Vec<Value>) -> QueryOp {
+        QueryOp { label, params, sleeps: Vec::new(), invalid: None }
+    }
 }
 
 impl Operation for QueryOp {
@@ -53,10 +69,21 @@ pub struct Chooser {
     cumulative: Vec<f64>,
     rng: ChaCha8Rng,
     remaining: u64,
+    /// The values of a script's predefined variables ([`script::PREDEFINED`]).
+    predefined: [i64; 3],
 }
 
 impl Chooser {
-    pub fn new(queries: Arc<[QuerySpec]>, rng: ChaCha8Rng, remaining: u64) -> Self {
+    /// `client`: the worker, a script's `:client_id`; `scale`: its `:scale`;
+    /// `seed`: its `:random_seed`.
+    pub fn new(
+        queries: Arc<[QuerySpec]>,
+        rng: ChaCha8Rng,
+        remaining: u64,
+        client: usize,
+        scale: i64,
+        seed: u64,
+    ) -> Self {
         let cumulative = queries
             .iter()
             .scan(0.0, |sum, q| {
@@ -64,7 +91,7 @@ impl Chooser {
                 Some(*sum)
             })
             .collect();
-        Chooser { queries, cumulative, rng, remaining }
+        Chooser { queries, cumulative, rng, remaining, predefined: [scale, client as i64, seed as i64] }
     }
 
     fn choose(&mut self) -> usize {
@@ -83,9 +110,16 @@ impl Source for Chooser {
         }
         self.remaining -= 1;
         let label = self.choose();
+        let query = &self.queries[label];
+        if let Some(script) = &query.script {
+            return Some(match script.draw(&mut self.rng, self.predefined) {
+                Ok(d) => QueryOp { label, params: d.params, sleeps: d.sleeps, invalid: None },
+                Err(why) => QueryOp { invalid: Some(why), ..QueryOp::query(label, Vec::new()) },
+            });
+        }
         let now_us = chrono::Utc::now().timestamp_micros();
-        let params = self.queries[label].params.iter().map(|p| p.sample(&mut self.rng, now_us)).collect();
-        Some(QueryOp { label, params })
+        let params = query.params.iter().map(|p| p.sample(&mut self.rng, now_us)).collect();
+        Some(QueryOp::query(label, params))
     }
 }
 
@@ -123,13 +157,13 @@ mod tests {
     use crate::model::{rng_for, Purpose};
 
     fn spec(name: &str, ratio: f64) -> QuerySpec {
-        QuerySpec { name: name.into(), query: "select 1".into(), ratio, params: vec![], line: 1 }
+        QuerySpec { name: name.into(), query: "select 1".into(), ratio, params: vec![], line: 1, script: None }
     }
 
     #[test]
     fn weighted_choice_converges_to_the_ratios() {
         let queries: Arc<[QuerySpec]> = vec![spec("a", 0.7), spec("b", 0.2), spec("c", 0.1)].into();
-        let mut chooser = Chooser::new(queries, rng_for(5, 0, Purpose::Choice), 0);
+        let mut chooser = Chooser::new(queries, rng_for(5, 0, Purpose::Choice), 0, 0, 1, 5);
         let mut counts = [0u32; 3];
         for _ in 0..100_000 {
             counts[chooser.choose()] += 1;

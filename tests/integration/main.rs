@@ -11,6 +11,7 @@ mod fake_cratedb;
 mod http;
 mod ingest;
 mod pacing;
+mod pgbench;
 mod queries;
 mod reconnect;
 mod repeat;
@@ -61,6 +62,7 @@ fn main() -> std::process::ExitCode {
         cli::tests(),
         commit::tests(),
         queries::tests(),
+        pgbench::tests(),
         stop::tests(),
         http::tests(),
         data::tests(),

@@ -111,14 +111,15 @@ async fn ingest_and_queries_against_a_real_cratedb() {
             ratio: 0.5,
             params: vec![],
             line: 1,
+            script: None,
         },
-        QuerySpec { name: "bad".into(), query: "SELEC 1".into(), ratio: 0.5, params: vec![], line: 2 },
+        QuerySpec { name: "bad".into(), query: "SELEC 1".into(), ratio: 0.5, params: vec![], line: 2, script: None },
     ]
     .into();
     let mut q = CrateQueryExecutor::open(&t, 3, queries).await.unwrap();
-    let mut op = QueryOp { label: 0, params: vec![Value::Int(7), Value::Timestamp(1_700_000_000_000_000)] };
+    let mut op = QueryOp::query(0, vec![Value::Int(7), Value::Timestamp(1_700_000_000_000_000)]);
     assert_eq!(q.execute(&mut op, false).await.unwrap(), 1);
-    let e = q.execute(&mut QueryOp { label: 1, params: vec![] }, false).await.unwrap_err();
+    let e = q.execute(&mut QueryOp::query(1, vec![]), false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.fatal), ("CrateDB 4000", false), "{}", e.message);
     assert_eq!(q.server_duration().len(), 1);
 

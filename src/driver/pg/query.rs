@@ -2,8 +2,10 @@
 //! the mix's queries with the chosen protocol (pgbench's -M), reading every
 //! row back, and cancelling on the server what the run gave up on; and,
 //! before the run, the check that every query prepares and `--explain`'s plans.
+//! A pgbench script is sent statement by statement, each timed (`-r`).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use futures_util::{pin_mut, TryStreamExt};
@@ -12,9 +14,20 @@ use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 use super::{classify, query_refused, Canceller, PgTarget};
 use crate::dialect::postgres as sql;
 use crate::op::{Executor, OpError};
+use crate::stats::query::StatementRecord;
 use crate::workload::explain::{self, Explain, ExplainMode};
 use crate::workload::params::Value;
+use crate::workload::script::{Action, Script};
 use crate::workload::{inline_params, Protocol, QueryOp, QuerySpec};
+
+/// The statements a query sends, with how many parameters each binds: one
+/// for a query, a script's in order.
+fn statements(q: &QuerySpec) -> Vec<(&str, usize)> {
+    match &q.script {
+        Some(s) => s.statements.iter().enumerate().map(|(i, st)| (st.sql.as_str(), s.param_count(i))).collect(),
+        None => vec![(q.query.as_str(), q.params.len())],
+    }
+}
 
 /// Prepares every query once, before the run: a query the server cannot
 /// prepare (an unknown table or column, a syntax error) or whose `$n`
@@ -23,21 +36,26 @@ use crate::workload::{inline_params, Protocol, QueryOp, QuerySpec};
 /// rather than filling the report with millions of failures.
 pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -> Result<()> {
     for q in queries {
-        let what = || format!("query {} (`{}`)", q.name, q.query);
-        let statement = match client.prepare(&q.query).await {
-            Ok(statement) => statement,
-            // Several statements in one query are the simple protocol's to
-            // send; the server checks them only when they run.
-            Err(e) if protocol == Protocol::Simple && several_statements(&e) => continue,
-            Err(e) => return Err(query_refused(e, &what())),
-        };
-        let (wanted, given) = (statement.params().len(), q.params.len());
-        if wanted != given {
-            return Err(crate::error::usage(format!(
-                "{}: it has {wanted} placeholder(s) ($1 ...) but {given} parameter(s) are given: \
-                 give one `params` entry per placeholder, in order",
-                what()
-            )));
+        for (i, (sql, given)) in statements(q).into_iter().enumerate() {
+            let what = || match &q.script {
+                Some(s) => format!("{} line {} (`{}`)", s.origin, s.statements[i].line, s.statements[i].text),
+                None => format!("query {} (`{}`)", q.name, q.query),
+            };
+            let statement = match client.prepare(sql).await {
+                Ok(statement) => statement,
+                // Several statements in one query are the simple protocol's to
+                // send; the server checks them only when they run.
+                Err(e) if protocol == Protocol::Simple && several_statements(&e) => continue,
+                Err(e) => return Err(query_refused(e, &what())),
+            };
+            let wanted = statement.params().len();
+            if wanted != given {
+                return Err(crate::error::usage(format!(
+                    "{}: it has {wanted} placeholder(s) ($1 ...) but {given} parameter(s) are given: \
+                     give one `params` entry per placeholder, in order",
+                    what()
+                )));
+            }
         }
     }
     Ok(())
@@ -57,9 +75,12 @@ pub struct QueryExecutor {
     cancel: Canceller,
     protocol: Protocol,
     queries: Arc<[QuerySpec]>,
-    /// With `Protocol::Prepared`: one statement per query, prepared at open
-    /// (each checked by [`check`] before).
-    prepared: Vec<Statement>,
+    /// With `Protocol::Prepared`: per query, its statements (a script has
+    /// several) prepared at open (each checked by [`check`] before).
+    prepared: Vec<Vec<Statement>>,
+    /// Per query, its script's statements as this worker measured them
+    /// (none for a query); kept across reconnects.
+    records: Vec<Vec<StatementRecord>>,
 }
 
 impl QueryExecutor {
@@ -68,34 +89,99 @@ impl QueryExecutor {
         let mut prepared = Vec::new();
         if protocol == Protocol::Prepared {
             for q in queries.iter() {
-                prepared.push(client.prepare(&q.query).await.with_context(|| format!("preparing query {}", q.name))?);
+                let mut each = Vec::new();
+                for (sql, _) in statements(q) {
+                    each.push(client.prepare(sql).await.with_context(|| format!("preparing query {}", q.name))?);
+                }
+                prepared.push(each);
             }
         }
         let cancel = target.canceller(&client);
-        Ok(QueryExecutor { client, target: Box::new(target.clone()), cancel, protocol, queries, prepared })
+        let records = queries
+            .iter()
+            .map(|q| q.script.as_ref().map_or(Vec::new(), |s| vec![StatementRecord::default(); s.statements.len()]))
+            .collect();
+        Ok(QueryExecutor { client, target: Box::new(target.clone()), cancel, protocol, queries, prepared, records })
     }
 
     /// Replaces a lost connection with a new one, its statements prepared
     /// again and its canceller with it (a cancel must reach the server
     /// process running the query now, not the one that was lost).
     pub(in crate::driver) async fn reconnect(&mut self) -> Result<()> {
-        *self = QueryExecutor::open(&self.target, self.queries.clone(), self.protocol).await?;
+        let records = std::mem::take(&mut self.records);
+        *self =
+            QueryExecutor { records, ..QueryExecutor::open(&self.target, self.queries.clone(), self.protocol).await? };
         Ok(())
     }
 
-    async fn run(&self, op: &QueryOp) -> Result<u64, OpError> {
-        let closed = || self.client.is_closed();
-        let query = &self.queries[op.label];
-        let result = match self.protocol {
+    /// Per query, its script's statements as this worker measured them.
+    pub fn statement_records(&self) -> &[Vec<StatementRecord>] {
+        &self.records
+    }
+
+    /// Sends statement `i` of query `label` with `params`.
+    async fn send(&self, label: usize, i: usize, sql: &str, params: &[Value]) -> Result<u64, tokio_postgres::Error> {
+        match self.protocol {
             Protocol::Simple => {
-                let sql = inline_params(&query.query, &op.params);
-                let messages = self.client.simple_query(&sql).await;
+                let messages = self.client.simple_query(&inline_params(sql, params)).await;
                 messages.map(|m| m.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_))).count() as u64)
             }
-            Protocol::Extended => drain(&self.client, query.query.as_str(), &op.params).await,
-            Protocol::Prepared => drain(&self.client, &self.prepared[op.label], &op.params).await,
+            Protocol::Extended => drain(&self.client, sql, params).await,
+            Protocol::Prepared => drain(&self.client, &self.prepared[label][i], params).await,
+        }
+    }
+
+    async fn run(&mut self, op: &QueryOp, warm: bool) -> Result<u64, OpError> {
+        let query = &self.queries[op.label];
+        let result = match query.script.clone() {
+            Some(script) => return self.run_script(op, &script, warm).await,
+            None => self.send(op.label, 0, &query.query, &op.params).await,
         };
-        result.map_err(|e| classify(&e, closed()))
+        result.map_err(|e| classify(&e, self.client.is_closed()))
+    }
+
+    /// One run of a script: its statements in order with their share of the
+    /// drawn parameters, its sleeps between them. The first statement that
+    /// fails ends the run, rolling back a transaction the script opened.
+    async fn run_script(&mut self, op: &QueryOp, script: &Script, warm: bool) -> Result<u64, OpError> {
+        if let Some(why) = &op.invalid {
+            return Err(OpError::new("script error", why.clone()));
+        }
+        let (mut params, mut sleeps) = (&op.params[..], op.sleeps.iter());
+        for action in script.actions() {
+            let i = match action {
+                Action::Sleep => {
+                    tokio::time::sleep(*sleeps.next().expect("one drawn per sleep")).await;
+                    continue;
+                }
+                Action::Statement(i) => i,
+            };
+            let (own, rest) = params.split_at(script.param_count(i));
+            params = rest;
+            let started = Instant::now();
+            let result = self.send(op.label, i, &script.statements[i].sql, own).await;
+            let record = &mut self.records[op.label][i];
+            match result {
+                Ok(_) if warm => {}
+                Ok(_) => record.ok(started.elapsed()),
+                Err(e) => {
+                    if !warm {
+                        record.failed += 1;
+                    }
+                    let lost = self.client.is_closed();
+                    if !lost {
+                        // A statement that fails inside BEGIN ... END leaves the
+                        // transaction aborted; outside one this is a no-op.
+                        let _ = self.client.batch_execute(sql::ROLLBACK).await;
+                    }
+                    let mut failed = classify(&e, lost);
+                    failed.message =
+                        format!("{} line {}: {}", script.origin, script.statements[i].line, failed.message);
+                    return Err(failed);
+                }
+            }
+        }
+        Ok(1)
     }
 }
 
@@ -115,8 +201,8 @@ where
 }
 
 impl Executor<QueryOp> for QueryExecutor {
-    async fn execute(&mut self, op: &mut QueryOp, _warm: bool) -> Result<u64, OpError> {
-        self.run(op).await.map(|_rows| 1)
+    async fn execute(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
+        self.run(op, warm).await.map(|_rows| 1)
     }
 
     async fn cancel(&mut self) {
@@ -150,4 +236,15 @@ pub async fn explain(
         .collect::<Vec<_>>()
         .join("\n");
     explain::parse(mode, &text)
+}
+
+/// The scale of pgbench's tables (`dbload init`, `pgbench -i`): its branches.
+pub async fn pgbench_scale(client: &Client) -> Result<i64> {
+    let row = client.query_one(crate::dialect::pgbench::COUNT_SCALE, &[]).await.map_err(|e| {
+        crate::error::usage(format!(
+            "--builtin needs pgbench's tables, which could not be read ({e}): make them with `dbload init --scale N`, \
+             or give --scale"
+        ))
+    })?;
+    Ok(row.get::<_, i64>(0).max(1))
 }

@@ -1,0 +1,138 @@
+//! `dbload init`: pgbench's tables made and filled as `pgbench -i -s N`
+//! does (drop, create, generate, vacuum, primary keys), the rows sent by
+//! binary COPY through the ingest's own sink and the one worker loop, each
+//! table's rows split between the workers.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
+
+use super::{measure::measure, progress::Progress, worker};
+use crate::config::ingest::split_rows;
+use crate::config::init::InitConfig;
+use crate::dialect::{pgbench as sql, Engine, Method};
+use crate::driver::pg::sink::PgSink;
+use crate::driver::sink::{Sink, SinkSpec};
+use crate::encode::{Framing, Payload};
+use crate::error::usage;
+use crate::ident::TableName;
+use crate::model::pgbench::Table;
+use crate::op::{Source, Warmup};
+use crate::outcome::{InitOutcome, InitStep};
+use crate::stats::cost::CostMeter;
+use crate::target::Target;
+
+/// Rows per COPY (each its own transaction): ~30 bytes a row of accounts.
+const BATCH_ROWS: u64 = 50_000;
+
+pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) -> Result<InitOutcome> {
+    let Target::Pg { pg, .. } = target else {
+        return Err(usage("init makes pgbench's tables over the PostgreSQL protocol: give a postgres:// URL"));
+    };
+    let admin = pg.connect().await?;
+    let started = Instant::now();
+    let mut out = InitOutcome { scale: cfg.scale, ..InitOutcome::default() };
+    let timed = async |out: &mut InitOutcome, step: &'static str, statements: &[&str]| -> Result<()> {
+        let t = Instant::now();
+        for s in statements {
+            admin.batch_execute(s).await.with_context(|| format!("init: {step}: `{s}`"))?;
+        }
+        out.steps.push(InitStep { step, seconds: t.elapsed().as_secs_f64(), rows: None });
+        Ok(())
+    };
+    timed(&mut out, "drop tables", &[&sql::drop_tables()]).await?;
+    timed(&mut out, "create tables", &sql::CREATE_TABLES).await?;
+    let t = Instant::now();
+    let mut rows = 0;
+    for table in Table::ALL {
+        let written = fill(cfg, pg, table, cancel.clone()).await?;
+        rows += written;
+        if cancel.is_cancelled() {
+            out.interrupted = true;
+            break;
+        }
+    }
+    out.steps.push(InitStep { step: "generate (binary COPY)", seconds: t.elapsed().as_secs_f64(), rows: Some(rows) });
+    if !out.interrupted {
+        timed(&mut out, "vacuum", &sql::VACUUM).await?;
+        timed(&mut out, "primary keys", &sql::PRIMARY_KEYS).await?;
+    }
+    out.seconds = started.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// Fills `table` from `cfg.workers` connections; returns the rows written.
+/// A batch that failed fails the init: pgbench's tables are whole or unusable.
+async fn fill(
+    cfg: &InitConfig,
+    pg: &crate::driver::pg::PgTarget,
+    table: Table,
+    cancel: CancellationToken,
+) -> Result<u64> {
+    let total = table.per_scale() * cfg.scale as u64;
+    let workers = cfg.workers.min(total.div_ceil(BATCH_ROWS) as u32).max(1);
+    let spec = SinkSpec {
+        table: TableName::parse(table.name())?,
+        schema: table.schema(),
+        method: Method::Copy,
+        upsert: false,
+        insert_rows: 1,
+        batch_size: BATCH_ROWS as usize,
+        engine: Engine::Postgres,
+    };
+    let opening = (0..workers).map(|_| PgSink::open(pg, &spec));
+    let sinks = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel);
+    let meter = CostMeter::start();
+    let progress = Progress::start(plan.live.clone(), Some(total), "rows", cfg.quiet);
+    let mut start = 0;
+    let pairs = split_rows(total, workers)
+        .into_iter()
+        .zip(sinks)
+        .map(|(n, sink)| {
+            let rows = TableRows { table, next: start, end: start + n, spare: None, framing: spec.framing() };
+            start += n;
+            (rows, Sink::Postgres(sink))
+        })
+        .collect();
+    let (figures, _) = measure(&plan, &meter, progress, Some(total), pairs).await;
+    let m = &figures.recorder().measured;
+    if let Some((class, e)) = figures.recorder().errors.iter().next() {
+        anyhow::bail!("init: filling {}: {} batch(es) failed: {class}: {}", table.name(), m.failed_batches, e.example);
+    }
+    if let Some(why) = figures.stopped {
+        anyhow::bail!("init: filling {} stopped: {why}", table.name());
+    }
+    Ok(m.rows)
+}
+
+/// A worker's range of a table's rows, as binary COPY payloads.
+struct TableRows {
+    table: Table,
+    next: u64,
+    end: u64,
+    /// A sent payload, given back to be filled again.
+    spare: Option<Payload>,
+    framing: Framing,
+}
+
+impl Source for TableRows {
+    type Op = Payload;
+
+    async fn next(&mut self) -> Option<Payload> {
+        if self.next == self.end {
+            return None;
+        }
+        let to = (self.next + BATCH_ROWS).min(self.end);
+        let mut p = self.spare.take().unwrap_or_else(|| Payload::new(&self.table.schema()));
+        self.table.fill(&mut p.batch, self.next..to);
+        self.framing.encode(&mut p);
+        self.next = to;
+        Some(p)
+    }
+
+    fn recycle(&mut self, op: Payload) {
+        self.spare = Some(op);
+    }
+}

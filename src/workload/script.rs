@@ -1,0 +1,431 @@
+//! pgbench's custom scripts (`timeit -f`, `script:` entries of a workload
+//! file, `--builtin`): SQL statements ending in `;`, `\set name expr`,
+//! `\sleep n [us|ms|s]`, and `:name` in SQL replaced by a bound parameter.
+//!
+//! A script is parsed and checked once (every variable set before it is
+//! used, every expression well formed: `file:line:column` and what to do);
+//! each run then draws its variables ([`Script::draw`], pure: a random
+//! stream in, values out) and the executor sends its statements in order.
+//! Nothing a statement returns feeds a variable (pgbench's `\gset` is not
+//! supported), so a run's values can be drawn before it is sent.
+
+use std::time::Duration;
+
+use rand::rngs::ChaCha8Rng;
+
+use super::expr::{self, Expr, Num};
+use super::params::Value;
+use crate::error::usage;
+use anyhow::Result;
+
+/// The variables every script has, as pgbench defines them: `scale` (the
+/// scale factor), `client_id` (the worker, from 0) and `random_seed`.
+pub const PREDEFINED: [&str; 3] = ["scale", "client_id", "random_seed"];
+
+/// A parsed script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Script {
+    /// The file (or `builtin:NAME`), for messages.
+    pub origin: String,
+    pub statements: Vec<Statement>,
+    steps: Vec<Step>,
+    /// Variable names by slot, the predefined ones first.
+    vars: Vec<String>,
+}
+
+/// One SQL statement of a script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statement {
+    /// As written (comments and the final `;` left out), for the report.
+    pub text: String,
+    /// As sent: each `:name` replaced by `$1`, `$2` ... in order.
+    pub sql: String,
+    /// The variable slot bound to each `$n`.
+    args: Vec<usize>,
+    /// 1-based line where it starts.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Set { slot: usize, expr: Expr, line: usize },
+    Run(usize),
+    Sleep { amount: Amount, unit_us: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Amount {
+    Const(i64),
+    Var(usize),
+}
+
+/// What a script run does, in order, once its values are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Send statement `i` with its share of the drawn parameters.
+    Statement(usize),
+    /// Sleep the next of the drawn sleeps.
+    Sleep,
+}
+
+/// One run's values: the parameters of all its statements in order, and its sleeps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Drawn {
+    pub params: Vec<Value>,
+    pub sleeps: Vec<Duration>,
+}
+
+impl Script {
+    /// Parses `text`; `origin` names it in errors (`origin:line:column: ...`, exit 2).
+    pub fn parse(text: &str, origin: &str) -> Result<Script> {
+        let mut script = Script {
+            origin: origin.to_string(),
+            statements: Vec::new(),
+            steps: Vec::new(),
+            vars: PREDEFINED.iter().map(|v| v.to_string()).collect(),
+        };
+        let fail = |line: usize, col: usize, msg: String| usage(format!("{origin}:{line}:{col}: {msg}"));
+        let mut sql = SqlScanner::default();
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+        while let Some((n, line)) = lines.next() {
+            if sql.is_empty() && line.trim_start().starts_with('\\') {
+                // A meta command; a `\` at the end of a line continues it.
+                let mut command = line.to_string();
+                while command.trim().len() > 1 && command.trim_end().ends_with('\\') {
+                    let Some((_, next)) = lines.next() else { break };
+                    let cut = command.trim_end().len() - 1;
+                    command.truncate(cut);
+                    command.push(' ');
+                    command.push_str(next);
+                }
+                script.meta(&command, n).map_err(|(col, msg)| fail(n, col, msg))?;
+                continue;
+            }
+            for done in sql.line(line, n, &script.vars).map_err(|(col, msg)| fail(n, col, msg))? {
+                script.steps.push(Step::Run(script.statements.len()));
+                script.statements.push(done);
+            }
+        }
+        if let Some(last) = sql.finish() {
+            script.steps.push(Step::Run(script.statements.len()));
+            script.statements.push(last);
+        }
+        if script.statements.is_empty() {
+            return Err(usage(format!("{origin}: the script has no SQL statement; write at least one, ending in `;`")));
+        }
+        Ok(script)
+    }
+
+    /// A `\` command of line `n`; an error gives its 1-based column.
+    fn meta(&mut self, command: &str, n: usize) -> Result<(), (usize, String)> {
+        let indent = command.len() - command.trim_start().len();
+        let Some(body) = command.trim_start().strip_prefix('\\') else {
+            return Err((indent + 1, "expected a meta command starting with \\".into()));
+        };
+        let word_len = body.find(char::is_whitespace).unwrap_or(body.len());
+        let (word, rest) = body.split_at(word_len);
+        // Columns of `rest`'s text, 1-based.
+        let rest_col = indent + 2 + word_len;
+        let args = rest.trim_start();
+        let args_col = rest_col + rest.len() - args.len();
+        match word {
+            "set" => {
+                let name_len = args.find(char::is_whitespace).unwrap_or(args.len());
+                let (name, expr_text) = args.split_at(name_len);
+                if name.is_empty() || !is_name(name) {
+                    return Err((
+                        args_col,
+                        format!("\\set needs a variable name (letters, digits, _), found `{name}`"),
+                    ));
+                }
+                if expr_text.trim().is_empty() {
+                    return Err((args_col + name_len, format!("\\set {name}: the expression is missing")));
+                }
+                let vars = &self.vars;
+                let expr = expr::parse(expr_text, &mut |v| vars.iter().position(|x| x == v))
+                    .map_err(|e| (args_col + name_len + e.at, format!("\\set {name}: {}", e.message)))?;
+                let slot = self.slot(name);
+                self.steps.push(Step::Set { slot, expr, line: n });
+                Ok(())
+            }
+            "sleep" => {
+                let mut parts = args.split_whitespace();
+                let (amount, unit) = (parts.next(), parts.next());
+                let amount = match amount {
+                    None => {
+                        return Err((args_col, "\\sleep needs a duration: \\sleep 10 ms (units: us, ms, s)".into()))
+                    }
+                    Some(v) if v.starts_with(':') => match self.vars.iter().position(|x| x == &v[1..]) {
+                        Some(slot) => Amount::Var(slot),
+                        None => return Err((args_col, format!("\\sleep: variable `{}` is not defined", &v[1..]))),
+                    },
+                    Some(v) => match v.parse::<i64>() {
+                        Ok(i) if i >= 0 => Amount::Const(i),
+                        _ => {
+                            return Err((
+                                args_col,
+                                format!("\\sleep: `{v}` is not a whole number of at least 0 or a :variable"),
+                            ))
+                        }
+                    },
+                };
+                let unit_us = match unit {
+                    None | Some("s") => 1_000_000,
+                    Some("ms") => 1_000,
+                    Some("us") => 1,
+                    Some(u) => return Err((args_col, format!("\\sleep: unknown unit `{u}` (us, ms or s)"))),
+                };
+                if parts.next().is_some() {
+                    return Err((args_col, "\\sleep takes a duration and a unit, nothing more".into()));
+                }
+                self.steps.push(Step::Sleep { amount, unit_us });
+                Ok(())
+            }
+            other => Err((
+                indent + 1,
+                format!("\\{other} is not supported: dbload runs pgbench's \\set and \\sleep; remove or rewrite it"),
+            )),
+        }
+    }
+
+    /// The slot of variable `name`, made if it is new.
+    fn slot(&mut self, name: &str) -> usize {
+        self.vars.iter().position(|v| v == name).unwrap_or_else(|| {
+            self.vars.push(name.to_string());
+            self.vars.len() - 1
+        })
+    }
+
+    /// What a run does, in order.
+    pub fn actions(&self) -> impl Iterator<Item = Action> + '_ {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Run(i) => Some(Action::Statement(*i)),
+            Step::Sleep { .. } => Some(Action::Sleep),
+            Step::Set { .. } => None,
+        })
+    }
+
+    /// How many parameters statement `i` binds.
+    pub fn param_count(&self, i: usize) -> usize {
+        self.statements[i].args.len()
+    }
+
+    /// Draws one run's values: the `\set`s in order, with `predefined` the
+    /// values of [`PREDEFINED`]. An error says which line failed and why.
+    pub fn draw(&self, rng: &mut ChaCha8Rng, predefined: [i64; 3]) -> Result<Drawn, String> {
+        let mut vars: Vec<Num> = predefined.iter().map(|v| Num::Int(*v)).collect();
+        vars.resize(self.vars.len(), Num::Int(0));
+        let mut drawn = Drawn::default();
+        for step in &self.steps {
+            match step {
+                Step::Set { slot, expr, line } => {
+                    vars[*slot] = expr
+                        .eval(&vars, rng)
+                        .map_err(|e| format!("{} line {line}: \\set {}: {e}", self.origin, self.vars[*slot]))?;
+                }
+                Step::Run(i) => drawn.params.extend(self.statements[*i].args.iter().map(|&slot| match vars[slot] {
+                    Num::Int(i) => Value::Int(i),
+                    Num::Double(d) => Value::Float(d),
+                })),
+                Step::Sleep { amount, unit_us } => {
+                    let n = match amount {
+                        Amount::Const(n) => *n,
+                        Amount::Var(slot) => vars[*slot].as_int_lossy(),
+                    };
+                    drawn.sleeps.push(Duration::from_micros((n.max(0) as u64).saturating_mul(*unit_us)));
+                }
+            }
+        }
+        Ok(drawn)
+    }
+}
+
+impl Num {
+    /// A sleep's amount: a double is rounded, as pgbench reads it.
+    fn as_int_lossy(self) -> i64 {
+        match self {
+            Num::Int(i) => i,
+            Num::Double(d) => d.round() as i64,
+        }
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// SQL text being cut into statements at `;`, outside quotes and `--`
+/// comments, with `:name` turned into `$n`.
+#[derive(Default)]
+struct SqlScanner {
+    text: String,
+    sql: String,
+    args: Vec<usize>,
+    line: usize,
+    /// The quote (`'` or `"`) the scanner is inside, if any.
+    quote: Option<char>,
+}
+
+impl SqlScanner {
+    fn is_empty(&self) -> bool {
+        self.text.trim().is_empty() && self.quote.is_none()
+    }
+
+    /// Scans line `n`; returns the statements it ends. `vars`: the names defined so far.
+    fn line(&mut self, line: &str, n: usize, vars: &[String]) -> Result<Vec<Statement>, (usize, String)> {
+        let mut done = Vec::new();
+        let mut chars = line.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            if self.text.trim().is_empty() {
+                self.line = n;
+            }
+            match (self.quote, c) {
+                (Some(q), c) if c == q => self.quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => self.quote = Some(c),
+                (None, '-') if chars.peek().map(|p| p.1) == Some('-') => break,
+                (None, ';') => {
+                    done.extend(self.finish());
+                    continue;
+                }
+                (None, ':') if chars.peek().map(|p| p.1) == Some(':') => {
+                    // A cast (`x::int`), not a variable.
+                    chars.next();
+                    self.push("::");
+                    continue;
+                }
+                (None, ':') if line[at + 1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
+                    let rest = &line[at + 1..];
+                    let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+                    let name = &rest[..len];
+                    let Some(slot) = vars.iter().position(|v| v == name) else {
+                        return Err((
+                            at + 1,
+                            format!(
+                                "variable `{name}` is not defined: set it with `\\set {name} ...` on an earlier \
+                                 line (predefined: {})",
+                                PREDEFINED.join(", ")
+                            ),
+                        ));
+                    };
+                    self.args.push(slot);
+                    self.text.push(':');
+                    self.text.push_str(name);
+                    self.sql.push_str(&format!("${}", self.args.len()));
+                    for _ in 0..len {
+                        chars.next();
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let mut buf = [0; 4];
+            self.push(c.encode_utf8(&mut buf));
+        }
+        if !self.text.is_empty() {
+            self.push("\n");
+        }
+        Ok(done)
+    }
+
+    fn push(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.sql.push_str(s);
+    }
+
+    /// The statement scanned so far, if it holds any SQL.
+    fn finish(&mut self) -> Option<Statement> {
+        let text = std::mem::take(&mut self.text).trim().to_string();
+        let sql = std::mem::take(&mut self.sql).trim().to_string();
+        let args = std::mem::take(&mut self.args);
+        (!text.is_empty()).then_some(Statement { text, sql, args, line: self.line })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    const TPCB: &str = "\\set aid random(1, 100000 * :scale)\n\
+                        \\set delta random(-5000, 5000)\n\
+                        BEGIN;\n\
+                        UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+                        SELECT abalance::int FROM pgbench_accounts\n  WHERE aid = :aid; -- the balance\n\
+                        \\sleep 2 ms\n\
+                        END;\n";
+
+    fn error(text: &str) -> String {
+        let e = Script::parse(text, "t.sql").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        e.to_string()
+    }
+
+    #[test]
+    fn statements_bind_variables_as_parameters() {
+        let s = Script::parse(TPCB, "t.sql").unwrap();
+        let sql: Vec<&str> = s.statements.iter().map(|s| s.sql.as_str()).collect();
+        assert_eq!(
+            sql,
+            [
+                "BEGIN",
+                "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+                "SELECT abalance::int FROM pgbench_accounts\n  WHERE aid = $1",
+                "END"
+            ]
+        );
+        assert_eq!(s.statements[1].text, "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid");
+        assert_eq!(s.statements.iter().map(|s| s.line).collect::<Vec<_>>(), [3, 4, 5, 8]);
+        let actions: Vec<Action> = s.actions().collect();
+        use Action::*;
+        assert_eq!(actions, [Statement(0), Statement(1), Statement(2), Sleep, Statement(3)]);
+
+        let drawn = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [2, 0, 1]).unwrap();
+        assert_eq!(drawn.sleeps, [Duration::from_millis(2)]);
+        let [Value::Int(delta), Value::Int(aid), Value::Int(aid_again)] = drawn.params[..] else { panic!("{drawn:?}") };
+        assert!((1..=200_000).contains(&aid) && (-5000..=5000).contains(&delta), "scale 2: {drawn:?}");
+        assert_eq!(aid, aid_again);
+    }
+
+    #[test]
+    fn quotes_comments_and_casts_are_left_alone() {
+        let s = Script::parse("\\set x 1\nselect ':x', \":x\", now()::date, :x -- :y\n", "t.sql").unwrap();
+        assert_eq!(s.statements[0].sql, "select ':x', \":x\", now()::date, $1");
+        assert_eq!(s.param_count(0), 1);
+        let s = Script::parse("select 'a;b'; select 2", "t.sql").unwrap();
+        assert_eq!(s.statements.len(), 2, "a last statement needs no `;`");
+    }
+
+    #[test]
+    fn predefined_variables_and_continued_lines() {
+        let s = Script::parse("\\set x :client_id * 10 + \\\n  :scale\nselect :x, :random_seed", "t.sql").unwrap();
+        let drawn = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [5, 3, 77]).unwrap();
+        assert_eq!(drawn.params, [Value::Int(35), Value::Int(77)]);
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_column() {
+        assert_eq!(
+            error("select 1;\n\\set aid random(1, 10\n"),
+            "t.sql:2:22: \\set aid: expected `,` or `)` in the arguments of random()"
+        );
+        let e = error("select 1;\nupdate t set a = :aid;\n");
+        assert!(e.starts_with("t.sql:2:18: variable `aid` is not defined"), "{e}");
+        let e = error("\\set n 1 +* 2\nselect :n");
+        assert!(e.starts_with("t.sql:1:11: \\set n: unexpected `*`"), "{e}");
+        let e = error("\\setshell x echo 1\nselect 1");
+        assert!(e.starts_with("t.sql:1:1: \\setshell is not supported"), "{e}");
+        assert!(error("\\sleep 1 minutes\nselect 1").contains("unknown unit `minutes`"));
+        assert!(error("\\sleep :t\nselect 1").contains("`t` is not defined"));
+        assert!(error("\\set 1x 2\nselect 1").contains("needs a variable name"));
+        assert!(error("-- nothing\n\\set x 1\n").contains("no SQL statement"));
+    }
+
+    #[test]
+    fn evaluation_errors_name_the_line() {
+        let s = Script::parse("select 1;\n\\set x 1 / (:scale - 1)\nselect :x", "t.sql").unwrap();
+        let e = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [1, 0, 0]).unwrap_err();
+        assert_eq!(e, "t.sql line 2: \\set x: division by zero");
+    }
+}

@@ -1,0 +1,223 @@
+//! pgbench's habits against the real server: `init --scale` makes its
+//! tables with its row counts, scripts run as transactions whose count the
+//! server's own statistics confirm, `-r` gives a row per statement, a failed
+//! statement rolls its transaction back, and the built-in scripts run.
+//! Each test has a database of its own: pgbench's table names are fixed.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::support::{dbload_bin, ensure, json, refused, write_file, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("pgbench::init_makes_pgbench_tables_with_its_row_counts", init_makes_pgbench_tables_with_its_row_counts),
+        ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count),
+        ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back),
+        ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables),
+        ("pgbench::bad_scripts_exit_2_naming_file_line_and_column", bad_scripts_exit_2_naming_file_line_and_column),
+    ]
+}
+
+/// A database of its own on the harness's server, made (again) empty, and `init --scale` run in it if asked.
+fn own_database(ctx: &Ctx, name: &str, scale: Option<u32>) -> Result<Ctx> {
+    ctx.query(&format!("DROP DATABASE IF EXISTS {name}"))?;
+    ctx.query(&format!("CREATE DATABASE {name}"))?;
+    let url = ctx.url.replacen("/postgres?", &format!("/{name}?"), 1);
+    ensure(url != ctx.url, || format!("the harness URL names no postgres database: {}", ctx.url))?;
+    if let Some(scale) = scale {
+        let (code, stdout, stderr) = dbload_bin(&["init", "--url", &url, "--scale", &scale.to_string(), "-q"], &[]);
+        ensure(code == 0 && stdout.contains("done in"), || format!("init: exit {code}: {stdout}{stderr}"))?;
+    }
+    Ctx::from_url(&url)
+}
+
+fn count(db: &Ctx, sql: &str) -> Result<u64> {
+    db.scalar(sql)?.parse().with_context(|| sql.to_string())
+}
+
+fn init_makes_pgbench_tables_with_its_row_counts(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_init", Some(2))?;
+    // pgbench -i -s 2: 2 branches, 20 tellers, 200,000 accounts, no history.
+    for (table, rows) in
+        [("pgbench_branches", 2), ("pgbench_tellers", 20), ("pgbench_accounts", 200_000), ("pgbench_history", 0)]
+    {
+        let n = count(&db, &format!("SELECT count(*) FROM {table}"))?;
+        ensure(n == rows, || format!("{table}: {n} rows, pgbench makes {rows}"))?;
+    }
+    let accounts = db.query(
+        "SELECT min(aid), max(aid), count(DISTINCT bid), sum(abalance), count(filler), max(octet_length(filler)) \
+         FROM pgbench_accounts",
+    )?;
+    let want = ["1", "200000", "2", "0", "200000", "84"].map(|v| Some(v.to_string()));
+    ensure(accounts[0] == want, || format!("accounts: {accounts:?}"))?;
+    let fillers = count(&db, "SELECT count(filler) FROM pgbench_branches")?
+        + count(&db, "SELECT count(filler) FROM pgbench_tellers")?;
+    ensure(fillers == 0, || "branches and tellers have NULL fillers, as pgbench -i leaves them".into())?;
+    let keys = db.query(
+        "SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc \
+         JOIN information_schema.key_column_usage kcu USING (constraint_name) \
+         WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_name LIKE 'pgbench%' ORDER BY 1",
+    )?;
+    let want: Vec<Vec<Option<String>>> =
+        [("pgbench_accounts", "aid"), ("pgbench_branches", "bid"), ("pgbench_tellers", "tid")]
+            .iter()
+            .map(|(t, c)| vec![Some(t.to_string()), Some(c.to_string())])
+            .collect();
+    ensure(keys == want, || format!("primary keys: {keys:?}"))?;
+    let fillfactor = count(&db, "SELECT count(*) FROM pg_class WHERE reloptions = '{fillfactor=100}'")?;
+    ensure(fillfactor == 3, || format!("{fillfactor} tables with pgbench's fillfactor=100, not 3"))?;
+    let vacuumed = count(
+        &db,
+        "SELECT count(*) FROM pg_stat_user_tables WHERE relname LIKE 'pgbench%' \
+         AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL",
+    )?;
+    ensure(vacuumed == 4, || format!("{vacuumed} of the 4 tables vacuumed and analyzed"))
+}
+
+/// `n_tup_upd` of pgbench_accounts as the server counts it, once every
+/// ended session's counts have reached it and it equals `want` (or 10 s
+/// passed): sessions flush their statistics as they end.
+fn updates_reach(db: &Ctx, want: u64) -> Result<u64> {
+    let sql = "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'pgbench_accounts'";
+    let waited = Instant::now();
+    loop {
+        let n = count(db, sql)?;
+        if n >= want || waited.elapsed() > Duration::from_secs(10) {
+            return Ok(n);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn script_runs_match_the_servers_update_count(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_script", Some(1))?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(
+        &dir,
+        "update.sql",
+        "-- an account's balance moved, as pgbench's own scripts do\n\
+         \\set aid random(1, 100000 * :scale)\n\
+         \\set delta random(-5000, 5000)\n\
+         BEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\
+         SELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n\
+         END;\n",
+    )?;
+    let before = updates_reach(&db, 0)?;
+    let (code, stdout, stderr) = dbload_bin(
+        &["timeit", "--url", &db.url, "-f", &script, "-r", "--repeat", "300", "--concurrency", "3", "--output", "json"],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let done = r["count"].as_u64().context("count")?;
+    ensure(done == 300 && r["errors"] == 0, || format!("{done} script runs: {stdout}"))?;
+    // Each run updated one row, in a transaction that committed.
+    let updated = updates_reach(&db, before + done)? - before;
+    ensure(updated == done, || format!("dbload counted {done} runs, the server {updated} updates"))?;
+    // -r: one row per statement, each run once per script run.
+    let statements = r["queries"][0]["statements"].as_array().context("statements with -r")?;
+    let texts: Vec<&str> = statements.iter().filter_map(|s| s["statement"].as_str()).collect();
+    ensure(texts.len() == 4 && texts[0] == "BEGIN" && texts[3] == "END", || format!("{texts:?}"))?;
+    ensure(texts[1].contains("abalance + :delta WHERE aid = :aid"), || texts[1].to_string())?;
+    ensure(statements.iter().all(|s| s["count"] == 300 && s["latency_ms"]["p99"].is_number()), || {
+        format!("{statements:?}")
+    })?;
+    ensure(r["setup"]["scale"] == 1 && r["setup"]["per_statement"] == true, || r["setup"].to_string())?;
+    let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/query-report.schema.json"))?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    ensure(errors.is_empty(), || format!("{errors:#?}"))?;
+
+    // The text report has a row per statement, under the script's block.
+    let (code, stdout, stderr) =
+        dbload_bin(&["timeit", "--url", &db.url, "-f", &format!("{script}@2"), "--per-statement", "-r", "20"], &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(stdout.contains("Statements:") && stdout.contains("  SELECT abalance FROM pgbench_accounts"), || stdout)
+}
+
+fn a_failed_statement_rolls_its_script_back(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_rollback", Some(1))?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(
+        &dir,
+        "fails.sql",
+        "BEGIN;\nUPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1;\n\
+         SELECT 1 / (abalance - abalance) FROM pgbench_accounts WHERE aid = 1;\nEND;\n",
+    )?;
+    for protocol in ["prepared", "simple"] {
+        let (code, stdout, stderr) = dbload_bin(
+            &["timeit", "--url", &db.url, "-f", &script, "--repeat", "5", "--protocol", protocol, "-r"],
+            &[],
+        );
+        ensure(code == 1, || format!("{protocol}: exit {code}: {stdout}{stderr}"))?;
+        ensure(stdout.contains("5 × SQLSTATE 22012") && stdout.contains("fails.sql line 3"), || stdout.clone())?;
+    }
+    // Every run's update was rolled back with its transaction.
+    let balance = db.scalar("SELECT abalance FROM pgbench_accounts WHERE aid = 1")?;
+    ensure(balance == "0", || format!("abalance of account 1 is {balance}: an update was not rolled back"))
+}
+
+fn builtin_scripts_run_on_init_tables(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_builtin", Some(1))?;
+    let (code, stdout, stderr) = dbload_bin(
+        &[
+            "timeit",
+            "--url",
+            &db.url,
+            "--builtin",
+            "select-only",
+            "--repeat",
+            "200",
+            "--concurrency",
+            "2",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    ensure(r["count"] == 200 && r["errors"] == 0 && r["queries"][0]["name"] == "select-only", || stdout.clone())?;
+    ensure(r["queries"][0]["statements"].is_null(), || "statements only with -r".into())?;
+    // Its scale is counted from pgbench_branches, as pgbench does for its own scripts.
+    ensure(r["setup"]["scale"] == 1, || r["setup"].to_string())?;
+    // tpcb-like and simple-update each insert one history row per transaction.
+    let (code, stdout, stderr) = dbload_bin(
+        &[
+            "timeit",
+            "--url",
+            &db.url,
+            "-b",
+            "tpcb-like@3",
+            "-b",
+            "simple-update",
+            "--repeat",
+            "100",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let history = count(&db, "SELECT count(*) FROM pgbench_history")?;
+    ensure(r["count"] == 100 && history == 100, || format!("{} transactions, {history} history rows", r["count"]))?;
+    let ratios: Vec<f64> =
+        r["queries"].as_array().context("queries")?.iter().filter_map(|q| q["ratio"].as_f64()).collect();
+    ensure(ratios == [0.75, 0.25], || format!("ratios {ratios:?} for weights 3 and 1"))
+}
+
+fn bad_scripts_exit_2_naming_file_line_and_column(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let script = write_file(&dir, "bad.sql", "SELECT 1;\n\\set aid random(1, 10 * :scael)\n")?;
+    refused(&["timeit", "--url", &ctx.url, "-f", &script], "bad.sql:2:25: \\set aid: variable `scael` is not defined")?;
+    let script = write_file(&dir, "fn.sql", "\\set x rnd(1, 2)\nSELECT :x;\n")?;
+    refused(&["timeit", "--url", &ctx.url, "-f", &script], "fn.sql:1:8: \\set x: unknown function `rnd`")?;
+    refused(&["timeit", "--url", &ctx.url, "--builtin", "tpcc"], "--builtin tpcc: no such script")?;
+    refused(&["timeit", "--url", &ctx.url, "-s", "select 1", "-r"], "-r without a number")?;
+    refused(&["init", "--url", &ctx.url, "--scale", "0"], "--scale 0")
+}
