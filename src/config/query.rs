@@ -11,8 +11,10 @@ use super::ingest::split_rows;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::op::Warmup;
 use crate::workload::explain::ExplainMode;
+use crate::workload::tsbs::CpuSuite;
 use crate::workload::Protocol;
 use crate::workload::{file, QuerySpec};
 
@@ -29,6 +31,10 @@ pub struct QueryConfig {
     pub target: TargetChoice,
     /// Measured one after another (timeit: one phase per statement).
     pub phases: Vec<Arc<[QuerySpec]>>,
+    /// `--suite`: a mix whose statements need the engine and whose
+    /// parameters need the table's data, so it becomes the run's one phase
+    /// once both are known (`phases` is then empty).
+    pub suite: Option<CpuSuite>,
     pub protocol: Protocol,
     pub concurrency: u32,
     /// Queries each worker runs in a phase (u64::MAX: until the duration ends).
@@ -80,14 +86,30 @@ impl QueryConfig {
     }
 
     pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
-        let queries = file::load(&a.file)?;
+        let (phases, suite) = match (&a.file, a.suite) {
+            (Some(f), Some(_)) => {
+                return Err(usage(format!(
+                    "{}: give a workload FILE or --suite, not both; to run a file's queries beside the suite's,                      make each a workload of a `dbload run` file",
+                    f.display()
+                )))
+            }
+            (Some(f), None) => (vec![file::load(f)?.into()], None),
+            (None, _) => (Vec::new(), Some(suite(&a)?)),
+        };
         if a.max_queries.is_none() && a.run.duration.is_none() {
             return Err(usage("workload: say when to stop with --max-queries N or --duration TIME"));
         }
         if a.max_queries == Some(0) {
             return Err(usage("--max-queries 0: give at least 1 query"));
         }
-        Self::resolve("workload", vec![queries.into()], a.max_queries, a.run, a.target, a.output, env)
+        let mut cfg = Self::resolve("workload", phases, a.max_queries, a.run, a.target, a.output, env)?;
+        cfg.suite = suite;
+        Ok(cfg)
+    }
+
+    /// How many phases the run measures: a suite's mix is one.
+    pub fn phase_count(&self) -> usize {
+        self.phases.len() + usize::from(self.suite.is_some())
     }
 
     /// Shared by the commands and by the workloads of a mixed run.
@@ -119,6 +141,7 @@ impl QueryConfig {
             command,
             target: resolve_target(&target, concurrency, env)?,
             phases,
+            suite: None,
             protocol: r.protocol,
             concurrency,
             per_worker,
@@ -132,6 +155,11 @@ impl QueryConfig {
             output: OutputConfig::resolve(output, Contract::Query)?,
         })
     }
+}
+
+/// `--suite` (tsbs-cpu, the one there is) with `--suite-queries` and `--table`.
+pub(crate) fn suite(a: &WorkloadArgs) -> Result<CpuSuite> {
+    CpuSuite::new(TableName::parse(a.table.as_deref().unwrap_or("cpu"))?, &a.suite_queries)
 }
 
 /// Statements from a script: `;`-separated (outside quotes), `--` comments dropped.

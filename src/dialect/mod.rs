@@ -8,6 +8,7 @@ pub mod cratedb;
 pub mod postgres;
 pub mod results;
 pub mod timescaledb;
+pub mod tsbs;
 
 use std::fmt;
 

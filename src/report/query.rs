@@ -155,7 +155,7 @@ impl QueryReport {
             // The warm-up is the first part of that total (`--warmup`).
             accounting: Accounting::of(
                 "queries",
-                cfg.max_queries.map(|n| n * cfg.phases.len() as u64),
+                cfg.max_queries.map(|n| n * cfg.phase_count() as u64),
                 m.batches + total.warmup.batches,
                 errors,
                 0,

@@ -7,30 +7,37 @@ use tokio_util::sync::CancellationToken;
 
 use super::{describe_server, measure::measure, merge_histograms, progress::Progress, worker};
 use crate::config::QueryConfig;
+use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
 use crate::driver::pg::query;
 use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
+use crate::error::usage;
 use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome, Setup};
 use crate::stats::cost::CostMeter;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
-use crate::workload::Chooser;
+use crate::workload::tsbs::{CpuData, CpuSuite};
+use crate::workload::{Chooser, QuerySpec};
 
 pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
-    describe_server(&mut admin, target, &mut setup).await?;
+    let info = describe_server(&mut admin, target, &mut setup).await?;
+    let planned = match &cfg.suite {
+        Some(suite) => vec![suite_queries(&mut admin, suite, info.engine, target).await?.into()],
+        None => cfg.phases.clone(),
+    };
     if let Admin::Pg(client) = &admin {
-        for queries in &cfg.phases {
+        for queries in &planned {
             query::check(client, queries, cfg.protocol).await?;
         }
     }
     let meter = CostMeter::start();
-    let mut phases = Vec::with_capacity(cfg.phases.len());
+    let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
     let mut server_duration = None;
-    for queries in &cfg.phases {
+    for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
         }
@@ -41,7 +48,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
                 let now_us = chrono::Utc::now().timestamp_micros();
                 let mut out = Vec::with_capacity(queries.len());
                 for q in queries.iter() {
-                    let params: Vec<_> = q.params.iter().map(|p| p.sample(&mut rng, now_us)).collect();
+                    let params = q.draw(&mut rng, now_us);
                     out.push(match &admin {
                         Admin::Pg(client) => query::explain(client, q, &params, mode).await,
                         Admin::Crate(_) => {
@@ -80,4 +87,37 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
     Ok(QueryOutcome { setup, phases, figures: total, server_duration })
+}
+
+/// The suite's queries on `engine`, their parameters drawn from the hosts
+/// and the time range its table holds now (read once, before the run).
+async fn suite_queries(admin: &mut Admin, suite: &CpuSuite, engine: Engine, target: &Target) -> Result<Vec<QuerySpec>> {
+    let table = &suite.table;
+    let dialect = Dialect { engine, options: TableOptions::default() };
+    let reading = || format!("reading the hosts and time range of {table} for --suite tsbs-cpu");
+    if admin.count(&dialect.table_exists(table)).await.with_context(reading)? == 0 {
+        return Err(usage(format!(
+            "--suite tsbs-cpu: table {table} does not exist on {}: make it first with \
+             `dbload ingest --model cpu --table {table}`, or name it with --table",
+            target.redacted()
+        )));
+    }
+    if let Some(refresh) = dialect.refresh(table) {
+        admin.execute(&refresh).await.with_context(reading)?;
+    }
+    let hosts: Vec<String> = admin
+        .rows(&tsbs::hosts(engine, table))
+        .await
+        .with_context(reading)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    let range = admin.rows(&tsbs::time_range(engine, table)).await.with_context(reading)?;
+    let micros = |i: usize| range.first().and_then(|r| r.get(i).cloned().flatten()).and_then(|v| v.parse::<i64>().ok());
+    let (Some(first_us), Some(last_us)) = (micros(0), micros(1)) else {
+        return Err(usage(format!(
+            "--suite tsbs-cpu: table {table} has no rows: fill it first with `dbload ingest --model cpu --table {table}`"
+        )));
+    };
+    suite.specs(engine, &CpuData { hosts, first_us, last_us })
 }

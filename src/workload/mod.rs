@@ -6,6 +6,7 @@
 pub mod explain;
 pub mod file;
 pub mod params;
+pub mod tsbs;
 
 use std::sync::Arc;
 
@@ -42,6 +43,22 @@ impl Operation for QueryOp {
     }
     fn label(&self) -> usize {
         self.label
+    }
+}
+
+impl QuerySpec {
+    /// The placeholders (`$1` ...) the query's parameters fill, in all.
+    pub fn placeholders(&self) -> usize {
+        self.params.iter().map(|p| p.arity()).sum()
+    }
+
+    /// One execution's parameter values, in placeholder order.
+    pub fn draw(&self, rng: &mut ChaCha8Rng, now_us: i64) -> Vec<Value> {
+        let mut values = Vec::with_capacity(self.placeholders());
+        for p in &self.params {
+            p.draw(rng, now_us, &mut values);
+        }
+        values
     }
 }
 
@@ -83,8 +100,7 @@ impl Source for Chooser {
         }
         self.remaining -= 1;
         let label = self.choose();
-        let now_us = chrono::Utc::now().timestamp_micros();
-        let params = self.queries[label].params.iter().map(|p| p.sample(&mut self.rng, now_us)).collect();
+        let params = self.queries[label].draw(&mut self.rng, chrono::Utc::now().timestamp_micros());
         Some(QueryOp { label, params })
     }
 }

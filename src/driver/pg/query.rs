@@ -31,7 +31,7 @@ pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -
             Err(e) if protocol == Protocol::Simple && several_statements(&e) => continue,
             Err(e) => return Err(query_refused(e, &what())),
         };
-        let (wanted, given) = (statement.params().len(), q.params.len());
+        let (wanted, given) = (statement.params().len(), q.placeholders());
         if wanted != given {
             return Err(crate::error::usage(format!(
                 "{}: it has {wanted} placeholder(s) ($1 ...) but {given} parameter(s) are given: \
