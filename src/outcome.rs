@@ -21,6 +21,7 @@ use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
+use crate::workload::tsbs::CpuData;
 use crate::workload::QuerySpec;
 
 /// What a run found out about its target before it started.
@@ -120,6 +121,8 @@ pub struct QueryOutcome {
     pub figures: Figures,
     /// CrateDB over HTTP: its own duration of each query, merged over workers and phases.
     pub server_duration: Option<Histogram<u64>>,
+    /// `--suite`: the hosts and time range its parameters were drawn from.
+    pub suite_data: Option<CpuData>,
 }
 
 /// A `dbload http` run.

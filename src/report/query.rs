@@ -15,11 +15,13 @@ use super::{
     OutageEntry, Paced, Pacing, Server, Settings, TimelineEntry, Verdict,
 };
 use crate::config::QueryConfig;
+use crate::ident::TableName;
 use crate::op::Warmup;
 use crate::outcome::QueryOutcome;
 use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;
 use crate::workload::explain::ExplainMode;
+use crate::workload::tsbs::CpuData;
 use crate::workload::Protocol;
 
 #[derive(Debug, Clone, Serialize)]
@@ -100,6 +102,36 @@ pub struct QuerySetup {
     pub warmup: Warmup,
     pub seed: u64,
     pub explain: Option<ExplainMode>,
+    /// `--suite`: what its parameters were drawn from.
+    pub suite: Option<SuiteSetup>,
+}
+
+/// A suite's table, as read before the run: its hosts and time range.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteSetup {
+    pub name: &'static str,
+    pub table: String,
+    pub hosts: usize,
+    /// The first and the last reading's time (RFC 3339, UTC).
+    pub first_reading: String,
+    pub last_reading: String,
+}
+
+impl SuiteSetup {
+    fn of(table: &TableName, data: &CpuData) -> SuiteSetup {
+        let time = |us: i64| {
+            chrono::DateTime::from_timestamp_micros(us)
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+                .unwrap_or_default()
+        };
+        SuiteSetup {
+            name: "tsbs-cpu",
+            table: table.to_string(),
+            hosts: data.hosts.len(),
+            first_reading: time(data.first_us),
+            last_reading: time(data.last_us),
+        }
+    }
 }
 
 impl QueryReport {
@@ -188,6 +220,7 @@ impl QueryReport {
                 warmup: cfg.warmup,
                 seed: cfg.seed,
                 explain: cfg.explain,
+                suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },
         }
     }
@@ -230,6 +263,13 @@ fn header(out: &mut String, r: &QueryReport) {
     let protocol =
         clap::ValueEnum::to_possible_value(&s.protocol).map(|v| v.get_name().to_string()).unwrap_or_default();
     let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, protocol {protocol}", s.concurrency);
+    if let Some(suite) = &s.suite {
+        let _ = writeln!(
+            out,
+            "Suite:    {} on table {}: {} hosts, readings {} to {}, parameters drawn from them",
+            suite.name, suite.table, suite.hosts, suite.first_reading, suite.last_reading
+        );
+    }
     if let Some(w) = &r.warmup {
         let _ = writeln!(out, "Warm-up:  {} queries over {:.2} s, not measured", group(w.count), w.duration_s);
     }

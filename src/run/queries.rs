@@ -18,15 +18,18 @@ use crate::stats::cost::CostMeter;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::tsbs::{CpuData, CpuSuite};
-use crate::workload::{Chooser, QuerySpec};
+use crate::workload::Chooser;
 
 pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     let info = describe_server(&mut admin, target, &mut setup).await?;
-    let planned = match &cfg.suite {
-        Some(suite) => vec![suite_queries(&mut admin, suite, info.engine, target).await?.into()],
-        None => cfg.phases.clone(),
+    let (planned, suite_data) = match &cfg.suite {
+        Some(suite) => {
+            let data = suite_data(&mut admin, suite, info.engine, target).await?;
+            (vec![suite.specs(info.engine, &data)?.into()], Some(data))
+        }
+        None => (cfg.phases.clone(), None),
     };
     if let Admin::Pg(client) = &admin {
         for queries in &planned {
@@ -86,12 +89,12 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     }
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration })
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, suite_data })
 }
 
-/// The suite's queries on `engine`, their parameters drawn from the hosts
-/// and the time range its table holds now (read once, before the run).
-async fn suite_queries(admin: &mut Admin, suite: &CpuSuite, engine: Engine, target: &Target) -> Result<Vec<QuerySpec>> {
+/// The hosts and the time range the suite's table holds now, which its
+/// parameters are drawn from (read once, before the run).
+async fn suite_data(admin: &mut Admin, suite: &CpuSuite, engine: Engine, target: &Target) -> Result<CpuData> {
     let table = &suite.table;
     let dialect = Dialect { engine, options: TableOptions::default() };
     let reading = || format!("reading the hosts and time range of {table} for --suite tsbs-cpu");
@@ -119,5 +122,5 @@ async fn suite_queries(admin: &mut Admin, suite: &CpuSuite, engine: Engine, targ
             "--suite tsbs-cpu: table {table} has no rows: fill it first with `dbload ingest --model cpu --table {table}`"
         )));
     };
-    suite.specs(engine, &CpuData { hosts, first_us, last_us })
+    Ok(CpuData { hosts, first_us, last_us })
 }

@@ -228,6 +228,12 @@ fn suite_queries_pick_a_subset(ctx: &Ctx) -> Result<()> {
         .collect();
     ensure(picked == [("high-cpu-1", 0.5), ("lastpoint", 0.5)], || format!("{picked:?}"))?;
     ensure(r["count"] == 40 && r["errors"] == 0, || r.to_string())?;
+    // The report says what the parameters were drawn from.
+    let drawn = serde_json::json!({
+        "name": "tsbs-cpu", "table": "tsbs_subset", "hosts": 10,
+        "first_reading": "2024-01-01T00:00:00Z", "last_reading": "2024-01-01T12:13:10Z",
+    });
+    ensure(r["setup"]["suite"] == drawn, || r["setup"].to_string())?;
     // Its report still matches the schema.
     let schema: serde_json::Value = serde_json::from_str(include_str!("../../schema/query-report.schema.json"))?;
     let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
