@@ -127,7 +127,7 @@ impl CpuSuite {
             return Err(usage(format!(
                 "--suite tsbs-cpu: table {} holds {} host(s) and {covers} of readings, too little for {}: \
                  ingest more (the cpu model writes one reading per host every 10 s, so 12 h is \
-                 --measurements 4320; --devices sets the hosts per worker), or leave those out with --suite-queries",
+                 --measurements 4321; --devices sets the hosts per worker), or leave those out with --suite-queries",
                 self.table,
                 data.hosts.len(),
                 short.join(", "),
