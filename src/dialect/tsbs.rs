@@ -102,6 +102,11 @@ impl CpuQuery {
     }
 }
 
+/// The columns the suite's statements read: the cpu model's time, tags and metrics.
+pub fn columns() -> impl Iterator<Item = &'static str> {
+    ["ts", "tags"].into_iter().chain(USAGE)
+}
+
 /// The hosts in `table`, one per row, sorted (so a seed draws the same
 /// hosts from the same table).
 pub fn hosts(engine: Engine, table: &TableName) -> String {

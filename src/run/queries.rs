@@ -98,11 +98,27 @@ async fn suite_data(admin: &mut Admin, suite: &CpuSuite, engine: Engine, target:
     let table = &suite.table;
     let dialect = Dialect { engine, options: TableOptions::default() };
     let reading = || format!("reading the hosts and time range of {table} for --suite tsbs-cpu");
-    if admin.count(&dialect.table_exists(table)).await.with_context(reading)? == 0 {
+    let have: Vec<String> = admin
+        .rows(&dialect.columns(table))
+        .await
+        .with_context(reading)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    if have.is_empty() {
         return Err(usage(format!(
             "--suite tsbs-cpu: table {table} does not exist on {}: make it first with \
              `dbload ingest --model cpu --table {table}`, or name it with --table",
             target.redacted()
+        )));
+    }
+    // A table of another model would fail every query: refused here, saying why.
+    let missing: Vec<&str> = tsbs::columns().filter(|c| !have.iter().any(|h| h == c)).collect();
+    if !missing.is_empty() {
+        return Err(usage(format!(
+            "--suite tsbs-cpu: table {table} has no column {}: the suite queries the table that \
+             `dbload ingest --model cpu` writes; make one with it, or name it with --table",
+            missing.join(", ")
         )));
     }
     if let Some(refresh) = dialect.refresh(table) {

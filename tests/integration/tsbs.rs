@@ -264,8 +264,18 @@ fn bad_suite_use_exits_2_saying_what_to_do(ctx: &Ctx) -> Result<()> {
         &[],
     );
     ensure(code == 0, || stderr.clone())?;
+    // A table of another model.
+    let (code, _, stderr) = dbload_bin(
+        &["ingest", "--url", &ctx.url, "--rows", "10", "--table", "tsbs_not_cpu", "--drop-table", "--quiet"],
+        &[],
+    );
+    ensure(code == 0, || stderr.clone())?;
     let base = ["workload", "--url", &ctx.url, "--max-queries", "10"];
-    let cases: [(Vec<&str>, &[&str]); 5] = [
+    let cases: [(Vec<&str>, &[&str]); 6] = [
+        (
+            vec!["--suite", "tsbs-cpu", "--table", "tsbs_not_cpu"],
+            &["table tsbs_not_cpu has no column ts, tags, usage_user", "ingest --model cpu"],
+        ),
         (
             vec!["--suite", "tsbs-cpu", "--table", "tsbs_short", "--suite-queries", "lastpoint,high-cpu-2"],
             &["high-cpu-2", "did you mean `high-cpu-1`"],
