@@ -131,7 +131,10 @@ pub struct WorkloadArgs {
     #[arg(long, value_enum, help_heading = "Queries")]
     pub suite: Option<Suite>,
 
-    /// With --suite: only these query types, by TSBS's names (e.g. lastpoint,high-cpu-1).
+    /// With --suite: only these query types, by TSBS's names, comma-separated [default: all]:
+    /// single-groupby-M-H-T (1-1-1, 1-1-12, 1-8-1, 5-1-1, 5-1-12, 5-8-1), cpu-max-all-1,
+    /// cpu-max-all-8, double-groupby-1, double-groupby-5, double-groupby-all, high-cpu-1,
+    /// high-cpu-all, lastpoint, groupby-orderby-limit.
     #[arg(long, value_name = "NAMES", value_delimiter = ',', requires = "suite", help_heading = "Queries")]
     pub suite_queries: Vec<String>,
 

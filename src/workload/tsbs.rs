@@ -212,6 +212,18 @@ mod tests {
         }
     }
 
+    /// `--suite-queries`' help lists the types by hand: it names every one.
+    #[test]
+    fn the_help_names_every_type() {
+        use clap::CommandFactory;
+        let mut cli = crate::cli::Cli::command();
+        let help = cli.find_subcommand_mut("workload").expect("workload").render_long_help().to_string();
+        for t in &CPU {
+            let name = t.name.strip_prefix("single-groupby-").unwrap_or(t.name);
+            assert!(help.contains(name), "{name} missing from {help}");
+        }
+    }
+
     #[test]
     fn too_little_data_is_refused_with_what_each_type_needs() {
         let e = suite(&[]).unwrap().specs(Engine::Postgres, &data(5, 2)).unwrap_err();
