@@ -94,8 +94,10 @@ impl CpuSuite {
     /// order; an unknown name is refused with the names there are.
     pub fn new(table: TableName, names: &[String]) -> Result<CpuSuite> {
         let known: Vec<&str> = CPU.iter().map(|t| t.name).collect();
-        for name in names {
-            if !known.contains(&name.as_str()) {
+        // `lastpoint, high-cpu-1` as typed, with a space after the comma.
+        let names: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+        for name in &names {
+            if !known.contains(name) {
                 return Err(usage(format!(
                     "--suite-queries {name}: tsbs-cpu has no such query type{}; its types: {}",
                     did_you_mean(suggest(name, &known)),
@@ -103,7 +105,7 @@ impl CpuSuite {
                 )));
             }
         }
-        let types = CPU.iter().filter(|t| names.is_empty() || names.iter().any(|n| n == t.name)).collect();
+        let types = CPU.iter().filter(|t| names.is_empty() || names.contains(&t.name)).collect();
         Ok(CpuSuite { table, types })
     }
 
@@ -180,7 +182,7 @@ mod tests {
     fn picks_the_types_named_in_tsbs_order() {
         let all = suite(&[]).unwrap();
         assert_eq!(all.types.len(), 15);
-        let some = suite(&["lastpoint", "high-cpu-1", "lastpoint"]).unwrap();
+        let some = suite(&["lastpoint", " high-cpu-1", "lastpoint"]).unwrap();
         assert_eq!(some.types.iter().map(|t| t.name).collect::<Vec<_>>(), ["high-cpu-1", "lastpoint"]);
         let e = suite(&["lastpoint", "high-cpu-2"]).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
