@@ -89,7 +89,8 @@ impl QueryConfig {
         let (phases, suite) = match (&a.file, a.suite) {
             (Some(f), Some(_)) => {
                 return Err(usage(format!(
-                    "{}: give a workload FILE or --suite, not both; to run a file's queries beside the suite's,                      make each a workload of a `dbload run` file",
+                    "{}: give a workload FILE or --suite, not both; to run a file's queries beside the suite's, \
+                     make each a workload of a `dbload run` file",
                     f.display()
                 )))
             }
@@ -216,6 +217,22 @@ mod tests {
     fn statements_split_on_semicolons_outside_quotes() {
         let script = "-- a comment\nselect 1; select ';' -- trailing\n;\n\nselect \"a;b\" from t";
         assert_eq!(split_statements(script), vec!["select 1", "select ';'", "select \"a;b\" from t"]);
+    }
+
+    /// A FILE with --suite is refused with one readable sentence (it had a
+    /// run of spaces in its middle, from a broken line continuation).
+    #[test]
+    fn a_file_with_a_suite_is_refused_saying_what_to_do() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["dbload", "workload", "w.yml", "--suite", "tsbs-cpu"]);
+        let crate::cli::Command::Workload(a) = cli.unwrap().command else { unreachable!("workload") };
+        let e = QueryConfig::workload(a, &|_| None).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert_eq!(
+            e.to_string(),
+            "w.yml: give a workload FILE or --suite, not both; to run a file's queries beside the suite's, \
+             make each a workload of a `dbload run` file"
+        );
     }
 
     /// Found by `bench/fuzz.sh`: `--concurrency 2147483647` set up that many
