@@ -81,11 +81,12 @@ fn suite(url: &str, table: &str, args: &[&str]) -> Result<serde_json::Value> {
 
 /// A full suite run on `url`: one row per type, in TSBS's order, each run without an error.
 fn every_type_ran(url: &str, table: &str) -> Result<()> {
-    let r = suite(url, table, &["--max-queries", "450", "--concurrency", "3", "--seed", "5"])?;
+    // 150 queries, 10 per type: enough to see each run, light beside the timing tests.
+    let r = suite(url, table, &["--max-queries", "150", "--concurrency", "2", "--seed", "5"])?;
     let names: Vec<&str> =
         r["queries"].as_array().context("queries[]")?.iter().filter_map(|q| q["name"].as_str()).collect();
     ensure(names == TYPES, || format!("rows {names:?}"))?;
-    ensure(r["errors"] == 0 && r["count"] == 450, || format!("{}", r["error_classes"]))?;
+    ensure(r["errors"] == 0 && r["count"] == 150, || format!("{}", r["error_classes"]))?;
     for q in r["queries"].as_array().unwrap() {
         ensure(q["count"].as_u64() > Some(0) && q["errors"] == 0, || format!("{q}"))?;
         ensure((q["ratio"].as_f64().unwrap() - 1.0 / 15.0).abs() < 1e-9, || format!("{q}"))?;
@@ -145,10 +146,15 @@ fn every_query_type_returns_rows_on_postgres(ctx: &Ctx) -> Result<()> {
     let client = rt.block_on(PgTarget::from_url(&ctx.url, "test URL", &|_| None)?.connect())?;
     let mut rng = rng_for(11, 0, Purpose::Choice);
     for q in &specs {
-        // high-cpu-1 depends on whether the one host drawn went above 90: a few draws.
-        let found = (0..20).map(|_| rt.block_on(rows(&client, &q.query, &q.draw(&mut rng, 0))).map(|r| r.len()));
-        let most = found.collect::<Result<Vec<_>>>()?.into_iter().max().unwrap_or(0);
-        ensure(most > 0, || format!("{} returned no rows: {}", q.name, q.query))?;
+        // high-cpu-1 depends on whether the one host drawn went above 90: up to 20 draws.
+        let mut found = 0;
+        for _ in 0..20 {
+            found = rt.block_on(rows(&client, &q.query, &q.draw(&mut rng, 0)))?.len();
+            if found > 0 {
+                break;
+            }
+        }
+        ensure(found > 0, || format!("{} returned no rows: {}", q.name, q.query))?;
     }
     Ok(())
 }
