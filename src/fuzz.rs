@@ -531,9 +531,9 @@ mod laws {
                 // What was accepted must also draw its parameters.
                 if let Ok(specs) = file::parse(&text, "w.yml") {
                     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                    for p in specs.iter().flat_map(|s| &s.params) {
+                    for spec in &specs {
                         for _ in 0..8 {
-                            p.sample(&mut rng, 1_700_000_000_000_000).to_sql_literal();
+                            spec.draw(&mut rng, 1_700_000_000_000_000).iter().for_each(|v| drop(v.to_sql_literal()));
                         }
                     }
                 }

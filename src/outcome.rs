@@ -22,6 +22,7 @@ use crate::stats::http::HttpStats;
 use crate::stats::query::StatementSummary;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
+use crate::workload::tsbs::CpuData;
 use crate::workload::QuerySpec;
 
 /// What a run found out about its target before it started.
@@ -125,6 +126,8 @@ pub struct QueryOutcome {
     pub server_duration: Option<Histogram<u64>>,
     /// pgbench scripts' `:scale`, as given or counted; none without scripts.
     pub scale: Option<i64>,
+    /// `--suite`: the hosts and time range its parameters were drawn from.
+    pub suite_data: Option<CpuData>,
 }
 
 /// `dbload init`: pgbench's tables made and filled.

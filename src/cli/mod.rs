@@ -52,7 +52,8 @@ pub enum Command {
     /// Time statements: latency percentiles and queries/s, in cr8's layout.
     #[command(after_help = TIMEIT_EXAMPLES)]
     Timeit(TimeitArgs),
-    /// Run a weighted mix of queries from a YAML file (nodeIngestBench's queries.yml works).
+    /// Run a weighted mix of queries from a YAML file (nodeIngestBench's queries.yml works), or
+    /// TSBS's cpu queries (--suite tsbs-cpu).
     #[command(after_help = WORKLOAD_EXAMPLES)]
     Workload(WorkloadArgs),
     /// Make and fill pgbench's tables, as `pgbench -i -s N` does (binary COPY), for --builtin scripts.

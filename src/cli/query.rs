@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::{OutputArgs, TargetArgs};
 use crate::workload::explain::ExplainMode;
+use crate::workload::tsbs::Suite;
 use crate::workload::Protocol;
 
 pub(super) const TIMEIT_EXAMPLES: &str = "\
@@ -34,6 +35,9 @@ Examples:
 
   # Open loop at 200 queries/s for 2 minutes, plans captured before the run
   dbload workload queries.yml --duration 2m --rate 200 --explain
+
+  # TSBS's cpu-only queries on the table of `dbload ingest --model cpu`, 4 at a time for 1 minute
+  dbload workload --suite tsbs-cpu --url $URL --concurrency 4 --duration 1m
 
 A workload file is a YAML list; each query has a ratio (they add up to 1), and
 optionally a name and parameters ($1, $2 ...) drawn per execution:
@@ -165,12 +169,29 @@ fn repeat_value(s: &str) -> Result<Repeat, String> {
 
 #[derive(Debug, Args)]
 pub struct WorkloadArgs {
-    /// The workload file: a YAML list of {query, ratio, name?, params?}.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// The workload file: a YAML list of {query, ratio, name?, params?}; or --suite instead.
+    #[arg(value_name = "FILE", required_unless_present = "suite")]
+    pub file: Option<PathBuf>,
 
     #[command(flatten)]
     pub target: TargetArgs,
+
+    /// A built-in mix instead of a file: tsbs-cpu runs TSBS's 15 cpu-only query types with
+    /// equal weights on the table of `dbload ingest --model cpu`, one report row each, their
+    /// hosts and time windows drawn from those the table holds (read once before the run).
+    #[arg(long, value_enum, help_heading = "Queries")]
+    pub suite: Option<Suite>,
+
+    /// With --suite: only these query types, by TSBS's names, comma-separated [default: all]:
+    /// single-groupby-M-H-T (1-1-1, 1-1-12, 1-8-1, 5-1-1, 5-1-12, 5-8-1), cpu-max-all-1,
+    /// cpu-max-all-8, double-groupby-1, double-groupby-5, double-groupby-all, high-cpu-1,
+    /// high-cpu-all, lastpoint, groupby-orderby-limit.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', requires = "suite", help_heading = "Queries")]
+    pub suite_queries: Vec<String>,
+
+    /// With --suite: the table the suite queries (NAME or SCHEMA.NAME) [default: cpu].
+    #[arg(long, value_name = "NAME", requires = "suite", help_heading = "Queries")]
+    pub table: Option<String>,
 
     /// Stop after this many queries in all.
     #[arg(long, value_name = "N", help_heading = "Queries")]

@@ -154,25 +154,28 @@ impl MixedConfig {
                 _ => format!("w{}", i + 1),
             };
             let part = format!("workload {name}");
-            let queries = match (get(pairs, "file"), get(pairs, "queries")) {
-                (Some(f), None) => {
+            let queries = match (get(pairs, "file"), get(pairs, "queries"), get(pairs, "suite")) {
+                (Some(f), None, None) => {
                     let path = f.value.as_str().map(|p| dir.join(p)).ok_or_else(|| {
                         fail(&origin, &f.referenced, format!("{part}: `file` is a path, found {}", f.value))
                     })?;
-                    file::load(&path)?
+                    Some(file::load(&path)?)
                 }
-                (None, Some(q)) => file::queries(q, &origin, dir)?,
+                (None, Some(q), None) => Some(file::queries(q, &origin, dir)?),
+                // `suite`, `suite_queries` and `table` go to the workload's flags.
+                (None, None, Some(_)) => None,
                 _ => {
                     return Err(fail(
                         &origin,
                         &node.referenced,
-                        format!("{part}: give its queries with `file: queries.yml` or an inline `queries:` list (one of the two)"),
+                        format!("{part}: give its queries with `file: queries.yml`, an inline `queries:` list, or `suite: tsbs-cpu` (one of them)"),
                     ))
                 }
             };
             let mut args = with_shared(argv(&origin, &part, pairs, &["name", "file", "queries"])?);
             args.push("--quiet".into());
-            let Command::Workload(w) = parse(&origin, node, &part, &["workload", "-"], args)? else { unreachable!() };
+            let command: &[&str] = if queries.is_some() { &["workload", "-"] } else { &["workload"] };
+            let Command::Workload(w) = parse(&origin, node, &part, command, args)? else { unreachable!() };
             if w.max_queries.is_none() && w.run.duration.is_none() {
                 return Err(fail(
                     &origin,
@@ -180,8 +183,12 @@ impl MixedConfig {
                     format!("{part}: say when it stops: `duration` (here or at the top) or `max_queries`"),
                 ));
             }
-            let cfg =
-                QueryConfig::resolve("workload", vec![queries.into()], w.max_queries, w.run, w.target, w.output, env)?;
+            let (phases, suite) = match queries {
+                Some(q) => (vec![q.into()], None),
+                None => (Vec::new(), Some(super::query::suite(&w)?)),
+            };
+            let mut cfg = QueryConfig::resolve("workload", phases, w.max_queries, w.run, w.target, w.output, env)?;
+            cfg.suite = suite;
             workloads.push((name, cfg));
         }
         if ingest.is_none() && workloads.is_empty() {

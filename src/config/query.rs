@@ -12,9 +12,11 @@ use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, Targe
 use crate::cli::{QueryRunArgs, Repeat, TimeitArgs, WorkloadArgs};
 use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
 use crate::workload::explain::ExplainMode;
 use crate::workload::script::Script;
+use crate::workload::tsbs::CpuSuite;
 use crate::workload::Protocol;
 use crate::workload::{file, QuerySpec};
 
@@ -31,6 +33,10 @@ pub struct QueryConfig {
     pub target: TargetChoice,
     /// Measured one after another (timeit: one phase per statement).
     pub phases: Vec<Arc<[QuerySpec]>>,
+    /// `--suite`: a mix whose statements need the engine and whose
+    /// parameters need the table's data, so it becomes the run's one phase
+    /// once both are known (`phases` is then empty).
+    pub suite: Option<CpuSuite>,
     pub protocol: Protocol,
     pub concurrency: u32,
     /// Queries each worker runs in a phase (u64::MAX: until the duration ends).
@@ -136,14 +142,31 @@ impl QueryConfig {
     }
 
     pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
-        let queries = file::load(&a.file)?;
+        let (phases, suite) = match (&a.file, a.suite) {
+            (Some(f), Some(_)) => {
+                return Err(usage(format!(
+                    "{}: give a workload FILE or --suite, not both; to run a file's queries beside the suite's, \
+                     make each a workload of a `dbload run` file",
+                    f.display()
+                )))
+            }
+            (Some(f), None) => (vec![file::load(f)?.into()], None),
+            (None, _) => (Vec::new(), Some(suite(&a)?)),
+        };
         if a.max_queries.is_none() && a.run.duration.is_none() && !a.run.stages.given() {
             return Err(usage("workload: say when to stop with --max-queries N, --duration TIME or stages"));
         }
         if a.max_queries == Some(0) {
             return Err(usage("--max-queries 0: give at least 1 query"));
         }
-        Self::resolve("workload", vec![queries.into()], a.max_queries, a.run, a.target, a.output, env)
+        let mut cfg = Self::resolve("workload", phases, a.max_queries, a.run, a.target, a.output, env)?;
+        cfg.suite = suite;
+        Ok(cfg)
+    }
+
+    /// How many phases the run measures: a suite's mix is one.
+    pub fn phase_count(&self) -> usize {
+        self.phases.len() + usize::from(self.suite.is_some())
     }
 
     /// Shared by the commands and by the workloads of a mixed run.
@@ -189,6 +212,7 @@ impl QueryConfig {
             command,
             target: resolve_target(&target, concurrency, env)?,
             phases,
+            suite: None,
             protocol: r.protocol,
             concurrency,
             per_worker,
@@ -246,6 +270,11 @@ fn weighted<'a>(flag: &str, given: &'a str) -> Result<(&'a str, u64)> {
         }
         _ => Ok((given, 1)),
     }
+}
+
+/// `--suite` (tsbs-cpu, the one there is) with `--suite-queries` and `--table`.
+pub(crate) fn suite(a: &WorkloadArgs) -> Result<CpuSuite> {
+    CpuSuite::new(TableName::parse(a.table.as_deref().unwrap_or("cpu"))?, &a.suite_queries)
 }
 
 /// Statements from a script: `;`-separated (outside quotes), `--` comments dropped.
@@ -330,6 +359,22 @@ mod tests {
         assert_eq!((s.ramps, s.start, c.concurrency, c.rate), (Ramps::Rate, 0.0, 20, None));
         assert_eq!(timeit(&["--rate-stages", "10s:5", "--concurrency", "3"]).concurrency, 3);
         assert_eq!(timeit(&["--rate-stages", "10s:5", "--repeat", "7"]).max_queries, Some(7), "whichever first");
+    }
+
+    /// A FILE with --suite is refused with one readable sentence (it had a
+    /// run of spaces in its middle, from a broken line continuation).
+    #[test]
+    fn a_file_with_a_suite_is_refused_saying_what_to_do() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["dbload", "workload", "w.yml", "--suite", "tsbs-cpu"]);
+        let crate::cli::Command::Workload(a) = cli.unwrap().command else { unreachable!("workload") };
+        let e = QueryConfig::workload(a, &|_| None).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert_eq!(
+            e.to_string(),
+            "w.yml: give a workload FILE or --suite, not both; to run a file's queries beside the suite's, \
+             make each a workload of a `dbload run` file"
+        );
     }
 
     /// Found by `bench/fuzz.sh`: `--concurrency 2147483647` set up that many

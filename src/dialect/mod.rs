@@ -9,6 +9,7 @@ pub mod pgbench;
 pub mod postgres;
 pub mod results;
 pub mod timescaledb;
+pub mod tsbs;
 
 use std::fmt;
 

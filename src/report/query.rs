@@ -15,12 +15,14 @@ use super::{
     ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::QueryConfig;
+use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
 use crate::outcome::QueryOutcome;
 use crate::stats::query::StatementSummary;
 use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;
 use crate::workload::explain::ExplainMode;
+use crate::workload::tsbs::CpuData;
 use crate::workload::{Protocol, QuerySpec};
 
 #[derive(Debug, Clone, Serialize)]
@@ -121,6 +123,36 @@ pub struct QuerySetup {
     /// pgbench scripts' `:scale`; none without scripts.
     pub scale: Option<i64>,
     pub per_statement: bool,
+    /// `--suite`: what its parameters were drawn from.
+    pub suite: Option<SuiteSetup>,
+}
+
+/// A suite's table, as read before the run: its hosts and time range.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteSetup {
+    pub name: &'static str,
+    pub table: String,
+    pub hosts: usize,
+    /// The first and the last reading's time (RFC 3339, UTC).
+    pub first_reading: String,
+    pub last_reading: String,
+}
+
+impl SuiteSetup {
+    fn of(table: &TableName, data: &CpuData) -> SuiteSetup {
+        let time = |us: i64| {
+            chrono::DateTime::from_timestamp_micros(us)
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+                .unwrap_or_default()
+        };
+        SuiteSetup {
+            name: "tsbs-cpu",
+            table: table.to_string(),
+            hosts: data.hosts.len(),
+            first_reading: time(data.first_us),
+            last_reading: time(data.last_us),
+        }
+    }
 }
 
 impl QueryReport {
@@ -178,7 +210,7 @@ impl QueryReport {
             // The warm-up is the first part of that total (`--warmup`).
             accounting: Accounting::of(
                 "queries",
-                cfg.max_queries.map(|n| n * cfg.phases.len() as u64),
+                cfg.max_queries.map(|n| n * cfg.phase_count() as u64),
                 m.batches + total.warmup.batches,
                 errors,
                 0,
@@ -215,6 +247,7 @@ impl QueryReport {
                 explain: cfg.explain,
                 scale: out.scale,
                 per_statement: cfg.per_statement,
+                suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },
         }
     }
@@ -297,6 +330,13 @@ fn header(out: &mut String, r: &QueryReport) {
     let protocol =
         clap::ValueEnum::to_possible_value(&s.protocol).map(|v| v.get_name().to_string()).unwrap_or_default();
     let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, protocol {protocol}", s.concurrency);
+    if let Some(suite) = &s.suite {
+        let _ = writeln!(
+            out,
+            "Suite:    {} on table {}: {} hosts, readings {} to {}, parameters drawn from them",
+            suite.name, suite.table, suite.hosts, suite.first_reading, suite.last_reading
+        );
+    }
     if let Some(w) = &r.warmup {
         let _ = writeln!(out, "Warm-up:  {} queries over {:.2} s, not measured", group(w.count), w.duration_s);
     }

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{describe_server, measure::measure, merge_histograms, progress::Progress, worker};
 use crate::config::query::Scale;
 use crate::config::QueryConfig;
+use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
 use crate::driver::pg::query;
 use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
@@ -18,15 +19,23 @@ use crate::stats::cost::CostMeter;
 use crate::stats::query::{StatementRecord, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
+use crate::workload::tsbs::{CpuData, CpuSuite};
 use crate::workload::Chooser;
 
 pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
-    describe_server(&mut admin, target, &mut setup).await?;
+    let info = describe_server(&mut admin, target, &mut setup).await?;
+    let (planned, suite_data) = match &cfg.suite {
+        Some(suite) => {
+            let data = suite_data(&mut admin, suite, info.engine, target).await?;
+            (vec![suite.specs(info.engine, &data)?.into()], Some(data))
+        }
+        None => (cfg.phases.clone(), None),
+    };
     let scale = match &admin {
         Admin::Pg(client) => {
-            for queries in &cfg.phases {
+            for queries in &planned {
                 query::check(client, queries, cfg.protocol).await?;
             }
             match cfg.scale {
@@ -40,10 +49,10 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         Admin::Crate(_) => 1,
     };
     let meter = CostMeter::start();
-    let mut phases = Vec::with_capacity(cfg.phases.len());
+    let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
     let mut server_duration = None;
-    for queries in &cfg.phases {
+    for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
         }
@@ -54,7 +63,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
                 let now_us = chrono::Utc::now().timestamp_micros();
                 let mut out = Vec::with_capacity(queries.len());
                 for q in queries.iter() {
-                    let params: Vec<_> = q.params.iter().map(|p| p.sample(&mut rng, now_us)).collect();
+                    let params = q.draw(&mut rng, now_us);
                     out.push(match &admin {
                         Admin::Pg(client) => query::explain(client, q, &params, mode).await,
                         Admin::Crate(_) => {
@@ -95,7 +104,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
     let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale: scripts.then_some(scale) })
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale: scripts.then_some(scale), suite_data })
 }
 
 /// Per query, its script's statements with every worker's records merged.
@@ -109,4 +118,53 @@ fn statement_summaries(executors: &[QueryRunner]) -> Vec<Vec<StatementSummary>> 
         }
     }
     merged.iter().map(|q| q.iter().map(StatementSummary::of).collect()).collect()
+}
+
+/// The hosts and the time range the suite's table holds now, which its
+/// parameters are drawn from (read once, before the run).
+async fn suite_data(admin: &mut Admin, suite: &CpuSuite, engine: Engine, target: &Target) -> Result<CpuData> {
+    let table = &suite.table;
+    let dialect = Dialect { engine, options: TableOptions::default() };
+    let reading = || format!("reading the hosts and time range of {table} for --suite tsbs-cpu");
+    let have: Vec<String> = admin
+        .rows(&dialect.columns(table))
+        .await
+        .with_context(reading)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    if have.is_empty() {
+        return Err(usage(format!(
+            "--suite tsbs-cpu: table {table} does not exist on {}: make it first with \
+             `dbload ingest --model cpu --table {table}`, or name it with --table",
+            target.redacted()
+        )));
+    }
+    // A table of another model would fail every query: refused here, saying why.
+    let missing: Vec<&str> = tsbs::columns().filter(|c| !have.iter().any(|h| h == c)).collect();
+    if !missing.is_empty() {
+        return Err(usage(format!(
+            "--suite tsbs-cpu: table {table} has no column {}: the suite queries the table that \
+             `dbload ingest --model cpu` writes; make one with it, or name it with --table",
+            missing.join(", ")
+        )));
+    }
+    if let Some(refresh) = dialect.refresh(table) {
+        admin.execute(&refresh).await.with_context(reading)?;
+    }
+    let hosts: Vec<String> = admin
+        .rows(&tsbs::hosts(engine, table))
+        .await
+        .with_context(reading)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    let range = admin.rows(&tsbs::time_range(engine, table)).await.with_context(reading)?;
+    let micros = |i: usize| range.first().and_then(|r| r.get(i).cloned().flatten()).and_then(|v| v.parse::<i64>().ok());
+    let (Some(first_us), Some(last_us)) = (micros(0), micros(1)) else {
+        return Err(usage(format!(
+            "--suite tsbs-cpu: table {table} has no rows: fill it first with `dbload ingest --model cpu --table {table}`"
+        )));
+    };
+    Ok(CpuData { hosts, first_us, last_us })
 }

@@ -8,6 +8,7 @@ pub mod expr;
 pub mod file;
 pub mod params;
 pub mod script;
+pub mod tsbs;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +59,22 @@ impl Operation for QueryOp {
     }
     fn label(&self) -> usize {
         self.label
+    }
+}
+
+impl QuerySpec {
+    /// The placeholders (`$1` ...) the query's parameters fill, in all.
+    pub fn placeholders(&self) -> usize {
+        self.params.iter().map(|p| p.arity()).sum()
+    }
+
+    /// One execution's parameter values, in placeholder order.
+    pub fn draw(&self, rng: &mut ChaCha8Rng, now_us: i64) -> Vec<Value> {
+        let mut values = Vec::with_capacity(self.placeholders());
+        for p in &self.params {
+            p.draw(rng, now_us, &mut values);
+        }
+        values
     }
 }
 
@@ -117,8 +134,7 @@ impl Source for Chooser {
                 Err(why) => QueryOp { invalid: Some(why), ..QueryOp::query(label, Vec::new()) },
             });
         }
-        let now_us = chrono::Utc::now().timestamp_micros();
-        let params = query.params.iter().map(|p| p.sample(&mut self.rng, now_us)).collect();
+        let params = query.draw(&mut self.rng, chrono::Utc::now().timestamp_micros());
         Some(QueryOp::query(label, params))
     }
 }

@@ -9,6 +9,7 @@
 //! RNG and the clock, so a run is reproducible from its seed.
 
 use std::error::Error;
+use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use postgres_types::{to_sql_checked, Format, IsNull, ToSql, Type};
@@ -54,18 +55,61 @@ pub enum ParamGen {
     TimeAgo {
         max_us: i64,
     },
+    /// A timestamp uniformly in `[lo_us, hi_us]`: a point inside the time
+    /// range the data really covers (TSBS's random end of an interval).
+    TimeIn {
+        lo_us: i64,
+        hi_us: i64,
+    },
+    /// Two values, the start and the end of a window `len_us` long whose
+    /// start is uniform in `[lo_us, hi_us - len_us]`: TSBS's random window
+    /// inside the data's time range. Drawn together so the end always
+    /// follows its own start.
+    Window {
+        lo_us: i64,
+        hi_us: i64,
+        len_us: i64,
+    },
+    /// `n` distinct values of `from`, in the order drawn (TSBS's random
+    /// hosts: `hostname IN ($1, ..., $n)` never names one host twice).
+    Distinct {
+        from: Arc<[Value]>,
+        n: usize,
+    },
 }
 
 impl ParamGen {
-    /// Draws one value. `now_us` (µs since the Unix epoch) is passed in rather
-    /// than read here, so sampling stays a pure function of the RNG stream.
-    pub fn sample(&self, rng: &mut ChaCha8Rng, now_us: i64) -> Value {
+    /// How many placeholders one draw fills: 2 for a window, `n` for
+    /// distinct values, else 1.
+    pub fn arity(&self) -> usize {
         match self {
-            ParamGen::Const(v) => v.clone(),
-            ParamGen::IntRange { lo, hi } => Value::Int(rng.random_range(*lo..=*hi)),
-            ParamGen::FloatRange { lo, hi } => Value::Float(uniform_float(rng, *lo, *hi)),
-            ParamGen::Choice(values) => values[rng.random_range(0..values.len())].clone(),
-            ParamGen::TimeAgo { max_us } => Value::Timestamp(now_us.saturating_sub(rng.random_range(0..=*max_us))),
+            ParamGen::Window { .. } => 2,
+            ParamGen::Distinct { n, .. } => *n,
+            _ => 1,
+        }
+    }
+
+    /// Draws this generator's values (see [`ParamGen::arity`]) onto `out`.
+    /// `now_us` (µs since the Unix epoch) is passed in rather than read
+    /// here, so drawing stays a pure function of the RNG stream. Windows
+    /// and distinct values are built valid (`lo + len <= hi`, `n <= len`).
+    pub fn draw(&self, rng: &mut ChaCha8Rng, now_us: i64, out: &mut Vec<Value>) {
+        match self {
+            ParamGen::Const(v) => out.push(v.clone()),
+            ParamGen::IntRange { lo, hi } => out.push(Value::Int(rng.random_range(*lo..=*hi))),
+            ParamGen::FloatRange { lo, hi } => out.push(Value::Float(uniform_float(rng, *lo, *hi))),
+            ParamGen::Choice(values) => out.push(values[rng.random_range(0..values.len())].clone()),
+            ParamGen::TimeAgo { max_us } => {
+                out.push(Value::Timestamp(now_us.saturating_sub(rng.random_range(0..=*max_us))))
+            }
+            ParamGen::TimeIn { lo_us, hi_us } => out.push(Value::Timestamp(rng.random_range(*lo_us..=*hi_us))),
+            ParamGen::Window { lo_us, hi_us, len_us } => {
+                let start = rng.random_range(*lo_us..=hi_us - len_us);
+                out.extend([Value::Timestamp(start), Value::Timestamp(start + len_us)]);
+            }
+            ParamGen::Distinct { from, n } => {
+                out.extend(rand::seq::index::sample(rng, from.len(), *n).into_iter().map(|i| from[i].clone()))
+            }
         }
     }
 }
@@ -263,6 +307,20 @@ mod tests {
         ChaCha8Rng::seed_from_u64(seed)
     }
 
+    /// The values of one draw.
+    fn draw(g: &ParamGen, r: &mut ChaCha8Rng) -> Vec<Value> {
+        let mut out = Vec::new();
+        g.draw(r, NOW, &mut out);
+        assert_eq!(out.len(), g.arity(), "{g:?}");
+        out
+    }
+
+    /// The value of a generator that draws one.
+    fn one(g: &ParamGen, r: &mut ChaCha8Rng) -> Value {
+        let [v] = draw(g, r).try_into().expect("one value");
+        v
+    }
+
     fn bytes(v: &Value, ty: &Type) -> Vec<u8> {
         let mut out = BytesMut::new();
         assert!(matches!(v.to_sql_checked(ty, &mut out).unwrap(), IsNull::No));
@@ -283,28 +341,28 @@ mod tests {
         let mut r = rng(1);
         let (mut saw_lo, mut saw_hi) = (false, false);
         for _ in 0..2_000 {
-            let Value::Int(i) = ParamGen::IntRange { lo: 1, hi: 5 }.sample(&mut r, NOW) else { panic!() };
+            let Value::Int(i) = one(&ParamGen::IntRange { lo: 1, hi: 5 }, &mut r) else { panic!() };
             assert!((1..=5).contains(&i));
             saw_lo |= i == 1;
             saw_hi |= i == 5;
-            let Value::Float(f) = ParamGen::FloatRange { lo: -1.0, hi: 1.0 }.sample(&mut r, NOW) else { panic!() };
+            let Value::Float(f) = one(&ParamGen::FloatRange { lo: -1.0, hi: 1.0 }, &mut r) else { panic!() };
             assert!((-1.0..1.0).contains(&f));
-            let Value::Timestamp(t) = ParamGen::TimeAgo { max_us: 3_600_000_000 }.sample(&mut r, NOW) else { panic!() };
+            let Value::Timestamp(t) = one(&ParamGen::TimeAgo { max_us: 3_600_000_000 }, &mut r) else { panic!() };
             assert!((NOW - 3_600_000_000..=NOW).contains(&t));
         }
         assert!(saw_lo && saw_hi, "both ends of an inclusive range are drawn");
         // Issue 13 item 2: a range wider than f64 can hold (rand panicked on it).
         for _ in 0..2_000 {
-            let Value::Float(f) = ParamGen::FloatRange { lo: -1e308, hi: 1e308 }.sample(&mut r, NOW) else { panic!() };
+            let Value::Float(f) = one(&ParamGen::FloatRange { lo: -1e308, hi: 1e308 }, &mut r) else { panic!() };
             assert!(f.is_finite() && (-1e308..1e308).contains(&f), "{f}");
         }
         let choice = ParamGen::Choice(vec![Value::Text("a".into()), Value::Int(2)]);
         for _ in 0..100 {
-            assert!(matches!(choice.sample(&mut r, NOW), Value::Text(_) | Value::Int(2)));
+            assert!(matches!(one(&choice, &mut r), Value::Text(_) | Value::Int(2)));
         }
         let c = ParamGen::Const(Value::Bool(true));
-        assert_eq!(c.sample(&mut r, NOW), Value::Bool(true));
-        assert_eq!(ParamGen::TimeAgo { max_us: 0 }.sample(&mut r, NOW), Value::Timestamp(NOW));
+        assert_eq!(one(&c, &mut r), Value::Bool(true));
+        assert_eq!(one(&ParamGen::TimeAgo { max_us: 0 }, &mut r), Value::Timestamp(NOW));
     }
 
     #[test]
@@ -314,13 +372,45 @@ mod tests {
             ParamGen::FloatRange { lo: 0.0, hi: 1.0 },
             ParamGen::Choice((0..50).map(Value::Int).collect()),
             ParamGen::TimeAgo { max_us: 86_400_000_000 },
+            ParamGen::TimeIn { lo_us: 0, hi_us: NOW },
+            ParamGen::Window { lo_us: 0, hi_us: NOW, len_us: 3_600_000_000 },
+            ParamGen::Distinct { from: (0..50).map(Value::Int).collect(), n: 5 },
         ];
-        let draw = |seed| {
+        let values = |seed| {
             let mut r = rng(seed);
-            (0..100).flat_map(|_| gens.iter().map(|g| g.sample(&mut r, NOW)).collect::<Vec<_>>()).collect::<Vec<_>>()
+            (0..100).flat_map(|_| gens.iter().flat_map(|g| draw(g, &mut r)).collect::<Vec<_>>()).collect::<Vec<_>>()
         };
-        assert_eq!(draw(7), draw(7));
-        assert_ne!(draw(7), draw(8));
+        assert_eq!(values(7), values(7));
+        assert_ne!(values(7), values(8));
+    }
+
+    /// TSBS's parameters: windows of their whole length inside the range
+    /// (both extremes reachable), and hosts never named twice in one draw.
+    #[test]
+    fn windows_stay_inside_the_range_and_distinct_values_differ() {
+        let mut r = rng(3);
+        let (lo, hi, len) = (1_000, 1_010, 4);
+        let window = ParamGen::Window { lo_us: lo, hi_us: hi, len_us: len };
+        let mut starts = std::collections::BTreeSet::new();
+        for _ in 0..2_000 {
+            let [Value::Timestamp(start), Value::Timestamp(end)] = draw(&window, &mut r)[..] else { panic!() };
+            assert!(start >= lo && end <= hi && end - start == len, "{start}..{end}");
+            starts.insert(start);
+            let Value::Timestamp(t) = one(&ParamGen::TimeIn { lo_us: lo, hi_us: hi }, &mut r) else { panic!() };
+            assert!((lo..=hi).contains(&t));
+        }
+        assert_eq!(starts.into_iter().collect::<Vec<_>>(), (lo..=hi - len).collect::<Vec<_>>());
+        let from: Arc<[Value]> = (0..8).map(|h| Value::Text(format!("host_{h}"))).collect();
+        for n in [1, 5, 8] {
+            let hosts = ParamGen::Distinct { from: from.clone(), n };
+            for _ in 0..200 {
+                let mut got = draw(&hosts, &mut r);
+                assert!(got.iter().all(|v| from.contains(v)));
+                got.sort_by_key(|v| v.to_sql_literal());
+                got.dedup();
+                assert_eq!(got.len(), n);
+            }
+        }
     }
 
     #[test]

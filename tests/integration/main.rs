@@ -22,6 +22,7 @@ mod stop;
 mod support;
 mod sweep;
 mod transfer;
+mod tsbs;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -73,6 +74,7 @@ fn main() -> std::process::ExitCode {
         repeat::tests(),
         stages::tests(),
         sweep::tests(),
+        tsbs::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the
@@ -85,7 +87,7 @@ fn main() -> std::process::ExitCode {
         .expect("starting the test PostgreSQL");
     let ctx: &'static Ctx = Box::leak(Box::new(Ctx::new(&server)));
     let unset = |var: &&str| std::env::var(var).map_or(true, |url| url.is_empty());
-    let engine_tests = [engines::engine_tests(), transfer::engine_tests()].concat();
+    let engine_tests = [engines::engine_tests(), transfer::engine_tests(), tsbs::engine_tests()].concat();
     let mut missing: Vec<&str> =
         engine_tests.iter().flat_map(|(_, vars, _)| vars.iter().copied()).filter(unset).collect();
     missing.sort();

@@ -25,7 +25,7 @@ use crate::workload::{inline_params, Protocol, QueryOp, QuerySpec};
 fn statements(q: &QuerySpec) -> Vec<(&str, usize)> {
     match &q.script {
         Some(s) => s.statements.iter().enumerate().map(|(i, st)| (st.sql.as_str(), s.param_count(i))).collect(),
-        None => vec![(q.query.as_str(), q.params.len())],
+        None => vec![(q.query.as_str(), q.placeholders())],
     }
 }
 
