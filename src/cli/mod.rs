@@ -9,6 +9,7 @@ mod ingest;
 mod query;
 mod results;
 mod transfer;
+pub mod values;
 
 use std::path::PathBuf;
 
@@ -20,7 +21,7 @@ pub use data::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs};
 use data::{INSERT_FAKE_DATA_EXAMPLES, INSERT_JSON_EXAMPLES};
 pub use http::HttpArgs;
 use http::HTTP_EXAMPLES;
-pub use ingest::IngestArgs;
+pub use ingest::{DbArgs, IngestArgs};
 use ingest::INGEST_EXAMPLES;
 pub use query::{QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
@@ -157,9 +158,15 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
-    /// No progress bar.
+    /// No progress bar, no progress lines.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Progress as one line on stderr every SECONDS (pgbench's -P: `progress: 5.0 s, 1234.5 tps,
+    /// lat 0.812 ms stddev 0.105, 0 failed`, with `lag` under --rate, then dbload's p99), instead
+    /// of the bar. Without it: the bar on a terminal, a line every 10 s when stderr is not one.
+    #[arg(short = 'P', long, value_name = "SECONDS", value_parser = values::seconds_or_duration, conflicts_with = "quiet")]
+    pub progress: Option<std::time::Duration>,
 
     /// Exit 1 when this holds for the report (repeatable), e.g. 'p99_ms > 50' or
     /// 'rows_per_sec < 100000': a field of the JSON report, a comparison, a number. The field

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::values::{count, seconds_or_duration};
 use super::{OutputArgs, TargetArgs};
 use crate::workload::explain::ExplainMode;
 use crate::workload::Protocol;
@@ -44,19 +45,25 @@ Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]
 pub struct QueryRunArgs {
     /// Queries in flight at once, one connection each (default: 1; with --rate, one per query/s
     /// up to 20). With --rate it is the most queries in flight: a query whose slot comes while
-    /// all are busy starts late, and one never started by the end is counted dropped.
-    #[arg(long, value_name = "N", help_heading = "Run")]
+    /// all are busy starts late, and one never started by the end is counted dropped. -c is
+    /// pgbench's clients and cr8's concurrency.
+    #[arg(short = 'c', long, value_name = "N", help_heading = "Run")]
     pub concurrency: Option<u32>,
 
+    /// Queries each connection runs (pgbench's transactions per client): N × --concurrency in
+    /// all (timeit: of each statement), in place of --repeat or --max-queries.
+    #[arg(short = 't', long, value_name = "N", value_parser = count::<u64>, help_heading = "Run")]
+    pub transactions: Option<u64>,
+
     /// Open loop: start queries at this many per second in total; latency is then measured
-    /// from each query's intended start.
-    #[arg(long, value_name = "QUERIES_PER_SEC", help_heading = "Run")]
+    /// from each query's intended start. -R is pgbench's.
+    #[arg(short = 'R', long, value_name = "QUERIES_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
-    /// Run for this long (e.g. 30s, 2m); a query still running 5 s later is cancelled on the
-    /// server and counted as failed (interrupted). The run stops early, exit 1, once its last
-    /// 1,000 queries (over 5 s or more) all failed.
-    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
+    /// Run for this long: seconds (pgbench's -T 60) or a time (30s, 2m); a query still running
+    /// 5 s later is cancelled on the server and counted as failed (interrupted). The run stops
+    /// early, exit 1, once its last 1,000 queries (over 5 s or more) all failed.
+    #[arg(short = 'T', long, value_name = "TIME", value_parser = seconds_or_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 
     /// Warm-up excluded from the figures: a time (10s) or a number of queries (50). Either way it
@@ -64,9 +71,9 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "TIME|QUERIES", help_heading = "Run")]
     pub warmup: Option<String>,
 
-    /// How statements are sent. Each is prepared once before the run: one the server refuses, or
-    /// whose $n do not match its params, stops the run there (exit 2).
-    #[arg(long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
+    /// How statements are sent (-M is pgbench's). Each is prepared once before the run: one the
+    /// server refuses, or whose $n do not match its params, stops the run there (exit 2).
+    #[arg(short = 'M', long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
     pub protocol: Protocol,
 
     /// A worker whose connection is lost connects again (waiting 50 ms, doubling up to 1 s; over
@@ -89,6 +96,10 @@ pub struct QueryRunArgs {
     /// Seed of the parameter generators and the weighted choice.
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Run")]
     pub seed: u64,
+
+    /// pgbench's -n, accepted and ignored: dbload never vacuums before a run.
+    #[arg(short = 'n', long, help_heading = "Run")]
+    pub no_vacuum: bool,
 }
 
 #[derive(Debug, Args)]
@@ -102,8 +113,19 @@ pub struct TimeitArgs {
 
     /// Executions of each statement (default 1000 unless --duration is given); cr8's meaning. To
     /// run the whole measurement again, --runs.
-    #[arg(short = 'r', long, value_name = "N", help_heading = "Queries")]
+    #[arg(short = 'r', long, value_name = "N", value_parser = count::<u64>, conflicts_with = "transactions", help_heading = "Queries")]
     pub repeat: Option<u64>,
+
+    /// cr8's -w: N executions of each statement (rounded up to a multiple of --concurrency) before
+    /// the measured ones, which --repeat or -t then counts in full; --warmup N instead takes the
+    /// warm-up out of --repeat.
+    #[arg(short = 'w', value_name = "N", value_parser = count::<u64>, conflicts_with = "warmup", help_heading = "Queries")]
+    pub warmup_before: Option<u64>,
+
+    /// cr8's --hosts: CrateDB's HTTP endpoints (host:4200[,host:4200...]); the same as
+    /// --url cratedb://host:4200,...
+    #[arg(long, value_name = "HOST:PORT,...", conflicts_with = "url", help_heading = "Target")]
+    pub hosts: Option<String>,
 
     #[command(flatten)]
     pub run: QueryRunArgs,
@@ -122,7 +144,7 @@ pub struct WorkloadArgs {
     pub target: TargetArgs,
 
     /// Stop after this many queries in all.
-    #[arg(long, value_name = "N", help_heading = "Queries")]
+    #[arg(long, value_name = "N", value_parser = count::<u64>, conflicts_with = "transactions", help_heading = "Queries")]
     pub max_queries: Option<u64>,
 
     #[command(flatten)]

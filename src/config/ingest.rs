@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::fail_if::Contract;
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{IngestArgs, ModelName};
+use crate::cli::{DbArgs, IngestArgs, ModelName};
 use crate::dialect::{Dialect, Engine, Method, PartitionBy, TableOptions};
 
 use crate::error::usage;
@@ -191,7 +191,10 @@ impl IngestConfig {
     }
 
     /// Resolve the flags. `env` reads environment variables (injected for tests).
-    pub fn resolve(a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
+    pub fn resolve(mut a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
+        if let Some(conninfo) = tsdbperf_target(&a.db) {
+            a.target.url = Some(conninfo);
+        }
         let workers = match a.workers {
             Some(w) => super::connections("--workers", w, "worker")?,
             None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
@@ -386,6 +389,29 @@ fn step_us(model: &ModelSpec) -> i64 {
         // No time series of their own: the span only matters to `--partition-by time`, which they do not create.
         ModelSpec::Table(_) | ModelSpec::Json(_) => measurement::STEP_US,
     }
+}
+
+/// tsdbperf's `--db-*` flags as a libpq conninfo string, each left out
+/// taking tsdbperf's default (localhost, postgres, postgres) and the port
+/// left to PGPORT or libpq's 5432, which tsdbperf always used. No password
+/// is assumed: libpq's PGPASSWORD and password file give it, as for --url.
+/// None when no `--db-*` flag was given.
+fn tsdbperf_target(db: &DbArgs) -> Option<String> {
+    if db.db_host.is_none() && db.db_user.is_none() && db.db_password.is_none() && db.db_name.is_none() {
+        return None;
+    }
+    // libpq's quoting: a value in single quotes, a backslash or a quote in it escaped.
+    let quoted = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
+    let mut conninfo = format!(
+        "host={} user={} dbname={}",
+        quoted(db.db_host.as_deref().unwrap_or("localhost")),
+        quoted(db.db_user.as_deref().unwrap_or("postgres")),
+        quoted(db.db_name.as_deref().unwrap_or("postgres")),
+    );
+    if let Some(password) = &db.db_password {
+        conninfo.push_str(&format!(" password={}", quoted(password)));
+    }
+    Some(conninfo)
 }
 
 fn resolve_model(a: &IngestArgs) -> Result<ModelSpec> {

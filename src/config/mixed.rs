@@ -39,7 +39,7 @@ fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Resu
             continue;
         }
         // One target and one report for the whole run: those options are the run's.
-        if matches!(key, "url" | "keep" | "output" | "report" | "html" | "quiet" | "fail_if" | "runs" | "pause") {
+        if matches!(key, "url" | "keep" | "output" | "report" | "html" | "quiet" | "progress" | "fail_if" | "runs" | "pause") {
             let flag = key.replace('_', "-");
             return Err(fail(
                 origin,
@@ -173,7 +173,7 @@ impl MixedConfig {
             let mut args = with_shared(argv(&origin, &part, pairs, &["name", "file", "queries"])?);
             args.push("--quiet".into());
             let Command::Workload(w) = parse(&origin, node, &part, &["workload", "-"], args)? else { unreachable!() };
-            if w.max_queries.is_none() && w.run.duration.is_none() {
+            if w.max_queries.is_none() && w.run.duration.is_none() && w.run.transactions.is_none() {
                 return Err(fail(
                     &origin,
                     &node.referenced,
@@ -181,7 +181,7 @@ impl MixedConfig {
                 ));
             }
             let cfg =
-                QueryConfig::resolve("workload", vec![queries.into()], w.max_queries, w.run, w.target, w.output, env)?;
+                QueryConfig::resolve("workload", vec![queries.into()], w.max_queries, None, w.run, w.target, w.output, env)?;
             workloads.push((name, cfg));
         }
         if ingest.is_none() && workloads.is_empty() {

@@ -192,6 +192,14 @@ pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Op
     }))
 }
 
+/// cr8's `--hosts host:4200[,...]`: CrateDB's HTTP endpoints, the target
+/// that `--url cratedb://host:4200,...` names (clap refuses the two together).
+pub fn cr8_hosts(target: &mut TargetArgs, hosts: Option<&str>) {
+    if let Some(hosts) = hosts {
+        target.url = Some(format!("cratedb://{hosts}"));
+    }
+}
+
 /// The slowest `--rate` taken: one operation every 1,000 s. A slower rate
 /// puts the schedule past what a clock can hold (`--rate 1e-300` would
 /// overflow it at the second operation).

@@ -47,7 +47,8 @@ pub struct QueryConfig {
 
 impl QueryConfig {
     /// `stdin` is read for statements when no `-s` is given.
-    pub fn timeit(a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
+    pub fn timeit(mut a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
+        super::cr8_hosts(&mut a.target, a.hosts.as_deref());
         let stmts = if a.stmts.is_empty() {
             let mut text = String::new();
             stdin.read_to_string(&mut text).context("reading statements from stdin")?;
@@ -70,31 +71,36 @@ impl QueryConfig {
                 Arc::from(vec![spec])
             })
             .collect();
-        let total = match (a.repeat, a.run.duration) {
-            (Some(0), _) => return Err(usage("--repeat 0: give at least 1 execution")),
-            (Some(n), _) => Some(n),
-            (None, Some(_)) => None,
-            (None, None) => Some(DEFAULT_REPEAT),
+        let total = match a.repeat {
+            Some(0) => return Err(usage("--repeat 0: give at least 1 execution")),
+            Some(n) => Some(n),
+            // -t counts per connection (see `resolve`); --duration bounds by time.
+            None if a.run.transactions.is_some() || a.run.duration.is_some() => None,
+            None => Some(DEFAULT_REPEAT),
         };
-        Self::resolve("timeit", phases, total, a.run, a.target, a.output, env)
+        Self::resolve("timeit", phases, total, a.warmup_before, a.run, a.target, a.output, env)
     }
 
     pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
         let queries = file::load(&a.file)?;
-        if a.max_queries.is_none() && a.run.duration.is_none() {
-            return Err(usage("workload: say when to stop with --max-queries N or --duration TIME"));
+        if a.max_queries.is_none() && a.run.duration.is_none() && a.run.transactions.is_none() {
+            return Err(usage("workload: say when to stop with --max-queries N, -t N (per connection) or --duration TIME"));
         }
         if a.max_queries == Some(0) {
             return Err(usage("--max-queries 0: give at least 1 query"));
         }
-        Self::resolve("workload", vec![queries.into()], a.max_queries, a.run, a.target, a.output, env)
+        Self::resolve("workload", vec![queries.into()], a.max_queries, None, a.run, a.target, a.output, env)
     }
 
-    /// Shared by the commands and by the workloads of a mixed run.
+    /// Shared by the commands and by the workloads of a mixed run. `total`:
+    /// the queries of each phase, unless `-t` (per connection) gives them;
+    /// `warmup_before`: cr8's `-w`, warm-up queries added before them.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn resolve(
         command: &'static str,
         phases: Vec<Arc<[QuerySpec]>>,
         total: Option<u64>,
+        warmup_before: Option<u64>,
         r: QueryRunArgs,
         target: crate::cli::TargetArgs,
         output: crate::cli::OutputArgs,
@@ -109,8 +115,27 @@ impl QueryConfig {
         if r.duration.is_some_and(|d| d.is_zero()) {
             return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
         }
-        let flag = if command == "timeit" { "--repeat" } else { "--max-queries" };
-        let warmup = parse_warmup(r.warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
+        let (total, flag) = match r.transactions {
+            Some(0) => return Err(usage("--transactions 0 (-t): give at least 1 query per connection")),
+            Some(t) => {
+                let all = t.checked_mul(u64::from(concurrency)).ok_or_else(|| {
+                    usage(format!("--transactions {t} (-t) × --concurrency {concurrency}: too many; give fewer"))
+                })?;
+                (Some(all), "-t")
+            }
+            None if command == "timeit" => (total, "--repeat"),
+            None => (total, "--max-queries"),
+        };
+        // cr8's -w: whole warm-up queries per connection, so that the
+        // measured ones stay exactly the count asked for.
+        let (total, warmup) = match warmup_before.filter(|&w| w > 0) {
+            Some(w) => {
+                let warm = w.div_ceil(u64::from(concurrency)) * u64::from(concurrency);
+                (total.map(|n| n.saturating_add(warm)), Some(warm.to_string()))
+            }
+            None => (total, r.warmup),
+        };
+        let warmup = parse_warmup(warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
         let per_worker = match total {
             Some(n) => split_rows(n, concurrency),
             None => vec![u64::MAX; concurrency as usize],
