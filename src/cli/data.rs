@@ -54,7 +54,7 @@ pub struct BulkArgs {
     pub method: Option<Method>,
 
     /// Rows per batch (one transaction, one request).
-    #[arg(long, visible_alias = "batch-size", value_name = "N", value_parser = count::<usize>, default_value_t = 1000)]
+    #[arg(long, visible_alias = "batch-size", value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 1000)]
     pub bulk_size: usize,
 
     /// Batches in flight at once, one connection each.
@@ -77,7 +77,7 @@ pub struct InsertFakeDataArgs {
     pub table: String,
 
     /// Rows to insert (1000000, 1e6, 1M).
-    #[arg(long, value_name = "N", value_parser = count::<u64>, default_value_t = 1000, help_heading = "Data")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, default_value_t = 1000, help_heading = "Data")]
     pub num_records: u64,
 
     /// YAML file choosing columns' generators ({int: [lo, hi]}, {choice: [...]}, {pattern:

@@ -94,7 +94,7 @@ pub struct HttpArgs {
     pub vus: Option<u32>,
 
     /// Total requests, split across the VUs.
-    #[arg(long, short = 'n', value_name = "N", value_parser = count::<u64>, help_heading = "Run")]
+    #[arg(long, short = 'n', value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = "Run")]
     pub iterations: Option<u64>,
 
     /// Run for this long: seconds (-T 60) or a time (30s, 2m) (default 10s unless --iterations

@@ -70,7 +70,7 @@ pub struct IngestArgs {
     pub devices: u32,
 
     /// Measurements per device (tsdbperf's meaning; rows = workers × devices × measurements).
-    #[arg(long, value_name = "N", value_parser = count::<u64>, conflicts_with = "rows", help_heading = "Data")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "rows", help_heading = "Data")]
     pub measurements: Option<u64>,
 
     /// Metric columns per row, 1 to 100 (measurement model).
@@ -99,7 +99,7 @@ pub struct IngestArgs {
     pub method: Option<Method>,
 
     /// Rows per batch; each batch is one transaction.
-    #[arg(long, value_name = "N", value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
     pub batch_size: usize,
 
     /// Update rows whose key exists (INSERT ... ON CONFLICT DO UPDATE; COPY goes through a staging table).
@@ -158,7 +158,7 @@ pub struct IngestArgs {
     pub workers: Option<u32>,
 
     /// Total rows to write, split across the workers (1000000, 1_000_000, 1e6, 1M, 2.5k).
-    #[arg(long, value_name = "N", value_parser = count::<u64>, help_heading = "Run")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = "Run")]
     pub rows: Option<u64>,
 
     /// Run for this long instead: seconds (-T 60, as pgbench) or a time (30s, 5m); with --rows,

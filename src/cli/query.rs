@@ -52,7 +52,7 @@ pub struct QueryRunArgs {
 
     /// Queries each connection runs (pgbench's transactions per client): N × --concurrency in
     /// all (timeit: of each statement), in place of --repeat or --max-queries.
-    #[arg(short = 't', long, value_name = "N", value_parser = count::<u64>, help_heading = "Run")]
+    #[arg(short = 't', long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = "Run")]
     pub transactions: Option<u64>,
 
     /// Open loop: start queries at this many per second in total; latency is then measured
@@ -113,13 +113,13 @@ pub struct TimeitArgs {
 
     /// Executions of each statement (default 1000 unless --duration is given); cr8's meaning. To
     /// run the whole measurement again, --runs.
-    #[arg(short = 'r', long, value_name = "N", value_parser = count::<u64>, conflicts_with = "transactions", help_heading = "Queries")]
+    #[arg(short = 'r', long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "transactions", help_heading = "Queries")]
     pub repeat: Option<u64>,
 
     /// cr8's -w: N executions of each statement (rounded up to a multiple of --concurrency) before
     /// the measured ones, which --repeat or -t then counts in full; --warmup N instead takes the
     /// warm-up out of --repeat.
-    #[arg(short = 'w', value_name = "N", value_parser = count::<u64>, conflicts_with = "warmup", help_heading = "Queries")]
+    #[arg(short = 'w', value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "warmup", help_heading = "Queries")]
     pub warmup_before: Option<u64>,
 
     /// cr8's --hosts: CrateDB's HTTP endpoints (host:4200[,host:4200...]); the same as
@@ -144,7 +144,7 @@ pub struct WorkloadArgs {
     pub target: TargetArgs,
 
     /// Stop after this many queries in all.
-    #[arg(long, value_name = "N", value_parser = count::<u64>, conflicts_with = "transactions", help_heading = "Queries")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "transactions", help_heading = "Queries")]
     pub max_queries: Option<u64>,
 
     #[command(flatten)]

@@ -82,7 +82,7 @@ pub struct ExportArgs {
     pub workers: Option<u32>,
 
     /// Rows per chunk: a chunk (at most this many rows, or 1 MiB) is what latency is measured on.
-    #[arg(long, value_name = "N", value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Run")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Run")]
     pub chunk_rows: usize,
 
     #[command(flatten)]
@@ -128,7 +128,7 @@ pub struct InsertFromSqlArgs {
     pub method: Option<FromSqlMethod>,
 
     /// Rows per batch; each batch is one COPY (one transaction), or one CrateDB request.
-    #[arg(long, visible_alias = "bulk-size", value_name = "N", value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
+    #[arg(long, visible_alias = "bulk-size", value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
     pub batch_size: usize,
 
     /// Parallel target connections, fed by the one source query [default: number of CPUs].

@@ -59,7 +59,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
         let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());
         plan.reconnect = cfg.reconnect;
-        let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.output.quiet);
+        let progress = Progress::start(&plan, cfg.max_queries, "queries", cfg.output.progress);
         let pairs = executors
             .into_iter()
             .enumerate()
