@@ -78,6 +78,41 @@ pub enum Command {
     /// List or show the runs kept in the results store (a directory, or a database).
     #[command(after_help = RESULTS_EXAMPLES)]
     Results(ResultsCommandArgs),
+    /// Print the shell completion script for bash, zsh or fish.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one per command into DIR (`make man`: target/man).
+    #[command(hide = true)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  # bash: for your user (bash-completion loads it on demand), or for this shell only
+  dbload completions bash > ~/.local/share/bash-completion/completions/dbload
+  source <(dbload completions bash)
+
+  # zsh: into a directory of your $fpath, then start a new shell
+  dbload completions zsh > ~/.zfunc/_dbload
+
+  # fish
+  dbload completions fish > ~/.config/fish/completions/dbload.fish";
+
+/// `dbload completions SHELL`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete dbload's commands and flags in.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// `dbload man [DIR]`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write dbload.1 and a page per command (dbload-ingest.1, ...) here, instead of printing
+    /// dbload.1 on stdout.
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// `dbload stop DIR`.
