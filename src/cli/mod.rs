@@ -21,8 +21,8 @@ pub use data::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs};
 use data::{INSERT_FAKE_DATA_EXAMPLES, INSERT_JSON_EXAMPLES};
 pub use http::HttpArgs;
 use http::HTTP_EXAMPLES;
-pub use ingest::{DbArgs, IngestArgs};
 use ingest::INGEST_EXAMPLES;
+pub use ingest::{DbArgs, IngestArgs};
 pub use query::{QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 use results::RESULTS_EXAMPLES;
@@ -78,7 +78,7 @@ pub enum Command {
     /// List or show the runs kept in the results store (a directory, or a database).
     #[command(after_help = RESULTS_EXAMPLES)]
     Results(ResultsCommandArgs),
-    /// Print the shell completion script for bash, zsh or fish.
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one per command into DIR (`make man`: target/man).

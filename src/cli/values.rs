@@ -68,7 +68,8 @@ pub fn seconds_or_duration(s: &str) -> Result<Duration, String> {
     let text = s.trim();
     if text.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.') && text.parse::<f64>().is_ok() {
         let secs: f64 = text.parse().expect("checked");
-        return Duration::try_from_secs_f64(secs).map_err(|e| format!("{s}: {e}; give seconds (30) or a time (30s, 2m)"));
+        return Duration::try_from_secs_f64(secs)
+            .map_err(|e| format!("{s}: {e}; give seconds (30) or a time (30s, 2m)"));
     }
     humantime::parse_duration(text).map_err(|e| format!("{s:?}: {e}; give seconds (30) or a time (30s, 2m, 1h)"))
 }

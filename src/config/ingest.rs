@@ -466,6 +466,37 @@ mod tests {
     }
 
     #[test]
+    fn rows_take_the_forms_people_write() {
+        for (rows, want) in [("1M", 1_000_000), ("1e6", 1_000_000), ("1_000_000", 1_000_000), ("2.5M", 2_500_000)] {
+            assert_eq!(resolve(&format!("--rows {rows} --workers 4")).unwrap().total_rows(), Some(want), "{rows}");
+        }
+        let e = Cli::try_parse_from(["dbload", "ingest", "--rows", "1.5"]).unwrap_err().to_string();
+        assert!(e.contains("'--rows <N>': 1.5 is not a whole number"), "{e}");
+    }
+
+    /// tsdbperf's --db-* flags: its defaults for what is left out, the port
+    /// from PGPORT or libpq's 5432, and the password kept out of sight.
+    #[test]
+    fn tsdbperf_db_flags_are_the_target() {
+        let target = |args: &str, env: &dyn Fn(&str) -> Option<String>| {
+            let cli = Cli::try_parse_from(format!("dbload ingest {args}").split_whitespace()).unwrap();
+            let Command::Ingest(a) = cli.command else { unreachable!("ingest") };
+            let TargetChoice::Remote(t, None) = IngestConfig::resolve(a, env).unwrap().target else {
+                panic!("not a server")
+            };
+            t.redacted().to_string()
+        };
+        assert_eq!(
+            target("--db-host tsdb --db-password s3cret", &|_| None),
+            "postgres://postgres:***@tsdb:5432/postgres"
+        );
+        let port = |k: &str| (k == "PGPORT").then(|| "6543".to_string());
+        assert_eq!(target("--db-user app --db-name bench", &port), "postgres://app@localhost:6543/bench");
+        let e = Cli::try_parse_from(["dbload", "ingest", "--db-host", "h", "--url", "postgres://x"]).unwrap_err();
+        assert!(e.to_string().contains("--db-host <HOST>' cannot be used with '--url <URL>'"), "{e}");
+    }
+
+    #[test]
     fn tsdbperf_command_line() {
         let c = resolve("--workers 8 --devices 10 --measurements 100000 --metrics 10").unwrap();
         assert_eq!(c.total_rows(), Some(8_000_000));

@@ -39,7 +39,10 @@ fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Resu
             continue;
         }
         // One target and one report for the whole run: those options are the run's.
-        if matches!(key, "url" | "keep" | "output" | "report" | "html" | "quiet" | "progress" | "fail_if" | "runs" | "pause") {
+        if matches!(
+            key,
+            "url" | "keep" | "output" | "report" | "html" | "quiet" | "progress" | "fail_if" | "runs" | "pause"
+        ) {
             let flag = key.replace('_', "-");
             return Err(fail(
                 origin,
@@ -180,8 +183,16 @@ impl MixedConfig {
                     format!("{part}: say when it stops: `duration` (here or at the top) or `max_queries`"),
                 ));
             }
-            let cfg =
-                QueryConfig::resolve("workload", vec![queries.into()], w.max_queries, None, w.run, w.target, w.output, env)?;
+            let cfg = QueryConfig::resolve(
+                "workload",
+                vec![queries.into()],
+                w.max_queries,
+                None,
+                w.run,
+                w.target,
+                w.output,
+                env,
+            )?;
             workloads.push((name, cfg));
         }
         if ingest.is_none() && workloads.is_empty() {

@@ -84,7 +84,9 @@ impl QueryConfig {
     pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
         let queries = file::load(&a.file)?;
         if a.max_queries.is_none() && a.run.duration.is_none() && a.run.transactions.is_none() {
-            return Err(usage("workload: say when to stop with --max-queries N, -t N (per connection) or --duration TIME"));
+            return Err(usage(
+                "workload: say when to stop with --max-queries N, -t N (per connection) or --duration TIME",
+            ));
         }
         if a.max_queries == Some(0) {
             return Err(usage("--max-queries 0: give at least 1 query"));
@@ -207,6 +209,34 @@ mod tests {
         assert!(!reconnects(&[]));
         assert!(reconnects(&["--repeat", "10", "--reconnect"]));
         assert!(reconnects(&["--reconnect", "--no-reconnect", "--reconnect", "--duration", "1s"]));
+    }
+
+    fn timeit(flags: &[&str]) -> QueryConfig {
+        use clap::Parser;
+        let argv = [&["dbload", "timeit", "-s", "select 1"][..], flags].concat();
+        let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!("timeit")
+        };
+        QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap()
+    }
+
+    /// pgbench's -t is per connection: exactly N on each, N × clients in all.
+    #[test]
+    fn transactions_are_per_connection() {
+        let c = timeit(&["-t", "50", "-c", "2"]);
+        assert_eq!((c.per_worker.clone(), c.max_queries), (vec![50, 50], Some(100)));
+        assert_eq!(c.warmup, Warmup::None);
+        let c = timeit(&["-t", "1k", "-c", "3", "-T", "10"]);
+        assert_eq!((c.per_worker.clone(), c.duration), (vec![1000; 3], Some(Duration::from_secs(10))));
+    }
+
+    /// cr8's -w comes before the measured --repeat, whole per connection.
+    #[test]
+    fn cr8_warmup_is_added_before_the_repeat() {
+        let c = timeit(&["-w", "5", "-r", "100", "-c", "2"]);
+        assert_eq!((c.per_worker.clone(), c.warmup), (vec![53, 53], Warmup::Count(3)));
+        let c = timeit(&["-w", "30", "-t", "10", "-c", "2"]);
+        assert_eq!((c.per_worker.clone(), c.warmup), (vec![25, 25], Warmup::Count(15)));
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod fake_cratedb;
 mod http;
 mod ingest;
 mod pacing;
+mod peers;
 mod queries;
 mod reconnect;
 mod repeat;
@@ -60,6 +61,7 @@ fn main() -> std::process::ExitCode {
         report::tests(),
         pacing::tests(),
         repeat::tests(),
+        peers::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the
