@@ -137,6 +137,10 @@ impl MixedConfig {
                 if a.output.quiet {
                     args.push("--quiet".into());
                 }
+                // The ingest part is the run's progress: -P given to the run applies to it.
+                if let Some(every) = a.output.progress {
+                    args.extend(["--progress".into(), humantime::format_duration(every).to_string()]);
+                }
                 let Command::Ingest(i) = parse(&origin, node, "ingest", &["ingest"], args)? else { unreachable!() };
                 Some(IngestConfig::resolve(i, env)?)
             }
@@ -207,5 +211,25 @@ impl MixedConfig {
             baseline: a.baseline,
             output: OutputConfig::resolve(a.output, Contract::Mixed)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ProgressDisplay;
+    use std::time::Duration;
+
+    /// `dbload run FILE -P 2`: the run's progress is its ingest part's, so
+    /// -P given to the run reaches that part.
+    #[test]
+    fn progress_flag_reaches_the_ingest_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        std::fs::write(&file, "duration: 5s\ningest:\n  workers: 1\n").unwrap();
+        let cli = Cli::try_parse_from(["dbload", "run", file.to_str().unwrap(), "-P", "2"]).unwrap();
+        let Command::Run(a) = cli.command else { unreachable!("run") };
+        let ingest = MixedConfig::resolve(a, &|_| None).unwrap().ingest.unwrap();
+        assert_eq!(ingest.output.progress, ProgressDisplay::Lines(Duration::from_secs(2)));
     }
 }
