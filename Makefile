@@ -1,8 +1,8 @@
-# Quick start: `make demo` then `make test` (see README.md).
+# Quick start: `make demo` then `make test` (see README.md); `make install` puts dbload on PATH.
 CARGO ?= cargo
 DEMO_ARGS ?= --rows 2000000
 
-.PHONY: deps build demo test bench
+.PHONY: deps build demo test bench install man
 
 deps:
 	@scripts/ensure-deps.sh
@@ -13,6 +13,17 @@ build: deps
 ## A real ingest into a throwaway local PostgreSQL, then the report.
 demo: build
 	./target/release/dbload ingest $(DEMO_ARGS)
+	@echo "dbload is $(CURDIR)/target/release/dbload; make install puts it on your PATH"
+
+## dbload on PATH: built optimised with the locked dependencies into cargo's bin directory
+## (~/.cargo/bin, or $$CARGO_INSTALL_ROOT/bin), which rustup puts on PATH.
+install:
+	$(CARGO) install --path . --locked
+
+## The man pages, made from the clap definitions: target/man/dbload.1 and one per command.
+man: build
+	./target/release/dbload man target/man
+	@echo "man pages in $(CURDIR)/target/man: man -l target/man/dbload.1 (or copy them to a man1 directory)"
 
 ## Format, lints, docs, unit tests and integration tests against a real PostgreSQL.
 test: deps

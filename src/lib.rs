@@ -78,6 +78,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         }
         Command::Stop(args) => stop(&args.dir, out),
         Command::Results(args) => results_command(args, &env, out),
+        Command::Completions(args) => completions(args.shell, out),
+        Command::Man(args) => man(args.dir.as_deref(), out),
     }
 }
 
@@ -90,6 +92,33 @@ pub fn init(args: cli::InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut
     let done = with_threads(None, async |cancel| run::init::init(&cfg, &target, cancel).await)?;
     out.write_all(report::init::render(&done).as_bytes()).context("writing the report")?;
     Ok(if done.interrupted { error::exit::INTERRUPTED } else { error::exit::OK })
+}
+
+/// `dbload completions SHELL`: the script, made from the clap definitions
+/// so that it knows every command and flag of this build.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> Result<u8> {
+    use clap::CommandFactory;
+    // Made in memory first: clap_complete panics on a failed write (a
+    // closed pipe), where dbload reports it.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "dbload", &mut script);
+    out.write_all(&script).context("writing to stdout")?;
+    Ok(error::exit::OK)
+}
+
+/// `dbload man [DIR]`: dbload(1) on `out`, or every command's page into
+/// `dir`, made from the clap definitions (the same text as `--help`).
+pub fn man(dir: Option<&std::path::Path>, out: &mut dyn Write) -> Result<u8> {
+    use clap::CommandFactory;
+    match dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .and_then(|()| clap_mangen::generate_to(Cli::command(), dir))
+                .with_context(|| format!("writing the man pages into {}", dir.display()))?;
+        }
+        None => clap_mangen::Man::new(Cli::command()).render(out).context("writing to stdout")?,
+    }
+    Ok(error::exit::OK)
 }
 
 /// `dbload compare A B [C …]`: exit 1 when a `--fail-if-worse` limit is

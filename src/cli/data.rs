@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::values::count;
 use super::{OutputArgs, TargetArgs};
 use crate::dialect::Method;
 use crate::model::json::OnError;
@@ -53,11 +54,11 @@ pub struct BulkArgs {
     pub method: Option<Method>,
 
     /// Rows per batch (one transaction, one request).
-    #[arg(long, visible_alias = "batch-size", value_name = "N", default_value_t = 1000)]
+    #[arg(long, visible_alias = "batch-size", value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 1000)]
     pub bulk_size: usize,
 
     /// Batches in flight at once, one connection each.
-    #[arg(long, visible_alias = "workers", value_name = "N", default_value_t = 25)]
+    #[arg(short = 'c', long, visible_alias = "workers", value_name = "N", default_value_t = 25)]
     pub concurrency: u32,
 
     /// A worker whose connection is lost connects again (waiting 50 ms, doubling up to 1 s,
@@ -75,8 +76,8 @@ pub struct InsertFakeDataArgs {
     #[arg(long, value_name = "NAME", help_heading = "Data")]
     pub table: String,
 
-    /// Rows to insert.
-    #[arg(long, value_name = "N", default_value_t = 1000, help_heading = "Data")]
+    /// Rows to insert (1000000, 1e6, 1M).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, default_value_t = 1000, help_heading = "Data")]
     pub num_records: u64,
 
     /// YAML file choosing columns' generators ({int: [lo, hi]}, {choice: [...]}, {pattern:

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::values::{count, seconds_or_duration};
 use super::OutputArgs;
 
 pub(super) const HTTP_EXAMPLES: &str = "\
@@ -93,13 +94,13 @@ pub struct HttpArgs {
     pub vus: Option<u32>,
 
     /// Total requests, split across the VUs.
-    #[arg(long, short = 'n', value_name = "N", help_heading = "Run")]
+    #[arg(long, short = 'n', value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = "Run")]
     pub iterations: Option<u64>,
 
-    /// Run for this long (default 10s unless --iterations is given; with both, whichever
-    /// comes first). The run stops early, exit 1, once its last 1,000 requests (over 5 s or
-    /// more) all failed.
-    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
+    /// Run for this long: seconds (-T 60) or a time (30s, 2m) (default 10s unless --iterations
+    /// is given; with both, whichever comes first). The run stops early, exit 1, once its last
+    /// 1,000 requests (over 5 s or more) all failed.
+    #[arg(short = 'T', long, value_name = "TIME", value_parser = seconds_or_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 
     #[command(flatten)]
@@ -112,7 +113,7 @@ pub struct HttpArgs {
     /// Open loop: start this many requests per second in total, on a fixed schedule; latency
     /// is then measured from each request's intended start, and requests that start late or
     /// never are counted.
-    #[arg(long, value_name = "REQ_PER_SEC", help_heading = "Run")]
+    #[arg(short = 'R', long, value_name = "REQ_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
     /// Warm-up excluded from the figures: a time (10s) or a number of requests (1000). Either way

@@ -2,6 +2,7 @@
 
 use clap::Args;
 
+use super::values::{count, seconds_or_duration};
 use super::{ModelName, OutputArgs, TargetArgs};
 use crate::dialect::{Method, PartitionBy};
 
@@ -45,6 +46,9 @@ pub struct IngestArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
+    #[command(flatten)]
+    pub db: DbArgs,
+
     /// Data model.
     #[arg(long, value_enum, default_value_t = ModelName::Measurement, help_heading = "Data")]
     pub model: ModelName,
@@ -66,7 +70,7 @@ pub struct IngestArgs {
     pub devices: u32,
 
     /// Measurements per device (tsdbperf's meaning; rows = workers × devices × measurements).
-    #[arg(long, value_name = "N", conflicts_with = "rows", help_heading = "Data")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "rows", help_heading = "Data")]
     pub measurements: Option<u64>,
 
     /// Metric columns per row, 1 to 100 (measurement model).
@@ -95,7 +99,7 @@ pub struct IngestArgs {
     pub method: Option<Method>,
 
     /// Rows per batch; each batch is one transaction.
-    #[arg(long, value_name = "N", default_value_t = 10_000, help_heading = "Method")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
     pub batch_size: usize,
 
     /// Update rows whose key exists (INSERT ... ON CONFLICT DO UPDATE; COPY goes through a staging table).
@@ -147,27 +151,29 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Table (per engine)")]
     pub unlogged: bool,
 
-    /// Parallel connections, each with its own generator (default: number of CPUs). With --rate,
-    /// the most batches in flight: a batch whose slot comes while all are busy starts late.
-    #[arg(long, value_name = "N", help_heading = "Run")]
+    /// Parallel connections, each with its own generator (default: number of CPUs; -c as
+    /// pgbench's clients). With --rate, the most batches in flight: a batch whose slot comes
+    /// while all are busy starts late.
+    #[arg(short = 'c', long, value_name = "N", help_heading = "Run")]
     pub workers: Option<u32>,
 
-    /// Total rows to write, split across the workers.
-    #[arg(long, value_name = "N", help_heading = "Run")]
+    /// Total rows to write, split across the workers (1000000, 1_000_000, 1e6, 1M, 2.5k).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = "Run")]
     pub rows: Option<u64>,
 
-    /// Run for this long instead (e.g. 30s, 5m); with --rows, whichever comes first. A batch
-    /// still in flight 5 s later is cancelled on the server and counted as failed (interrupted).
-    /// The run stops early, exit 1, once its last 1,000 batches (over 5 s or more) all failed.
-    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
+    /// Run for this long instead: seconds (-T 60, as pgbench) or a time (30s, 5m); with --rows,
+    /// whichever comes first. A batch still in flight 5 s later is cancelled on the server and
+    /// counted as failed (interrupted). The run stops early, exit 1, once its last 1,000
+    /// batches (over 5 s or more) all failed.
+    #[arg(short = 'T', long, value_name = "TIME", value_parser = seconds_or_duration, help_heading = "Run")]
     pub duration: Option<std::time::Duration>,
 
     #[command(flatten)]
     pub stages: super::StagesArgs,
 
-    /// Open loop: schedule batches at this many rows per second in total; latency is then
-    /// measured from each batch's intended start.
-    #[arg(long, value_name = "ROWS_PER_SEC", help_heading = "Run")]
+    /// Open loop: schedule batches at this many rows per second in total (-R: pgbench's rate,
+    /// here in rows); latency is then measured from each batch's intended start.
+    #[arg(short = 'R', long, value_name = "ROWS_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
     /// Warm-up excluded from the figures: a time (10s) or a number of rows (100000). Either way it
@@ -202,4 +208,30 @@ pub struct IngestArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// tsdbperf's connection flags, so its command line names the same server:
+/// any of them makes the target, each left out taking tsdbperf's default.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Target (tsdbperf's flags)")]
+pub struct DbArgs {
+    /// tsdbperf's --db-host [default: localhost]. With any --db-* flag the target is this host,
+    /// port PGPORT or else 5432 (tsdbperf always used port 5432: for another, set PGPORT or
+    /// give --url).
+    #[arg(long, value_name = "HOST", conflicts_with = "url")]
+    pub db_host: Option<String>,
+
+    /// tsdbperf's --db-user [default: postgres].
+    #[arg(long, value_name = "USER", conflicts_with = "url")]
+    pub db_user: Option<String>,
+
+    /// tsdbperf's --db-password; never printed (the report's command line shows ***). Without it,
+    /// PGPASSWORD or the password file (~/.pgpass, PGPASSFILE), as libpq reads them: tsdbperf's
+    /// default password is not assumed.
+    #[arg(long, value_name = "PASSWORD", conflicts_with = "url")]
+    pub db_password: Option<String>,
+
+    /// tsdbperf's --db-name [default: postgres].
+    #[arg(long, value_name = "NAME", conflicts_with = "url")]
+    pub db_name: Option<String>,
 }

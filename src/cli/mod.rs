@@ -11,6 +11,7 @@ mod query;
 mod results;
 mod sweep;
 mod transfer;
+pub mod values;
 
 use std::path::PathBuf;
 
@@ -22,8 +23,8 @@ pub use data::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs};
 use data::{INSERT_FAKE_DATA_EXAMPLES, INSERT_JSON_EXAMPLES};
 pub use http::HttpArgs;
 use http::HTTP_EXAMPLES;
-pub use ingest::IngestArgs;
 use ingest::INGEST_EXAMPLES;
+pub use ingest::{DbArgs, IngestArgs};
 pub use init::InitArgs;
 use init::INIT_EXAMPLES;
 pub use query::{QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
@@ -91,6 +92,41 @@ pub enum Command {
     /// List or show the runs kept in the results store (a directory, or a database).
     #[command(after_help = RESULTS_EXAMPLES)]
     Results(ResultsCommandArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one per command into DIR (`make man`: target/man).
+    #[command(hide = true)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  # bash: for your user (bash-completion loads it on demand), or for this shell only
+  dbload completions bash > ~/.local/share/bash-completion/completions/dbload
+  source <(dbload completions bash)
+
+  # zsh: into a directory of your $fpath, then start a new shell
+  dbload completions zsh > ~/.zfunc/_dbload
+
+  # fish
+  dbload completions fish > ~/.config/fish/completions/dbload.fish";
+
+/// `dbload completions SHELL`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete dbload's commands and flags in.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// `dbload man [DIR]`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write dbload.1 and a page per command (dbload-ingest.1, ...) here, instead of printing
+    /// dbload.1 on stdout.
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// `dbload stop DIR`.
@@ -199,9 +235,15 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
-    /// No progress bar.
+    /// No progress bar, no progress lines.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Progress as one line on stderr every SECONDS (pgbench's -P: `progress: 5.0 s, 1234.5 tps,
+    /// lat 0.812 ms stddev 0.105, 0 failed`, with `lag` under --rate, then dbload's p99), instead
+    /// of the bar. Without it: the bar on a terminal, a line every 10 s when stderr is not one.
+    #[arg(short = 'P', long, value_name = "SECONDS", value_parser = values::seconds_or_duration, conflicts_with = "quiet")]
+    pub progress: Option<std::time::Duration>,
 
     /// Exit 1 when this holds for the report (repeatable), e.g. 'p99_ms > 50' or
     /// 'rows_per_sec < 100000': a field of the JSON report, a comparison, a number. The field

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::values::{count, seconds_or_duration};
 use super::{OutputArgs, TargetArgs};
 use crate::workload::explain::ExplainMode;
 use crate::workload::tsbs::Suite;
@@ -57,19 +58,25 @@ A pgbench script (see `timeit -f`) is an entry too, run as one operation, its pa
 pub struct QueryRunArgs {
     /// Queries in flight at once, one connection each (default: 1; with --rate, one per query/s
     /// up to 20). With --rate it is the most queries in flight: a query whose slot comes while
-    /// all are busy starts late, and one never started by the end is counted dropped.
-    #[arg(long, value_name = "N", help_heading = "Run")]
+    /// all are busy starts late, and one never started by the end is counted dropped. -c is
+    /// pgbench's clients and cr8's concurrency.
+    #[arg(short = 'c', long, value_name = "N", help_heading = "Run")]
     pub concurrency: Option<u32>,
 
+    /// Queries each connection runs (pgbench's transactions per client): N × --concurrency in
+    /// all (timeit: of each statement), in place of --repeat or --max-queries.
+    #[arg(short = 't', long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, help_heading = "Run")]
+    pub transactions: Option<u64>,
+
     /// Open loop: start queries at this many per second in total; latency is then measured
-    /// from each query's intended start.
-    #[arg(long, value_name = "QUERIES_PER_SEC", help_heading = "Run")]
+    /// from each query's intended start. -R is pgbench's.
+    #[arg(short = 'R', long, value_name = "QUERIES_PER_SEC", help_heading = "Run")]
     pub rate: Option<f64>,
 
-    /// Run for this long (e.g. 30s, 2m); a query still running 5 s later is cancelled on the
-    /// server and counted as failed (interrupted). The run stops early, exit 1, once its last
-    /// 1,000 queries (over 5 s or more) all failed.
-    #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
+    /// Run for this long: seconds (pgbench's -T 60) or a time (30s, 2m); a query still running
+    /// 5 s later is cancelled on the server and counted as failed (interrupted). The run stops
+    /// early, exit 1, once its last 1,000 queries (over 5 s or more) all failed.
+    #[arg(short = 'T', long, value_name = "TIME", value_parser = seconds_or_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 
     #[command(flatten)]
@@ -80,9 +87,9 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "TIME|QUERIES", help_heading = "Run")]
     pub warmup: Option<String>,
 
-    /// How statements are sent. Each is prepared once before the run: one the server refuses, or
-    /// whose $n do not match its params, stops the run there (exit 2).
-    #[arg(long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
+    /// How statements are sent (-M is pgbench's). Each is prepared once before the run: one the
+    /// server refuses, or whose $n do not match its params, stops the run there (exit 2).
+    #[arg(short = 'M', long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
     pub protocol: Protocol,
 
     /// A worker whose connection is lost connects again (waiting 50 ms, doubling up to 1 s; over
@@ -115,6 +122,10 @@ pub struct QueryRunArgs {
     /// [default: with --builtin, the rows of pgbench_branches, as pgbench counts it; else 1].
     #[arg(long, value_name = "N", help_heading = "Scripts")]
     pub scale: Option<i64>,
+
+    /// pgbench's -n, accepted and ignored: dbload never vacuums before a run.
+    #[arg(short = 'n', long, help_heading = "Run")]
+    pub no_vacuum: bool,
 }
 
 #[derive(Debug, Args)]
@@ -130,7 +141,8 @@ pub struct TimeitArgs {
     /// given); cr8's meaning. -r without a number is pgbench's -r: --per-statement, for -f and
     /// --builtin scripts. To run the whole measurement again, --runs.
     #[arg(short = 'r', long, value_name = "N", num_args = 0..=1, default_missing_value = "",
-          value_parser = repeat_value, action = clap::ArgAction::Append, help_heading = "Queries")]
+          allow_negative_numbers = true, value_parser = repeat_value, action = clap::ArgAction::Append,
+          conflicts_with = "transactions", help_heading = "Queries")]
     pub repeat: Vec<Repeat>,
 
     /// A pgbench script (repeatable; FILE@WEIGHT weighs it against the others, as pgbench's -f):
@@ -142,6 +154,17 @@ pub struct TimeitArgs {
     /// pgbench's built-in script (repeatable, NAME@WEIGHT) on the tables `dbload init` makes.
     #[arg(short = 'b', long, value_name = "tpcb-like|simple-update|select-only[@WEIGHT]", help_heading = "Queries")]
     pub builtin: Vec<String>,
+
+    /// cr8's -w: N executions of each statement (rounded up to a multiple of --concurrency) before
+    /// the measured ones, which --repeat or -t then counts in full; --warmup N instead takes the
+    /// warm-up out of --repeat.
+    #[arg(short = 'w', value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "warmup", help_heading = "Queries")]
+    pub warmup_before: Option<u64>,
+
+    /// cr8's --hosts: CrateDB's HTTP endpoints (host:4200[,host:4200...]); the same as
+    /// --url cratedb://host:4200,...
+    #[arg(long, value_name = "HOST:PORT,...", conflicts_with = "url", help_heading = "Target")]
+    pub hosts: Option<String>,
 
     #[command(flatten)]
     pub run: QueryRunArgs,
@@ -163,7 +186,7 @@ pub enum Repeat {
 fn repeat_value(s: &str) -> Result<Repeat, String> {
     match s {
         "" => Ok(Repeat::PerStatement),
-        n => n.parse().map(Repeat::Times).map_err(|e| format!("{e}: give a whole number of executions")),
+        n => count(n).map(Repeat::Times),
     }
 }
 
@@ -194,7 +217,7 @@ pub struct WorkloadArgs {
     pub table: Option<String>,
 
     /// Stop after this many queries in all.
-    #[arg(long, value_name = "N", help_heading = "Queries")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "transactions", help_heading = "Queries")]
     pub max_queries: Option<u64>,
 
     #[command(flatten)]

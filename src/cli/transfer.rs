@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, ValueEnum};
 
+use super::values::count;
 use super::{OutputArgs, TargetArgs};
 use crate::dialect::{ExportFormat, Method};
 
@@ -81,7 +82,7 @@ pub struct ExportArgs {
     pub workers: Option<u32>,
 
     /// Rows per chunk: a chunk (at most this many rows, or 1 MiB) is what latency is measured on.
-    #[arg(long, value_name = "N", default_value_t = 10_000, help_heading = "Run")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Run")]
     pub chunk_rows: usize,
 
     #[command(flatten)]
@@ -127,11 +128,11 @@ pub struct InsertFromSqlArgs {
     pub method: Option<FromSqlMethod>,
 
     /// Rows per batch; each batch is one COPY (one transaction), or one CrateDB request.
-    #[arg(long, visible_alias = "bulk-size", value_name = "N", default_value_t = 10_000, help_heading = "Method")]
+    #[arg(long, visible_alias = "bulk-size", value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
     pub batch_size: usize,
 
     /// Parallel target connections, fed by the one source query [default: number of CPUs].
-    #[arg(long, visible_alias = "concurrency", value_name = "N", help_heading = "Run")]
+    #[arg(short = 'c', long, visible_alias = "concurrency", value_name = "N", help_heading = "Run")]
     pub workers: Option<u32>,
 
     #[command(flatten)]

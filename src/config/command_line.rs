@@ -23,8 +23,9 @@ pub fn redacted(args: impl IntoIterator<Item = String>) -> String {
     shown.join(" ")
 }
 
-/// The flags whose value is, or may hold, a secret (`dbload http`'s).
-const SECRET_VALUED: [&str; 5] = ["-H", "--header", "--bearer", "-u", "--user"];
+/// The flags whose value is, or may hold, a secret (`dbload http`'s, and
+/// tsdbperf's `--db-password` on ingest).
+const SECRET_VALUED: [&str; 6] = ["-H", "--header", "--bearer", "-u", "--user", "--db-password"];
 
 /// The value of one of [`SECRET_VALUED`]: a header as reports show it, a
 /// token hidden, `USER:PASSWORD` with its password hidden.
@@ -118,6 +119,10 @@ mod tests {
             "dbload http http://h/ --bearer '***' -u 'app:***' '--user=me:***' '--bearer=***'"
         );
         assert_eq!(line(&["dbload", "-s", "select 'a b'"]), r"dbload -s 'select '\''a b'\'''");
+        assert_eq!(
+            line(&["dbload", "ingest", "--db-host", "h", "--db-password", "s3cret", "--db-password=s3cret"]),
+            "dbload ingest --db-host h --db-password '***' '--db-password=***'"
+        );
     }
 
     /// libpq's keys that name files (`passfile`, `sslkey`...) are paths the

@@ -90,9 +90,7 @@ fn resolve(
     if bulk.bulk_size == 0 {
         return Err(usage("--bulk-size 0: a batch needs at least 1 row"));
     }
-    if let Some(hosts) = &bulk.hosts {
-        target.url = Some(format!("cratedb://{hosts}"));
-    }
+    super::cr8_hosts(&mut target, bulk.hosts.as_deref());
     let target = resolve_target(&target, bulk.concurrency, env)?;
     let rows = RowsInto { workers: bulk.concurrency, batch_size: bulk.bulk_size, rows_per_worker, seed };
     let output = OutputConfig::resolve(output, Contract::Ingest)?;

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::fail_if::Contract;
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{IngestArgs, ModelName};
+use crate::cli::{DbArgs, IngestArgs, ModelName};
 use crate::dialect::{Dialect, Engine, Method, PartitionBy, TableOptions};
 
 use crate::error::usage;
@@ -193,7 +193,10 @@ impl IngestConfig {
     }
 
     /// Resolve the flags. `env` reads environment variables (injected for tests).
-    pub fn resolve(a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
+    pub fn resolve(mut a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
+        if let Some(conninfo) = tsdbperf_target(&a.db) {
+            a.target.url = Some(conninfo);
+        }
         let stages = super::resolve_stages(&a.stages, a.duration, a.rate, ("--workers", a.workers))?;
         let duration = stages.as_ref().map(Stages::duration).or(a.duration);
         let workers = match (super::stage_workers(stages.as_ref()), a.workers) {
@@ -394,6 +397,29 @@ fn step_us(model: &ModelSpec) -> i64 {
     }
 }
 
+/// tsdbperf's `--db-*` flags as a libpq conninfo string, each left out
+/// taking tsdbperf's default (localhost, postgres, postgres) and the port
+/// left to PGPORT or libpq's 5432, which tsdbperf always used. No password
+/// is assumed: libpq's PGPASSWORD and password file give it, as for --url.
+/// None when no `--db-*` flag was given.
+fn tsdbperf_target(db: &DbArgs) -> Option<String> {
+    if db.db_host.is_none() && db.db_user.is_none() && db.db_password.is_none() && db.db_name.is_none() {
+        return None;
+    }
+    // libpq's quoting: a value in single quotes, a backslash or a quote in it escaped.
+    let quoted = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
+    let mut conninfo = format!(
+        "host={} user={} dbname={}",
+        quoted(db.db_host.as_deref().unwrap_or("localhost")),
+        quoted(db.db_user.as_deref().unwrap_or("postgres")),
+        quoted(db.db_name.as_deref().unwrap_or("postgres")),
+    );
+    if let Some(password) = &db.db_password {
+        conninfo.push_str(&format!(" password={}", quoted(password)));
+    }
+    Some(conninfo)
+}
+
 fn resolve_model(a: &IngestArgs) -> Result<ModelSpec> {
     Ok(match a.model {
         ModelName::Measurement => {
@@ -443,6 +469,37 @@ mod tests {
         let e = resolve(args).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2, "{e}");
         e.to_string()
+    }
+
+    #[test]
+    fn rows_take_the_forms_people_write() {
+        for (rows, want) in [("1M", 1_000_000), ("1e6", 1_000_000), ("1_000_000", 1_000_000), ("2.5M", 2_500_000)] {
+            assert_eq!(resolve(&format!("--rows {rows} --workers 4")).unwrap().total_rows(), Some(want), "{rows}");
+        }
+        let e = Cli::try_parse_from(["dbload", "ingest", "--rows", "1.5"]).unwrap_err().to_string();
+        assert!(e.contains("'--rows <N>': 1.5 is not a whole number"), "{e}");
+    }
+
+    /// tsdbperf's --db-* flags: its defaults for what is left out, the port
+    /// from PGPORT or libpq's 5432, and the password kept out of sight.
+    #[test]
+    fn tsdbperf_db_flags_are_the_target() {
+        let target = |args: &str, env: &dyn Fn(&str) -> Option<String>| {
+            let cli = Cli::try_parse_from(format!("dbload ingest {args}").split_whitespace()).unwrap();
+            let Command::Ingest(a) = cli.command else { unreachable!("ingest") };
+            let TargetChoice::Remote(t, None) = IngestConfig::resolve(a, env).unwrap().target else {
+                panic!("not a server")
+            };
+            t.redacted().to_string()
+        };
+        assert_eq!(
+            target("--db-host tsdb --db-password s3cret", &|_| None),
+            "postgres://postgres:***@tsdb:5432/postgres"
+        );
+        let port = |k: &str| (k == "PGPORT").then(|| "6543".to_string());
+        assert_eq!(target("--db-user app --db-name bench", &port), "postgres://app@localhost:6543/bench");
+        let e = Cli::try_parse_from(["dbload", "ingest", "--db-host", "h", "--url", "postgres://x"]).unwrap_err();
+        assert!(e.to_string().contains("--db-host <HOST>' cannot be used with '--url <URL>'"), "{e}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{resolve_target, TargetChoice};
+use super::{resolve_target, ProgressDisplay, TargetChoice};
 use crate::cli::InitArgs;
 use crate::dialect::pgbench::MAX_SCALE;
 use crate::error::usage;
@@ -15,7 +15,8 @@ pub struct InitConfig {
     pub target: TargetChoice,
     pub scale: i64,
     pub workers: u32,
-    pub quiet: bool,
+    /// `--quiet`: none; else the bar (or a line now and then in a log).
+    pub progress: ProgressDisplay,
 }
 
 impl InitConfig {
@@ -32,6 +33,7 @@ impl InitConfig {
             Some(n) => super::connections("--workers", n, "connection")?,
             None => cpus.min(MAX_DEFAULT_WORKERS),
         };
-        Ok(InitConfig { target: resolve_target(&a.target, workers + 1, env)?, scale: a.scale, workers, quiet: a.quiet })
+        let progress = if a.quiet { ProgressDisplay::Hidden } else { ProgressDisplay::Auto };
+        Ok(InitConfig { target: resolve_target(&a.target, workers + 1, env)?, scale: a.scale, workers, progress })
     }
 }

@@ -39,7 +39,10 @@ fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Resu
             continue;
         }
         // One target and one report for the whole run: those options are the run's.
-        if matches!(key, "url" | "keep" | "output" | "report" | "html" | "quiet" | "fail_if" | "runs" | "pause") {
+        if matches!(
+            key,
+            "url" | "keep" | "output" | "report" | "html" | "quiet" | "progress" | "fail_if" | "runs" | "pause"
+        ) {
             let flag = key.replace('_', "-");
             return Err(fail(
                 origin,
@@ -134,6 +137,10 @@ impl MixedConfig {
                 if a.output.quiet {
                     args.push("--quiet".into());
                 }
+                // The ingest part is the run's progress: -P given to the run applies to it.
+                if let Some(every) = a.output.progress {
+                    args.extend(["--progress".into(), humantime::format_duration(every).to_string()]);
+                }
                 let Command::Ingest(i) = parse(&origin, node, "ingest", &["ingest"], args)? else { unreachable!() };
                 Some(IngestConfig::resolve(i, env)?)
             }
@@ -176,7 +183,7 @@ impl MixedConfig {
             args.push("--quiet".into());
             let command: &[&str] = if queries.is_some() { &["workload", "-"] } else { &["workload"] };
             let Command::Workload(w) = parse(&origin, node, &part, command, args)? else { unreachable!() };
-            if w.max_queries.is_none() && w.run.duration.is_none() {
+            if w.max_queries.is_none() && w.run.duration.is_none() && w.run.transactions.is_none() {
                 return Err(fail(
                     &origin,
                     &node.referenced,
@@ -187,7 +194,8 @@ impl MixedConfig {
                 Some(q) => (vec![q.into()], None),
                 None => (Vec::new(), Some(super::query::suite(&w)?)),
             };
-            let mut cfg = QueryConfig::resolve("workload", phases, w.max_queries, w.run, w.target, w.output, env)?;
+            let mut cfg =
+                QueryConfig::resolve("workload", phases, w.max_queries, None, w.run, w.target, w.output, env)?;
             cfg.suite = suite;
             workloads.push((name, cfg));
         }
@@ -203,5 +211,25 @@ impl MixedConfig {
             baseline: a.baseline,
             output: OutputConfig::resolve(a.output, Contract::Mixed)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ProgressDisplay;
+    use std::time::Duration;
+
+    /// `dbload run FILE -P 2`: the run's progress is its ingest part's, so
+    /// -P given to the run reaches that part.
+    #[test]
+    fn progress_flag_reaches_the_ingest_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        std::fs::write(&file, "duration: 5s\ningest:\n  workers: 1\n").unwrap();
+        let cli = Cli::try_parse_from(["dbload", "run", file.to_str().unwrap(), "-P", "2"]).unwrap();
+        let Command::Run(a) = cli.command else { unreachable!("run") };
+        let ingest = MixedConfig::resolve(a, &|_| None).unwrap().ingest.unwrap();
+        assert_eq!(ingest.output.progress, ProgressDisplay::Lines(Duration::from_secs(2)));
     }
 }

@@ -62,11 +62,29 @@ pub struct OutputConfig {
     pub report_file: Option<std::path::PathBuf>,
     pub html_file: Option<std::path::PathBuf>,
     pub quiet: bool,
+    /// How the run shows its progress on stderr.
+    pub progress: ProgressDisplay,
     pub fail_if: Vec<Condition>,
     /// Where the finished run is kept.
     pub results: results::ResultsConfig,
     pub repeat: Repeat,
 }
+
+/// How a run shows its progress on stderr while it goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressDisplay {
+    /// `--quiet`: nothing.
+    Hidden,
+    /// A bar on a terminal; when stderr is not one (a log, CI), a line
+    /// every [`AUTO_PROGRESS_EVERY`].
+    Auto,
+    /// `-P SECONDS`: a line (pgbench's) every interval, instead of the bar.
+    Lines(Duration),
+}
+
+/// How often a run whose stderr is not a terminal prints a progress line,
+/// so that a log shows it is alive without filling up.
+pub const AUTO_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// `--runs N` and `--pause`: how often the command runs, and the wait
 /// between runs.
@@ -108,11 +126,22 @@ impl OutputConfig {
         // environment whatever environment the command was given.
         let results = results::ResultsConfig::resolve(a.results, &|k| std::env::var(k).ok())?;
         let repeat = Repeat::resolve(a.runs, a.pause)?;
+        let progress = match (a.quiet, a.progress) {
+            (_, Some(every)) if every < Duration::from_millis(100) => {
+                return Err(usage(format!(
+                    "--progress {every:?} (-P): too short to measure an interval; give 1 (second) or more"
+                )))
+            }
+            (_, Some(every)) => ProgressDisplay::Lines(every),
+            (true, None) => ProgressDisplay::Hidden,
+            (false, None) => ProgressDisplay::Auto,
+        };
         Ok(OutputConfig {
             format: a.output,
             report_file: a.report,
             html_file: a.html,
             quiet: a.quiet,
+            progress,
             fail_if,
             results,
             repeat,
@@ -192,6 +221,14 @@ pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Op
         max_connections: (connections + 20).max(100),
         ..Default::default()
     }))
+}
+
+/// cr8's `--hosts host:4200[,...]`: CrateDB's HTTP endpoints, the target
+/// that `--url cratedb://host:4200,...` names (clap refuses the two together).
+pub fn cr8_hosts(target: &mut TargetArgs, hosts: Option<&str>) {
+    if let Some(hosts) = hosts {
+        target.url = Some(format!("cratedb://{hosts}"));
+    }
 }
 
 /// The slowest `--rate` taken: one operation every 1,000 s. A slower rate

@@ -70,7 +70,8 @@ pub enum Scale {
 
 impl QueryConfig {
     /// `stdin` is read for statements when no `-s` is given.
-    pub fn timeit(a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
+    pub fn timeit(mut a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
+        super::cr8_hosts(&mut a.target, a.hosts.as_deref());
         // `-r` alone is pgbench's per-statement report; `-r N`, cr8's repetitions.
         let pgbench_r = a.repeat.contains(&Repeat::PerStatement);
         let repeat = a.repeat.iter().rev().find_map(|r| match r {
@@ -89,15 +90,16 @@ impl QueryConfig {
         }
         let phases =
             if scripts { vec![scripts_phase(&a.files, &a.builtin)?] } else { Self::statement_phases(&a, stdin)? };
-        let bounded_in_time = a.run.duration.is_some() || a.run.stages.given();
-        let total = match (repeat, bounded_in_time) {
+        // -t counts per connection (see `resolve`); --duration and stages bound by time.
+        let bounded = a.run.duration.is_some() || a.run.stages.given() || a.run.transactions.is_some();
+        let total = match (repeat, bounded) {
             (Some(0), _) => return Err(usage("--repeat 0: give at least 1 execution")),
             (Some(n), _) => Some(n),
             (None, true) => None,
             (None, false) => Some(DEFAULT_REPEAT),
         };
         let count_scale = a.run.scale.is_none() && !a.builtin.is_empty();
-        let mut cfg = Self::resolve("timeit", phases, total, a.run, a.target, a.output, env)?;
+        let mut cfg = Self::resolve("timeit", phases, total, a.warmup_before, a.run, a.target, a.output, env)?;
         cfg.per_statement |= pgbench_r;
         if count_scale {
             cfg.scale = Scale::Counted;
@@ -153,13 +155,16 @@ impl QueryConfig {
             (Some(f), None) => (vec![file::load(f)?.into()], None),
             (None, _) => (Vec::new(), Some(suite(&a)?)),
         };
-        if a.max_queries.is_none() && a.run.duration.is_none() && !a.run.stages.given() {
-            return Err(usage("workload: say when to stop with --max-queries N, --duration TIME or stages"));
+        let bounded = a.run.duration.is_some() || a.run.stages.given() || a.run.transactions.is_some();
+        if a.max_queries.is_none() && !bounded {
+            return Err(usage(
+                "workload: say when to stop with --max-queries N, -t N (per connection), --duration TIME or stages",
+            ));
         }
         if a.max_queries == Some(0) {
             return Err(usage("--max-queries 0: give at least 1 query"));
         }
-        let mut cfg = Self::resolve("workload", phases, a.max_queries, a.run, a.target, a.output, env)?;
+        let mut cfg = Self::resolve("workload", phases, a.max_queries, None, a.run, a.target, a.output, env)?;
         cfg.suite = suite;
         Ok(cfg)
     }
@@ -169,11 +174,15 @@ impl QueryConfig {
         self.phases.len() + usize::from(self.suite.is_some())
     }
 
-    /// Shared by the commands and by the workloads of a mixed run.
+    /// Shared by the commands and by the workloads of a mixed run. `total`:
+    /// the queries of each phase, unless `-t` (per connection) gives them;
+    /// `warmup_before`: cr8's `-w`, warm-up queries added before them.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn resolve(
         command: &'static str,
         phases: Vec<Arc<[QuerySpec]>>,
         total: Option<u64>,
+        warmup_before: Option<u64>,
         r: QueryRunArgs,
         target: crate::cli::TargetArgs,
         output: crate::cli::OutputArgs,
@@ -202,8 +211,27 @@ impl QueryConfig {
             Some(n) => Scale::Given(n),
             None => Scale::Given(1),
         };
-        let flag = if command == "timeit" { "--repeat" } else { "--max-queries" };
-        let warmup = parse_warmup(r.warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
+        let (total, flag) = match r.transactions {
+            Some(0) => return Err(usage("--transactions 0 (-t): give at least 1 query per connection")),
+            Some(t) => {
+                let all = t.checked_mul(u64::from(concurrency)).ok_or_else(|| {
+                    usage(format!("--transactions {t} (-t) × --concurrency {concurrency}: too many; give fewer"))
+                })?;
+                (Some(all), "-t")
+            }
+            None if command == "timeit" => (total, "--repeat"),
+            None => (total, "--max-queries"),
+        };
+        // cr8's -w: whole warm-up queries per connection, so that the
+        // measured ones stay exactly the count asked for.
+        let (total, warmup) = match warmup_before.filter(|&w| w > 0) {
+            Some(w) => {
+                let warm = w.div_ceil(u64::from(concurrency)) * u64::from(concurrency);
+                (total.map(|n| n.saturating_add(warm)), Some(warm.to_string()))
+            }
+            None => (total, r.warmup),
+        };
+        let warmup = parse_warmup(warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
         let per_worker = match total {
             Some(n) => split_rows(n, concurrency),
             None => vec![u64::MAX; concurrency as usize],
@@ -327,6 +355,35 @@ mod tests {
         assert!(reconnects(&["--reconnect", "--no-reconnect", "--reconnect", "--duration", "1s"]));
     }
 
+    /// `timeit -s 'select 1'` with `flags`, resolved.
+    fn select1(flags: &[&str]) -> QueryConfig {
+        use clap::Parser;
+        let argv = [&["dbload", "timeit", "-s", "select 1"][..], flags].concat();
+        let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!("timeit")
+        };
+        QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap()
+    }
+
+    /// pgbench's -t is per connection: exactly N on each, N × clients in all.
+    #[test]
+    fn transactions_are_per_connection() {
+        let c = select1(&["-t", "50", "-c", "2"]);
+        assert_eq!((c.per_worker.clone(), c.max_queries), (vec![50, 50], Some(100)));
+        assert_eq!(c.warmup, Warmup::None);
+        let c = select1(&["-t", "1k", "-c", "3", "-T", "10"]);
+        assert_eq!((c.per_worker.clone(), c.duration), (vec![1000; 3], Some(Duration::from_secs(10))));
+    }
+
+    /// cr8's -w comes before the measured --repeat, whole per connection.
+    #[test]
+    fn cr8_warmup_is_added_before_the_repeat() {
+        let c = select1(&["-w", "5", "-r", "100", "-c", "2"]);
+        assert_eq!((c.per_worker.clone(), c.warmup), (vec![53, 53], Warmup::Count(3)));
+        let c = select1(&["-w", "30", "-t", "10", "-c", "2"]);
+        assert_eq!((c.per_worker.clone(), c.warmup), (vec![25, 25], Warmup::Count(15)));
+    }
+
     #[test]
     fn statements_split_on_semicolons_outside_quotes() {
         let script = "-- a comment\nselect 1; select ';' -- trailing\n;\n\nselect \"a;b\" from t";
@@ -340,25 +397,17 @@ mod tests {
     #[test]
     fn stages_set_the_workers_and_the_duration_as_k6_does() {
         use crate::op::Ramps;
-        use clap::Parser;
-        let timeit = |flags: &[&str]| {
-            let argv = [&["dbload", "timeit", "-s", "select 1"], flags].concat();
-            let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
-                unreachable!("timeit")
-            };
-            QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap()
-        };
-        let c = timeit(&["--stages", "30s:10,1m:50,30s:0"]);
+        let c = select1(&["--stages", "30s:10,1m:50,30s:0"]);
         let s = c.stages.as_ref().unwrap();
         assert_eq!((s.ramps, s.start, c.concurrency), (Ramps::Vus, 1.0, 50));
         assert_eq!((c.duration, c.max_queries, c.reconnect), (Some(Duration::from_secs(120)), None, true));
-        let c = timeit(&["--stage", "10s:4", "--concurrency", "2"]);
+        let c = select1(&["--stage", "10s:4", "--concurrency", "2"]);
         assert_eq!((c.stages.unwrap().start, c.concurrency), (2.0, 4), "--concurrency is k6's startVUs");
-        let c = timeit(&["--rate-stages", "30s:100,1m:1000,30s:1000"]);
+        let c = select1(&["--rate-stages", "30s:100,1m:1000,30s:1000"]);
         let s = c.stages.as_ref().unwrap();
         assert_eq!((s.ramps, s.start, c.concurrency, c.rate), (Ramps::Rate, 0.0, 20, None));
-        assert_eq!(timeit(&["--rate-stages", "10s:5", "--concurrency", "3"]).concurrency, 3);
-        assert_eq!(timeit(&["--rate-stages", "10s:5", "--repeat", "7"]).max_queries, Some(7), "whichever first");
+        assert_eq!(select1(&["--rate-stages", "10s:5", "--concurrency", "3"]).concurrency, 3);
+        assert_eq!(select1(&["--rate-stages", "10s:5", "--repeat", "7"]).max_queries, Some(7), "whichever first");
     }
 
     /// A FILE with --suite is refused with one readable sentence (it had a

@@ -40,7 +40,7 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
 
     let meter = CostMeter::start();
     let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
-    let progress = Progress::start(plan.live.clone(), rows_estimate, "rows", cfg.output.quiet);
+    let progress = Progress::start(&plan, rows_estimate, "rows", cfg.output.progress);
     let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
     let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
     let files = finished.into_iter().map(ExportWorker::finish).collect();

@@ -78,7 +78,7 @@ pub async fn insert_from_sql(
         more
     })
     .context("starting the reader thread")?;
-    let progress = Progress::start(plan.live.clone(), None, "rows", cfg.output.quiet);
+    let progress = Progress::start(&plan, None, "rows", cfg.output.progress);
     let pairs = sinks.into_iter().map(|sink| (feed.clone(), sink)).collect();
     drop(feed);
     let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;

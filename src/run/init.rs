@@ -85,7 +85,7 @@ async fn fill(
     let sinks = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
     let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel);
     let meter = CostMeter::start();
-    let progress = Progress::start(plan.live.clone(), Some(total), "rows", cfg.quiet);
+    let progress = Progress::start(&plan, Some(total), "rows", cfg.progress);
     let mut start = 0;
     let pairs = split_rows(total, workers)
         .into_iter()

@@ -188,7 +188,7 @@ mod tests {
         S::Op: Send,
         E: Executor<S::Op> + Send + 'static,
     {
-        let progress = Progress::start(plan.live.clone(), None, "rows", true);
+        let progress = Progress::start(plan, None, "rows", crate::config::ProgressDisplay::Hidden);
         measure(plan, &CostMeter::start(), progress, None, pairs).await
     }
 

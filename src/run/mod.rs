@@ -108,8 +108,8 @@ pub async fn ingest(
         _ => None,
     };
     let progress = match reading {
-        Some((read, size)) => progress::Progress::start_reading(plan.live.clone(), read, size, cfg.output.quiet),
-        None => progress::Progress::start(plan.live.clone(), cfg.total_rows(), "rows", cfg.output.quiet),
+        Some((read, size)) => progress::Progress::start_reading(&plan, read, size, cfg.output.progress),
+        None => progress::Progress::start(&plan, cfg.total_rows(), "rows", cfg.output.progress),
     };
     // Every sink of a run frames its batches alike.
     let framing = sinks.first().map(Sink::framing);

@@ -83,6 +83,11 @@ impl Schedule {
         }
     }
 
+    /// Whether this is an open loop (`--rate`): operations have a lag.
+    pub fn open(&self) -> bool {
+        self.rate.is_some()
+    }
+
     /// An operation of `units` started.
     pub fn started(&self, units: u64) {
         self.started.fetch_add(units, Ordering::Relaxed);

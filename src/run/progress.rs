@@ -1,28 +1,34 @@
-//! The live progress bar on stderr: rows written and rows/s, with an ETA
-//! when the total is known: in rows, or in bytes of input files (insert-json
-//! reading files). It only reads atomic counters, so it never slows the
-//! workers down; hidden when stderr is not a terminal.
+//! The live progress on stderr: a bar on a terminal (rows written and
+//! rows/s, with an ETA when the total is known: in rows, or in bytes of
+//! input files when insert-json reads files), or pgbench's progress lines
+//! (`-P`, and every 10 s when stderr is not a terminal). The bar reads only
+//! atomic counters; the lines also merge the workers' interval latencies
+//! (`stats::interval`), once per interval, so neither slows the workers.
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::worker::Plan;
+use crate::config::{ProgressDisplay, AUTO_PROGRESS_EVERY};
 use crate::report::text::group;
-use crate::stats::Live;
+use crate::stats::interval::{Interval, IntervalLatency};
 
 pub struct Progress {
     bar: ProgressBar,
     stop: CancellationToken,
     task: JoinHandle<()>,
+    lines: Option<JoinHandle<()>>,
 }
 
 impl Progress {
     /// `unit` names what is counted: rows, queries, requests.
-    pub fn start(live: Arc<Live>, total: Option<u64>, unit: &str, quiet: bool) -> Progress {
+    pub fn start(plan: &Plan, total: Option<u64>, unit: &str, display: ProgressDisplay) -> Progress {
         let (len, template) = match total {
             Some(_) => (
                 total,
@@ -31,30 +37,38 @@ impl Progress {
             None => (None, format!("{{spinner}} {{elapsed_precise}} {{human_pos}} {unit}  {{rate}} {unit}/s  {{msg}}")),
         };
         let position = {
-            let live = live.clone();
+            let live = plan.live.clone();
             move || live.rows()
         };
-        Progress::spawn(live, len, &template, unit, quiet, position)
+        Progress::spawn(plan, len, &template, unit, display, position)
     }
 
     /// Rows read from input files of `total` bytes: the bar and its ETA
     /// follow the bytes `read` so far, the text the rows written.
-    pub fn start_reading(live: Arc<Live>, read: Arc<AtomicU64>, total: u64, quiet: bool) -> Progress {
+    pub fn start_reading(plan: &Plan, read: Arc<AtomicU64>, total: u64, display: ProgressDisplay) -> Progress {
         let template =
             "{elapsed_precise} [{bar:30}] {percent}% of the input  {rows} rows  {rows_rate} rows/s  ETA {eta}  {msg}";
         let position = move || read.load(Ordering::Relaxed);
-        Progress::spawn(live, Some(total), template, "rows", quiet, position)
+        Progress::spawn(plan, Some(total), template, "rows", display, position)
     }
 
     fn spawn(
-        live: Arc<Live>,
+        plan: &Plan,
         len: Option<u64>,
         template: &str,
         unit: &str,
-        quiet: bool,
+        display: ProgressDisplay,
         position: impl Fn() -> u64 + Send + 'static,
     ) -> Progress {
-        let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let every = match display {
+            ProgressDisplay::Hidden => None,
+            ProgressDisplay::Lines(every) => Some(every),
+            ProgressDisplay::Auto => (!std::io::stderr().is_terminal()).then_some(AUTO_PROGRESS_EVERY),
+        };
+        let lines = every.map(|every| print_lines(plan, every, unit));
+        let bar_shown = display == ProgressDisplay::Auto && lines.is_none();
+        let target = if bar_shown { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let live = plan.live.clone();
         let bar = ProgressBar::with_draw_target(len, target);
         let rows = live.clone();
         let style = ProgressStyle::with_template(template)
@@ -93,12 +107,80 @@ impl Progress {
                 }
             }
         });
-        Progress { bar, stop, task }
+        Progress { bar, stop, task, lines }
     }
 
     pub async fn finish(self) {
         self.stop.cancel();
         let _ = self.task.await;
+        if let Some(lines) = self.lines {
+            lines.abort();
+            let _ = lines.await;
+        }
         self.bar.finish_and_clear();
+    }
+}
+
+/// Prints a progress line every `every` since the run's start, until
+/// aborted. Turns on the workers' interval latencies: called before they
+/// start.
+fn print_lines(plan: &Plan, every: Duration, unit: &str) -> JoinHandle<()> {
+    let live = plan.live.clone();
+    let _ = live.interval.set(Interval::default());
+    let (t0, open_loop) = (plan.t0, plan.schedule.open());
+    // Queries are pgbench's transactions; rows and requests keep their name.
+    let rate_unit = if unit == "queries" { "tps".to_string() } else { format!("{unit}/s") };
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval_at((t0 + every).into(), every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let (mut last, mut rows, mut failed) = (t0, 0, 0);
+        loop {
+            tick.tick().await;
+            let now = Instant::now();
+            let latency = live.interval.get().map(Interval::take).unwrap_or_default();
+            let (rows_now, failed_now) = (live.rows(), live.failed());
+            let secs = now.duration_since(last).as_secs_f64();
+            let rate = (rows_now - rows) as f64 / secs.max(f64::EPSILON);
+            let at = now.duration_since(t0);
+            eprintln!("{}", line(at, rate, &rate_unit, &latency, failed_now - failed, open_loop));
+            (last, rows, failed) = (now, rows_now, failed_now);
+        }
+    })
+}
+
+/// One progress line, in pgbench's words and order (`progress: 5.0 s,
+/// 1234.5 tps, lat 0.812 ms stddev 0.105, 0 failed`, then `, lag 0.020 ms`
+/// for an open loop), and dbload's p99 after them, so a script that reads
+/// pgbench's lines reads these.
+fn line(at: Duration, rate: f64, rate_unit: &str, l: &IntervalLatency, failed: u64, open_loop: bool) -> String {
+    let mut line = format!(
+        "progress: {:.1} s, {rate:.1} {rate_unit}, lat {:.3} ms stddev {:.3}, {failed} failed",
+        at.as_secs_f64(),
+        l.mean_ms,
+        l.stddev_ms
+    );
+    if open_loop {
+        line.push_str(&format!(", lag {:.3} ms", l.lag_ms));
+    }
+    line.push_str(&format!(", p99 {:.3} ms", l.p99_ms));
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_reads_like_pgbench_then_p99() {
+        let l = IntervalLatency { count: 10, mean_ms: 0.8123, stddev_ms: 0.1049, p99_ms: 1.2345, lag_ms: 0.02 };
+        let at = Duration::from_millis(5_003);
+        assert_eq!(
+            line(at, 1234.54, "tps", &l, 0, false),
+            "progress: 5.0 s, 1234.5 tps, lat 0.812 ms stddev 0.105, 0 failed, p99 1.234 ms"
+        );
+        assert_eq!(
+            line(at, 20000.0, "rows/s", &l, 3, true),
+            "progress: 5.0 s, 20000.0 rows/s, lat 0.812 ms stddev 0.105, 3 failed, lag 0.020 ms, p99 1.234 ms"
+        );
     }
 }

@@ -82,7 +82,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone())
             .staged(cfg.stages.clone());
         plan.reconnect = cfg.reconnect;
-        let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.output.quiet);
+        let progress = Progress::start(&plan, cfg.max_queries, "queries", cfg.output.progress);
         let pairs = executors
             .into_iter()
             .enumerate()

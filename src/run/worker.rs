@@ -125,6 +125,7 @@ where
 {
     let mut attempted = 0u64;
     let mut clock = Clock::default();
+    let slot = plan.live.join();
     let cancel = &plan.cancel;
     // Waiting for Ctrl-C registers with the token: done once per worker,
     // not once per operation (at 100k requests/s that lock would show).
@@ -210,6 +211,7 @@ where
             Ok(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
+                plan.live.succeeded(slot, &t);
                 plan.stop.succeeded();
             }
             Ok(Err(e)) => {

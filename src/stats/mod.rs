@@ -4,6 +4,7 @@
 pub mod buffered;
 pub mod cost;
 pub mod http;
+pub mod interval;
 pub mod query;
 pub mod recorder;
 pub mod repeat;

@@ -4,9 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+
+use super::interval::Interval;
 
 /// The longest latency recorded, in µs (one hour); longer ones count as this.
 pub const MAX_US: u64 = 3_600_000_000;
@@ -36,9 +39,25 @@ pub fn record_us(h: &mut Histogram<u64>, us: u64) {
 pub struct Live {
     pub rows: AtomicU64,
     pub failed: AtomicU64,
+    /// The latencies of the progress interval under way: set before the
+    /// workers start when progress lines are printed (`-P`), else nothing
+    /// is recorded there.
+    pub interval: OnceLock<Interval>,
 }
 
 impl Live {
+    /// The interval slot of the worker that calls this, as it starts.
+    pub fn join(&self) -> usize {
+        self.interval.get().map_or(0, Interval::join)
+    }
+
+    /// A successful operation of the worker on `slot`, for progress lines.
+    pub fn succeeded(&self, slot: usize, t: &Timing) {
+        if let Some(interval) = self.interval.get() {
+            interval.record(slot, t.latency(), t.lag());
+        }
+    }
+
     pub fn rows(&self) -> u64 {
         self.rows.load(Ordering::Relaxed)
     }

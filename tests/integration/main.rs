@@ -11,6 +11,7 @@ mod fake_cratedb;
 mod http;
 mod ingest;
 mod pacing;
+mod peers;
 mod pgbench;
 mod queries;
 mod reconnect;
@@ -75,6 +76,7 @@ fn main() -> std::process::ExitCode {
         stages::tests(),
         sweep::tests(),
         tsbs::tests(),
+        peers::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the
