@@ -147,6 +147,11 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Table (per engine)")]
     pub unlogged: bool,
 
+    /// TimescaleDB: after the load, compress every chunk (segmented by the series column) and
+    /// report the hypertable's size before and after, and the ratio.
+    #[arg(long, help_heading = "Table (per engine)")]
+    pub compress: bool,
+
     /// Parallel connections, each with its own generator (default: number of CPUs). With --rate,
     /// the most batches in flight: a batch whose slot comes while all are busy starts late.
     #[arg(long, value_name = "N", help_heading = "Run")]

@@ -4,6 +4,7 @@
 //! limits: which methods and table options it can do.
 
 pub mod citus;
+pub mod cost;
 pub mod cratedb;
 pub mod postgres;
 pub mod results;
@@ -102,6 +103,8 @@ pub struct TableOptions {
     pub partition_by: Option<PartitionBy>,
     /// `CREATE UNLOGGED TABLE`: no WAL (seed 002's staging tables).
     pub unlogged: bool,
+    /// TimescaleDB: compress every chunk after the load (`--compress`).
+    pub compress: bool,
 }
 
 /// tsdbperf's default chunk interval: one day.
@@ -163,6 +166,9 @@ impl TableOptions {
                 _ => "use --shards",
             };
             return refuse("--partitions", instead);
+        }
+        if self.compress && engine != Engine::Timescaledb {
+            return refuse("--compress", "it compresses a TimescaleDB hypertable's chunks");
         }
         if self.unlogged && engine == Engine::Cratedb {
             return refuse("--unlogged", "CrateDB writes no WAL of PostgreSQL's kind");

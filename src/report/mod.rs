@@ -11,6 +11,7 @@ pub mod meta;
 pub mod mixed;
 pub mod query;
 pub mod repeat;
+pub mod server_cost;
 pub mod text;
 pub mod transfer;
 
@@ -476,6 +477,8 @@ pub struct Report {
     pub connections: Connections,
     pub setup: SetupReport,
     pub verify: Option<Verify>,
+    /// What the server paid: the table's size, the WAL written; null on a dry run.
+    pub server_cost: Option<server_cost::TableCost>,
 }
 
 /// Lost connections (`--reconnect`): when writes were unavailable, and
@@ -713,6 +716,7 @@ impl Report {
                 dry_run: cfg.dry_run(),
             },
             verify: out.verify.clone(),
+            server_cost: server_cost::TableCost::of(&out.server_cost, written),
         }
     }
 }

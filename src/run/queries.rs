@@ -26,6 +26,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             query::check(client, queries, cfg.protocol).await?;
         }
     }
+    let statements_before = super::server_cost::statements(&mut admin).await;
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(cfg.phases.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
@@ -79,5 +80,12 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     }
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration })
+    let statements = match statements_before {
+        Ok(before) => super::server_cost::statements(&mut admin).await.map(|after| {
+            let sent = phases.iter().flat_map(|p| p.queries.iter().map(|q| q.query.as_str()));
+            super::server_cost::deltas(&before, &after, sent)
+        }),
+        Err(why) => Err(why),
+    };
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, statements })
 }

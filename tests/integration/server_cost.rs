@@ -1,0 +1,146 @@
+//! What the server paid, against the real server: the table's and its
+//! indexes' size as the server's own functions give them, WAL written
+//! (and none to speak of for an unlogged table: measured, not guessed),
+//! partitions summed, and `pg_stat_statements` deltas per statement on a
+//! server that preloads the extension.
+
+use anyhow::{Context, Result};
+
+use dbload::report::meta::{RunStart, Stamped};
+use dbload::target::{LocalOptions, LocalPostgres};
+
+use crate::support::{dbload_bin, ensure, json, Ctx};
+use crate::Test;
+
+pub fn tests() -> Vec<(&'static str, Test)> {
+    vec![
+        ("server_cost::ingest_reports_the_table_and_its_indexes", ingest_reports_the_table_and_its_indexes),
+        ("server_cost::a_partitioned_table_sums_its_partitions", a_partitioned_table_sums_its_partitions),
+        (
+            "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
+            wal_is_measured_and_an_unlogged_table_writes_almost_none,
+        ),
+        ("server_cost::statement_deltas_match_the_calls_dbload_made", statement_deltas_match_the_calls_dbload_made),
+        ("server_cost::without_pg_stat_statements_the_report_says_so", without_pg_stat_statements_the_report_says_so),
+    ]
+}
+
+/// `report` (JSON) follows the schema `schema` (its text).
+fn follows(schema: &str, report: &serde_json::Value) -> Result<()> {
+    let schema: serde_json::Value = serde_json::from_str(schema).context("schema file")?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    ensure(errors.is_empty(), || format!("report against the schema: {errors:?}"))
+}
+
+/// Ingests `args` into a new `table` and returns the report's server cost, checked against the schema.
+fn ingest_cost(ctx: &Ctx, table: &str, args: &str) -> Result<serde_json::Value> {
+    let out = ctx.ingest(&format!("{args} --table {table} --drop-table --verify"))?;
+    ensure(out.exit_code == 0, || format!("{args}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    let run = RunStart::now("dbload ingest".into()).end();
+    let report = serde_json::to_value(Stamped { report: &out.report, run: &run })?;
+    follows(include_str!("../../schema/report.schema.json"), &report)?;
+    let text = dbload::report::text::render(&out.report);
+    ensure(text.contains("Server cost: table "), || text.clone())?;
+    Ok(report["server_cost"].clone())
+}
+
+fn int(v: &serde_json::Value, key: &str) -> Result<u64> {
+    v[key].as_u64().with_context(|| format!("{key} in {v}"))
+}
+
+fn float(v: &serde_json::Value, key: &str) -> Result<f64> {
+    v[key].as_f64().with_context(|| format!("{key} in {v}"))
+}
+
+fn ingest_reports_the_table_and_its_indexes(ctx: &Ctx) -> Result<()> {
+    let cost = ingest_cost(ctx, "cost_plain", "--rows 20000 --workers 2")?;
+    ensure(int(&cost, "table_rows")? == 20_000, || cost.to_string())?;
+    // The server's own figures, asked now: the report measured the table, it did not estimate it.
+    let table = ctx.scalar("SELECT pg_table_size('cost_plain')")?.parse::<u64>()?;
+    let indexes = ctx.scalar("SELECT pg_indexes_size('cost_plain')")?.parse::<u64>()?;
+    ensure(int(&cost, "table_bytes")? == table && table > 0, || format!("{cost} vs table {table}"))?;
+    ensure(int(&cost, "index_bytes")? == indexes && indexes > 0, || format!("{cost} vs indexes {indexes}"))?;
+    // time, device_id and 10 float8 metrics: ~100 B of row and ~24 B of tuple header.
+    let per_row = float(&cost, "bytes_per_row")?;
+    ensure((40.0..400.0).contains(&per_row), || format!("{per_row} B/row: {cost}"))?;
+    ensure(cost["total_bytes_with_replicas"].is_null() && cost["size_unavailable"].is_null(), || cost.to_string())
+}
+
+fn a_partitioned_table_sums_its_partitions(ctx: &Ctx) -> Result<()> {
+    let cost = ingest_cost(ctx, "cost_parts", "--rows 12000 --workers 2 --partitions 3")?;
+    let sum = |f: &str| -> Result<u64> {
+        let sql =
+            format!("SELECT sum({f}(inhrelid))::bigint FROM pg_inherits WHERE inhparent = 'cost_parts'::regclass");
+        Ok(ctx.scalar(&sql)?.parse()?)
+    };
+    let (table, indexes) = (sum("pg_table_size")?, sum("pg_indexes_size")?);
+    // The parent holds no rows: its own size is 0, so a report of it alone would be 0.
+    let parent = ctx.scalar("SELECT pg_table_size('cost_parts')")?.parse::<u64>()?;
+    ensure(parent == 0 && table > 0 && indexes > 0, || format!("parent {parent}, partitions {table} + {indexes}"))?;
+    ensure(int(&cost, "table_bytes")? == table && int(&cost, "index_bytes")? == indexes, || {
+        format!("{cost} vs partitions {table} + {indexes}")
+    })
+}
+
+/// In the quiet phase (TIMED): the WAL is the whole server's, and the
+/// other tests' writes would be in it.
+fn wal_is_measured_and_an_unlogged_table_writes_almost_none(ctx: &Ctx) -> Result<()> {
+    let args = "--rows 50000 --workers 2 --batch-size 10000";
+    let logged = ingest_cost(ctx, "cost_wal_logged", args)?;
+    let unlogged = ingest_cost(ctx, "cost_wal_unlogged", &format!("{args} --unlogged"))?;
+    let (wal, per_row) = (int(&logged, "wal_bytes")?, float(&logged, "wal_bytes_per_row")?);
+    // Every row's tuple goes to the WAL, with a record header: more than the row itself.
+    ensure((50.0..2000.0).contains(&per_row) && wal > 50 * 50_000, || format!("logged: {logged}"))?;
+    let unlogged_per_row = float(&unlogged, "wal_bytes_per_row")?;
+    ensure(unlogged_per_row < per_row / 20.0, || format!("unlogged {unlogged_per_row} B/row, logged {per_row}"))
+}
+
+/// A second throwaway server with pg_stat_statements preloaded (the
+/// harness's does not load it: `shared_preload_libraries` is read at start).
+fn statement_deltas_match_the_calls_dbload_made(_: &Ctx) -> Result<()> {
+    let settings = vec![("shared_preload_libraries".to_string(), "pg_stat_statements".to_string())];
+    let server = LocalPostgres::start(&LocalOptions { extra_settings: settings, ..Default::default() })?;
+    let ctx = Ctx::new(&server);
+    ctx.query("CREATE EXTENSION pg_stat_statements")?;
+    let (code, stdout, stderr) = dbload_bin(
+        &[
+            "timeit",
+            "--url",
+            &ctx.url,
+            "-s",
+            "select count(*) from pg_class where relpages >= 0",
+            "-s",
+            "select pg_sleep(0.001)",
+            "--repeat",
+            "60",
+            "--concurrency",
+            "2",
+            "--output",
+            "json",
+        ],
+        &[],
+    );
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let report = json(&stdout)?;
+    follows(include_str!("../../schema/query-report.schema.json"), &report)?;
+    let cost = &report["server_cost"];
+    let statements = cost["statements"].as_array().with_context(|| cost.to_string())?;
+    ensure(cost["statements_unavailable"].is_null() && statements.len() == 2, || cost.to_string())?;
+    for s in statements {
+        // Each statement ran 60 times; each returns one row.
+        ensure(int(s, "calls")? == 60 && int(s, "rows")? == 60, || s.to_string())?;
+        ensure(float(s, "total_exec_ms")? > 0.0 && float(s, "mean_exec_ms")? > 0.0, || s.to_string())?;
+    }
+    // The catalog scan reads pg_class's pages: from shared buffers, or into them.
+    let scan = &statements[0];
+    ensure(int(scan, "shared_blks_hit")? + int(scan, "shared_blks_read")? >= 60, || scan.to_string())?;
+    drop(server);
+    Ok(())
+}
+
+fn without_pg_stat_statements_the_report_says_so(ctx: &Ctx) -> Result<()> {
+    let (code, stdout, stderr) = dbload_bin(&["timeit", "--url", &ctx.url, "-s", "select 1", "--repeat", "5"], &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(stdout.contains("Server cost: pg_stat_statements is not installed in this database"), || stdout.clone())
+}
