@@ -208,6 +208,8 @@ pub struct ExportOutcome {
     /// CrateDB: its `count(*)`), for the progress bar's ETA; none for a
     /// query or a table never analyzed.
     pub rows_estimate: Option<u64>,
+    /// The size of the table read (none for a query; no WAL: it reads).
+    pub server_cost: ServerCost,
 }
 
 /// An insert-from-sql run.
@@ -228,6 +230,8 @@ pub struct FromSqlOutcome {
     pub source_error: Option<String>,
     /// Rows read from the source: those the run was asked to copy.
     pub rows_read: u64,
+    /// The target table's size after the run, and the WAL the target wrote.
+    pub server_cost: ServerCost,
 }
 
 /// A mixed run (`dbload run FILE`).

@@ -5,21 +5,24 @@
 //! variants side by side, frozen by one snapshot), beside the engines'
 //! DDL modules rather than spread through them.
 
-use super::{literal, series_column, Dialect, Engine};
+use super::{literal, series_column, Engine};
 use crate::ident::{quote_ident, TableName};
 use crate::model::Schema;
 
 /// One row: the table's bytes (heap, TOAST and maps; CrateDB: its primary
 /// shards), its indexes' bytes (NULL on CrateDB, whose index is the shard),
 /// and the bytes with replicas (CrateDB; NULL elsewhere).
-pub fn table_size(d: &Dialect, table: &TableName) -> String {
+pub fn table_size(engine: Engine, table: &TableName) -> String {
     let regclass = format!("{}::regclass", literal(&table.sql()));
-    match d.engine {
+    match engine {
         // A hypertable's rows are in its chunks, which inherit from it: hypertable_detailed_size
-        // sums them (one row per data node on a distributed hypertable of 2.x before 2.14).
-        Engine::Timescaledb if !d.options.no_hypertables => format!(
-            "SELECT sum(table_bytes + coalesce(toast_bytes, 0))::bigint, sum(index_bytes)::bigint, NULL \
-             FROM hypertable_detailed_size({regclass})"
+        // sums them (one row per data node on a distributed hypertable of 2.x before 2.14). It
+        // gives no row for a plain table (--no-hypertables, insert-from-sql's own): PostgreSQL's then.
+        Engine::Timescaledb => format!(
+            "SELECT coalesce(h.table_bytes, p.table_bytes), coalesce(h.index_bytes, p.index_bytes), NULL \
+             FROM (SELECT sum(table_bytes + coalesce(toast_bytes, 0))::bigint AS table_bytes, \
+             sum(index_bytes)::bigint AS index_bytes FROM hypertable_detailed_size({regclass})) AS h, ({}) AS p",
+            partitions_size(&regclass)
         ),
         // The shards live on the workers; the coordinator's own table is empty.
         Engine::Citus => format!(
@@ -34,13 +37,19 @@ pub fn table_size(d: &Dialect, table: &TableName) -> String {
                 literal(&table.name)
             )
         }
-        // A partitioned table holds no rows itself (its size and its partitioned indexes' are 0):
-        // its partitions do. A plain table has no partition tree, so it is named on its own.
-        _ => format!(
-            "SELECT sum(pg_table_size(relid))::bigint, sum(pg_indexes_size(relid))::bigint, NULL \
-             FROM (SELECT {regclass} AS relid UNION SELECT relid FROM pg_partition_tree({regclass})) AS parts"
-        ),
+        Engine::Postgres => format!("SELECT table_bytes, index_bytes, NULL FROM ({}) AS p", partitions_size(&regclass)),
     }
+}
+
+/// PostgreSQL's `table_bytes` and `index_bytes` of `regclass`. A
+/// partitioned table holds no rows itself (its size and its partitioned
+/// indexes' are 0): its partitions do. A plain table has no partition
+/// tree, so it is named on its own.
+fn partitions_size(regclass: &str) -> String {
+    format!(
+        "SELECT sum(pg_table_size(relid))::bigint AS table_bytes, sum(pg_indexes_size(relid))::bigint AS index_bytes \
+         FROM (SELECT {regclass} AS relid UNION SELECT relid FROM pg_partition_tree({regclass})) AS parts"
+    )
 }
 
 /// The current WAL position, or NULL on a standby (which writes none of its own).
@@ -87,7 +96,6 @@ pub fn compress(table: &TableName, schema: &Schema) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dialect::TableOptions;
     use crate::model::{measurement, ModelSpec};
 
     /// Every engine's size query, the WAL and statement counters, and TimescaleDB's compression.
@@ -96,19 +104,11 @@ mod tests {
         let table = TableName::parse("Bench.Measurement").unwrap();
         let schema = ModelSpec::Measurement(measurement::Options { devices: 1, metrics: 2, jsonb: false }).schema();
         let mut sql = Vec::new();
-        let plain = TableOptions { no_hypertables: true, ..Default::default() };
-        for (name, engine, options) in [
-            ("postgres", Engine::Postgres, TableOptions::default()),
-            ("timescaledb", Engine::Timescaledb, TableOptions::default()),
-            ("timescaledb plain table", Engine::Timescaledb, plain),
-            ("citus", Engine::Citus, TableOptions::default()),
-            ("cratedb", Engine::Cratedb, TableOptions::default()),
-        ] {
-            sql.push(format!("-- size, {name}\n{}", table_size(&Dialect { engine, options }, &table)));
+        for engine in [Engine::Postgres, Engine::Timescaledb, Engine::Citus, Engine::Cratedb] {
+            sql.push(format!("-- size, {engine}\n{}", table_size(engine, &table)));
         }
         let unqualified = TableName::parse("cpu").unwrap();
-        let crate_dialect = Dialect { engine: Engine::Cratedb, options: TableOptions::default() };
-        sql.push(format!("-- size, cratedb, session schema\n{}", table_size(&crate_dialect, &unqualified)));
+        sql.push(format!("-- size, cratedb, session schema\n{}", table_size(Engine::Cratedb, &unqualified)));
         sql.extend([WAL_POSITION.to_string(), wal_since("0/1A2B3C4"), STATEMENTS_EXTENSION.into(), statements("ext")]);
         sql.extend(compress(&table, &schema));
         insta::assert_snapshot!(sql.join(";\n\n"));

@@ -176,9 +176,9 @@ pub async fn ingest(
         _ => None,
     };
     if let (Some(admin), Some(dialect)) = (&mut admin, &settled.dialect) {
-        let size = server_cost::table_size(admin, dialect, &cfg.table, rows_now).await;
+        let size = server_cost::table_size(admin, dialect.engine, &cfg.table, rows_now).await;
         if let (Ok(before), true) = (&size, cfg.table_options.compress) {
-            let compressed = server_cost::compress(admin, dialect, &cfg.table, &settled.schema, *before).await;
+            let compressed = server_cost::compress(admin, &cfg.table, &settled.schema, *before).await;
             server_cost.compression = Some(compressed);
         }
         server_cost.size = Some(size);

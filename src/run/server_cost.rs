@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::dialect::{cost as sql, count_rows, Dialect, Engine};
+use crate::dialect::{cost as sql, count_rows, cratedb, Engine};
 use crate::driver::Admin;
 use crate::ident::TableName;
 use crate::outcome::{Compression, StatementCost, TableSize};
@@ -15,20 +15,20 @@ use crate::outcome::{Compression, StatementCost, TableSize};
 /// when the run has just counted them, else counted now).
 pub(crate) async fn table_size(
     admin: &mut Admin,
-    dialect: &Dialect,
+    engine: Engine,
     table: &TableName,
     rows: Option<u64>,
 ) -> Result<TableSize, String> {
     let failed = |e: anyhow::Error| format!("{e:#}");
-    if let Some(refresh) = dialect.refresh(table) {
+    if engine == Engine::Cratedb {
         // CrateDB's shard sizes and counts include only refreshed segments.
-        admin.execute(&refresh).await.map_err(failed)?;
+        admin.execute(&cratedb::refresh(table)).await.map_err(failed)?;
     }
     let rows = match rows {
         Some(n) => n,
         None => admin.count(&count_rows(table)).await.map_err(failed)?,
     };
-    let found = admin.rows(&sql::table_size(dialect, table)).await.map_err(failed)?;
+    let found = admin.rows(&sql::table_size(engine, table)).await.map_err(failed)?;
     let row = found.into_iter().next().unwrap_or_default();
     let number = |i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<u64>().ok());
     let table_bytes = number(0).ok_or_else(|| format!("the server gave no size for {table}"))?;
@@ -39,7 +39,6 @@ pub(crate) async fn table_size(
 /// measured before and after (`before`: as loaded).
 pub(crate) async fn compress(
     admin: &mut Admin,
-    dialect: &Dialect,
     table: &TableName,
     schema: &crate::model::Schema,
     before: TableSize,
@@ -49,7 +48,7 @@ pub(crate) async fn compress(
         chunks = admin.scalar(&stmt).await.map_err(|e| format!("{stmt}: {e:#}"))?;
     }
     let chunks = chunks.and_then(|n| n.parse().ok()).unwrap_or_default();
-    let after = table_size(admin, dialect, table, Some(before.rows)).await?;
+    let after = table_size(admin, Engine::Timescaledb, table, Some(before.rows)).await?;
     Ok(Compression { chunks, before, after })
 }
 

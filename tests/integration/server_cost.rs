@@ -22,6 +22,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ),
         ("server_cost::statement_deltas_match_the_calls_dbload_made", statement_deltas_match_the_calls_dbload_made),
         ("server_cost::without_pg_stat_statements_the_report_says_so", without_pg_stat_statements_the_report_says_so),
+        ("server_cost::export_and_insert_from_sql_report_their_table", export_and_insert_from_sql_report_their_table),
     ]
 }
 
@@ -143,4 +144,32 @@ fn without_pg_stat_statements_the_report_says_so(ctx: &Ctx) -> Result<()> {
     let (code, stdout, stderr) = dbload_bin(&["timeit", "--url", &ctx.url, "-s", "select 1", "--repeat", "5"], &[]);
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
     ensure(stdout.contains("Server cost: pg_stat_statements is not installed in this database"), || stdout.clone())
+}
+
+/// export reports the size of the table it read (no WAL: it writes
+/// none); insert-from-sql the size of the table it filled and the WAL.
+fn export_and_insert_from_sql_report_their_table(ctx: &Ctx) -> Result<()> {
+    ingest_cost(ctx, "cost_src", "--rows 5000 --workers 1")?;
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().to_str().context("a temporary path")?;
+    let (code, stdout, stderr) =
+        dbload_bin(&["export", "--url", &ctx.url, "--table", "cost_src", "--out", out, "--output", "json"], &[]);
+    ensure(code == 0, || format!("export: exit {code}: {stderr}"))?;
+    let report = json(&stdout)?;
+    follows(include_str!("../../schema/transfer-report.schema.json"), &report)?;
+    let cost = &report["server_cost"];
+    let table = ctx.scalar("SELECT pg_table_size('cost_src')")?.parse::<u64>()?;
+    ensure(int(cost, "table_bytes")? == table && int(cost, "table_rows")? == 5000, || format!("{cost} vs {table}"))?;
+    ensure(cost["wal_bytes"].is_null() && cost["wal_unavailable"].is_null(), || cost.to_string())?;
+
+    ctx.query("DROP TABLE IF EXISTS cost_dst; CREATE TABLE cost_dst (LIKE cost_src)")?;
+    let argv = ["insert-from-sql", "--url", &ctx.url, "--src-url", &ctx.url, "--query", "select * from cost_src"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--table", "cost_dst", "--output", "json"]].concat(), &[]);
+    ensure(code == 0, || format!("insert-from-sql: exit {code}: {stderr}"))?;
+    let report = json(&stdout)?;
+    follows(include_str!("../../schema/transfer-report.schema.json"), &report)?;
+    let cost = &report["server_cost"];
+    let table = ctx.scalar("SELECT pg_table_size('cost_dst')")?.parse::<u64>()?;
+    ensure(int(cost, "table_bytes")? == table && int(cost, "table_rows")? == 5000, || format!("{cost} vs {table}"))?;
+    ensure(int(cost, "wal_bytes")? > 0 && float(cost, "wal_bytes_per_row")? > 0.0, || cost.to_string())
 }
