@@ -5,7 +5,7 @@
 //! variants side by side, frozen by one snapshot), beside the engines'
 //! DDL modules rather than spread through them.
 
-use super::{literal, series_column, Engine};
+use super::{literal, Engine};
 use crate::ident::{quote_ident, TableName};
 use crate::model::Schema;
 
@@ -78,17 +78,28 @@ pub fn statements(schema: &str) -> String {
     )
 }
 
-/// TimescaleDB `--compress`: compression enabled on the hypertable,
-/// segmented by the series column (TimescaleDB's advice: the column queries
-/// filter on), then every chunk compressed; the last statement counts them.
+/// TimescaleDB `--compress`: compression enabled on the hypertable, then
+/// every chunk compressed; the last statement counts them. Segmented by the
+/// key's plain columns before time (measurement's device_id: TimescaleDB's
+/// advice, the column queries filter on, and a unique index must include
+/// it); the cpu model's series is an expression, so TimescaleDB chooses.
 pub fn compress(table: &TableName, schema: &Schema) -> Vec<String> {
     let regclass = format!("{}::regclass", literal(&table.sql()));
+    let series = &schema.key[..schema.key.len().saturating_sub(1)];
+    let plain: Vec<&str> = series
+        .iter()
+        .filter_map(|k| schema.columns.iter().find(|c| quote_ident(&c.name) == *k))
+        .map(|c| c.name.as_str())
+        .collect();
+    let segment = match plain.len() {
+        0 => String::new(),
+        _ => {
+            let columns = plain.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", ");
+            format!(", timescaledb.compress_segmentby = {}", literal(&columns))
+        }
+    };
     vec![
-        format!(
-            "ALTER TABLE {} SET (timescaledb.compress, timescaledb.compress_segmentby = {})",
-            table.sql(),
-            literal(&quote_ident(series_column(schema)))
-        ),
+        format!("ALTER TABLE {} SET (timescaledb.compress{segment})", table.sql()),
         format!("SELECT count(compress_chunk(c, if_not_compressed => true)) FROM show_chunks({regclass}) AS c"),
     ]
 }
@@ -111,6 +122,7 @@ mod tests {
         sql.push(format!("-- size, cratedb, session schema\n{}", table_size(Engine::Cratedb, &unqualified)));
         sql.extend([WAL_POSITION.to_string(), wal_since("0/1A2B3C4"), STATEMENTS_EXTENSION.into(), statements("ext")]);
         sql.extend(compress(&table, &schema));
+        sql.extend(compress(&table, &ModelSpec::Cpu(crate::model::cpu::Options::default()).schema()));
         insta::assert_snapshot!(sql.join(";\n\n"));
     }
 }

@@ -473,6 +473,9 @@ mod tests {
         assert!(refused(Engine::Cratedb, TableOptions { partitions: Some(2), ..o() }).contains("--shards"));
         assert!(refused(Engine::Cratedb, TableOptions { unlogged: true, ..o() }).contains("--unlogged"));
         assert!(refused(Engine::Timescaledb, TableOptions { unlogged: true, ..o() }).contains("--no-hypertables"));
+        assert!(refused(Engine::Postgres, TableOptions { compress: true, ..o() }).contains("TimescaleDB"));
+        let plain = TableOptions { compress: true, no_hypertables: true, ..o() };
+        assert!(refused(Engine::Timescaledb, plain).contains("--no-hypertables"));
         assert!(refused(Engine::Postgres, TableOptions { reference_table: true, ..o() }).contains("Citus"));
         let dist = |c: &str| TableOptions { distribution_column: Some(c.into()), ..o() };
         assert!(refused(Engine::Citus, dist("m1")).contains("unique key"));

@@ -630,6 +630,8 @@ impl Report {
         let m = &rec.measured;
         let throughput = Throughput::of(rec, f.wall);
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
+        // --compress was asked for: a compression that failed fails the run.
+        let compress_failed = out.server_cost.compression.as_ref().is_some_and(|c| c.is_err());
         let metrics = cfg.schema.metrics_per_row as u64;
         let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
             rows: rec.warmup.rows,
@@ -647,7 +649,7 @@ impl Report {
         let paced =
             Paced { rate: cfg.rate, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
         let pacing = Pacing::of(paced, m, f.dropped);
-        let mut verdict = Verdict::new(f.interrupted, lost || verify_failed || pacing.behind());
+        let mut verdict = Verdict::new(f.interrupted, lost || verify_failed || compress_failed || pacing.behind());
         let input_error = input.as_ref().and_then(|i| {
             let committed = m.rows + rec.warmup.rows;
             let abort = i.abort.as_ref().map(|why| {

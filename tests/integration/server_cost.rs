@@ -9,8 +9,9 @@ use anyhow::{Context, Result};
 use dbload::report::meta::{RunStart, Stamped};
 use dbload::target::{LocalOptions, LocalPostgres};
 
-use crate::support::{dbload_bin, ensure, json, Ctx};
-use crate::Test;
+use crate::engines::{crate_rows, crate_target, engine_url, CITUS, CRATEDB_HTTP, TIMESCALEDB};
+use crate::support::{dbload_bin, ensure, ingest_args, json, Ctx};
+use crate::{EngineTest, Test};
 
 pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
@@ -23,6 +24,15 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("server_cost::statement_deltas_match_the_calls_dbload_made", statement_deltas_match_the_calls_dbload_made),
         ("server_cost::without_pg_stat_statements_the_report_says_so", without_pg_stat_statements_the_report_says_so),
         ("server_cost::export_and_insert_from_sql_report_their_table", export_and_insert_from_sql_report_their_table),
+    ]
+}
+
+/// Against the other engines' servers, when their URLs are set.
+pub fn engine_tests() -> Vec<EngineTest> {
+    vec![
+        ("server_cost::timescaledb_compress_reports_the_ratio", &[TIMESCALEDB], timescaledb_compress_reports_the_ratio),
+        ("server_cost::citus_sums_the_shards_on_its_workers", &[CITUS], citus_sums_the_shards_on_its_workers),
+        ("server_cost::cratedb_counts_primaries_and_replicas", &[CRATEDB_HTTP], cratedb_counts_primaries_and_replicas),
     ]
 }
 
@@ -172,4 +182,49 @@ fn export_and_insert_from_sql_report_their_table(ctx: &Ctx) -> Result<()> {
     let table = ctx.scalar("SELECT pg_table_size('cost_dst')")?.parse::<u64>()?;
     ensure(int(cost, "table_bytes")? == table && int(cost, "table_rows")? == 5000, || format!("{cost} vs {table}"))?;
     ensure(int(cost, "wal_bytes")? > 0 && float(cost, "wal_bytes_per_row")? > 0.0, || cost.to_string())
+}
+
+const START: &str = "--start 2024-01-01T00:00:00Z";
+
+/// Two one-day chunks of 100,000 readings, compressed after the load.
+fn timescaledb_compress_reports_the_ratio(_: &Ctx) -> Result<()> {
+    let ts = Ctx::from_url(&engine_url(TIMESCALEDB)?)?;
+    let args = format!("--workers 1 --devices 1 --measurements 100000 --chunk-interval 86400 --compress {START}");
+    let cost = ingest_cost(&ts, "tsdb_cost", &args)?;
+    let x = &cost["compression"];
+    ensure(int(x, "chunks")? == 2 && int(x, "after_bytes")? < int(x, "before_bytes")?, || cost.to_string())?;
+    ensure(float(x, "ratio")? > 1.0, || cost.to_string())?;
+    // The size as loaded: the chunks' heap and TOAST, and their indexes.
+    let loaded = int(&cost, "table_bytes")? + int(&cost, "index_bytes")?;
+    ensure(int(x, "before_bytes")? == loaded && int(&cost, "table_rows")? == 100_000, || cost.to_string())?;
+    let now = ts.scalar("SELECT sum(total_bytes) FROM hypertable_detailed_size('tsdb_cost')")?.parse::<u64>()?;
+    ensure(int(x, "after_bytes")? <= now, || format!("{cost} vs {now} now"))?;
+    ensure(int(&cost, "wal_bytes")? > 0, || cost.to_string())
+}
+
+fn citus_sums_the_shards_on_its_workers(_: &Ctx) -> Result<()> {
+    let c = Ctx::from_url(&engine_url(CITUS)?)?;
+    let cost = ingest_cost(&c, "citus_cost", &format!("--rows 20000 --shards 4 {START}"))?;
+    let total = c.scalar("SELECT citus_total_relation_size('citus_cost')")?.parse::<u64>()?;
+    let (table, index) = (int(&cost, "table_bytes")?, int(&cost, "index_bytes")?);
+    ensure(table > 0 && index > 0 && table + index == total, || format!("{cost} vs {total}"))?;
+    let why = cost["wal_unavailable"].as_str().unwrap_or_default();
+    ensure(cost["wal_bytes"].is_null() && why.contains("worker nodes"), || cost.to_string())
+}
+
+fn cratedb_counts_primaries_and_replicas(_: &Ctx) -> Result<()> {
+    let url = engine_url(CRATEDB_HTTP)?;
+    let args = format!("--url {url} --quiet --table crate_cost --drop-table --rows 5000 --replicas 1 --verify {START}");
+    let out = dbload::ingest(ingest_args(&args), &|_| None, &mut Vec::new())?;
+    ensure(out.exit_code == 0, || format!("exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    let cost = serde_json::to_value(&out.report.server_cost)?;
+    let target = crate_target(&url)?;
+    let sql = "SELECT sum(size) FROM sys.shards WHERE table_name = 'crate_cost' AND \"primary\"";
+    let primaries: u64 = crate_rows(&target, sql)?[0][0].as_deref().unwrap_or_default().parse()?;
+    ensure(int(&cost, "table_bytes")? == primaries && int(&cost, "table_rows")? == 5000, || cost.to_string())?;
+    // One replica on a cluster of one node is not allocated: at least the primaries.
+    ensure(int(&cost, "total_bytes_with_replicas")? >= primaries && cost["index_bytes"].is_null(), || {
+        cost.to_string()
+    })?;
+    ensure(cost["wal_bytes"].is_null() && cost["wal_unavailable"].is_string(), || cost.to_string())
 }
