@@ -156,6 +156,8 @@ pub fn binary_size(bytes: f64) -> String {
         unit += 1;
     }
     match unit {
+        // Per row, an unlogged table's WAL is a fraction of a byte: not 0.
+        0 if value < 10.0 && value.fract() != 0.0 => format!("{value:.2} B"),
         0 => format!("{value:.0} B"),
         _ => format!("{value:.1} {}", units[unit]),
     }
@@ -166,9 +168,9 @@ pub(crate) fn table_lines(out: &mut String, c: &TableCost) {
     let size = |b: u64| binary_size(b as f64);
     match (c.table_bytes, c.table_rows) {
         (Some(table), Some(rows)) => {
-            let per_row = c.bytes_per_row.map(|b| format!(" = {b:.0} B/row")).unwrap_or_default();
+            let per_row = c.bytes_per_row.map(|b| format!(" = {}/row", binary_size(b))).unwrap_or_default();
             let index = match (c.index_bytes, c.index_bytes_per_row) {
-                (Some(i), Some(per)) => format!("; indexes {} = {per:.0} B/row", size(i)),
+                (Some(i), Some(per)) => format!("; indexes {} = {}/row", size(i), binary_size(per)),
                 (Some(i), None) => format!("; indexes {}", size(i)),
                 _ => String::new(),
             };
@@ -184,7 +186,8 @@ pub(crate) fn table_lines(out: &mut String, c: &TableCost) {
     }
     match (c.wal_bytes, &c.wal_unavailable) {
         (Some(wal), _) => {
-            let per_row = c.wal_bytes_per_row.map(|b| format!(" = {b:.0} B per row written")).unwrap_or_default();
+            let per_row =
+                c.wal_bytes_per_row.map(|b| format!(" = {} per row written", binary_size(b))).unwrap_or_default();
             let _ = writeln!(out, "             WAL {} while the workers ran{per_row} (server-wide)", size(wal));
         }
         (None, Some(why)) => {
@@ -246,6 +249,7 @@ mod tests {
     #[test]
     fn sizes_scale_to_binary_units() {
         assert_eq!(binary_size(85.0), "85 B");
+        assert_eq!(binary_size(0.04), "0.04 B");
         assert_eq!(binary_size(1536.0), "1.5 KiB");
         assert_eq!(binary_size(1.2 * 1024.0 * 1024.0 * 1024.0), "1.2 GiB");
     }

@@ -52,7 +52,11 @@ fn ingest_cost(ctx: &Ctx, table: &str, args: &str) -> Result<serde_json::Value> 
     let report = serde_json::to_value(Stamped { report: &out.report, run: &run })?;
     follows(include_str!("../../schema/report.schema.json"), &report)?;
     let text = dbload::report::text::render(&out.report);
-    ensure(text.contains("Server cost: table "), || text.clone())?;
+    ensure(text.contains("Server cost: table ") && text.contains("B/row"), || text.clone())?;
+    let html = dbload::report::html::render(&out.report)?;
+    ensure(html.contains("<h3>Server cost</h3>") && html.contains("B/row</b>"), || {
+        "no server cost in the HTML".into()
+    })?;
     Ok(report["server_cost"].clone())
 }
 
@@ -114,6 +118,8 @@ fn statement_deltas_match_the_calls_dbload_made(_: &Ctx) -> Result<()> {
     let server = LocalPostgres::start(&LocalOptions { extra_settings: settings, ..Default::default() })?;
     let ctx = Ctx::new(&server);
     ctx.query("CREATE EXTENSION pg_stat_statements")?;
+    let dir = tempfile::tempdir()?;
+    let html_file = dir.path().join("timeit.html");
     let (code, stdout, stderr) = dbload_bin(
         &[
             "timeit",
@@ -129,12 +135,16 @@ fn statement_deltas_match_the_calls_dbload_made(_: &Ctx) -> Result<()> {
             "2",
             "--output",
             "json",
+            "--html",
+            html_file.to_str().context("a temporary path")?,
         ],
         &[],
     );
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
     let report = json(&stdout)?;
     follows(include_str!("../../schema/query-report.schema.json"), &report)?;
+    let html = std::fs::read_to_string(&html_file)?;
+    ensure(html.contains("<h3>Server cost</h3>") && html.contains("<th>shared blocks hit</th>"), || html.clone())?;
     let cost = &report["server_cost"];
     let statements = cost["statements"].as_array().with_context(|| cost.to_string())?;
     ensure(cost["statements_unavailable"].is_null() && statements.len() == 2, || cost.to_string())?;
