@@ -68,14 +68,31 @@ fn float(v: &serde_json::Value, key: &str) -> Result<f64> {
     v[key].as_f64().with_context(|| format!("{key} in {v}"))
 }
 
+/// The report's `table_bytes` and `index_bytes` against the server's own
+/// figures for the relations `relations` (a query) lists, asked now: the
+/// report measured the table, it did not estimate it. The table's bytes are
+/// at least its main forks' and at most its size now (autovacuum, which
+/// may run between the report and this check, adds free-space and
+/// visibility maps); its indexes' are theirs. Returns the index bytes.
+fn sizes_are_the_servers(ctx: &Ctx, cost: &serde_json::Value, relations: &str) -> Result<u64> {
+    let sql = format!(
+        "SELECT sum(pg_relation_size(r))::text || ' ' || sum(pg_table_size(r))::text || ' ' || \
+         sum(pg_indexes_size(r))::text FROM ({relations}) AS t(r)"
+    );
+    let found = ctx.scalar(&sql)?;
+    let figures: Vec<u64> = found.split(' ').map(str::parse).collect::<Result<_, _>>()?;
+    let (main, now, indexes) = (figures[0], figures[1], figures[2]);
+    let table = int(cost, "table_bytes")?;
+    ensure(main > 0 && main <= table && table <= now, || format!("{cost}: main forks {main}, now {now}"))?;
+    ensure(int(cost, "index_bytes")? == indexes, || format!("{cost}: indexes {indexes}"))?;
+    Ok(indexes)
+}
+
 fn ingest_reports_the_table_and_its_indexes(ctx: &Ctx) -> Result<()> {
     let cost = ingest_cost(ctx, "cost_plain", "--rows 20000 --workers 2")?;
     ensure(int(&cost, "table_rows")? == 20_000, || cost.to_string())?;
-    // The server's own figures, asked now: the report measured the table, it did not estimate it.
-    let table = ctx.scalar("SELECT pg_table_size('cost_plain')")?.parse::<u64>()?;
-    let indexes = ctx.scalar("SELECT pg_indexes_size('cost_plain')")?.parse::<u64>()?;
-    ensure(int(&cost, "table_bytes")? == table && table > 0, || format!("{cost} vs table {table}"))?;
-    ensure(int(&cost, "index_bytes")? == indexes && indexes > 0, || format!("{cost} vs indexes {indexes}"))?;
+    let indexes = sizes_are_the_servers(ctx, &cost, "SELECT 'cost_plain'::regclass")?;
+    ensure(indexes > 0, || format!("{cost}: the key's index has no size"))?;
     // time, device_id and 10 float8 metrics: ~100 B of row and ~24 B of tuple header.
     let per_row = float(&cost, "bytes_per_row")?;
     ensure((40.0..400.0).contains(&per_row), || format!("{per_row} B/row: {cost}"))?;
@@ -84,31 +101,27 @@ fn ingest_reports_the_table_and_its_indexes(ctx: &Ctx) -> Result<()> {
 
 fn a_partitioned_table_sums_its_partitions(ctx: &Ctx) -> Result<()> {
     let cost = ingest_cost(ctx, "cost_parts", "--rows 12000 --workers 2 --partitions 3")?;
-    let sum = |f: &str| -> Result<u64> {
-        let sql =
-            format!("SELECT sum({f}(inhrelid))::bigint FROM pg_inherits WHERE inhparent = 'cost_parts'::regclass");
-        Ok(ctx.scalar(&sql)?.parse()?)
-    };
-    let (table, indexes) = (sum("pg_table_size")?, sum("pg_indexes_size")?);
     // The parent holds no rows: its own size is 0, so a report of it alone would be 0.
     let parent = ctx.scalar("SELECT pg_table_size('cost_parts')")?.parse::<u64>()?;
-    ensure(parent == 0 && table > 0 && indexes > 0, || format!("parent {parent}, partitions {table} + {indexes}"))?;
-    ensure(int(&cost, "table_bytes")? == table && int(&cost, "index_bytes")? == indexes, || {
-        format!("{cost} vs partitions {table} + {indexes}")
-    })
+    ensure(parent == 0, || format!("the parent's size is {parent}"))?;
+    let partitions = "SELECT inhrelid FROM pg_inherits WHERE inhparent = 'cost_parts'::regclass";
+    let indexes = sizes_are_the_servers(ctx, &cost, partitions)?;
+    ensure(indexes > 0, || format!("{cost}: the partitions' indexes have no size"))
 }
 
 /// In the quiet phase (TIMED): the WAL is the whole server's, and the
 /// other tests' writes would be in it.
 fn wal_is_measured_and_an_unlogged_table_writes_almost_none(ctx: &Ctx) -> Result<()> {
-    let args = "--rows 50000 --workers 2 --batch-size 10000";
+    let args = "--rows 100000 --workers 2 --batch-size 10000";
     let logged = ingest_cost(ctx, "cost_wal_logged", args)?;
     let unlogged = ingest_cost(ctx, "cost_wal_unlogged", &format!("{args} --unlogged"))?;
     let (wal, per_row) = (int(&logged, "wal_bytes")?, float(&logged, "wal_bytes_per_row")?);
     // Every row's tuple goes to the WAL, with a record header: more than the row itself.
-    ensure((50.0..2000.0).contains(&per_row) && wal > 50 * 50_000, || format!("logged: {logged}"))?;
+    ensure((50.0..2000.0).contains(&per_row) && wal > 50 * 100_000, || format!("logged: {logged}"))?;
+    // An unlogged table's rows write none (here ~0.04 B/row: commit records). The margin is
+    // for autovacuum, which may be vacuuming earlier tests' tables meanwhile (WAL is server-wide).
     let unlogged_per_row = float(&unlogged, "wal_bytes_per_row")?;
-    ensure(unlogged_per_row < per_row / 20.0, || format!("unlogged {unlogged_per_row} B/row, logged {per_row}"))
+    ensure(unlogged_per_row < per_row / 4.0, || format!("unlogged {unlogged_per_row} B/row, logged {per_row}"))
 }
 
 /// A second throwaway server with pg_stat_statements preloaded (the
@@ -178,8 +191,8 @@ fn export_and_insert_from_sql_report_their_table(ctx: &Ctx) -> Result<()> {
     let report = json(&stdout)?;
     follows(include_str!("../../schema/transfer-report.schema.json"), &report)?;
     let cost = &report["server_cost"];
-    let table = ctx.scalar("SELECT pg_table_size('cost_src')")?.parse::<u64>()?;
-    ensure(int(cost, "table_bytes")? == table && int(cost, "table_rows")? == 5000, || format!("{cost} vs {table}"))?;
+    sizes_are_the_servers(ctx, cost, "SELECT 'cost_src'::regclass")?;
+    ensure(int(cost, "table_rows")? == 5000, || cost.to_string())?;
     ensure(cost["wal_bytes"].is_null() && cost["wal_unavailable"].is_null(), || cost.to_string())?;
 
     ctx.query("DROP TABLE IF EXISTS cost_dst; CREATE TABLE cost_dst (LIKE cost_src)")?;
@@ -189,8 +202,8 @@ fn export_and_insert_from_sql_report_their_table(ctx: &Ctx) -> Result<()> {
     let report = json(&stdout)?;
     follows(include_str!("../../schema/transfer-report.schema.json"), &report)?;
     let cost = &report["server_cost"];
-    let table = ctx.scalar("SELECT pg_table_size('cost_dst')")?.parse::<u64>()?;
-    ensure(int(cost, "table_bytes")? == table && int(cost, "table_rows")? == 5000, || format!("{cost} vs {table}"))?;
+    sizes_are_the_servers(ctx, cost, "SELECT 'cost_dst'::regclass")?;
+    ensure(int(cost, "table_rows")? == 5000, || cost.to_string())?;
     ensure(int(cost, "wal_bytes")? > 0 && float(cost, "wal_bytes_per_row")? > 0.0, || cost.to_string())
 }
 
