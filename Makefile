@@ -21,6 +21,7 @@ test: deps
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --quiet
 	$(CARGO) test
 
-## dbload against the server's own COPY of the same rows (see bench/README.md).
+## Every bench (dbload against the server's own COPY, pgbench, wrk; memory
+## per worker and per VU), then one table of figures, ratios and targets.
 bench: build
-	bench/ingest-vs-copy.sh
+	bench/all.sh

@@ -27,6 +27,8 @@ BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"
 
 # shellcheck source=bench/nginx.sh
 . bench/nginx.sh
+# shellcheck source=bench/table.sh
+. bench/table.sh
 if ! command -v wrk >/dev/null; then
   echo "http-vs-wrk: installing wrk from the system packages" >&2
   as_root apt-get update -qq
@@ -85,4 +87,13 @@ echo "http-vs-wrk: nginx 1 worker on 127.0.0.1, POST notify body, $CONNECTIONS c
 printf '  wrk     %10.0f req/s   %6.3f CPU-s per 100k requests (%s threads)\n' "$w" "$(median "${wrk_cpu[@]}")" "$THREADS"
 printf '  dbload  %10.0f req/s   %6.3f CPU-s per 100k requests   peak RSS %s MiB (max %s)\n' \
   "$d" "$(median "${dbload_cpu[@]}")" "$(median "${rss[@]}")" "$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
-awk -v d="$d" -v w="$w" 'BEGIN{printf "  ratio   %10.2f x wrk (target >= 0.90)\n", d / w}'
+ratio=$(awk -v d="$d" -v w="$w" 'BEGIN{printf "%.2f", d / w}')
+echo "  ratio   $(printf '%10s' "$ratio") x wrk (target >= 0.90)"
+w_cpu=$(median "${wrk_cpu[@]}")
+d_cpu=$(median "${dbload_cpu[@]}")
+peak=$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)
+bench_row "http POST, $CONNECTIONS connections, req/s" "$(printf '%.0f' "$d")" "$(printf '%.0f' "$w") (wrk)" "$ratio" \
+  ">= 0.9" "$(met "$ratio" '>=' 0.9)"
+bench_row "  client CPU-s per 100k requests" "$d_cpu" "$w_cpu (wrk)" \
+  "$(awk -v d="$d_cpu" -v w="$w_cpu" 'BEGIN{printf "%.2f", d / w}')" "<= 0.7 s" "$(met "$d_cpu" '<=' 0.7)"
+bench_row "  peak RSS, MiB" "$peak" - - "<= 32" "$(met "$peak" '<=' 32)"

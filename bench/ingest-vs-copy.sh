@@ -26,6 +26,8 @@ START=2024-01-01T00:00:00Z
 
 # shellcheck source=bench/server.sh
 . bench/server.sh
+# shellcheck source=bench/table.sh
+. bench/table.sh
 start_server
 
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
@@ -73,9 +75,12 @@ run_pair() {
   local copy_med dbload_med
   copy_med=$(printf '%s\n' "${copy_rates[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
   dbload_med=$(printf '%s\n' "${dbload_rates[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-  printf '%d worker(s), %s rows: server-side COPY %s rows/s, dbload %s rows/s, ratio %.3f; dbload peak RSS %s MiB\n' \
-    "$workers" "$ROWS" "$copy_med" "$dbload_med" "$(awk -v a="$dbload_med" -v b="$copy_med" 'BEGIN{print a/b}')" \
-    "$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)"
+  local ratio
+  ratio=$(awk -v a="$dbload_med" -v b="$copy_med" 'BEGIN{printf "%.3f", a/b}')
+  printf '%d worker(s), %s rows: server-side COPY %s rows/s, dbload %s rows/s, ratio %s; dbload peak RSS %s MiB\n' \
+    "$workers" "$ROWS" "$copy_med" "$dbload_med" "$ratio" "$(printf '%s\n' "${rss[@]}" | sort -n | tail -1)"
+  bench_row "ingest --method copy, $workers worker(s), rows/s" "$dbload_med" "$copy_med (server COPY)" "$ratio" \
+    ">= 1.0" "$(met "$ratio" '>=' 1.0)"
   rm -f "$work"/rows*.bin
 }
 
@@ -83,5 +88,7 @@ echo "dbload $("$DBLOAD" --version | cut -d' ' -f2) vs server-side COPY; $(nproc
 run_pair 1
 run_pair 2
 dry=$("$MEASURED" ingest --dry-run --rows "$DRY_ROWS" --quiet --output json)
-printf 'dry run (generation + binary COPY encoding, %s workers): %.0f rows/s\n' \
-  "$(echo "$dry" | json_field '["setup"]["workers"]')" "$(echo "$dry" | json_field '["rows_per_sec"]')"
+dry_workers=$(echo "$dry" | json_field '["setup"]["workers"]')
+dry_rate=$(printf '%.0f' "$(echo "$dry" | json_field '["rows_per_sec"]')")
+printf 'dry run (generation + binary COPY encoding, %s workers): %s rows/s\n' "$dry_workers" "$dry_rate"
+bench_row "ingest --dry-run, $dry_workers workers, rows/s" "$dry_rate" - - - -

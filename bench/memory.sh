@@ -45,6 +45,8 @@ scratch=$(mktemp -d /tmp/dbload-memory-bench-XXXXXX)
 chmod 755 "$scratch"
 # shellcheck source=bench/nginx.sh
 . bench/nginx.sh
+# shellcheck source=bench/table.sh
+. bench/table.sh
 nginx_pid=""
 cleanup() {
   stop_nginx
@@ -55,10 +57,20 @@ trap cleanup EXIT
 
 rss_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["client_peak_rss_mib"])'; }
 
+# slope "N1 RSS1" "N2 RSS2": KiB per unit from the first point to the last
+# (`-` when either failed or they are the same N).
+slope() {
+  awk -v f="$1" -v l="$2" 'BEGIN {
+    split(f, a, " "); split(l, z, " ")
+    if (a[2] == "-" || z[2] == "-" || z[1] == a[1]) print "-"
+    else printf "%.0f", (z[2] - a[2]) * 1024 / (z[1] - a[1]) }'
+}
+
 # measure LABEL UNIT "N1 N2 ..." ARGS...: runs `dbload ARGS` for each N (the
 # word UNITS in ARGS, and in $STDIN, a file to read stdin from, becomes N)
 # with every build; prints each build's peak RSS per N, then its slope per
-# unit from the first N to the last.
+# unit from the first N to the last (a row of `make bench`'s table for the
+# first build, against $TARGET_KIB when set).
 measure() {
   local label=$1 unit=$2 list=$3
   shift 3
@@ -90,12 +102,17 @@ measure() {
   done
   line=$(printf '  %-18s' "per $unit")
   for i in "${!builds[@]}"; do
-    line+=$(awk -v f="${first[i]}" -v l="${last[i]}" 'BEGIN {
-      split(f, a, " "); split(l, z, " ")
-      if (a[2] == "-" || z[2] == "-" || z[1] == a[1]) printf " %14s", "-"
-      else printf " %10.0f KiB", (z[2] - a[2]) * 1024 / (z[1] - a[1]) }')
+    local kib
+    kib=$(slope "${first[i]}" "${last[i]}")
+    if [ "$kib" = - ]; then line+=$(printf ' %14s' -); else line+=$(printf ' %10s KiB' "$kib"); fi
   done
   echo "$line"
+  kib=$(slope "${first[0]}" "${last[0]}")
+  if [ -n "${TARGET_KIB:-}" ] && [ "$kib" != - ]; then
+    bench_row "memory per $unit, ${label%% (*}" "$kib KiB" - - "<= $TARGET_KIB KiB" "$(met "$kib" '<=' "$TARGET_KIB")"
+  else
+    bench_row "memory per $unit, ${label%% (*}" "$kib KiB" - - - -
+  fi
   echo
 }
 
@@ -107,9 +124,9 @@ echo
 for part in $PARTS; do
   case $part in
   ingest)
-    measure "ingest --dry-run (batch $BATCH, 10 devices x $MEASUREMENTS readings per worker)" worker "$WORKERS" \
+    TARGET_KIB=1024 measure "ingest --dry-run (batch $BATCH, 10 devices x $MEASUREMENTS readings per worker)" worker "$WORKERS" \
       ingest --dry-run --workers UNITS --devices 10 --measurements "$MEASUREMENTS" --batch-size "$BATCH"
-    measure "ingest into its throwaway PostgreSQL (same rows)" worker "$WORKERS" \
+    TARGET_KIB=1024 measure "ingest into its throwaway PostgreSQL (same rows)" worker "$WORKERS" \
       ingest --workers UNITS --devices 10 --measurements "$MEASUREMENTS" --batch-size "$BATCH"
     ;;
   http)
@@ -121,10 +138,10 @@ for part in $PARTS; do
   "temperature":{"value":{{ walk('t', 23.3, 0.2) | round(2) }},"type":"Number"},
   "dateObserved":{"value":"{{ now() }}","type":"DateTime"}}]}
 EOF
-    measure "http POST, fixed body, $HTTP_DURATION" VU "$VUS" \
+    TARGET_KIB=64 measure "http POST, fixed body, $HTTP_DURATION" VU "$VUS" \
       http POST "http://127.0.0.1:$PORT/v2/notify" --body-file "$scratch/body.json" --vus UNITS \
       --duration "$HTTP_DURATION"
-    measure "http POST, --body-template, $HTTP_DURATION" VU "$VUS" \
+    TARGET_KIB=64 measure "http POST, --body-template, $HTTP_DURATION" VU "$VUS" \
       http POST "http://127.0.0.1:$PORT/v2/notify" --body-template "$scratch/body.j2" --vus UNITS \
       --duration "$HTTP_DURATION"
     ;;

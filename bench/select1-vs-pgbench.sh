@@ -60,6 +60,8 @@ fi
 
 # shellcheck source=bench/server.sh
 . bench/server.sh
+# shellcheck source=bench/table.sh
+. bench/table.sh
 start_server
 printf 'select 1;\n' >"$work/select1.sql"
 
@@ -106,5 +108,12 @@ echo "select1-vs-pgbench: select 1, $PROTOCOL, $CLIENTS clients, ${DURATION} s, 
 printf '  pgbench %10.0f q/s   %6.2f us CPU per query (-j %s)\n' "$p" "$(median "${pg_cpu[@]}")" "$THREADS"
 printf '  dbload  %10.0f q/s   %6.2f us CPU per query (getrusage in its report: %.2f us)\n' \
   "$d" "$(median "${db_cpu[@]}")" "$(median "${db_rusage[@]}")"
-awk -v d="$d" -v p="$p" 'BEGIN{printf "  ratio   %10.2f x pgbench (target >= 1.0)\n", d / p}'
+ratio=$(awk -v d="$d" -v p="$p" 'BEGIN{printf "%.2f", d / p}')
+echo "  ratio   $(printf '%10s' "$ratio") x pgbench (target >= 1.0)"
 echo "  load average: $load_start at start, $load_end at end"
+bench_row "timeit select 1, $PROTOCOL, $CLIENTS clients, q/s" "$(printf '%.0f' "$d")" \
+  "$(printf '%.0f' "$p") (pgbench)" "$ratio" ">= 1.0" "$(met "$ratio" '>=' 1.0)"
+p_cpu=$(median "${pg_cpu[@]}")
+d_cpu=$(median "${db_cpu[@]}")
+bench_row "  client CPU per query, us" "$d_cpu" "$p_cpu (pgbench)" \
+  "$(awk -v d="$d_cpu" -v p="$p_cpu" 'BEGIN{printf "%.2f", d / p}')" - -

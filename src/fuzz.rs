@@ -1,7 +1,7 @@
 //! Property tests that throw generated input at every parser of user input
 //! (workload, mapping and `dbload run` files, `--fail-if`, body templates,
-//! libpq, CrateDB and HTTP URLs, the command line with its durations and
-//! rates) and check the one law they share: an answer, value or error, never
+//! libpq, CrateDB and HTTP URLs, the command line with its durations,
+//! rates and stages) and check the one law they share: an answer, value or error, never
 //! a panic and never a hang. A parser that panics takes a whole run down
 //! with no report; one that hangs takes the terminal.
 //!
@@ -355,6 +355,8 @@ fn command_line() -> impl Strategy<Value = Vec<String>> {
             .prop_map(|(f, v)| vec![f.to_string(), v]),
         (prop::sample::select(vec!["--duration", "--warmup", "--timeout", "--chunk-interval"]), edge_duration())
             .prop_map(|(f, v)| vec![f.to_string(), v]),
+        (prop::sample::select(vec!["--stages", "--rate-stages"]), mutated(stage_list()))
+            .prop_map(|(f, v)| vec![f.to_string(), v]),
     ];
     let command = prop::sample::select(vec![
         vec!["ingest"],
@@ -366,6 +368,12 @@ fn command_line() -> impl Strategy<Value = Vec<String>> {
     (command, prop::collection::vec(flag, 0..4)).prop_map(|(c, flags)| {
         ["dbload"].iter().chain(&c).map(|s| s.to_string()).chain(flags.into_iter().flatten()).collect()
     })
+}
+
+/// `--stages` / `--rate-stages`: `TIME:TARGET` parts, comma-separated.
+fn stage_list() -> impl Strategy<Value = String> {
+    prop::collection::vec((edge_duration(), edge_number()), 0..4)
+        .prop_map(|parts| parts.iter().map(|(d, n)| format!("{d}:{n}")).collect::<Vec<_>>().join(","))
 }
 
 /// JSON input as insert-json meets it: rows, arrays, pretty printing, and

@@ -108,3 +108,123 @@ pub enum Warmup {
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
+
+/// `--stages` (k6's ramping VUs) or `--rate-stages` (k6's ramping arrival
+/// rate): targets reached linearly, each from the one before, over each
+/// stage's duration. Plain data here, checked by `config/`; the loop's
+/// pacer reads it as the run's schedule, the reports as its stages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stages {
+    pub ramps: Ramps,
+    /// The target the first stage starts from: k6's `startVUs` (1 unless
+    /// the connections flag says otherwise) or `startRate` (0).
+    pub start: f64,
+    pub stages: Vec<Stage>,
+}
+
+/// What stages ramp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ramps {
+    /// Workers (connections, VUs) busy at once: a closed loop.
+    Vus,
+    /// Units (rows, queries, requests) started per second: an open loop.
+    Rate,
+}
+
+/// One stage as given: `30s:10`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stage {
+    pub duration: Duration,
+    pub target: f64,
+}
+
+/// A stage placed on the run's clock: from `start` to `end` (since the
+/// run's start), its target going linearly from `from` to `to`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub start: Duration,
+    pub end: Duration,
+    pub from: f64,
+    pub to: f64,
+}
+
+impl Span {
+    /// The target at `t`, inside the span.
+    pub fn target_at(&self, t: Duration) -> f64 {
+        let length = (self.end - self.start).as_secs_f64();
+        if length == 0.0 {
+            return self.to;
+        }
+        let along = (t.saturating_sub(self.start).as_secs_f64() / length).min(1.0);
+        self.from + (self.to - self.from) * along
+    }
+
+    /// The integral of the target over the span's first `into` of time:
+    /// with rate stages, the units the schedule calls for in it.
+    pub fn units_in(&self, into: Duration) -> f64 {
+        let length = (self.end - self.start).as_secs_f64();
+        if length == 0.0 {
+            return 0.0;
+        }
+        let t = into.as_secs_f64().min(length);
+        self.from * t + (self.to - self.from) * t * t / (2.0 * length)
+    }
+}
+
+impl Stages {
+    /// The stages on the run's clock, in order.
+    pub fn spans(&self) -> impl Iterator<Item = Span> + '_ {
+        let mut at = Duration::ZERO;
+        let mut from = self.start;
+        self.stages.iter().map(move |s| {
+            let span = Span { start: at, end: at + s.duration, from, to: s.target };
+            (at, from) = (span.end, s.target);
+            span
+        })
+    }
+
+    /// The mean of the target over the whole run: for rate stages, the
+    /// units they call for in all per second of their total time.
+    pub fn mean(&self) -> f64 {
+        let total: f64 = self.spans().map(|s| s.units_in(s.end - s.start)).sum();
+        total / self.duration().as_secs_f64().max(f64::MIN_POSITIVE)
+    }
+
+    /// How long the stages take together: the run's duration.
+    pub fn duration(&self) -> Duration {
+        self.stages.iter().map(|s| s.duration).sum()
+    }
+
+    /// The highest target, the start included: how many workers a run of
+    /// VU stages starts, or the rate that sizes the operations in flight.
+    pub fn peak(&self) -> f64 {
+        self.stages.iter().map(|s| s.target).fold(self.start, f64::max)
+    }
+
+    /// The stage (0-based) that `t` falls in; `None` past the end. A stage
+    /// of no duration holds no time: a jump from one target to the next.
+    pub fn index_at(&self, t: Duration) -> Option<usize> {
+        self.spans().position(|s| t >= s.start && t < s.end)
+    }
+
+    /// The target at `t`: the last one once the stages are over.
+    pub fn target_at(&self, t: Duration) -> f64 {
+        self.spans()
+            .find(|s| t < s.end)
+            .map_or_else(|| self.stages.last().map_or(self.start, |s| s.target), |s| s.target_at(t))
+    }
+}
+
+/// As the flag was written: `--rate-stages 30s:100,1m:1000`.
+impl std::fmt::Display for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let flag = match self.ramps {
+            Ramps::Vus => "--stages",
+            Ramps::Rate => "--rate-stages",
+        };
+        let parts: Vec<String> =
+            self.stages.iter().map(|s| format!("{}:{}", humantime::format_duration(s.duration), s.target)).collect();
+        write!(f, "{flag} {}", parts.join(","))
+    }
+}

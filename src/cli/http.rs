@@ -102,6 +102,9 @@ pub struct HttpArgs {
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 
+    #[command(flatten)]
+    pub stages: super::StagesArgs,
+
     /// Closed loop: each VU pauses this long after each request (k6's sleep()).
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, conflicts_with = "rate", help_heading = "Run")]
     pub sleep: Option<Duration>,

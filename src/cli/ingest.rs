@@ -167,6 +167,9 @@ pub struct IngestArgs {
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<std::time::Duration>,
 
+    #[command(flatten)]
+    pub stages: super::StagesArgs,
+
     /// Open loop: schedule batches at this many rows per second in total; latency is then
     /// measured from each batch's intended start.
     #[arg(long, value_name = "ROWS_PER_SEC", help_heading = "Run")]

@@ -88,6 +88,34 @@ pub struct StopArgs {
     pub dir: PathBuf,
 }
 
+/// k6's stages: how the load changes during the run. Either replaces --duration: the run lasts
+/// the stages' total.
+#[derive(Debug, Args, Clone, Default)]
+pub struct StagesArgs {
+    /// Ramp the workers busy at once, k6's ramping-vus: TIME:VUS,... (e.g. 30s:10,1m:50,30s:0).
+    /// Each stage goes linearly from the target before it (at the start: the connections flag,
+    /// else 1, as k6's startVUs) to its own over its time; 0s jumps. A closed loop: as many
+    /// workers connect as the highest target, and those beyond the current one wait. The run
+    /// lasts the stages' total (no --duration); the report shows each stage.
+    #[arg(long, visible_alias = "stage", value_name = "TIME:VUS,...", help_heading = "Run")]
+    pub stages: Option<String>,
+
+    /// Ramp the arrival rate, k6's ramping-arrival-rate: TIME:PER_SEC,... (e.g.
+    /// 30s:100,1m:1000,30s:1000), per second as --rate counts (rows for ingest). From 0 (k6's
+    /// startRate), linearly within each stage; an open loop like --rate, latency from each
+    /// intended start. The connections flag bounds what is in flight, as with --rate. The run
+    /// lasts the stages' total (no --duration); the report shows each stage.
+    #[arg(long, value_name = "TIME:PER_SEC,...", conflicts_with = "stages", help_heading = "Run")]
+    pub rate_stages: Option<String>,
+}
+
+impl StagesArgs {
+    /// Whether stages were given: they bound the run in time, as --duration does.
+    pub fn given(&self) -> bool {
+        self.stages.is_some() || self.rate_stages.is_some()
+    }
+}
+
 /// Where the load goes.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Target")]

@@ -59,6 +59,9 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "TIME", value_parser = humantime::parse_duration, help_heading = "Run")]
     pub duration: Option<Duration>,
 
+    #[command(flatten)]
+    pub stages: super::StagesArgs,
+
     /// Warm-up excluded from the figures: a time (10s) or a number of queries (50). Either way it
     /// is the first part of the run, taken out of --duration, --repeat or --max-queries.
     #[arg(long, value_name = "TIME|QUERIES", help_heading = "Run")]

@@ -139,6 +139,7 @@ pub fn into_table(
         rows_per_worker,
         duration: None,
         rate: None,
+        stages: None,
         warmup: Warmup::None,
         seed,
         start_us: 0,

@@ -16,7 +16,7 @@ use crate::driver::http::check::Check;
 use crate::driver::http::template::BodyTemplate;
 use crate::driver::http::{is_secret, Endpoint, RequestSpec};
 use crate::error::usage;
-use crate::op::Warmup;
+use crate::op::{Stages, Warmup};
 
 /// The run length when neither `--duration` nor `--iterations` is given (wrk's).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -53,6 +53,8 @@ pub struct HttpConfig {
     pub sleep: Option<Duration>,
     /// Total requests per second, open loop.
     pub rate: Option<f64>,
+    /// `--stages` or `--rate-stages`; `duration` is their total.
+    pub stages: Option<Stages>,
     pub warmup: Warmup,
     pub seed: u64,
     /// Runtime worker threads.
@@ -156,15 +158,22 @@ impl HttpConfig {
             )));
         }
         let rate = super::check_rate(a.rate, "requests")?;
-        let vus = match (a.vus, rate) {
-            (Some(n), _) => super::connections("--vus", n, "virtual user")?,
-            (None, Some(r)) => default_in_flight(r, MAX_DEFAULT_VUS),
-            (None, None) => 1,
+        let stages = super::resolve_stages(&a.stages, a.duration, rate, ("--vus", a.vus))?;
+        if a.sleep.is_some() && a.stages.rate_stages.is_some() {
+            return Err(usage(
+                "--sleep and --rate-stages: an open loop's schedule sets when requests start; leave out --sleep",
+            ));
+        }
+        let vus = match (super::stage_workers(stages.as_ref()), a.vus, super::sizing_rate(rate, stages.as_ref())) {
+            (Some(n), _, _) => n,
+            (None, Some(n), _) => super::connections("--vus", n, "virtual user")?,
+            (None, None, Some(r)) => default_in_flight(r, MAX_DEFAULT_VUS),
+            (None, None, None) => 1,
         };
         if a.duration.is_some_and(|d| d.is_zero()) {
             return Err(usage("--duration 0s: give a positive duration such as 30s or 5m"));
         }
-        let (iterations, duration) = match (a.iterations, a.duration) {
+        let (iterations, duration) = match (a.iterations, stages.as_ref().map(Stages::duration).or(a.duration)) {
             (Some(0), _) => return Err(usage("--iterations 0: give at least 1 request")),
             (None, None) => (None, Some(DEFAULT_DURATION)),
             (i, d) => (i, d),
@@ -198,6 +207,7 @@ impl HttpConfig {
             duration,
             sleep: a.sleep.filter(|s| !s.is_zero()),
             rate,
+            stages,
             warmup: parse_warmup(a.warmup.as_deref(), vus, "requests", iterations.map(|n| (n, "--iterations")))?,
             seed: a.seed,
             threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),

@@ -16,7 +16,7 @@ use crate::dialect::{Dialect, Engine, Method, PartitionBy, TableOptions};
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::{cpu, measurement, ModelSpec, Schema, SqlType};
-use crate::op::Warmup;
+use crate::op::{Stages, Warmup};
 
 /// tsdbperf's default number of measurements per device.
 const DEFAULT_MEASUREMENTS: u64 = 100_000;
@@ -60,6 +60,8 @@ pub struct IngestConfig {
     pub duration: Option<Duration>,
     /// Total rows per second, open loop.
     pub rate: Option<f64>,
+    /// `--stages` or `--rate-stages`; `duration` is their total.
+    pub stages: Option<Stages>,
     pub warmup: Warmup,
     pub seed: u64,
     /// First reading's time, µs since the Unix epoch.
@@ -192,9 +194,12 @@ impl IngestConfig {
 
     /// Resolve the flags. `env` reads environment variables (injected for tests).
     pub fn resolve(a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
-        let workers = match a.workers {
-            Some(w) => super::connections("--workers", w, "worker")?,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        let stages = super::resolve_stages(&a.stages, a.duration, a.rate, ("--workers", a.workers))?;
+        let duration = stages.as_ref().map(Stages::duration).or(a.duration);
+        let workers = match (super::stage_workers(stages.as_ref()), a.workers) {
+            (Some(n), _) => n,
+            (None, Some(w)) => super::connections("--workers", w, "worker")?,
+            (None, None) => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         };
         if a.batch_size == 0 {
             return Err(usage("--batch-size 0: a batch needs at least 1 row"));
@@ -223,7 +228,7 @@ impl IngestConfig {
             _ => (a.method, a.upsert),
         };
 
-        let measurements = a.measurements.or(match (a.rows, a.duration) {
+        let measurements = a.measurements.or(match (a.rows, duration) {
             (None, None) => Some(DEFAULT_MEASUREMENTS),
             _ => None,
         });
@@ -336,13 +341,14 @@ impl IngestConfig {
             workers,
             batch_size: a.batch_size,
             rows_per_worker,
-            duration: a.duration,
+            duration,
             rate,
+            stages,
             warmup,
             seed: a.seed,
             start_us,
             verify: a.verify,
-            reconnect: super::reconnect(a.reconnect, a.no_reconnect, a.duration),
+            reconnect: super::reconnect(a.reconnect, a.no_reconnect, duration),
             output: OutputConfig::resolve(a.output, Contract::Ingest)?,
         };
         cfg.check_known_engine()?;

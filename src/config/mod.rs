@@ -17,12 +17,12 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::cli::{OutputArgs, OutputFormat, TargetArgs};
+use crate::cli::{OutputArgs, OutputFormat, StagesArgs, TargetArgs};
 use crate::dialect::Engine;
 use crate::driver::cratedb_http::CrateTarget;
 use crate::driver::PgTarget;
 use crate::error::usage;
-use crate::op::Warmup;
+use crate::op::{Ramps, Stage, Stages, Warmup};
 use crate::stats::repeat::MAX_RUNS;
 use crate::target::LocalOptions;
 use fail_if::{Condition, Contract};
@@ -270,4 +270,104 @@ pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str, total: Option<(u6
     humantime::parse_duration(s)
         .map(Warmup::Duration)
         .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of {unit} (100000)")))
+}
+
+/// `--stages` or `--rate-stages` (clap lets only one through), parsed and
+/// checked against the flags they replace. `start_flag`: the flag that
+/// sets the workers, and its value if given, which a VU ramp starts from
+/// (k6's startVUs; 1 if not given). A rate ramp starts from 0 (k6's startRate).
+pub fn resolve_stages(
+    a: &StagesArgs,
+    duration: Option<Duration>,
+    rate: Option<f64>,
+    start_flag: (&str, Option<u32>),
+) -> Result<Option<Stages>> {
+    let (flag, text, ramps) = match (&a.stages, &a.rate_stages) {
+        (Some(t), _) => ("--stages", t, Ramps::Vus),
+        (None, Some(t)) => ("--rate-stages", t, Ramps::Rate),
+        (None, None) => return Ok(None),
+    };
+    let (start, unit) = match ramps {
+        Ramps::Vus => (f64::from(start_flag.1.unwrap_or(1)), "a whole number of workers"),
+        Ramps::Rate => (0.0, "a number per second"),
+    };
+    let stages = parse_stages(flag, text, ramps, unit)?;
+    let stages = Stages { ramps, start, stages };
+    let total = stages.stages.iter().try_fold(Duration::ZERO, |sum, s| sum.checked_add(s.duration));
+    match total {
+        None => return Err(usage(format!("{flag} {text}: the stages' total time is past what a clock holds"))),
+        Some(t) if t.is_zero() => {
+            return Err(usage(format!("{flag} {text}: the stages take no time; give each a time such as 30s")))
+        }
+        Some(_) => {}
+    }
+    if stages.peak() <= 0.0 {
+        return Err(usage(format!("{flag} {text}: every target is 0, so nothing would run; give one above 0")));
+    }
+    if duration.is_some() {
+        return Err(usage(format!(
+            "{flag} and --duration: the run lasts the stages' total ({}); leave out --duration",
+            humantime::format_duration(stages.duration())
+        )));
+    }
+    if rate.is_some() {
+        return Err(usage(format!(
+            "{flag} and --rate: {}; leave out --rate",
+            match ramps {
+                Ramps::Vus => "--stages ramps workers in a closed loop, --rate-stages ramps the rate",
+                Ramps::Rate => "--rate-stages sets the rate over time",
+            }
+        )));
+    }
+    if stage_workers(Some(&stages)).is_some_and(|n| n > MAX_CONNECTIONS) {
+        return Err(usage(format!(
+            "{flag} {text}: at most {MAX_CONNECTIONS} workers (each opens a connection of its own)"
+        )));
+    }
+    if let (Ramps::Vus, (name, Some(n))) = (ramps, start_flag) {
+        connections(name, n, "worker")?;
+    }
+    Ok(Some(stages))
+}
+
+/// `TIME:TARGET,...`, each part named by its place when it is wrong.
+fn parse_stages(flag: &str, text: &str, ramps: Ramps, unit: &str) -> Result<Vec<Stage>> {
+    let example = match ramps {
+        Ramps::Vus => "30s:10,1m:50,30s:0",
+        Ramps::Rate => "30s:100,1m:1000,30s:1000",
+    };
+    if text.trim().is_empty() {
+        return Err(usage(format!("{flag} {text:?}: no stage given; give TIME:TARGET,... such as {example}")));
+    }
+    text.split(',')
+        .enumerate()
+        .map(|(i, part)| {
+            let bad = |why: String| {
+                usage(format!("{flag} {text}: stage {} {part:?}: {why}; give TIME:TARGET,... such as {example}", i + 1))
+            };
+            let Some((time, target)) = part.trim().split_once(':') else {
+                return Err(bad("no target (write TIME:TARGET)".into()));
+            };
+            let duration =
+                humantime::parse_duration(time.trim()).map_err(|e| bad(format!("{time:?} is not a time ({e})")))?;
+            let n = target.trim().parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0);
+            let n = match (ramps, n) {
+                (Ramps::Vus, Some(n)) if n.fract() == 0.0 => n,
+                (Ramps::Rate, Some(n)) => n,
+                _ => return Err(bad(format!("target {target:?} is not {unit}, 0 or more"))),
+            };
+            Ok(Stage { duration, target: n })
+        })
+        .collect()
+}
+
+/// With VU stages: the workers a run starts, as many as the highest target.
+pub fn stage_workers(stages: Option<&Stages>) -> Option<u32> {
+    stages.filter(|s| s.ramps == Ramps::Vus).map(|s| s.peak().ceil() as u32)
+}
+
+/// The rate that sizes the operations in flight when no flag does:
+/// `--rate`, or the highest of `--rate-stages`.
+pub fn sizing_rate(rate: Option<f64>, stages: Option<&Stages>) -> Option<f64> {
+    rate.or(stages.filter(|s| s.ramps == Ramps::Rate).map(Stages::peak))
 }

@@ -11,7 +11,7 @@ use super::ingest::split_rows;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{QueryRunArgs, TimeitArgs, WorkloadArgs};
 use crate::error::usage;
-use crate::op::Warmup;
+use crate::op::{Stages, Warmup};
 use crate::workload::explain::ExplainMode;
 use crate::workload::Protocol;
 use crate::workload::{file, QuerySpec};
@@ -37,6 +37,8 @@ pub struct QueryConfig {
     pub duration: Option<Duration>,
     /// Total queries per second, open loop.
     pub rate: Option<f64>,
+    /// `--stages` or `--rate-stages`; `duration` is their total.
+    pub stages: Option<Stages>,
     pub warmup: Warmup,
     pub seed: u64,
     pub explain: Option<ExplainMode>,
@@ -70,19 +72,20 @@ impl QueryConfig {
                 Arc::from(vec![spec])
             })
             .collect();
-        let total = match (a.repeat, a.run.duration) {
+        let bounded_in_time = a.run.duration.is_some() || a.run.stages.given();
+        let total = match (a.repeat, bounded_in_time) {
             (Some(0), _) => return Err(usage("--repeat 0: give at least 1 execution")),
             (Some(n), _) => Some(n),
-            (None, Some(_)) => None,
-            (None, None) => Some(DEFAULT_REPEAT),
+            (None, true) => None,
+            (None, false) => Some(DEFAULT_REPEAT),
         };
         Self::resolve("timeit", phases, total, a.run, a.target, a.output, env)
     }
 
     pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
         let queries = file::load(&a.file)?;
-        if a.max_queries.is_none() && a.run.duration.is_none() {
-            return Err(usage("workload: say when to stop with --max-queries N or --duration TIME"));
+        if a.max_queries.is_none() && a.run.duration.is_none() && !a.run.stages.given() {
+            return Err(usage("workload: say when to stop with --max-queries N, --duration TIME or stages"));
         }
         if a.max_queries == Some(0) {
             return Err(usage("--max-queries 0: give at least 1 query"));
@@ -101,11 +104,15 @@ impl QueryConfig {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
         super::check_rate(r.rate, "queries")?;
-        let concurrency = match (r.concurrency, r.rate) {
-            (Some(n), _) => super::connections("--concurrency", n, "query stream")?,
-            (None, Some(rate)) => default_in_flight(rate, MAX_DEFAULT_CONCURRENCY),
-            (None, None) => 1,
+        let stages = super::resolve_stages(&r.stages, r.duration, r.rate, ("--concurrency", r.concurrency))?;
+        let sizing_rate = super::sizing_rate(r.rate, stages.as_ref());
+        let concurrency = match (super::stage_workers(stages.as_ref()), r.concurrency, sizing_rate) {
+            (Some(n), _, _) => n,
+            (None, Some(n), _) => super::connections("--concurrency", n, "query stream")?,
+            (None, None, Some(rate)) => default_in_flight(rate, MAX_DEFAULT_CONCURRENCY),
+            (None, None, None) => 1,
         };
+        let duration = stages.as_ref().map(Stages::duration).or(r.duration);
         if r.duration.is_some_and(|d| d.is_zero()) {
             return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
         }
@@ -123,12 +130,13 @@ impl QueryConfig {
             concurrency,
             per_worker,
             max_queries: total,
-            duration: r.duration,
+            duration,
             rate: r.rate,
+            stages,
             warmup,
             seed: r.seed,
             explain: r.explain,
-            reconnect: super::reconnect(r.reconnect, r.no_reconnect, r.duration),
+            reconnect: super::reconnect(r.reconnect, r.no_reconnect, duration),
             output: OutputConfig::resolve(output, Contract::Query)?,
         })
     }
@@ -188,6 +196,34 @@ mod tests {
     fn statements_split_on_semicolons_outside_quotes() {
         let script = "-- a comment\nselect 1; select ';' -- trailing\n;\n\nselect \"a;b\" from t";
         assert_eq!(split_statements(script), vec!["select 1", "select ';'", "select \"a;b\" from t"]);
+    }
+
+    /// Stages as k6 reads them: VUs from the connections flag (else 1) up
+    /// to the highest target, which sets the workers; a rate from 0, with
+    /// the connections flag or the highest rate sizing what is in flight;
+    /// the run lasts the stages' total.
+    #[test]
+    fn stages_set_the_workers_and_the_duration_as_k6_does() {
+        use crate::op::Ramps;
+        use clap::Parser;
+        let timeit = |flags: &[&str]| {
+            let argv = [&["dbload", "timeit", "-s", "select 1"], flags].concat();
+            let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+                unreachable!("timeit")
+            };
+            QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap()
+        };
+        let c = timeit(&["--stages", "30s:10,1m:50,30s:0"]);
+        let s = c.stages.as_ref().unwrap();
+        assert_eq!((s.ramps, s.start, c.concurrency), (Ramps::Vus, 1.0, 50));
+        assert_eq!((c.duration, c.max_queries, c.reconnect), (Some(Duration::from_secs(120)), None, true));
+        let c = timeit(&["--stage", "10s:4", "--concurrency", "2"]);
+        assert_eq!((c.stages.unwrap().start, c.concurrency), (2.0, 4), "--concurrency is k6's startVUs");
+        let c = timeit(&["--rate-stages", "30s:100,1m:1000,30s:1000"]);
+        let s = c.stages.as_ref().unwrap();
+        assert_eq!((s.ramps, s.start, c.concurrency, c.rate), (Ramps::Rate, 0.0, 20, None));
+        assert_eq!(timeit(&["--rate-stages", "10s:5", "--concurrency", "3"]).concurrency, 3);
+        assert_eq!(timeit(&["--rate-stages", "10s:5", "--repeat", "7"]).max_queries, Some(7), "whichever first");
     }
 
     /// Found by `bench/fuzz.sh`: `--concurrency 2147483647` set up that many

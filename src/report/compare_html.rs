@@ -10,7 +10,7 @@ use minijinja::{context, Environment};
 use plotters::style::RGBColor;
 use serde_json::Value as Json;
 
-use super::html::{line_chart, tick, Chart, Line, XAxis, BLUE, ORANGE, RED, SECONDS};
+use super::html::{line_chart, tick, Chart, Line, Marks, XAxis, BLUE, ORANGE, RED, SECONDS};
 use super::text::group;
 
 const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
@@ -114,7 +114,7 @@ fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
                       runs)"
                 .into(),
             legend: spectra.iter().map(Line::key).collect(),
-            svg: line_chart(&spectra, &NINES, "ms", None, &[], tick)?,
+            svg: line_chart(&spectra, &NINES, "ms", None, &Marks::default(), tick)?,
         });
     }
     if !timelines.is_empty() {
@@ -122,7 +122,9 @@ fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
             title: "Throughput per second".into(),
             caption: "operations (rows, queries, requests) completed in each second; with --runs, the last run".into(),
             legend: timelines.iter().map(Line::key).collect(),
-            svg: line_chart(&timelines, &SECONDS, "per second", None, &[], |v| group(v.round().max(0.0) as u64))?,
+            svg: line_chart(&timelines, &SECONDS, "per second", None, &Marks::default(), |v| {
+                group(v.round().max(0.0) as u64)
+            })?,
         });
     }
     Ok(out)

@@ -38,6 +38,8 @@ const GRID: RGBColor = RGBColor(229, 231, 235);
 const FAINT_GRID: RGBColor = RGBColor(243, 244, 246);
 /// The shade of an outage window (`--reconnect`) behind the lines.
 const OUTAGE: RGBColor = RGBColor(254, 215, 170);
+/// The line where a stage (`--stages`, `--rate-stages`) gives way to the next.
+const BOUNDARY: RGBColor = RGBColor(107, 114, 128);
 
 /// Writes the HTML report of any command's report to `path`.
 pub fn write_file<R: Serialize>(report: &R, path: &Path) -> Result<()> {
@@ -67,6 +69,7 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
     env.add_filter("percent", |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{:.2}%", v * 100.0)));
     env.add_filter("bytes", |v: Option<f64>| v.map_or_else(|| "–".into(), k6_bytes));
     env.add_filter("binary_bytes", |v: Option<f64>| v.map_or_else(|| "–".into(), super::server_cost::binary_size));
+    env.add_filter("number", |v: f64| tick(&v));
     let template = env.get_template(TEMPLATE_NAME).context("the HTML report template")?;
     template.render(context! { r => Serde(&json), parts }).context("rendering the HTML report")
 }
@@ -128,7 +131,7 @@ pub(super) struct Chart {
     pub(super) svg: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub(super) struct LegendKey {
     label: String,
     color: String,
@@ -183,6 +186,18 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         .collect();
     let outage_key = (!outages.is_empty())
         .then(|| LegendKey { label: "outage (a connection lost)".into(), color: "#fed7aa".into() });
+    // Where one stage (`--stages`, `--rate-stages`) gives way to the next.
+    let boundaries: Vec<f64> = part["stages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .skip(1)
+        .filter_map(|s| s["start_s"].as_f64())
+        .collect();
+    let stage_key =
+        (!boundaries.is_empty()).then(|| LegendKey { label: "stage boundary".into(), color: "#6b7280".into() });
+    let marks = Marks { outages: &outages, boundaries: &boundaries };
     let mut out = Vec::new();
     if timeline.len() >= 2 {
         let done =
@@ -197,8 +212,13 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         out.push(Chart {
             title: format!("Throughput: {unit} per second"),
             caption: format!("{what} completed in each second since the start; the last second may be partial"),
-            legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(outage_key).collect(),
-            svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &outages, |v| {
+            legend: std::iter::once(&done)
+                .chain(&errors)
+                .map(Line::key)
+                .chain(outage_key)
+                .chain(stage_key.clone())
+                .collect(),
+            svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &marks, |v| {
                 group(v.round().max(0.0) as u64)
             })?,
         });
@@ -210,8 +230,8 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
             out.push(Chart {
                 title: "Latency per second (ms)".into(),
                 caption: "mean and max latency of the operations that completed in each second".into(),
-                legend: lines.iter().map(Line::key).collect(),
-                svg: line_chart(&lines, &SECONDS, "ms", None, &outages, tick)?,
+                legend: lines.iter().map(Line::key).chain(stage_key).collect(),
+                svg: line_chart(&lines, &SECONDS, "ms", None, &marks, tick)?,
             });
         }
     }
@@ -276,15 +296,24 @@ fn whole(v: &f64) -> String {
     format!("{v:.0}")
 }
 
+/// What a timeline chart marks behind its lines, in seconds since the start.
+#[derive(Default)]
+pub(super) struct Marks<'a> {
+    /// Outage windows (start, end), shaded.
+    pub(super) outages: &'a [(f64, f64)],
+    /// Where a stage begins (the first one's start left out), a vertical line each.
+    pub(super) boundaries: &'a [f64],
+}
+
 /// Lines over `x` on the left axis, and an optional line on a right
 /// axis of its own (errors are too few to see on the throughput's scale),
-/// over shaded `outages` (start and end in seconds).
+/// over the `marks`.
 pub(super) fn line_chart(
     lines: &[Line],
     x: &XAxis,
     y_desc: &str,
     right: Option<&Line>,
-    outages: &[(f64, f64)],
+    marks: &Marks,
     y_label: fn(&f64) -> String,
 ) -> Result<String> {
     let x_max = lines.iter().chain(right).flat_map(|l| l.points.iter().flatten()).map(|p| p.0).fold(1.0, f64::max);
@@ -308,7 +337,11 @@ pub(super) fn line_chart(
             .x_desc(x.desc)
             .y_desc(y_desc)
             .draw()?;
-        chart.draw_series(outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())))?;
+        chart
+            .draw_series(marks.outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())))?;
+        chart.draw_series(
+            marks.boundaries.iter().map(|&at| PathElement::new(vec![(at, 0.0), (at, y_max)], BOUNDARY.stroke_width(2))),
+        )?;
         for line in lines {
             for run in line.segments() {
                 chart.draw_series(LineSeries::new(run, line.color.filled().stroke_width(2)).point_size(dots))?;
@@ -491,6 +524,27 @@ mod tests {
             assert!(c.svg.to_uppercase().contains(shade), "{}: the window is shaded", c.title);
         }
         assert_eq!(charts[0].legend.last().unwrap().label, "outage (a connection lost)");
+    }
+
+    #[test]
+    fn stage_boundaries_are_lines_on_the_timeline_charts_and_stages_a_table() {
+        let mut report = workload(timeline(), latency());
+        let stage = |n: u64, start: f64, end: f64| {
+            json!({"stage": n, "ramps": "rate", "start_s": start, "end_s": end, "from": 0.0, "to": 100.0,
+                   "target_per_sec": 50.0, "ok": 100, "units": 100, "errors": 0, "per_sec": 50.0, "latency_ms": null})
+        };
+        report["stages"] = json!([stage(1, 0.0, 1.0), stage(2, 1.0, 2.0)]);
+        let boundary = "#6B7280";
+        let plain = charts(&workload(timeline(), latency())).unwrap();
+        assert!(!plain[0].svg.to_uppercase().contains(boundary), "no stages, no boundary");
+        let charts = charts(&report).unwrap();
+        for c in &charts[..2] {
+            let lines = c.svg.to_uppercase().matches(&format!("STROKE=\"{boundary}\"")).count();
+            assert_eq!(lines, 1, "{}: one boundary, between the two stages", c.title);
+            assert_eq!(c.legend.last().unwrap().label, "stage boundary");
+        }
+        let html = render(&report).unwrap();
+        assert!(html.contains("<h3>Stages</h3>") && html.contains("0 → 100/s"), "the stages' table");
     }
 
     #[test]

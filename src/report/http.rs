@@ -10,13 +10,16 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::text::{accounting_line, client_and_verdict, error_lines, group, interrupted_banner, rate_warning_line};
+use super::text::{
+    accounting_line, client_and_verdict, error_lines, group, interrupted_banner, pacing_words, rate_warning_line,
+    stage_lines,
+};
 use super::{
-    error_entries, span_s, timeline, Accounting, ClientReport, ErrorEntry, Header, Paced, Pacing, TimelineEntry,
-    Verdict,
+    error_entries, paced_rate, span_s, stage_entries, timeline, Accounting, ClientReport, ErrorEntry, Header, Paced,
+    Pacing, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::http::{BodySource, HttpConfig};
-use crate::op::Warmup;
+use crate::op::{Stages, Warmup};
 use crate::outcome::HttpOutcome;
 use crate::stats::LatencySummary;
 
@@ -70,6 +73,8 @@ pub struct HttpReport {
     pub client: ClientReport,
     /// Per second: `rows` are requests that succeeded, `batches` all requests that completed.
     pub timeline: Vec<TimelineEntry>,
+    /// `--stages` or `--rate-stages`: each stage's figures (empty without).
+    pub stages: Vec<StageEntry>,
     pub setup: HttpSetup,
 }
 
@@ -100,6 +105,8 @@ pub struct HttpSetup {
     /// Threads that ran the VUs.
     pub threads: usize,
     pub rate_per_sec: Option<f64>,
+    /// `--stages` or `--rate-stages`, as given.
+    pub stages: Option<String>,
     pub iterations_limit: Option<u64>,
     pub duration_limit_s: Option<f64>,
     pub sleep_s: Option<f64>,
@@ -123,7 +130,9 @@ impl HttpReport {
         let errors = m.failed_batches + rec.warmup.failed_batches;
         let rate = |n: u64| if duration_s > 0.0 { n as f64 / duration_s } else { 0.0 };
         let spec = &cfg.request;
-        let paced = Paced { rate: cfg.rate, unit: "requests", in_flight_flag: "--vus", reached: rate(http_reqs) };
+        let (target_rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let paced =
+            Paced { rate: target_rate, rate_flag, unit: "requests", in_flight_flag: "--vus", reached: rate(http_reqs) };
         let pacing = Pacing::of(paced, m, f.dropped);
         let body = match &cfg.body {
             BodySource::Fixed { label: Some(l) } => l.clone(),
@@ -168,6 +177,7 @@ impl HttpReport {
             }),
             client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
+            stages: stage_entries(cfg.stages.as_ref(), rec, f.wall),
             setup: HttpSetup {
                 method: spec.method.clone(),
                 target: spec.endpoint.redacted.clone(),
@@ -176,6 +186,7 @@ impl HttpReport {
                 vus: cfg.vus,
                 threads: cfg.threads,
                 rate_per_sec: cfg.rate,
+                stages: cfg.stages.as_ref().map(Stages::to_string),
                 iterations_limit: cfg.iterations,
                 duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
                 sleep_s: cfg.sleep.map(|d| d.as_secs_f64()),
@@ -253,10 +264,7 @@ pub fn render(r: &HttpReport) -> String {
     let s = &r.setup;
     interrupted_banner(&mut out, &r.verdict);
     let _ = writeln!(out, "dbload {} http {} {}", r.header.dbload_version, s.method, s.target);
-    let mode = match s.rate_per_sec {
-        Some(rate) => format!("open loop at {} requests/s", group(rate as u64)),
-        None => "closed loop".into(),
-    };
+    let mode = pacing_words(s.stages.as_deref(), s.rate_per_sec, "requests");
     let limit = match (s.iterations_limit, s.duration_limit_s) {
         (Some(n), Some(d)) => format!("{} requests or {d} s", group(n)),
         (Some(n), None) => format!("{} requests", group(n)),
@@ -318,7 +326,8 @@ pub fn render(r: &HttpReport) -> String {
     let failed = r.http_reqs - r.requests_ok;
     metric(&mut out, "http_req_failed", &format!("{} {} of {}", percent(failed, r.http_reqs), failed, r.http_reqs));
     metric(&mut out, "http_reqs", &format!("{} {:.1}/s", r.http_reqs, r.http_reqs_per_sec));
-    if s.rate_per_sec.is_some() {
+    // Open loop (`--rate`, `--rate-stages`): pacing has figures.
+    if r.pacing.late.is_some() {
         metric(&mut out, "response_time", &format!("{} (from the intended start)", trend(&r.latency_ms)));
         if let Some(late) = r.pacing.late {
             let after = r.pacing.late_after_ms;
@@ -346,6 +355,7 @@ pub fn render(r: &HttpReport) -> String {
             w.errors
         );
     }
+    stage_lines(&mut out, &r.stages, "requests");
     rate_warning_line(&mut out, &r.pacing);
     client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
     out

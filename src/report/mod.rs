@@ -25,7 +25,7 @@ use crate::config::fail_if::Condition;
 use crate::config::{IngestConfig, TableAction, LATE_AFTER};
 use crate::dialect::{Engine, Method, TableOptions};
 use crate::error::exit;
-use crate::op::Warmup;
+use crate::op::{Ramps, Stages, Warmup};
 use crate::outcome::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
 use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};
@@ -287,8 +287,10 @@ pub struct Pacing {
 
 /// How a command names what it paces, for [`Pacing::of`].
 pub(crate) struct Paced<'a> {
-    /// `--rate`, units per second.
+    /// `--rate`, units per second (the mean of `--rate-stages`).
     pub rate: Option<f64>,
+    /// The flag that set it: `--rate` or `--rate-stages`.
+    pub rate_flag: &'a str,
     /// What a unit of the rate is: `rows`, `queries`, `requests`.
     pub unit: &'a str,
     /// The flag that bounds the operations in flight.
@@ -312,9 +314,10 @@ impl Pacing {
         let behind = p.reached < SHARE_HELD * rate || dropped as f64 > (1.0 - SHARE_HELD) * due.max(dropped as f64);
         let rate_warning = warned.then(|| {
             format!(
-                "could not hold {rate}/s: {} of {} operations started more than {late_after_ms} ms late, \
+                "could not hold {rate}/s{}: {} of {} operations started more than {late_after_ms} ms late, \
                  {} {} due were never started; reached {:.1} {}/s. Raise {} (operations in flight) \
-                 or lower --rate",
+                 or lower {}",
+                if p.rate_flag == "--rate" { "" } else { " on average" },
                 text::group(late),
                 text::group(started),
                 text::group(dropped),
@@ -322,6 +325,7 @@ impl Pacing {
                 p.reached,
                 p.unit,
                 p.in_flight_flag,
+                p.rate_flag,
             )
         });
         Pacing { late: Some(late), late_after_ms, dropped: Some(dropped), rate_warning, behind }
@@ -473,6 +477,8 @@ pub struct Report {
     #[serde(flatten)]
     pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
+    /// `--stages` or `--rate-stages`: each stage's figures (empty without).
+    pub stages: Vec<StageEntry>,
     #[serde(flatten)]
     pub connections: Connections,
     pub setup: SetupReport,
@@ -545,6 +551,71 @@ impl Connections {
     }
 }
 
+/// One stage of a `--stages` or `--rate-stages` run: its target, and what
+/// the measured operations that started in it reached.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageEntry {
+    /// 1 for the first.
+    pub stage: usize,
+    pub ramps: Ramps,
+    /// Since the workers' common start.
+    pub start_s: f64,
+    pub end_s: f64,
+    /// The target at the stage's start and at its end: workers busy, or
+    /// units (rows, queries, requests) per second.
+    pub from: f64,
+    pub to: f64,
+    /// Rate stages: the units per second the schedule called for, on
+    /// average over the stage.
+    pub target_per_sec: Option<f64>,
+    /// Operations (batches, queries, requests) that succeeded, and the
+    /// units (rows; else the same count) they carried.
+    pub ok: u64,
+    pub units: u64,
+    pub errors: u64,
+    /// `units` per second of the stage (up to the run's end, if it came first).
+    pub per_sec: f64,
+    pub latency_ms: Option<LatencySummary>,
+}
+
+/// The stages' entries of a run whose merged recorder is `rec` and whose
+/// workers ran for `wall`; none without stages.
+pub fn stage_entries(stages: Option<&Stages>, rec: &Recorder, wall: Duration) -> Vec<StageEntry> {
+    let Some(stages) = stages else { return Vec::new() };
+    let empty = Phase::default();
+    stages
+        .spans()
+        .enumerate()
+        .map(|(i, span)| {
+            let phase = rec.stages.get(i).unwrap_or(&empty);
+            let lasted = span.end.min(wall).saturating_sub(span.start);
+            StageEntry {
+                stage: i + 1,
+                ramps: stages.ramps,
+                start_s: span.start.as_secs_f64(),
+                end_s: span.end.as_secs_f64(),
+                from: span.from,
+                to: span.to,
+                target_per_sec: (stages.ramps == Ramps::Rate).then(|| (span.from + span.to) / 2.0),
+                ok: phase.batches,
+                units: phase.rows,
+                errors: phase.failed_batches,
+                per_sec: per_sec(phase.rows, lasted.as_secs_f64()),
+                latency_ms: LatencySummary::of(&phase.latency),
+            }
+        })
+        .collect()
+}
+
+/// The rate a run's pacing is judged against, and the flag that set it:
+/// `--rate`, or the mean of `--rate-stages` (the units they call for over their time).
+pub fn paced_rate(rate: Option<f64>, stages: Option<&Stages>) -> (Option<f64>, &'static str) {
+    match stages.filter(|s| s.ramps == Ramps::Rate) {
+        Some(s) => (Some(s.mean()), "--rate-stages"),
+        None => (rate, "--rate"),
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorEntry {
     pub class: String,
@@ -598,6 +669,8 @@ pub struct SetupReport {
     pub rows_limit: Option<u64>,
     pub duration_limit_s: Option<f64>,
     pub rate_rows_per_sec: Option<f64>,
+    /// `--stages` or `--rate-stages`, as given.
+    pub stages: Option<String>,
     pub warmup: Warmup,
     pub seed: u64,
     /// Time of the first generated reading (RFC 3339).
@@ -646,8 +719,9 @@ impl Report {
         let connections = Connections::of(rec);
         // A batch nobody can vouch for may be lost: the run did not succeed.
         let lost = throughput.errors > 0 || connections.in_doubt_rows > 0;
+        let (rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
         let paced =
-            Paced { rate: cfg.rate, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
+            Paced { rate, rate_flag, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
         let pacing = Pacing::of(paced, m, f.dropped);
         let mut verdict = Verdict::new(f.interrupted, lost || verify_failed || compress_failed || pacing.behind());
         let input_error = input.as_ref().and_then(|i| {
@@ -682,11 +756,12 @@ impl Report {
             input_error,
             accounting,
             error_classes: error_entries(&rec.errors),
-            latencies: Latencies::of(m, cfg.rate.is_some(), out.server_duration.as_ref()),
+            latencies: Latencies::of(m, rate.is_some(), out.server_duration.as_ref()),
             pacing,
             warmup,
             client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
+            stages: stage_entries(cfg.stages.as_ref(), rec, f.wall),
             connections,
             setup: SetupReport {
                 // A dry run has no server: nothing was sent anywhere.
@@ -710,6 +785,7 @@ impl Report {
                 rows_limit: cfg.total_rows(),
                 duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
                 rate_rows_per_sec: cfg.rate,
+                stages: cfg.stages.as_ref().map(Stages::to_string),
                 warmup: cfg.warmup,
                 seed: cfg.seed,
                 data_start: chrono::DateTime::from_timestamp_micros(cfg.start_us)
@@ -734,13 +810,14 @@ mod tests {
         for i in 0..100u64 {
             let intended = Duration::from_millis(i * 10);
             let started = intended + Duration::from_millis(if i < late { 20 } else { 0 });
-            r.ok(false, 1, Timing { intended, started, ended: started + Duration::from_millis(1) });
+            r.ok(false, 1, Timing { intended, started, ended: started + Duration::from_millis(1), stage: None });
         }
         r.measured
     }
 
     fn pacing(late: u64, reached: f64, dropped: u64) -> Pacing {
-        let p = Paced { rate: Some(100.0), unit: "queries", in_flight_flag: "--concurrency", reached };
+        let p =
+            Paced { rate: Some(100.0), rate_flag: "--rate", unit: "queries", in_flight_flag: "--concurrency", reached };
         Pacing::of(p, &phase(late), Some(dropped))
     }
 
@@ -768,8 +845,11 @@ mod tests {
 
     #[test]
     fn a_closed_loop_has_no_pacing() {
-        let p =
-            Pacing::of(Paced { rate: None, unit: "rows", in_flight_flag: "--workers", reached: 1.0 }, &phase(0), None);
+        let p = Pacing::of(
+            Paced { rate: None, rate_flag: "--rate", unit: "rows", in_flight_flag: "--workers", reached: 1.0 },
+            &phase(0),
+            None,
+        );
         assert_eq!((p.late, p.dropped, p.rate_warning, p.behind), (None, None, None, false));
     }
 }

@@ -8,14 +8,14 @@ use serde::Serialize;
 
 use super::text::{
     accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, outage_lines,
-    rate_warning_line, runtime_block, server_duration_line, target_lines,
+    pacing_words, rate_warning_line, runtime_block, server_duration_line, stage_lines, target_lines,
 };
 use super::{
-    error_entries, per_sec, span_s, timeline, Accounting, ClientReport, Connections, ErrorEntry, Header, Latencies,
-    OutageEntry, Paced, Pacing, Server, Settings, TimelineEntry, Verdict,
+    error_entries, paced_rate, per_sec, span_s, stage_entries, timeline, Accounting, ClientReport, Connections,
+    ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::QueryConfig;
-use crate::op::Warmup;
+use crate::op::{Stages, Warmup};
 use crate::outcome::QueryOutcome;
 use crate::stats::LatencySummary;
 use crate::workload::explain::Explain;
@@ -51,6 +51,8 @@ pub struct QueryReport {
     #[serde(flatten)]
     pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
+    /// `--stages` or `--rate-stages`: each stage's figures, all phases together (empty without).
+    pub stages: Vec<StageEntry>,
     /// Windows during which a worker had lost its connection (`--reconnect`).
     pub outages: Vec<OutageEntry>,
     /// Connections made again after one was lost, over all workers.
@@ -97,6 +99,8 @@ pub struct QuerySetup {
     pub protocol: Protocol,
     pub concurrency: u32,
     pub rate_queries_per_sec: Option<f64>,
+    /// `--stages` or `--rate-stages`, as given.
+    pub stages: Option<String>,
     pub max_queries: Option<u64>,
     pub duration_limit_s: Option<f64>,
     pub warmup: Warmup,
@@ -138,13 +142,14 @@ impl QueryReport {
         let total = f.recorder();
         let m = &total.measured;
         let errors = m.failed_batches + total.warmup.failed_batches;
-        let paced = cfg.rate.is_some();
+        let (rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let paced = rate.is_some();
         let setup = &out.setup;
         let qps = per_sec(m.batches, duration_s);
         // A query in flight when its connection was lost counts as failed: none is left in doubt.
         let Connections { outages, reconnects, .. } = Connections::of(total);
         let pacing = Pacing::of(
-            Paced { rate: cfg.rate, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
+            Paced { rate, rate_flag, unit: "queries", in_flight_flag: "--concurrency", reached: qps },
             m,
             f.dropped,
         );
@@ -176,6 +181,7 @@ impl QueryReport {
             queries,
             client: ClientReport::from(&f.cost),
             timeline: timeline(total),
+            stages: stage_entries(cfg.stages.as_ref(), total, f.wall),
             outages,
             reconnects,
             setup: QuerySetup {
@@ -185,6 +191,7 @@ impl QueryReport {
                 protocol: cfg.protocol,
                 concurrency: cfg.concurrency,
                 rate_queries_per_sec: cfg.rate,
+                stages: cfg.stages.as_ref().map(Stages::to_string),
                 max_queries: cfg.max_queries,
                 duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
                 warmup: cfg.warmup,
@@ -229,10 +236,7 @@ fn header(out: &mut String, r: &QueryReport) {
     let _ = writeln!(out, "dbload {} {}", r.header.dbload_version, r.header.command);
     target_lines(out, &s.server, s.tls_unverified);
     durability_line(out, &s.settings);
-    let pacing = match s.rate_queries_per_sec {
-        Some(rate) => format!("open loop at {rate} queries/s"),
-        None => "closed loop".into(),
-    };
+    let pacing = pacing_words(s.stages.as_deref(), s.rate_queries_per_sec, "queries");
     let protocol =
         clap::ValueEnum::to_possible_value(&s.protocol).map(|v| v.get_name().to_string()).unwrap_or_default();
     let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, protocol {protocol}", s.concurrency);
@@ -249,6 +253,7 @@ fn footer(out: &mut String, r: &QueryReport) {
     if !r.outages.is_empty() {
         let _ = writeln!(out, "Reconnects: {}", group(r.reconnects));
     }
+    stage_lines(out, &r.stages, "queries");
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {

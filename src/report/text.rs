@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::{Accounting, ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
+use crate::op::Ramps;
 use crate::stats::LatencySummary;
 
 /// `1234567` → `1,234,567`.
@@ -173,6 +174,57 @@ pub(crate) fn outage_lines(out: &mut String, outages: &[super::OutageEntry]) {
     }
 }
 
+/// With stages (`--stages`, `--rate-stages`): a row per stage, its target
+/// beside what the operations that started in it reached.
+pub(crate) fn stage_lines(out: &mut String, stages: &[super::StageEntry], unit: &str) {
+    if stages.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Stages:     {:>5}  {:>15}  {:>17}  {:>9}  {:>11}  {:>9}  {:>9}  {:>6}",
+        "stage",
+        "time (s)",
+        "target",
+        "ok",
+        format!("{unit}/s"),
+        "p50 ms",
+        "p99 ms",
+        "errors"
+    );
+    for e in stages {
+        let ms = |f: fn(&LatencySummary) -> f64| e.latency_ms.as_ref().map_or("-".into(), |l| format!("{:.3}", f(l)));
+        let per_sec = if e.per_sec >= 100.0 { group(e.per_sec.round() as u64) } else { format!("{:.1}", e.per_sec) };
+        let number = |n: f64| if n >= 1000.0 { group(n.round() as u64) } else { n.to_string() };
+        let target = match e.ramps {
+            Ramps::Vus => format!("{} → {} VUs", e.from, e.to),
+            Ramps::Rate => format!("{} → {}/s", number(e.from), number(e.to)),
+        };
+        let _ = writeln!(
+            out,
+            "            {:>5}  {:>15}  {:>17}  {:>9}  {:>11}  {:>9}  {:>9}  {:>6}",
+            e.stage,
+            format!("{:.1} → {:.1}", e.start_s, e.end_s),
+            target,
+            group(e.ok),
+            per_sec,
+            ms(|l| l.p50),
+            ms(|l| l.p99),
+            group(e.errors)
+        );
+    }
+}
+
+/// The setup's pacing in words: the stages as given, an open loop at
+/// `rate` `unit`/s, or a closed loop.
+pub(crate) fn pacing_words(stages: Option<&str>, rate: Option<f64>, unit: &str) -> String {
+    match (stages, rate) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(rate)) => format!("open loop at {} {unit}/s", group(rate as u64)),
+        (None, None) => "closed loop".into(),
+    }
+}
+
 /// An open loop that fell behind its `--rate` says so.
 pub(crate) fn rate_warning_line(out: &mut String, p: &super::Pacing) {
     if let Some(w) = &p.rate_warning {
@@ -212,10 +264,7 @@ fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
         group(s.batch_size as u64),
         s.workers,
         if s.workers == 1 { "" } else { "s" },
-        match s.rate_rows_per_sec {
-            Some(rate) => format!("open loop at {} rows/s", group(rate as u64)),
-            None => "closed loop".into(),
-        }
+        pacing_words(s.stages.as_deref(), s.rate_rows_per_sec, "rows")
     );
 }
 
@@ -298,6 +347,7 @@ pub fn render(r: &Report) -> String {
     }
     error_lines(&mut out, &r.error_classes);
     connection_lines(&mut out, &r.connections);
+    stage_lines(&mut out, &r.stages, "rows");
     let latencies = &r.latencies;
     if let Some(l) = &latencies.latency_ms {
         let title = if latencies.service_time_ms.is_some() {
@@ -399,14 +449,19 @@ pub(crate) mod tests {
         let mut recorder = Recorder::default();
         for i in 0..10u64 {
             let ms = Duration::from_millis;
-            let t = Timing { intended: ms(i * 100), started: ms(i * 100 + i), ended: ms(i * 100 + 10 * (i + 1)) };
+            let t = Timing {
+                intended: ms(i * 100),
+                started: ms(i * 100 + i),
+                ended: ms(i * 100 + 10 * (i + 1)),
+                stage: None,
+            };
             recorder.ok(false, 1000, t);
         }
         recorder.failed(
             false,
             0,
             1000,
-            Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5) },
+            Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5), stage: None },
             "SQLSTATE 23505".into(),
             "duplicate key value violates unique constraint".into(),
         );
@@ -441,6 +496,42 @@ pub(crate) mod tests {
             _ => None,
         };
         crate::report::Report::ingest(&cfg, &outcome, url, false)
+    }
+
+    #[test]
+    fn each_stage_is_a_row_with_its_target_and_what_it_reached() {
+        let entry = |stage, ramps, (from, to): (f64, f64), per_sec| super::super::StageEntry {
+            stage,
+            ramps,
+            start_s: 10.0 * (stage - 1) as f64,
+            end_s: 10.0 * stage as f64,
+            from,
+            to,
+            target_per_sec: None,
+            ok: 5000,
+            units: 5000,
+            errors: 0,
+            per_sec,
+            latency_ms: None,
+        };
+        let mut out = String::new();
+        stage_lines(&mut out, &[], "rows");
+        assert!(out.is_empty(), "no stages, no table");
+        stage_lines(
+            &mut out,
+            &[entry(1, Ramps::Rate, (0.0, 2000.0), 999.6), entry(2, Ramps::Vus, (1.0, 20.0), 12.25)],
+            "rows",
+        );
+        let rows: Vec<&str> = out.lines().collect();
+        assert!(rows[0].starts_with("Stages:") && rows[0].contains("rows/s"), "{out}");
+        assert!(
+            rows[1].contains("0.0 → 10.0") && rows[1].contains("0 → 2,000/s") && rows[1].contains(" 1,000 "),
+            "{out}"
+        );
+        assert!(
+            rows[2].contains("1 → 20 VUs") && rows[2].contains(" 12.2 ") && rows[2].trim_end().ends_with('0'),
+            "{out}"
+        );
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
     let mut rendered = rendered.into_iter();
 
     let meter = CostMeter::start();
-    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
+    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
     let progress = Progress::start(plan.live.clone(), cfg.iterations, "requests", cfg.output.quiet);
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, executor) in executors.into_iter().enumerate() {

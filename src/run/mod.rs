@@ -105,7 +105,7 @@ pub async fn ingest(
         None => None,
     };
     let meter = CostMeter::start();
-    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone());
+    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
     plan.reconnect = cfg.reconnect;
     let reading = match &cfg.model {
         crate::model::ModelSpec::Json(json) => json.input_progress(),

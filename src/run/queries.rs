@@ -58,7 +58,8 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         let opening = (0..cfg.concurrency as usize).map(|w| target.query_runner(w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
-        let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());
+        let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone())
+            .staged(cfg.stages.clone());
         plan.reconnect = cfg.reconnect;
         let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.output.quiet);
         let pairs = executors

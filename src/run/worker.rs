@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::pacer::{Clock, Schedule};
+use super::pacer::{Clock, Schedule, Turn};
 use super::stop::Stop;
 use crate::config::LATE_AFTER;
-use crate::op::{Executor, InDoubt, OpError, Operation, Source, Warmup};
+use crate::op::{Executor, InDoubt, OpError, Operation, Source, Stages, Warmup};
 use crate::stats::buffered::Record;
 use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
 use crate::stats::{Live, Recorder};
@@ -79,6 +79,13 @@ impl Plan {
         }
     }
 
+    /// The plan with `stages` (`--stages`, `--rate-stages`) as its
+    /// schedule; the deadline is their end (see `config`).
+    pub fn staged(self, stages: Option<Stages>) -> Plan {
+        let schedule = Arc::new(Schedule::new(self.schedule.rate()).staged(stages));
+        Plan { schedule, ..self }
+    }
+
     /// Whether Ctrl-C stopped the run (not the run's own [`Stop`]).
     pub fn interrupted(&self) -> bool {
         self.interrupt.is_cancelled()
@@ -140,7 +147,21 @@ where
         why
     };
     tokio::pin!(grace);
+    let turn = plan.schedule.join();
     loop {
+        // VU stages: a worker beyond the current target waits until the
+        // ramp passes it (the operation of one that was working finishes).
+        match plan.schedule.turn(turn, plan.t0.elapsed()) {
+            Turn::Now => {}
+            Turn::Never => break,
+            Turn::At(at) => {
+                tokio::select! {
+                    biased;
+                    _ = &mut cancelled => break,
+                    _ = clock.sleep_until(plan.t0 + at) => continue,
+                }
+            }
+        }
         let mut op = tokio::select! {
             biased;
             _ = &mut cancelled => break,
@@ -183,7 +204,7 @@ where
                 grace.as_mut(),
             )
             .await;
-        let t = Timing { intended, started, ended: plan.t0.elapsed() };
+        let t = Timing { intended, started, ended: plan.t0.elapsed(), stage: plan.schedule.stage_at(started) };
         match outcome {
             _ if in_doubt => rec.in_doubt(warmup, units, t),
             Ok(Ok(acked)) => {

@@ -144,7 +144,7 @@ mod tests {
 
     fn t(ms: u64) -> Timing {
         let d = Duration::from_millis(ms);
-        Timing { intended: d, started: d, ended: d + Duration::from_millis(3) }
+        Timing { intended: d, started: d, ended: d + Duration::from_millis(3), stage: None }
     }
 
     /// Two buffered workers into one shared recorder record what one

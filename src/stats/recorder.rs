@@ -134,6 +134,8 @@ pub struct Timing {
     pub intended: Duration,
     pub started: Duration,
     pub ended: Duration,
+    /// With `--stages` or `--rate-stages`: the stage (0-based) it started in.
+    pub stage: Option<usize>,
 }
 
 impl Timing {
@@ -186,6 +188,30 @@ impl Default for Phase {
 }
 
 impl Phase {
+    /// An operation acknowledged with `rows` rows.
+    fn ok(&mut self, rows: u64, t: &Timing) {
+        record_us(&mut self.latency, micros(t.latency()));
+        record_us(&mut self.service, micros(t.service()));
+        record_us(&mut self.lag, micros(t.lag()));
+        self.rows += rows;
+        self.batches += 1;
+        self.span(t);
+    }
+
+    /// An operation that failed with `rows` rows unwritten, `acked` written.
+    fn failed(&mut self, acked: u64, rows: u64, t: &Timing) {
+        self.failed_batches += 1;
+        self.failed_rows += rows;
+        self.rows += acked;
+        self.span(t);
+    }
+
+    /// An operation lost with its connection that nothing could settle.
+    fn in_doubt(&mut self, rows: u64, t: &Timing) {
+        self.in_doubt_rows += rows;
+        self.span(t);
+    }
+
     fn span(&mut self, t: &Timing) {
         let start = t.intended.min(t.started);
         self.first_start = Some(self.first_start.map_or(start, |s| s.min(start)));
@@ -219,6 +245,9 @@ pub struct Recorder {
     pub outages: Vec<Outage>,
     /// The batches in flight when a connection was lost, and what became of them.
     pub in_doubt: Vec<InDoubtBatch>,
+    /// With stages: the measured operations of each stage, by the stage
+    /// they started in (empty without stages).
+    pub stages: Vec<Phase>,
 }
 
 impl Recorder {
@@ -230,15 +259,23 @@ impl Recorder {
         &mut self.timeline[s]
     }
 
+    /// The phase of the stage an operation started in, when it has one
+    /// and is measured (warm-up is kept out of the stages as out of the run).
+    fn stage(&mut self, warmup: bool, t: &Timing) -> Option<&mut Phase> {
+        let s = t.stage.filter(|_| !warmup)?;
+        if self.stages.len() <= s {
+            self.stages.resize(s + 1, Phase::default());
+        }
+        Some(&mut self.stages[s])
+    }
+
     /// A batch the database acknowledged with `rows` rows.
     pub fn ok(&mut self, warmup: bool, rows: u64, t: Timing) {
+        if let Some(stage) = self.stage(warmup, &t) {
+            stage.ok(rows, &t);
+        }
         let phase = if warmup { &mut self.warmup } else { &mut self.measured };
-        record_us(&mut phase.latency, micros(t.latency()));
-        record_us(&mut phase.service, micros(t.service()));
-        record_us(&mut phase.lag, micros(t.lag()));
-        phase.rows += rows;
-        phase.batches += 1;
-        phase.span(&t);
+        phase.ok(rows, &t);
         let latency = micros(t.latency());
         let sec = self.second(t.ended);
         sec.rows += rows;
@@ -250,11 +287,11 @@ impl Recorder {
     /// A batch that failed: `rows` of its rows are not written, `acked` of
     /// them were (a bulk request fails row by row).
     pub fn failed(&mut self, warmup: bool, acked: u64, rows: u64, t: Timing, class: String, message: String) {
+        if let Some(stage) = self.stage(warmup, &t) {
+            stage.failed(acked, rows, &t);
+        }
         let phase = if warmup { &mut self.warmup } else { &mut self.measured };
-        phase.failed_batches += 1;
-        phase.failed_rows += rows;
-        phase.rows += acked;
-        phase.span(&t);
+        phase.failed(acked, rows, &t);
         let sec = self.second(t.ended);
         sec.errors += 1;
         sec.rows += acked;
@@ -264,9 +301,11 @@ impl Recorder {
     /// A batch whose connection was lost before it was answered and which
     /// nothing could settle: neither written nor failed, it is counted apart.
     pub fn in_doubt(&mut self, warmup: bool, rows: u64, t: Timing) {
+        if let Some(stage) = self.stage(warmup, &t) {
+            stage.in_doubt(rows, &t);
+        }
         let phase = if warmup { &mut self.warmup } else { &mut self.measured };
-        phase.in_doubt_rows += rows;
-        phase.span(&t);
+        phase.in_doubt(rows, &t);
         self.in_doubt.push(InDoubtBatch { at: t.started, rows, resolution: Resolution::InDoubt });
     }
 
@@ -277,6 +316,12 @@ impl Recorder {
         self.in_doubt.sort_by_key(|b| b.at);
         self.warmup.merge(&o.warmup);
         self.measured.merge(&o.measured);
+        if self.stages.len() < o.stages.len() {
+            self.stages.resize(o.stages.len(), Phase::default());
+        }
+        for (a, b) in self.stages.iter_mut().zip(&o.stages) {
+            a.merge(b);
+        }
         for (k, v) in &o.errors {
             self.errors.entry(k.clone()).and_modify(|e| e.count += v.count).or_insert_with(|| v.clone());
         }
@@ -300,7 +345,7 @@ mod tests {
 
     fn t(intended: u64, started: u64, ended: u64) -> Timing {
         let ms = Duration::from_millis;
-        Timing { intended: ms(intended), started: ms(started), ended: ms(ended) }
+        Timing { intended: ms(intended), started: ms(started), ended: ms(ended), stage: None }
     }
 
     #[test]
@@ -324,6 +369,21 @@ mod tests {
         assert_eq!(r.measured.rows, 10);
         assert_eq!(r.timeline.len(), 2);
         assert_eq!(r.timeline[1].rows, 10);
+    }
+
+    #[test]
+    fn each_stage_keeps_its_measured_operations_and_merges_by_stage() {
+        let staged = |stage, ms| Timing { stage: Some(stage), ..t(ms, ms, ms + 2) };
+        let mut a = Recorder::default();
+        a.ok(true, 10, staged(0, 0));
+        a.ok(false, 10, staged(0, 10));
+        a.failed(false, 0, 10, staged(2, 20), "x".into(), "y".into());
+        let mut b = Recorder::default();
+        b.ok(false, 5, staged(1, 30));
+        a.merge(&b);
+        let figures: Vec<_> = a.stages.iter().map(|p| (p.rows, p.batches, p.failed_batches)).collect();
+        assert_eq!(figures, [(10, 1, 0), (5, 1, 0), (0, 0, 1)], "warm-up stays out of the stages");
+        assert_eq!((a.measured.rows, a.warmup.rows), (15, 10));
     }
 
     fn outage(start: u64, end: u64, error: &str) -> Outage {

@@ -24,6 +24,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("http::template_bodies_differ", template_bodies_differ),
         ("http::failed_checks_are_counted", failed_checks_are_counted),
         ("http::open_loop_rate_is_held", open_loop_rate_is_held),
+        ("http::rate_stages_are_followed", rate_stages_are_followed),
         ("http::rate_not_held_is_said", rate_not_held_is_said),
         ("http::warmup_count_is_taken_out_of_iterations", warmup_count_is_taken_out_of_iterations),
         ("http::no_keepalive_opens_a_connection_per_request", no_keepalive_opens_a_connection_per_request),
@@ -278,6 +279,31 @@ fn open_loop_rate_is_held(_: &Ctx) -> Result<()> {
     let p = &r.pacing;
     ensure(p.dropped == Some(0) && p.late.is_some(), || format!("dropped {:?}, late {:?}", p.dropped, p.late))?;
     ensure(r.latency_ms.is_some() && r.http_req_blocked_ms.is_some(), || "no response time".into())
+}
+
+/// `--rate-stages`: 100 then 200 requests/s, each stage within 10 % of its
+/// rate, and `--stages` keeps the VUs of each stage; both reports follow
+/// `schema/http-report.schema.json`.
+fn rate_stages_are_followed(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let out = http(&[&server.url, "--rate-stages", "0s:100,2s:100,0s:200,2s:200", "--vus", "10"])?;
+    let r = &out.report;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, r.error_classes))?;
+    for (stage, want) in [(1, 100.0), (3, 200.0)] {
+        let got = r.stages[stage].per_sec;
+        ensure((got - want).abs() <= 0.1 * want, || format!("stage {}: {got:.1}/s, want {want} ± 10%", stage + 1))?;
+    }
+    ensure(r.pacing.dropped == Some(0), || format!("dropped {:?}", r.pacing.dropped))?;
+    let seen = server.seen.requests() as f64;
+    ensure((seen - 600.0).abs() <= 60.0, || format!("server saw {seen}, want 600 ± 10%"))?;
+    let run = dbload::report::meta::RunStart::now("dbload http".into()).end();
+    let stamped = dbload::report::meta::Stamped { report: r, run: &run };
+    crate::support::follows(include_str!("../../schema/http-report.schema.json"), &serde_json::to_value(stamped)?)?;
+    // VU stages: 2 VUs, then 1; as many connect as the highest target.
+    let out = http(&[&server.url, "--stages", "1s:2,0s:1,1s:1"])?;
+    let r = &out.report;
+    ensure(out.exit_code == 0 && r.setup.vus == 2 && r.stages.len() == 3, || format!("{:?}", r.stages))?;
+    ensure(r.stages[0].ok > 0 && r.stages[2].ok > 0, || format!("{:?}", r.stages))
 }
 
 /// One VU cannot send 200,000 requests a second: late, dropped, the

@@ -17,6 +17,7 @@ mod repeat;
 mod report;
 mod results;
 mod server_cost;
+mod stages;
 mod stop;
 mod support;
 mod transfer;
@@ -29,8 +30,14 @@ use support::Ctx;
 type Test = fn(&Ctx) -> anyhow::Result<()>;
 
 /// Timing tests outside `pacing::`, run in the quiet phase too.
-const TIMED: &[&str] =
-    &["http::open_loop_rate_is_held", "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none"];
+const TIMED: &[&str] = &[
+    "http::open_loop_rate_is_held",
+    "http::rate_stages_are_followed",
+    "stages::rate_stages_hold_each_stage_within_10_percent",
+    "stages::busy_workers_follow_the_vu_stages",
+    "stages::ingest_rate_stages_count_rows",
+    "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
+];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
 /// CrateDB), named by the URLs in these environment variables. Without
@@ -63,6 +70,7 @@ fn main() -> std::process::ExitCode {
         pacing::tests(),
         repeat::tests(),
         server_cost::tests(),
+        stages::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the

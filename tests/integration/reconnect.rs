@@ -21,7 +21,7 @@ use dbload::target::{LocalOptions, LocalPostgres};
 
 use crate::fake_cratedb::{Cluster, Leaves, Node, QUERY};
 use crate::stop::stopped_on_the_server;
-use crate::support::{dbload_bin, ensure, json, Ctx};
+use crate::support::{dbload_bin, ensure, follows, json, Ctx};
 use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
@@ -203,14 +203,6 @@ fn matches_the_schema(report: &dbload::report::Report) -> Result<()> {
     use dbload::report::meta::{RunStart, Stamped};
     let run = RunStart::now("dbload ingest".into()).end();
     follows(include_str!("../../schema/report.schema.json"), &serde_json::to_value(Stamped { report, run: &run })?)
-}
-
-/// `report` (JSON) follows the schema `schema` (its text).
-fn follows(schema: &str, report: &serde_json::Value) -> Result<()> {
-    let schema: serde_json::Value = serde_json::from_str(schema).context("schema file")?;
-    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
-    let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{}: {e}", e.instance_path())).collect();
-    ensure(errors.is_empty(), || format!("report against the schema: {errors:?}"))
 }
 
 /// Every batch in flight when a connection was lost was found written or

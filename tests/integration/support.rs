@@ -300,3 +300,11 @@ pub fn write_file(dir: &tempfile::TempDir, name: &str, text: &str) -> Result<Str
     std::fs::write(&path, text)?;
     Ok(path.to_str().context("a temporary path")?.to_string())
 }
+
+/// `report` (JSON) follows the schema `schema` (its text).
+pub fn follows(schema: &str, report: &serde_json::Value) -> Result<()> {
+    let schema: serde_json::Value = serde_json::from_str(schema).context("schema file")?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    ensure(errors.is_empty(), || format!("report against the schema: {errors:?}"))
+}
