@@ -132,7 +132,7 @@ fn statement_deltas_match_the_calls_dbload_made(_: &Ctx) -> Result<()> {
     let ctx = Ctx::new(&server);
     ctx.query("CREATE EXTENSION pg_stat_statements")?;
     let dir = tempfile::tempdir()?;
-    let html_file = dir.path().join("timeit.html");
+    let (html_file, json_file) = (dir.path().join("timeit.html"), dir.path().join("timeit.json"));
     let (code, stdout, stderr) = dbload_bin(
         &[
             "timeit",
@@ -146,15 +146,16 @@ fn statement_deltas_match_the_calls_dbload_made(_: &Ctx) -> Result<()> {
             "60",
             "--concurrency",
             "2",
-            "--output",
-            "json",
+            "--report",
+            json_file.to_str().context("a temporary path")?,
             "--html",
             html_file.to_str().context("a temporary path")?,
         ],
         &[],
     );
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
-    let report = json(&stdout)?;
+    ensure(stdout.contains("Server cost (pg_stat_statements over the run):"), || stdout.clone())?;
+    let report = json(&std::fs::read_to_string(&json_file)?)?;
     follows(include_str!("../../schema/query-report.schema.json"), &report)?;
     let html = std::fs::read_to_string(&html_file)?;
     ensure(html.contains("<h3>Server cost</h3>") && html.contains("<th>shared blocks hit</th>"), || html.clone())?;
