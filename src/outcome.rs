@@ -100,6 +100,54 @@ pub struct IngestOutcome {
     pub server_duration: Option<Histogram<u64>>,
     /// insert-json: what reading its input found.
     pub input: Option<crate::input::Stats>,
+    pub server_cost: ServerCost,
+}
+
+/// What the server paid for a run that wrote or read a table, as the
+/// engine's own functions measure it. Each part is a figure or why there
+/// is none (a standby writes no WAL, CrateDB has none of PostgreSQL's kind).
+#[derive(Debug, Clone, Default)]
+pub struct ServerCost {
+    /// The table after the run; none on a dry run.
+    pub size: Option<Result<TableSize, String>>,
+    /// Bytes of WAL the whole server wrote (other sessions' too) from the
+    /// workers' start to their end; none on a dry run.
+    pub wal_bytes: Option<Result<u64, String>>,
+    /// TimescaleDB `--compress`: the hypertable before and after.
+    pub compression: Option<Result<Compression, String>>,
+}
+
+/// A table's size on the server and the rows it holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TableSize {
+    /// The table's own bytes (heap, TOAST and maps; summed over partitions,
+    /// chunks or shards; CrateDB: its primary shards).
+    pub table_bytes: u64,
+    /// Its indexes' bytes; none on CrateDB, whose shards hold their index.
+    pub index_bytes: Option<u64>,
+    /// CrateDB: the bytes of every shard copy, replicas included.
+    pub with_replicas_bytes: Option<u64>,
+    /// Rows in the table when it was measured.
+    pub rows: u64,
+}
+
+/// TimescaleDB `--compress`: the chunks compressed and the hypertable's size around it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Compression {
+    pub chunks: u64,
+    pub before: TableSize,
+    pub after: TableSize,
+}
+
+/// One statement's `pg_stat_statements` counters over a query run: the
+/// difference of two snapshots taken around it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StatementCost {
+    pub calls: u64,
+    pub total_exec_ms: f64,
+    pub rows: u64,
+    pub shared_blks_hit: u64,
+    pub shared_blks_read: u64,
 }
 
 /// One group of queries measured together (a timeit statement, or the mix).
@@ -128,6 +176,10 @@ pub struct QueryOutcome {
     pub scale: Option<i64>,
     /// `--suite`: the hosts and time range its parameters were drawn from.
     pub suite_data: Option<CpuData>,
+    /// `pg_stat_statements` over the run: one per query of the phases in
+    /// order (none when the extension has no entry for it), or why there
+    /// are no counters (the extension is not installed).
+    pub statements: Result<Vec<Option<StatementCost>>, String>,
 }
 
 /// `dbload init`: pgbench's tables made and filled.
@@ -184,6 +236,8 @@ pub struct ExportOutcome {
     /// CrateDB: its `count(*)`), for the progress bar's ETA; none for a
     /// query or a table never analyzed.
     pub rows_estimate: Option<u64>,
+    /// The size of the table read (none for a query; no WAL: it reads).
+    pub server_cost: ServerCost,
 }
 
 /// An insert-from-sql run.
@@ -204,6 +258,8 @@ pub struct FromSqlOutcome {
     pub source_error: Option<String>,
     /// Rows read from the source: those the run was asked to copy.
     pub rows_read: u64,
+    /// The target table's size after the run, and the WAL the target wrote.
+    pub server_cost: ServerCost,
 }
 
 /// A mixed run (`dbload run FILE`).

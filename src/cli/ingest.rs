@@ -151,6 +151,11 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Table (per engine)")]
     pub unlogged: bool,
 
+    /// TimescaleDB: after the load, compress every chunk (measurement: segmented by device_id) and
+    /// report the hypertable's size before and after, and the ratio; if it fails, the run fails.
+    #[arg(long, help_heading = "Table (per engine)")]
+    pub compress: bool,
+
     /// Parallel connections, each with its own generator (default: number of CPUs; -c as
     /// pgbench's clients). With --rate, the most batches in flight: a batch whose slot comes
     /// while all are busy starts late.

@@ -318,6 +318,7 @@ impl IngestConfig {
             partitions: a.partitions,
             partition_by: a.partition_by,
             unlogged: a.unlogged,
+            compress: a.compress,
         };
         table_options.validate()?;
         if table_options.partition_by == Some(PartitionBy::Time) && time_span_us.is_none() {

@@ -4,6 +4,7 @@
 //! limits: which methods and table options it can do.
 
 pub mod citus;
+pub mod cost;
 pub mod cratedb;
 pub mod pgbench;
 pub mod postgres;
@@ -104,6 +105,8 @@ pub struct TableOptions {
     pub partition_by: Option<PartitionBy>,
     /// `CREATE UNLOGGED TABLE`: no WAL (seed 002's staging tables).
     pub unlogged: bool,
+    /// TimescaleDB: compress every chunk after the load (`--compress`).
+    pub compress: bool,
 }
 
 /// tsdbperf's default chunk interval: one day.
@@ -165,6 +168,9 @@ impl TableOptions {
                 _ => "use --shards",
             };
             return refuse("--partitions", instead);
+        }
+        if self.compress && engine != Engine::Timescaledb {
+            return refuse("--compress", "it compresses a TimescaleDB hypertable's chunks");
         }
         if self.unlogged && engine == Engine::Cratedb {
             return refuse("--unlogged", "CrateDB writes no WAL of PostgreSQL's kind");
@@ -469,6 +475,9 @@ mod tests {
         assert!(refused(Engine::Cratedb, TableOptions { partitions: Some(2), ..o() }).contains("--shards"));
         assert!(refused(Engine::Cratedb, TableOptions { unlogged: true, ..o() }).contains("--unlogged"));
         assert!(refused(Engine::Timescaledb, TableOptions { unlogged: true, ..o() }).contains("--no-hypertables"));
+        assert!(refused(Engine::Postgres, TableOptions { compress: true, ..o() }).contains("TimescaleDB"));
+        let plain = TableOptions { compress: true, no_hypertables: true, ..o() };
+        assert!(refused(Engine::Timescaledb, plain).contains("--no-hypertables"));
         assert!(refused(Engine::Postgres, TableOptions { reference_table: true, ..o() }).contains("Citus"));
         let dist = |c: &str| TableOptions { distribution_column: Some(c.into()), ..o() };
         assert!(refused(Engine::Citus, dist("m1")).contains("unique key"));

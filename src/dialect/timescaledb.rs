@@ -18,6 +18,9 @@ pub(super) fn check(o: &TableOptions) -> Result<()> {
     if o.no_hypertables && o.chunk_interval.is_some() {
         return Err(usage("--chunk-interval sets the hypertable chunk width; it conflicts with --no-hypertables"));
     }
+    if o.compress && o.no_hypertables {
+        return Err(usage("--compress compresses a hypertable's chunks; it conflicts with --no-hypertables"));
+    }
     if o.unlogged && !o.no_hypertables {
         return Err(usage("--unlogged: TimescaleDB cannot make a hypertable unlogged; add --no-hypertables for an unlogged plain table"));
     }

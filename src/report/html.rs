@@ -68,6 +68,7 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
     env.add_filter("fixed", |v: Option<f64>, digits: usize| v.map_or_else(|| "–".into(), |v| format!("{v:.digits$}")));
     env.add_filter("percent", |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{:.2}%", v * 100.0)));
     env.add_filter("bytes", |v: Option<f64>| v.map_or_else(|| "–".into(), k6_bytes));
+    env.add_filter("binary_bytes", |v: Option<f64>| v.map_or_else(|| "–".into(), super::server_cost::binary_size));
     env.add_filter("number", |v: f64| tick(&v));
     let template = env.get_template(TEMPLATE_NAME).context("the HTML report template")?;
     template.render(context! { r => Serde(&json), parts }).context("rendering the HTML report")

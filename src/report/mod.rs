@@ -12,6 +12,7 @@ pub mod meta;
 pub mod mixed;
 pub mod query;
 pub mod repeat;
+pub mod server_cost;
 pub mod sweep;
 pub mod text;
 pub mod transfer;
@@ -484,6 +485,8 @@ pub struct Report {
     pub connections: Connections,
     pub setup: SetupReport,
     pub verify: Option<Verify>,
+    /// What the server paid: the table's size, the WAL written; null on a dry run.
+    pub server_cost: Option<server_cost::TableCost>,
 }
 
 /// Lost connections (`--reconnect`): when writes were unavailable, and
@@ -702,6 +705,8 @@ impl Report {
         let m = &rec.measured;
         let throughput = Throughput::of(rec, f.wall);
         let verify_failed = out.verify.as_ref().is_some_and(|v| !v.ok);
+        // --compress was asked for: a compression that failed fails the run.
+        let compress_failed = out.server_cost.compression.as_ref().is_some_and(|c| c.is_err());
         let metrics = cfg.schema.metrics_per_row as u64;
         let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
             rows: rec.warmup.rows,
@@ -720,7 +725,7 @@ impl Report {
         let paced =
             Paced { rate, rate_flag, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
         let pacing = Pacing::of(paced, m, f.dropped);
-        let mut verdict = Verdict::new(f.interrupted, lost || verify_failed || pacing.behind());
+        let mut verdict = Verdict::new(f.interrupted, lost || verify_failed || compress_failed || pacing.behind());
         let input_error = input.as_ref().and_then(|i| {
             let committed = m.rows + rec.warmup.rows;
             let abort = i.abort.as_ref().map(|why| {
@@ -791,6 +796,7 @@ impl Report {
                 dry_run: cfg.dry_run(),
             },
             verify: out.verify.clone(),
+            server_cost: server_cost::TableCost::of(&out.server_cost, written),
         }
     }
 }

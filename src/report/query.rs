@@ -61,6 +61,8 @@ pub struct QueryReport {
     /// Connections made again after one was lost, over all workers.
     pub reconnects: u64,
     pub setup: QuerySetup,
+    /// What the server paid per statement (`pg_stat_statements`).
+    pub server_cost: super::server_cost::QueryCost,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -249,6 +251,10 @@ impl QueryReport {
                 per_statement: cfg.per_statement,
                 suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },
+            server_cost: super::server_cost::QueryCost::of(
+                &out.statements,
+                out.phases.iter().flat_map(|p| p.queries.iter()),
+            ),
         }
     }
 }
@@ -357,6 +363,7 @@ fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Service time (ms): mean {:.3}, p50 {:.3}, p99 {:.3}", svc.mean, svc.p50, svc.p99);
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
+    super::server_cost::query_lines(out, &r.server_cost);
     rate_warning_line(out, &r.pacing);
     client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
 }

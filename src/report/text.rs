@@ -379,6 +379,9 @@ pub fn render(r: &Report) -> String {
         }
         None => {}
     }
+    if let Some(c) = &r.server_cost {
+        super::server_cost::table_lines(&mut out, c);
+    }
     rate_warning_line(&mut out, &r.pacing);
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     let pairs = |m: &std::collections::BTreeMap<String, String>| {
@@ -486,6 +489,7 @@ pub(crate) mod tests {
             verify: Some(Verify { expected: 10_000, found: Some(10_000), ok: true, error: None }),
             server_duration: None,
             input: None,
+            server_cost: Default::default(),
         };
         let url = match &cfg.target {
             crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),

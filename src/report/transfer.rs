@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::server_cost::{table_lines, TableCost};
 use super::text::{
     accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
     target_line,
@@ -19,7 +20,7 @@ use super::{
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
 use crate::dialect::{ExportFormat, Method};
-use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome};
+use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome, ServerCost};
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,6 +54,9 @@ pub struct TransferReport {
     pub client: ClientReport,
     pub timeline: Vec<TimelineEntry>,
     pub setup: TransferSetup,
+    /// What the server paid: the size of the table exported or written
+    /// (null for a query's export), and the WAL insert-from-sql's target wrote.
+    pub server_cost: Option<TableCost>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -90,6 +94,7 @@ struct Moved<'a> {
     failed: bool,
     /// Rows asked for (read from the source), where known.
     requested: Option<u64>,
+    server_cost: &'a ServerCost,
 }
 
 impl TransferReport {
@@ -117,6 +122,7 @@ impl TransferReport {
             client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
             setup,
+            server_cost: TableCost::of(moved.server_cost, rec.measured.rows + rec.warmup.rows),
         }
     }
 
@@ -131,6 +137,7 @@ impl TransferReport {
             bytes: out.files.iter().map(|f| f.bytes).sum(),
             failed: out.files.iter().any(|f| !f.complete),
             requested: None,
+            server_cost: &out.server_cost,
         };
         let setup = TransferSetup {
             source: Server::of(&out.setup, url, throwaway),
@@ -163,6 +170,7 @@ impl TransferReport {
             bytes: out.bytes,
             failed: out.source_error.is_some(),
             requested: Some(out.rows_read),
+            server_cost: &out.server_cost,
         };
         let setup = TransferSetup {
             source: Server::of(&out.source, source.0, source.1),
@@ -272,6 +280,9 @@ pub fn render(r: &TransferReport) -> String {
     if let Some(l) = &r.latency_ms {
         let title = if export { "Runtime (in ms) per chunk:" } else { "Runtime (in ms) per batch:" };
         runtime_block(&mut out, title, l);
+    }
+    if let Some(c) = &r.server_cost {
+        table_lines(&mut out, c);
     }
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     out

@@ -7,7 +7,7 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, measure::measure, progress::Progress, worker};
+use super::{describe_server, measure::measure, progress::Progress, server_cost, worker};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
 use crate::dialect::{cratedb, literal, postgres as sql, Engine};
@@ -21,7 +21,7 @@ use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::op::Warmup;
-use crate::outcome::{ExportOutcome, Setup};
+use crate::outcome::{ExportOutcome, ServerCost, Setup};
 use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
@@ -43,8 +43,19 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
     let progress = Progress::start(&plan, rows_estimate, "rows", cfg.output.progress);
     let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
     let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
-    let files = finished.into_iter().map(ExportWorker::finish).collect();
-    Ok(ExportOutcome { setup, figures, files, workers: count, rows_estimate })
+    let files: Vec<_> = finished.into_iter().map(ExportWorker::finish).collect();
+    let mut server_cost = ServerCost::default();
+    if let ExportSource::Table(table) = &cfg.source {
+        // Every row read, when the export ran to its end: no need to count them again.
+        let complete = figures.stopped.is_none() && !figures.interrupted && files.iter().all(|f| f.complete);
+        let rows = complete.then(|| files.iter().map(|f| f.rows).sum());
+        let size = match target.admin().await {
+            Ok(mut admin) => server_cost::table_size(&mut admin, info.engine, table, rows).await,
+            Err(e) => Err(format!("{e:#}")),
+        };
+        server_cost.size = Some(size);
+    }
+    Ok(ExportOutcome { setup, figures, files, workers: count, rows_estimate, server_cost })
 }
 
 /// The files of the export, one per worker, in a checked `--out`.

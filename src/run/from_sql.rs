@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, measure::measure, producer, progress::Progress, worker};
+use super::{describe_server, measure::measure, producer, progress::Progress, server_cost, worker};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::FromSqlConfig;
@@ -25,7 +25,7 @@ use crate::input::Input;
 use crate::model::json::{OnError, Spec};
 use crate::model::ModelSpec;
 use crate::op::{Operation, Warmup};
-use crate::outcome::{FromSqlOutcome, Setup};
+use crate::outcome::{FromSqlOutcome, ServerCost, Setup};
 use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
@@ -45,11 +45,11 @@ pub async fn insert_from_sql(
     };
     let mut admin = target.admin().await?;
     let info = describe_server(&mut admin, target, &mut setup).await?;
-    let dst = match admin {
+    let dst = match &admin {
         Admin::Pg(client) if info.engine != Engine::Cratedb => client,
         _ => return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await,
     };
-    let table = table_columns(&dst, cfg, target).await?;
+    let table = table_columns(dst, cfg, target).await?;
     let convert = match cursor {
         true => from_sql::conversions(&mut query_columns, &table),
         false => Vec::new(),
@@ -62,6 +62,7 @@ pub async fn insert_from_sql(
 
     // Stops the producer once the workers are done, whatever they left unread.
     let stop = cancel.child_token();
+    let wal_start = server_cost::wal_position(&mut admin, info.engine).await;
     let meter = CostMeter::start();
     let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
     let mut rows = match cursor {
@@ -83,6 +84,11 @@ pub async fn insert_from_sql(
     drop(feed);
     let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
     stop.cancel();
+    let server_cost = ServerCost {
+        wal_bytes: Some(server_cost::wal_since(&mut admin, wal_start).await),
+        size: Some(server_cost::table_size(&mut admin, info.engine, &cfg.table, None).await),
+        compression: None,
+    };
     Ok(FromSqlOutcome {
         source: src_setup,
         setup,
@@ -92,6 +98,7 @@ pub async fn insert_from_sql(
         bytes: finished.iter().map(|s| s.bytes).sum(),
         source_error: source_error.get().cloned(),
         rows_read: read.load(Ordering::Relaxed),
+        server_cost,
     })
 }
 
@@ -142,6 +149,7 @@ async fn into_cratedb(
         bytes: bytes.load(Ordering::Relaxed),
         source_error: input.abort,
         rows_read: input.rows_read,
+        server_cost: out.server_cost,
     })
 }
 

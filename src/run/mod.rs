@@ -13,6 +13,7 @@ pub mod producer;
 pub mod progress;
 pub mod queries;
 pub mod repeat;
+pub mod server_cost;
 pub mod stop;
 pub mod worker;
 
@@ -31,7 +32,7 @@ use crate::encode::Payload;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::catalog::{self, BindContext, TableColumn};
-use crate::outcome::{IngestOutcome, Setup, Verify};
+use crate::outcome::{IngestOutcome, ServerCost, Setup, Verify};
 use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
@@ -100,6 +101,10 @@ pub async fn ingest(
         let _ = gate.ready.send(());
         let _ = gate.go.await;
     }
+    let wal_start = match &mut admin {
+        Some(admin) => Some(server_cost::wal_position(admin, settled.engine()).await),
+        None => None,
+    };
     let meter = CostMeter::start();
     let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
     plan.reconnect = cfg.reconnect;
@@ -144,6 +149,11 @@ pub async fn ingest(
         // The server may have restarted under the run, and dbload's own connection with it.
         *admin = t.admin().await.context("connecting again after the run, to verify")?;
     }
+    let mut server_cost = ServerCost::default();
+    if let (Some(admin), Some(start)) = (&mut admin, wal_start) {
+        server_cost.wal_bytes = Some(server_cost::wal_since(admin, start).await);
+    }
+    let mut rows_now = None;
 
     let verify = match (&mut admin, &settled.dialect) {
         (Some(admin), Some(dialect)) if cfg.verify => {
@@ -153,6 +163,7 @@ pub async fn ingest(
             // the report of what was done is not lost for it.
             Some(match count_rows(admin, cfg, dialect).await {
                 Ok(after) => {
+                    rows_now = Some(after);
                     let found = after.saturating_sub(rows_before);
                     // An upsert that updates is acknowledged without adding a row, so
                     // the table may gain fewer rows than were acknowledged; but it
@@ -165,6 +176,14 @@ pub async fn ingest(
         }
         _ => None,
     };
+    if let (Some(admin), Some(dialect)) = (&mut admin, &settled.dialect) {
+        let size = server_cost::table_size(admin, dialect.engine, &cfg.table, rows_now).await;
+        if let (Ok(before), true) = (&size, cfg.table_options.compress) {
+            let compressed = server_cost::compress(admin, &cfg.table, &settled.schema, *before).await;
+            server_cost.compression = Some(compressed);
+        }
+        server_cost.size = Some(size);
+    }
     if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
         // Chunks exist once rows arrived.
         setup.layout = layout(admin, cfg, dialect).await;
@@ -175,7 +194,7 @@ pub async fn ingest(
         crate::model::ModelSpec::Json(json) => Some(json.input.stats()),
         _ => None,
     };
-    Ok(IngestOutcome { setup, method: settled.method, figures, verify, server_duration, input })
+    Ok(IngestOutcome { setup, method: settled.method, figures, verify, server_duration, input, server_cost })
 }
 
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).

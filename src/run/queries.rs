@@ -48,6 +48,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         }
         Admin::Crate(_) => 1,
     };
+    let statements_before = super::server_cost::statements(&mut admin).await;
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
@@ -104,7 +105,15 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
     let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale: scripts.then_some(scale), suite_data })
+    let statements = match statements_before {
+        Ok(before) => super::server_cost::statements(&mut admin).await.map(|after| {
+            let sent = phases.iter().flat_map(|p| p.queries.iter().map(|q| q.query.as_str()));
+            super::server_cost::deltas(&before, &after, sent)
+        }),
+        Err(why) => Err(why),
+    };
+    let scale = scripts.then_some(scale);
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale, suite_data, statements })
 }
 
 /// Per query, its script's statements with every worker's records merged.

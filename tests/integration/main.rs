@@ -18,6 +18,7 @@ mod reconnect;
 mod repeat;
 mod report;
 mod results;
+mod server_cost;
 mod stages;
 mod stop;
 mod support;
@@ -40,6 +41,7 @@ const TIMED: &[&str] = &[
     "stages::busy_workers_follow_the_vu_stages",
     "stages::ingest_rate_stages_count_rows",
     "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query",
+    "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
 ];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
@@ -73,6 +75,7 @@ fn main() -> std::process::ExitCode {
         report::tests(),
         pacing::tests(),
         repeat::tests(),
+        server_cost::tests(),
         stages::tests(),
         sweep::tests(),
         tsbs::tests(),
@@ -89,7 +92,8 @@ fn main() -> std::process::ExitCode {
         .expect("starting the test PostgreSQL");
     let ctx: &'static Ctx = Box::leak(Box::new(Ctx::new(&server)));
     let unset = |var: &&str| std::env::var(var).map_or(true, |url| url.is_empty());
-    let engine_tests = [engines::engine_tests(), transfer::engine_tests(), tsbs::engine_tests()].concat();
+    let engine_tests =
+        [engines::engine_tests(), transfer::engine_tests(), tsbs::engine_tests(), server_cost::engine_tests()].concat();
     let mut missing: Vec<&str> =
         engine_tests.iter().flat_map(|(_, vars, _)| vars.iter().copied()).filter(unset).collect();
     missing.sort();

@@ -1,0 +1,128 @@
+//! What the server paid for a run, asked of each engine by its own
+//! functions: the table's and its indexes' size, the WAL written, the
+//! `pg_stat_statements` counters of the statements a run sent, and
+//! TimescaleDB's compression. One module for the one concern (the engines'
+//! variants side by side, frozen by one snapshot), beside the engines'
+//! DDL modules rather than spread through them.
+
+use super::{literal, Engine};
+use crate::ident::{quote_ident, TableName};
+use crate::model::Schema;
+
+/// One row: the table's bytes (heap, TOAST and maps; CrateDB: its primary
+/// shards), its indexes' bytes (NULL on CrateDB, whose index is the shard),
+/// and the bytes with replicas (CrateDB; NULL elsewhere).
+pub fn table_size(engine: Engine, table: &TableName) -> String {
+    let regclass = format!("{}::regclass", literal(&table.sql()));
+    match engine {
+        // A hypertable's rows are in its chunks, which inherit from it: hypertable_detailed_size
+        // sums them (one row per data node on a distributed hypertable of 2.x before 2.14). It
+        // gives no row for a plain table (--no-hypertables, insert-from-sql's own): PostgreSQL's then.
+        Engine::Timescaledb => format!(
+            "SELECT coalesce(h.table_bytes, p.table_bytes), coalesce(h.index_bytes, p.index_bytes), NULL \
+             FROM (SELECT sum(table_bytes + coalesce(toast_bytes, 0))::bigint AS table_bytes, \
+             sum(index_bytes)::bigint AS index_bytes FROM hypertable_detailed_size({regclass})) AS h, ({}) AS p",
+            partitions_size(&regclass)
+        ),
+        // The shards live on the workers; the coordinator's own table is empty.
+        Engine::Citus => format!(
+            "SELECT citus_table_size(t), citus_total_relation_size(t) - citus_table_size(t), NULL \
+             FROM (SELECT {regclass} AS t) AS relation"
+        ),
+        Engine::Cratedb => {
+            let schema = table.schema.as_deref().map_or("CURRENT_SCHEMA".into(), literal);
+            format!(
+                "SELECT sum(CASE WHEN \"primary\" THEN size ELSE 0 END), NULL, sum(size) FROM sys.shards \
+                 WHERE schema_name = {schema} AND table_name = {}",
+                literal(&table.name)
+            )
+        }
+        Engine::Postgres => format!("SELECT table_bytes, index_bytes, NULL FROM ({}) AS p", partitions_size(&regclass)),
+    }
+}
+
+/// PostgreSQL's `table_bytes` and `index_bytes` of `regclass`. A
+/// partitioned table holds no rows itself (its size and its partitioned
+/// indexes' are 0): its partitions do. A plain table has no partition
+/// tree, so it is named on its own.
+fn partitions_size(regclass: &str) -> String {
+    format!(
+        "SELECT sum(pg_table_size(relid))::bigint AS table_bytes, sum(pg_indexes_size(relid))::bigint AS index_bytes \
+         FROM (SELECT {regclass} AS relid UNION SELECT relid FROM pg_partition_tree({regclass})) AS parts"
+    )
+}
+
+/// The current WAL position, or NULL on a standby (which writes none of its own).
+pub const WAL_POSITION: &str = "SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END";
+
+/// Bytes of WAL the whole server wrote since `position` (from [`WAL_POSITION`]).
+pub fn wal_since(position: &str) -> String {
+    format!("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), {}::pg_lsn)::bigint", literal(position))
+}
+
+/// `pg_stat_statements` in the connected database: its version and schema; no row when not installed.
+pub const STATEMENTS_EXTENSION: &str = "SELECT e.extversion, n.nspname::text FROM pg_extension e \
+     JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_stat_statements'";
+
+/// The counters of every statement of the connected database, one row per
+/// statement (`queryid`) and user: queryid, text, calls, total execution
+/// time (ms), rows, shared blocks hit and read. `schema`: where the
+/// extension was installed. Needs the extension's 1.8 (PostgreSQL 13) names.
+pub fn statements(schema: &str) -> String {
+    format!(
+        "SELECT userid::text || '/' || queryid::text, min(query), sum(calls)::bigint, sum(total_exec_time), \
+         sum(rows)::bigint, sum(shared_blks_hit)::bigint, sum(shared_blks_read)::bigint \
+         FROM {}.pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+         GROUP BY userid, queryid",
+        quote_ident(schema)
+    )
+}
+
+/// TimescaleDB `--compress`: compression enabled on the hypertable, then
+/// every chunk compressed; the last statement counts them. Segmented by the
+/// key's plain columns before time (measurement's device_id: TimescaleDB's
+/// advice, the column queries filter on, and a unique index must include
+/// it); the cpu model's series is an expression, so TimescaleDB chooses.
+pub fn compress(table: &TableName, schema: &Schema) -> Vec<String> {
+    let regclass = format!("{}::regclass", literal(&table.sql()));
+    let series = &schema.key[..schema.key.len().saturating_sub(1)];
+    let plain: Vec<&str> = series
+        .iter()
+        .filter_map(|k| schema.columns.iter().find(|c| quote_ident(&c.name) == *k))
+        .map(|c| c.name.as_str())
+        .collect();
+    let segment = match plain.len() {
+        0 => String::new(),
+        _ => {
+            let columns = plain.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", ");
+            format!(", timescaledb.compress_segmentby = {}", literal(&columns))
+        }
+    };
+    vec![
+        format!("ALTER TABLE {} SET (timescaledb.compress{segment})", table.sql()),
+        format!("SELECT count(compress_chunk(c, if_not_compressed => true)) FROM show_chunks({regclass}) AS c"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{measurement, ModelSpec};
+
+    /// Every engine's size query, the WAL and statement counters, and TimescaleDB's compression.
+    #[test]
+    fn server_cost_sql() {
+        let table = TableName::parse("Bench.Measurement").unwrap();
+        let schema = ModelSpec::Measurement(measurement::Options { devices: 1, metrics: 2, jsonb: false }).schema();
+        let mut sql = Vec::new();
+        for engine in [Engine::Postgres, Engine::Timescaledb, Engine::Citus, Engine::Cratedb] {
+            sql.push(format!("-- size, {engine}\n{}", table_size(engine, &table)));
+        }
+        let unqualified = TableName::parse("cpu").unwrap();
+        sql.push(format!("-- size, cratedb, session schema\n{}", table_size(Engine::Cratedb, &unqualified)));
+        sql.extend([WAL_POSITION.to_string(), wal_since("0/1A2B3C4"), STATEMENTS_EXTENSION.into(), statements("ext")]);
+        sql.extend(compress(&table, &schema));
+        sql.extend(compress(&table, &ModelSpec::Cpu(crate::model::cpu::Options::default()).schema()));
+        insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+}

@@ -1,0 +1,279 @@
+//! The report's "Server cost": what the server paid for the run, beside
+//! what the client did. A run that wrote a table gets its size, bytes per
+//! row and the WAL written; a query run gets the `pg_stat_statements`
+//! counters of its statements. A figure the server could not give is null
+//! with its reason, never a guess.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::text::group;
+use crate::outcome::{ServerCost, StatementCost, TableSize};
+use crate::workload::QuerySpec;
+
+/// The cost of a run that wrote (or read) a table.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableCost {
+    /// The table's bytes after the run (heap, TOAST and maps, summed over
+    /// partitions, chunks or shards; CrateDB: its primary shards).
+    pub table_bytes: Option<u64>,
+    /// Its indexes' bytes; null on CrateDB (a shard holds its own index).
+    pub index_bytes: Option<u64>,
+    /// CrateDB: every shard copy, replicas included.
+    pub total_bytes_with_replicas: Option<u64>,
+    /// Rows in the table when it was measured.
+    pub table_rows: Option<u64>,
+    /// `table_bytes / table_rows`.
+    pub bytes_per_row: Option<f64>,
+    /// `index_bytes / table_rows`.
+    pub index_bytes_per_row: Option<f64>,
+    /// Why there is no size.
+    pub size_unavailable: Option<String>,
+    /// WAL written by the whole server (other sessions' too) from the
+    /// workers' start to their end, warm-up included.
+    pub wal_bytes: Option<u64>,
+    /// `wal_bytes` per row written in that window (warm-up included).
+    pub wal_bytes_per_row: Option<f64>,
+    /// Why there is no WAL figure (CrateDB, Citus, a standby).
+    pub wal_unavailable: Option<String>,
+    /// TimescaleDB `--compress`.
+    pub compression: Option<CompressionReport>,
+    /// Why `--compress` failed.
+    pub compression_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompressionReport {
+    pub chunks: u64,
+    /// Table and index bytes before compression.
+    pub before_bytes: u64,
+    pub after_bytes: u64,
+    /// `before_bytes / after_bytes`.
+    pub ratio: Option<f64>,
+}
+
+/// Table and index bytes together.
+fn total(s: &TableSize) -> u64 {
+    s.table_bytes + s.index_bytes.unwrap_or(0)
+}
+
+/// Bytes per unit; none for no units.
+fn per(bytes: u64, n: u64) -> Option<f64> {
+    (n > 0).then(|| bytes as f64 / n as f64)
+}
+
+impl TableCost {
+    /// `rows_written`: the rows acknowledged while the WAL was measured.
+    pub(crate) fn of(c: &ServerCost, rows_written: u64) -> Option<TableCost> {
+        if c.size.is_none() && c.wal_bytes.is_none() {
+            return None; // a dry run: no server
+        }
+        let size = c.size.as_ref().and_then(|s| s.as_ref().ok());
+        let wal = c.wal_bytes.as_ref().and_then(|w| w.as_ref().ok()).copied();
+        let compression = c.compression.as_ref().and_then(|r| r.as_ref().ok()).map(|x| CompressionReport {
+            chunks: x.chunks,
+            before_bytes: total(&x.before),
+            after_bytes: total(&x.after),
+            ratio: (total(&x.after) > 0).then(|| total(&x.before) as f64 / total(&x.after) as f64),
+        });
+        Some(TableCost {
+            table_bytes: size.map(|s| s.table_bytes),
+            index_bytes: size.and_then(|s| s.index_bytes),
+            total_bytes_with_replicas: size.and_then(|s| s.with_replicas_bytes),
+            table_rows: size.map(|s| s.rows),
+            bytes_per_row: size.and_then(|s| per(s.table_bytes, s.rows)),
+            index_bytes_per_row: size.and_then(|s| per(s.index_bytes?, s.rows)),
+            size_unavailable: c.size.as_ref().and_then(|s| s.as_ref().err()).cloned(),
+            wal_bytes: wal,
+            wal_bytes_per_row: wal.and_then(|w| per(w, rows_written)),
+            wal_unavailable: c.wal_bytes.as_ref().and_then(|w| w.as_ref().err()).cloned(),
+            compression,
+            compression_error: c.compression.as_ref().and_then(|r| r.as_ref().err()).cloned(),
+        })
+    }
+}
+
+/// The cost of a query run: `pg_stat_statements` over the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryCost {
+    /// Why there are no counters (the extension not installed, CrateDB).
+    pub statements_unavailable: Option<String>,
+    /// One per query that pg_stat_statements saw run in the run's window
+    /// (warm-up and any other session's runs of the same statement included).
+    pub statements: Vec<StatementReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StatementReport {
+    /// The query's name in the run.
+    pub name: String,
+    pub calls: u64,
+    pub total_exec_ms: f64,
+    pub mean_exec_ms: f64,
+    pub rows: u64,
+    pub shared_blks_hit: u64,
+    pub shared_blks_read: u64,
+}
+
+impl QueryCost {
+    /// `queries`: the run's, in the order of `statements`.
+    pub(crate) fn of<'a>(
+        statements: &Result<Vec<Option<StatementCost>>, String>,
+        queries: impl Iterator<Item = &'a QuerySpec>,
+    ) -> QueryCost {
+        match statements {
+            Err(why) => QueryCost { statements_unavailable: Some(why.clone()), statements: Vec::new() },
+            Ok(costs) => QueryCost {
+                statements_unavailable: None,
+                statements: queries
+                    .zip(costs)
+                    .filter_map(|(q, c)| {
+                        let c = c.as_ref()?;
+                        Some(StatementReport {
+                            name: q.name.clone(),
+                            calls: c.calls,
+                            total_exec_ms: c.total_exec_ms,
+                            mean_exec_ms: c.total_exec_ms / c.calls.max(1) as f64,
+                            rows: c.rows,
+                            shared_blks_hit: c.shared_blks_hit,
+                            shared_blks_read: c.shared_blks_read,
+                        })
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// `1.2 GiB`, `85 B`: a size in binary units, for the text and HTML reports.
+pub fn binary_size(bytes: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < units.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    match unit {
+        // Per row, an unlogged table's WAL is a fraction of a byte: not 0.
+        0 if value < 10.0 && value.fract() != 0.0 => format!("{value:.2} B"),
+        0 => format!("{value:.0} B"),
+        _ => format!("{value:.1} {}", units[unit]),
+    }
+}
+
+/// The text report's "Server cost" lines of a run that wrote a table.
+pub(crate) fn table_lines(out: &mut String, c: &TableCost) {
+    let size = |b: u64| binary_size(b as f64);
+    match (c.table_bytes, c.table_rows) {
+        (Some(table), Some(rows)) => {
+            let per_row = c.bytes_per_row.map(|b| format!(" = {}/row", binary_size(b))).unwrap_or_default();
+            let index = match (c.index_bytes, c.index_bytes_per_row) {
+                (Some(i), Some(per)) => format!("; indexes {} = {}/row", size(i), binary_size(per)),
+                (Some(i), None) => format!("; indexes {}", size(i)),
+                _ => String::new(),
+            };
+            let replicas =
+                c.total_bytes_with_replicas.map(|b| format!("; {} with replicas", size(b))).unwrap_or_default();
+            let _ =
+                writeln!(out, "Server cost: table {} for {} rows{per_row}{index}{replicas}", size(table), group(rows));
+        }
+        _ => {
+            let why = c.size_unavailable.as_deref().unwrap_or("unknown");
+            let _ = writeln!(out, "Server cost: table size unavailable ({why})");
+        }
+    }
+    match (c.wal_bytes, &c.wal_unavailable) {
+        (Some(wal), _) => {
+            let per_row =
+                c.wal_bytes_per_row.map(|b| format!(" = {} per row written", binary_size(b))).unwrap_or_default();
+            let _ = writeln!(out, "             WAL {} while the workers ran{per_row} (server-wide)", size(wal));
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(out, "             WAL unavailable ({why})");
+        }
+        (None, None) => {}
+    }
+    if let Some(x) = &c.compression {
+        let ratio = x.ratio.map(|r| format!(" ({r:.1}×)")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "             compressed {} chunks: {} → {}{ratio}",
+            group(x.chunks),
+            size(x.before_bytes),
+            size(x.after_bytes)
+        );
+    }
+    if let Some(e) = &c.compression_error {
+        let _ = writeln!(out, "             --compress failed: {e}");
+    }
+}
+
+/// The text report's "Server cost" lines of a query run.
+pub(crate) fn query_lines(out: &mut String, c: &QueryCost) {
+    if let Some(why) = &c.statements_unavailable {
+        let _ = writeln!(out, "Server cost: {why}");
+        return;
+    }
+    if c.statements.is_empty() {
+        out.push_str("Server cost: pg_stat_statements saw none of the run's statements\n");
+        return;
+    }
+    let width = c.statements.iter().map(|s| s.name.len()).max().unwrap_or(0).max(5);
+    let _ = writeln!(out, "Server cost (pg_stat_statements over the run):");
+    let _ = writeln!(
+        out,
+        "    {:<width$}  {:>9}  {:>11}  {:>9}  {:>11}  {:>11}  {:>11}",
+        "query", "calls", "total ms", "mean ms", "rows", "blks hit", "blks read"
+    );
+    for s in &c.statements {
+        let _ = writeln!(
+            out,
+            "    {:<width$}  {:>9}  {:>11.1}  {:>9.3}  {:>11}  {:>11}  {:>11}",
+            s.name,
+            group(s.calls),
+            s.total_exec_ms,
+            s.mean_exec_ms,
+            group(s.rows),
+            group(s.shared_blks_hit),
+            group(s.shared_blks_read)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_scale_to_binary_units() {
+        assert_eq!(binary_size(85.0), "85 B");
+        assert_eq!(binary_size(0.04), "0.04 B");
+        assert_eq!(binary_size(1536.0), "1.5 KiB");
+        assert_eq!(binary_size(1.2 * 1024.0 * 1024.0 * 1024.0), "1.2 GiB");
+    }
+
+    #[test]
+    fn the_text_names_each_figure_or_why_it_is_missing() {
+        let size =
+            TableSize { table_bytes: 8 << 20, index_bytes: Some(2 << 20), with_replicas_bytes: None, rows: 100_000 };
+        let cost = ServerCost {
+            size: Some(Ok(size)),
+            wal_bytes: Some(Err("the server is a standby".into())),
+            compression: Some(Ok(crate::outcome::Compression {
+                chunks: 3,
+                before: size,
+                after: TableSize { table_bytes: 1 << 20, index_bytes: Some(0), ..size },
+            })),
+        };
+        let mut out = String::new();
+        table_lines(&mut out, &TableCost::of(&cost, 100_000).unwrap());
+        insta::assert_snapshot!(out, @r"
+        Server cost: table 8.0 MiB for 100,000 rows = 84 B/row; indexes 2.0 MiB = 21 B/row
+                     WAL unavailable (the server is a standby)
+                     compressed 3 chunks: 10.0 MiB → 1.0 MiB (10.0×)
+        ");
+        assert!(TableCost::of(&ServerCost::default(), 0).is_none(), "a dry run has no server cost");
+    }
+}
