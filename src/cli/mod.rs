@@ -8,6 +8,7 @@ mod http;
 mod ingest;
 mod query;
 mod results;
+mod scale;
 mod transfer;
 
 use std::path::PathBuf;
@@ -26,6 +27,8 @@ pub use query::{QueryRunArgs, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 use results::RESULTS_EXAMPLES;
 pub use results::{ResultsAction, ResultsArgs, ResultsCommandArgs, StoreArgs};
+use scale::REPORT_EXAMPLES;
+pub use scale::{ReportArgs, ScaleArgs};
 pub use transfer::{ExportArgs, FromSqlMethod, InsertFromSqlArgs};
 use transfer::{EXPORT_EXAMPLES, INSERT_FROM_SQL_EXAMPLES};
 
@@ -77,6 +80,10 @@ pub enum Command {
     /// List or show the runs kept in the results store (a directory, or a database).
     #[command(after_help = RESULTS_EXAMPLES)]
     Results(ResultsCommandArgs),
+    /// Merge the instances of a distributed run (--instance, --run-id) into one report: counts
+    /// and timelines added, latency percentiles from the histograms added.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
 }
 
 /// `dbload stop DIR`.
@@ -169,6 +176,9 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub results: ResultsArgs,
+
+    #[command(flatten)]
+    pub scale: ScaleArgs,
 
     /// Run the same configuration N times (ingest: a fresh table each time unless --append) and
     /// report each run's headline figures with their median, min, max and a 95% interval of the

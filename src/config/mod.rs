@@ -10,6 +10,7 @@ pub mod ingest;
 pub mod mixed;
 pub mod query;
 pub mod results;
+pub mod scale;
 pub mod transfer;
 
 use std::path::Path;
@@ -65,6 +66,8 @@ pub struct OutputConfig {
     /// Where the finished run is kept.
     pub results: results::ResultsConfig,
     pub repeat: Repeat,
+    /// `--instance`: this run's part of a distributed run.
+    pub instance: Option<scale::Instance>,
 }
 
 /// `--runs N` and `--pause`: how often the command runs, and the wait
@@ -106,6 +109,7 @@ impl OutputConfig {
         // environment whatever environment the command was given.
         let results = results::ResultsConfig::resolve(a.results, &|k| std::env::var(k).ok())?;
         let repeat = Repeat::resolve(a.runs, a.pause)?;
+        let instance = scale::Instance::resolve(a.scale, results.url.is_some(), repeat.runs)?;
         Ok(OutputConfig {
             format: a.output,
             report_file: a.report,
@@ -114,6 +118,7 @@ impl OutputConfig {
             fail_if,
             results,
             repeat,
+            instance,
         })
     }
 }

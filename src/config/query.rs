@@ -39,6 +39,9 @@ pub struct QueryConfig {
     pub rate: Option<f64>,
     pub warmup: Warmup,
     pub seed: u64,
+    /// The number of the first worker among the whole run's (`--instance`:
+    /// each instance's workers draw their own random streams).
+    pub first_worker: u32,
     pub explain: Option<ExplainMode>,
     /// A lost connection is replaced rather than ending its worker.
     pub reconnect: bool,
@@ -100,8 +103,11 @@ impl QueryConfig {
         output: crate::cli::OutputArgs,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
-        super::check_rate(r.rate, "queries")?;
-        let concurrency = match (r.concurrency, r.rate) {
+        let output = OutputConfig::resolve(output, Contract::Query)?;
+        let instance = output.instance.clone();
+        // --rate and the counts are the whole run's; this instance does its share.
+        let rate = super::check_rate(r.rate, "queries")?.map(|r| instance.as_ref().map_or(r, |i| i.rate(r)));
+        let concurrency = match (r.concurrency, rate) {
             (Some(n), _) => super::connections("--concurrency", n, "query stream")?,
             (None, Some(rate)) => default_in_flight(rate, MAX_DEFAULT_CONCURRENCY),
             (None, None) => 1,
@@ -110,11 +116,14 @@ impl QueryConfig {
             return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
         }
         let flag = if command == "timeit" { "--repeat" } else { "--max-queries" };
-        let warmup = parse_warmup(r.warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
-        let per_worker = match total {
-            Some(n) => split_rows(n, concurrency),
-            None => vec![u64::MAX; concurrency as usize],
+        let all_workers = instance.as_ref().map_or(concurrency, |i| i.all_workers(concurrency));
+        let warmup = parse_warmup(r.warmup.as_deref(), all_workers, "queries", total.map(|n| (n, flag)))?;
+        let per_worker: Vec<u64> = match (total, &instance) {
+            (Some(n), Some(i)) => i.shares(n, concurrency),
+            (Some(n), None) => split_rows(n, concurrency),
+            (None, _) => vec![u64::MAX; concurrency as usize],
         };
+        let max_queries = total.map(|_| per_worker.iter().sum());
         Ok(QueryConfig {
             command,
             target: resolve_target(&target, concurrency, env)?,
@@ -122,14 +131,15 @@ impl QueryConfig {
             protocol: r.protocol,
             concurrency,
             per_worker,
-            max_queries: total,
+            max_queries,
             duration: r.duration,
-            rate: r.rate,
+            rate,
             warmup,
             seed: r.seed,
+            first_worker: instance.as_ref().map_or(0, |i| i.first_worker(concurrency)),
             explain: r.explain,
             reconnect: super::reconnect(r.reconnect, r.no_reconnect, r.duration),
-            output: OutputConfig::resolve(output, Contract::Query)?,
+            output,
         })
     }
 }

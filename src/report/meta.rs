@@ -30,6 +30,31 @@ pub struct RunMeta {
     /// The git commit dbload was built from, or `unknown`.
     pub git_commit: String,
     pub client: ClientHost,
+    /// `--instance`: this run's part in a distributed run; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<InstanceMeta>,
+}
+
+/// The `run.instance` object: which part of which distributed run this is,
+/// and when its workers started (what `dbload report --run-id` lines the
+/// instances' timelines up by).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceMeta {
+    /// `--run-id`, shared by the instances.
+    pub run_id: String,
+    /// 0-based.
+    pub index: u32,
+    pub count: u32,
+    /// When this instance's workers were let go, UTC, RFC 3339: the common
+    /// start (within a few milliseconds), after every instance was ready.
+    pub started_at: String,
+}
+
+impl InstanceMeta {
+    /// `started`: when the workers were let go.
+    pub fn new(run_id: String, index: u32, count: u32, started: SystemTime) -> InstanceMeta {
+        InstanceMeta { run_id, index, count, started_at: rfc3339(started) }
+    }
 }
 
 /// The machine dbload ran on.
@@ -55,12 +80,20 @@ pub struct RunStart {
     /// `at` on the monotonic clock, for offsets within the run.
     clock: Instant,
     command_line: String,
+    /// Set once a distributed run's instance has started.
+    pub instance: Option<InstanceMeta>,
 }
 
 impl RunStart {
     /// `command_line`: already redacted (see `config::command_line`).
     pub fn now(command_line: String) -> RunStart {
-        RunStart { run_id: uuid::Uuid::now_v7(), at: SystemTime::now(), clock: Instant::now(), command_line }
+        RunStart {
+            run_id: uuid::Uuid::now_v7(),
+            at: SystemTime::now(),
+            clock: Instant::now(),
+            command_line,
+            instance: None,
+        }
     }
 
     /// How long after the start `at` was (zero for a time before it).
@@ -78,6 +111,7 @@ impl RunStart {
             dbload_version: env!("CARGO_PKG_VERSION").into(),
             git_commit: GIT_COMMIT.into(),
             client: ClientHost::this(),
+            instance: self.instance.clone(),
         }
     }
 }
@@ -140,7 +174,9 @@ pub fn render(m: &RunMeta) -> String {
         c.os,
         c.cpu_model,
         c.cpus,
-    )
+    ) + &m.instance.as_ref().map_or_else(String::new, |i| {
+        format!("Instance: {} of {} of run {}, started {}\n", i.index, i.count, i.run_id, i.started_at)
+    })
 }
 
 /// A report with its `run` object: what every report form (JSON, HTML, the
@@ -195,6 +231,7 @@ mod tests {
                 cpus: 2,
                 memory_bytes: Some(8 << 30),
             },
+            instance: None,
         };
         insta::assert_snapshot!(render(&meta));
     }

@@ -17,7 +17,14 @@ use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::Chooser;
 
-pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
+/// Runs `cfg`'s phases one after another; `gate` (`--instance`) holds the
+/// first phase's workers until the instances start together.
+pub async fn queries(
+    cfg: &QueryConfig,
+    target: &Target,
+    cancel: CancellationToken,
+    mut gate: Option<super::Gate>,
+) -> Result<QueryOutcome> {
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     describe_server(&mut admin, target, &mut setup).await?;
@@ -57,6 +64,9 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         let opening = (0..cfg.concurrency as usize).map(|w| target.query_runner(w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+        if let Some(gate) = gate.take() {
+            gate.pass().await;
+        }
         let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone());
         plan.reconnect = cfg.reconnect;
         let progress = Progress::start(plan.live.clone(), cfg.max_queries, "queries", cfg.output.quiet);
@@ -64,7 +74,7 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             .into_iter()
             .enumerate()
             .map(|(w, executor)| {
-                let rng = rng_for(cfg.seed, w as u32, Purpose::Choice);
+                let rng = rng_for(cfg.seed, cfg.first_worker + w as u32, Purpose::Choice);
                 (Chooser::new(queries.clone(), rng, cfg.per_worker[w]), executor)
             })
             .collect();
