@@ -371,10 +371,14 @@ async fn together<O>(
     let (ready, ready_rx) = tokio::sync::oneshot::channel();
     let (go_tx, go) = tokio::sync::oneshot::channel();
     let released = std::cell::Cell::new(None);
-    let coordinate = async {
-        if let (Some(r), true, true) = (&registration, table, inst.index > 0) {
-            r.wait_for_table().await?;
+    if let (Some(r), true, true) = (&registration, table, inst.index > 0) {
+        // Before this instance touches the table at all.
+        if let Err(e) = r.wait_for_table().await {
+            r.fail(&format!("{e:#}")).await;
+            return Err(e);
         }
+    }
+    let coordinate = async {
         // A body that failed in its setup drops its gate: its error is the result.
         if ready_rx.await.is_err() {
             return std::future::pending().await;

@@ -16,6 +16,7 @@ mod reconnect;
 mod repeat;
 mod report;
 mod results;
+mod scale;
 mod stop;
 mod support;
 mod transfer;
@@ -28,7 +29,7 @@ use support::Ctx;
 type Test = fn(&Ctx) -> anyhow::Result<()>;
 
 /// Timing tests outside `pacing::`, run in the quiet phase too.
-const TIMED: &[&str] = &["http::open_loop_rate_is_held"];
+const TIMED: &[&str] = &["http::open_loop_rate_is_held", "scale::instances_start_together"];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
 /// CrateDB), named by the URLs in these environment variables. Without
@@ -60,6 +61,7 @@ fn main() -> std::process::ExitCode {
         report::tests(),
         pacing::tests(),
         repeat::tests(),
+        scale::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the
