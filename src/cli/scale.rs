@@ -64,3 +64,37 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// docs/scale-out/job.yaml runs a command line that dbload accepts,
+    /// once Kubernetes has put each pod's index (and the URLs) in it.
+    #[test]
+    fn the_kubernetes_job_runs_a_command_dbload_accepts() {
+        let job: serde_json::Value = serde_saphyr::from_str(include_str!("../../docs/scale-out/job.yaml")).unwrap();
+        assert_eq!(job["spec"]["completionMode"], "Indexed");
+        let completions = job["spec"]["completions"].as_u64().unwrap();
+        let container = &job["spec"]["template"]["spec"]["containers"][0];
+        let argv: Vec<&str> = container["command"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        for index in [0, completions - 1] {
+            let argv: Vec<String> = argv
+                .iter()
+                .map(|a| {
+                    a.replace("$(JOB_COMPLETION_INDEX)", &index.to_string())
+                        .replace("$(TARGET_URL)", "postgres://bench@db:5432/bench")
+                        .replace("$(RESULTS_URL)", "postgres://bench@results-db:5432/bench")
+                })
+                .collect();
+            assert!(argv.iter().all(|a| !a.contains("$(")), "an unexpanded variable: {argv:?}");
+            let cli = super::super::Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            let super::super::Command::Ingest(a) = cli.command else { panic!("not ingest: {argv:?}") };
+            // Resolved as dbload resolves it before running (which connects to nothing).
+            let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            let instance = cfg.output.instance.expect("--instance");
+            assert_eq!((instance.index as u64, instance.count as u64), (index, completions));
+            assert!(matches!(instance.start, crate::config::scale::StartRule::Register { .. }));
+        }
+    }
+}
