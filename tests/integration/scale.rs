@@ -22,6 +22,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ),
         ("scale::commands_that_cannot_split_refuse_instance", commands_that_cannot_split_refuse_instance),
         ("scale::instances_start_together", instances_start_together),
+        ("scale::a_version_1_store_is_upgraded", a_version_1_store_is_upgraded),
     ]
 }
 
@@ -308,4 +309,25 @@ fn instances_start_together(ctx: &Ctx) -> Result<()> {
     }
     let spread = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
     ensure(spread <= 100, || format!("the instances started {spread} ms apart: {starts:?}"))
+}
+
+/// A store of schema version 1 (no `dbload_instances`) takes runs again:
+/// the table is added and the comment says version 2.
+fn a_version_1_store_is_upgraded(ctx: &Ctx) -> Result<()> {
+    let store = store(ctx, "scale_v1")?;
+    let timeit =
+        ["timeit", "--url", &ctx.url, "-s", "select 1", "--repeat", "5", "--no-results", "--results-url", &store];
+    let (code, _, stderr) = dbload_bin(&timeit, &[]);
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    ctx.query(
+        "DROP TABLE scale_v1.dbload_instances; \
+         COMMENT ON TABLE scale_v1.dbload_runs IS 'dbload results store, schema version 1 (docs/results.md)'",
+    )?;
+    let (code, _, stderr) = dbload_bin(&timeit, &[]);
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    let found = ctx.scalar(
+        "SELECT obj_description('scale_v1.dbload_runs'::regclass, 'pg_class') || ', ' || \
+         (to_regclass('scale_v1.dbload_instances') IS NOT NULL) || ', ' || (SELECT count(*) FROM scale_v1.dbload_runs)",
+    )?;
+    ensure(found == "dbload results store, schema version 2 (docs/results.md), true, 2", || found.clone())
 }
