@@ -211,6 +211,15 @@ impl IngestConfig {
         // With --instance, the counts are the whole run's, cut along its workers.
         let instance = output.instance.clone();
         let all_workers = instance.as_ref().map_or(workers, |i| i.all_workers(workers));
+        // Device (host) ids are numbered across all the run's workers, as oids.
+        if all_workers as u64 * a.devices as u64 > u32::MAX as u64 {
+            return Err(usage(format!(
+                "--devices {} with {all_workers} workers in all: the device ids would pass {}; give fewer devices, \
+                 workers or instances",
+                a.devices,
+                u32::MAX
+            )));
+        }
 
         let (method, upsert) = match (a.with_upserts, a.with_copy_upserts) {
             (true, _) if a.method.is_some_and(|m| m != Method::Copy && m != Method::Insert) => {
@@ -474,6 +483,20 @@ mod tests {
         assert_eq!(c.total_rows(), Some(8_000_000));
         assert_eq!(c.schema.columns.len(), 12);
         assert!(matches!(c.target, TargetChoice::Local(_)));
+    }
+
+    /// Device ids are oids numbered across every worker of the run (all
+    /// the instances'): past u32 they wrapped round and repeated.
+    #[test]
+    fn device_ids_past_an_oid_are_refused() {
+        assert!(err("--workers 100000 --devices 50000 --rows 10").contains("device ids would pass 4294967295"));
+        let e =
+            err("--workers 1000 --devices 5000 --rows 10 --instance 0/1000 --run-id r --start-at 2026-01-01T00:00:00Z");
+        assert!(e.contains("with 1000000 workers in all"), "{e}");
+        assert!(resolve(
+            "--workers 1000 --devices 4000 --rows 10 --instance 3/1000 --run-id r --start-at 2026-01-01T00:00:00Z"
+        )
+        .is_ok());
     }
 
     #[test]

@@ -111,6 +111,21 @@ pub fn merged(store: &Store, run_id: &str) -> Result<(Json, u8)> {
         Store::Dir(d) => (dir::instances(d, run_id)?, Vec::new()),
         Store::Db(t) => db::instances(t, run_id)?,
     };
+    if kept.is_empty() && !registered.is_empty() {
+        let each: Vec<String> = registered
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} on {} {}{}",
+                    r.instance,
+                    r.host,
+                    r.status,
+                    r.note.as_ref().map_or(String::new(), |n| format!(" ({n})"))
+                )
+            })
+            .collect();
+        anyhow::bail!("report --run-id {run_id}: no instance kept a run; registered: {}", each.join("; "));
+    }
     if kept.is_empty() {
         return Err(crate::error::usage(format!(
             "report --run-id {run_id}: no instance of that run is kept in {} (started with --instance and this --run-id?)",

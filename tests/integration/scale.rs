@@ -194,7 +194,12 @@ fn four_instances_write_the_rows_of_one_process(ctx: &Ctx) -> Result<()> {
     })?;
     ensure(added.len() == batches, || format!("{} latencies, {batches} batches", added.len()))?;
 
-    let (code, text, _) = dbload_bin(&["report", "--run-id", &run_id, "--results-url", &store], &[]);
+    let html = tempfile::tempdir()?;
+    let page = html.path().join("merged.html");
+    let page = page.to_str().context("path")?;
+    let (code, text, _) = dbload_bin(&["report", "--run-id", &run_id, "--results-url", &store, "--html", page], &[]);
+    let drawn = std::fs::read_to_string(page)?;
+    ensure(drawn.contains("<svg") && drawn.contains("10,001"), || format!("the merged page: {} bytes", drawn.len()))?;
     ensure(code == 0 && text.contains("4 of 4 instances kept, status ok") && text.contains("instance 3"), || {
         text.clone()
     })?;
@@ -224,7 +229,12 @@ fn a_missing_instance_stops_the_others_naming_it(ctx: &Ctx) -> Result<()> {
             format!("instance {i}: {stderr}")
         })?;
     }
-    Ok(())
+    // No instance kept a run: `dbload report` says who registered, and how they ended.
+    let (code, text, stderr) = dbload_bin(&["report", "--run-id", &run_id, "--results-url", &store], &[]);
+    ensure(code == 1 && text.is_empty() && stderr.contains("no instance kept a run; registered: 0 on "), || {
+        format!("report: exit {code}: {text}{stderr}")
+    })?;
+    ensure(stderr.contains(" failed (") && stderr.contains("2 on "), || stderr.clone())
 }
 
 /// A run whose instance 1 failed (its --fail-if held) and whose instance 2
