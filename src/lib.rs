@@ -372,8 +372,12 @@ async fn together<O>(
     let (go_tx, go) = tokio::sync::oneshot::channel();
     let released = std::cell::Cell::new(None);
     if let (Some(r), true, true) = (&registration, table, inst.index > 0) {
-        // Before this instance touches the table at all.
-        if let Err(e) = r.wait_for_table().await {
+        // Before this instance touches the table at all; Ctrl-C ends the wait.
+        let waited = tokio::select! {
+            waited = r.wait_for_table() => waited,
+            _ = cancel.cancelled() => Err(anyhow::anyhow!("interrupted while waiting for instance 0's table")),
+        };
+        if let Err(e) = waited {
             r.fail(&format!("{e:#}")).await;
             return Err(e);
         }

@@ -318,6 +318,7 @@ fn instances_start_together(ctx: &Ctx) -> Result<()> {
         starts.push(chrono::DateTime::parse_from_rfc3339(&at)?.timestamp_millis());
     }
     let spread = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
+    eprintln!("scale::instances_start_together: the 4 instances started within {spread} ms");
     ensure(spread <= 100, || format!("the instances started {spread} ms apart: {starts:?}"))
 }
 
