@@ -60,7 +60,9 @@ const HISTOGRAMS: [(&str, &str); 2] = [("latency_ms", "latency"), ("service_time
 
 /// Fields of the first instance's report that hold only its own figures
 /// (no histogram of them is kept to add): said in `merged.not_merged`.
-const OWN: [&str; 11] = [
+const OWN: [&str; 13] = [
+    "warmup",
+    "outages",
     "server_duration_ms",
     "schedule_lag_ms",
     "queries",
@@ -126,6 +128,13 @@ pub fn merge(run_id: &str, kept: &[Kept], registered: &[Registered]) -> Result<(
         // Metrics per row are the same in every instance.
         let per_row = if rows > 0.0 { metrics / rows } else { 0.0 };
         merged["metrics_per_sec"] = json!(merged["rows_per_sec"].as_f64().unwrap_or(0.0) * per_row);
+    }
+    if merged.get("http_req_failed_rate").is_some() {
+        // Failed requests over requests, each instance's weighed by its requests.
+        let reqs = |k: &Kept| k.report["http_reqs"].as_f64().unwrap_or(0.0);
+        let failed: f64 = kept.iter().map(|k| k.report["http_req_failed_rate"].as_f64().unwrap_or(0.0) * reqs(k)).sum();
+        let all: f64 = kept.iter().map(reqs).sum();
+        merged["http_req_failed_rate"] = json!(if all > 0.0 { failed / all } else { 0.0 });
     }
     let added = added_histograms(kept)?;
     for (field, tag) in HISTOGRAMS {
@@ -373,6 +382,21 @@ mod tests {
         let text = render(&m);
         assert!(text.contains("Merged run r1: 2 of 2 instances kept, status ok"), "{text}");
         assert!(text.lines().any(|l| l.trim_start().starts_with("rows  ") && l.contains("400")), "{text}");
+    }
+
+    /// `dbload http`: the failed share is failed requests over all requests.
+    #[test]
+    fn the_failed_share_of_requests_is_weighed_by_requests() {
+        let mut a = instance(0, 2, "2026-11-24T12:00:00.000Z", 0, &[1_000], "ok");
+        let mut b = instance(1, 2, "2026-11-24T12:00:00.000Z", 0, &[1_000], "ok");
+        for (k, reqs, rate) in [(&mut a, 100, 0.1), (&mut b, 300, 0.0)] {
+            k.report["http_reqs"] = json!(reqs);
+            k.report["http_reqs_per_sec"] = json!(reqs as f64 / 2.0);
+            k.report["http_req_failed_rate"] = json!(rate);
+        }
+        let (m, _) = merge("r1", &[a, b], &[]).unwrap();
+        assert_eq!((m["http_reqs"].as_u64(), m["http_reqs_per_sec"].as_f64()), (Some(400), Some(200.0)));
+        assert!((m["http_req_failed_rate"].as_f64().unwrap() - 0.025).abs() < 1e-12, "{}", m["http_req_failed_rate"]);
     }
 
     #[test]
