@@ -9,6 +9,7 @@ mod ingest;
 mod init;
 mod query;
 mod results;
+mod scale;
 mod sweep;
 mod transfer;
 pub mod values;
@@ -31,6 +32,8 @@ pub use query::{QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 use results::RESULTS_EXAMPLES;
 pub use results::{ResultsAction, ResultsArgs, ResultsCommandArgs, StoreArgs};
+use scale::REPORT_EXAMPLES;
+pub use scale::{ReportArgs, ScaleArgs};
 pub use sweep::SweepArgs;
 use sweep::SWEEP_EXAMPLES;
 pub use transfer::{ExportArgs, FromSqlMethod, InsertFromSqlArgs};
@@ -92,6 +95,10 @@ pub enum Command {
     /// List or show the runs kept in the results store (a directory, or a database).
     #[command(after_help = RESULTS_EXAMPLES)]
     Results(ResultsCommandArgs),
+    /// Merge the instances of a distributed run (--instance, --run-id) into one report: counts
+    /// and timelines added, latency percentiles from the histograms added.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions(CompletionsArgs),
@@ -253,6 +260,9 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub results: ResultsArgs,
+
+    #[command(flatten)]
+    pub scale: ScaleArgs,
 
     /// Run the same configuration N times (ingest: a fresh table each time unless --append) and
     /// report each run's headline figures with their median, min, max and a 95% interval of the

@@ -93,7 +93,11 @@ fn resolve(
     super::cr8_hosts(&mut target, bulk.hosts.as_deref());
     let target = resolve_target(&target, bulk.concurrency, env)?;
     let rows = RowsInto { workers: bulk.concurrency, batch_size: bulk.bulk_size, rows_per_worker, seed };
-    let output = OutputConfig::resolve(output, Contract::Ingest)?;
+    let mut output = OutputConfig::resolve(output, Contract::Ingest)?;
+    if command == "insert-fake-data" {
+        let why = "does not split its rows across instances: use ingest --instance, or a process per table";
+        output = super::scale::alone(output, command, why)?;
+    }
     let cfg = into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, output)?;
     Ok(IngestConfig { reconnect: bulk.reconnect, ..cfg })
 }
@@ -140,6 +144,7 @@ pub fn into_table(
         stages: None,
         warmup: Warmup::None,
         seed,
+        first_worker: 0,
         start_us: 0,
         verify: false,
         reconnect: false,

@@ -10,6 +10,7 @@ use anyhow::Result;
 use base64::Engine as _;
 
 use super::fail_if::Contract;
+use super::ingest::split_rows;
 use super::{default_in_flight, parse_warmup, OutputConfig};
 use crate::cli::HttpArgs;
 use crate::driver::http::check::Check;
@@ -57,6 +58,9 @@ pub struct HttpConfig {
     pub stages: Option<Stages>,
     pub warmup: Warmup,
     pub seed: u64,
+    /// The number of the first VU among the whole run's (`--instance`: each
+    /// instance's VUs draw their own random streams).
+    pub first_vu: u32,
     /// Runtime worker threads.
     pub threads: usize,
     pub output: OutputConfig,
@@ -157,7 +161,11 @@ impl HttpConfig {
                 humantime::format_duration(MAX_TIMEOUT)
             )));
         }
-        let rate = super::check_rate(a.rate, "requests")?;
+        let output = OutputConfig::resolve(a.output, Contract::Http)?;
+        let instance = output.instance.clone();
+        super::stages_not_split(&a.stages, instance.as_ref())?;
+        // --rate and --iterations are the whole run's; this instance does its share.
+        let rate = super::check_rate(a.rate, "requests")?.map(|r| instance.as_ref().map_or(r, |i| i.rate(r)));
         let stages = super::resolve_stages(&a.stages, a.duration, rate, ("--vus", a.vus))?;
         if a.sleep.is_some() && a.stages.rate_stages.is_some() {
             return Err(usage(
@@ -178,10 +186,14 @@ impl HttpConfig {
             (None, None) => (None, Some(DEFAULT_DURATION)),
             (i, d) => (i, d),
         };
-        let per_vu = match iterations {
-            Some(n) => (0..vus as u64).map(|v| n / vus as u64 + u64::from(v < n % vus as u64)).collect(),
-            None => vec![u64::MAX; vus as usize],
+        let all_vus = instance.as_ref().map_or(vus, |i| i.all_workers(vus));
+        let warmup = parse_warmup(a.warmup.as_deref(), all_vus, "requests", iterations.map(|n| (n, "--iterations")))?;
+        let per_vu: Vec<u64> = match (iterations, &instance) {
+            (Some(n), Some(i)) => i.shares(n, vus),
+            (Some(n), None) => split_rows(n, vus),
+            (None, _) => vec![u64::MAX; vus as usize],
         };
+        let iterations = iterations.map(|_| per_vu.iter().sum());
         let checks = a.checks.iter().map(|c| Check::parse(c)).collect::<Result<Vec<_>>>()?;
 
         let body_source = match template {
@@ -208,10 +220,11 @@ impl HttpConfig {
             sleep: a.sleep.filter(|s| !s.is_zero()),
             rate,
             stages,
-            warmup: parse_warmup(a.warmup.as_deref(), vus, "requests", iterations.map(|n| (n, "--iterations")))?,
+            warmup,
             seed: a.seed,
+            first_vu: instance.as_ref().map_or(0, |i| i.first_worker(vus)),
             threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-            output: OutputConfig::resolve(a.output, Contract::Http)?,
+            output,
         })
     }
 

@@ -64,6 +64,9 @@ pub struct IngestConfig {
     pub stages: Option<Stages>,
     pub warmup: Warmup,
     pub seed: u64,
+    /// The number of the first worker among the whole run's (`--instance`:
+    /// each instance's workers have their own devices and random streams).
+    pub first_worker: u32,
     /// First reading's time, µs since the Unix epoch.
     pub start_us: i64,
     pub verify: bool,
@@ -212,6 +215,20 @@ impl IngestConfig {
         }
         let model = resolve_model(&a)?;
         let schema = model.schema();
+        let output = OutputConfig::resolve(a.output, Contract::Ingest)?;
+        // With --instance, the counts are the whole run's, cut along its workers.
+        let instance = output.instance.clone();
+        super::stages_not_split(&a.stages, instance.as_ref())?;
+        let all_workers = instance.as_ref().map_or(workers, |i| i.all_workers(workers));
+        // Device (host) ids are numbered across all the run's workers, as oids.
+        if all_workers as u64 * a.devices as u64 > u32::MAX as u64 {
+            return Err(usage(format!(
+                "--devices {} with {all_workers} workers in all: the device ids would pass {}; give fewer devices, \
+                 workers or instances",
+                a.devices,
+                u32::MAX
+            )));
+        }
 
         let (method, upsert) = match (a.with_upserts, a.with_copy_upserts) {
             (true, _) if a.method.is_some_and(|m| m != Method::Copy && m != Method::Insert) => {
@@ -237,7 +254,10 @@ impl IngestConfig {
         });
         let rows_per_worker: Vec<u64> = match (a.rows, measurements) {
             (Some(0), _) => return Err(usage("--rows 0: nothing to write; give at least 1 row")),
-            (Some(rows), _) => split_rows(rows, workers),
+            (Some(rows), _) => match &instance {
+                Some(i) => i.shares(rows, workers),
+                None => split_rows(rows, workers),
+            },
             (None, Some(m)) => match m.checked_mul(model.devices() as u64) {
                 Some(rows) => vec![rows; workers as usize],
                 None => return Err(usage(format!("--measurements {m}: out of range for {} devices", model.devices()))),
@@ -249,18 +269,28 @@ impl IngestConfig {
                 return Err(usage("--duration 0s: give a positive duration such as 30s or 5m"));
             }
         }
-        let rate = super::check_rate(a.rate, "rows")?;
+        let rate = super::check_rate(a.rate, "rows")?.map(|r| instance.as_ref().map_or(r, |i| i.rate(r)));
         // None: no total (a duration run), or one past u64 (refused below: past the clock).
         let total = rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc.checked_add(r)?));
         let total_flag = if a.rows.is_some() { "--rows" } else { "--measurements" };
-        let warmup = parse_warmup(a.warmup.as_deref(), workers, "rows", total.map(|n| (n, total_flag)))?;
+        // The whole run's rows and warm-up (a share of each in every instance).
+        let total = match (instance.is_some(), a.rows) {
+            (true, Some(rows)) => Some(rows),
+            _ => total.map(|t| t.saturating_mul((all_workers / workers) as u64)),
+        };
+        let warmup = parse_warmup(a.warmup.as_deref(), all_workers, "rows", total.map(|n| (n, total_flag)))?;
 
         // The rows asked for, as given, for the message if their times do not fit.
         let asked = match (a.rows, measurements) {
             (Some(r), _) => format!("--rows {r}"),
             (None, m) => format!("--measurements {}", m.unwrap_or_default()),
         };
-        let span_us = readings_span(&model, &rows_per_worker).ok_or_else(|| beyond_the_clock(&asked))?;
+        // The span of the run's longest worker, the same in every instance.
+        let longest = match a.rows {
+            Some(rows) => vec![rows.div_ceil(all_workers as u64)],
+            None => rows_per_worker.clone(),
+        };
+        let span_us = readings_span(&model, &longest).ok_or_else(|| beyond_the_clock(&asked))?;
         let start_us = match &a.start {
             Some(s) => chrono::DateTime::parse_from_rfc3339(s)
                 .map_err(|e| usage(format!("--start {s:?}: {e}; give an RFC 3339 time like 2024-01-01T00:00:00Z")))?
@@ -276,10 +306,18 @@ impl IngestConfig {
 
         let table = TableName::parse(a.table.as_deref().unwrap_or(model.name()))?;
         let table_action = match (a.drop_table, a.append) {
+            // Instance 0 of a distributed run makes the table; the others add to it.
+            _ if instance.as_ref().is_some_and(|i| i.index > 0) => TableAction::Append,
             (true, _) => TableAction::Recreate,
             (_, true) => TableAction::Append,
             _ => TableAction::Create,
         };
+        if a.verify && instance.is_some() {
+            return Err(usage(
+                "--verify counts the table's rows, and with --instance the table gets every instance's rows: count \
+                 them once `dbload report --run-id` shows the run done",
+            ));
+        }
 
         let dry_run = a.dry_run || a.copy_file.is_some();
         if let Some(f) = &a.copy_file {
@@ -349,10 +387,11 @@ impl IngestConfig {
             stages,
             warmup,
             seed: a.seed,
+            first_worker: instance.as_ref().map_or(0, |i| i.first_worker(workers)),
             start_us,
             verify: a.verify,
             reconnect: super::reconnect(a.reconnect, a.no_reconnect, duration),
-            output: OutputConfig::resolve(a.output, Contract::Ingest)?,
+            output,
         };
         cfg.check_known_engine()?;
         Ok(cfg)
@@ -509,6 +548,20 @@ mod tests {
         assert_eq!(c.total_rows(), Some(8_000_000));
         assert_eq!(c.schema.columns.len(), 12);
         assert!(matches!(c.target, TargetChoice::Local(_)));
+    }
+
+    /// Device ids are oids numbered across every worker of the run (all
+    /// the instances'): past u32 they wrapped round and repeated.
+    #[test]
+    fn device_ids_past_an_oid_are_refused() {
+        assert!(err("--workers 100000 --devices 50000 --rows 10").contains("device ids would pass 4294967295"));
+        let e =
+            err("--workers 1000 --devices 5000 --rows 10 --instance 0/1000 --run-id r --start-at 2026-01-01T00:00:00Z");
+        assert!(e.contains("with 1000000 workers in all"), "{e}");
+        assert!(resolve(
+            "--workers 1000 --devices 4000 --rows 10 --instance 3/1000 --run-id r --start-at 2026-01-01T00:00:00Z"
+        )
+        .is_ok());
     }
 
     #[test]

@@ -209,7 +209,11 @@ impl MixedConfig {
             ingest,
             workloads,
             baseline: a.baseline,
-            output: OutputConfig::resolve(a.output, Contract::Mixed)?,
+            output: super::scale::alone(
+                OutputConfig::resolve(a.output, Contract::Mixed)?,
+                "run",
+                "is not split across instances yet: run ingest, timeit, workload or http with --instance",
+            )?,
         })
     }
 }

@@ -11,6 +11,7 @@ pub mod init;
 pub mod mixed;
 pub mod query;
 pub mod results;
+pub mod scale;
 pub mod transfer;
 
 use std::path::Path;
@@ -68,6 +69,8 @@ pub struct OutputConfig {
     /// Where the finished run is kept.
     pub results: results::ResultsConfig,
     pub repeat: Repeat,
+    /// `--instance`: this run's part of a distributed run.
+    pub instance: Option<scale::Instance>,
 }
 
 /// How a run shows its progress on stderr while it goes on.
@@ -136,6 +139,7 @@ impl OutputConfig {
             (true, None) => ProgressDisplay::Hidden,
             (false, None) => ProgressDisplay::Auto,
         };
+        let instance = scale::Instance::resolve(a.scale, results.url.is_some(), repeat.runs)?;
         Ok(OutputConfig {
             format: a.output,
             report_file: a.report,
@@ -145,6 +149,7 @@ impl OutputConfig {
             fail_if,
             results,
             repeat,
+            instance,
         })
     }
 }
@@ -309,6 +314,19 @@ pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str, total: Option<(u6
     humantime::parse_duration(s)
         .map(Warmup::Duration)
         .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of {unit} (100000)")))
+}
+
+/// Stages are one schedule for one client: with `--instance` each instance
+/// would run the whole ramp, N times the load asked for. Refused until
+/// they are split like `--rate`.
+pub fn stages_not_split(a: &StagesArgs, instance: Option<&scale::Instance>) -> Result<()> {
+    match (a.given(), instance) {
+        (true, Some(_)) => Err(usage(
+            "--instance with --stages or --rate-stages: stages are not split across instances (each would run the \
+             whole ramp); give --rate or the workers' flag with --duration",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `--stages` or `--rate-stages` (clap lets only one through), parsed and

@@ -49,6 +49,9 @@ pub struct QueryConfig {
     pub stages: Option<Stages>,
     pub warmup: Warmup,
     pub seed: u64,
+    /// The number of the first worker among the whole run's (`--instance`:
+    /// each instance's workers draw their own random streams).
+    pub first_worker: u32,
     pub explain: Option<ExplainMode>,
     /// A lost connection is replaced rather than ending its worker.
     pub reconnect: bool,
@@ -188,9 +191,13 @@ impl QueryConfig {
         output: crate::cli::OutputArgs,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
-        super::check_rate(r.rate, "queries")?;
-        let stages = super::resolve_stages(&r.stages, r.duration, r.rate, ("--concurrency", r.concurrency))?;
-        let sizing_rate = super::sizing_rate(r.rate, stages.as_ref());
+        let output = OutputConfig::resolve(output, Contract::Query)?;
+        let instance = output.instance.clone();
+        super::stages_not_split(&r.stages, instance.as_ref())?;
+        // --rate and the counts are the whole run's; this instance does its share.
+        let rate = super::check_rate(r.rate, "queries")?.map(|r| instance.as_ref().map_or(r, |i| i.rate(r)));
+        let stages = super::resolve_stages(&r.stages, r.duration, rate, ("--concurrency", r.concurrency))?;
+        let sizing_rate = super::sizing_rate(rate, stages.as_ref());
         let concurrency = match (super::stage_workers(stages.as_ref()), r.concurrency, sizing_rate) {
             (Some(n), _, _) => n,
             (None, Some(n), _) => super::connections("--concurrency", n, "query stream")?,
@@ -222,6 +229,9 @@ impl QueryConfig {
             None if command == "timeit" => (total, "--repeat"),
             None => (total, "--max-queries"),
         };
+        // -t is per connection: every instance's connections run it all;
+        // the other counts are the whole run's, an instance does its share.
+        let shared = instance.as_ref().filter(|_| r.transactions.is_none());
         // cr8's -w: whole warm-up queries per connection, so that the
         // measured ones stay exactly the count asked for.
         let (total, warmup) = match warmup_before.filter(|&w| w > 0) {
@@ -231,11 +241,14 @@ impl QueryConfig {
             }
             None => (total, r.warmup),
         };
-        let warmup = parse_warmup(warmup.as_deref(), concurrency, "queries", total.map(|n| (n, flag)))?;
-        let per_worker = match total {
-            Some(n) => split_rows(n, concurrency),
-            None => vec![u64::MAX; concurrency as usize],
+        let all_workers = shared.map_or(concurrency, |i| i.all_workers(concurrency));
+        let warmup = parse_warmup(warmup.as_deref(), all_workers, "queries", total.map(|n| (n, flag)))?;
+        let per_worker: Vec<u64> = match (total, shared) {
+            (Some(n), Some(i)) => i.shares(n, concurrency),
+            (Some(n), None) => split_rows(n, concurrency),
+            (None, _) => vec![u64::MAX; concurrency as usize],
         };
+        let max_queries = total.map(|_| per_worker.iter().sum());
         Ok(QueryConfig {
             command,
             target: resolve_target(&target, concurrency, env)?,
@@ -244,15 +257,16 @@ impl QueryConfig {
             protocol: r.protocol,
             concurrency,
             per_worker,
-            max_queries: total,
+            max_queries,
             duration,
-            rate: r.rate,
+            rate,
             stages,
             warmup,
             seed: r.seed,
+            first_worker: instance.as_ref().map_or(0, |i| i.first_worker(concurrency)),
             explain: r.explain,
             reconnect: super::reconnect(r.reconnect, r.no_reconnect, duration),
-            output: OutputConfig::resolve(output, Contract::Query)?,
+            output,
             scale,
             per_statement: r.per_statement,
         })
@@ -446,6 +460,20 @@ mod tests {
             unreachable!("timeit")
         };
         QueryConfig::timeit(a, &|_| None, &mut std::io::empty())
+    }
+
+    /// With `--instance`, counts and rates are the whole run's, split; but
+    /// pgbench's `-t` is per connection, so every instance's connections
+    /// run it all; stages are not split, so they are refused.
+    #[test]
+    fn instances_split_the_run_but_not_transactions_per_connection() {
+        let part = ["--instance", "1/2", "--run-id", "r", "--start-at", "2026-01-01T00:00:00Z", "-c", "2"];
+        let c = timeit(&[&["-s", "select 1", "--repeat", "10"][..], &part].concat()).unwrap();
+        assert_eq!((c.per_worker.clone(), c.max_queries), (vec![2, 2], Some(4)), "10 over 4 connections: 3, 3, 2, 2");
+        let c = timeit(&[&["-s", "select 1", "-t", "7"][..], &part].concat()).unwrap();
+        assert_eq!((c.per_worker.clone(), c.max_queries), (vec![7, 7], Some(14)));
+        let e = timeit(&[&["-s", "select 1", "--stages", "10s:4"][..], &part].concat()).unwrap_err();
+        assert!(e.to_string().starts_with("--instance with --stages or --rate-stages"), "{e}");
     }
 
     /// pgbench's `-r` (no number) and cr8's `-r N` side by side.

@@ -104,7 +104,11 @@ impl ExportConfig {
             overwrite: a.overwrite,
             workers,
             chunk_rows: a.chunk_rows,
-            output: OutputConfig::resolve(a.output, Contract::Transfer)?,
+            output: super::scale::alone(
+                OutputConfig::resolve(a.output, Contract::Transfer)?,
+                "export",
+                "reads one table or query whole; export it from one process",
+            )?,
         })
     }
 
@@ -180,7 +184,11 @@ impl FromSqlConfig {
             method,
             workers,
             batch_size: a.batch_size,
-            output: OutputConfig::resolve(a.output, Contract::Transfer)?,
+            output: super::scale::alone(
+                OutputConfig::resolve(a.output, Contract::Transfer)?,
+                "insert-from-sql",
+                "copies one query's rows whole; run it from one process",
+            )?,
         })
     }
 }

@@ -9,14 +9,61 @@ use super::{literal, quote_ident};
 
 /// Bumped when a column is removed, renamed or changes meaning; adding a
 /// column is not (dbload adds it with `ADD COLUMN IF NOT EXISTS`).
-pub const SCHEMA_VERSION: i32 = 1;
+/// Version 2 added `dbload_instances`; a store of version 1 is upgraded
+/// in place ([`upgrade_from_1`]).
+pub const SCHEMA_VERSION: i32 = 2;
 
 pub const RUNS: &str = "dbload_runs";
 pub const TIMELINE: &str = "dbload_timeline";
+/// The registration rows of distributed runs (`--instance`).
+pub const INSTANCES: &str = "dbload_instances";
 
 /// The comment on `dbload_runs` that names the version of its layout.
 pub fn comment() -> String {
-    format!("dbload results store, schema version {SCHEMA_VERSION} (docs/results.md)")
+    comment_of(SCHEMA_VERSION)
+}
+
+fn comment_of(version: i32) -> String {
+    format!("dbload results store, schema version {version} (docs/results.md)")
+}
+
+/// The comment of a version-1 store, which [`upgrade_from_1`] upgrades.
+pub fn comment_v1() -> String {
+    comment_of(1)
+}
+
+/// Serialises dbload's changes to the store's tables within a transaction:
+/// `CREATE TABLE IF NOT EXISTS` run by several instances at once can fail
+/// on the catalog's unique index.
+pub fn lock_tables() -> String {
+    format!("SELECT pg_advisory_xact_lock(hashtext({}))", literal(RUNS))
+}
+
+/// Version 1 to 2: the instances' table added, nothing else changed.
+pub fn upgrade_from_1() -> String {
+    format!("{};\nCOMMENT ON TABLE {} IS {}", create_instances(), quote_ident(RUNS), literal(&comment()))
+}
+
+fn create_instances() -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (\n\
+        \x20   run_id text NOT NULL,\n\
+        \x20   instance integer NOT NULL,\n\
+        \x20   instances integer NOT NULL,\n\
+        \x20   host text NOT NULL,\n\
+        \x20   pid integer NOT NULL,\n\
+        \x20   registered_at timestamptz NOT NULL,\n\
+        \x20   table_ready_at timestamptz,\n\
+        \x20   ready_at timestamptz,\n\
+        \x20   started_at timestamptz,\n\
+        \x20   finished_at timestamptz,\n\
+        \x20   status text NOT NULL,\n\
+        \x20   note text,\n\
+        \x20   kept_run_id uuid,\n\
+        \x20   PRIMARY KEY (run_id, instance)\n\
+        )",
+        quote_ident(INSTANCES)
+    )
 }
 
 /// Creates the tables if they are missing (in one transaction, with the
@@ -63,7 +110,9 @@ pub fn create_tables() -> String {
         \x20   latency_max_ms double precision,\n\
         \x20   PRIMARY KEY (run_id, part, second)\n\
         );\n\
+        {instances};\n\
         COMMENT ON TABLE {runs} IS {comment}",
+        instances = create_instances(),
         comment = literal(&comment()),
     )
 }
@@ -115,13 +164,107 @@ pub fn show() -> String {
     )
 }
 
+/// An instance's registration ($1 run id, $2 instance, $3 instances, $4
+/// host, $5 pid), on the server's clock; none if the instance is there.
+pub fn register() -> String {
+    format!(
+        "INSERT INTO {} (run_id, instance, instances, host, pid, registered_at, status) \
+         VALUES ($1, $2, $3, $4, $5, clock_timestamp(), 'registered') ON CONFLICT (run_id, instance) DO NOTHING",
+        quote_ident(INSTANCES)
+    )
+}
+
+/// The run's instances ($1) as registered: number, count, host, pid, status,
+/// note, and whether its table is ready and it is ready to start.
+pub fn instances() -> String {
+    format!(
+        "SELECT instance, instances, host, pid, status, note, table_ready_at IS NOT NULL, ready_at IS NOT NULL \
+         FROM {} WHERE run_id = $1 ORDER BY instance",
+        quote_ident(INSTANCES)
+    )
+}
+
+/// Instance $2 (0) of run $1 has made the table.
+pub fn table_ready() -> String {
+    format!(
+        "UPDATE {} SET table_ready_at = clock_timestamp() WHERE run_id = $1 AND instance = $2",
+        quote_ident(INSTANCES)
+    )
+}
+
+/// Instance $2 of run $1 is ready to start: connected, its work prepared.
+pub fn ready() -> String {
+    format!(
+        "UPDATE {} SET ready_at = clock_timestamp(), status = 'ready' WHERE run_id = $1 AND instance = $2",
+        quote_ident(INSTANCES)
+    )
+}
+
+/// The common start of run $1 once its $2 instances are ready: the last
+/// one's readiness plus $3 ms, on the server's clock; and how far from now
+/// it is (s). Each instance asks, and all get the same time.
+pub fn start() -> String {
+    format!(
+        "SELECT to_char(s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), \
+         extract(epoch FROM s - clock_timestamp())::float8 \
+         FROM (SELECT max(ready_at) + $3::float8 * interval '1 millisecond' AS s FROM {} WHERE run_id = $1 \
+         HAVING count(ready_at) = $2::int8) AS t",
+        quote_ident(INSTANCES)
+    )
+}
+
+/// Instance $2 of run $1 started at $3 (its status `running`).
+pub fn started() -> String {
+    format!(
+        "UPDATE {} SET started_at = $3::text::timestamptz, status = 'running' WHERE run_id = $1 AND instance = $2",
+        quote_ident(INSTANCES)
+    )
+}
+
+/// Instance $2 of run $1 ended with status $3 ($4: why, or null; $5: its
+/// kept run's run_id, or null).
+pub fn finish() -> String {
+    format!(
+        "UPDATE {} SET finished_at = clock_timestamp(), status = $3, note = $4, kept_run_id = $5::text::uuid \
+         WHERE run_id = $1 AND instance = $2",
+        quote_ident(INSTANCES)
+    )
+}
+
+/// The kept runs of the instances of distributed run $1 (their reports'
+/// `run.instance.run_id`): id, report and histograms.
+pub fn kept_instances() -> String {
+    format!(
+        "SELECT run_id::text, report::text, histograms FROM {} WHERE report #>> '{{run,instance,run_id}}' = $1 \
+         ORDER BY (report #>> '{{run,instance,index}}')::int, started_at",
+        quote_ident(RUNS)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn results_store_sql() {
-        let all = [create_tables(), version_check(), insert_run(), insert_timeline(), list(), show()];
+        let all = [
+            create_tables(),
+            version_check(),
+            insert_run(),
+            insert_timeline(),
+            list(),
+            show(),
+            lock_tables(),
+            upgrade_from_1(),
+            register(),
+            instances(),
+            table_ready(),
+            ready(),
+            start(),
+            started(),
+            finish(),
+            kept_instances(),
+        ];
         insta::assert_snapshot!(all.join(";\n\n"));
     }
 

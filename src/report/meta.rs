@@ -34,6 +34,31 @@ pub struct RunMeta {
     /// `--tag KEY=VALUE`: what the user (or `dbload sweep`) names the run by.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// `--instance`: this run's part in a distributed run; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<InstanceMeta>,
+}
+
+/// The `run.instance` object: which part of which distributed run this is,
+/// and when its workers started (what `dbload report --run-id` lines the
+/// instances' timelines up by).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceMeta {
+    /// `--run-id`, shared by the instances.
+    pub run_id: String,
+    /// 0-based.
+    pub index: u32,
+    pub count: u32,
+    /// When this instance's workers were let go, UTC, RFC 3339: the common
+    /// start (within a few milliseconds), after every instance was ready.
+    pub started_at: String,
+}
+
+impl InstanceMeta {
+    /// `started`: when the workers were let go.
+    pub fn new(run_id: String, index: u32, count: u32, started: SystemTime) -> InstanceMeta {
+        InstanceMeta { run_id, index, count, started_at: rfc3339(started) }
+    }
 }
 
 /// The machine dbload ran on.
@@ -59,12 +84,20 @@ pub struct RunStart {
     /// `at` on the monotonic clock, for offsets within the run.
     clock: Instant,
     command_line: String,
+    /// Set once a distributed run's instance has started.
+    pub instance: Option<InstanceMeta>,
 }
 
 impl RunStart {
     /// `command_line`: already redacted (see `config::command_line`).
     pub fn now(command_line: String) -> RunStart {
-        RunStart { run_id: uuid::Uuid::now_v7(), at: SystemTime::now(), clock: Instant::now(), command_line }
+        RunStart {
+            run_id: uuid::Uuid::now_v7(),
+            at: SystemTime::now(),
+            clock: Instant::now(),
+            command_line,
+            instance: None,
+        }
     }
 
     /// How long after the start `at` was (zero for a time before it).
@@ -89,6 +122,7 @@ impl RunStart {
             git_commit: GIT_COMMIT.into(),
             client: ClientHost::this(),
             tags: BTreeMap::new(),
+            instance: self.instance.clone(),
         }
     }
 }
@@ -153,7 +187,9 @@ pub fn render(m: &RunMeta) -> String {
         c.os,
         c.cpu_model,
         c.cpus,
-    )
+    ) + &m.instance.as_ref().map_or_else(String::new, |i| {
+        format!("Instance: {} of {} of run {}, started {}\n", i.index, i.count, i.run_id, i.started_at)
+    })
 }
 
 /// Tags as one line: `key=value key=value`, in key order.
@@ -214,6 +250,7 @@ mod tests {
                 memory_bytes: Some(8 << 30),
             },
             tags: BTreeMap::new(),
+            instance: None,
         };
         insta::assert_snapshot!(render(&meta));
     }

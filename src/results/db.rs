@@ -30,25 +30,43 @@ fn with_client<T>(target: &PgTarget, body: impl AsyncFnOnce(&mut Client) -> Resu
 }
 
 /// Creates the tables if missing (refusing those of another schema
-/// version), then inserts the run and its timeline in one transaction.
+/// version), then inserts the run and its timeline in one transaction; the
+/// run of an instance of a distributed run also ends its registration.
 pub fn keep(target: &PgTarget, run: &Run, log: &str) -> Result<()> {
     with_client(target, async |client| {
         let tx = client.transaction().await?;
-        let comment: Option<String> = tx.query_one(&sql::version_check(), &[]).await?.get(0);
-        match comment {
-            None => tx.batch_execute(&sql::create_tables()).await.context("creating the results tables")?,
-            Some(c) if c == sql::comment() => {}
-            Some(c) => bail!(
-                "{} says \"{c}\", not \"{}\": it was made by another version of dbload; \
-                 use another database (or schema) for this one",
-                sql::RUNS,
-                sql::comment()
-            ),
-        }
+        ensure_tables(&tx).await?;
         insert_run(&tx, run, log).await?;
         insert_timeline(&tx, run).await?;
+        if let Some(i) = &run.meta.instance {
+            let status = run.report.get("status").and_then(Json::as_str).unwrap_or("failed");
+            let args: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+                [&i.run_id, &(i.index as i32), &status, &None::<String>, &run.meta.run_id];
+            tx.execute(&sql::finish(), &args).await.context("ending the instance's registration")?;
+        }
         tx.commit().await.context("committing the run")
     })
+}
+
+/// Creates the tables if they are missing, or upgrades those of version 1;
+/// refuses those of another version. Within `tx`, one instance at a time.
+pub(super) async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+    tx.execute(&sql::lock_tables(), &[]).await.context("locking the results tables")?;
+    let comment: Option<String> = tx.query_one(&sql::version_check(), &[]).await?.get(0);
+    match comment {
+        None => tx.batch_execute(&sql::create_tables()).await.context("creating the results tables")?,
+        Some(c) if c == sql::comment() => {}
+        Some(c) if c == sql::comment_v1() => {
+            tx.batch_execute(&sql::upgrade_from_1()).await.context("upgrading the results tables to version 2")?
+        }
+        Some(c) => bail!(
+            "{} says \"{c}\", not \"{}\": it was made by another version of dbload; \
+             use another database (or schema) for this one",
+            sql::RUNS,
+            sql::comment()
+        ),
+    }
+    Ok(())
 }
 
 async fn insert_run(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>, log: &str) -> Result<()> {
@@ -168,6 +186,26 @@ pub fn show(target: &PgTarget, prefix: &str, who: &str) -> Result<(String, Strin
         [] => Err(usage(format!("{who} {prefix}: no run with that id in {}", target.redacted()))),
         _ => Err(usage(format!("{who} {prefix}: several runs start so; give more of the id"))),
     }
+}
+
+/// The kept runs of the instances of the distributed run `run_id`, and
+/// its registration rows (none in a store that has no such table).
+pub fn instances(target: &PgTarget, run_id: &str) -> Result<(Vec<super::Kept>, Vec<super::instances::Registered>)> {
+    with_client(target, async |client| {
+        let rows = client.query(&sql::kept_instances(), &[&run_id]).await.map_err(|e| missing(e, target))?;
+        let mut kept = Vec::with_capacity(rows.len());
+        for r in rows {
+            let (run_id, report, log): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+            let report = serde_json::from_str(&report).with_context(|| format!("the stored report of {run_id}"))?;
+            kept.push(super::Kept { run_id, report, log });
+        }
+        let registered = match client.query(&sql::instances(), &[&run_id]).await {
+            Ok(rows) => rows.iter().map(super::instances::Registered::of).collect(),
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Vec::new(),
+            Err(e) => return Err(anyhow::Error::new(e).context("reading dbload_instances")),
+        };
+        Ok((kept, registered))
+    })
 }
 
 /// A database without the tables has kept no run: said so, not as SQL.

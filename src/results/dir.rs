@@ -79,6 +79,24 @@ pub fn show(dir: &Path, prefix: &str, who: &str) -> Result<(String, String, Stri
     Ok((id.clone(), read("json")?, read("hlog").unwrap_or_default()))
 }
 
+/// The kept runs of `dir` that are instances of the distributed run
+/// `run_id` (their reports' `run.instance.run_id`), by instance.
+pub fn instances(dir: &Path, run_id: &str) -> Result<Vec<super::Kept>> {
+    let mut kept = Vec::new();
+    for id in run_ids(dir)? {
+        let path = dir.join(format!("{id}.json"));
+        let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let report: Json =
+            serde_json::from_str(&text).with_context(|| format!("{}: not a JSON report", path.display()))?;
+        if report.pointer("/run/instance/run_id").and_then(Json::as_str) == Some(run_id) {
+            let log = std::fs::read_to_string(dir.join(format!("{id}.hlog"))).unwrap_or_default();
+            kept.push(super::Kept { run_id: id, report, log });
+        }
+    }
+    kept.sort_by_key(|k| k.report.pointer("/run/instance/index").and_then(Json::as_u64));
+    Ok(kept)
+}
+
 /// The ids of the runs kept in `dir` (a missing directory keeps none).
 fn run_ids(dir: &Path) -> Result<Vec<String>> {
     let entries = match std::fs::read_dir(dir) {

@@ -12,6 +12,8 @@
 mod db;
 mod dir;
 pub mod hlog;
+pub mod instances;
+pub mod merge;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
@@ -99,6 +101,41 @@ pub fn fetch(store: &Store, id: &str, who: &str) -> Result<Kept> {
     };
     let report = serde_json::from_str(&report).with_context(|| format!("the stored report of {run_id}"))?;
     Ok(Kept { run_id, report, log })
+}
+
+/// `dbload report --run-id ID`: the instances of the distributed run
+/// `run_id` kept in `store`, merged (see `merge.rs`); the merged report's
+/// JSON and its exit code.
+pub fn merged(store: &Store, run_id: &str) -> Result<(Json, u8)> {
+    let (kept, registered) = match store {
+        Store::Dir(d) => (dir::instances(d, run_id)?, Vec::new()),
+        Store::Db(t) => db::instances(t, run_id)?,
+    };
+    if kept.is_empty() && !registered.is_empty() {
+        let each: Vec<String> = registered
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} on {} {}{}",
+                    r.instance,
+                    r.host,
+                    r.status,
+                    r.note.as_ref().map_or(String::new(), |n| format!(" ({n})"))
+                )
+            })
+            .collect();
+        anyhow::bail!("report --run-id {run_id}: no instance kept a run; registered: {}", each.join("; "));
+    }
+    if kept.is_empty() {
+        return Err(crate::error::usage(format!(
+            "report --run-id {run_id}: no instance of that run is kept in {} (started with --instance and this --run-id?)",
+            match store {
+                Store::Dir(d) => d.display().to_string(),
+                Store::Db(t) => t.redacted().to_string(),
+            }
+        )));
+    }
+    merge::merge(run_id, &kept, &registered)
 }
 
 /// The newest `n` runs of `store`, oldest first (`compare --last N`).

@@ -26,7 +26,8 @@ use crate::stats::http::HttpStats;
 use crate::stats::Recorder;
 
 /// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
-pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOutcome> {
+/// `gate` (`--instance`) holds the VUs until the instances start together.
+pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<super::Gate>) -> Result<HttpOutcome> {
     let target = Arc::new(HttpTarget::resolve(cfg.request.clone()).await?);
     // VUs record into figures shared by the VUs of a runtime thread (as
     // many as there are threads, so they seldom wait for one another):
@@ -49,12 +50,15 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken) -> Result<HttpOut
         // One producer per CPU, as many as the VUs could keep busy before
         // (a thread each); --threads bounds only the VUs' runtime.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        rendered = Rendered::start(t, cfg.seed, &cfg.per_vu, cpus)?;
+        rendered = Rendered::start(t, (cfg.seed, cfg.first_vu), &cfg.per_vu, cpus)?;
         for r in &mut rendered {
             r.prime().await;
         }
     }
     let mut rendered = rendered.into_iter();
+    if let Some(gate) = gate {
+        gate.pass().await;
+    }
 
     let meter = CostMeter::start();
     let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
@@ -124,11 +128,17 @@ struct Rendered {
 }
 
 impl Rendered {
-    /// The bodies of VUs `0..per_vu.len()` (`per_vu[vu]` each), rendered by
+    /// The bodies of VUs `0..per_vu.len()` (`per_vu[vu]` each; their random
+    /// streams from the seed and their number after `first_vu`), rendered by
     /// at most `threads` producer threads; VU `vu` on thread `vu % threads`,
     /// from its own renderer (its random stream and iteration count), so the
     /// bodies are the same whichever thread renders them.
-    fn start(template: &BodyTemplate, seed: u64, per_vu: &[u64], threads: usize) -> Result<Vec<Rendered>> {
+    fn start(
+        template: &BodyTemplate,
+        (seed, first_vu): (u64, u32),
+        per_vu: &[u64],
+        threads: usize,
+    ) -> Result<Vec<Rendered>> {
         let mut probe = Vec::new();
         // The template rendered once at startup; size the batches by it.
         template.renderer(seed, 0).and_then(|mut r| r.render(&mut probe)).context("rendering the body template")?;
@@ -141,8 +151,8 @@ impl Rendered {
             let mut renderers: Vec<Renderer> = Vec::with_capacity(vus.len());
             for &vu in &vus {
                 let renderer = match renderers.first() {
-                    Some(first) => first.for_vu(seed, vu as u32),
-                    None => template.renderer(seed, vu as u32).context("preparing the body template")?,
+                    Some(first) => first.for_vu(seed, first_vu + vu as u32),
+                    None => template.renderer(seed, first_vu + vu as u32).context("preparing the body template")?,
                 };
                 renderers.push(renderer);
             }
@@ -253,7 +263,7 @@ mod tests {
         let t = BodyTemplate::from_source("{{ iteration }}", "t.j2").unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async {
-            let mut src = Rendered::start(&t, 1, &[100], 1).unwrap().remove(0);
+            let mut src = Rendered::start(&t, (1, 0), &[100], 1).unwrap().remove(0);
             let mut seen = Vec::new();
             while let Some(op) = src.next().await {
                 let HttpOp::Rendered(b) = &op else { panic!("{op:?}") };
@@ -275,7 +285,7 @@ mod tests {
         .unwrap();
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(async {
-            let mut vus = Rendered::start(&t, 7, &[50; 100], 2).unwrap();
+            let mut vus = Rendered::start(&t, (7, 0), &[50; 100], 2).unwrap();
             let mut producers: Vec<&Feed<Bodies>> = Vec::new();
             for r in &vus {
                 if !producers.iter().any(|p| p.same_producer(&r.feed)) {

@@ -51,7 +51,7 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
         let before = alone(cfg, target, &parts).await?;
         let _ = go_tx.send(());
         let under_load = try_join_all(cfg.workloads.iter().map(|(_, w)| async {
-            let out = queries(w, target, parts.clone()).await?;
+            let out = queries(w, target, parts.clone(), None).await?;
             stops_the_others(out.figures.stopped.is_some());
             anyhow::Ok(out)
         }))
@@ -80,7 +80,7 @@ async fn alone(cfg: &MixedConfig, target: &Target, cancel: &CancellationToken) -
     let mut out = Vec::with_capacity(cfg.workloads.len());
     for (_, w) in &cfg.workloads {
         let run = cfg.baseline && !cancel.is_cancelled();
-        out.push(if run { Some(queries(w, target, cancel.clone()).await?) } else { None });
+        out.push(if run { Some(queries(w, target, cancel.clone(), None).await?) } else { None });
     }
     Ok(out)
 }

@@ -39,9 +39,19 @@ use crate::target::Target;
 /// A mixed run's hold on its ingest: `ready` is told when the table is
 /// ready, and the workers start only once `go` is told (or dropped), so the
 /// workloads can first be measured alone on the table as it is then.
+/// A distributed run (`--instance`) holds every command's workers the same
+/// way, until all its instances start together.
 pub struct Gate {
     pub ready: tokio::sync::oneshot::Sender<()>,
     pub go: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Gate {
+    /// Says the setup is done, then waits for the word to start.
+    pub async fn pass(self) {
+        let _ = self.ready.send(());
+        let _ = self.go.await;
+    }
 }
 
 /// Runs an ingest against `target` (None: dry run), its workers held by
@@ -98,8 +108,7 @@ pub async fn ingest(
     let sinks = open_sinks(cfg, target, &spec).await?;
 
     if let Some(gate) = gate {
-        let _ = gate.ready.send(());
-        let _ = gate.go.await;
+        gate.pass().await;
     }
     let wal_start = match &mut admin {
         Some(admin) => Some(server_cost::wal_position(admin, settled.engine()).await),
@@ -119,7 +128,8 @@ pub async fn ingest(
     // Every sink of a run frames its batches alike.
     let framing = sinks.first().map(Sink::framing);
     let fillers = (0..sinks.len()).map(|w| {
-        let mut generator = model.generator(cfg.seed, w as u32, cfg.start_us, cfg.rows_per_worker[w]);
+        let mut generator =
+            model.generator(cfg.seed, cfg.first_worker + w as u32, cfg.start_us, cfg.rows_per_worker[w]);
         let (framing, batch_size) = (framing.clone().expect("a sink per generator"), cfg.batch_size);
         move |p: &mut Payload| {
             let more = generator.next_batch(&mut p.batch, batch_size);

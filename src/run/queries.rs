@@ -22,7 +22,14 @@ use crate::target::Target;
 use crate::workload::tsbs::{CpuData, CpuSuite};
 use crate::workload::Chooser;
 
-pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationToken) -> Result<QueryOutcome> {
+/// Runs `cfg`'s phases one after another; `gate` (`--instance`) holds the
+/// first phase's workers until the instances start together.
+pub async fn queries(
+    cfg: &QueryConfig,
+    target: &Target,
+    cancel: CancellationToken,
+    mut gate: Option<super::Gate>,
+) -> Result<QueryOutcome> {
     let mut admin = target.admin().await?;
     let mut setup = Setup::default();
     let info = describe_server(&mut admin, target, &mut setup).await?;
@@ -80,6 +87,9 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
         let opening = (0..cfg.concurrency as usize).map(|w| target.query_runner(w, queries.clone(), cfg.protocol));
         let executors =
             futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+        if let Some(gate) = gate.take() {
+            gate.pass().await;
+        }
         let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone())
             .staged(cfg.stages.clone());
         plan.reconnect = cfg.reconnect;
@@ -88,8 +98,18 @@ pub async fn queries(cfg: &QueryConfig, target: &Target, cancel: CancellationTok
             .into_iter()
             .enumerate()
             .map(|(w, executor)| {
-                let rng = rng_for(cfg.seed, w as u32, Purpose::Choice);
-                (Chooser::new(queries.clone(), rng, cfg.per_worker[w], w, scale, cfg.seed), executor)
+                let rng = rng_for(cfg.seed, cfg.first_worker + w as u32, Purpose::Choice);
+                (
+                    Chooser::new(
+                        queries.clone(),
+                        rng,
+                        cfg.per_worker[w],
+                        cfg.first_worker as usize + w,
+                        scale,
+                        cfg.seed,
+                    ),
+                    executor,
+                )
             })
             .collect();
         let (figures, executors) = measure(&plan, &meter, progress, cfg.max_queries, pairs).await;

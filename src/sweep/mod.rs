@@ -177,6 +177,13 @@ impl Plan {
                 )));
             }
         }
+        // A point is one run; its instances would have to be swept together.
+        if grid::has_flag(given, &Spellings::long("instance")) {
+            return Err(usage(format!(
+                "sweep -- {swept} --instance: a sweep runs its points in this process; sweep each instance's \
+                 settings without --instance, or start the instances of each setting yourself"
+            )));
+        }
         let varied = a.vary.iter().map(|v| Vary::parse(v)).collect::<Result<Vec<_>>>()?;
         for (i, v) in varied.iter().enumerate() {
             if varied[..i].iter().any(|w| w.flag == v.flag) {

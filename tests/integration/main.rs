@@ -18,6 +18,7 @@ mod reconnect;
 mod repeat;
 mod report;
 mod results;
+mod scale;
 mod server_cost;
 mod stages;
 mod stop;
@@ -42,6 +43,7 @@ const TIMED: &[&str] = &[
     "stages::ingest_rate_stages_count_rows",
     "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query",
     "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
+    "scale::instances_start_together",
 ];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
@@ -80,6 +82,7 @@ fn main() -> std::process::ExitCode {
         sweep::tests(),
         tsbs::tests(),
         peers::tests(),
+        scale::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the

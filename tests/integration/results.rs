@@ -268,7 +268,7 @@ fn results_url_creates_its_tables_and_inserts_the_run(ctx: &Ctx) -> Result<()> {
                 && text(1) == "ok"
                 && text(2) == "0"
                 && text(3) == "rows/s"
-                && text(7) == "1"
+                && text(7) == "2"
                 && text(8) == "t"
                 && text(9) == "postgres"
                 && text(10).starts_with("postgres://postgres")
@@ -291,7 +291,7 @@ fn results_url_creates_its_tables_and_inserts_the_run(ctx: &Ctx) -> Result<()> {
         ensure(rows == in_report.to_string(), || format!("{rows} rows in the timeline, {in_report} in the report"))?;
     }
     let comment = ctx.scalar("SELECT obj_description('results_url.dbload_runs'::regclass, 'pg_class')")?;
-    ensure(comment.contains("schema version 1"), || comment)
+    ensure(comment.contains("schema version 2"), || comment)
 }
 
 /// `results list` and `results show` read the directory and the database alike.

@@ -216,7 +216,9 @@ fn bad_sweeps_are_refused_naming_the_culprit(ctx: &Ctx) -> Result<()> {
     let timeit = ["timeit", "--url", &ctx.url, "-s", "select 1", "--duration", "1s"];
     check(sweep(&["--find-max-rate", "--vary", "concurrency=1,2"], &timeit), "--vary")?;
     check(sweep(&["--vary", "concurrency=1,2"], &["timeit", "--url", &ctx.url]), "stdin")?;
-    check(sweep(&["--vary", "rows=1,2"], &[&ingest[..], &["--runs", "3"]].concat()), "--runs")
+    check(sweep(&["--vary", "rows=1,2"], &[&ingest[..], &["--runs", "3"]].concat()), "--runs")?;
+    let instance = ["--instance", "0/2", "--run-id", "r", "--start-at", "2026-01-01T00:00:00Z"];
+    check(sweep(&["--vary", "rows=1,2"], &[&ingest[..], &instance].concat()), "--instance")
 }
 
 /// `--vary table=mine,theirs`: the point that made `mine` does not make
