@@ -3,7 +3,7 @@
 //! instance 0 marks when its table is made (the others wait for it before
 //! they touch the table), and once all N say they are ready, each asks the
 //! server for the common start: the last one's readiness plus
-//! [`START_LEAD`], on the server's clock, so the clients' clocks do not
+//! `START_LEAD` (2 s), on the server's clock, so the clients' clocks do not
 //! matter. No coordinator runs anywhere but in these rows.
 
 use std::time::{Duration, Instant};
