@@ -101,6 +101,19 @@ impl Input {
         Ok(Input::from_reader(name, gunzip_if_gzip(BufReader::new(std::io::Cursor::new(bytes)))?))
     }
 
+    /// Whether every input is a file that [`Input::reopen`] can read again
+    /// from its start: not stdin, a pipe or a stream (whose size is unknown).
+    pub fn rereadable(&self) -> bool {
+        self.size.is_some()
+    }
+
+    /// The same files opened again from their start, for another run of
+    /// the same input (`--runs`); see [`Input::rereadable`].
+    pub fn reopen(&self) -> Result<Input> {
+        anyhow::ensure!(self.rereadable(), "{}: read once (stdin or a stream), it cannot be read again", self.names());
+        Input::open(&self.all)
+    }
+
     /// Every input's name, for messages about all of them.
     pub fn names(&self) -> String {
         self.all.join(", ")

@@ -530,6 +530,9 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
         if run == 2 {
             cfg.fresh_table_each_run();
         }
+        if run >= 2 {
+            cfg.read_input_again()?;
+        }
         let target = started.target.as_ref();
         let (outcome, instance) =
             together(&output, table, &cancel, async |gate| run::ingest(&cfg, target, cancel.clone(), gate).await)

@@ -54,6 +54,14 @@ pub fn insert_json(a: InsertJsonArgs, env: &dyn Fn(&str) -> Option<String>) -> R
         ));
     }
     let input = Input::open(&a.files)?;
+    if a.output.runs > 1 && !input.rereadable() {
+        return Err(usage(format!(
+            "--runs {}: {} is read once, so only one run could read it; give the input as files, which every \
+             run reads again",
+            a.output.runs,
+            input.names()
+        )));
+    }
     if let Some((path, input)) = a.rejects.as_ref().and_then(|p| Some((p, input.same_file_as(p)?))) {
         return Err(usage(format!(
             "--rejects {} is the input file {input}: writing the rejects there would destroy the input; give --rejects another path",

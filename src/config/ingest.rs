@@ -116,6 +116,15 @@ impl IngestConfig {
         }
     }
 
+    /// Before a run after the first (`--runs`): insert-json reads its files
+    /// again, so that every run writes the same rows.
+    pub fn read_input_again(&self) -> Result<()> {
+        match &self.model {
+            ModelSpec::Json(spec) => spec.read_again(),
+            _ => Ok(()),
+        }
+    }
+
     pub fn dry_run(&self) -> bool {
         matches!(self.target, TargetChoice::DryRun { .. })
     }

@@ -117,6 +117,21 @@ impl Spec {
         Spec { input: Shared(Arc::new(Mutex::new(state))), columns: Arc::new(columns) }
     }
 
+    /// Starts the input again from its first row, for another run of the
+    /// same rows (`--runs`): the files opened again, what reading found so
+    /// far forgotten (a run reports its own). Rejects keep going to the
+    /// same `--rejects` file, after the earlier runs'.
+    pub fn read_again(&self) -> Result<()> {
+        let mut state = self.input.lock();
+        let input = state.reader.input.reopen()?;
+        state.reader = Reader::new(input);
+        state.stats = Stats::default();
+        state.stop = false;
+        state.held = None;
+        state.seen.iter_mut().for_each(|s| *s = false);
+        Ok(())
+    }
+
     /// The input's progress: bytes read and the files' size, if known.
     pub fn input_progress(&self) -> Option<(Arc<AtomicU64>, u64)> {
         self.input.lock().reader.input.progress()

@@ -26,6 +26,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("data::json_skip_writes_exactly_the_bad_rows", json_skip_writes_exactly_the_bad_rows),
         ("data::json_unknown_column_mismatch_and_empty_input", json_unknown_column_mismatch_and_empty_input),
         ("data::json_gzip_and_arrays", json_gzip_and_arrays),
+        ("data::json_runs_read_their_files_again", json_runs_read_their_files_again),
         ("data::json_values_are_kept_exactly", json_values_are_kept_exactly),
         (
             "data::json_default_columns_do_not_depend_on_a_rejected_first_row",
@@ -484,6 +485,26 @@ fn rows_file(dir: &tempfile::TempDir, name: &str, n: u32, bad: &[(u32, &str)]) -
     }
     std::fs::write(&path, text)?;
     Ok(path.display().to_string())
+}
+
+/// `--runs` reads the input files again for every run (they are the same
+/// rows each time: a repeat measures the same work); stdin, read once,
+/// cannot be repeated and is refused before anything runs.
+fn json_runs_read_their_files_again(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_runs", "id int, v text")?;
+    let dir = tempfile::tempdir()?;
+    let file = rows_file(&dir, "in.json", 500, &[])?;
+    let argv = ["insert-json", "--url", &ctx.url, "--table", "json_runs", "--runs", "3", "--output", "json", &file];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let report: serde_json::Value = serde_json::from_str(&stdout)?;
+    let runs = report["repeat"]["runs"].as_array().cloned().unwrap_or_default();
+    ensure(runs.len() == 3 && runs.iter().all(|r| r["acknowledged"] == 500), || report["repeat"].to_string())?;
+    ensure(ctx.scalar("SELECT count(*) FROM json_runs")? == "1500", || "the table lacks a run's rows".into())?;
+    let argv = ["insert-json", "--url", &ctx.url, "--table", "json_runs", "--runs", "2", "-"];
+    let (code, _, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 2 && stderr.contains("--runs 2") && stderr.contains("stdin"), || format!("exit {code}: {stderr}"))?;
+    ensure(ctx.scalar("SELECT count(*) FROM json_runs")? == "1500", || "a refused run wrote rows".into())
 }
 
 fn json_bad_row_aborts_naming_its_line(ctx: &Ctx) -> Result<()> {
