@@ -44,6 +44,10 @@ const TIMED: &[&str] = &[
     "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query",
     "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
     "scale::instances_start_together",
+    // A rate held through an outage, and a half rate told from a full one:
+    // both failed under the load of a busy machine (other builds), not alone.
+    "reconnect::a_restart_mid_run_is_one_outage_and_loses_nothing",
+    "repeat::compare_half_the_rate_is_worse_beyond_noise",
 ];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
