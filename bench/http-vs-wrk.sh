@@ -74,7 +74,7 @@ for round in $(seq "$ROUNDS"); do
   d_err=$(echo "$report" | json_field '["errors"]')
   dbload_rates+=("$(printf '%.0f' "$d_rate")")
   dbload_cpu+=("$(awk -v c="$d_cpu" -v n="$d_reqs" 'BEGIN{printf "%.3f", c / n * 100000}')")
-  rss+=("$(echo "$report" | json_field '["client_peak_rss_mib"]')")
+  rss+=("$(printf '%.1f' "$(echo "$report" | json_field '["client_peak_rss_mib"]')")")
   echo "  round $round: wrk ${w_rate} req/s (${wrk_cpu[-1]} CPU-s/100k), dbload ${dbload_rates[-1]} req/s" \
     "(${dbload_cpu[-1]} CPU-s/100k, ${rss[-1]} MiB, $d_err errors)" >&2
 done

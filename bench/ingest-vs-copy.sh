@@ -69,7 +69,7 @@ run_pair() {
       --batch-size "$BATCH" --start "$START" --method copy --quiet --output json)
     t0=$(echo "$report" | json_field '["wall_s"]')
     dbload_rates+=("$(awk -v n="$ROWS" -v s="$t0" 'BEGIN{printf "%.0f", n/s}')")
-    rss+=("$(echo "$report" | json_field '["client_peak_rss_mib"]')")
+    rss+=("$(printf '%.1f' "$(echo "$report" | json_field '["client_peak_rss_mib"]')")")
     echo "  round $round: server COPY ${copy_rates[-1]} rows/s, dbload ${dbload_rates[-1]} rows/s" >&2
   done
   local copy_med dbload_med
