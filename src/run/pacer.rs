@@ -83,9 +83,9 @@ impl Schedule {
         }
     }
 
-    /// Whether this is an open loop (`--rate`): operations have a lag.
+    /// Whether this is an open loop (`--rate`, `--rate-stages`): operations have a lag.
     pub fn open(&self) -> bool {
-        self.rate.is_some()
+        self.rate.is_some() || self.stages.as_ref().is_some_and(|s| s.ramps == Ramps::Rate)
     }
 
     /// An operation of `units` started.
@@ -374,6 +374,8 @@ mod tests {
         assert_eq!(s.turn(0, ms(3000)), Turn::Never);
         // Without VU stages, every worker works.
         assert_eq!(Schedule::new(Some(5.0)).turn(7, ms(0)), Turn::Now);
+        // VU stages keep the loop closed; rate stages open it (a lag to show).
+        assert!(!s.open() && Schedule::new(None).staged(Some(ramp())).open());
     }
 
     /// The clock's own lag: at 1,000 wake-ups per second, the median
