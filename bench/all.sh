@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BENCHES=${BENCHES:-ingest-vs-copy select1-vs-pgbench http-vs-wrk memory}
+BENCHES=${BENCHES:-ingest-vs-copy select1-vs-pgbench pgbench-builtin http-vs-wrk memory}
 if [ -z "${DBLOAD:-}" ]; then
   cargo build --release --quiet
   export DBLOAD=./target/release/dbload
