@@ -10,12 +10,14 @@ pub mod init;
 pub mod json;
 pub mod meta;
 pub mod mixed;
+mod page;
 pub mod query;
 pub mod repeat;
 pub mod server_cost;
 pub mod sweep;
 pub mod text;
 pub mod transfer;
+pub mod units;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

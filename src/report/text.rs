@@ -609,8 +609,11 @@ pub(crate) mod tests {
         assert_eq!(json["setup"]["not_durable"][1], "w1:5432 synchronous_commit=off");
         assert_eq!(json["setup"]["worker_settings"]["w1:5432"]["synchronous_commit"], "off");
         let html = crate::report::html::render(&r).unwrap();
-        assert!(html.contains("Not durable: fsync=off, w1:5432 synchronous_commit=off — figures are not those"));
+        assert!(html.contains(
+            "Not durable</b>: fsync=off, w1:5432 synchronous_commit=off. The figures are not comparable with a durable"
+        ));
         assert!(html.contains("<th>worker w1:5432</th>"), "{html}");
+        assert!(html.contains(r#"<td><code>fsync</code></td><td class="fail">off</td><td>on</td>"#), "{html}");
         // A durable server: no warning.
         assert!(!render(&report("")).contains("not durable"));
     }
