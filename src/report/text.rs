@@ -582,6 +582,16 @@ pub(crate) mod tests {
         insta::assert_snapshot!(render(&report("--rate 10000")));
     }
 
+    /// Issue 17, item 6: an UNLOGGED table (`--unlogged`) loses its rows in
+    /// a crash as `fsync=off` does; its figures are flagged the same way.
+    #[test]
+    fn an_unlogged_table_is_flagged_not_durable() {
+        let r = report("--unlogged");
+        assert_eq!(r.setup.settings.not_durable, ["unlogged table"]);
+        assert!(render(&r).contains("WARNING:  not durable: unlogged table —"), "{}", render(&r));
+        assert!(report("").setup.settings.not_durable.is_empty(), "a logged table on a durable server");
+    }
+
     /// Issue 13, item 8: the settings that make a server (or a Citus
     /// worker) not durable are flagged at the top of the summary, in the
     /// JSON, and in the HTML page; the workers' settings are listed.
