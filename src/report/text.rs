@@ -109,8 +109,13 @@ pub(crate) fn interrupted_banner(out: &mut String, v: &Verdict) {
 /// Where the amount asked for went (`requested = ok + failed + rejected +
 /// unattempted`), when one was asked for.
 pub(crate) fn accounting_line(out: &mut String, a: &Accounting) {
+    accounting_line_as(out, a, if a.unit == "rows" { "written" } else { "ok" });
+}
+
+/// [`accounting_line`], the amount done called `done` (a dry run's rows
+/// were `generated`: nothing was written).
+fn accounting_line_as(out: &mut String, a: &Accounting, done: &str) {
     let (Some(requested), Some(unattempted)) = (a.requested, a.unattempted) else { return };
-    let done = if a.unit == "rows" { "written" } else { "ok" };
     let rejected = if a.rejected > 0 { format!(", {} rejected", group(a.rejected)) } else { String::new() };
     let _ = writeln!(
         out,
@@ -255,9 +260,11 @@ pub(crate) fn fail_if_lines(out: &mut String, v: &Verdict) {
 fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
     let _ = writeln!(
         out,
-        "Setup:    model {} ({} devices/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
+        "Setup:    model {} ({} {}/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
         s.model,
         s.devices_per_worker,
+        // TSBS's cpu rows are per host (its tags' hostname).
+        if s.model == "cpu" { "hosts" } else { "devices" },
         s.metrics_per_row,
         s.method,
         if s.upsert { " + upsert" } else { "" },
@@ -298,9 +305,11 @@ pub fn render(r: &Report) -> String {
     }
     out.push('\n');
     if time_series {
-        let _ = writeln!(out, "Wrote {:>9} measurements in {:.2} seconds", t.rows, t.duration_s);
-        let _ = writeln!(out, "Wrote {:>9} measurements per second", t.rows_per_sec as u64);
-        let _ = writeln!(out, "Wrote {:>9} metrics per second", r.metrics_per_sec as u64);
+        // tsdbperf's lines; a dry run wrote nothing, it generated.
+        let verb = if s.dry_run { "Generated" } else { "Wrote" };
+        let _ = writeln!(out, "{verb} {:>9} measurements in {:.2} seconds", t.rows, t.duration_s);
+        let _ = writeln!(out, "{verb} {:>9} measurements per second", t.rows_per_sec as u64);
+        let _ = writeln!(out, "{verb} {:>9} metrics per second", r.metrics_per_sec as u64);
         out.push('\n');
     }
     // Metrics are the time-series models' value columns; a table's rows have none.
@@ -329,7 +338,7 @@ pub fn render(r: &Report) -> String {
             group(t.failed_rows)
         );
     }
-    accounting_line(&mut out, &r.accounting);
+    accounting_line_as(&mut out, &r.accounting, if s.dry_run { "generated" } else { "written" });
     if let Some(e) = &r.input_error {
         let _ = writeln!(out, "Stopped:    {e}");
     }
@@ -580,6 +589,22 @@ pub(crate) mod tests {
     #[test]
     fn paced_summary_shows_service_time_and_lag() {
         insta::assert_snapshot!(render(&report("--rate 10000")));
+    }
+
+    /// Issue 17, item 6: a dry run sends nothing, so its rows were
+    /// generated, not written; the cpu model's series are hosts, not devices.
+    #[test]
+    fn a_dry_run_says_generated_and_the_cpu_model_says_hosts() {
+        let mut dry = report("--model cpu");
+        dry.setup.dry_run = true;
+        let text = render(&dry);
+        assert!(text.contains("Generated     10000 measurements in "), "{text}");
+        assert!(text.contains("Requested:  12,000 rows: 10,000 generated, "), "{text}");
+        assert!(text.contains("model cpu (10 hosts/worker, "), "{text}");
+        assert!(!text.contains("Wrote") && !text.contains("devices"), "{text}");
+        let text = render(&report(""));
+        assert!(text.contains("Wrote     10000 measurements in ") && text.contains("(10 devices/worker, "), "{text}");
+        assert!(text.contains("Requested:  12,000 rows: 10,000 written, "), "{text}");
     }
 
     /// Issue 17, item 6: an UNLOGGED table (`--unlogged`) loses its rows in
