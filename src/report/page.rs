@@ -221,7 +221,8 @@ impl Setup {
             _ => vec![(key, v)],
         });
         let mut shown: Vec<(&str, Row)> = fields
-            .filter(|(key, _)| !ELSEWHERE.contains(&key.as_str()) && !(*key == "tls_verified" && !https))
+            // Whether TLS was verified says something only over TLS.
+            .filter(|(key, _)| !ELSEWHERE.contains(&key.as_str()) && (*key != "tls_verified" || https))
             .filter_map(|(key, v)| {
                 let value = match v {
                     Json::Bool(false) if SAID_WHEN_FALSE.contains(&key.as_str()) => Some("no".into()),
