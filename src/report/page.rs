@@ -46,6 +46,9 @@ pub(super) struct Header {
     pub(super) target: Option<String>,
     /// `postgres 15.20`, with TimescaleDB's or Citus' extension version.
     pub(super) engine: Option<String>,
+    /// `host:port` as the server sees itself (behind a proxy or NAT, not
+    /// the name dialled); CrateDB's nodes.
+    pub(super) address: Option<String>,
     pub(super) verdict: Verdict,
     pub(super) run_id: Option<String>,
     pub(super) dbload: Option<String>,
@@ -97,6 +100,7 @@ impl Header {
                     .join(", extension ");
                 Some(if version.is_empty() { engine.to_string() } else { format!("{engine} {version}") })
             }),
+            address: server.and_then(|s| text(&s["server_address"])),
             verdict: Verdict::of(json),
             run_id: text(&run["run_id"]).or_else(|| text(&json["sweep_id"])),
             dbload: text(&json["dbload_version"])
@@ -252,7 +256,7 @@ fn label(key: &str, cpu_model: bool) -> String {
         "dry_run" => "Dry run",
         "insert_rows_per_statement" => "Rows per INSERT",
         "devices_per_worker" if cpu_model => "Hosts per worker",
-        "explain" => "EXPLAIN",
+        "explain" => "Plans (EXPLAIN)",
         "per_statement" => "Per-statement latency",
         "tls_unverified" => "TLS certificate not verified",
         "tls" => "TLS",
@@ -370,7 +374,7 @@ mod tests {
         let report = json!({
             "command": "ingest", "status": "failed", "exit_code": 1, "dbload_version": "0.1.0", "schema_version": 2,
             "setup": {"target": "postgres://app:***@db/bench", "target_kind": "server", "engine": "timescaledb",
-                      "server_version": "16.4", "engine_version": "2.17.0"},
+                      "server_version": "16.4", "engine_version": "2.17.0", "server_address": "10.0.0.5:5432"},
             "run": {"command_line": "dbload ingest --url postgres://app:***@db/bench", "run_id": "r1",
                     "started_at": "2026-11-24T08:20:41.123Z", "ended_at": "2026-11-24T08:21:21.689Z",
                     "client": {"host_name": "loadgen", "os": "linux 6.1", "cpus": 2, "memory_bytes": 8589934592u64}}
@@ -382,6 +386,7 @@ mod tests {
         assert_eq!(h.client.as_deref(), Some("loadgen (linux 6.1, 2 CPUs, 8.0 GiB)"));
         assert_eq!(h.target.as_deref(), Some("postgres://app:***@db/bench"));
         assert_eq!(h.engine.as_deref(), Some("timescaledb 16.4, extension 2.17.0"));
+        assert_eq!(h.address.as_deref(), Some("10.0.0.5:5432"), "the address the server answered on");
         assert_eq!(
             (h.verdict.class, h.verdict.label.as_str(), h.verdict.exit_code),
             ("failed", "failed operations", Some(1))
