@@ -426,11 +426,12 @@ pub fn run(
         text
     };
     out.write_all(printed.as_bytes()).context("writing the comparison")?;
+    let code = if breaches.is_empty() { exit::OK } else { exit::FAILED_OPERATIONS };
     if let Some(path) = html {
         let named: Vec<_> = reports.iter().map(|r| (&r.name, &r.json, r.spectrum.as_deref())).collect();
-        crate::report::compare_html::write_file(&named, &table, path)?;
+        crate::report::compare_html::write_file(&named, &table, code, path)?;
     }
-    Ok(if breaches.is_empty() { exit::OK } else { exit::FAILED_OPERATIONS })
+    Ok(code)
 }
 
 #[cfg(test)]

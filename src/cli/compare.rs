@@ -13,26 +13,22 @@ Examples:
   dbload ingest --url $URL --batch-size 20000 --runs 5 --report large.json
   dbload compare small.json large.json
 
-  # The last two runs kept in the results store, oldest first; or runs by their run_id
+  # The last two runs kept in the results store, oldest first; or by run_id
   dbload compare --last 2
   dbload compare 0193a1b2-7c4e 0193a1c5
 
-  # A CI gate: exit 1 when rows/s fell by more than 5% beyond noise, or p99 rose by more than 10%
-  dbload compare main.json branch.json --fail-if-worse rows_per_sec:5% --fail-if-worse p99_ms:10%
+  # A CI gate: exit 1 when rows/s fell by more than 5% beyond noise, or p99
+  # rose by more than 10%
+  dbload compare main.json branch.json --fail-if-worse rows_per_sec:5% \\
+      --fail-if-worse p99_ms:10%
 
-  # Overlaid latency percentiles and throughput timelines in one page; the figures as JSON
+  # Overlaid latency percentiles and throughput timelines in one page; the
+  # figures as JSON
   dbload compare a.json b.json c.json --html compare.html
   dbload compare a.json b.json --output json
 
-Figures: rows_per_sec, qps, http_reqs_per_sec, p50_ms, p95_ms, p99_ms, p99_9_ms, errors,
-client_cpu_s; a `dbload run` report has them per part: ingest.rows_per_sec, workloads.NAME.p99_ms.
-A verdict (better / worse / within noise) needs --runs 4 or more on both sides. Better or worse
-only when two tests agree: the 95% bootstrap interval of the ratio of the medians (10,000
-resamples, seeded) excludes 1, and the exact Mann-Whitney rank test gives p < 0.05. The rank
-test holds false verdicts between two identical setups to at most 1 figure in 20 (the bootstrap
-alone, with 3 runs a side, gives one in 10); with 4 runs a side it finds a 20% difference in runs
-that vary by 5% nearly always. Fewer runs are shown with their ratio and \"too few runs for a noise
-estimate (4 per side needed)\" (\"single runs: no noise estimate\" for one run).";
+Figures: rows_per_sec, qps, http_reqs_per_sec, p50_ms, p95_ms, p99_ms, p99_9_ms, errors, client_cpu_s; a `dbload run` report has them per part: ingest.rows_per_sec, workloads.NAME.p99_ms.
+A verdict (better / worse / within noise) needs --runs 4 or more on both sides. Better or worse only when two tests agree: the 95% bootstrap interval of the ratio of the medians (10,000 resamples, seeded) excludes 1, and the exact Mann-Whitney rank test gives p < 0.05. The rank test holds false verdicts between two identical setups to at most 1 figure in 20 (the bootstrap alone, with 3 runs a side, gives one in 10); with 4 runs a side it finds a 20% difference in runs that vary by 5% nearly always. Fewer runs are shown with their ratio and \"too few runs for a noise estimate (4 per side needed)\" (\"single runs: no noise estimate\" for one run).";
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {

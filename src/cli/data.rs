@@ -14,11 +14,12 @@ use crate::model::json::OnError;
 pub(super) const INSERT_FAKE_DATA_EXAMPLES: &str = "\
 Examples:
   # cr8's command line: one million rows that fit my_table's columns
-  dbload insert-fake-data --hosts localhost:4200 --table my_table --num-records 1000000
+  dbload insert-fake-data --hosts localhost:4200 --table my_table \\
+      --num-records 1000000
 
   # PostgreSQL; a mapping file chooses some columns' values
-  dbload insert-fake-data --url postgres://app@db1/bench --table users --num-records 100000 \\
-      --mapping users.yml
+  dbload insert-fake-data --url postgres://app@db1/bench --table users \\
+      --num-records 100000 --mapping users.yml
 
   # users.yml:
   #   age:   {int: [18, 99]}
@@ -30,14 +31,17 @@ Examples:
 pub(super) const INSERT_JSON_EXAMPLES: &str = "\
 Examples:
   # cr8's workflow: re-insert an export, measuring bulk size and concurrency
-  cat /tmp/crate/my_table_*.json | dbload insert-json --hosts localhost:4200 --table my_table \\
+  cat /tmp/crate/my_table_*.json | \\
+      dbload insert-json --hosts localhost:4200 --table my_table \\
       --bulk-size 1000 --concurrency 25
 
-  # Files (JSON lines, arrays or concatenated objects; gzip recognised by content)
-  dbload insert-json --url postgres://app@db1/bench --table events events-1.json.gz events-2.json
+  # Files (JSON lines, arrays or concatenated objects; gzip known by content)
+  dbload insert-json --url postgres://app@db1/bench --table events \\
+      events-1.json.gz events-2.json
 
   # Go on past bad rows, keeping them (with the reason) in a file
-  dbload insert-json --table events --on-error skip --rejects rejects.jsonl events.json";
+  dbload insert-json --table events --on-error skip --rejects rejects.jsonl \\
+      events.json";
 
 /// How rows travel, in cr8's words and dbload's.
 #[derive(Debug, Args, Clone)]

@@ -12,35 +12,38 @@ use super::OutputArgs;
 
 pub(super) const HTTP_EXAMPLES: &str = "\
 Examples:
-  # QuantumLeap's notify load test (seed 003): 30 VUs for 60 s, every response must be 200
-  dbload http POST http://ql:8668/v2/notify --body-file notify.json --vus 30 --duration 60s \\
-      --check status=200
+  # QuantumLeap's notify load test (seed 003): 30 VUs for 60 s, every
+  # response must be 200
+  dbload http POST http://ql:8668/v2/notify --body-file notify.json \\
+      --vus 30 --duration 60s --check status=200
 
-  # Open loop at 500 requests/s for 5 minutes, a different body for every request
-  dbload http POST http://ql:8668/v2/notify --body-template notify.j2 --rate 500 --duration 5m
+  # Open loop at 500 requests/s for 5 minutes, a new body for every request
+  dbload http POST http://ql:8668/v2/notify --body-template notify.j2 \\
+      --rate 500 --duration 5m
 
   # The connection-reuse question: a new connection for every request
-  dbload http POST http://ql:8668/v2/notify --body-file notify.json --vus 30 --no-keepalive
+  dbload http POST http://ql:8668/v2/notify --body-file notify.json \\
+      --vus 30 --no-keepalive
 
   # Headers, a bearer token from the environment, a check on the JSON answer
   DBLOAD_BEARER_TOKEN=... dbload http GET https://ql:8668/v2/entities?limit=10 \\
       -H 'Fiware-Service: demo' --check 'json:$[0].type=Room' --iterations 1000
 
-  # For scripts: JSON on stdout, exit code 1 if any request failed or any check did not hold
-  dbload http POST http://127.0.0.1:8080/ingest --body-file rows.json --duration 30s \\
-      --output json --quiet
+  # For scripts: JSON on stdout, exit 1 if a request failed or a check did not
+  # hold
+  dbload http POST http://127.0.0.1:8080/ingest --body-file rows.json \\
+      --duration 30s --output json --quiet
 
-Body templates (--body-template) are MiniJinja (Jinja2) templates rendered for every request,
-off the send path, with these values and functions (random ones seeded per VU by --seed):
-  vu, iteration               this VU's number (0-based) and its request number
-  randint(a, b)               an integer in [a, b]
-  uniform(a, b)               a float in [a, b)
-  choice(list)                one item of a list
-  entity(prefix, n)           prefix and an id in 1..=n: entity('Room:', 100) -> Room:17
-  walk(name, start, step)     a random walk per name and VU: start, then ± step each request
-  now(), now_ms()             the render time: RFC 3339 UTC (millisecond precision), Unix ms
-  uuid()                      a random UUID (version 4)
-  value|tojson                a value as JSON (quotes and escapes strings)
+Body templates (--body-template) are MiniJinja (Jinja2) templates rendered for every request, off the send path, with these values and functions (random ones seeded per VU by --seed):
+  vu, iteration            this VU's number (0-based) and its request number
+  randint(a, b)            an integer in [a, b]
+  uniform(a, b)            a float in [a, b)
+  choice(list)             one item of a list
+  entity(prefix, n)        prefix, id in 1..=n: entity('Room:', 9) -> Room:7
+  walk(name, start, step)  a random walk per name and VU: start, then ± step
+  now(), now_ms()          the render time: RFC 3339 UTC (to the ms), Unix ms
+  uuid()                   a random UUID (version 4)
+  value|tojson             a value as JSON (quotes and escapes strings)
 See docs/http.md.";
 
 #[derive(Debug, Args)]

@@ -8,12 +8,12 @@ use crate::dialect::{Method, PartitionBy};
 
 pub(super) const INGEST_EXAMPLES: &str = "\
 Examples:
-  # No target: a throwaway local PostgreSQL is started, loaded, reported and removed
+  # No target: a throwaway local PostgreSQL, started, loaded and removed
   dbload ingest
 
   # A real server (libpq URL; PG* variables and DATABASE_URL work too)
-  dbload ingest --url postgres://app@db1:5432/bench --table measurement --drop-table \\
-      --workers 8 --batch-size 10000 --rows 10000000
+  dbload ingest --url postgres://app@db1:5432/bench --table measurement \\
+      --drop-table --workers 8 --batch-size 10000 --rows 10000000
 
   # tsdbperf's command line, same meaning (80 devices, 8,000,000 rows)
   dbload ingest --workers 8 --devices 10 --measurements 100000 --metrics 10
@@ -24,22 +24,27 @@ Examples:
   # Open loop at 200,000 rows/s for 5 minutes, after 30 s of warm-up
   dbload ingest --rate 200000 --duration 5m --warmup 30s
 
-  # TimescaleDB (detected): a hypertable with one-day chunks; Citus: 32 shards by device_id
-  dbload ingest --url postgres://postgres@tsdb:5432/postgres --chunk-interval 86400
-  dbload ingest --url postgres://postgres@coord:5432/postgres --shards 32 --distribution-column device_id
+  # TimescaleDB (detected): a hypertable with one-day chunks
+  dbload ingest --url postgres://postgres@tsdb:5432/postgres \\
+      --chunk-interval 86400
+
+  # Citus (detected): 32 shards by device_id
+  dbload ingest --url postgres://postgres@coord:5432/postgres --shards 32 \\
+      --distribution-column device_id
 
   # CrateDB over its HTTP endpoint (bulk_args), as nodeIngestBench does
-  dbload ingest --url cratedb://crate@crate1:4200 --model cpu --shards 12 --replicas 0 \\
-      --batch-size 20000 --workers 20
+  dbload ingest --url cratedb://crate@crate1:4200 --model cpu --shards 12 \\
+      --replicas 0 --batch-size 20000 --workers 20
 
   # Generation and encoding only: how fast is the client?
   dbload ingest --dry-run --rows 50000000
 
-  # For scripts: JSON on stdout, exit code 1 if any batch failed or rows are missing
+  # For scripts: JSON on stdout, exit 1 if a batch failed or rows are missing
   dbload ingest --rows 1000000 --verify --output json --quiet
 
   # Keep the run in the team's results database too (see `dbload results list`)
-  dbload ingest --url $URL --rows 2000000 --results-url postgres://bench@results-db/bench";
+  dbload ingest --url $URL --rows 2000000 \\
+      --results-url postgres://bench@results-db/bench";
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {
@@ -69,7 +74,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Data")]
     pub devices: u32,
 
-    /// Measurements per device (tsdbperf's meaning; rows = workers × devices × measurements).
+    /// Measurements per device, or per host with the cpu model (tsdbperf's meaning; rows =
+    /// workers × devices × measurements).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "rows", help_heading = "Data")]
     pub measurements: Option<u64>,
 
@@ -202,7 +208,8 @@ pub struct IngestArgs {
     #[arg(long, overrides_with = "reconnect", help_heading = "Run")]
     pub no_reconnect: bool,
 
-    /// Generate and encode only, send nothing: shows what the client alone can do.
+    /// Generate and encode only, send nothing: shows what the client alone can do. The report
+    /// counts the rows generated (none is written).
     #[arg(long, help_heading = "Run")]
     pub dry_run: bool,
 

@@ -6,13 +6,12 @@ use super::TargetArgs;
 
 pub(super) const INIT_EXAMPLES: &str = "\
 Examples:
-  # pgbench's four tables at scale 10 (1,000,000 accounts), then its TPC-B-like load for a minute
+  # pgbench's four tables at scale 10 (1,000,000 accounts), then its
+  # TPC-B-like load for a minute
   dbload init --url $URL --scale 10
   dbload timeit --url $URL --builtin tpcb-like --concurrency 4 --duration 1m
 
-It drops and recreates pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers
-with pgbench's columns, fill factor and rows (binary COPY, from several connections), then
-vacuums and analyzes them and adds their primary keys, as `pgbench -i -s N` does.";
+It drops and recreates pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers with pgbench's columns, fill factor and rows (binary COPY, from several connections), then vacuums and analyzes them and adds their primary keys, as `pgbench -i -s N` does.";
 
 #[derive(Debug, Args)]
 pub struct InitArgs {

@@ -109,7 +109,7 @@ pub enum Command {
 
 const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
-  # bash: for your user (bash-completion loads it on demand), or for this shell only
+  # bash: for your user (bash-completion loads it on demand), or this shell
   dbload completions bash > ~/.local/share/bash-completion/completions/dbload
   source <(dbload completions bash)
 
@@ -285,7 +285,8 @@ pub enum OutputFormat {
 pub enum ModelName {
     /// tsdbperf's: time, device_id, m1..mN double precision
     Measurement,
-    /// TSBS cpu-only (nodeIngestBench): ts, tags jsonb, usage_* integers
+    /// TSBS cpu-only (nodeIngestBench): ts, tags jsonb (a host's hostname, region ...),
+    /// usage_* integers; a series per host
     Cpu,
 }
 
@@ -297,6 +298,44 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// Issue 17, item 6: an example that the terminal wraps breaks when it
+    /// is pasted. Every indented line of a command's after-help (examples,
+    /// file formats, template functions) fits in 80 columns, so that clap
+    /// never wraps it; prose between them is left for clap to wrap.
+    #[test]
+    fn help_examples_fit_80_columns() {
+        let mut long = Vec::new();
+        let mut commands = vec![Cli::command()];
+        while let Some(c) = commands.pop() {
+            for text in [c.get_after_help(), c.get_after_long_help()].into_iter().flatten() {
+                let text = text.to_string();
+                let wrapped = text.lines().filter(|l| l.starts_with(' ') && l.chars().count() > 80);
+                long.extend(wrapped.map(|l| format!("{}: {l}", c.get_name())));
+            }
+            commands.extend(c.get_subcommands().cloned());
+        }
+        assert!(long.is_empty(), "lines that clap wraps at 80 columns:\n{}", long.join("\n"));
+    }
+
+    /// Issue 17, item 6: a flag's default is stated once, in its own help.
+    /// The methods' descriptions are shared by ingest, insert-fake-data and
+    /// insert-json, whose defaults differ: they name none.
+    #[test]
+    fn method_defaults_are_stated_once() {
+        for name in ["ingest", "insert-fake-data", "insert-json"] {
+            let command = Cli::command();
+            let method = command
+                .find_subcommand(name)
+                .and_then(|c| c.get_arguments().find(|a| a.get_id() == "method").cloned())
+                .unwrap_or_else(|| panic!("{name} --method"));
+            let values = method.get_possible_values();
+            let texts = std::iter::once(method.get_help().map(ToString::to_string).unwrap_or_default())
+                .chain(values.iter().filter_map(|v| v.get_help().map(ToString::to_string)));
+            let said: Vec<String> = texts.filter(|t| t.contains("default")).collect();
+            assert_eq!(said.len(), 1, "{name} --method states its default {} times: {said:?}", said.len());
+        }
     }
 
     /// `dbload --help` and every command's `--help`, as printed at a fixed

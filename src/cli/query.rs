@@ -14,19 +14,22 @@ use crate::workload::Protocol;
 
 pub(super) const TIMEIT_EXAMPLES: &str = "\
 Examples:
-  # Statements from stdin (';'-separated, -- comments dropped), 1,000 times each, 4 at a time
-  echo \"select count(*) from measurement\" | dbload timeit --url $URL --repeat 1000 --concurrency 4 --warmup 50
+  # Statements from stdin (';'-separated, -- comments dropped), 1,000 times
+  # each, 4 at a time
+  echo \"select count(*) from measurement\" | \\
+      dbload timeit --url $URL --repeat 1000 --concurrency 4 --warmup 50
 
   # For 30 seconds, with its plan captured first
-  dbload timeit -s \"select max(m1) from measurement where device_id = 3\" --duration 30s --explain
+  dbload timeit -s \"select max(m1) from measurement where device_id = 3\" \\
+      --duration 30s --explain
 
   # Open loop at 200 queries/s; fail a CI job when p99 exceeds 50 ms
   dbload timeit -s \"select 1\" --rate 200 --duration 1m --fail-if 'p99_ms > 50'
 
-  # pgbench's TPC-B-like transaction on the tables of `dbload init --scale 10`, for 30 s
+  # pgbench's TPC-B-like transaction on `dbload init --scale 10`'s tables, 30 s
   dbload timeit --builtin tpcb-like --concurrency 4 --duration 30s
 
-  # Two pgbench scripts weighted 9:1, with each statement's latency (pgbench's -r)
+  # Two pgbench scripts weighted 9:1, each statement's latency (pgbench's -r)
   dbload timeit -f reads.sql@9 -f writes.sql@1 -r --duration 1m";
 
 pub(super) const WORKLOAD_EXAMPLES: &str = "\
@@ -37,11 +40,11 @@ Examples:
   # Open loop at 200 queries/s for 2 minutes, plans captured before the run
   dbload workload queries.yml --duration 2m --rate 200 --explain
 
-  # TSBS's cpu-only queries on the table of `dbload ingest --model cpu`, 4 at a time for 1 minute
+  # TSBS's cpu-only queries on the table of `dbload ingest --model cpu`,
+  # 4 at a time for 1 minute
   dbload workload --suite tsbs-cpu --url $URL --concurrency 4 --duration 1m
 
-A workload file is a YAML list; each query has a ratio (they add up to 1), and
-optionally a name and parameters ($1, $2 ...) drawn per execution:
+A workload file is a YAML list; each query has a ratio (they add up to 1), and optionally a name and parameters ($1, $2 ...) drawn per execution:
   - name: device_max
     query: select max(m1) from measurement where device_id = $1 and time > $2
     ratio: 0.7
@@ -229,19 +232,20 @@ pub struct WorkloadArgs {
 
 pub(super) const RUN_EXAMPLES: &str = "\
 Examples:
-  # Ingest and two query mixes at the same time, each mix alone before and after for comparison
+  # Ingest and two query mixes at the same time, each mix also alone before
+  # and after, for comparison
   dbload run mixed.yml --url $URL --baseline
 
 A mixed-run file names each part's options as the part's own command does:
-  duration: 60s                 # how long every part runs (a part may set its own)
-  ingest:                       # any `dbload ingest` option, by its long name
+  duration: 60s             # how long every part runs (a part may set its own)
+  ingest:                   # any `dbload ingest` option, by its long name
     model: measurement
     workers: 2
     rate: 50000
   workloads:
     - name: dashboards
-      file: queries.yml         # relative to this file; or `queries:` with the list inline
-      concurrency: 4            # any `dbload workload` option
+      file: queries.yml     # relative to this file; or `queries:`, inline
+      concurrency: 4        # any `dbload workload` option
       rate: 100";
 
 #[derive(Debug, Args)]

@@ -12,11 +12,13 @@ pub(super) const REPORT_EXAMPLES: &str = "\
 Examples:
   # Four instances of one run (each its own part), then their merged report
   for i in 0 1 2 3; do
-    dbload ingest --url $URL --instance $i/4 --run-id r1 --results-url $RESULTS --rows 4000000 &
+    dbload ingest --url $URL --instance $i/4 --run-id r1 \\
+        --results-url $RESULTS --rows 4000000 &
   done; wait
   dbload report --run-id r1 --results-url $RESULTS --html r1.html
 
-  # For scripts: the merged report as JSON (exit 1 if an instance is missing or failed)
+  # For scripts: the merged report as JSON (exit 1 if an instance is missing
+  # or failed)
   dbload report --run-id r1 --results-url $RESULTS --output json";
 
 /// One part of a distributed run: every measuring command's flags.

@@ -9,36 +9,30 @@ use super::{OutputFormat, ResultsArgs};
 
 pub(super) const SWEEP_EXAMPLES: &str = "\
 Examples:
-  # Every batch size with every worker count: 12 points, the best by rows/s with p99 under 500 ms
+  # Every batch size with every worker count: 12 points, the best by rows/s
+  # with p99 under 500 ms
   dbload sweep --vary batch-size=1000,5000,20000 --vary workers=1,2,4,8 \\
     --where 'p99_ms < 500' -- ingest --url $URL --rows 2000000
 
-  # Each method, 5 runs each (5 rounds, each point once a round in a shuffled order)
-  dbload sweep --vary method=copy,insert,unnest --runs 5 -- ingest --url $URL --rows 500000
+  # Each method, 5 runs each (5 rounds, each point once a round, shuffled)
+  dbload sweep --vary method=copy,insert,unnest --runs 5 -- \\
+    ingest --url $URL --rows 500000
 
-  # The lowest p99 among concurrencies; replay the same order with the seed it printed
+  # The lowest p99 among concurrencies; --seed replays the order it printed
   dbload sweep --vary concurrency=1,4,16 --objective 'min p99_ms' --seed 42 -- \\
     workload queries.yml --url $URL --duration 30s
 
-  # The highest rate that keeps p99 under 50 ms: doubling from 10/s, then bisection to 5%
-  dbload sweep --find-max-rate --slo 'p99_ms < 50' -- workload queries.yml --url $URL --duration 30s
+  # The highest rate that keeps p99 under 50 ms: doubling from 10/s, then
+  # bisection to 5%
+  dbload sweep --find-max-rate --slo 'p99_ms < 50' -- \\
+    workload queries.yml --url $URL --duration 30s
 
   # The sweep's own report, kept in the results store by its sweep id
   dbload results show 0193a1b2-7c4e
 
-Order: with --runs N the sweep runs N rounds; each round runs every point once, in an order
-shuffled per round by a seeded random generator (the seed is printed; --seed replays it), so that
-slow drift (caches warming, a table growing, a noisy neighbour) spreads over every point instead
-of biasing one. Without --runs: one round, shuffled. A point's figures are the medians of its
-runs. --find-max-rate runs its steps one after another (each needs the one before). Every point
-goes to the same target: give --url (without it each point starts its own throwaway PostgreSQL);
-an ingest that makes its table drops and recreates it for every point after the first, as --runs
-does, unless --append.
+Order: with --runs N the sweep runs N rounds; each round runs every point once, in an order shuffled per round by a seeded random generator (the seed is printed; --seed replays it), so that slow drift (caches warming, a table growing, a noisy neighbour) spreads over every point instead of biasing one. Without --runs: one round, shuffled. A point's figures are the medians of its runs. --find-max-rate runs its steps one after another (each needs the one before). Every point goes to the same target: give --url (without it each point starts its own throwaway PostgreSQL); an ingest that makes its table drops and recreates it for every point after the first, as --runs does, unless --append.
 
-Each point's runs are kept in the results store as usual, tagged sweep=ID and point=FLAG=VALUE,...;
-the sweep's report is kept too, by its sweep id. Exit code: 0 when the sweep names a best point
-(or a sustainable rate), 1 when none meets --where (or --slo), 130 on Ctrl-C (the points done are
-reported; the one running is shown as interrupted and is not eligible), 2 for bad usage.";
+Each point's runs are kept in the results store as usual, tagged sweep=ID and point=FLAG=VALUE,...; the sweep's report is kept too, by its sweep id. Exit code: 0 when the sweep names a best point (or a sustainable rate), 1 when none meets --where (or --slo), 130 on Ctrl-C (the points done are reported; the one running is shown as interrupted and is not eligible), 2 for bad usage.";
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {

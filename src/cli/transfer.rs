@@ -11,35 +11,46 @@ use crate::dialect::{ExportFormat, Method};
 
 pub(super) const EXPORT_EXAMPLES: &str = "\
 Examples:
-  # cr8's workflow (seed 000): export, empty the table, re-insert the JSON and measure that
+  # cr8's workflow (seed 000): export, empty the table, re-insert the JSON and
+  # measure that
   dbload export --url $URL --table my_table --out /tmp/crate/ --workers 4
-  cat /tmp/crate/my_table_*.json | dbload insert-json --url $URL --table my_table
+  cat /tmp/crate/my_table_*.json | \\
+      dbload insert-json --url $URL --table my_table
 
   # Gzipped CSV with a header line, one file per worker
-  dbload export --url $URL --table app.\"Events\" --out /data/events --format csv --gzip
+  dbload export --url $URL --table app.\"Events\" --out /data/events \\
+      --format csv --gzip
 
   # A query's rows (one worker), files named day_0.json
-  dbload export --url $URL --query \"select * from events where day = '2024-01-01'\" \\
+  dbload export --url $URL \\
+      --query \"select * from events where day = '2024-01-01'\" \\
       --out /tmp/x --name day
 
-  # CrateDB: a table over HTTP, each worker reading a cursor; CSV needs its PostgreSQL protocol
-  dbload export --url cratedb://crate-host:4200 --table doc.events --out /tmp/events --workers 4
-  dbload export --url postgres://crate@crate-host:5432/doc --table doc.events --format csv --out /tmp/csv";
+  # CrateDB: a table over HTTP, each worker reading a cursor
+  dbload export --url cratedb://crate-host:4200 --table doc.events \\
+      --out /tmp/events --workers 4
+
+  # CrateDB to CSV: over its PostgreSQL protocol
+  dbload export --url postgres://crate@crate-host:5432/doc --table doc.events \\
+      --format csv --out /tmp/csv";
 
 pub(super) const INSERT_FROM_SQL_EXAMPLES: &str = "\
 Examples:
-  # One day of events from one server into an existing table on another, 4 connections
+  # One day of events from one server into an existing table on another,
+  # 4 connections
   dbload insert-from-sql --src-url postgres://ro@src/app \\
       --query \"select * from events where day = '2024-01-01'\" \\
       --url postgres://app@dst/app --table events --workers 4 --batch-size 20000
 
-  # Within one database: the query's columns go to the table's columns of the same names
-  dbload insert-from-sql --url $URL --query \"select id, name from users where active\" \\
-      --table active_users
+  # Within one database: the query's columns go to the table's columns of the
+  # same names
+  dbload insert-from-sql --url $URL \\
+      --query \"select id, name from users where active\" --table active_users
 
-  # Out of CrateDB (its PostgreSQL protocol, read through a cursor) into PostgreSQL
+  # Out of CrateDB (its PostgreSQL protocol, through a cursor) into PostgreSQL
   dbload insert-from-sql --src-url postgres://crate@crate-host:5432/doc \\
-      --query \"select * from doc.events\" --url postgres://app@dst/app --table events";
+      --query \"select * from doc.events\" \\
+      --url postgres://app@dst/app --table events";
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("what").required(true).args(["table", "query"])))]

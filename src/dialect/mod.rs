@@ -293,7 +293,7 @@ pub fn derived_name(table: &str, suffix: &str) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
-    /// Binary COPY FROM STDIN, one COPY per batch (the fastest; default).
+    /// Binary COPY FROM STDIN, one COPY per batch (the fastest).
     Copy,
     /// CSV COPY FROM STDIN, one COPY per batch.
     CopyCsv,
@@ -301,7 +301,7 @@ pub enum Method {
     Insert,
     /// One prepared INSERT ... SELECT FROM unnest($1::type[], ...) per batch.
     Unnest,
-    /// CrateDB over HTTP: one `_sql` request with `bulk_args` per batch (default for cratedb:// URLs).
+    /// CrateDB over HTTP: one `_sql` request with `bulk_args` per batch.
     Bulk,
 }
 

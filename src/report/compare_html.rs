@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use minijinja::context;
 use minijinja::value::Serde;
-use minijinja::{context, Environment};
 use plotters::style::RGBColor;
-use serde_json::Value as Json;
+use serde_json::{json, Value as Json};
 
 use super::html::{line_chart, tick, Chart, Line, Marks, XAxis, BLUE, ORANGE, RED, SECONDS};
 use super::text::group;
@@ -46,21 +46,26 @@ fn percentile(nines: &f64) -> String {
 /// percentile (nines, ms) from its histograms when they were kept.
 pub type Drawn<'a> = (&'a String, &'a Json, Option<&'a [(f64, f64)]>);
 
-/// Writes the page for `reports` under the comparison's `table` (its text form).
-pub fn write_file(reports: &[Drawn], table: &str, path: &Path) -> Result<()> {
-    let html = render(reports, table)?;
+/// Writes the page for `reports` under the comparison's `table` (its text
+/// form); `exit_code`: the comparison's (1: a `--fail-if-worse` limit breached).
+pub fn write_file(reports: &[Drawn], table: &str, exit_code: u8, path: &Path) -> Result<()> {
+    let html = render(reports, table, exit_code)?;
     std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
 }
 
-pub fn render(reports: &[Drawn], table: &str) -> Result<String> {
+pub fn render(reports: &[Drawn], table: &str, exit_code: u8) -> Result<String> {
     let charts = charts(reports)?;
     let names: Vec<String> = reports.iter().map(|r| r.0.clone()).collect();
-    let mut env = Environment::new();
-    env.add_template(TEMPLATE_NAME, TEMPLATE).context("the comparison's HTML template")?;
+    let env = super::page::environment(TEMPLATE_NAME, TEMPLATE)?;
     let template = env.get_template(TEMPLATE_NAME).context("the comparison's HTML template")?;
     let heading = "dbload compare";
+    // What was compared stands for the command line; the verdict is the exit code's.
+    let status = if exit_code == 0 { "ok" } else { "worse beyond a --fail-if-worse limit" };
+    let what = json!({"status": status, "exit_code": exit_code,
+                      "run": {"command_line": format!("{heading} {}", names.join(" "))}});
+    let header = super::page::Header::of(&what, heading.into());
     template
-        .render(context! { heading, names, table, charts => Serde(&charts) })
+        .render(context! { heading, names, table, charts => Serde(&charts), header => Serde(header) })
         .context("rendering the comparison's HTML page")
 }
 
@@ -155,7 +160,8 @@ mod tests {
         let b = json!({"repeat": {"figures": {"p50_ms": {"median": 2.0}, "p99_ms": {"median": 7.0}}},
                        "timeline": [{"second": 0, "rows": 5}, {"second": 1, "rows": 6}]});
         let (na, nb) = ("a.json".to_string(), "<b>.json".to_string());
-        let html = render(&[(&na, &a, None), (&nb, &b, None)], "figure  A  B").unwrap();
+        let html = render(&[(&na, &a, None), (&nb, &b, None)], "figure  A  B", 1).unwrap();
+        assert!(html.contains("worse beyond a --fail-if-worse limit · exit 1"), "the verdict in the header");
         assert_eq!(html.matches("<svg").count(), 2, "{html}");
         assert!(html.contains("&lt;b&gt;.json") && !html.contains("<b>.json"));
         assert!(!html.contains("http://") && !html.contains("https://"));

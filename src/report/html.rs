@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use minijinja::context;
 use minijinja::value::Serde;
-use minijinja::{context, Environment};
 use plotters::chart::MeshStyle;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -18,7 +18,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::http::k6_bytes;
+use super::page::{environment, Header, Setup};
 use super::text::group;
 
 /// Compiled into the binary so that `--html` works wherever dbload was copied.
@@ -62,16 +62,37 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut env = Environment::new();
-    env.add_template(TEMPLATE_NAME, TEMPLATE).context("the HTML report template")?;
-    env.add_filter("grouped", |v: Option<f64>| v.map_or_else(|| "–".into(), |v| group(v.round().max(0.0) as u64)));
-    env.add_filter("fixed", |v: Option<f64>, digits: usize| v.map_or_else(|| "–".into(), |v| format!("{v:.digits$}")));
-    env.add_filter("percent", |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{:.2}%", v * 100.0)));
-    env.add_filter("bytes", |v: Option<f64>| v.map_or_else(|| "–".into(), k6_bytes));
-    env.add_filter("binary_bytes", |v: Option<f64>| v.map_or_else(|| "–".into(), super::server_cost::binary_size));
+    let mut env = environment(TEMPLATE_NAME, TEMPLATE)?;
     env.add_filter("number", |v: f64| tick(&v));
     let template = env.get_template(TEMPLATE_NAME).context("the HTML report template")?;
-    template.render(context! { r => Serde(&json), parts }).context("rendering the HTML report")
+    let command = json["command"].as_str().unwrap_or("report");
+    let header = Header::of(&json, format!("dbload {command}"));
+    // The settings and DDL of the server the load went to, shown once.
+    let server = ["/setup", "/ingest/setup", "/workloads/0/under_load/setup"]
+        .into_iter()
+        .filter_map(|p| json.pointer(p))
+        .find(|s| s["server_settings"].is_object());
+    template
+        .render(context! {
+            r => Serde(&json), parts, header => Serde(header), setups => Serde(setups(&json)),
+            server => server.map(Serde),
+        })
+        .context("rendering the HTML report")
+}
+
+/// The setup, shown once at the top: the command's, or on `dbload run`'s
+/// page its ingest's and each workload's (the same whether under load or
+/// alone).
+fn setups(json: &Json) -> Vec<Setup> {
+    if json["command"] != "run" {
+        return vec![Setup::of(None, &json["setup"])];
+    }
+    let ingest = json["ingest"].is_object().then(|| Setup::of(Some("Ingest".into()), &json["ingest"]["setup"]));
+    let workloads =
+        json["workloads"].as_array().into_iter().flatten().map(|w| {
+            Setup::of(Some(format!("Workload {}", w["name"].as_str().unwrap_or("?"))), &w["under_load"]["setup"])
+        });
+    ingest.into_iter().chain(workloads).collect()
 }
 
 /// A section of the page: the whole report, or one part of `dbload run`'s

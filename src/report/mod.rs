@@ -10,12 +10,14 @@ pub mod init;
 pub mod json;
 pub mod meta;
 pub mod mixed;
+mod page;
 pub mod query;
 pub mod repeat;
 pub mod server_cost;
 pub mod sweep;
 pub mod text;
 pub mod transfer;
+pub mod units;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -391,8 +393,9 @@ pub struct Settings {
     pub worker_settings: BTreeMap<String, BTreeMap<String, String>>,
     /// The settings that let the server lose acknowledged writes in a crash
     /// (`fsync=off`, `synchronous_commit=off`, `full_page_writes=off`; a
-    /// worker's prefixed with its `host:port`): figures measured so are not
-    /// those of a durable server.
+    /// worker's prefixed with its `host:port`), and `unlogged table` for an
+    /// ingest into one it made UNLOGGED: figures measured so are not those
+    /// of a durable server.
     pub not_durable: Vec<String>,
 }
 
@@ -422,6 +425,15 @@ impl Settings {
             not_durable.extend(off(settings, &format!("{node} ")));
         }
         Settings { server_settings, worker_settings, not_durable }
+    }
+
+    /// With `unlogged` (`--unlogged`: CREATE UNLOGGED TABLE), the table
+    /// itself loses its rows in a crash, whatever the server's settings.
+    pub(crate) fn with_unlogged_table(mut self, unlogged: bool) -> Settings {
+        if unlogged {
+            self.not_durable.push("unlogged table".into());
+        }
+        self
     }
 }
 
@@ -768,7 +780,7 @@ impl Report {
             setup: SetupReport {
                 // A dry run has no server: nothing was sent anywhere.
                 server: if cfg.dry_run() { Server { target_kind: "none", ..server } } else { server },
-                settings: Settings::of(setup),
+                settings: Settings::of(setup).with_unlogged_table(cfg.table_options.unlogged),
                 tls_unverified: cfg.target.tls_unverified(),
                 table_options: cfg.table_options.clone(),
                 layout: setup.layout.iter().cloned().collect(),

@@ -251,26 +251,27 @@ pub fn render(r: &SweepReport) -> String {
     out
 }
 
-/// Writes the sweep's HTML page to `path`: its table, then its charts.
-pub fn write_html(r: &SweepReport, path: &std::path::Path) -> anyhow::Result<()> {
+/// Writes the sweep's HTML page to `path`: its header (from `stamped`, the
+/// report with its `run` object), its table, then its charts.
+pub fn write_html(r: &SweepReport, stamped: &serde_json::Value, path: &std::path::Path) -> anyhow::Result<()> {
     use anyhow::Context;
-    let html = html(r)?;
+    let html = html(r, stamped)?;
     std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
 }
 
 /// The page: the text table above the charts, in the page `compare
 /// --html` makes.
-pub fn html(r: &SweepReport) -> anyhow::Result<String> {
+pub fn html(r: &SweepReport, stamped: &serde_json::Value) -> anyhow::Result<String> {
     use super::compare_html::{TEMPLATE, TEMPLATE_NAME};
     use anyhow::Context;
-    use minijinja::{context, value::Serde, Environment};
+    use minijinja::{context, value::Serde};
     let charts = charts(r)?;
-    let mut env = Environment::new();
-    env.add_template(TEMPLATE_NAME, TEMPLATE).context("the sweep's HTML template")?;
+    let env = super::page::environment(TEMPLATE_NAME, TEMPLATE)?;
     let template = env.get_template(TEMPLATE_NAME).context("the sweep's HTML template")?;
     let (heading, names, table) = (format!("dbload sweep of {}", r.swept), [r.sweep_id.clone()], render(r));
+    let header = super::page::Header::of(stamped, heading.clone());
     template
-        .render(context! { heading, names, table, charts => Serde(&charts) })
+        .render(context! { heading, names, table, charts => Serde(&charts), header => Serde(header) })
         .context("rendering the sweep's HTML page")
 }
 
@@ -458,7 +459,7 @@ mod tests {
 
     #[test]
     fn the_page_has_both_charts_and_loads_nothing() {
-        let page = html(&sweep()).unwrap();
+        let page = html(&sweep(), &serde_json::to_value(sweep()).unwrap()).unwrap();
         assert_eq!(page.matches("<svg").count(), 2);
         assert!(
             page.contains("against batch-size") && page.contains("workers=2") && page.contains("best point"),

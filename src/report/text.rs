@@ -109,8 +109,13 @@ pub(crate) fn interrupted_banner(out: &mut String, v: &Verdict) {
 /// Where the amount asked for went (`requested = ok + failed + rejected +
 /// unattempted`), when one was asked for.
 pub(crate) fn accounting_line(out: &mut String, a: &Accounting) {
+    accounting_line_as(out, a, if a.unit == "rows" { "written" } else { "ok" });
+}
+
+/// [`accounting_line`], the amount done called `done` (a dry run's rows
+/// were `generated`: nothing was written).
+fn accounting_line_as(out: &mut String, a: &Accounting, done: &str) {
     let (Some(requested), Some(unattempted)) = (a.requested, a.unattempted) else { return };
-    let done = if a.unit == "rows" { "written" } else { "ok" };
     let rejected = if a.rejected > 0 { format!(", {} rejected", group(a.rejected)) } else { String::new() };
     let _ = writeln!(
         out,
@@ -255,9 +260,11 @@ pub(crate) fn fail_if_lines(out: &mut String, v: &Verdict) {
 fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
     let _ = writeln!(
         out,
-        "Setup:    model {} ({} devices/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
+        "Setup:    model {} ({} {}/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
         s.model,
         s.devices_per_worker,
+        // TSBS's cpu rows are per host (its tags' hostname).
+        if s.model == "cpu" { "hosts" } else { "devices" },
         s.metrics_per_row,
         s.method,
         if s.upsert { " + upsert" } else { "" },
@@ -298,9 +305,11 @@ pub fn render(r: &Report) -> String {
     }
     out.push('\n');
     if time_series {
-        let _ = writeln!(out, "Wrote {:>9} measurements in {:.2} seconds", t.rows, t.duration_s);
-        let _ = writeln!(out, "Wrote {:>9} measurements per second", t.rows_per_sec as u64);
-        let _ = writeln!(out, "Wrote {:>9} metrics per second", r.metrics_per_sec as u64);
+        // tsdbperf's lines; a dry run wrote nothing, it generated.
+        let verb = if s.dry_run { "Generated" } else { "Wrote" };
+        let _ = writeln!(out, "{verb} {:>9} measurements in {:.2} seconds", t.rows, t.duration_s);
+        let _ = writeln!(out, "{verb} {:>9} measurements per second", t.rows_per_sec as u64);
+        let _ = writeln!(out, "{verb} {:>9} metrics per second", r.metrics_per_sec as u64);
         out.push('\n');
     }
     // Metrics are the time-series models' value columns; a table's rows have none.
@@ -329,7 +338,7 @@ pub fn render(r: &Report) -> String {
             group(t.failed_rows)
         );
     }
-    accounting_line(&mut out, &r.accounting);
+    accounting_line_as(&mut out, &r.accounting, if s.dry_run { "generated" } else { "written" });
     if let Some(e) = &r.input_error {
         let _ = writeln!(out, "Stopped:    {e}");
     }
@@ -582,6 +591,32 @@ pub(crate) mod tests {
         insta::assert_snapshot!(render(&report("--rate 10000")));
     }
 
+    /// Issue 17, item 6: a dry run sends nothing, so its rows were
+    /// generated, not written; the cpu model's series are hosts, not devices.
+    #[test]
+    fn a_dry_run_says_generated_and_the_cpu_model_says_hosts() {
+        let mut dry = report("--model cpu");
+        dry.setup.dry_run = true;
+        let text = render(&dry);
+        assert!(text.contains("Generated     10000 measurements in "), "{text}");
+        assert!(text.contains("Requested:  12,000 rows: 10,000 generated, "), "{text}");
+        assert!(text.contains("model cpu (10 hosts/worker, "), "{text}");
+        assert!(!text.contains("Wrote") && !text.contains("devices"), "{text}");
+        let text = render(&report(""));
+        assert!(text.contains("Wrote     10000 measurements in ") && text.contains("(10 devices/worker, "), "{text}");
+        assert!(text.contains("Requested:  12,000 rows: 10,000 written, "), "{text}");
+    }
+
+    /// Issue 17, item 6: an UNLOGGED table (`--unlogged`) loses its rows in
+    /// a crash as `fsync=off` does; its figures are flagged the same way.
+    #[test]
+    fn an_unlogged_table_is_flagged_not_durable() {
+        let r = report("--unlogged");
+        assert_eq!(r.setup.settings.not_durable, ["unlogged table"]);
+        assert!(render(&r).contains("WARNING:  not durable: unlogged table —"), "{}", render(&r));
+        assert!(report("").setup.settings.not_durable.is_empty(), "a logged table on a durable server");
+    }
+
     /// Issue 13, item 8: the settings that make a server (or a Citus
     /// worker) not durable are flagged at the top of the summary, in the
     /// JSON, and in the HTML page; the workers' settings are listed.
@@ -609,8 +644,11 @@ pub(crate) mod tests {
         assert_eq!(json["setup"]["not_durable"][1], "w1:5432 synchronous_commit=off");
         assert_eq!(json["setup"]["worker_settings"]["w1:5432"]["synchronous_commit"], "off");
         let html = crate::report::html::render(&r).unwrap();
-        assert!(html.contains("Not durable: fsync=off, w1:5432 synchronous_commit=off — figures are not those"));
+        assert!(html.contains(
+            "Not durable</b>: fsync=off, w1:5432 synchronous_commit=off. The figures are not comparable with a durable"
+        ));
         assert!(html.contains("<th>worker w1:5432</th>"), "{html}");
+        assert!(html.contains(r#"<td><code>fsync</code></td><td class="fail">off</td><td>on</td>"#), "{html}");
         // A durable server: no warning.
         assert!(!render(&report("")).contains("not durable"));
     }

@@ -147,7 +147,7 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
         OutputFormat::Json => crate::report::json::write(&json, out)?,
     }
     if let Some(path) = &plan.html {
-        report::write_html(&report, path)?;
+        report::write_html(&report, &json, path)?;
     }
     let kept =
         results::keep(&plan.results, &results::Run { meta: &meta, report: &json, latencies: &Latencies::default() });

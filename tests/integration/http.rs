@@ -75,11 +75,12 @@ impl Seen {
     }
 }
 
-/// A loopback HTTP server on its own thread and runtime, stopped on drop.
+/// A loopback HTTP server on its own thread and runtime, stopped on drop
+/// (also the server of `html::http_page`).
 /// `/flaky` answers 500 to every 4th request, `/status/N` answers N, and
 /// everything else 200 with `{"ok":true,"n":N}`.
-struct Server {
-    url: String,
+pub(crate) struct Server {
+    pub(crate) url: String,
     seen: Arc<Seen>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -126,7 +127,7 @@ fn tls_config() -> Result<Arc<rustls::ServerConfig>> {
 }
 
 impl Server {
-    fn start(tls: bool) -> Result<Server> {
+    pub(crate) fn start(tls: bool) -> Result<Server> {
         let seen = Arc::new(Seen::default());
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         std_listener.set_nonblocking(true)?;

@@ -8,6 +8,7 @@ mod commit;
 mod data;
 mod engines;
 mod fake_cratedb;
+mod html;
 mod http;
 mod ingest;
 mod pacing;
@@ -75,6 +76,7 @@ fn main() -> std::process::ExitCode {
         pgbench::tests(),
         stop::tests(),
         http::tests(),
+        html::tests(),
         data::tests(),
         transfer::tests(),
         reconnect::tests(),

@@ -174,7 +174,7 @@ fn the_default_store_keeps_a_report_and_its_histograms(ctx: &Ctx) -> Result<()> 
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
     let id = report["run"]["run_id"].as_str().context("run_id")?.to_string();
     let page = std::fs::read_to_string(&html)?;
-    ensure(page.contains(&format!("run <b>{id}</b>")) && page.contains("answering on 127.0.0.1:"), || {
+    ensure(page.contains(&format!("<dt>Run</dt><dd>{id} ")) && page.contains("answering on 127.0.0.1:"), || {
         "the HTML lacks the run".into()
     })?;
     ensure(kept(home.path())? == [format!("{id}.hlog"), format!("{id}.json")], || format!("{:?}", kept(home.path())))?;

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Renders the HTML page of a small run of each dbload command, then takes a
+# headless Chromium screenshot of each page at desktop width (1400 px) and at
+# phone width (390 px), so that a change to the page can be looked at before
+# it is shared. Not part of `make test`: it needs Chromium and eyes.
+#
+#   tests/html/screenshots.sh [OUT_DIR]     (default: target/html-screenshots)
+#
+# Needs: a built dbload (DBLOAD, default target/debug/dbload), PostgreSQL's
+# binaries and psql (as for the throwaway target), python3 (a loopback HTTP server for
+# `dbload http`) and Chromium (CHROMIUM, default chromium; on Debian
+# `apt-get install chromium`). Everything it starts listens on 127.0.0.1 and
+# is stopped at exit. Open OUT_DIR/*.html in a browser, or look at the PNGs.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/../.." && pwd)
+dbload=${DBLOAD:-$here/target/debug/dbload}
+chromium=${CHROMIUM:-chromium}
+out=${1:-$here/target/html-screenshots}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+server_dir=""
+http_pid=""
+
+cleanup() {
+    [ -n "$http_pid" ] && kill "$http_pid" 2>/dev/null || true
+    [ -n "$server_dir" ] && "$dbload" stop "$server_dir" >/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+q=(--quiet --no-results)
+
+# One throwaway PostgreSQL for every page, kept between the commands.
+echo "starting a throwaway PostgreSQL and ingesting into it (its page: ingest.html)"
+"$dbload" ingest --rows 50000 --workers 2 --batch-size 2000 --rate 25000 --keep \
+    --html "$out/ingest.html" "${q[@]}" >"$work/ingest.txt" 2>&1
+url=$(sed -n "s/^  dbload \.\.\. --url '\(.*\)'$/\1/p" "$work/ingest.txt")
+server_dir=$(sed -n 's/^  dbload stop \(.*\)$/\1/p' "$work/ingest.txt")
+[ -n "$url" ] && [ -n "$server_dir" ] || { cat "$work/ingest.txt"; exit 1; }
+
+cat >"$work/queries.yml" <<'EOF'
+- name: device_max
+  query: select max(m1) from measurement where device_id = $1
+  ratio: 0.7
+  params: [{int: [0, 19]}]
+- name: count
+  query: select count(*) from measurement
+  ratio: 0.3
+EOF
+cat >"$work/mixed.yml" <<EOF
+duration: 4s
+ingest:
+  rate: 2000
+  table: mixed
+workloads:
+  - name: dashboards
+    file: $work/queries.yml
+    concurrency: 2
+EOF
+
+echo "timeit, workload, run, insert-fake-data, export, insert-json, compare, sweep"
+"$dbload" timeit --url "$url" -s "select max(m1) from measurement" --duration 3s --concurrency 2 \
+    --html "$out/timeit.html" "${q[@]}" >/dev/null
+"$dbload" workload "$work/queries.yml" --url "$url" --duration 3s --rate 200 --explain \
+    --html "$out/workload.html" "${q[@]}" >/dev/null
+"$dbload" run "$work/mixed.yml" --url "$url" --baseline --html "$out/run.html" "${q[@]}" >/dev/null
+psql "$url" -qc 'CREATE TABLE fake (id bigserial PRIMARY KEY, name text, email text, score float8, seen timestamptz)'
+"$dbload" insert-fake-data --url "$url" --table fake --num-records 20000 \
+    --html "$out/insert-fake-data.html" "${q[@]}" >/dev/null
+"$dbload" export --url "$url" --table measurement --out "$work/export" --workers 2 \
+    --html "$out/export.html" "${q[@]}" >/dev/null
+psql "$url" -qc 'CREATE TABLE json_copy (LIKE measurement)'
+"$dbload" insert-json --url "$url" --table json_copy "$work"/export/*.json \
+    --html "$out/insert-json.html" "${q[@]}" >/dev/null
+for b in 1000 5000; do
+    "$dbload" ingest --url "$url" --rows 40000 --batch-size $b --table cmp --drop-table --runs 2 \
+        --report "$work/batch-$b.json" "${q[@]}" >/dev/null
+done
+"$dbload" compare "$work/batch-1000.json" "$work/batch-5000.json" --html "$out/compare.html" >/dev/null
+"$dbload" sweep --vary batch-size=1000,5000 --html "$out/sweep.html" --no-results -- \
+    ingest --url "$url" --rows 20000 --table sweep >/dev/null 2>&1
+
+# A loopback HTTP server for `dbload http`: python's, on a port the OS picks.
+echo "http"
+python3 -c '
+import http.server, socketserver, sys
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a): pass
+with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Quiet) as s:
+    print(s.server_address[1], flush=True)
+    s.serve_forever()
+' >"$work/http.port" &
+http_pid=$!
+for _ in $(seq 50); do [ -s "$work/http.port" ] && break; sleep 0.1; done
+"$dbload" http GET "http://127.0.0.1:$(cat "$work/http.port")/" --vus 2 --duration 3s \
+    --check status=200 --html "$out/http.html" "${q[@]}" >/dev/null
+
+echo "screenshots in $out"
+for page in "$out"/*.html; do
+    name=$(basename "$page" .html)
+    for size in 1400,3000 390,3000; do
+        "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+            --screenshot="$out/$name-${size%%,*}.png" --window-size=$size "file://$page" >/dev/null 2>&1
+    done
+    echo "  $name: $name-1400.png $name-390.png"
+done
