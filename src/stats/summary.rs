@@ -69,9 +69,11 @@ pub struct SpectrumPoint {
 impl SpectrumPoint {
     /// Where the point sits on a log axis of nines, as HdrHistogram's
     /// percentile plots draw it: 0 for 0 %, 1 for 90 %, 2 for 99 %;
-    /// infinite for the max (100 %).
+    /// infinite for the max (100 %). Rounded to a millionth, so that
+    /// 99.99 % is 4 exactly (in floating point it is 3.9999999999996), and
+    /// an axis that ends there has its tick.
     pub fn nines(&self) -> f64 {
-        -(1.0 - self.percentile / 100.0).log10()
+        (-(1.0 - self.percentile / 100.0).log10() * 1e6).round() / 1e6
     }
 }
 
@@ -155,6 +157,7 @@ mod tests {
         assert_eq!((at(0.0), at(90.0), at(99.0), at(99.9)), (Some(s.min), Some(s.p90), Some(s.p99), Some(s.p99_9)));
         assert!(at(99.99).is_some_and(|ms| close(ms, 99.99, 0.001)), "{points:?}");
         assert_eq!(points.last(), Some(&SpectrumPoint { percentile: 100.0, ms: s.max }));
-        assert!(close(points[20].nines(), 2.0, 1e-9) && points[41].nines().is_infinite());
+        assert_eq!((points[20].nines(), points[40].nines()), (2.0, 4.0), "99 % and 99.99 % on their ticks");
+        assert!(points[41].nines().is_infinite());
     }
 }
