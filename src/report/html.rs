@@ -221,6 +221,9 @@ pub(super) struct Chart {
 pub(super) struct LegendKey {
     label: String,
     color: String,
+    /// A shaded band (warm-up, outage), keyed by a block: a pale colour
+    /// as thin as a line's key would not show.
+    band: bool,
 }
 
 /// A line; `None` points break it (a second without a completed operation
@@ -233,7 +236,11 @@ pub(super) struct Line {
 
 impl LegendKey {
     pub(super) fn new(label: &str, RGBColor(r, g, b): RGBColor) -> LegendKey {
-        LegendKey { label: label.to_string(), color: format!("#{r:02x}{g:02x}{b:02x}") }
+        LegendKey { label: label.to_string(), color: format!("#{r:02x}{g:02x}{b:02x}"), band: false }
+    }
+
+    fn band(label: &str, color: RGBColor) -> LegendKey {
+        LegendKey { band: true, ..LegendKey::new(label, color) }
     }
 }
 
@@ -275,8 +282,7 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         .iter()
         .filter_map(|o| Some((o["start_s"].as_f64()?, o["end_s"].as_f64()?)))
         .collect();
-    let outage_key = (!outages.is_empty())
-        .then(|| LegendKey { label: "outage (a connection lost)".into(), color: "#fed7aa".into() });
+    let outage_key = (!outages.is_empty()).then(|| LegendKey::band("outage (a connection lost)", OUTAGE));
     // Where one stage (`--stages`, `--rate-stages`) gives way to the next.
     let boundaries: Vec<f64> = part["stages"]
         .as_array()
@@ -286,11 +292,10 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         .skip(1)
         .filter_map(|s| s["start_s"].as_f64())
         .collect();
-    let stage_key =
-        (!boundaries.is_empty()).then(|| LegendKey { label: "stage boundary".into(), color: "#6b7280".into() });
+    let stage_key = (!boundaries.is_empty()).then(|| LegendKey::new("stage boundary", BOUNDARY));
     // The warm-up, from the start to its last operation's end.
     let warmup = part["warmup"]["end_s"].as_f64().filter(|end| *end > 0.0);
-    let warmup_key = warmup.map(|_| LegendKey::new("warm-up (left out of the figures)", WARMUP));
+    let warmup_key = warmup.map(|_| LegendKey::band("warm-up (left out of the figures)", WARMUP));
     let marks = Marks { outages: &outages, boundaries: &boundaries, warmup };
     // What every time chart's legend ends with: the marks behind its lines.
     let mark_keys: Vec<LegendKey> = warmup_key.into_iter().chain(outage_key).chain(stage_key).collect();
@@ -842,9 +847,12 @@ mod tests {
         let (time, spectrum) = charts.split_at(2);
         for c in time {
             assert!(c.svg.to_uppercase().contains(&format!("FILL=\"{shade}\"")), "{}: the band", c.title);
-            assert_eq!(c.legend.iter().filter(|k| k.label.starts_with("warm-up")).count(), 1, "{}", c.title);
+            let keys: Vec<&LegendKey> = c.legend.iter().filter(|k| k.label.starts_with("warm-up")).collect();
+            assert!(keys.len() == 1 && keys[0].band, "{}: keyed by a block", c.title);
         }
         assert!(!spectrum[0].svg.to_uppercase().contains(shade), "the spectrum has no time axis");
+        let html = render(&warm).unwrap();
+        assert!(html.contains("<i class=\"band\" style=\"background: #e2e2e2\"></i>warm-up"), "the page's key");
     }
 
     #[test]
