@@ -25,12 +25,10 @@ use crate::error::{exit, usage};
 use crate::report::repeat::{columns, figure, figures_of, Better, HEADLINES};
 use crate::results::{hlog, Kept};
 use crate::stats::repeat::{difference, median, ratio, Difference, ALPHA, MIN_RUNS, RESAMPLES, SEED};
+use crate::stats::summary;
 
 /// The version of `compare --output json`'s shape (`schema/compare.schema.json`).
 const JSON_VERSION: u32 = 1;
-
-/// Where the percentile curves drawn from histograms end: 4 nines, 99.99 %.
-const SPECTRUM_END: f64 = 4.0;
 
 /// A report to compare: its name (as the table heads it) and its JSON.
 #[derive(Debug, Clone)]
@@ -73,16 +71,10 @@ impl Loaded {
     pub fn from_kept(kept: Kept) -> Result<Loaded> {
         let histograms = hlog::read(&kept.log).with_context(|| format!("the kept histograms of {}", kept.run_id))?;
         let latency = histograms.iter().find(|(tag, _)| tag.as_deref().is_some_and(|t| t.ends_with("latency")));
-        let spectrum = latency.filter(|(_, h)| !h.is_empty()).map(|(_, h)| {
-            // Every quarter of a nine from p50 to p99.99, µs to ms.
-            (0..=15)
-                .map(|i| {
-                    let nines =
-                        std::f64::consts::LOG10_2 + f64::from(i) * (SPECTRUM_END - std::f64::consts::LOG10_2) / 15.0;
-                    (nines, h.value_at_quantile(1.0 - 10f64.powf(-nines)) as f64 / 1000.0)
-                })
-                .collect()
-        });
+        // The report's spectrum to 99.99 % (the max, at no finite nine, left out).
+        let spectrum = latency
+            .and_then(|(_, h)| summary::spectrum(h))
+            .map(|points| points.iter().filter(|p| p.nines().is_finite()).map(|p| (p.nines(), p.ms)).collect());
         Ok(Loaded { spectrum, ..Loaded::new(kept.run_id, kept.report)? })
     }
 

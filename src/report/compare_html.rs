@@ -7,19 +7,14 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use minijinja::context;
 use minijinja::value::Serde;
-use plotters::style::RGBColor;
 use serde_json::{json, Value as Json};
 
-use super::html::{line_chart, tick, Chart, Line, Marks, XAxis, BLUE, ORANGE, RED, SECONDS};
+use super::html::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
 use super::text::group;
 
 pub(super) const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
 /// `.html.j2` turns autoescaping on: report names and the table are data.
 pub(super) const TEMPLATE_NAME: &str = "compare.html.j2";
-
-/// One colour per report, in order; beyond them the colours repeat.
-const COLORS: [RGBColor; 6] =
-    [BLUE, RED, ORANGE, RGBColor(21, 128, 61), RGBColor(124, 58, 237), RGBColor(107, 114, 128)];
 
 /// The percentiles a report carries, as "nines" (−log10(1 − p): 1 for
 /// 90 %, 3 for 99.9 %, written out so that the axis ends exactly on its
@@ -31,16 +26,6 @@ const PERCENTILES: [(f64, &str, &str); 5] = [
     (2.0, "/latency_ms/p99", "p99_ms"),
     (3.0, "/latency_ms/p99_9", "p99_9_ms"),
 ];
-
-/// The spectrum's x axis: nines, so that 90 %, 99 % and 99.9 % are evenly
-/// apart, as HdrHistogram's percentile plots draw them.
-const NINES: XAxis = XAxis { desc: "percentile (log scale of nines)", label: percentile };
-
-fn percentile(nines: &f64) -> String {
-    let p = 100.0 * (1.0 - 10f64.powf(-nines));
-    let text = format!("{p:.3}");
-    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
-}
 
 /// A report as the page draws it: its name, its JSON, and its latency by
 /// percentile (nines, ms) from its histograms when they were kept.
@@ -86,7 +71,8 @@ fn spectrum(json: &Json) -> Vec<Option<(f64, f64)>> {
 }
 
 fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
-    let color = |i: usize| COLORS[i % COLORS.len()];
+    // One colour per report, in order.
+    let color = |i: usize| PALETTE[i % PALETTE.len()];
     let spectra: Vec<Line> = reports
         .iter()
         .enumerate()
@@ -140,6 +126,7 @@ fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::html::percentile;
     use super::*;
     use serde_json::json;
 

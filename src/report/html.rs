@@ -3,7 +3,9 @@
 //! report's JSON form, not from the report types, so one template serves
 //! every command: the template shows the fields a report has and skips the
 //! ones it lacks. Charts are inline SVG drawn by plotters from the
-//! per-second `timeline[]` and the `latency_ms` summary.
+//! per-second `timeline[]` (and each query's), the warm-up's end, and the
+//! `latency_spectrum` that the stats layer computed from the histograms;
+//! EXPLAIN plans become nested `<details>`, which open without a script.
 
 use std::path::Path;
 
@@ -14,12 +16,12 @@ use plotters::chart::MeshStyle;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::page::{environment, Header, Setup};
 use super::text::group;
+use crate::stats::summary::SpectrumPoint;
 
 /// Compiled into the binary so that `--html` works wherever dbload was copied.
 const TEMPLATE: &str = include_str!("../../templates/report.html.j2");
@@ -40,6 +42,20 @@ const FAINT_GRID: RGBColor = RGBColor(243, 244, 246);
 const OUTAGE: RGBColor = RGBColor(254, 215, 170);
 /// The line where a stage (`--stages`, `--rate-stages`) gives way to the next.
 const BOUNDARY: RGBColor = RGBColor(107, 114, 128);
+/// The shade of the warm-up, whose operations the figures leave out.
+const WARMUP: RGBColor = RGBColor(226, 226, 226);
+/// One colour per line where lines are many (a workload's queries); beyond
+/// them the colours repeat, and the legend tells the lines apart.
+pub(super) const PALETTE: [RGBColor; 8] = [
+    BLUE,
+    RED,
+    ORANGE,
+    RGBColor(21, 128, 61),
+    RGBColor(124, 58, 237),
+    RGBColor(13, 148, 136),
+    RGBColor(219, 39, 119),
+    RGBColor(146, 64, 14),
+];
 
 /// Writes the HTML report of any command's report to `path`.
 pub fn write_file<R: Serialize>(report: &R, path: &Path) -> Result<()> {
@@ -50,15 +66,27 @@ pub fn write_file<R: Serialize>(report: &R, path: &Path) -> Result<()> {
 /// The HTML page of a report.
 pub fn render<R: Serialize>(report: &R) -> Result<String> {
     let json = serde_json::to_value(report).context("the HTML report")?;
-    let parts = parts(&json)
+    let layout = parts(&json);
+    // Where an open loop fell behind, the page opens saying so.
+    let rate_banners: Vec<String> = layout
+        .iter()
+        .filter_map(|p| {
+            let warning = rate_not_held(json.pointer(&p.pointer)?)?;
+            Some(p.title.as_ref().map_or_else(|| warning.to_string(), |t| format!("{t}: {warning}")))
+        })
+        .collect();
+    let parts = layout
         .into_iter()
         .map(|p| {
             let data = json.pointer(&p.pointer).unwrap_or(&Json::Null);
+            let plans: Vec<Option<PlanNode>> =
+                data["queries"].as_array().into_iter().flatten().map(|q| plan_tree(&q["explain"]["plan"])).collect();
             Ok(context! {
                 title => p.title,
                 report => Serde(data),
                 alone_vs_load => p.compare_with.and_then(|c| json.pointer(&c)).map(Serde),
                 charts => Serde(charts(data)?),
+                plans => Serde(plans),
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -74,7 +102,7 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
         .find(|s| s["server_settings"].is_object());
     template
         .render(context! {
-            r => Serde(&json), parts, header => Serde(header), setups => Serde(setups(&json)),
+            r => Serde(&json), parts, rate_banners, header => Serde(header), setups => Serde(setups(&json)),
             server => server.map(Serde),
         })
         .context("rendering the HTML report")
@@ -142,6 +170,63 @@ fn parts(json: &Json) -> Vec<Part> {
     parts
 }
 
+/// Why a part's open loop did not hold its rate, when it did not: the
+/// `rate_warning` that the text report prints (`Pacing::of` decides it
+/// once, from the late starts and the units dropped). The page opens with it.
+fn rate_not_held(part: &Json) -> Option<&str> {
+    part["rate_warning"].as_str()
+}
+
+/// A node of an EXPLAIN plan as the page nests it: what it does, its key
+/// figures, and the nodes under it.
+#[derive(Debug, Serialize)]
+struct PlanNode {
+    /// The node type with what it reads: `Index Scan using pk on accounts a`.
+    node: String,
+    /// Rows (actual of estimated under ANALYZE), loops and time.
+    figures: String,
+    children: Vec<PlanNode>,
+}
+
+/// The tree of a plan that `--explain` captured (PostgreSQL's `FORMAT
+/// JSON`, `[{"Plan": {...}}]`); `None` without a plan.
+fn plan_tree(plan: &Json) -> Option<PlanNode> {
+    plan.get(0)?.get("Plan").filter(|n| n.is_object()).map(plan_node)
+}
+
+fn plan_node(n: &Json) -> PlanNode {
+    let text = |key: &str| n[key].as_str();
+    let mut node = text("Node Type").unwrap_or("?").to_string();
+    if let Some(how) = text("Strategy").filter(|s| *s != "Plain") {
+        node = format!("{how} {node}");
+    }
+    if let Some(index) = text("Index Name") {
+        node += &format!(" using {index}");
+    }
+    if let Some(relation) = text("Relation Name") {
+        node += &format!(" on {relation}");
+        if let Some(alias) = text("Alias").filter(|a| *a != relation) {
+            node += &format!(" {alias}");
+        }
+    }
+    let estimated = n["Plan Rows"].as_f64().map(|r| group(r as u64));
+    let mut figures = match (n["Actual Rows"].as_f64(), estimated) {
+        (Some(actual), Some(est)) => vec![format!("rows {} of {est} estimated", group(actual as u64))],
+        (None, Some(est)) => vec![format!("rows {est} estimated")],
+        _ => Vec::new(),
+    };
+    // PostgreSQL gives a node's time per loop: it says so when there are several.
+    let loops = n["Actual Loops"].as_u64().filter(|l| *l > 1);
+    if let Some(loops) = loops {
+        figures.push(format!("{} loops", group(loops)));
+    }
+    if let Some(ms) = n["Actual Total Time"].as_f64() {
+        figures.push(format!("{}{}", duration_text(ms), if loops.is_some() { " per loop" } else { "" }));
+    }
+    let children = n["Plans"].as_array().into_iter().flatten().map(plan_node).collect();
+    PlanNode { node, figures: figures.join(" · "), children }
+}
+
 /// A chart as the template shows it: a heading, a legend, the inline SVG.
 #[derive(Debug, Serialize)]
 pub(super) struct Chart {
@@ -156,6 +241,9 @@ pub(super) struct Chart {
 pub(super) struct LegendKey {
     label: String,
     color: String,
+    /// A shaded band (warm-up, outage), keyed by a block: a pale colour
+    /// as thin as a line's key would not show.
+    band: bool,
 }
 
 /// A line; `None` points break it (a second without a completed operation
@@ -168,7 +256,11 @@ pub(super) struct Line {
 
 impl LegendKey {
     pub(super) fn new(label: &str, RGBColor(r, g, b): RGBColor) -> LegendKey {
-        LegendKey { label: label.to_string(), color: format!("#{r:02x}{g:02x}{b:02x}") }
+        LegendKey { label: label.to_string(), color: format!("#{r:02x}{g:02x}{b:02x}"), band: false }
+    }
+
+    fn band(label: &str, color: RGBColor) -> LegendKey {
+        LegendKey { band: true, ..LegendKey::new(label, color) }
     }
 }
 
@@ -210,8 +302,7 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         .iter()
         .filter_map(|o| Some((o["start_s"].as_f64()?, o["end_s"].as_f64()?)))
         .collect();
-    let outage_key = (!outages.is_empty())
-        .then(|| LegendKey { label: "outage (a connection lost)".into(), color: "#fed7aa".into() });
+    let outage_key = (!outages.is_empty()).then(|| LegendKey::band("outage (a connection lost)", OUTAGE));
     // Where one stage (`--stages`, `--rate-stages`) gives way to the next.
     let boundaries: Vec<f64> = part["stages"]
         .as_array()
@@ -221,9 +312,13 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         .skip(1)
         .filter_map(|s| s["start_s"].as_f64())
         .collect();
-    let stage_key =
-        (!boundaries.is_empty()).then(|| LegendKey { label: "stage boundary".into(), color: "#6b7280".into() });
-    let marks = Marks { outages: &outages, boundaries: &boundaries };
+    let stage_key = (!boundaries.is_empty()).then(|| LegendKey::new("stage boundary", BOUNDARY));
+    // The warm-up, from the start to its last operation's end.
+    let warmup = part["warmup"]["end_s"].as_f64().filter(|end| *end > 0.0);
+    let warmup_key = warmup.map(|_| LegendKey::band("warm-up (left out of the figures)", WARMUP));
+    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup };
+    // What every time chart's legend ends with: the marks behind its lines.
+    let mark_keys: Vec<LegendKey> = warmup_key.into_iter().chain(outage_key).chain(stage_key).collect();
     let mut out = Vec::new();
     if timeline.len() >= 2 {
         let done =
@@ -238,12 +333,7 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
         out.push(Chart {
             title: format!("Throughput: {unit} per second"),
             caption: format!("{what} completed in each second since the start; the last second may be partial"),
-            legend: std::iter::once(&done)
-                .chain(&errors)
-                .map(Line::key)
-                .chain(outage_key)
-                .chain(stage_key.clone())
-                .collect(),
+            legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(mark_keys.clone()).collect(),
             svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &marks, |v| {
                 group(v.round().max(0.0) as u64)
             })?,
@@ -253,29 +343,138 @@ fn charts(part: &Json) -> Result<Vec<Chart>> {
             Line { label: "max".into(), color: ORANGE, points: timeline.iter().map(field("latency_max_ms")).collect() },
         ];
         if lines.iter().any(|l| l.points.iter().any(Option::is_some)) {
+            let (lines, unit) = in_unit(lines.into());
             out.push(Chart {
-                title: "Latency per second (ms)".into(),
+                title: "Latency per second".into(),
                 caption: "mean and max latency of the operations that completed in each second".into(),
-                legend: lines.iter().map(Line::key).chain(stage_key).collect(),
-                svg: line_chart(&lines, &SECONDS, "ms", None, &marks, tick)?,
+                legend: lines.iter().map(Line::key).chain(mark_keys.clone()).collect(),
+                svg: line_chart(&lines, &SECONDS, unit, None, &marks, tick)?,
             });
         }
+        if let Some(chart) = per_query_chart(part, &marks, &mark_keys)? {
+            out.push(chart);
+        }
     }
-    let l = &part["latency_ms"];
-    let bars: Option<Vec<(&str, f64)>> =
-        [("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("p99.9", "p99_9"), ("max", "max")]
-            .into_iter()
-            .map(|(label, key)| Some((label, l[key].as_f64()?)))
-            .collect();
-    if let Some(bars) = bars {
-        out.push(Chart {
-            title: "Latency percentiles (ms)".into(),
-            caption: "from the merged HDR histogram of the measured window".into(),
-            legend: Vec::new(),
-            svg: bar_chart(&bars, BLUE)?,
-        });
+    if let Some(chart) = spectrum_chart(part)? {
+        out.push(chart);
     }
     Ok(out)
+}
+
+/// A workload's queries, a line each of their mean latency per second:
+/// which query slowed down, and when. Not for timeit, whose statements run
+/// one after another, each timed from its own start.
+fn per_query_chart(part: &Json, marks: &Marks, mark_keys: &[LegendKey]) -> Result<Option<Chart>> {
+    let queries = part["queries"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if part["command"] != "workload" || queries.len() < 2 {
+        return Ok(None);
+    }
+    let lines: Vec<Line> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| Line {
+            label: q["name"].as_str().unwrap_or("?").to_string(),
+            color: PALETTE[i % PALETTE.len()],
+            points: q["timeline_latency_mean_ms"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(second, ms)| Some((second as f64, ms.as_f64()?)))
+                .collect(),
+        })
+        .collect();
+    if lines.iter().all(|l| l.points.iter().all(Option::is_none)) {
+        return Ok(None);
+    }
+    let (lines, unit) = in_unit(lines);
+    Ok(Some(Chart {
+        title: "Latency per second, per query".into(),
+        caption: "each query's mean latency over its executions that completed in each second".into(),
+        legend: lines.iter().map(Line::key).chain(mark_keys.iter().cloned()).collect(),
+        svg: line_chart(&lines, &SECONDS, unit, None, marks, tick)?,
+    }))
+}
+
+/// The latency at every percentile, HdrHistogram's percentile plot: on a
+/// log scale of nines the tail gets room (a bar chart of p50 … max is
+/// all max). Under `--rate`, service time beside the latency: the gap
+/// between them is the time operations waited for their turn.
+fn spectrum_chart(part: &Json) -> Result<Option<Chart>> {
+    let spectrum = |key: &str| -> Vec<Option<(f64, f64)>> {
+        part[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                let (percentile, ms) = (p["percentile"].as_f64()?, p["ms"].as_f64()?);
+                let point = SpectrumPoint { percentile, ms };
+                Some((point.nines().min(MAX_AT), ms))
+            })
+            .collect()
+    };
+    let latency = spectrum("latency_spectrum");
+    if latency.is_empty() {
+        return Ok(None);
+    }
+    let service = spectrum("service_time_spectrum");
+    let mut lines = vec![Line {
+        label: if service.is_empty() { "latency" } else { "latency (from the intended start)" }.into(),
+        color: BLUE,
+        points: latency,
+    }];
+    if !service.is_empty() {
+        lines.push(Line { label: "service time (from the actual start)".into(), color: ORANGE, points: service });
+    }
+    // The max stands apart at the axis' end: a line to it would draw percentiles not measured.
+    for line in &mut lines {
+        let last = line.points.len() - 1;
+        line.points.insert(last, None);
+    }
+    let l = &part["latency_ms"];
+    let figure = |key: &str| l[key].as_f64().map_or_else(|| "–".into(), duration_text);
+    let (lines, unit) = in_unit(lines);
+    Ok(Some(Chart {
+        title: "Latency by percentile".into(),
+        caption: format!(
+            "from the merged HDR histogram of the measured window, to 99.99 % and the max on a log scale: p50 {}, \
+             p99 {}, p99.9 {}, max {}",
+            figure("p50"),
+            figure("p99"),
+            figure("p99_9"),
+            figure("max")
+        ),
+        legend: if lines.len() > 1 { lines.iter().map(Line::key).collect() } else { Vec::new() },
+        svg: line_chart(&lines, &NINES, unit, None, &Marks::default(), tick)?,
+    }))
+}
+
+/// A unit for latencies in ms, chosen by the largest: µs under 1 ms, s
+/// from 1,000 ms, so that figures read `40.6 s`, not `40566.783 ms`.
+fn unit_for(max_ms: f64) -> (&'static str, f64) {
+    if max_ms >= 1000.0 {
+        ("s", 1e-3)
+    } else if max_ms > 0.0 && max_ms < 1.0 {
+        ("µs", 1e3)
+    } else {
+        ("ms", 1.0)
+    }
+}
+
+/// Latency lines in ms, converted to the unit their largest value reads
+/// best in, and that unit (for the axis).
+fn in_unit(mut lines: Vec<Line>) -> (Vec<Line>, &'static str) {
+    let (unit, per_ms) = unit_for(lines.iter().map(Line::max_y).fold(0.0, f64::max));
+    for p in lines.iter_mut().flat_map(|l| l.points.iter_mut().flatten()) {
+        p.1 *= per_ms;
+    }
+    (lines, unit)
+}
+
+/// A latency in ms as text, in the unit it reads best in: `420 µs`, `3.21 ms`, `40.6 s`.
+fn duration_text(ms: f64) -> String {
+    let (unit, per_ms) = unit_for(ms);
+    format!("{} {unit}", trim_ms(ms * per_ms))
 }
 
 pub(super) fn font(size: u32) -> TextStyle<'static> {
@@ -322,6 +521,23 @@ fn whole(v: &f64) -> String {
     format!("{v:.0}")
 }
 
+/// Where the spectrum draws the max: one nine beyond 99.99 %, on the axis's last tick.
+const MAX_AT: f64 = 5.0;
+
+/// The spectrum's x axis: nines (−log10(1 − p): 1 for 90 %, 3 for 99.9 %),
+/// so that 90, 99, 99.9 and 99.99 % are evenly apart, as HdrHistogram's
+/// percentile plots draw them; the max at its end.
+pub(super) const NINES: XAxis = XAxis { desc: "percentile (log scale of nines)", label: percentile };
+
+pub(super) fn percentile(nines: &f64) -> String {
+    if *nines >= MAX_AT {
+        return "max".into();
+    }
+    let p = 100.0 * (1.0 - 10f64.powf(-nines));
+    let text = format!("{p:.3}");
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
 /// What a timeline chart marks behind its lines, in seconds since the start.
 #[derive(Default)]
 pub(super) struct Marks<'a> {
@@ -329,6 +545,8 @@ pub(super) struct Marks<'a> {
     pub(super) outages: &'a [(f64, f64)],
     /// Where a stage begins (the first one's start left out), a vertical line each.
     pub(super) boundaries: &'a [f64],
+    /// The warm-up's end: shaded from the start to it.
+    pub(super) warmup: Option<f64>,
 }
 
 /// Lines over `x` on the left axis, and an optional line on a right
@@ -363,6 +581,7 @@ pub(super) fn line_chart(
             .x_desc(x.desc)
             .y_desc(y_desc)
             .draw()?;
+        chart.draw_series(marks.warmup.map(|end| Rectangle::new([(0.0, 0.0), (end, y_max)], WARMUP.filled())))?;
         chart
             .draw_series(marks.outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())))?;
         chart.draw_series(
@@ -387,42 +606,6 @@ pub(super) fn line_chart(
                     LineSeries::new(run, line.color.filled().stroke_width(2)).point_size(dots),
                 )?;
             }
-        }
-        root.present()?;
-    }
-    Ok(inline(svg))
-}
-
-/// One bar per labelled value, its figure written above it.
-fn bar_chart(bars: &[(&str, f64)], color: RGBColor) -> Result<String> {
-    let y_max = bars.iter().map(|b| b.1).fold(0.0, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.15 } else { 1.0 };
-    let n = bars.len();
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE)?;
-        // A float axis with a bar centred on each whole number: labels are
-        // drawn as text at the bars, so plotters' tick choice cannot skip one.
-        let mut chart = frame(&root).build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..y_max)?;
-        mesh(&mut chart).disable_x_mesh().x_labels(0).y_label_formatter(&tick).y_desc("ms").draw()?;
-        chart.draw_series(
-            bars.iter()
-                .enumerate()
-                .map(|(i, b)| Rectangle::new([(i as f64 - 0.3, 0.0), (i as f64 + 0.3, b.1)], color.filled())),
-        )?;
-        let above = font(14).pos(Pos::new(HPos::Center, VPos::Bottom));
-        chart.draw_series(
-            bars.iter()
-                .enumerate()
-                .map(|(i, b)| Text::new(trim_ms(b.1), (i as f64, b.1 + y_max * 0.01), above.clone())),
-        )?;
-        // Under the axis, in pixels: the plotting area's coordinates end at 0.
-        let area = chart.plotting_area();
-        let below = font(15).pos(Pos::new(HPos::Center, VPos::Top));
-        for (i, b) in bars.iter().enumerate() {
-            let (x, y) = area.map_coordinate(&(i as f64, 0.0));
-            root.draw(&Text::new(b.0.to_string(), (x, y + 10), below.clone()))?;
         }
         root.present()?;
     }
@@ -468,11 +651,14 @@ mod tests {
             "status": "failed", "exit_code": 1, "fail_if": [],
             "count": 120, "errors": 3, "qps": 60.0, "duration_s": 2.0, "wall_s": 2.1,
             "latency_ms": latency, "service_time_ms": null, "schedule_lag_ms": null, "warmup": null,
+            "latency_spectrum": if latency.is_null() { Json::Null } else { spectrum() },
+            "service_time_spectrum": null, "rate_warning": null,
             "error_classes": [{"class": "SQLSTATE 42703", "count": 3, "example": "column \"<nosuch>\" does not exist"}],
             "queries": [{
                 "name": "<script>alert(1)</script>", "query": "select '<b>' & 1", "ratio": 1.0, "share": 1.0,
                 "count": 120, "errors": 3, "qps": 60.0, "duration_s": 2.0, "latency_ms": latency,
-                "error_classes": [], "explain": null, "explain_error": null
+                "error_classes": [], "explain": null, "explain_error": null,
+                "timeline_latency_mean_ms": [4.0, 4.5, null]
             }],
             "client_cpu_s": 0.2, "client_cpu_user_s": 0.15, "client_cpu_sys_s": 0.05, "client_peak_rss_mib": 12.5,
             "timeline": timeline,
@@ -490,6 +676,18 @@ mod tests {
                "p50": 4.0, "p90": 6.0, "p95": 7.5, "p99": 12.0, "p99_9": 20.5})
     }
 
+    /// Whether plotters wrote `text` as a text element of `svg` (a tick, an axis' unit).
+    fn has_text(svg: &str, text: &str) -> bool {
+        svg.contains(&format!(">\n{text}\n</text>"))
+    }
+
+    /// The spectrum of 1..=100,000 µs, uniformly: p ms at percentile p.
+    fn spectrum() -> Json {
+        let mut h = crate::stats::recorder::new_histogram();
+        (1..=100_000u64).for_each(|us| h.record(us).unwrap());
+        serde_json::to_value(crate::stats::summary::spectrum(&h)).unwrap()
+    }
+
     fn timeline() -> Json {
         json!([
             {"second": 0, "rows": 70, "batches": 72, "errors": 2, "latency_mean_ms": 4.0, "latency_max_ms": 20.5},
@@ -505,7 +703,7 @@ mod tests {
         assert!(html.starts_with("<!doctype html>"), "{}", &html[..80]);
         assert!(html.trim_end().ends_with("</html>"));
         assert!(html.matches("<svg").count() >= 1, "the percentile chart at least");
-        assert!(html.contains("Latency percentiles"));
+        assert!(html.contains("Latency by percentile"));
         assert!(html.contains("10,000"), "the rows figure");
         assert!(html.contains("SQLSTATE 23505"), "the error class");
         assert!(html.contains("<pre>CREATE TABLE &quot;measurement&quot;"), "the DDL, escaped, in a <pre>");
@@ -526,7 +724,7 @@ mod tests {
     fn timeline_charts_show_errors_on_their_own_axis_and_break_at_gaps() {
         let charts = charts(&workload(timeline(), latency())).unwrap();
         let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
-        assert_eq!(titles, ["Throughput: queries per second", "Latency per second (ms)", "Latency percentiles (ms)"]);
+        assert_eq!(titles, ["Throughput: queries per second", "Latency per second", "Latency by percentile"]);
         assert_eq!(charts[0].legend.len(), 2, "queries/s and errors/s");
         assert!(charts[0].svg.contains("errors/s"), "the right axis is labelled");
         // Second 2 completed nothing: mean and max lines stop at second 1.
@@ -582,7 +780,7 @@ mod tests {
             json!([{"second": 0, "rows": 5, "batches": 5, "errors": 0, "latency_mean_ms": 1.0, "latency_max_ms": 2.0}]);
         let titles: Vec<String> =
             charts(&workload(one_second, latency())).unwrap().into_iter().map(|c| c.title).collect();
-        assert_eq!(titles, ["Latency percentiles (ms)"], "one second is one point, not a line");
+        assert_eq!(titles, ["Latency by percentile"], "one second is one point, not a line");
         // A dry run: no target, no server fields.
         let mut dry = serde_json::to_value(crate::report::text::tests::report("")).unwrap();
         dry["setup"].as_object_mut().unwrap().extend([
@@ -619,6 +817,146 @@ mod tests {
             assert!(html.contains(title), "{title}");
         }
         assert!(html.contains("held: the run fails"));
+        assert_offline(&html);
+    }
+
+    #[test]
+    fn latency_is_a_spectrum_of_percentiles_to_99_99_and_the_max() {
+        let charts = charts(&workload(timeline(), latency())).unwrap();
+        let c = charts.iter().find(|c| c.title == "Latency by percentile").expect("the spectrum");
+        for tick in ["0%", "90%", "99%", "99.9%", "99.99%", "max"] {
+            assert!(has_text(&c.svg, tick), "the tick {tick}");
+        }
+        assert!(has_text(&c.svg, "ms"), "up to 100 ms: the axis is in ms");
+        assert!(c.legend.is_empty(), "one line needs no legend");
+        assert!(c.caption.contains("p99 12.0 ms") && c.caption.contains("max 20.5 ms"), "{}", c.caption);
+        // Under --rate, service time beside the latency.
+        let mut paced = workload(timeline(), latency());
+        paced["service_time_spectrum"] = spectrum();
+        let charts = super::charts(&paced).unwrap();
+        let keys: Vec<&str> = charts.last().unwrap().legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(keys, ["latency (from the intended start)", "service time (from the actual start)"]);
+        let svg = charts.last().unwrap().svg.to_uppercase();
+        let lines = |color: &str| svg.lines().filter(|l| l.starts_with("<POLYLINE") && l.contains(color)).count();
+        // Each: the curve to 99.99 %, then the max on its own (a run of one point, not joined to it).
+        assert_eq!((lines("#2563EB"), lines("#EA580C")), (2, 2));
+    }
+
+    #[test]
+    fn latencies_read_in_the_unit_that_fits() {
+        assert_eq!(duration_text(40_566.783), "40.6 s");
+        assert_eq!(duration_text(3.214), "3.21 ms");
+        assert_eq!(duration_text(0.42), "420 µs");
+        assert_eq!(duration_text(0.0), "0 ms");
+        let mut slow = workload(timeline(), latency());
+        slow["timeline"][0]["latency_max_ms"] = json!(40_566.783);
+        let charts = charts(&slow).unwrap();
+        let per_second = charts.iter().find(|c| c.title == "Latency per second").unwrap();
+        assert!(has_text(&per_second.svg, "s") && !has_text(&per_second.svg, "ms"), "the axis in s");
+        assert!(has_text(&per_second.svg, "40"), "ticks in s: 40, not 40,000");
+    }
+
+    #[test]
+    fn the_warm_up_is_shaded_on_the_time_charts() {
+        let shade = "#E2E2E2";
+        let plain = charts(&workload(timeline(), latency())).unwrap();
+        assert!(plain.iter().all(|c| !c.svg.to_uppercase().contains(shade)), "no warm-up, no band");
+        let mut warm = workload(timeline(), latency());
+        warm["warmup"] = json!({"count": 20, "errors": 0, "duration_s": 0.9, "end_s": 1.0});
+        let charts = charts(&warm).unwrap();
+        let (time, spectrum) = charts.split_at(2);
+        for c in time {
+            assert!(c.svg.to_uppercase().contains(&format!("FILL=\"{shade}\"")), "{}: the band", c.title);
+            let keys: Vec<&LegendKey> = c.legend.iter().filter(|k| k.label.starts_with("warm-up")).collect();
+            assert!(keys.len() == 1 && keys[0].band, "{}: keyed by a block", c.title);
+        }
+        assert!(!spectrum[0].svg.to_uppercase().contains(shade), "the spectrum has no time axis");
+        let html = render(&warm).unwrap();
+        assert!(html.contains("<i class=\"band\" style=\"background: #e2e2e2\"></i>warm-up"), "the page's key");
+    }
+
+    #[test]
+    fn a_workload_draws_a_latency_line_per_query() {
+        let mut report = workload(timeline(), latency());
+        let mut second = report["queries"][0].clone();
+        second["name"] = json!("lastpoint");
+        second["timeline_latency_mean_ms"] = json!([9.0, null, 7.0]);
+        report["queries"].as_array_mut().unwrap().push(second);
+        let charts = charts(&report).unwrap();
+        let c = charts.iter().find(|c| c.title == "Latency per second, per query").expect("the per-query chart");
+        let keys: Vec<&str> = c.legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(keys, ["<script>alert(1)</script>", "lastpoint"], "escaped by the template, not here");
+        report["command"] = json!("timeit");
+        let titles: Vec<String> = super::charts(&report).unwrap().into_iter().map(|c| c.title).collect();
+        assert!(!titles.iter().any(|t| t.contains("per query")), "timeit's statements ran one after another");
+    }
+
+    #[test]
+    fn a_rate_not_held_opens_the_page_with_a_banner() {
+        let held = render(&workload(timeline(), latency())).unwrap();
+        assert!(!held.contains("Rate not held"));
+        let mut behind = workload(timeline(), latency());
+        behind["rate_warning"] = json!("could not hold 500/s: 40 of 120 operations started more than 5 ms late");
+        let html = render(&behind).unwrap();
+        // minijinja escapes `/` too.
+        let banner = html.find("<b>Rate not held</b>: could not hold 500&#x2f;s: 40 of 120").expect("the banner");
+        assert!(banner < html.find("<div class=\"figures\">").unwrap(), "before the figures");
+        assert_eq!(html.matches("could not hold 500&#x2f;s").count(), 1, "said once");
+        let run = json!({
+            "schema_version": 2, "dbload_version": "0.1.0", "command": "run", "status": "failed", "exit_code": 1,
+            "fail_if": [], "workloads": [{"name": "dashboards", "under_load": behind}]
+        });
+        let html = render(&run).unwrap();
+        assert!(
+            html.contains("Rate not held</b>: Workload dashboards, under the ingest load: could not hold 500&#x2f;s")
+        );
+    }
+
+    /// A real plan of the harness's PostgreSQL 15 (`EXPLAIN (ANALYZE, VERBOSE,
+    /// BUFFERS, FORMAT JSON)` of a join), trimmed to the keys the tree reads.
+    const PLAN: &str = r#"[{"Plan": {"Node Type": "Aggregate", "Strategy": "Plain", "Plan Rows": 1,
+        "Actual Total Time": 0.412, "Actual Rows": 1, "Actual Loops": 1, "Plans": [
+          {"Node Type": "Hash Join", "Plan Rows": 415, "Actual Total Time": 0.398, "Actual Rows": 415,
+           "Actual Loops": 1, "Plans": [
+             {"Node Type": "Seq Scan", "Relation Name": "pg_class", "Alias": "c", "Plan Rows": 415,
+              "Actual Total Time": 0.051, "Actual Rows": 415, "Actual Loops": 1},
+             {"Node Type": "Hash", "Plan Rows": 5, "Actual Total Time": 0.02, "Actual Rows": 5,
+              "Actual Loops": 1, "Plans": [
+                {"Node Type": "Index Scan", "Index Name": "pg_namespace_oid_index",
+                 "Relation Name": "pg_namespace", "Alias": "pg_namespace", "Plan Rows": 5,
+                 "Actual Total Time": 0.011, "Actual Rows": 5, "Actual Loops": 3}]}]}]},
+        "Planning Time": 0.3, "Execution Time": 0.5}]"#;
+
+    #[test]
+    fn an_explain_plan_is_a_tree_of_details() {
+        let plan: Json = serde_json::from_str(PLAN).unwrap();
+        let tree = plan_tree(&plan).unwrap();
+        assert_eq!((tree.node.as_str(), tree.figures.as_str()), ("Aggregate", "rows 1 of 1 estimated · 412 µs"));
+        let join = &tree.children[0];
+        let kids: Vec<&str> = join.children.iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(kids, ["Seq Scan on pg_class c", "Hash"]);
+        let index = &join.children[1].children[0];
+        assert_eq!(index.node, "Index Scan using pg_namespace_oid_index on pg_namespace");
+        assert_eq!(index.figures, "rows 5 of 5 estimated · 3 loops · 11.0 µs per loop");
+        assert!(plan_tree(&Json::Null).is_none());
+
+        let mut report = workload(timeline(), latency());
+        report["queries"][0]["explain"] = json!({"mode": "analyze", "top_node": "Aggregate", "top_node_ms": 0.412,
+            "planning_ms": 0.3, "execution_ms": 0.5, "distributed": null, "plan": plan});
+        let html = render(&report).unwrap();
+        let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} not in the page"));
+        // Nested: each node's <details> holds the nodes under it, in order.
+        let (agg, join, seq, hash, index) = (
+            at("<b>Aggregate</b>"),
+            at("<b>Hash Join</b>"),
+            at("<b>Seq Scan on pg_class c</b>"),
+            at("<b>Hash</b>"),
+            at("<b>Index Scan using"),
+        );
+        assert!(agg < join && join < seq && seq < hash && hash < index);
+        assert_eq!(html.matches("<details open>").count(), 3, "Aggregate, Hash Join and Hash have children");
+        let closing = html[index..].find("</details></li></ul></details></li></ul></details></li></ul></details>");
+        assert!(closing.is_some(), "the index scan is three levels down, inside the plan's <details>");
         assert_offline(&html);
     }
 

@@ -15,12 +15,13 @@ use super::text::{
     stage_lines,
 };
 use super::{
-    error_entries, paced_rate, span_s, stage_entries, timeline, Accounting, ClientReport, ErrorEntry, Header, Paced,
-    Pacing, StageEntry, TimelineEntry, Verdict,
+    end_s, error_entries, paced_rate, span_s, stage_entries, timeline, Accounting, ClientReport, ErrorEntry, Header,
+    Paced, Pacing, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::http::{BodySource, HttpConfig};
 use crate::op::{Stages, Warmup};
 use crate::outcome::HttpOutcome;
+use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
@@ -61,6 +62,8 @@ pub struct HttpReport {
     /// response, connecting included: what a caller of the API waited. The
     /// same figure as every command's `latency_ms` (so `--fail-if 'p99_ms > 50'`).
     pub latency_ms: Option<LatencySummary>,
+    /// `latency_ms` at every tenth of a nine to 99.99 %, then the max.
+    pub latency_spectrum: Option<Vec<SpectrumPoint>>,
     /// Open loop: requests that started late, or never started.
     #[serde(flatten)]
     pub pacing: Pacing,
@@ -90,6 +93,8 @@ pub struct HttpWarmup {
     pub requests: u64,
     pub errors: u64,
     pub duration_s: f64,
+    /// When its last request ended, since the start; null when none ended.
+    pub end_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -166,6 +171,7 @@ impl HttpReport {
             http_req_waiting_ms: LatencySummary::of(&s.waiting),
             http_req_receiving_ms: LatencySummary::of(&s.receiving),
             latency_ms: LatencySummary::of(&m.latency),
+            latency_spectrum: spectrum(&m.latency),
             pacing,
             data_sent_bytes: s.bytes_sent,
             data_received_bytes: s.bytes_received,
@@ -174,6 +180,7 @@ impl HttpReport {
                 requests: rec.warmup.batches + rec.warmup.failed_batches,
                 errors: rec.warmup.failed_batches,
                 duration_s: span_s(&rec.warmup),
+                end_s: end_s(&rec.warmup),
             }),
             client: ClientReport::from(&f.cost),
             timeline: timeline(rec),

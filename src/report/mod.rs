@@ -33,6 +33,7 @@ use crate::op::{Ramps, Stages, Warmup};
 use crate::outcome::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
 use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};
+use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::{LatencySummary, Recorder};
 
 /// Bumped when a field changes meaning or disappears (adding one is not).
@@ -243,6 +244,11 @@ pub struct Latencies {
     pub service_time_ms: Option<LatencySummary>,
     /// With `--rate`: how late operations started against the schedule.
     pub schedule_lag_ms: Option<LatencySummary>,
+    /// `latency_ms` at every tenth of a nine to 99.99 %, then the max: the
+    /// HTML report's percentile spectrum.
+    pub latency_spectrum: Option<Vec<SpectrumPoint>>,
+    /// With `--rate`: `service_time_ms`'s spectrum, drawn beside the latency's.
+    pub service_time_spectrum: Option<Vec<SpectrumPoint>>,
 }
 
 impl Latencies {
@@ -254,6 +260,8 @@ impl Latencies {
             server_duration_ms: server_duration.and_then(LatencySummary::of),
             service_time_ms: paced.then(|| LatencySummary::of(&m.service)).flatten(),
             schedule_lag_ms: paced.then(|| LatencySummary::of(&m.lag)).flatten(),
+            latency_spectrum: spectrum(&m.latency),
+            service_time_spectrum: paced.then(|| spectrum(&m.service)).flatten(),
         }
     }
 }
@@ -447,8 +455,8 @@ pub fn timeline(rec: &Recorder) -> Vec<TimelineEntry> {
             rows: sec.rows,
             batches: sec.batches,
             errors: sec.errors,
-            latency_mean_ms: (sec.batches > 0).then(|| sec.latency_sum_us as f64 / sec.batches as f64 / 1000.0),
-            latency_max_ms: (sec.batches > 0).then(|| sec.latency_max_us as f64 / 1000.0),
+            latency_mean_ms: sec.latency_mean_ms(),
+            latency_max_ms: sec.latency_max_ms(),
         })
         .collect()
 }
@@ -643,6 +651,8 @@ pub struct WarmupReport {
     pub batches: u64,
     pub errors: u64,
     pub duration_s: f64,
+    /// When its last batch ended, since the start; null when none ended.
+    pub end_s: Option<f64>,
     pub latency_ms: Option<LatencySummary>,
 }
 
@@ -692,6 +702,13 @@ pub struct SetupReport {
     pub dry_run: bool,
 }
 
+/// When a phase's last operation ended, since the workers' common start;
+/// `None` when it had none. Of the warm-up: where the time charts' warm-up
+/// band ends.
+pub(crate) fn end_s(p: &Phase) -> Option<f64> {
+    p.last_end.map(|e| e.as_secs_f64())
+}
+
 /// `n` per second over `secs` (0 for an empty window).
 pub(crate) fn per_sec(n: u64, secs: f64) -> f64 {
     if secs > 0.0 {
@@ -725,6 +742,7 @@ impl Report {
             batches: rec.warmup.batches,
             errors: rec.warmup.failed_batches,
             duration_s: span_s(&rec.warmup),
+            end_s: end_s(&rec.warmup),
             latency_ms: LatencySummary::of(&rec.warmup.latency),
         });
         let setup = &out.setup;

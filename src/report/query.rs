@@ -11,7 +11,7 @@ use super::text::{
     pacing_words, rate_warning_line, runtime_block, server_duration_line, stage_lines, target_lines,
 };
 use super::{
-    error_entries, paced_rate, per_sec, span_s, stage_entries, timeline, Accounting, ClientReport, Connections,
+    end_s, error_entries, paced_rate, per_sec, span_s, stage_entries, timeline, Accounting, ClientReport, Connections,
     ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::QueryConfig;
@@ -84,6 +84,9 @@ pub struct QueryEntry {
     pub explain_error: Option<String>,
     /// A pgbench script's statements, with `--per-statement` (pgbench's `-r`).
     pub statements: Option<Vec<StatementEntry>>,
+    /// Each second since its phase's start (as `timeline`), the mean latency
+    /// of its executions that completed then; null where none did.
+    pub timeline_latency_mean_ms: Vec<Option<f64>>,
 }
 
 /// One statement of a script: its measured executions in the script's runs.
@@ -102,6 +105,8 @@ pub struct QueryWarmup {
     pub count: u64,
     pub errors: u64,
     pub duration_s: f64,
+    /// When its last query ended, since the start; null when none ended.
+    pub end_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -184,6 +189,7 @@ impl QueryReport {
                     explain,
                     explain_error,
                     statements: statement_entries(cfg.per_statement, q, phase.statements.get(i)),
+                    timeline_latency_mean_ms: s.timeline_mean_ms.clone(),
                 });
             }
             duration_s += window;
@@ -226,6 +232,7 @@ impl QueryReport {
                 count: total.warmup.batches,
                 errors: total.warmup.failed_batches,
                 duration_s: span_s(&total.warmup),
+                end_s: end_s(&total.warmup),
             }),
             error_classes: error_entries(&total.errors),
             queries,

@@ -21,6 +21,7 @@ use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
 use crate::dialect::{ExportFormat, Method};
 use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome, ServerCost};
+use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
@@ -45,6 +46,8 @@ pub struct TransferReport {
     pub accounting: Accounting,
     pub error_classes: Vec<ErrorEntry>,
     pub latency_ms: Option<LatencySummary>,
+    /// `latency_ms` at every tenth of a nine to 99.99 %, then the max.
+    pub latency_spectrum: Option<Vec<SpectrumPoint>>,
     /// insert-from-sql: how the source query failed mid-stream (the rows
     /// after that point were not copied).
     pub source_error: Option<String>,
@@ -117,6 +120,7 @@ impl TransferReport {
             throughput,
             error_classes: error_entries(&rec.errors),
             latency_ms: LatencySummary::of(&rec.measured.latency),
+            latency_spectrum: spectrum(&rec.measured.latency),
             source_error,
             files,
             client: ClientReport::from(&f.cost),

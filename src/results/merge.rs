@@ -20,6 +20,7 @@ use super::instances::Registered;
 use super::Kept;
 use crate::error::exit;
 use crate::report::repeat::{columns, figure, figures_of};
+use crate::stats::summary::spectrum;
 use crate::stats::LatencySummary;
 
 /// Counts that add up across instances, where a report has them.
@@ -54,9 +55,10 @@ const SUMMED: [&str; 24] = [
 const RATES: [(&str, &str); 4] =
     [("rows_per_sec", "rows"), ("batches_per_sec", "batches"), ("qps", "count"), ("http_reqs_per_sec", "http_reqs")];
 
-/// Latency summaries made again from the added histograms: (the field, the
-/// interval log's tag).
-const HISTOGRAMS: [(&str, &str); 2] = [("latency_ms", "latency"), ("service_time_ms", "service")];
+/// Latency summaries and spectra made again from the added histograms:
+/// (the summary's field, the spectrum's, the interval log's tag).
+const HISTOGRAMS: [(&str, &str, &str); 2] =
+    [("latency_ms", "latency_spectrum", "latency"), ("service_time_ms", "service_time_spectrum", "service")];
 
 /// Fields of the first instance's report that hold only its own figures
 /// (no histogram of them is kept to add): said in `merged.not_merged`.
@@ -137,10 +139,13 @@ pub fn merge(run_id: &str, kept: &[Kept], registered: &[Registered]) -> Result<(
         merged["http_req_failed_rate"] = json!(if all > 0.0 { failed / all } else { 0.0 });
     }
     let added = added_histograms(kept)?;
-    for (field, tag) in HISTOGRAMS {
+    for (field, spectrum_field, tag) in HISTOGRAMS {
         if merged.get(field).is_some_and(|v| !v.is_null()) {
             let summary = added.get(tag).and_then(LatencySummary::of);
             merged[field] = serde_json::to_value(summary)?;
+        }
+        if merged.get(spectrum_field).is_some_and(|v| !v.is_null()) {
+            merged[spectrum_field] = serde_json::to_value(added.get(tag).and_then(spectrum))?;
         }
     }
     if merged.get("timeline").is_some() {
@@ -350,7 +355,7 @@ mod tests {
             "rows": rows, "rows_per_sec": rows as f64 / 2.0, "duration_s": 2.0, "wall_s": 2.0,
             "errors": 0, "client_cpu_s": 0.5,
             "accounting": {"unit": "rows", "requested": rows, "ok": rows, "failed": 0, "rejected": 0, "unattempted": 0},
-            "latency_ms": {"p99": 1.0},
+            "latency_ms": {"p99": 1.0}, "latency_spectrum": [{"percentile": 100.0, "ms": 1.0}],
             "timeline": [{"second": 0, "rows": rows / 2, "batches": 1, "errors": 0, "latency_mean_ms": 1.0, "latency_max_ms": 1.0},
                          {"second": 1, "rows": rows / 2, "batches": 1, "errors": 0, "latency_mean_ms": 3.0, "latency_max_ms": 3.0}],
             "run": {"client": {"host_name": "h"}, "instance": {"run_id": "r1", "index": index, "count": count, "started_at": at}},
@@ -374,6 +379,8 @@ mod tests {
         // instances' p99s would say 25.5).
         assert_eq!(m["latency_ms"]["count"], 102);
         assert!((m["latency_ms"]["p99"].as_f64().unwrap() - 50.0).abs() < 0.1, "{}", m["latency_ms"]);
+        let top = m["latency_spectrum"].as_array().and_then(|s| s.last()).unwrap();
+        assert!((top["ms"].as_f64().unwrap() - 50.0).abs() < 0.1, "the spectrum too: {top}");
         let t = m["timeline"].as_array().unwrap();
         assert_eq!(t.len(), 2);
         assert_eq!((t[0]["rows"].as_u64(), t[0]["batches"].as_u64()), (Some(200), Some(2)));

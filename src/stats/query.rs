@@ -69,6 +69,10 @@ pub struct QuerySummary {
     pub latency: Option<LatencySummary>,
     /// Failures by class, warm-up included.
     pub errors: BTreeMap<String, ErrorClass>,
+    /// Each second of the phase (warm-up included), the mean latency of
+    /// its executions that completed then; `None` where none did. The
+    /// HTML report draws a line of it per query.
+    pub timeline_mean_ms: Vec<Option<f64>>,
 }
 
 impl QuerySummary {
@@ -79,6 +83,7 @@ impl QuerySummary {
             warmup_failed: rec.warmup.failed_batches,
             latency: LatencySummary::of(&rec.measured.latency),
             errors: rec.errors.clone(),
+            timeline_mean_ms: rec.timeline.iter().map(|s| s.latency_mean_ms()).collect(),
         }
     }
 
@@ -150,6 +155,9 @@ mod tests {
         let l = q.latency.as_ref().expect("two measured executions");
         assert_eq!((l.count, l.min, l.max), (2, 1.0, 2.0));
         assert_eq!(s.queries[1].latency.as_ref().map(|l| l.count), Some(1));
+        let mean = q.timeline_mean_ms.iter().map(|m| m.map(|ms| (ms * 1e3).round())).collect::<Vec<_>>();
+        assert_eq!(mean, [Some(2667.0)], "second 0: 5, 1 and 2 ms (warm-up included); failures have no latency");
+        assert_eq!(s.queries[1].timeline_mean_ms, [Some(160.0)]);
         assert_eq!(s.attempted(), 4);
         // From b's start (90 ms) to its end (250 ms): the queries' windows together.
         assert_eq!(s.window, Duration::from_millis(160));

@@ -79,6 +79,18 @@ pub struct Second {
     pub latency_max_us: u64,
 }
 
+impl Second {
+    /// The mean latency of the operations that completed in this second;
+    /// `None` when none did (no figure is better than a zero).
+    pub fn latency_mean_ms(&self) -> Option<f64> {
+        (self.batches > 0).then(|| self.latency_sum_us as f64 / self.batches as f64 / 1000.0)
+    }
+
+    pub fn latency_max_ms(&self) -> Option<f64> {
+        (self.batches > 0).then(|| self.latency_max_us as f64 / 1000.0)
+    }
+}
+
 /// A class of failed operation (SQLSTATE, connection lost, ...) with one
 /// example message so the report can say what went wrong.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

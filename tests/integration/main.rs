@@ -3,6 +3,7 @@
 //! all tests of this binary and stopped when they end. Each test writes its
 //! own table. libtest-mimic gives the usual filtering and summary lines.
 
+mod charts;
 mod cli;
 mod commit;
 mod data;
@@ -49,6 +50,8 @@ const TIMED: &[&str] = &[
     // both failed under the load of a busy machine (other builds), not alone.
     "reconnect::a_restart_mid_run_is_one_outage_and_loses_nothing",
     "repeat::compare_half_the_rate_is_worse_beyond_noise",
+    // An open loop at 50/s must hold its rate for its page to be drawn.
+    "charts::an_open_loop_page_has_the_spectrum_and_the_warm_up_band",
 ];
 
 /// A test against a server of another engine (TimescaleDB, Citus,
@@ -89,6 +92,7 @@ fn main() -> std::process::ExitCode {
         tsbs::tests(),
         peers::tests(),
         scale::tests(),
+        charts::tests(),
     ]
     .concat();
     // Tests whose assertion is a timing (schedule lag, a rate held to the
