@@ -13,6 +13,7 @@ pub mod producer;
 pub mod progress;
 pub mod queries;
 pub mod repeat;
+pub mod scale;
 pub mod server_cost;
 pub mod stop;
 pub mod worker;
