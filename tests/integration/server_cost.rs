@@ -24,6 +24,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("server_cost::statement_deltas_match_the_calls_dbload_made", statement_deltas_match_the_calls_dbload_made),
         ("server_cost::without_pg_stat_statements_the_report_says_so", without_pg_stat_statements_the_report_says_so),
         ("server_cost::export_and_insert_from_sql_report_their_table", export_and_insert_from_sql_report_their_table),
+        ("server_cost::one_server_has_no_per_node_section", one_server_has_no_per_node_section),
     ]
 }
 
@@ -32,6 +33,7 @@ pub fn engine_tests() -> Vec<EngineTest> {
     vec![
         ("server_cost::timescaledb_compress_reports_the_ratio", &[TIMESCALEDB], timescaledb_compress_reports_the_ratio),
         ("server_cost::citus_sums_the_shards_on_its_workers", &[CITUS], citus_sums_the_shards_on_its_workers),
+        ("server_cost::citus_shows_each_workers_shards_and_rows", &[CITUS], citus_shows_each_workers_shards_and_rows),
         ("server_cost::cratedb_counts_primaries_and_replicas", &[CRATEDB_HTTP], cratedb_counts_primaries_and_replicas),
     ]
 }
@@ -234,6 +236,50 @@ fn citus_sums_the_shards_on_its_workers(_: &Ctx) -> Result<()> {
     ensure(table > 0 && index > 0 && table + index == total, || format!("{cost} vs {total}"))?;
     let why = cost["wal_unavailable"].as_str().unwrap_or_default();
     ensure(cost["wal_bytes"].is_null() && why.contains("worker nodes"), || cost.to_string())
+}
+
+/// PostgreSQL keeps a table on one server: no per-node figures in any form.
+fn one_server_has_no_per_node_section(ctx: &Ctx) -> Result<()> {
+    let out = ctx.ingest("--rows 1000 --table cost_one_node --drop-table")?;
+    ensure(out.exit_code == 0, || format!("exit {}", out.exit_code))?;
+    let cost = serde_json::to_value(&out.report.server_cost)?;
+    ensure(cost["table_bytes"].is_u64() && cost.get("nodes").is_none(), || cost.to_string())?;
+    let text = dbload::report::text::render(&out.report);
+    ensure(!text.contains("Per node"), || text.clone())?;
+    let html = dbload::report::html::render(&out.report)?;
+    ensure(!html.contains("of mean"), || "a per-node table in the HTML".into())
+}
+
+/// Each worker's shards, rows and bytes as Citus places them, against the
+/// placements counted by another of its functions (`run_command_on_placements`);
+/// and rows of one device, all in one shard, noted as skewed.
+fn citus_shows_each_workers_shards_and_rows(_: &Ctx) -> Result<()> {
+    let c = Ctx::from_url(&engine_url(CITUS)?)?;
+    let cost = ingest_cost(&c, "citus_per_node", &format!("--rows 20000 --shards 8 --workers 2 {START}"))?;
+    let nodes = cost["nodes"]["nodes"].as_array().with_context(|| cost.to_string())?;
+    let placed = c.query(
+        "SELECT nodename || ':' || nodeport, count(*), sum(result::bigint) FROM \
+         run_command_on_placements('citus_per_node', 'SELECT count(*) FROM %s') GROUP BY 1 ORDER BY 1",
+    )?;
+    let workers = c.query("SELECT count(*) FROM citus_get_active_worker_nodes()")?;
+    ensure(nodes.len() == placed.len() && placed.len().to_string() == workers[0][0].clone().unwrap_or_default(), || {
+        format!("{cost} vs placements {placed:?}")
+    })?;
+    for (n, p) in nodes.iter().zip(&placed) {
+        let same = n["node"].as_str() == p[0].as_deref()
+            && n["shards"].to_string() == p[1].clone().unwrap_or_default()
+            && n["rows"].to_string() == p[2].clone().unwrap_or_default();
+        ensure(same, || format!("{n} vs {p:?}"))?;
+    }
+    let rows: u64 = nodes.iter().filter_map(|n| n["rows"].as_u64()).sum();
+    let bytes: u64 = nodes.iter().filter_map(|n| n["bytes"].as_u64()).sum();
+    let total = c.scalar("SELECT citus_total_relation_size('citus_per_node')")?.parse::<u64>()?;
+    ensure(rows == 20_000 && bytes == total, || format!("{rows} rows, {bytes} bytes vs {total}: {cost}"))?;
+    ensure(cost["nodes"]["skew"].is_null() && cost["nodes"]["compared"] == "rows", || cost.to_string())?;
+    // One device's rows hash to one shard, on one node: skewed.
+    let one = ingest_cost(&c, "citus_skew", &format!("--rows 2000 --workers 1 --devices 1 --shards 4 {START}"))?;
+    let skew = one["nodes"]["skew"].as_str().unwrap_or_default();
+    ensure(skew.starts_with("skewed placement: ") && skew.contains("× the mean rows of a node"), || one.to_string())
 }
 
 fn cratedb_counts_primaries_and_replicas(_: &Ctx) -> Result<()> {
