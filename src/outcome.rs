@@ -147,7 +147,8 @@ pub struct TableSize {
     pub table_bytes: u64,
     /// Its indexes' bytes; none on CrateDB, whose shards hold their index.
     pub index_bytes: Option<u64>,
-    /// CrateDB: the bytes of every shard copy, replicas included.
+    /// CrateDB: the bytes of every shard copy, replicas included; Citus:
+    /// a reference table's copies on every node.
     pub with_replicas_bytes: Option<u64>,
     /// Rows in the table when it was measured.
     pub rows: u64,

@@ -10,8 +10,9 @@ use crate::ident::{quote_ident, TableName};
 use crate::model::Schema;
 
 /// One row: the table's bytes (heap, TOAST and maps; CrateDB: its primary
-/// shards), its indexes' bytes (NULL on CrateDB, whose index is the shard),
-/// and the bytes with replicas (CrateDB; NULL elsewhere).
+/// shards; Citus: one copy of each shard), its indexes' bytes (NULL on
+/// CrateDB, whose index is the shard), and the bytes with replicas
+/// (CrateDB; Citus' reference tables, a copy on every node; NULL elsewhere).
 pub fn table_size(engine: Engine, table: &TableName) -> String {
     let regclass = format!("{}::regclass", literal(&table.sql()));
     match engine {
@@ -24,10 +25,16 @@ pub fn table_size(engine: Engine, table: &TableName) -> String {
              sum(index_bytes)::bigint AS index_bytes FROM hypertable_detailed_size({regclass})) AS h, ({}) AS p",
             partitions_size(&regclass)
         ),
-        // The shards live on the workers; the coordinator's own table is empty.
+        // The shards live on the workers; the coordinator's own table is empty. Citus' sizes add
+        // every placement: a reference table's full copy on each node counts once per node, so
+        // one copy's bytes are the sizes over the copies (placements per shard), and every copy's
+        // are the bytes with replicas (as CrateDB's).
         Engine::Citus => format!(
-            "SELECT citus_table_size(t), citus_total_relation_size(t) - citus_table_size(t), NULL \
-             FROM (SELECT {regclass} AS t) AS relation"
+            "SELECT citus_table_size(t) / copies, (citus_total_relation_size(t) - citus_table_size(t)) / copies, \
+             CASE WHEN copies > 1 THEN citus_total_relation_size(t) END \
+             FROM (SELECT t, greatest((SELECT count(*) FROM pg_dist_placement JOIN pg_dist_shard USING (shardid) \
+             WHERE logicalrelid = t) / greatest((SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = t), 1), 1) \
+             AS copies FROM (SELECT {regclass} AS t) AS r) AS relation"
         ),
         Engine::Cratedb => {
             let schema = table.schema.as_deref().map_or("CURRENT_SCHEMA".into(), literal);

@@ -20,7 +20,8 @@ pub struct TableCost {
     pub table_bytes: Option<u64>,
     /// Its indexes' bytes; null on CrateDB (a shard holds its own index).
     pub index_bytes: Option<u64>,
-    /// CrateDB: every shard copy, replicas included.
+    /// CrateDB: every shard copy, replicas included; Citus: a reference
+    /// table's copies on every node (`table_bytes` is one copy's).
     pub total_bytes_with_replicas: Option<u64>,
     /// Rows in the table when it was measured.
     pub table_rows: Option<u64>,

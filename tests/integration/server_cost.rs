@@ -34,6 +34,7 @@ pub fn engine_tests() -> Vec<EngineTest> {
         ("server_cost::timescaledb_compress_reports_the_ratio", &[TIMESCALEDB], timescaledb_compress_reports_the_ratio),
         ("server_cost::citus_sums_the_shards_on_its_workers", &[CITUS], citus_sums_the_shards_on_its_workers),
         ("server_cost::citus_shows_each_workers_shards_and_rows", &[CITUS], citus_shows_each_workers_shards_and_rows),
+        ("server_cost::citus_reference_table_is_one_copy_per_row", &[CITUS], citus_reference_table_is_one_copy_per_row),
         ("server_cost::cratedb_counts_primaries_and_replicas", &[CRATEDB_HTTP], cratedb_counts_primaries_and_replicas),
     ]
 }
@@ -236,6 +237,25 @@ fn citus_sums_the_shards_on_its_workers(_: &Ctx) -> Result<()> {
     ensure(table > 0 && index > 0 && table + index == total, || format!("{cost} vs {total}"))?;
     let why = cost["wal_unavailable"].as_str().unwrap_or_default();
     ensure(cost["wal_bytes"].is_null() && why.contains("worker nodes"), || cost.to_string())
+}
+
+/// A reference table has a full copy on every node, and Citus' size
+/// functions add them all: its bytes per row are one copy's, and every
+/// copy's bytes are said as the bytes with replicas (as CrateDB's are).
+fn citus_reference_table_is_one_copy_per_row(_: &Ctx) -> Result<()> {
+    let c = Ctx::from_url(&engine_url(CITUS)?)?;
+    let cost = ingest_cost(&c, "citus_ref_cost", &format!("--rows 5000 --reference-table {START}"))?;
+    let copies = c.scalar(
+        "SELECT count(*) FROM pg_dist_placement JOIN pg_dist_shard USING (shardid) \
+         WHERE logicalrelid = 'citus_ref_cost'::regclass",
+    )?;
+    let copies = copies.parse::<u64>()?;
+    let all = c.scalar("SELECT citus_total_relation_size('citus_ref_cost')")?.parse::<u64>()?;
+    let table = c.scalar("SELECT citus_table_size('citus_ref_cost')")?.parse::<u64>()?;
+    ensure(copies >= 2, || format!("{copies} copies of a reference table"))?;
+    ensure(int(&cost, "table_bytes")? == table / copies && int(&cost, "total_bytes_with_replicas")? == all, || {
+        format!("{cost} vs {table} table bytes, {all} in all, {copies} copies")
+    })
 }
 
 /// PostgreSQL keeps a table on one server: no per-node figures in any form.
