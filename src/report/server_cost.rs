@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::text::group;
 use crate::outcome::{NodeShare, ServerCost, StatementCost, TableSize};
@@ -54,15 +54,16 @@ pub struct TableCost {
 /// (few distinct distribution values, an unbalanced cluster).
 const SKEW: f64 = 1.5;
 
-/// Where a cluster keeps the table, node by node.
-#[derive(Debug, Clone, Serialize)]
+/// Where a cluster keeps the table, node by node. Read back from a kept
+/// report too, for `dbload report --run-id`'s text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodesReport {
     /// Each node that holds or may hold the table's shards, by name; on
     /// CrateDB also the unassigned shards (`node` null).
     pub nodes: Vec<NodeReport>,
     /// What `of_mean` and the skew note compare: `rows`, or `bytes` when
     /// some node's rows could not be counted.
-    pub compared: &'static str,
+    pub compared: String,
     /// The nodes holding `SKEW` (1.5) times the mean of a node or more, in
     /// words; null when no node does.
     pub skew: Option<String>,
@@ -70,7 +71,7 @@ pub struct NodesReport {
     pub unavailable: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeReport {
     /// `host:port` (Citus) or the node's name (CrateDB); null for shards no node holds.
     pub node: Option<String>,
@@ -91,7 +92,8 @@ impl NodesReport {
         let nodes = match nodes {
             Ok(n) => n,
             Err(why) => {
-                return NodesReport { nodes: Vec::new(), compared: "rows", skew: None, unavailable: Some(why.clone()) }
+                let unavailable = Some(why.clone());
+                return NodesReport { nodes: Vec::new(), compared: "rows".into(), skew: None, unavailable };
             }
         };
         let assigned: Vec<&NodeShare> = nodes.iter().filter(|n| n.node.is_some()).collect();
@@ -118,7 +120,7 @@ impl NodesReport {
                     of_mean: of_mean(n),
                 })
                 .collect(),
-            compared,
+            compared: compared.into(),
             skew: (!hot.is_empty()).then(|| format!("skewed placement: {}", hot.join("; "))),
             unavailable: None,
         }
@@ -297,7 +299,7 @@ pub(crate) fn table_lines(out: &mut String, c: &TableCost) {
 }
 
 /// The text report's table of the nodes' parts.
-fn node_lines(out: &mut String, n: &NodesReport) {
+pub fn node_lines(out: &mut String, n: &NodesReport) {
     if let Some(why) = &n.unavailable {
         let _ = writeln!(out, "Per node: unavailable ({why})");
         return;
@@ -405,7 +407,7 @@ mod tests {
             share(Some("10.0.0.2:5432"), 16, Some(1990), 5 << 20),
         ]));
         let n = even.nodes.as_ref().unwrap();
-        assert_eq!((n.compared, &n.skew), ("rows", &None));
+        assert_eq!((n.compared.as_str(), &n.skew), ("rows", &None));
         assert!((n.nodes[0].of_mean.unwrap() - 1.005).abs() < 1e-9);
         // One node given all the rows: 3 nodes, 3× the mean.
         let hot = cost_with(Ok(vec![

@@ -24,6 +24,7 @@ use super::instances::Registered;
 use super::Kept;
 use crate::error::exit;
 use crate::report::repeat::{columns, figure, figures_of};
+use crate::report::server_cost::NodesReport;
 use crate::stats::LatencySummary;
 
 /// Counts that add up across instances, where a report has them.
@@ -340,6 +341,11 @@ pub fn render(merged: &Json) -> String {
         let own: Vec<&str> = own.iter().filter_map(Json::as_str).collect();
         out += &format!("  Instance 0's own (no histograms kept to add): {}\n", own.join(", "));
     }
+    let nodes = merged.pointer("/server_cost/nodes").cloned().map(serde_json::from_value::<NodesReport>);
+    if let (Some(Ok(nodes)), Some(last)) = (nodes, m["server_cost_of"].as_u64()) {
+        out += &format!("The table after the run, measured by instance {last} (the last to end):\n");
+        crate::report::server_cost::node_lines(&mut out, &nodes);
+    }
     out
 }
 
@@ -413,12 +419,17 @@ mod tests {
         b.report["wall_s"] = json!(2.6); // ends at 3.1 s
         for (k, rows) in [(&mut a, 250), (&mut b, 400)] {
             k.report["server_cost"] = json!({"table_bytes": rows * 100, "table_rows": rows,
-                "nodes": {"nodes": [{"node": "w1:5432", "rows": rows}]}});
+                "nodes": {"nodes": [{"node": "w1:5432", "shards": 4, "replica_shards": null, "rows": rows,
+                                     "bytes": rows * 100, "of_mean": 1.0}],
+                          "compared": "rows", "skew": null, "unavailable": null}});
         }
         let (m, _) = merge("r1", &[a, b], &[]).unwrap();
         assert_eq!(m["server_cost"]["table_rows"], 400);
         assert_eq!(m["server_cost"]["nodes"]["nodes"][0]["rows"], 400);
         assert_eq!(m["merged"]["server_cost_of"], 1);
+        let text = render(&m);
+        assert!(text.contains("measured by instance 1 (the last to end):\nPer node:\n"), "{text}");
+        assert!(text.lines().any(|l| l.trim_start().starts_with("w1:5432") && l.contains("400")), "{text}");
         // A query run's server cost (its statements) stays instance 0's.
         let mut q = instance(0, 1, "2026-11-24T12:00:00.000Z", 100, &[1_000], "ok");
         q.report["server_cost"] = json!({"statements": []});
