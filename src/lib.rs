@@ -41,6 +41,7 @@ use report::query::QueryReport;
 use report::transfer::TransferReport;
 use report::Report;
 use results::Latencies;
+use run::scale::together;
 use target::{LocalPostgres, Target};
 
 /// What a finished command leaves: its report and the exit code it earned.
@@ -444,7 +445,7 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
         }
         let target = started.target.as_ref();
         let (outcome, instance) =
-            run::scale::together(&output, table, &cancel, async |gate| run::ingest(&cfg, target, cancel.clone(), gate).await)
+            together(&output, table, &cancel, async |gate| run::ingest(&cfg, target, cancel.clone(), gate).await)
                 .await?;
         begun.instance = instance;
         Ok(outcome)
@@ -466,7 +467,7 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let target = started.target.clone().expect("query commands always have a target");
     let outcomes = repeated(&cfg.output, None, async |_, cancel| {
         let queries = async |gate| run::queries::queries(&cfg, &target, cancel.clone(), gate).await;
-        let (outcome, instance) = run::scale::together(&cfg.output, false, &cancel, queries).await?;
+        let (outcome, instance) = together(&cfg.output, false, &cancel, queries).await?;
         begun.instance = instance;
         Ok(outcome)
     })?;
@@ -488,7 +489,7 @@ pub fn http(
     let cfg = config::http::HttpConfig::resolve(args, env)?;
     let outcomes = repeated(&cfg.output, Some(cfg.threads), async |_, cancel| {
         let http = async |gate| run::http::http(&cfg, cancel.clone(), gate).await;
-        let (outcome, instance) = run::scale::together(&cfg.output, false, &cancel, http).await?;
+        let (outcome, instance) = together(&cfg.output, false, &cancel, http).await?;
         begun.instance = instance;
         Ok(outcome)
     })?;

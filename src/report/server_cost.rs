@@ -396,7 +396,8 @@ mod tests {
     }
 
     fn cost_with(nodes: Result<Vec<NodeShare>, String>) -> TableCost {
-        let size = TableSize { table_bytes: 8 << 20, index_bytes: Some(2 << 20), with_replicas_bytes: None, rows: 4000 };
+        let size =
+            TableSize { table_bytes: 8 << 20, index_bytes: Some(2 << 20), with_replicas_bytes: None, rows: 4000 };
         TableCost::of(&ServerCost { size: Some(Ok(size)), nodes: Some(nodes), ..Default::default() }, 4000).unwrap()
     }
 
@@ -439,7 +440,10 @@ mod tests {
         let failed = cost_with(Err("permission denied for function run_command_on_shards".into()));
         let mut out = String::new();
         table_lines(&mut out, &failed);
-        assert!(out.ends_with("Per node: unavailable (permission denied for function run_command_on_shards)\n"), "{out}");
+        assert!(
+            out.ends_with("Per node: unavailable (permission denied for function run_command_on_shards)\n"),
+            "{out}"
+        );
         let json = serde_json::to_value(TableCost::of(&ServerCost::default(), 0)).unwrap();
         assert!(json.is_null());
         let single = TableCost { nodes: None, ..even };

@@ -31,9 +31,7 @@ pub async fn together<O>(
 ) -> Result<(O, Option<InstanceMeta>)> {
     let Some(inst) = &output.instance else { return Ok((body(None).await?, None)) };
     let registration = match (&inst.start, &output.results.url) {
-        (StartRule::Register { timeout }, Some(store)) => {
-            Some(Registration::register(store, inst, *timeout).await?)
-        }
+        (StartRule::Register { timeout }, Some(store)) => Some(Registration::register(store, inst, *timeout).await?),
         _ => None,
     };
     let (ready, ready_rx) = tokio::sync::oneshot::channel();

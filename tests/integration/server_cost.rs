@@ -282,13 +282,14 @@ fn citus_shows_each_workers_shards_and_rows(_: &Ctx) -> Result<()> {
          run_command_on_placements('citus_per_node', 'SELECT count(*) FROM %s') GROUP BY 1 ORDER BY 1",
     )?;
     let workers = c.query("SELECT count(*) FROM citus_get_active_worker_nodes()")?;
-    ensure(nodes.len() == placed.len() && placed.len().to_string() == workers[0][0].clone().unwrap_or_default(), || {
-        format!("{cost} vs placements {placed:?}")
-    })?;
+    ensure(
+        nodes.len() == placed.len() && placed.len().to_string() == workers[0][0].clone().unwrap_or_default(),
+        || format!("{cost} vs placements {placed:?}"),
+    )?;
     for (n, p) in nodes.iter().zip(&placed) {
         let same = n["node"].as_str() == p[0].as_deref()
-            && n["shards"].to_string() == p[1].clone().unwrap_or_default()
-            && n["rows"].to_string() == p[2].clone().unwrap_or_default();
+            && n["shards"].as_u64() == p[1].as_deref().and_then(|v| v.parse().ok())
+            && n["rows"].as_u64() == p[2].as_deref().and_then(|v| v.parse().ok());
         ensure(same, || format!("{n} vs {p:?}"))?;
     }
     let rows: u64 = nodes.iter().filter_map(|n| n["rows"].as_u64()).sum();
