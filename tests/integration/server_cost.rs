@@ -36,6 +36,7 @@ pub fn engine_tests() -> Vec<EngineTest> {
         ("server_cost::citus_shows_each_workers_shards_and_rows", &[CITUS], citus_shows_each_workers_shards_and_rows),
         ("server_cost::citus_reference_table_is_one_copy_per_row", &[CITUS], citus_reference_table_is_one_copy_per_row),
         ("server_cost::cratedb_counts_primaries_and_replicas", &[CRATEDB_HTTP], cratedb_counts_primaries_and_replicas),
+        ("server_cost::cratedb_shows_each_nodes_shards", &[CRATEDB_HTTP], cratedb_shows_each_nodes_shards),
     ]
 }
 
@@ -301,6 +302,36 @@ fn citus_shows_each_workers_shards_and_rows(_: &Ctx) -> Result<()> {
     let one = ingest_cost(&c, "citus_skew", &format!("--rows 2000 --workers 1 --devices 1 --shards 4 {START}"))?;
     let skew = one["nodes"]["skew"].as_str().unwrap_or_default();
     ensure(skew.starts_with("skewed placement: ") && skew.contains("× the mean rows of a node"), || one.to_string())
+}
+
+/// Each node's primaries, documents and bytes as `sys.shards` has them, and
+/// replicas that no node holds (one replica on a one-node cluster) as the
+/// unassigned shards, not a node.
+fn cratedb_shows_each_nodes_shards(_: &Ctx) -> Result<()> {
+    let url = engine_url(CRATEDB_HTTP)?;
+    let args =
+        format!("--url {url} --quiet --table crate_nodes --drop-table --rows 3000 --shards 3 --replicas 1 {START}");
+    let out = dbload::ingest(ingest_args(&args), &|_| None, &mut Vec::new())?;
+    ensure(out.exit_code == 0, || format!("exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    let cost = serde_json::to_value(&out.report.server_cost)?;
+    let nodes = cost["nodes"]["nodes"].as_array().with_context(|| cost.to_string())?;
+    let target = crate_target(&url)?;
+    let sql = "SELECT node['name'], count(*), sum(num_docs) FROM sys.shards \
+               WHERE table_name = 'crate_nodes' AND \"primary\" GROUP BY 1 ORDER BY 1";
+    let primaries = crate_rows(&target, sql)?;
+    let assigned: Vec<&serde_json::Value> = nodes.iter().filter(|n| !n["node"].is_null()).collect();
+    ensure(assigned.len() == primaries.len(), || format!("{cost} vs {primaries:?}"))?;
+    for (n, p) in assigned.iter().zip(&primaries) {
+        let number = |i: usize| p[i].as_deref().and_then(|v| v.parse::<u64>().ok());
+        let same = n["node"].as_str() == p[0].as_deref() && n["shards"].as_u64() == number(1);
+        ensure(same && n["bytes"].as_u64().is_some_and(|b| b > 0), || format!("{n} vs {p:?}"))?;
+    }
+    let docs: u64 = assigned.iter().filter_map(|n| n["rows"].as_u64()).sum();
+    let replicas: u64 = nodes.iter().filter_map(|n| n["replica_shards"].as_u64()).sum();
+    ensure(docs >= 3000 && replicas == 3, || cost.to_string())?;
+    let text = dbload::report::text::render(&out.report);
+    let unassigned = nodes.iter().any(|n| n["node"].is_null());
+    ensure(text.contains("Per node:") && (!unassigned || text.contains("(unassigned)")), || text.clone())
 }
 
 fn cratedb_counts_primaries_and_replicas(_: &Ctx) -> Result<()> {
