@@ -115,6 +115,28 @@ pub struct ServerCost {
     pub wal_bytes: Option<Result<u64, String>>,
     /// TimescaleDB `--compress`: the hypertable before and after.
     pub compression: Option<Result<Compression, String>>,
+    /// Citus and CrateDB: the table's part on each node; none on engines
+    /// that keep a table on one server.
+    pub nodes: Option<Result<Vec<NodeShare>, String>>,
+}
+
+/// One node's part of a table spread over a cluster (Citus' shard
+/// placements, CrateDB's `sys.shards`), as the engine reports it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodeShare {
+    /// `host:port` (Citus) or the node's name (CrateDB); none for CrateDB
+    /// shards that no node holds (unassigned).
+    pub node: Option<String>,
+    /// Shard placements on the node (CrateDB: its primary shards).
+    pub shards: u64,
+    /// CrateDB: replica shards on the node; none on Citus, whose placements
+    /// are not told apart so.
+    pub replica_shards: Option<u64>,
+    /// Rows (CrateDB: documents, replicas' too) on the node; none when a
+    /// shard could not be counted.
+    pub rows: Option<u64>,
+    /// Bytes of its shards on the node (Citus: with their indexes).
+    pub bytes: u64,
 }
 
 /// A table's size on the server and the rows it holds.
@@ -125,7 +147,8 @@ pub struct TableSize {
     pub table_bytes: u64,
     /// Its indexes' bytes; none on CrateDB, whose shards hold their index.
     pub index_bytes: Option<u64>,
-    /// CrateDB: the bytes of every shard copy, replicas included.
+    /// CrateDB: the bytes of every shard copy, replicas included; Citus:
+    /// a reference table's copies on every node.
     pub with_replicas_bytes: Option<u64>,
     /// Rows in the table when it was measured.
     pub rows: u64,

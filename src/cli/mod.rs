@@ -97,6 +97,10 @@ pub enum Command {
     Results(ResultsCommandArgs),
     /// Merge the instances of a distributed run (--instance, --run-id) into one report: counts
     /// and timelines added, latency percentiles from the histograms added.
+    ///
+    /// An ingest's server cost (the table's size, and each node's shards, rows and bytes on
+    /// Citus and CrateDB) is the one measured by the instance that ended last, the only one that
+    /// saw every instance's rows.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.

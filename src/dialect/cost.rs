@@ -10,8 +10,9 @@ use crate::ident::{quote_ident, TableName};
 use crate::model::Schema;
 
 /// One row: the table's bytes (heap, TOAST and maps; CrateDB: its primary
-/// shards), its indexes' bytes (NULL on CrateDB, whose index is the shard),
-/// and the bytes with replicas (CrateDB; NULL elsewhere).
+/// shards; Citus: one copy of each shard), its indexes' bytes (NULL on
+/// CrateDB, whose index is the shard), and the bytes with replicas
+/// (CrateDB; Citus' reference tables, a copy on every node; NULL elsewhere).
 pub fn table_size(engine: Engine, table: &TableName) -> String {
     let regclass = format!("{}::regclass", literal(&table.sql()));
     match engine {
@@ -24,10 +25,16 @@ pub fn table_size(engine: Engine, table: &TableName) -> String {
              sum(index_bytes)::bigint AS index_bytes FROM hypertable_detailed_size({regclass})) AS h, ({}) AS p",
             partitions_size(&regclass)
         ),
-        // The shards live on the workers; the coordinator's own table is empty.
+        // The shards live on the workers; the coordinator's own table is empty. Citus' sizes add
+        // every placement: a reference table's full copy on each node counts once per node, so
+        // one copy's bytes are the sizes over the copies (placements per shard), and every copy's
+        // are the bytes with replicas (as CrateDB's).
         Engine::Citus => format!(
-            "SELECT citus_table_size(t), citus_total_relation_size(t) - citus_table_size(t), NULL \
-             FROM (SELECT {regclass} AS t) AS relation"
+            "SELECT citus_table_size(t) / copies, (citus_total_relation_size(t) - citus_table_size(t)) / copies, \
+             CASE WHEN copies > 1 THEN citus_total_relation_size(t) END \
+             FROM (SELECT t, greatest((SELECT count(*) FROM pg_dist_placement JOIN pg_dist_shard USING (shardid) \
+             WHERE logicalrelid = t) / greatest((SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = t), 1), 1) \
+             AS copies FROM (SELECT {regclass} AS t) AS r) AS relation"
         ),
         Engine::Cratedb => {
             let schema = table.schema.as_deref().map_or("CURRENT_SCHEMA".into(), literal);
@@ -38,6 +45,43 @@ pub fn table_size(engine: Engine, table: &TableName) -> String {
             )
         }
         Engine::Postgres => format!("SELECT table_bytes, index_bytes, NULL FROM ({}) AS p", partitions_size(&regclass)),
+    }
+}
+
+/// The table's part on each node of a cluster, one row per node: the
+/// node, its shards (CrateDB: primaries), its replica shards (NULL on
+/// Citus), its rows (NULL when a shard could not be counted) and its
+/// shards' bytes. None for the engines that keep a table on one server.
+///
+/// Citus: `citus_shards` (one row per shard placement, with its size from
+/// `citus_shard_sizes`) on every active primary node that may hold shards
+/// or holds some of this table (a node given no shard shows as 0, which is
+/// the skew worth seeing), and each shard's rows counted where it lives by
+/// `run_command_on_shards`. CrateDB: `sys.shards` grouped by the node that
+/// holds each copy; an unassigned shard has no node (NULL).
+pub fn node_shares(engine: Engine, table: &TableName) -> Option<String> {
+    let regclass = format!("{}::regclass", literal(&table.sql()));
+    match engine {
+        Engine::Citus => Some(format!(
+            "SELECT n.nodename || ':' || n.nodeport, count(s.shardid), NULL, \
+             CASE WHEN bool_and(c.success) IS NOT FALSE THEN coalesce(sum(CASE WHEN c.success THEN c.result::bigint END), 0) END, \
+             coalesce(sum(s.shard_size), 0)::bigint \
+             FROM pg_dist_node n \
+             LEFT JOIN citus_shards s ON s.nodename = n.nodename AND s.nodeport = n.nodeport AND s.table_name = {regclass} \
+             LEFT JOIN run_command_on_shards({regclass}, 'SELECT count(*) FROM %s') c ON c.shardid = s.shardid \
+             WHERE n.isactive AND n.noderole = 'primary' AND (n.shouldhaveshards OR s.shardid IS NOT NULL) \
+             GROUP BY n.nodename, n.nodeport ORDER BY n.nodename, n.nodeport"
+        )),
+        Engine::Cratedb => {
+            let schema = table.schema.as_deref().map_or("CURRENT_SCHEMA".into(), literal);
+            Some(format!(
+                "SELECT node['name'], sum(CASE WHEN \"primary\" THEN 1 ELSE 0 END), \
+                 sum(CASE WHEN \"primary\" THEN 0 ELSE 1 END), sum(num_docs), sum(size) FROM sys.shards \
+                 WHERE schema_name = {schema} AND table_name = {} GROUP BY node['name'] ORDER BY node['name']",
+                literal(&table.name)
+            ))
+        }
+        Engine::Postgres | Engine::Timescaledb => None,
     }
 }
 
@@ -124,5 +168,20 @@ mod tests {
         sql.extend(compress(&table, &schema));
         sql.extend(compress(&table, &ModelSpec::Cpu(crate::model::cpu::Options::default()).schema()));
         insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+
+    /// Citus' and CrateDB's per-node queries; none on the single-server engines.
+    #[test]
+    fn node_shares_sql() {
+        let table = TableName::parse("Bench.Measurement").unwrap();
+        let mut sql = Vec::new();
+        for engine in [Engine::Citus, Engine::Cratedb] {
+            sql.push(format!("-- nodes, {engine}\n{}", node_shares(engine, &table).unwrap()));
+        }
+        let unqualified = TableName::parse("cpu").unwrap();
+        sql.push(format!("-- nodes, cratedb, session schema\n{}", node_shares(Engine::Cratedb, &unqualified).unwrap()));
+        insta::assert_snapshot!(sql.join(";\n\n"));
+        assert_eq!(node_shares(Engine::Postgres, &table), None);
+        assert_eq!(node_shares(Engine::Timescaledb, &table), None);
     }
 }

@@ -6,10 +6,10 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::text::group;
-use crate::outcome::{ServerCost, StatementCost, TableSize};
+use crate::outcome::{NodeShare, ServerCost, StatementCost, TableSize};
 use crate::workload::QuerySpec;
 
 /// The cost of a run that wrote (or read) a table.
@@ -20,7 +20,8 @@ pub struct TableCost {
     pub table_bytes: Option<u64>,
     /// Its indexes' bytes; null on CrateDB (a shard holds its own index).
     pub index_bytes: Option<u64>,
-    /// CrateDB: every shard copy, replicas included.
+    /// CrateDB: every shard copy, replicas included; Citus: a reference
+    /// table's copies on every node (`table_bytes` is one copy's).
     pub total_bytes_with_replicas: Option<u64>,
     /// Rows in the table when it was measured.
     pub table_rows: Option<u64>,
@@ -41,6 +42,89 @@ pub struct TableCost {
     pub compression: Option<CompressionReport>,
     /// Why `--compress` failed.
     pub compression_error: Option<String>,
+    /// Citus and CrateDB: the table's part on each node; absent on the
+    /// engines that keep a table on one server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<NodesReport>,
+}
+
+/// A node holding this many times the mean of a node (rows, else bytes)
+/// or more is noted: with the hash placement of many shards, nodes differ
+/// by a few percent; half as much again as its share means a hot node
+/// (few distinct distribution values, an unbalanced cluster).
+const SKEW: f64 = 1.5;
+
+/// Where a cluster keeps the table, node by node. Read back from a kept
+/// report too, for `dbload report --run-id`'s text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodesReport {
+    /// Each node that holds or may hold the table's shards, by name; on
+    /// CrateDB also the unassigned shards (`node` null).
+    pub nodes: Vec<NodeReport>,
+    /// What `of_mean` and the skew note compare: `rows`, or `bytes` when
+    /// some node's rows could not be counted.
+    pub compared: String,
+    /// The nodes holding `SKEW` (1.5) times the mean of a node or more, in
+    /// words; null when no node does.
+    pub skew: Option<String>,
+    /// Why there are no per-node figures.
+    pub unavailable: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeReport {
+    /// `host:port` (Citus) or the node's name (CrateDB); null for shards no node holds.
+    pub node: Option<String>,
+    /// Shard placements on the node (CrateDB: primary shards).
+    pub shards: u64,
+    /// CrateDB: replica shards on the node; null on Citus.
+    pub replica_shards: Option<u64>,
+    /// Rows on the node (CrateDB: documents, replicas' too); null when a shard could not be counted.
+    pub rows: Option<u64>,
+    /// Bytes of the node's shards.
+    pub bytes: u64,
+    /// The node's rows (or bytes, see `compared`) over the mean of a node.
+    pub of_mean: Option<f64>,
+}
+
+impl NodesReport {
+    fn of(nodes: &Result<Vec<NodeShare>, String>) -> NodesReport {
+        let nodes = match nodes {
+            Ok(n) => n,
+            Err(why) => {
+                let unavailable = Some(why.clone());
+                return NodesReport { nodes: Vec::new(), compared: "rows".into(), skew: None, unavailable };
+            }
+        };
+        let assigned: Vec<&NodeShare> = nodes.iter().filter(|n| n.node.is_some()).collect();
+        let by_rows = assigned.iter().all(|n| n.rows.is_some());
+        let measure = |n: &NodeShare| if by_rows { n.rows.unwrap_or(0) } else { n.bytes } as f64;
+        let mean = assigned.iter().map(|n| measure(n)).sum::<f64>() / assigned.len().max(1) as f64;
+        let compared = if by_rows { "rows" } else { "bytes" };
+        let of_mean = |n: &NodeShare| (n.node.is_some() && mean > 0.0).then(|| measure(n) / mean);
+        let hot: Vec<String> = assigned
+            .iter()
+            .filter_map(|n| Some((n.node.as_deref()?, of_mean(n)?)))
+            .filter(|(_, r)| assigned.len() > 1 && *r >= SKEW)
+            .map(|(name, r)| format!("{name} holds {r:.2}× the mean {compared} of a node"))
+            .collect();
+        NodesReport {
+            nodes: nodes
+                .iter()
+                .map(|n| NodeReport {
+                    node: n.node.clone(),
+                    shards: n.shards,
+                    replica_shards: n.replica_shards,
+                    rows: n.rows,
+                    bytes: n.bytes,
+                    of_mean: of_mean(n),
+                })
+                .collect(),
+            compared: compared.into(),
+            skew: (!hot.is_empty()).then(|| format!("skewed placement: {}", hot.join("; "))),
+            unavailable: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -90,6 +174,7 @@ impl TableCost {
             wal_unavailable: c.wal_bytes.as_ref().and_then(|w| w.as_ref().err()).cloned(),
             compression,
             compression_error: c.compression.as_ref().and_then(|r| r.as_ref().err()).cloned(),
+            nodes: c.nodes.as_ref().map(NodesReport::of),
         })
     }
 }
@@ -208,6 +293,34 @@ pub(crate) fn table_lines(out: &mut String, c: &TableCost) {
     if let Some(e) = &c.compression_error {
         let _ = writeln!(out, "             --compress failed: {e}");
     }
+    if let Some(n) = &c.nodes {
+        node_lines(out, n);
+    }
+}
+
+/// The text report's table of the nodes' parts.
+pub fn node_lines(out: &mut String, n: &NodesReport) {
+    if let Some(why) = &n.unavailable {
+        let _ = writeln!(out, "Per node: unavailable ({why})");
+        return;
+    }
+    let _ = writeln!(out, "Per node:");
+    let dash = || "-".to_string();
+    let mut rows = vec![["node", "shards", "replicas", "rows", "size", "of mean"].map(String::from).to_vec()];
+    for node in &n.nodes {
+        rows.push(vec![
+            node.node.clone().unwrap_or_else(|| "(unassigned)".into()),
+            group(node.shards),
+            node.replica_shards.map_or_else(dash, group),
+            node.rows.map_or_else(dash, group),
+            binary_size(node.bytes as f64),
+            node.of_mean.map_or_else(dash, |r| format!("{r:.2}×")),
+        ]);
+    }
+    out.push_str(&super::repeat::columns(&rows, "    ", |c| c > 0));
+    if let Some(skew) = &n.skew {
+        let _ = writeln!(out, "    {skew}");
+    }
 }
 
 /// The text report's "Server cost" lines of a query run.
@@ -266,6 +379,7 @@ mod tests {
                 before: size,
                 after: TableSize { table_bytes: 1 << 20, index_bytes: Some(0), ..size },
             })),
+            nodes: None,
         };
         let mut out = String::new();
         table_lines(&mut out, &TableCost::of(&cost, 100_000).unwrap());
@@ -275,5 +389,64 @@ mod tests {
                      compressed 3 chunks: 10.0 MiB → 1.0 MiB (10.0×)
         ");
         assert!(TableCost::of(&ServerCost::default(), 0).is_none(), "a dry run has no server cost");
+    }
+
+    fn share(node: Option<&str>, shards: u64, rows: Option<u64>, bytes: u64) -> NodeShare {
+        NodeShare { node: node.map(String::from), shards, replica_shards: None, rows, bytes }
+    }
+
+    fn cost_with(nodes: Result<Vec<NodeShare>, String>) -> TableCost {
+        let size =
+            TableSize { table_bytes: 8 << 20, index_bytes: Some(2 << 20), with_replicas_bytes: None, rows: 4000 };
+        TableCost::of(&ServerCost { size: Some(Ok(size)), nodes: Some(nodes), ..Default::default() }, 4000).unwrap()
+    }
+
+    #[test]
+    fn each_node_is_shown_and_a_hot_one_is_noted() {
+        let even = cost_with(Ok(vec![
+            share(Some("10.0.0.1:5432"), 16, Some(2010), 5 << 20),
+            share(Some("10.0.0.2:5432"), 16, Some(1990), 5 << 20),
+        ]));
+        let n = even.nodes.as_ref().unwrap();
+        assert_eq!((n.compared.as_str(), &n.skew), ("rows", &None));
+        assert!((n.nodes[0].of_mean.unwrap() - 1.005).abs() < 1e-9);
+        // One node given all the rows: 3 nodes, 3× the mean.
+        let hot = cost_with(Ok(vec![
+            share(Some("w1:5432"), 11, Some(4000), 7 << 20),
+            share(Some("w2:5432"), 11, Some(0), 1 << 20),
+            share(Some("w3:5432"), 10, Some(0), 1 << 20),
+        ]));
+        let mut out = String::new();
+        node_lines(&mut out, hot.nodes.as_ref().unwrap());
+        insta::assert_snapshot!(out, @r"
+        Per node:
+            node     shards  replicas   rows     size  of mean
+            w1:5432      11         -  4,000  7.0 MiB    3.00×
+            w2:5432      11         -      0  1.0 MiB    0.00×
+            w3:5432      10         -      0  1.0 MiB    0.00×
+            skewed placement: w1:5432 holds 3.00× the mean rows of a node
+        ");
+        // A shard that could not be counted: compared by bytes; unassigned shards are no node.
+        let by_bytes = cost_with(Ok(vec![
+            share(Some("a"), 2, Some(10), 3 << 20),
+            share(Some("b"), 2, None, 1 << 20),
+            share(None, 0, Some(0), 0),
+        ]));
+        let n = by_bytes.nodes.as_ref().unwrap();
+        assert_eq!(n.compared, "bytes");
+        assert_eq!(n.nodes[0].of_mean, Some(1.5));
+        assert_eq!(n.nodes[2].of_mean, None);
+        assert!(n.skew.as_deref().is_some_and(|s| s.contains("a holds 1.50× the mean bytes")), "{:?}", n.skew);
+        let failed = cost_with(Err("permission denied for function run_command_on_shards".into()));
+        let mut out = String::new();
+        table_lines(&mut out, &failed);
+        assert!(
+            out.ends_with("Per node: unavailable (permission denied for function run_command_on_shards)\n"),
+            "{out}"
+        );
+        let json = serde_json::to_value(TableCost::of(&ServerCost::default(), 0)).unwrap();
+        assert!(json.is_null());
+        let single = TableCost { nodes: None, ..even };
+        assert!(serde_json::to_value(&single).unwrap().get("nodes").is_none(), "absent on one server");
     }
 }

@@ -5,7 +5,11 @@
 //! interval logs), per-second timelines are added on wall-clock seconds,
 //! and rates are the added counts over the merged measured window. The
 //! merged report is the first instance's report with those figures in
-//! place, so every report form (JSON, HTML) reads it as it reads one run;
+//! place (and an ingest's server cost, the table's size and its part on
+//! each node, from the instance that ended last, which measured the table
+//! with every instance's rows in it: dbload keeps no password to query the
+//! target again at merge time), so every report form (JSON, HTML) reads it
+//! as it reads one run;
 //! its `merged` object names the instances, each with its own headline
 //! figures, and the ones missing or failed, which fail the merged run.
 
@@ -20,6 +24,7 @@ use super::instances::Registered;
 use super::Kept;
 use crate::error::exit;
 use crate::report::repeat::{columns, figure, figures_of};
+use crate::report::server_cost::NodesReport;
 use crate::stats::summary::spectrum;
 use crate::stats::LatencySummary;
 
@@ -151,6 +156,12 @@ pub fn merge(run_id: &str, kept: &[Kept], registered: &[Registered]) -> Result<(
     if merged.get("timeline").is_some() {
         merged["timeline"] = timeline(kept, &starts);
     }
+    let server_cost_of = last_to_finish(kept, &starts).filter(|_| merged.pointer("/server_cost/table_bytes").is_some());
+    if let Some(last) = server_cost_of {
+        // The table's size and its part on each node were measured by each
+        // instance after its own end: the last one to end saw every row.
+        merged["server_cost"] = last.report["server_cost"].clone();
+    }
     let failed: Vec<&Kept> = kept.iter().filter(|k| k.report["status"] != "ok").collect();
     let exit_code = kept.iter().filter_map(|k| k.report["exit_code"].as_u64()).max().unwrap_or(0) as u8;
     let (status, exit_code) = match (missing.is_empty(), failed.is_empty()) {
@@ -186,7 +197,17 @@ pub fn merge(run_id: &str, kept: &[Kept], registered: &[Registered]) -> Result<(
         "missing": missing,
         "not_merged": not_merged,
     });
+    if let Some(last) = server_cost_of {
+        merged["merged"]["server_cost_of"] = json!(index_of(last));
+    }
     Ok((merged, exit_code))
+}
+
+/// The instance whose run ended last (its start, `starts`, plus its wall
+/// time; the first of a tie).
+fn last_to_finish<'a>(kept: &'a [Kept], starts: &[f64]) -> Option<&'a Kept> {
+    let end = |(k, s): &(&Kept, &f64)| *s + k.report["wall_s"].as_f64().unwrap_or(0.0);
+    kept.iter().zip(starts).reduce(|a, b| if end(&b) > end(&a) { b } else { a }).map(|(k, _)| k)
 }
 
 /// When an instance's workers started (µs since the epoch): its
@@ -325,6 +346,11 @@ pub fn render(merged: &Json) -> String {
         let own: Vec<&str> = own.iter().filter_map(Json::as_str).collect();
         out += &format!("  Instance 0's own (no histograms kept to add): {}\n", own.join(", "));
     }
+    let nodes = merged.pointer("/server_cost/nodes").cloned().map(serde_json::from_value::<NodesReport>);
+    if let (Some(Ok(nodes)), Some(last)) = (nodes, m["server_cost_of"].as_u64()) {
+        out += &format!("The table after the run, measured by instance {last} (the last to end):\n");
+        crate::report::server_cost::node_lines(&mut out, &nodes);
+    }
     out
 }
 
@@ -389,6 +415,33 @@ mod tests {
         let text = render(&m);
         assert!(text.contains("Merged run r1: 2 of 2 instances kept, status ok"), "{text}");
         assert!(text.lines().any(|l| l.trim_start().starts_with("rows  ") && l.contains("400")), "{text}");
+    }
+
+    /// The table was measured with every instance's rows only by the instance that ended last.
+    #[test]
+    fn the_server_cost_is_the_last_instance_to_end() {
+        let mut a = instance(0, 2, "2026-11-24T12:00:00.000Z", 100, &[1_000], "ok");
+        let mut b = instance(1, 2, "2026-11-24T12:00:00.500Z", 300, &[1_000], "ok");
+        a.report["wall_s"] = json!(3.0); // ends at 3.0 s
+        b.report["wall_s"] = json!(2.6); // ends at 3.1 s
+        for (k, rows) in [(&mut a, 250), (&mut b, 400)] {
+            k.report["server_cost"] = json!({"table_bytes": rows * 100, "table_rows": rows,
+                "nodes": {"nodes": [{"node": "w1:5432", "shards": 4, "replica_shards": null, "rows": rows,
+                                     "bytes": rows * 100, "of_mean": 1.0}],
+                          "compared": "rows", "skew": null, "unavailable": null}});
+        }
+        let (m, _) = merge("r1", &[a, b], &[]).unwrap();
+        assert_eq!(m["server_cost"]["table_rows"], 400);
+        assert_eq!(m["server_cost"]["nodes"]["nodes"][0]["rows"], 400);
+        assert_eq!(m["merged"]["server_cost_of"], 1);
+        let text = render(&m);
+        assert!(text.contains("measured by instance 1 (the last to end):\nPer node:\n"), "{text}");
+        assert!(text.lines().any(|l| l.trim_start().starts_with("w1:5432") && l.contains("400")), "{text}");
+        // A query run's server cost (its statements) stays instance 0's.
+        let mut q = instance(0, 1, "2026-11-24T12:00:00.000Z", 100, &[1_000], "ok");
+        q.report["server_cost"] = json!({"statements": []});
+        let (m, _) = merge("r1", &[q], &[]).unwrap();
+        assert!(m["merged"].get("server_cost_of").is_none(), "{}", m["merged"]);
     }
 
     /// `dbload http`: the failed share is failed requests over all requests.

@@ -88,6 +88,7 @@ pub async fn insert_from_sql(
         wal_bytes: Some(server_cost::wal_since(&mut admin, wal_start).await),
         size: Some(server_cost::table_size(&mut admin, info.engine, &cfg.table, None).await),
         compression: None,
+        nodes: None,
     };
     Ok(FromSqlOutcome {
         source: src_setup,

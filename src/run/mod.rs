@@ -13,6 +13,7 @@ pub mod producer;
 pub mod progress;
 pub mod queries;
 pub mod repeat;
+pub mod scale;
 pub mod server_cost;
 pub mod stop;
 pub mod worker;
@@ -193,6 +194,7 @@ pub async fn ingest(
             server_cost.compression = Some(compressed);
         }
         server_cost.size = Some(size);
+        server_cost.nodes = server_cost::node_shares(admin, dialect.engine, &cfg.table).await;
     }
     if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
         // Chunks exist once rows arrived.

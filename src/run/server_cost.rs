@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::dialect::{cost as sql, count_rows, cratedb, Engine};
 use crate::driver::Admin;
 use crate::ident::TableName;
-use crate::outcome::{Compression, StatementCost, TableSize};
+use crate::outcome::{Compression, NodeShare, StatementCost, TableSize};
 
 /// The table's size by the engine's own functions, and its rows (`rows`
 /// when the run has just counted them, else counted now).
@@ -33,6 +33,39 @@ pub(crate) async fn table_size(
     let number = |i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<u64>().ok());
     let table_bytes = number(0).ok_or_else(|| format!("the server gave no size for {table}"))?;
     Ok(TableSize { table_bytes, index_bytes: number(1), with_replicas_bytes: number(2), rows })
+}
+
+/// The table's part on each node (Citus, CrateDB), by the engine's own
+/// views; none on the engines that keep a table on one server. On CrateDB,
+/// after [`table_size`] has refreshed the table.
+pub(crate) async fn node_shares(
+    admin: &mut Admin,
+    engine: Engine,
+    table: &TableName,
+) -> Option<Result<Vec<NodeShare>, String>> {
+    let query = sql::node_shares(engine, table)?;
+    Some(admin.rows(&query).await.map_err(|e| format!("{e:#}")).and_then(|rows| parse_node_shares(&rows)))
+}
+
+/// The rows of [`sql::node_shares`]: node, shards, replica shards, rows,
+/// bytes. A NULL node is an unassigned shard; a NULL row count, a shard
+/// that could not be counted.
+fn parse_node_shares(rows: &[Vec<Option<String>>]) -> Result<Vec<NodeShare>, String> {
+    rows.iter()
+        .map(|row| {
+            let field = |i: usize| row.get(i).cloned().flatten();
+            let number = |i: usize| -> Result<Option<u64>, String> {
+                field(i).map(|v| v.parse::<u64>().map_err(|e| format!("per-node figures: {v:?}: {e}"))).transpose()
+            };
+            Ok(NodeShare {
+                node: field(0),
+                shards: number(1)?.unwrap_or(0),
+                replica_shards: number(2)?,
+                rows: number(3)?,
+                bytes: number(4)?.unwrap_or(0),
+            })
+        })
+        .collect()
 }
 
 /// TimescaleDB `--compress`: every chunk compressed, the hypertable
@@ -192,6 +225,38 @@ fn shape(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_shares_are_read_per_node() {
+        let row = |v: [Option<&str>; 5]| v.iter().map(|f| f.map(String::from)).collect::<Vec<_>>();
+        // Citus: no replica count; a node whose shard could not be counted has no rows.
+        let citus = [
+            row([Some("10.0.0.1:5432"), Some("16"), None, Some("500123"), Some("41943040")]),
+            row([Some("10.0.0.2:5432"), Some("16"), None, None, Some("40960")]),
+        ];
+        let got = parse_node_shares(&citus).unwrap();
+        assert_eq!(
+            got[0],
+            NodeShare {
+                node: Some("10.0.0.1:5432".into()),
+                shards: 16,
+                replica_shards: None,
+                rows: Some(500_123),
+                bytes: 41_943_040
+            }
+        );
+        assert_eq!((got[1].rows, got[1].bytes), (None, 40_960));
+        // CrateDB: primaries and replicas; an unassigned shard has no node (and no size).
+        let crate_rows = [
+            row([Some("crate-1"), Some("3"), Some("1"), Some("4000"), Some("1048576")]),
+            row([None, Some("0"), Some("2"), Some("0"), None]),
+        ];
+        let got = parse_node_shares(&crate_rows).unwrap();
+        assert_eq!((got[0].node.as_deref(), got[0].shards, got[0].replica_shards), (Some("crate-1"), 3, Some(1)));
+        assert_eq!((got[1].node.as_deref(), got[1].replica_shards, got[1].bytes), (None, Some(2), 0));
+        let bad = [row([Some("n"), Some("many"), None, None, Some("0")])];
+        assert!(parse_node_shares(&bad).unwrap_err().contains("\"many\""));
+    }
 
     #[test]
     fn a_query_and_its_statement_entry_have_one_shape() {

@@ -24,6 +24,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("server_cost::statement_deltas_match_the_calls_dbload_made", statement_deltas_match_the_calls_dbload_made),
         ("server_cost::without_pg_stat_statements_the_report_says_so", without_pg_stat_statements_the_report_says_so),
         ("server_cost::export_and_insert_from_sql_report_their_table", export_and_insert_from_sql_report_their_table),
+        ("server_cost::one_server_has_no_per_node_section", one_server_has_no_per_node_section),
     ]
 }
 
@@ -32,7 +33,10 @@ pub fn engine_tests() -> Vec<EngineTest> {
     vec![
         ("server_cost::timescaledb_compress_reports_the_ratio", &[TIMESCALEDB], timescaledb_compress_reports_the_ratio),
         ("server_cost::citus_sums_the_shards_on_its_workers", &[CITUS], citus_sums_the_shards_on_its_workers),
+        ("server_cost::citus_shows_each_workers_shards_and_rows", &[CITUS], citus_shows_each_workers_shards_and_rows),
+        ("server_cost::citus_reference_table_is_one_copy_per_row", &[CITUS], citus_reference_table_is_one_copy_per_row),
         ("server_cost::cratedb_counts_primaries_and_replicas", &[CRATEDB_HTTP], cratedb_counts_primaries_and_replicas),
+        ("server_cost::cratedb_shows_each_nodes_shards", &[CRATEDB_HTTP], cratedb_shows_each_nodes_shards),
     ]
 }
 
@@ -234,6 +238,100 @@ fn citus_sums_the_shards_on_its_workers(_: &Ctx) -> Result<()> {
     ensure(table > 0 && index > 0 && table + index == total, || format!("{cost} vs {total}"))?;
     let why = cost["wal_unavailable"].as_str().unwrap_or_default();
     ensure(cost["wal_bytes"].is_null() && why.contains("worker nodes"), || cost.to_string())
+}
+
+/// A reference table has a full copy on every node, and Citus' size
+/// functions add them all: its bytes per row are one copy's, and every
+/// copy's bytes are said as the bytes with replicas (as CrateDB's are).
+fn citus_reference_table_is_one_copy_per_row(_: &Ctx) -> Result<()> {
+    let c = Ctx::from_url(&engine_url(CITUS)?)?;
+    let cost = ingest_cost(&c, "citus_ref_cost", &format!("--rows 5000 --reference-table {START}"))?;
+    let copies = c.scalar(
+        "SELECT count(*) FROM pg_dist_placement JOIN pg_dist_shard USING (shardid) \
+         WHERE logicalrelid = 'citus_ref_cost'::regclass",
+    )?;
+    let copies = copies.parse::<u64>()?;
+    let all = c.scalar("SELECT citus_total_relation_size('citus_ref_cost')")?.parse::<u64>()?;
+    let table = c.scalar("SELECT citus_table_size('citus_ref_cost')")?.parse::<u64>()?;
+    ensure(copies >= 2, || format!("{copies} copies of a reference table"))?;
+    ensure(int(&cost, "table_bytes")? == table / copies && int(&cost, "total_bytes_with_replicas")? == all, || {
+        format!("{cost} vs {table} table bytes, {all} in all, {copies} copies")
+    })
+}
+
+/// PostgreSQL keeps a table on one server: no per-node figures in any form.
+fn one_server_has_no_per_node_section(ctx: &Ctx) -> Result<()> {
+    let out = ctx.ingest("--rows 1000 --table cost_one_node --drop-table")?;
+    ensure(out.exit_code == 0, || format!("exit {}", out.exit_code))?;
+    let cost = serde_json::to_value(&out.report.server_cost)?;
+    ensure(cost["table_bytes"].is_u64() && cost.get("nodes").is_none(), || cost.to_string())?;
+    let text = dbload::report::text::render(&out.report);
+    ensure(!text.contains("Per node"), || text.clone())?;
+    let html = dbload::report::html::render(&out.report)?;
+    ensure(!html.contains("of mean"), || "a per-node table in the HTML".into())
+}
+
+/// Each worker's shards, rows and bytes as Citus places them, against the
+/// placements counted by another of its functions (`run_command_on_placements`);
+/// and rows of one device, all in one shard, noted as skewed.
+fn citus_shows_each_workers_shards_and_rows(_: &Ctx) -> Result<()> {
+    let c = Ctx::from_url(&engine_url(CITUS)?)?;
+    let cost = ingest_cost(&c, "citus_per_node", &format!("--rows 20000 --shards 8 --workers 2 {START}"))?;
+    let nodes = cost["nodes"]["nodes"].as_array().with_context(|| cost.to_string())?;
+    let placed = c.query(
+        "SELECT nodename || ':' || nodeport, count(*), sum(result::bigint) FROM \
+         run_command_on_placements('citus_per_node', 'SELECT count(*) FROM %s') GROUP BY 1 ORDER BY 1",
+    )?;
+    let workers = c.query("SELECT count(*) FROM citus_get_active_worker_nodes()")?;
+    ensure(
+        nodes.len() == placed.len() && placed.len().to_string() == workers[0][0].clone().unwrap_or_default(),
+        || format!("{cost} vs placements {placed:?}"),
+    )?;
+    for (n, p) in nodes.iter().zip(&placed) {
+        let same = n["node"].as_str() == p[0].as_deref()
+            && n["shards"].as_u64() == p[1].as_deref().and_then(|v| v.parse().ok())
+            && n["rows"].as_u64() == p[2].as_deref().and_then(|v| v.parse().ok());
+        ensure(same, || format!("{n} vs {p:?}"))?;
+    }
+    let rows: u64 = nodes.iter().filter_map(|n| n["rows"].as_u64()).sum();
+    let bytes: u64 = nodes.iter().filter_map(|n| n["bytes"].as_u64()).sum();
+    let total = c.scalar("SELECT citus_total_relation_size('citus_per_node')")?.parse::<u64>()?;
+    ensure(rows == 20_000 && bytes == total, || format!("{rows} rows, {bytes} bytes vs {total}: {cost}"))?;
+    ensure(cost["nodes"]["skew"].is_null() && cost["nodes"]["compared"] == "rows", || cost.to_string())?;
+    // One device's rows hash to one shard, on one node: skewed.
+    let one = ingest_cost(&c, "citus_skew", &format!("--rows 2000 --workers 1 --devices 1 --shards 4 {START}"))?;
+    let skew = one["nodes"]["skew"].as_str().unwrap_or_default();
+    ensure(skew.starts_with("skewed placement: ") && skew.contains("× the mean rows of a node"), || one.to_string())
+}
+
+/// Each node's primaries, documents and bytes as `sys.shards` has them, and
+/// replicas that no node holds (one replica on a one-node cluster) as the
+/// unassigned shards, not a node.
+fn cratedb_shows_each_nodes_shards(_: &Ctx) -> Result<()> {
+    let url = engine_url(CRATEDB_HTTP)?;
+    let args =
+        format!("--url {url} --quiet --table crate_nodes --drop-table --rows 3000 --shards 3 --replicas 1 {START}");
+    let out = dbload::ingest(ingest_args(&args), &|_| None, &mut Vec::new())?;
+    ensure(out.exit_code == 0, || format!("exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    let cost = serde_json::to_value(&out.report.server_cost)?;
+    let nodes = cost["nodes"]["nodes"].as_array().with_context(|| cost.to_string())?;
+    let target = crate_target(&url)?;
+    let sql = "SELECT node['name'], count(*), sum(num_docs) FROM sys.shards \
+               WHERE table_name = 'crate_nodes' AND \"primary\" GROUP BY 1 ORDER BY 1";
+    let primaries = crate_rows(&target, sql)?;
+    let assigned: Vec<&serde_json::Value> = nodes.iter().filter(|n| !n["node"].is_null()).collect();
+    ensure(assigned.len() == primaries.len(), || format!("{cost} vs {primaries:?}"))?;
+    for (n, p) in assigned.iter().zip(&primaries) {
+        let number = |i: usize| p[i].as_deref().and_then(|v| v.parse::<u64>().ok());
+        let same = n["node"].as_str() == p[0].as_deref() && n["shards"].as_u64() == number(1);
+        ensure(same && n["bytes"].as_u64().is_some_and(|b| b > 0), || format!("{n} vs {p:?}"))?;
+    }
+    let docs: u64 = assigned.iter().filter_map(|n| n["rows"].as_u64()).sum();
+    let replicas: u64 = nodes.iter().filter_map(|n| n["replica_shards"].as_u64()).sum();
+    ensure(docs >= 3000 && replicas == 3, || cost.to_string())?;
+    let text = dbload::report::text::render(&out.report);
+    let unassigned = nodes.iter().any(|n| n["node"].is_null());
+    ensure(text.contains("Per node:") && (!unassigned || text.contains("(unassigned)")), || text.clone())
 }
 
 fn cratedb_counts_primaries_and_replicas(_: &Ctx) -> Result<()> {
