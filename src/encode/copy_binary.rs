@@ -19,25 +19,22 @@ pub fn header(out: &mut BytesMut) {
 
 /// The tuples of a batch (the columns it sends), without header or trailer.
 pub fn rows(batch: &Batch, out: &mut BytesMut) {
-    let fields = batch.sent_len() as i16;
     for i in 0..batch.len {
-        out.put_i16(fields);
-        for col in batch.sent() {
-            write_field(col, i, out);
-        }
+        row(batch, i, out);
+    }
+}
+
+/// The tuple of row `i` of a batch (the columns it sends).
+pub fn row(batch: &Batch, i: usize, out: &mut BytesMut) {
+    out.put_i16(batch.sent_len() as i16);
+    for col in batch.sent() {
+        write_field(col, i, out);
     }
 }
 
 /// The end-of-data marker.
 pub fn trailer(out: &mut BytesMut) {
     out.put_i16(-1);
-}
-
-/// A whole COPY payload for one batch.
-pub fn encode(batch: &Batch, out: &mut BytesMut) {
-    header(out);
-    rows(batch, out);
-    trailer(out);
 }
 
 /// Cuts a binary COPY stream, arriving in chunks of any size, into whole
@@ -123,7 +120,14 @@ fn tuple_len(p: &[u8]) -> Option<Option<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::Method;
+    use crate::encode::CopyPieces;
     use crate::model::{measurement, ModelSpec, Values};
+
+    /// A whole COPY payload for one batch, as a sink sends it in pieces.
+    fn encode(batch: &Batch, out: &mut BytesMut) {
+        CopyPieces::new(batch, Method::Copy).for_each(|piece| out.extend_from_slice(&piece));
+    }
 
     /// Decodes our own output back into values: the encoder round-trips.
     #[test]

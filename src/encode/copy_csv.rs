@@ -7,29 +7,27 @@ use chrono::{DateTime, Datelike, Timelike};
 
 use crate::model::{Batch, Values};
 
-/// The CSV lines of a batch, of the columns it sends (COPY's CSV format
-/// has no header or trailer).
-pub fn encode(batch: &Batch, out: &mut BytesMut) {
+/// The CSV line of row `i` of a batch, of the columns it sends (COPY's CSV
+/// format has no header or trailer).
+pub fn row(batch: &Batch, i: usize, out: &mut BytesMut) {
     let mut ints = itoa::Buffer::new();
     let mut floats = ryu::Buffer::new();
-    for i in 0..batch.len {
-        for (c, col) in batch.sent().enumerate() {
-            if c > 0 {
-                out.put_u8(b',');
-            }
-            match col {
-                Values::Timestamptz(v) => write_timestamp(v[i], out),
-                Values::Oid(v) => out.put_slice(ints.format(v[i]).as_bytes()),
-                Values::Int4(v) => out.put_slice(ints.format(v[i]).as_bytes()),
-                Values::Float8(v) => out.put_slice(floats.format(v[i]).as_bytes()),
-                Values::Jsonb { .. } => write_quoted(col.json(i), out),
-                // NULL is an empty unquoted field; an empty text is quoted.
-                Values::Text { .. } if col.is_null(i) => {}
-                Values::Text { .. } => write_quoted(col.json(i), out),
-            }
+    for (c, col) in batch.sent().enumerate() {
+        if c > 0 {
+            out.put_u8(b',');
         }
-        out.put_u8(b'\n');
+        match col {
+            Values::Timestamptz(v) => write_timestamp(v[i], out),
+            Values::Oid(v) => out.put_slice(ints.format(v[i]).as_bytes()),
+            Values::Int4(v) => out.put_slice(ints.format(v[i]).as_bytes()),
+            Values::Float8(v) => out.put_slice(floats.format(v[i]).as_bytes()),
+            Values::Jsonb { .. } => write_quoted(col.json(i), out),
+            // NULL is an empty unquoted field; an empty text is quoted.
+            Values::Text { .. } if col.is_null(i) => {}
+            Values::Text { .. } => write_quoted(col.json(i), out),
+        }
     }
+    out.put_u8(b'\n');
 }
 
 /// `YYYY-MM-DD HH:MM:SS.ffffff+00`, written without a format string parser.

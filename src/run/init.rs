@@ -14,7 +14,7 @@ use crate::config::init::InitConfig;
 use crate::dialect::{pgbench as sql, Engine, Method};
 use crate::driver::pg::sink::PgSink;
 use crate::driver::sink::{Sink, SinkSpec};
-use crate::encode::{Framing, Payload};
+use crate::encode::Payload;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::pgbench::Table;
@@ -91,7 +91,7 @@ async fn fill(
         .into_iter()
         .zip(sinks)
         .map(|(n, sink)| {
-            let rows = TableRows { table, next: start, end: start + n, spare: None, framing: spec.framing() };
+            let rows = TableRows { table, next: start, end: start + n, spare: None };
             start += n;
             (rows, Sink::Postgres(sink))
         })
@@ -107,14 +107,14 @@ async fn fill(
     Ok(m.rows)
 }
 
-/// A worker's range of a table's rows, as binary COPY payloads.
+/// A worker's range of a table's rows, as batches (the sink encodes their
+/// binary COPY payloads as it sends them).
 struct TableRows {
     table: Table,
     next: u64,
     end: u64,
     /// A sent payload, given back to be filled again.
     spare: Option<Payload>,
-    framing: Framing,
 }
 
 impl Source for TableRows {
@@ -127,7 +127,6 @@ impl Source for TableRows {
         let to = (self.next + BATCH_ROWS).min(self.end);
         let mut p = self.spare.take().unwrap_or_else(|| Payload::new(&self.table.schema()));
         self.table.fill(&mut p.batch, self.next..to);
-        self.framing.encode(&mut p);
         self.next = to;
         Some(p)
     }

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use super::cursor::{raw_values, Cursor};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
-use super::sink::copy_committed;
+use super::sink::{copy_committed, slices};
 use super::{classify, Canceller, PgTarget};
 use crate::dialect::{postgres as sql, ExportFormat};
 
@@ -473,7 +473,7 @@ impl Executor<CopyBatch> for TableCopy {
     async fn execute(&mut self, b: &mut CopyBatch, _warm: bool) -> Result<u64, OpError> {
         let bytes = b.bytes.split().freeze();
         let len = bytes.len() as u64;
-        let sent = copy_committed(&self.client, &self.statement, bytes, None).await;
+        let sent = copy_committed(&self.client, &self.statement, slices(bytes), None).await;
         let rows = sent.map_err(|e| classify(&e, self.client.is_closed()))?;
         self.bytes += len;
         Ok(rows)

@@ -17,7 +17,7 @@ use crate::dialect::{cratedb, postgres as sql, Engine, Method};
 use crate::driver::sink::SinkSpec;
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
-use crate::encode::{Framing, Payload};
+use crate::encode::{CopyPieces, Payload, COPY_PIECE};
 use crate::error::usage;
 use crate::model::Schema;
 use crate::op::{InDoubt, OpError};
@@ -111,11 +111,6 @@ impl PgSink {
         })
     }
 
-    /// How producers must encode for this sink.
-    pub(in crate::driver) fn framing(&self) -> Framing {
-        self.spec.framing()
-    }
-
     /// Cancels the statement running on the server, if any.
     pub(in crate::driver) async fn cancel(&self) {
         self.cancel.cancel().await
@@ -162,13 +157,10 @@ impl PgSink {
         Ok(found as u64)
     }
 
+    /// Sends one batch. Its values stay in `p` until it is acknowledged,
+    /// so that a batch found unwritten after a reconnect can be sent again.
     pub(in crate::driver) async fn send(&mut self, p: &mut Payload) -> Result<u64, OpError> {
-        let bytes = p.bytes.split().freeze();
-        let result = self.try_send(p, bytes.clone()).await;
-        if result.is_err() {
-            // Kept, so that a batch found unwritten after a reconnect can be sent again.
-            p.bytes.extend_from_slice(&bytes);
-        }
+        let result = self.try_send(p).await;
         result.map_err(|e| classify(&e, self.client.is_closed()))
     }
 
@@ -187,12 +179,13 @@ impl PgSink {
         Ok(self.prepared.len() - 1)
     }
 
-    async fn try_send(&mut self, p: &mut Payload, bytes: Bytes) -> Result<u64, tokio_postgres::Error> {
+    async fn try_send(&mut self, p: &mut Payload) -> Result<u64, tokio_postgres::Error> {
         let at = self.statements_for(&p.batch.omitted).await?;
         let Prepared { schema, statements, .. } = &mut self.prepared[at];
+        let pieces = || CopyPieces::new(&p.batch, self.spec.method);
         match statements {
-            Statements::Copy(stmt) => copy_committed(&self.client, stmt, bytes, None).await,
-            Statements::CopyUpsert { copy, upsert } => copy_committed(&self.client, copy, bytes, Some(upsert)).await,
+            Statements::Copy(stmt) => copy_committed(&self.client, stmt, pieces(), None).await,
+            Statements::CopyUpsert { copy, upsert } => copy_committed(&self.client, copy, pieces(), Some(upsert)).await,
             Statements::Unnest(stmt) => {
                 let b = &p.batch;
                 let arrays = b.sent().map(|values| ArrayParam { values, len: b.len });
@@ -256,52 +249,59 @@ impl Statements {
     }
 }
 
-/// What one COPY message carries at most. The driver copies each message
-/// into its connection's write buffer, which keeps the largest size it had:
-/// a whole batch per message would leave a batch-sized buffer on every
-/// connection (10,000 rows of 10 metrics: 1.4 MB per worker).
-const COPY_SLICE: usize = 128 * 1024;
-
-/// `bytes` cut into slices of at most `len` (views of it, not copies).
-fn slices(bytes: Bytes, len: usize) -> impl Iterator<Item = Bytes> {
-    (0..bytes.len()).step_by(len).map(move |at| bytes.slice(at..(at + len).min(bytes.len())))
+/// An encoded COPY payload (insert-from-sql's tuples, passed on as the
+/// source sent them) cut into pieces of at most [`COPY_PIECE`] (views of
+/// it, not copies): the driver copies each message into its connection's
+/// write buffer, which keeps the largest size it had, so a whole batch per
+/// message would leave a batch-sized buffer on every connection.
+pub(super) fn slices(bytes: Bytes) -> impl Iterator<Item = Bytes> + Send {
+    (0..bytes.len()).step_by(COPY_PIECE).map(move |at| bytes.slice(at..(at + COPY_PIECE).min(bytes.len())))
 }
 
-/// Sends one complete COPY payload (header to trailer) in a transaction of
-/// its own and returns the rows the server counted, once its COMMIT is
+/// Sends one complete COPY payload (header to trailer), given in pieces
+/// that are made as the connection takes them, in a transaction of its
+/// own, and returns the rows the server counted, once its COMMIT is
 /// acknowledged. `then` (the staging table's upsert) runs in the same
 /// transaction, and its count is returned instead.
 ///
 /// Not COPY's implicit transaction: `CopyInSink::finish` returns at COPY's
 /// CommandComplete, before that transaction commits at Sync, so a commit
 /// that fails (a deferred constraint, a server gone) would go unnoticed
-/// and the batch be counted as written. BEGIN is pipelined with the COPY
-/// (no round trip of its own); the COMMIT is awaited, so a batch's latency
-/// includes its commit.
+/// and the batch be counted as written. The transaction costs no round
+/// trip of its own: BEGIN goes out with the COPY, the first piece is
+/// encoded while the server answers it, and `then` and COMMIT go out right
+/// behind the COPY's end. The connection writes requests in order, so the
+/// server sees them in order; if the COPY (or `then`) fails, the COMMIT
+/// that follows in the failed transaction rolls it back, and the error of
+/// the statement that failed is what this returns. The COMMIT's answer is
+/// awaited, so a batch's latency includes its commit.
 pub(super) async fn copy_committed(
     client: &Client,
     copy: &Statement,
-    bytes: Bytes,
+    pieces: impl Iterator<Item = Bytes> + Send,
     then: Option<&Statement>,
 ) -> Result<u64, tokio_postgres::Error> {
+    use futures_util::future::{try_join, try_join3};
     let sent = async {
-        // `try_join` polls (so sends) BEGIN first, then the COPY behind it.
+        let mut pieces = pieces.peekable();
+        // `try_join3` polls (so sends) BEGIN first, then the COPY behind it,
+        // then encodes the first piece while the server answers them.
         let begin = client.batch_execute(sql::BEGIN);
-        let ((), sink) = futures_util::future::try_join(begin, client.copy_in::<_, Bytes>(copy)).await?;
+        let first = async { Ok(pieces.peek().map(drop)) };
+        let ((), sink, _) = try_join3(begin, client.copy_in::<_, Bytes>(copy), first).await?;
         futures_util::pin_mut!(sink);
-        let mut slices = futures_util::stream::iter(slices(bytes, COPY_SLICE).map(Ok));
-        sink.send_all(&mut slices).await?;
-        let mut rows = sink.finish().await?;
-        if let Some(then) = then {
-            rows = client.execute(then, &[]).await?;
+        sink.send_all(&mut futures_util::stream::iter(pieces.map(Ok))).await?;
+        let commit = client.batch_execute(sql::COMMIT);
+        match then {
+            None => Ok(try_join(sink.finish(), commit).await?.0),
+            Some(then) => Ok(try_join3(sink.finish(), client.execute(then, &[]), commit).await?.1),
         }
-        client.batch_execute(sql::COMMIT).await?;
-        Ok(rows)
     }
     .await;
     if sent.is_err() && !client.is_closed() {
         // Ends the failed transaction so the next batch starts clean (after
-        // a failed COMMIT there is none left, and ROLLBACK only warns).
+        // a COMMIT that rolled back or failed there is none left, and
+        // ROLLBACK only warns).
         let _ = client.batch_execute(sql::ROLLBACK).await;
     }
     sent
@@ -313,11 +313,11 @@ mod tests {
 
     #[test]
     fn a_copy_payload_is_sent_in_slices_that_together_are_the_payload() {
-        let payload: Bytes = (0..=255u8).cycle().take(300_001).collect::<Vec<_>>().into();
-        let cut: Vec<Bytes> = slices(payload.clone(), COPY_SLICE).collect();
+        let payload: Bytes = (0..=255u8).cycle().take(2 * COPY_PIECE + 1).collect::<Vec<_>>().into();
+        let cut: Vec<Bytes> = slices(payload.clone()).collect();
         assert_eq!(cut.len(), 3);
-        assert!(cut.iter().all(|s| s.len() <= COPY_SLICE));
+        assert!(cut.iter().all(|s| s.len() <= COPY_PIECE));
         assert_eq!(cut.concat(), payload.to_vec());
-        assert_eq!(slices(Bytes::new(), COPY_SLICE).count(), 0);
+        assert_eq!(slices(Bytes::new()).count(), 0);
     }
 }
