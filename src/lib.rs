@@ -6,6 +6,8 @@
 pub mod cli;
 pub mod compare;
 pub mod config;
+#[cfg(test)]
+mod counting_alloc;
 pub mod dialect;
 pub mod driver;
 pub mod encode;

@@ -26,7 +26,9 @@ use tokio::io::{AsyncRead, ReadBuf as TokioReadBuf};
 use tokio_rustls::TlsConnector;
 
 pub use self::exec::{CrateQueryExecutor, CrateSink};
-pub use self::response::{bulk_outcome, parse, rowcount_outcome, BulkResult, SqlError, SqlResponse, ROW_FAILED};
+pub use self::response::{
+    bulk_outcome, parse, rowcount_outcome, BulkResult, BulkResults, SqlError, SqlResponse, ROW_FAILED,
+};
 use super::http::conn::{self, Conn, Connector, Failure, Stream};
 use super::http::wire::{ReadError, RequestHead};
 use super::http::{percent_decode, redact_userinfo};
@@ -256,6 +258,21 @@ impl CrateConn {
     /// not sent again blindly), and a node that refuses the connection
     /// ([`NOT_SENT`]: nothing was sent).
     pub async fn post(&mut self, body: &[u8]) -> Result<SqlResponse, OpError> {
+        self.answer(Body::Whole(body)).await
+    }
+
+    /// [`CrateConn::post`] for a body that `write` writes a piece at a
+    /// time (returns whether more follows), each piece sent as a chunk
+    /// as soon as it is written: a batch's body is never whole in memory.
+    pub async fn post_chunked(
+        &mut self,
+        write: &mut (dyn FnMut(&mut Vec<u8>) -> bool + Send),
+    ) -> Result<SqlResponse, OpError> {
+        self.answer(Body::Chunked(write)).await
+    }
+
+    /// Sends one request and parses the answer, for [`CrateConn::post`].
+    async fn answer(&mut self, body: Body<'_>) -> Result<SqlResponse, OpError> {
         match self.exchange(body).await {
             Ok(status) => parse(status, &self.conn.body),
             Err(Failure::Connect(e)) => Err(OpError::fatal(NOT_SENT, format!("{}: {e}", self.url))),
@@ -271,7 +288,7 @@ impl CrateConn {
         let mut body = std::mem::take(&mut self.body);
         body.clear();
         serde_json::to_writer(&mut body, &serde_json::json!({ "stmt": stmt, "args": args }))?;
-        let exchanged = self.exchange(&body).await;
+        let exchanged = self.exchange(Body::Whole(&body)).await;
         self.body = body;
         let status = exchanged.map_err(|f| {
             target(format!(
@@ -304,7 +321,7 @@ impl CrateConn {
     /// returns its status. Reconnects first when the server has closed the
     /// kept-alive connection; after a failure the connection is dropped,
     /// so the next request opens a new one.
-    async fn exchange(&mut self, body: &[u8]) -> Result<u16, Failure> {
+    async fn exchange(&mut self, body: Body<'_>) -> Result<u16, Failure> {
         if self.conn.stream.as_mut().is_some_and(closed_by_peer) {
             self.conn.stream = None;
         }
@@ -312,7 +329,11 @@ impl CrateConn {
             let (stream, _, _) = self.connector.connect().await.map_err(Failure::Connect)?;
             self.conn.open(stream);
         }
-        match self.conn.round_trip(&self.head, body, false).await {
+        let exchanged = match body {
+            Body::Whole(bytes) => self.conn.round_trip(&self.head, bytes, false).await,
+            Body::Chunked(write) => self.conn.round_trip_chunked(&self.head, write).await,
+        };
+        match exchanged {
             Ok((r, _)) => {
                 if !r.keep_alive {
                     self.conn.stream = None;
@@ -325,6 +346,13 @@ impl CrateConn {
             }
         }
     }
+}
+
+/// A request's body: bytes at hand (dbload's own statements, queries), or
+/// a batch's, written as it is sent.
+enum Body<'a> {
+    Whole(&'a [u8]),
+    Chunked(&'a mut (dyn FnMut(&mut Vec<u8>) -> bool + Send)),
 }
 
 /// Whether an idle kept-alive connection can no longer carry a request:

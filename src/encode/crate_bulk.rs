@@ -1,75 +1,128 @@
 //! CrateDB `_sql` request bodies, written straight from a batch's column
-//! buffers into the payload's reused bytes by the producer thread, so the
-//! sender only posts them and no JSON tree is built per row.
+//! buffers, a piece at a time, by the worker that sends them: each piece
+//! goes out as a chunk of the request as soon as it is written, so a body
+//! of 20,000 rows is never whole in memory (issue 18: ahead-of-time bodies,
+//! several per worker, held 151 MiB at batch 20,000 and 4 workers), and no
+//! JSON tree is built per row.
 //!
 //! Three shapes, one per ingest method (the statement, with `?`
 //! placeholders, comes from `dialect::cratedb`):
-//! - [`bulk`]: `{"stmt":…,"bulk_args":[[row 0],[row 1],…]}`, one
+//! - [`Shape::Bulk`]: `{"stmt":…,"bulk_args":[[row 0],[row 1],…]}`, one
 //!   statement executed per row, each row acknowledged on its own;
-//! - [`values`]: `{"stmt":…,"args":[row 0…, row 1…]}`, one multi-row
+//! - [`Shape::Values`]: `{"stmt":…,"args":[row 0…, row 1…]}`, one multi-row
 //!   `INSERT … VALUES (…), (…)`;
-//! - [`unnest`]: `{"stmt":…,"args":[[column 0],[column 1],…]}`, one
+//! - [`Shape::Unnest`]: `{"stmt":…,"args":[[column 0],[column 1],…]}`, one
 //!   `INSERT … SELECT * FROM UNNEST(?, ?, …)`.
 //!
 //! Values take the JSON forms CrateDB itself answers with: timestamps as
 //! integer milliseconds since the epoch, numbers as JSON numbers, JSON
 //! columns embedded as they are (they are JSON text already).
 
-use bytes::{BufMut, BytesMut};
+use std::borrow::Cow;
+
+use bytes::BufMut;
 
 use crate::model::{Batch, Values};
 
-/// `{"stmt":<stmt>,"bulk_args":[[r0c0,r0c1,…],[r1c0,…],…]}`.
-pub fn bulk(stmt: &str, batch: &Batch, out: &mut BytesMut) {
-    head(stmt, "bulk_args", out);
-    for i in 0..batch.len {
-        if i > 0 {
-            out.put_u8(b',');
-        }
-        out.put_u8(b'[');
-        row(batch, i, out);
-        out.put_u8(b']');
-    }
-    out.put_slice(b"]}");
+/// How a body carries a batch's rows: one shape per ingest method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `"bulk_args":[[r0c0,r0c1,…],[r1c0,…],…]`.
+    Bulk,
+    /// `"args":[r0c0,r0c1,…,r1c0,…]`: the parameters of a multi-row
+    /// `VALUES` statement, row after row.
+    Values,
+    /// `"args":[[c0r0,c0r1,…],[c1r0,…],…]`: one array per column, for
+    /// `UNNEST(?, ?, …)`.
+    Unnest,
 }
 
-/// `{"stmt":<stmt>,"args":[r0c0,r0c1,…,r1c0,…]}`: the parameters of a
-/// multi-row `VALUES` statement with `batch.len` rows, row after row.
-pub fn values(stmt: &str, batch: &Batch, out: &mut BytesMut) {
-    head(stmt, "args", out);
-    for i in 0..batch.len {
-        if i > 0 {
-            out.put_u8(b',');
-        }
-        row(batch, i, out);
-    }
-    out.put_slice(b"]}");
+/// The request body of one batch, written in pieces ([`Body::write_some`])
+/// as the request is sent. A piece is the head (`{"stmt":…,"<key>":[`), a
+/// row (bulk, values) or a part of a column's array (unnest: its `[`, each
+/// value, its `]`), or the end (`]}`).
+pub struct Body<'a> {
+    shape: Shape,
+    stmt: Cow<'a, str>,
+    batch: &'a Batch,
+    /// The next piece to write, counted from the head (0).
+    next: usize,
 }
 
-/// `{"stmt":<stmt>,"args":[[c0r0,c0r1,…],[c1r0,…],…]}`: one array per
-/// column, for `UNNEST(?, ?, …)`.
-pub fn unnest(stmt: &str, batch: &Batch, out: &mut BytesMut) {
-    head(stmt, "args", out);
-    for (c, values) in batch.sent().enumerate() {
-        if c > 0 {
-            out.put_u8(b',');
+impl<'a> Body<'a> {
+    pub fn new(shape: Shape, stmt: impl Into<Cow<'a, str>>, batch: &'a Batch) -> Body<'a> {
+        Body { shape, stmt: stmt.into(), batch, next: 0 }
+    }
+
+    /// Appends the next pieces to `out` until it grew by `at_least` bytes
+    /// or the body is complete; returns whether more follows.
+    pub fn write_some(&mut self, out: &mut Vec<u8>, at_least: usize) -> bool {
+        let (until, pieces) = (out.len().saturating_add(at_least), self.pieces());
+        while self.next < pieces && out.len() < until {
+            self.piece(self.next, pieces, out);
+            self.next += 1;
         }
-        out.put_u8(b'[');
-        for i in 0..batch.len {
-            if i > 0 {
-                out.put_u8(b',');
+        self.next < pieces
+    }
+
+    /// Appends the rest of the body to `out`, whole.
+    pub fn write_all(mut self, out: &mut Vec<u8>) {
+        self.write_some(out, usize::MAX);
+    }
+
+    /// How many pieces the body has, head and end included.
+    fn pieces(&self) -> usize {
+        let len = self.batch.len;
+        2 + match self.shape {
+            Shape::Bulk | Shape::Values => len,
+            Shape::Unnest => self.batch.sent_len() * (len + 2),
+        }
+    }
+
+    fn piece(&self, k: usize, pieces: usize, out: &mut Vec<u8>) {
+        let (batch, len) = (self.batch, self.batch.len);
+        if k == 0 {
+            let key = if self.shape == Shape::Bulk { "bulk_args" } else { "args" };
+            return head(&self.stmt, key, out);
+        }
+        if k == pieces - 1 {
+            return out.put_slice(b"]}");
+        }
+        let j = k - 1;
+        match self.shape {
+            Shape::Bulk => {
+                if j > 0 {
+                    out.put_u8(b',');
+                }
+                out.put_u8(b'[');
+                row(batch, j, out);
+                out.put_u8(b']');
             }
-            value(values, i, out);
+            Shape::Values => {
+                if j > 0 {
+                    out.put_u8(b',');
+                }
+                row(batch, j, out);
+            }
+            Shape::Unnest => match (j / (len + 2), j % (len + 2)) {
+                (0, 0) => out.put_u8(b'['),
+                (_, 0) => out.put_slice(b",["),
+                (_, p) if p == len + 1 => out.put_u8(b']'),
+                (c, p) => {
+                    if p > 1 {
+                        out.put_u8(b',');
+                    }
+                    value(batch.sent_column(c), p - 1, out);
+                }
+            },
         }
-        out.put_u8(b']');
     }
-    out.put_slice(b"]}");
 }
 
 /// `{"stmt":"<stmt, JSON-escaped>","<key>":[`: the part of every body
 /// before its parameters. Shared with the query executor, whose statements
 /// are typed by users and may hold quotes, backslashes and newlines.
-pub(crate) fn head(stmt: &str, key: &str, out: &mut BytesMut) {
+pub(crate) fn head(stmt: &str, key: &str, out: &mut Vec<u8>) {
     out.put_slice(b"{\"stmt\":");
     string(stmt, out);
     out.put_slice(b",\"");
@@ -79,12 +132,12 @@ pub(crate) fn head(stmt: &str, key: &str, out: &mut BytesMut) {
 
 /// `s` as a JSON string (serde_json's escaping: quotes, backslashes and
 /// control characters).
-pub(crate) fn string(s: &str, out: &mut BytesMut) {
-    serde_json::to_writer(out.writer(), s).expect("writing to memory cannot fail");
+pub(crate) fn string(s: &str, out: &mut Vec<u8>) {
+    serde_json::to_writer(out, s).expect("writing to memory cannot fail");
 }
 
 /// Row `i`'s values (of the columns the batch sends), comma-separated.
-fn row(batch: &Batch, i: usize, out: &mut BytesMut) {
+fn row(batch: &Batch, i: usize, out: &mut Vec<u8>) {
     for (c, values) in batch.sent().enumerate() {
         if c > 0 {
             out.put_u8(b',');
@@ -94,7 +147,7 @@ fn row(batch: &Batch, i: usize, out: &mut BytesMut) {
 }
 
 /// Row `i` of one column as a JSON value.
-fn value(values: &Values, i: usize, out: &mut BytesMut) {
+fn value(values: &Values, i: usize, out: &mut Vec<u8>) {
     match values {
         Values::Timestamptz(v) => timestamp(v[i], out),
         Values::Oid(v) => integer(v[i], out),
@@ -109,7 +162,7 @@ fn value(values: &Values, i: usize, out: &mut BytesMut) {
 }
 
 /// An integer, without a `fmt` round.
-pub(crate) fn integer(n: impl itoa::Integer, out: &mut BytesMut) {
+pub(crate) fn integer(n: impl itoa::Integer, out: &mut Vec<u8>) {
     out.put_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
@@ -118,14 +171,14 @@ pub(crate) fn integer(n: impl itoa::Integer, out: &mut BytesMut) {
 /// so the sub-millisecond part is dropped here (rounded down, also before
 /// 1970) rather than by the server, and the number is what CrateDB answers
 /// when the row is read back.
-pub(crate) fn timestamp(us: i64, out: &mut BytesMut) {
+pub(crate) fn timestamp(us: i64, out: &mut Vec<u8>) {
     integer(us.div_euclid(1000), out);
 }
 
 /// A double in the shortest form that reads back to the same value (ryu).
 /// JSON has no NaN or infinity: those are written `null`, which CrateDB
 /// stores as NULL (the models never generate them).
-pub(crate) fn float(x: f64, out: &mut BytesMut) {
+pub(crate) fn float(x: f64, out: &mut Vec<u8>) {
     if x.is_finite() {
         out.put_slice(ryu::Buffer::new().format_finite(x).as_bytes());
     } else {
@@ -160,9 +213,9 @@ pub(crate) mod tests {
         }
     }
 
-    fn encoded(f: fn(&str, &Batch, &mut BytesMut), stmt: &str, b: &Batch) -> Value {
-        let mut out = BytesMut::new();
-        f(stmt, b, &mut out);
+    fn encoded(shape: Shape, stmt: &str, b: &Batch) -> Value {
+        let mut out = Vec::new();
+        Body::new(shape, stmt, b).write_all(&mut out);
         serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
     }
 
@@ -178,7 +231,7 @@ pub(crate) mod tests {
 
     #[test]
     fn bulk_is_one_array_per_row() {
-        let got = encoded(bulk, STMT, &sample());
+        let got = encoded(Shape::Bulk, STMT, &sample());
         assert_eq!(
             got,
             json!({
@@ -194,7 +247,7 @@ pub(crate) mod tests {
 
     #[test]
     fn values_is_every_row_flat() {
-        let got = encoded(values, STMT, &sample());
+        let got = encoded(Shape::Values, STMT, &sample());
         assert_eq!(
             got,
             json!({
@@ -210,7 +263,7 @@ pub(crate) mod tests {
 
     #[test]
     fn unnest_is_one_array_per_column() {
-        let got = encoded(unnest, STMT, &sample());
+        let got = encoded(Shape::Unnest, STMT, &sample());
         assert_eq!(
             got,
             json!({
@@ -229,9 +282,28 @@ pub(crate) mod tests {
     #[test]
     fn empty_batches_are_valid_json() {
         let b = batch(&[]);
-        assert_eq!(encoded(bulk, "s", &b), json!({"stmt": "s", "bulk_args": []}));
-        assert_eq!(encoded(values, "s", &b), json!({"stmt": "s", "args": []}));
-        assert_eq!(encoded(unnest, "s", &b), json!({"stmt": "s", "args": [[], [], [], [], []]}));
+        assert_eq!(encoded(Shape::Bulk, "s", &b), json!({"stmt": "s", "bulk_args": []}));
+        assert_eq!(encoded(Shape::Values, "s", &b), json!({"stmt": "s", "args": []}));
+        assert_eq!(encoded(Shape::Unnest, "s", &b), json!({"stmt": "s", "args": [[], [], [], [], []]}));
+    }
+
+    /// A body written in pieces of any size is the body written whole:
+    /// each piece ends where the last stopped, however small the pieces.
+    #[test]
+    fn bodies_written_in_pieces_are_the_whole_body() {
+        let b = sample();
+        for shape in [Shape::Bulk, Shape::Values, Shape::Unnest] {
+            let mut whole = Vec::new();
+            Body::new(shape, STMT, &b).write_all(&mut whole);
+            for at_least in [1, 7, 40, 1 << 20] {
+                let (mut body, mut out, mut pieces) = (Body::new(shape, STMT, &b), Vec::new(), 0);
+                while body.write_some(&mut out, at_least) {
+                    pieces += 1;
+                }
+                assert_eq!(out, whole, "{shape:?} in pieces of {at_least}");
+                assert!(at_least > whole.len() || pieces > 1, "{shape:?}: {pieces} pieces of {at_least}");
+            }
+        }
     }
 
     proptest! {
@@ -245,7 +317,7 @@ pub(crate) mod tests {
         )) {
             let texts: Vec<String> = rows.iter().map(|r| json!({ "k": r.4 }).to_string()).collect();
             let tuples: Vec<_> = rows.iter().zip(&texts).map(|(r, j)| (r.0, r.1, r.2, r.3, j.as_str())).collect();
-            let got = encoded(bulk, "stmt", &batch(&tuples));
+            let got = encoded(Shape::Bulk, "stmt", &batch(&tuples));
             let args = got["bulk_args"].as_array().unwrap();
             prop_assert_eq!(args.len(), rows.len());
             for (arg, r) in args.iter().zip(&rows) {

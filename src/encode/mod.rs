@@ -9,7 +9,7 @@ pub mod crate_bulk;
 pub mod insert_values;
 pub mod unnest;
 
-use std::sync::Arc;
+use std::borrow::Cow;
 
 use bytes::{BufMut, BytesMut};
 use postgres_types::Type;
@@ -52,8 +52,6 @@ pub enum Framing {
     None,
     /// Binary COPY tuples only: one stream spans all batches (a COPY file).
     CopyRows,
-    /// A CrateDB `_sql` request body per batch.
-    Crate(Arc<CrateBody>),
 }
 
 impl Framing {
@@ -64,7 +62,6 @@ impl Framing {
         match self {
             Framing::None => {}
             Framing::CopyRows => copy_binary::rows(batch, out),
-            Framing::Crate(body) => body.encode(batch, out),
         }
     }
 }
@@ -133,7 +130,8 @@ impl Iterator for CopyPieces<'_> {
 }
 
 /// What a CrateDB request body needs besides the rows: the statement, made
-/// once. It is made again for a batch it does not fit: a short batch of a
+/// once. The sender writes each batch's body as it sends it
+/// ([`crate_bulk::Body`]), so no body waits, encoded, in a pool. It is made again for a batch it does not fit: a short batch of a
 /// multi-row `VALUES` statement, and a batch that leaves columns to their
 /// defaults (insert-json), whose statement names only the others. Nothing
 /// is prepared over HTTP, so that costs a few hundred bytes of text beside
@@ -165,20 +163,20 @@ impl CrateBody {
         }
     }
 
-    fn encode(&self, batch: &Batch, out: &mut BytesMut) {
-        let per_row = matches!(self.method, Method::Bulk | Method::Unnest);
-        let made;
-        let stmt = if batch.omitted.is_empty() && (per_row || batch.len == self.batch_size) {
-            &self.stmt
-        } else {
-            made = self.statement(&self.schema.without(&batch.omitted), batch.len);
-            &made
+    /// The body of `batch`'s request, to be written as it is sent.
+    pub fn body<'a>(&'a self, batch: &'a Batch) -> crate_bulk::Body<'a> {
+        let shape = match self.method {
+            Method::Bulk => crate_bulk::Shape::Bulk,
+            Method::Unnest => crate_bulk::Shape::Unnest,
+            _ => crate_bulk::Shape::Values,
         };
-        match self.method {
-            Method::Bulk => crate_bulk::bulk(stmt, batch, out),
-            Method::Unnest => crate_bulk::unnest(stmt, batch, out),
-            _ => crate_bulk::values(stmt, batch, out),
-        }
+        let per_row = shape != crate_bulk::Shape::Values;
+        let stmt = if batch.omitted.is_empty() && (per_row || batch.len == self.batch_size) {
+            Cow::Borrowed(self.stmt.as_str())
+        } else {
+            Cow::Owned(self.statement(&self.schema.without(&batch.omitted), batch.len))
+        };
+        crate_bulk::Body::new(shape, stmt, batch)
     }
 }
 
@@ -348,8 +346,8 @@ mod tests {
             let body = CrateBody::new(method, table.clone(), schema.clone(), false, 2);
             for omitted in [vec![], vec![1], vec![1, 4]] {
                 batch.omitted = omitted.clone();
-                let mut out = BytesMut::new();
-                body.encode(&batch, &mut out);
+                let mut out = Vec::new();
+                body.body(&batch).write_all(&mut out);
                 let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
                 let stmt = json["stmt"].as_str().unwrap();
                 let sent = schema.without(&omitted);

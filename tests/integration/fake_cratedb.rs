@@ -1,5 +1,5 @@
 //! A fake CrateDB node: a loopback TCP responder that answers `POST /_sql`
-//! in the shapes CrateDB answers (as `src/target/cratedb_http/response.rs`
+//! in the shapes CrateDB answers (as `src/driver/cratedb_http/response.rs`
 //! parses them), and that goes away on cue.
 //!
 //! A fake, not a database: a CrateDB node cannot run in CI, and the case
@@ -176,8 +176,10 @@ impl State {
 }
 
 /// Reads one request; returns its body, or `None` at the end of the connection.
+/// A body comes with its length (dbload's own statements) or in chunks (batches).
 fn read_request(input: &mut BufReader<TcpStream>) -> Result<Option<Vec<u8>>> {
     let mut length = 0;
+    let mut chunked = false;
     let mut first = true;
     loop {
         let mut line = String::new();
@@ -192,9 +194,26 @@ fn read_request(input: &mut BufReader<TcpStream>) -> Result<Option<Vec<u8>>> {
             if name.eq_ignore_ascii_case("content-length") {
                 length = value.trim().parse().context("Content-Length")?;
             }
+            chunked |= name.eq_ignore_ascii_case("transfer-encoding") && value.trim() == "chunked";
         }
     }
-    let mut body = vec![0; length];
-    input.read_exact(&mut body)?;
-    Ok(Some(body))
+    if !chunked {
+        let mut body = vec![0; length];
+        input.read_exact(&mut body)?;
+        return Ok(Some(body));
+    }
+    let mut body = Vec::new();
+    loop {
+        let mut line = String::new();
+        input.read_line(&mut line)?;
+        let size = usize::from_str_radix(line.trim_end(), 16).context("chunk size")?;
+        // The chunk's data and its CRLF; the last chunk (size 0) has no trailers here.
+        let start = body.len();
+        body.resize(start + size + 2, 0);
+        input.read_exact(&mut body[start..])?;
+        body.truncate(start + size);
+        if size == 0 {
+            return Ok(Some(body));
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! The two executors a worker runs against CrateDB over HTTP: ingest
-//! ([`CrateSink`]: posts bodies the producer already encoded) and queries
+//! ([`CrateSink`]: posts each batch's body as it writes it) and queries
 //! ([`CrateQueryExecutor`]: `dbload timeit` and `workload`). Both keep, next
 //! to the client's round trip that the worker loop records, the time CrateDB
 //! itself reports per request, so a report can tell the server's share of
@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use bytes::{BufMut, BytesMut};
+use bytes::BufMut;
 use hdrhistogram::Histogram;
 
 use super::{bulk_outcome, rowcount_outcome, CrateConn, CrateTarget, SqlResponse, NOT_SENT};
@@ -39,8 +39,9 @@ impl ServerDuration {
 }
 
 /// One worker's ingest over HTTP: each batch is one `_sql` request whose
-/// body the producer thread encoded (`encode::crate_bulk`), so sending
-/// costs no encoding here.
+/// body (`encode::crate_bulk`) is written a piece at a time as it is sent,
+/// so a worker holds one piece of a body, not bodies: encoding a batch
+/// costs a fraction of its round trip (see docs/engines/cratedb.md).
 pub struct CrateSink {
     conn: CrateConn,
     /// Bodies carry `bulk_args` (rows counted from per-row results) rather
@@ -78,11 +79,17 @@ impl CrateSink {
         }
     }
 
-    /// Posts one encoded batch of `rows` rows; the rows CrateDB acknowledged
-    /// (see [`bulk_outcome`]: a bulk request may fail in part). `warm`: a
-    /// warm-up batch, whose server-side duration is left out.
-    pub async fn send(&mut self, body: &[u8], rows: u64, warm: bool) -> Result<u64, OpError> {
-        let resp = self.conn.post(body).await;
+    /// Posts one batch of `rows` rows, its body written by `write` a piece
+    /// at a time (see [`CrateConn::post_chunked`]); the rows CrateDB
+    /// acknowledged (see [`bulk_outcome`]: a bulk request may fail in part).
+    /// `warm`: a warm-up batch, whose server-side duration is left out.
+    pub async fn send(
+        &mut self,
+        write: &mut (dyn FnMut(&mut Vec<u8>) -> bool + Send),
+        rows: u64,
+        warm: bool,
+    ) -> Result<u64, OpError> {
+        let resp = self.conn.post_chunked(write).await;
         self.unsent = resp.as_ref().is_err_and(|e| e.class == NOT_SENT);
         self.server.record(warm, &resp);
         if self.bulk {
@@ -107,7 +114,7 @@ pub struct CrateQueryExecutor {
     /// Per query of the mix, its body up to the parameters (`{"stmt":"…","args":[`),
     /// escaped once at open.
     heads: Vec<Vec<u8>>,
-    body: BytesMut,
+    body: Vec<u8>,
     server: ServerDuration,
 }
 
@@ -117,7 +124,7 @@ impl CrateQueryExecutor {
     pub async fn open(target: &CrateTarget, worker: usize, queries: Arc<[QuerySpec]>) -> Result<CrateQueryExecutor> {
         let heads = queries.iter().map(|q| query_head(&q.query)).collect();
         let conn = target.connect(worker).await?;
-        Ok(CrateQueryExecutor { conn, heads, body: BytesMut::new(), server: ServerDuration::new() })
+        Ok(CrateQueryExecutor { conn, heads, body: Vec::new(), server: ServerDuration::new() })
     }
 
     /// Replaces a lost connection with one to the next node of the list
@@ -135,13 +142,13 @@ impl CrateQueryExecutor {
 
 /// A query's body up to its parameters: `{"stmt":"<query>","args":[`.
 fn query_head(query: &str) -> Vec<u8> {
-    let mut head = BytesMut::new();
+    let mut head = Vec::new();
     crate_bulk::head(query, "args", &mut head);
-    head.to_vec()
+    head
 }
 
 /// The whole body of one execution: its query's head, then its parameters.
-fn query_body(head: &[u8], params: &[Value], out: &mut BytesMut) {
+fn query_body(head: &[u8], params: &[Value], out: &mut Vec<u8>) {
     out.clear();
     out.put_slice(head);
     for (i, p) in params.iter().enumerate() {
@@ -155,7 +162,7 @@ fn query_body(head: &[u8], params: &[Value], out: &mut BytesMut) {
 
 /// A drawn parameter as JSON; timestamps as epoch milliseconds, the form
 /// CrateDB compares with its `TIMESTAMP` columns.
-fn param(p: &Value, out: &mut BytesMut) {
+fn param(p: &Value, out: &mut Vec<u8>) {
     match p {
         Value::Int(n) => crate_bulk::integer(*n, out),
         Value::Float(x) => crate_bulk::float(*x, out),
@@ -191,7 +198,7 @@ mod tests {
             Value::Float(0.5),
             Value::Bool(true),
         ];
-        let mut body = BytesMut::new();
+        let mut body = Vec::new();
         query_body(&query_head(query), &params, &mut body);
         let got: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(got, json!({"stmt": query, "args": [3, 1_700_000_000_123i64, "O'Brien \"x\"", 0.5, true]}));

@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
-use bytes::BytesMut;
 use serde_json::json;
 
 use super::*;
-use crate::encode::crate_bulk;
+use crate::encode::crate_bulk::{self, Body, Shape};
 use crate::model::Batch;
 use crate::op::Executor;
 use crate::workload::params::Value;
@@ -34,6 +33,24 @@ fn batch(first: i64, rows: i64) -> Batch {
     crate_bulk::tests::batch(&rows)
 }
 
+/// A batch's body as the sink sends it, in pieces of a few rows: CrateDB
+/// reads the chunks of one request as one body.
+fn pieces(shape: Shape, stmt: &str, batch: &Batch) -> impl FnMut(&mut Vec<u8>) -> bool + Send {
+    let mut whole = Vec::new();
+    Body::new(shape, stmt, batch).write_all(&mut whole);
+    pieces_of(&whole)
+}
+
+/// `body` in pieces of 100 bytes.
+fn pieces_of(body: &[u8]) -> impl FnMut(&mut Vec<u8>) -> bool + Send {
+    let mut rest = body.to_vec();
+    move |out| {
+        let piece: Vec<u8> = rest.drain(..rest.len().min(100)).collect();
+        out.extend_from_slice(&piece);
+        !rest.is_empty()
+    }
+}
+
 async fn count(c: &mut CrateConn) -> i64 {
     c.execute(&format!("REFRESH TABLE {TABLE}"), &[]).await.unwrap();
     let r = c.execute(&format!("SELECT count(*) FROM {TABLE} WHERE device_id = $1"), &[json!(7)]).await.unwrap();
@@ -55,47 +72,36 @@ async fn ingest_and_queries_against_a_real_cratedb() {
     );
     admin.execute(&ddl, &[]).await.unwrap();
     let cols = "(time, device_id, n, m1, tags)";
-    let mut body = BytesMut::new();
+    let insert = format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)");
 
     // bulk_args: every row acknowledged, and CrateDB's own time recorded.
     let mut bulk = CrateSink::open(&t, 1, true).await.unwrap();
-    crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(0, 3), &mut body);
-    assert_eq!(bulk.send(&body, 3, false).await.unwrap(), 3);
+    assert_eq!(bulk.send(&mut pieces(Shape::Bulk, &insert, &batch(0, 3)), 3, false).await.unwrap(), 3);
     assert_eq!(bulk.server_duration().len(), 1);
     // A duplicate among new rows fails that row only.
-    body.clear();
-    crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(2, 3), &mut body);
-    let e = bulk.send(&body, 3, false).await.unwrap_err();
+    let e = bulk.send(&mut pieces(Shape::Bulk, &insert, &batch(2, 3)), 3, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked, e.fatal), ("CrateDB 4091", 2, false), "{}", e.message);
     assert!(e.message.starts_with("1 of 3 rows failed"), "{}", e.message);
     // A one-row bulk whose row fails: a per-row result too.
-    body.clear();
-    crate_bulk::bulk(&format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?)"), &batch(0, 1), &mut body);
-    let e = bulk.send(&body, 1, false).await.unwrap_err();
+    let e = bulk.send(&mut pieces(Shape::Bulk, &insert, &batch(0, 1)), 1, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4091", 0), "{}", e.message);
     // A value CrateDB cannot cast refuses the whole bulk.
     let cast_fails = json!({
         "stmt": format!("INSERT INTO {TABLE} (time, device_id) VALUES (?, ?)"),
         "bulk_args": [[1, 7], [2, "x"]],
     });
-    let e = bulk.send(cast_fails.to_string().as_bytes(), 2, false).await.unwrap_err();
+    let e = bulk.send(&mut pieces_of(cast_fails.to_string().as_bytes()), 2, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4000", 0), "{}", e.message);
 
     // Multi-row VALUES and UNNEST: one statement, its rowcount.
     let mut sink = CrateSink::open(&t, 2, false).await.unwrap();
-    body.clear();
     let values = format!("INSERT INTO {TABLE} {cols} VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)");
-    crate_bulk::values(&values, &batch(10, 2), &mut body);
-    assert_eq!(sink.send(&body, 2, false).await.unwrap(), 2);
-    body.clear();
+    assert_eq!(sink.send(&mut pieces(Shape::Values, &values, &batch(10, 2)), 2, false).await.unwrap(), 2);
     let unnest = format!("INSERT INTO {TABLE} {cols} SELECT * FROM UNNEST(?, ?, ?, ?, ?)");
-    crate_bulk::unnest(&unnest, &batch(20, 4), &mut body);
-    assert_eq!(sink.send(&body, 4, false).await.unwrap(), 4);
+    assert_eq!(sink.send(&mut pieces(Shape::Unnest, &unnest, &batch(20, 4)), 4, false).await.unwrap(), 4);
     assert_eq!(count(&mut admin).await, 3 + 2 + 2 + 4);
     // A duplicate in a multi-row VALUES is skipped without an error: counted.
-    body.clear();
-    crate_bulk::values(&values, &batch(11, 2), &mut body);
-    let e = sink.send(&body, 2, false).await.unwrap_err();
+    let e = sink.send(&mut pieces(Shape::Values, &values, &batch(11, 2)), 2, false).await.unwrap_err();
     assert_eq!((e.class.as_str(), e.acked), ("CrateDB rows skipped", 1), "{}", e.message);
 
     // Values read back as written: ms timestamps, floats, objects.

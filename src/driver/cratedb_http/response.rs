@@ -29,8 +29,8 @@ pub struct SqlResponse {
     /// round trip, recorded beside it.
     #[serde(rename = "duration")]
     pub duration_ms: Option<f64>,
-    /// One entry per row of a `bulk_args` request, in order.
-    pub results: Option<Vec<BulkResult>>,
+    /// The per-row results of a `bulk_args` request, counted.
+    pub results: Option<BulkResults>,
     /// A refusal; [`parse`] turns it into an error, so a response handed
     /// out never has one.
     #[serde(default)]
@@ -47,6 +47,50 @@ pub struct BulkResult {
     pub error: Option<SqlError>,
     /// Why the row failed (CrateDB before 6, which gave no code).
     pub error_message: Option<String>,
+}
+
+/// The per-row results of a bulk request, counted as they are read: a
+/// batch of 20,000 rows is answered with 20,000 of them, which kept as a
+/// list would cost each worker 64 bytes a row (1.3 MiB a request) for three
+/// numbers and one error.
+#[derive(Debug, Clone, Default)]
+pub struct BulkResults {
+    /// Results read: one per row sent.
+    pub rows: u64,
+    /// Rows written, by their rowcounts (see [`bulk_outcome`]).
+    pub acked: u64,
+    /// Rows that failed ([`ROW_FAILED`]), and the first of them.
+    pub failed: u64,
+    pub first_failed: Option<BulkResult>,
+}
+
+impl<'de> Deserialize<'de> for BulkResults {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Counting;
+        impl<'de> serde::de::Visitor<'de> for Counting {
+            type Value = BulkResults;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of per-row results")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<BulkResults, A::Error> {
+                let mut counted = BulkResults::default();
+                while let Some(r) = seq.next_element::<BulkResult>()? {
+                    counted.rows += 1;
+                    match r.rowcount {
+                        ROW_FAILED => {
+                            counted.failed += 1;
+                            counted.first_failed.get_or_insert(r);
+                        }
+                        n => counted.acked += known_count(n, 1),
+                    }
+                }
+                Ok(counted)
+            }
+        }
+        d.deserialize_seq(Counting)
+    }
 }
 
 /// The rowcount CrateDB gives a failed row of a bulk request.
@@ -98,27 +142,17 @@ pub(super) fn excerpt(body: &[u8]) -> String {
 /// neither written nor failed are counted as [`rowcount_outcome`] counts them.
 pub fn bulk_outcome(resp: Result<SqlResponse, OpError>, rows: u64) -> Result<u64, OpError> {
     let resp = resp?;
-    let Some(results) = &resp.results else { return rowcount_outcome(Ok(resp), rows) };
-    let mut acked = 0u64;
-    let mut failed = 0u64;
-    let mut first: Option<&BulkResult> = None;
-    for r in results {
-        match r.rowcount {
-            ROW_FAILED => {
-                failed += 1;
-                first.get_or_insert(r);
-            }
-            n => acked += known_count(n, 1),
-        }
-    }
-    let Some(first) = first else { return written(acked, rows) };
+    let Some(BulkResults { rows: results, acked, failed, first_failed }) = &resp.results else {
+        return rowcount_outcome(Ok(resp), rows);
+    };
+    let Some(first) = first_failed else { return written(*acked, rows) };
     let (class, why) = match (&first.error, &first.error_message) {
         (Some(e), _) => (e.class(), e.message.as_str()),
         (None, Some(m)) => ("CrateDB bulk row failed".to_owned(), m.as_str()),
         (None, None) => ("CrateDB bulk row failed".to_owned(), "CrateDB gave no reason"),
     };
-    let message = format!("{failed} of {} rows failed; the first: {why}", results.len());
-    Err(OpError { acked, ..OpError::new(class, message) })
+    let message = format!("{failed} of {results} rows failed; the first: {why}");
+    Err(OpError { acked: *acked, ..OpError::new(class, message) })
 }
 
 /// The rows a statement that is not a bulk request wrote (a multi-row

@@ -233,6 +233,34 @@ impl Conn {
         head.encode(body, &mut self.write);
         let sending = Instant::now();
         stream.write_all(&self.write).await.map_err(Failure::Write)?;
+        self.receive(sending, head_request).await
+    }
+
+    /// [`Conn::round_trip`] for a body that `fill` writes a piece at a time
+    /// (returns whether more follows), each piece sent as a chunk as soon
+    /// as it is written: the connection holds one piece, not the body.
+    pub async fn round_trip_chunked(
+        &mut self,
+        head: &RequestHead,
+        fill: &mut (dyn FnMut(&mut Vec<u8>) -> bool + Send),
+    ) -> Result<(wire::Response, Sent), Failure> {
+        let stream = self.stream.as_mut().expect("round_trip on an open stream");
+        self.write.clear();
+        head.encode_chunked(&mut self.write);
+        let sending = Instant::now();
+        // The head goes out with the first piece.
+        while wire::chunk(&mut self.write, &mut *fill) {
+            stream.write_all(&self.write).await.map_err(Failure::Write)?;
+            self.write.clear();
+        }
+        stream.write_all(&self.write).await.map_err(Failure::Write)?;
+        self.receive(sending, false).await
+    }
+
+    /// Ends a request whose bytes are written, sending began at `sending`,
+    /// and reads its response.
+    async fn receive(&mut self, sending: Instant, head_request: bool) -> Result<(wire::Response, Sent), Failure> {
+        let stream = self.stream.as_mut().expect("round_trip on an open stream");
         stream.flush().await.map_err(Failure::Write)?;
         let sent = Instant::now();
         self.body.clear();

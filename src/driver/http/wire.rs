@@ -94,6 +94,42 @@ impl RequestHead {
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(body);
     }
+
+    /// Appends the head of a request whose body follows in chunks
+    /// ([`chunk`]): one too large to hold whole, written as it is sent.
+    pub fn encode_chunked(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.prefix);
+        out.extend_from_slice(b"Transfer-Encoding: chunked\r\n\r\n");
+    }
+}
+
+/// Width of a chunk's size: 8 hex digits, leading zeros allowed (RFC 9112
+/// §7.1), so the size is written in place after the data it counts.
+const CHUNK_SIZE_DIGITS: usize = 8;
+
+/// Appends one chunk of a chunked body, its data written by `fill`
+/// (returns whether more data follows), and the last chunk once it is the
+/// end: a body's bytes go out as they are written, never held whole.
+/// Returns what `fill` returned.
+pub fn chunk(out: &mut Vec<u8>, fill: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
+    let at = out.len();
+    out.extend_from_slice(b"00000000\r\n");
+    let more = fill(out);
+    let size = out.len() - at - CHUNK_SIZE_DIGITS - 2;
+    if size == 0 {
+        // A chunk of size 0 would end the body.
+        out.truncate(at);
+    } else {
+        let size = u32::try_from(size).expect("a chunk of less than 4 GiB");
+        for (i, digit) in out[at..at + CHUNK_SIZE_DIGITS].iter_mut().enumerate() {
+            *digit = b"0123456789abcdef"[(size >> (4 * (CHUNK_SIZE_DIGITS - 1 - i)) & 0xf) as usize];
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+    if !more {
+        out.extend_from_slice(b"0\r\n\r\n");
+    }
+    more
 }
 
 /// What a response was, once read to its end.
@@ -509,5 +545,28 @@ mod tests {
         get.encode(b"", &mut out);
         let text = String::from_utf8(out).unwrap();
         assert!(text.ends_with("Connection: close\r\n\r\n") && !text.contains("Content-Length"), "{text}");
+    }
+
+    #[test]
+    fn chunked_request_encoding() {
+        let head = RequestHead::new("POST", "/_sql", "h", &[], false, true);
+        let mut out = Vec::new();
+        head.encode_chunked(&mut out);
+        let pieces: [&[u8]; 4] = [b"{\"a\":", b"", &[b'1'; 300], b"}"];
+        for (i, piece) in pieces.iter().enumerate() {
+            let more = chunk(&mut out, |o| {
+                o.extend_from_slice(piece);
+                i < pieces.len() - 1
+            });
+            assert_eq!(more, i < pieces.len() - 1);
+        }
+        let text = String::from_utf8(out).unwrap();
+        let ones = "1".repeat(300);
+        let body = format!("00000005\r\n{{\"a\":\r\n0000012c\r\n{ones}\r\n00000001\r\n}}\r\n0\r\n\r\n");
+        assert!(text.ends_with(&format!("Transfer-Encoding: chunked\r\n\r\n{body}")), "{text}");
+        assert!(!text.contains("Content-Length"), "{text}");
+        // What this side reads back, as a server would.
+        let wire = format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{body}");
+        assert_eq!(read_all(&wire, 7, false)[0].as_ref().unwrap().1, format!("{{\"a\":{ones}}}"));
     }
 }
