@@ -110,8 +110,7 @@ fn every_type_ran(url: &str, table: &str) -> Result<()> {
 /// reads it.
 fn specs(ctx: &Ctx, table: &str, engine: Engine) -> Result<(Vec<QuerySpec>, CpuData)> {
     let name = TableName::parse(table)?;
-    let hosts: Vec<String> =
-        ctx.query(&tsbs::hosts(engine, &name))?.into_iter().filter_map(|r| r[0].clone()).collect();
+    let hosts: Vec<String> = ctx.query(&tsbs::hosts(engine, &name))?.into_iter().filter_map(|r| r[0].clone()).collect();
     let range = &ctx.query(&tsbs::time_range(engine, &name))?[0];
     let us = |i: usize| range[i].as_deref().unwrap_or_default().parse::<i64>();
     let data = CpuData { hosts, first_us: us(0)?, last_us: us(1)? };
