@@ -236,7 +236,18 @@ fn timescaledb_compress_reports_the_ratio(_: &Ctx) -> Result<()> {
     ensure(int(x, "before_bytes")? == loaded && int(&cost, "table_rows")? == 100_000, || cost.to_string())?;
     let now = ts.scalar("SELECT sum(total_bytes) FROM hypertable_detailed_size('tsdb_cost')")?.parse::<u64>()?;
     ensure(int(x, "after_bytes")? <= now, || format!("{cost} vs {now} now"))?;
-    ensure(int(&cost, "wal_bytes")? > 0, || cost.to_string())
+    ensure(int(&cost, "wal_bytes")? > 0, || cost.to_string())?;
+    // The cpu model's chunks are segmented by its tags (one segment per host), as TSBS
+    // segments by tags_id, so a query of a few hosts decompresses only theirs.
+    let args =
+        format!("--model cpu --workers 1 --devices 10 --measurements 4400 --chunk-interval 3600 --compress {START}");
+    let cost = ingest_cost(&ts, "tsdb_cost_cpu", &args)?;
+    ensure(int(&cost["compression"], "chunks")? == 13, || cost.to_string())?;
+    let segments = ts.scalar(
+        "SELECT coalesce(string_agg(DISTINCT coalesce(segmentby, 'none'), ','), 'no chunk') \
+         FROM timescaledb_information.chunk_compression_settings WHERE hypertable = 'tsdb_cost_cpu'::regclass",
+    )?;
+    ensure(segments == "tags", || format!("chunks segmented by {segments}"))
 }
 
 fn citus_sums_the_shards_on_its_workers(_: &Ctx) -> Result<()> {

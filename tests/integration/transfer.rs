@@ -53,9 +53,9 @@ pub fn engine_tests() -> Vec<EngineTest> {
         ("transfer::insert_from_sql_into_cratedb", both, insert_from_sql_into_cratedb),
         ("transfer::insert_from_sql_out_of_cratedb", both, insert_from_sql_out_of_cratedb),
         (
-            "transfer::export_of_a_compressed_hypertable_reads_every_row",
+            "transfer::timescaledb_export_of_a_compressed_hypertable_reads_every_row",
             &[TIMESCALEDB],
-            export_of_a_compressed_hypertable_reads_every_row,
+            timescaledb_export_of_a_compressed_hypertable_reads_every_row,
         ),
     ]
 }
@@ -709,7 +709,7 @@ fn export_on_a_full_disk_keeps_whole_rows(ctx: &Ctx) -> Result<()> {
 /// exported by several workers: every row once. A compressed chunk has no
 /// ctid to split by block ranges (TimescaleDB refused the export with
 /// SQLSTATE 42P10), so workers split the hypertable by its chunks' time.
-fn export_of_a_compressed_hypertable_reads_every_row(_: &Ctx) -> Result<()> {
+fn timescaledb_export_of_a_compressed_hypertable_reads_every_row(_: &Ctx) -> Result<()> {
     let url = engine_url(TIMESCALEDB)?;
     let ts = Ctx::from_url(&url)?;
     // Two devices, one reading a second: four one-hour chunks compressed, then two more as loaded.
