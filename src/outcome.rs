@@ -173,6 +173,17 @@ pub struct StatementCost {
     pub shared_blks_read: u64,
 }
 
+/// One statement's counters and the run's queries that sent it (indexes
+/// into the phases' queries in order). Queries that differ only in their
+/// constants or parameters (TSBS's single-groupby-1-1-1 and -1-1-12) are
+/// one statement to `pg_stat_statements`, whose counters cannot be split
+/// between them: one entry for them all, not the same figures twice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentStatement {
+    pub queries: Vec<usize>,
+    pub cost: StatementCost,
+}
+
 /// One group of queries measured together (a timeit statement, or the mix).
 pub struct PhaseOutcome {
     pub queries: Arc<[QuerySpec]>,
@@ -199,10 +210,10 @@ pub struct QueryOutcome {
     pub scale: Option<i64>,
     /// `--suite`: the hosts and time range its parameters were drawn from.
     pub suite_data: Option<CpuData>,
-    /// `pg_stat_statements` over the run: one per query of the phases in
-    /// order (none when the extension has no entry for it), or why there
-    /// are no counters (the extension is not installed).
-    pub statements: Result<Vec<Option<StatementCost>>, String>,
+    /// `pg_stat_statements` over the run: one per statement that ran, in
+    /// the order of the phases' queries, or why there are no counters (the
+    /// extension is not installed).
+    pub statements: Result<Vec<SentStatement>, String>,
 }
 
 /// `dbload init`: pgbench's tables made and filled.

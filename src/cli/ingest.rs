@@ -157,8 +157,8 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Table (per engine)")]
     pub unlogged: bool,
 
-    /// TimescaleDB: after the load, compress every chunk (measurement: segmented by device_id) and
-    /// report the hypertable's size before and after, and the ratio; if it fails, the run fails.
+    /// TimescaleDB: after the load, compress every chunk (segmented by measurement's device_id, by
+    /// cpu's tags) and report the hypertable's size before and after, and the ratio; if it fails, the run fails.
     #[arg(long, help_heading = "Table (per engine)")]
     pub compress: bool,
 

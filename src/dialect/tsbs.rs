@@ -140,14 +140,18 @@ fn hostname(engine: Engine, alias: &str) -> String {
     }
 }
 
-/// The start of the minute or hour of `ts`: TimescaleDB's `time_bucket`
-/// (what TSBS uses there), `date_trunc` elsewhere; both buckets TSBS asks
-/// for are whole units, so CrateDB needs no `date_bin`.
+/// The start of the UTC minute or hour of `ts`: TimescaleDB's
+/// `time_bucket` (what TSBS uses there), `date_trunc` elsewhere; both
+/// buckets TSBS asks for are whole units, so CrateDB needs no `date_bin`.
+/// PostgreSQL's `date_trunc` of a timestamptz truncates in the session's
+/// time zone (hours at :30 in India), so it is told UTC, as TSBS's buckets
+/// are; CrateDB's truncates in UTC.
 fn bucket(engine: Engine, unit: &str) -> String {
     let ts = quote_ident("ts");
     match engine {
         Engine::Timescaledb => format!("time_bucket(INTERVAL '1 {unit}', {ts})"),
-        _ => format!("date_trunc('{unit}', {ts})"),
+        Engine::Postgres | Engine::Citus => format!("date_trunc('{unit}', {ts}, 'UTC')"),
+        Engine::Cratedb => format!("date_trunc('{unit}', {ts})"),
     }
 }
 

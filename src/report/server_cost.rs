@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::text::group;
-use crate::outcome::{NodeShare, ServerCost, StatementCost, TableSize};
+use crate::outcome::{NodeShare, SentStatement, ServerCost, TableSize};
 use crate::workload::QuerySpec;
 
 /// The cost of a run that wrote (or read) a table.
@@ -184,14 +184,15 @@ impl TableCost {
 pub struct QueryCost {
     /// Why there are no counters (the extension not installed, CrateDB).
     pub statements_unavailable: Option<String>,
-    /// One per query that pg_stat_statements saw run in the run's window
+    /// One per statement that pg_stat_statements saw run in the run's window
     /// (warm-up and any other session's runs of the same statement included).
     pub statements: Vec<StatementReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct StatementReport {
-    /// The query's name in the run.
+    /// The query's name in the run; queries that differ only in their
+    /// constants are one statement to pg_stat_statements: their names joined by ` + `.
     pub name: String,
     pub calls: u64,
     pub total_exec_ms: f64,
@@ -202,31 +203,29 @@ pub struct StatementReport {
 }
 
 impl QueryCost {
-    /// `queries`: the run's, in the order of `statements`.
+    /// `queries`: the run's, in the order the statements' indexes count.
     pub(crate) fn of<'a>(
-        statements: &Result<Vec<Option<StatementCost>>, String>,
+        statements: &Result<Vec<SentStatement>, String>,
         queries: impl Iterator<Item = &'a QuerySpec>,
     ) -> QueryCost {
         match statements {
             Err(why) => QueryCost { statements_unavailable: Some(why.clone()), statements: Vec::new() },
-            Ok(costs) => QueryCost {
-                statements_unavailable: None,
-                statements: queries
-                    .zip(costs)
-                    .filter_map(|(q, c)| {
-                        let c = c.as_ref()?;
-                        Some(StatementReport {
-                            name: q.name.clone(),
-                            calls: c.calls,
-                            total_exec_ms: c.total_exec_ms,
-                            mean_exec_ms: c.total_exec_ms / c.calls.max(1) as f64,
-                            rows: c.rows,
-                            shared_blks_hit: c.shared_blks_hit,
-                            shared_blks_read: c.shared_blks_read,
-                        })
-                    })
-                    .collect(),
-            },
+            Ok(sent) => {
+                let names: Vec<&str> = queries.map(|q| q.name.as_str()).collect();
+                let statements = sent.iter().map(|s| {
+                    let (name, c) = (s.queries.iter().map(|&i| names[i]).collect::<Vec<_>>().join(" + "), &s.cost);
+                    StatementReport {
+                        name,
+                        calls: c.calls,
+                        total_exec_ms: c.total_exec_ms,
+                        mean_exec_ms: c.total_exec_ms / c.calls.max(1) as f64,
+                        rows: c.rows,
+                        shared_blks_hit: c.shared_blks_hit,
+                        shared_blks_read: c.shared_blks_read,
+                    }
+                });
+                QueryCost { statements_unavailable: None, statements: statements.collect() }
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
 //! An export run: check what is exported and where, split a table into one
-//! block range per worker, take one snapshot for all of them, then stream
+//! block range per worker (a hypertable into time ranges), take one snapshot for all of them, then stream
 //! each range into its file through the worker loop, a chunk per operation.
 //! On CrateDB each worker reads a cursor over its share of the table (or
 //! over the query) instead, a page per operation, over either protocol.
@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::{describe_server, measure::measure, progress::Progress, server_cost, worker};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
-use crate::dialect::{cratedb, literal, postgres as sql, Engine};
+use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine};
 
 use crate::driver::cratedb_http::export::PageWorker;
 use crate::driver::export::{Chunks, ExportFile, ExportWorker};
@@ -176,8 +176,8 @@ async fn copy_workers(
     Ok((workers, rows_estimate))
 }
 
-/// One SELECT per worker over the table's block ranges, and the planner's
-/// estimate of its rows.
+/// One SELECT per worker over the table's block ranges (a hypertable's
+/// time ranges), and the planner's estimate of its rows.
 async fn split_table(
     client: &tokio_postgres::Client,
     table: &TableName,
@@ -203,6 +203,13 @@ async fn split_table(
         )));
     }
     let estimate = estimate.filter(|&n| n > 0).map(|n| n as u64);
+    if workers > 1 && engine == Engine::Timescaledb {
+        let slices = client.query(timescaledb::TIME_SLICES, &[&table.sql()]).await.context("reading the chunks")?;
+        if let Some(first) = slices.first() {
+            let starts: Vec<String> = slices.iter().map(|r| r.get(1)).collect();
+            return Ok((timescaledb::time_selects(table, first.get(0), &starts, workers), estimate));
+        }
+    }
     Ok((sql::table_selects(table, blocks.max(0) as u64, workers), estimate))
 }
 

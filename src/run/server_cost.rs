@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::dialect::{cost as sql, count_rows, cratedb, Engine};
 use crate::driver::Admin;
 use crate::ident::TableName;
-use crate::outcome::{Compression, NodeShare, StatementCost, TableSize};
+use crate::outcome::{Compression, NodeShare, SentStatement, StatementCost, TableSize};
 
 /// The table's size by the engine's own functions, and its rows (`rows`
 /// when the run has just counted them, else counted now).
@@ -137,16 +137,17 @@ pub(crate) async fn statements(admin: &mut Admin) -> Result<Snapshot, String> {
     Ok(Snapshot(all))
 }
 
-/// For each of `queries`, what its statements cost between `before` and
-/// `after`: the counters of every statement that ran in between whose text
-/// has the query's shape (pg_stat_statements shows constants as `$1`, as
-/// a prepared statement's parameters; both count as one placeholder), summed
-/// (a statement run by two users is two entries). None: no such statement ran.
+/// What each statement of `queries` cost between `before` and `after`:
+/// the counters of every statement that ran in between whose text has the
+/// query's shape (pg_stat_statements shows constants as `$1`, as a
+/// prepared statement's parameters; both count as one placeholder),
+/// summed (a statement run by two users is two entries). Queries of one
+/// shape share one entry; a shape that did not run has none.
 pub(crate) fn deltas<'a>(
     before: &Snapshot,
     after: &Snapshot,
     queries: impl Iterator<Item = &'a str>,
-) -> Vec<Option<StatementCost>> {
+) -> Vec<SentStatement> {
     let ran: Vec<(String, StatementCost)> = after
         .0
         .iter()
@@ -162,16 +163,25 @@ pub(crate) fn deltas<'a>(
             (d.calls > 0).then(|| (shape(text), d))
         })
         .collect();
-    queries
-        .map(|q| {
-            let want = shape(q);
-            ran.iter().filter(|(s, _)| *s == want).map(|(_, d)| *d).reduce(|a, b| StatementCost {
+    let mut shapes: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, q) in queries.enumerate() {
+        let want = shape(q);
+        match shapes.iter_mut().find(|(s, _)| *s == want) {
+            Some((_, same)) => same.push(i),
+            None => shapes.push((want, vec![i])),
+        }
+    }
+    shapes
+        .into_iter()
+        .filter_map(|(want, queries)| {
+            let cost = ran.iter().filter(|(s, _)| *s == want).map(|(_, d)| *d).reduce(|a, b| StatementCost {
                 calls: a.calls + b.calls,
                 total_exec_ms: a.total_exec_ms + b.total_exec_ms,
                 rows: a.rows + b.rows,
                 shared_blks_hit: a.shared_blks_hit + b.shared_blks_hit,
                 shared_blks_read: a.shared_blks_read + b.shared_blks_read,
-            })
+            })?;
+            Some(SentStatement { queries, cost })
         })
         .collect()
 }
@@ -288,10 +298,12 @@ mod tests {
         let before = snap(&[("10/1", "SELECT $1", 5, 1.0), ("10/2", "SELECT x FROM t", 2, 1.0)]);
         let after =
             snap(&[("10/1", "SELECT $1", 8, 4.0), ("11/1", "SELECT $1", 1, 0.5), ("10/2", "SELECT x FROM t", 2, 1.0)]);
-        let got = deltas(&before, &after, ["select 1", "SELECT x FROM t", "SELECT y"].into_iter());
-        let one = got[0].expect("ran");
+        let got = deltas(&before, &after, ["select 1", "SELECT x FROM t", "SELECT y", "select 2"].into_iter());
+        // "SELECT x FROM t" did not run in between, "SELECT y" never ran.
+        assert_eq!(got.len(), 1, "{got:?}");
+        let one = got[0].cost;
         assert_eq!((one.calls, one.total_exec_ms, one.rows), (4, 3.5, 4));
-        assert_eq!(got[1], None, "did not run in between");
-        assert_eq!(got[2], None);
+        // "select 1" and "select 2" are one statement to pg_stat_statements: one entry for both.
+        assert_eq!(got[0].queries, [0, 3]);
     }
 }

@@ -6,7 +6,8 @@
 //! checked on the harness's PostgreSQL, which sends the same binary format.
 //! CrateDB's paged export, and insert-from-sql into CrateDB, run when
 //! `DBLOAD_TEST_CRATEDB_HTTP_URL` is set; export and insert-from-sql out
-//! of CrateDB over its PostgreSQL protocol when `DBLOAD_TEST_CRATEDB_URL` is.
+//! of CrateDB over its PostgreSQL protocol when `DBLOAD_TEST_CRATEDB_URL` is;
+//! export of a TimescaleDB hypertable when `DBLOAD_TEST_TIMESCALEDB_URL` is.
 
 use std::io::Read;
 use std::path::Path;
@@ -25,7 +26,7 @@ use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
 use dbload::Outcome;
 
-use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG};
+use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG, TIMESCALEDB};
 use crate::support::{dbload_bin, ensure, refused, Ctx};
 use crate::{EngineTest, Test};
 
@@ -51,6 +52,11 @@ pub fn engine_tests() -> Vec<EngineTest> {
         ("transfer::cratedb_export_pages_round_trip", both, cratedb_export_pages_round_trip),
         ("transfer::insert_from_sql_into_cratedb", both, insert_from_sql_into_cratedb),
         ("transfer::insert_from_sql_out_of_cratedb", both, insert_from_sql_out_of_cratedb),
+        (
+            "transfer::timescaledb_export_of_a_compressed_hypertable_reads_every_row",
+            &[TIMESCALEDB],
+            timescaledb_export_of_a_compressed_hypertable_reads_every_row,
+        ),
     ]
 }
 
@@ -697,4 +703,38 @@ fn export_on_a_full_disk_keeps_whole_rows(ctx: &Ctx) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A hypertable whose first chunks are compressed and whose last are not,
+/// exported by several workers: every row once. A compressed chunk has no
+/// ctid to split by block ranges (TimescaleDB refused the export with
+/// SQLSTATE 42P10), so workers split the hypertable by its chunks' time.
+fn timescaledb_export_of_a_compressed_hypertable_reads_every_row(_: &Ctx) -> Result<()> {
+    let url = engine_url(TIMESCALEDB)?;
+    let ts = Ctx::from_url(&url)?;
+    // Two devices, one reading a second: four one-hour chunks compressed, then two more as loaded.
+    let base = "--table tsdb_export --workers 1 --devices 2 --chunk-interval 3600 --verify";
+    for args in [
+        format!("{base} --drop-table --measurements 14400 --start 2024-01-01T00:00:00Z --compress"),
+        format!("{base} --append --measurements 7200 --start 2024-01-01T04:00:00Z"),
+    ] {
+        let out = ts.ingest(&args)?;
+        ensure(out.exit_code == 0, || format!("{args}: exit {} {:?}", out.exit_code, out.report.error_classes))?;
+    }
+    let compressed = ts.scalar(
+        "SELECT count(*) FILTER (WHERE is_compressed)::text || '/' || count(*) \
+         FROM timescaledb_information.chunks WHERE hypertable_name = 'tsdb_export'",
+    )?;
+    ensure(compressed == "4/6", || format!("compressed/all chunks: {compressed}"))?;
+    let dir = tempfile::tempdir()?;
+    let r = export_at(&url, &format!("--table tsdb_export --workers 3 --out {}", dir.path().display()))?;
+    ensure(r.files.iter().all(|f| f.rows > 0), || format!("a worker read nothing: {:?}", r.files))?;
+    let mut keys = std::collections::HashSet::new();
+    for line in read_files(&r)?.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).with_context(|| line.to_string())?;
+        keys.insert((v["device_id"].to_string(), v["time"].to_string()));
+    }
+    ensure(r.throughput.rows == 43_200 && keys.len() == 43_200, || {
+        format!("{} rows exported, {} distinct: {:?}", r.throughput.rows, keys.len(), r.files)
+    })
 }

@@ -23,6 +23,10 @@ pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
         ("tsbs::every_query_type_returns_rows_on_postgres", every_query_type_returns_rows_on_postgres),
         ("tsbs::results_agree_with_the_raw_readings", results_agree_with_the_raw_readings),
+        (
+            "tsbs::buckets_are_utc_hours_whatever_the_session_time_zone",
+            buckets_are_utc_hours_whatever_the_session_time_zone,
+        ),
         ("tsbs::suite_queries_pick_a_subset", suite_queries_pick_a_subset),
         ("tsbs::bad_suite_use_exits_2_saying_what_to_do", bad_suite_use_exits_2_saying_what_to_do),
         ("tsbs::suite_runs_as_a_workload_of_a_mixed_run", suite_runs_as_a_workload_of_a_mixed_run),
@@ -42,6 +46,7 @@ pub fn engine_tests() -> Vec<EngineTest> {
 const DATA: &str = "--model cpu --workers 1 --devices 10 --measurements 4400 --start 2024-01-01T00:00:00Z --drop-table";
 const FIRST_US: i64 = 1_704_067_200_000_000;
 const LAST_US: i64 = FIRST_US + 4399 * 10_000_000;
+const HOUR_US: i64 = 3_600_000_000;
 
 /// TSBS's names, in its order: the report's rows.
 const TYPES: [&str; 15] = [
@@ -64,8 +69,14 @@ const TYPES: [&str; 15] = [
 
 /// `dbload ingest DATA --table TABLE` against `url`, as the binary.
 fn load(url: &str, table: &str) -> Result<()> {
+    load_with(url, table, &[])
+}
+
+/// [`load`] with more arguments (TimescaleDB's `--chunk-interval`, `--compress`).
+fn load_with(url: &str, table: &str, args: &[&str]) -> Result<()> {
     let mut argv = vec!["ingest", "--url", url, "--table", table, "--quiet"];
     argv.extend(DATA.split_whitespace());
+    argv.extend(args);
     let (code, _, stderr) = dbload_bin(&argv, &[]);
     ensure(code == 0, || format!("ingest into {table}: exit {code}: {stderr}"))
 }
@@ -94,13 +105,13 @@ fn every_type_ran(url: &str, table: &str) -> Result<()> {
     Ok(())
 }
 
-/// The suite's queries as dbload makes them for PostgreSQL, with the data
-/// they are drawn from read as the run reads it.
-fn postgres_specs(ctx: &Ctx, table: &str) -> Result<(Vec<QuerySpec>, CpuData)> {
+/// The suite's queries as dbload makes them for `engine` (of the
+/// PostgreSQL family), with the data they are drawn from read as the run
+/// reads it.
+fn specs(ctx: &Ctx, table: &str, engine: Engine) -> Result<(Vec<QuerySpec>, CpuData)> {
     let name = TableName::parse(table)?;
-    let hosts: Vec<String> =
-        ctx.query(&tsbs::hosts(Engine::Postgres, &name))?.into_iter().filter_map(|r| r[0].clone()).collect();
-    let range = &ctx.query(&tsbs::time_range(Engine::Postgres, &name))?[0];
+    let hosts: Vec<String> = ctx.query(&tsbs::hosts(engine, &name))?.into_iter().filter_map(|r| r[0].clone()).collect();
+    let range = &ctx.query(&tsbs::time_range(engine, &name))?[0];
     let us = |i: usize| range[i].as_deref().unwrap_or_default().parse::<i64>();
     let data = CpuData { hosts, first_us: us(0)?, last_us: us(1)? };
     let want: Vec<String> = {
@@ -109,7 +120,7 @@ fn postgres_specs(ctx: &Ctx, table: &str) -> Result<(Vec<QuerySpec>, CpuData)> {
         h
     };
     ensure(data == CpuData { hosts: want, first_us: FIRST_US, last_us: LAST_US }, || format!("{data:?}"))?;
-    Ok((CpuSuite::new(name, &[])?.specs(Engine::Postgres, &data)?, data))
+    Ok((CpuSuite::new(name, &[])?.specs(engine, &data)?, data))
 }
 
 /// Runs `sql` with `params` bound (as the prepared protocol binds them); every row's values as text.
@@ -139,8 +150,12 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 fn every_query_type_returns_rows_on_postgres(ctx: &Ctx) -> Result<()> {
     load(&ctx.url, "tsbs_rows")?;
     every_type_ran(&ctx.url, "tsbs_rows")?;
-    // Each type's own SQL with parameters drawn as the run draws them returns rows.
-    let (specs, _) = postgres_specs(ctx, "tsbs_rows")?;
+    every_type_returns_rows(ctx, "tsbs_rows", Engine::Postgres)
+}
+
+/// Each type's own SQL on `engine`, with parameters drawn as the run draws them, returns rows.
+fn every_type_returns_rows(ctx: &Ctx, table: &str, engine: Engine) -> Result<()> {
+    let (specs, _) = specs(ctx, table, engine)?;
     // The connection lives on the runtime that made it.
     let rt = runtime()?;
     let client = rt.block_on(PgTarget::from_url(&ctx.url, "test URL", &|_| None)?.connect())?;
@@ -159,12 +174,26 @@ fn every_query_type_returns_rows_on_postgres(ctx: &Ctx) -> Result<()> {
     Ok(())
 }
 
-/// Three types recomputed from the raw readings: per-minute maxima of one
-/// host (single-groupby-1-1-1), the rows above 90 % (high-cpu-1), and each
-/// host's last reading (lastpoint).
 fn results_agree_with_the_raw_readings(ctx: &Ctx) -> Result<()> {
     load(&ctx.url, "tsbs_check")?;
-    let (specs, data) = postgres_specs(ctx, "tsbs_check")?;
+    agree_with_the_raw_readings(ctx, "tsbs_check", Engine::Postgres)
+}
+
+/// TSBS buckets by UTC hours (`time_bucket`, or epoch arithmetic without
+/// it). A session whose time zone is 5:30 off UTC (the server's
+/// `timezone`, or the user's `options`) still gets UTC hours.
+fn buckets_are_utc_hours_whatever_the_session_time_zone(ctx: &Ctx) -> Result<()> {
+    let kolkata = Ctx::from_url(&ctx.url_with("options=-c%20TimeZone%3DAsia/Kolkata"))?;
+    ensure(kolkata.scalar("SHOW TimeZone")? == "Asia/Kolkata", || "the session's time zone was not set".into())?;
+    load(&kolkata.url, "tsbs_kolkata")?;
+    agree_with_the_raw_readings(&kolkata, "tsbs_kolkata", Engine::Postgres)
+}
+
+/// Three types on `engine` recomputed from the raw readings of `table`:
+/// per-minute maxima of one host (single-groupby-1-1-1), the rows above
+/// 90 % (high-cpu-1), and each host's last reading (lastpoint).
+fn agree_with_the_raw_readings(ctx: &Ctx, table: &str, engine: Engine) -> Result<()> {
+    let (specs, data) = specs(ctx, table, engine)?;
     let spec = |name: &str| specs.iter().find(|q| q.name == name).context("a type of the suite");
     // The connection lives on the runtime that made it.
     let rt = runtime()?;
@@ -175,7 +204,7 @@ fn results_agree_with_the_raw_readings(ctx: &Ctx) -> Result<()> {
             anyhow::bail!("host, start, end: {params:?}")
         };
         let sql = format!(
-            "SELECT {}, usage_user FROM tsbs_check WHERE tags->>'hostname' = '{host}' \
+            "SELECT {}, usage_user FROM {table} WHERE tags->>'hostname' = '{host}' \
              AND ts >= to_timestamp({start} / 1e6) AND ts < to_timestamp({end} / 1e6)",
             epoch("ts")
         );
@@ -187,22 +216,27 @@ fn results_agree_with_the_raw_readings(ctx: &Ctx) -> Result<()> {
     };
     let mut rng = rng_for(2, 0, Purpose::Choice);
 
-    let single = spec("single-groupby-1-1-1")?;
-    for _ in 0..5 {
-        let params = single.draw(&mut rng, 0);
-        let wrapped = format!("SELECT {}, max_usage_user FROM ({}) AS q ORDER BY 1", epoch("minute"), single.query);
-        let got: Vec<(i64, i64)> = rt
-            .block_on(rows(&client, &wrapped, &params))?
-            .iter()
-            .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
-            .collect();
-        let mut want = std::collections::BTreeMap::new();
-        for (ts, usage) in raw(&params)? {
-            let max = want.entry(ts.div_euclid(60_000_000) * 60_000_000).or_insert(usage);
-            *max = (*max).max(usage);
+    // Per-minute maxima of one host over an hour, per-hour maxima over 8 h: buckets of UTC minutes and hours.
+    for (name, bucket, unit_us, buckets) in
+        [("single-groupby-1-1-1", "minute", 60_000_000, 60), ("cpu-max-all-1", "hour", HOUR_US, 8)]
+    {
+        let q = spec(name)?;
+        for _ in 0..5 {
+            let params = q.draw(&mut rng, 0);
+            let wrapped = format!("SELECT {}, max_usage_user FROM ({}) AS q ORDER BY 1", epoch(bucket), q.query);
+            let got: Vec<(i64, i64)> = rt
+                .block_on(rows(&client, &wrapped, &params))?
+                .iter()
+                .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
+                .collect();
+            let mut want = std::collections::BTreeMap::new();
+            for (ts, usage) in raw(&params)? {
+                let max = want.entry(ts.div_euclid(unit_us) * unit_us).or_insert(usage);
+                *max = (*max).max(usage);
+            }
+            let want: Vec<(i64, i64)> = want.into_iter().collect();
+            ensure(got == want && got.len() >= buckets, || format!("{name} {params:?}: {got:?} != {want:?}"))?;
         }
-        let want: Vec<(i64, i64)> = want.into_iter().collect();
-        ensure(got == want && got.len() >= 60, || format!("{params:?}: {got:?} != {want:?}"))?;
     }
 
     let high = spec("high-cpu-1")?;
@@ -342,8 +376,18 @@ fn on_engine(var: &str) -> Result<()> {
     every_type_ran(&url, "tsbs_cpu")
 }
 
+/// On hypertables of one-hour chunks, as loaded and compressed: every type
+/// runs, returns rows, and `time_bucket`'s results agree with the readings.
 fn suite_on_timescaledb(_: &Ctx) -> Result<()> {
-    on_engine(TIMESCALEDB)
+    let url = engine_url(TIMESCALEDB)?;
+    let ts = Ctx::from_url(&url)?;
+    for (table, compress) in [("tsbs_cpu", &[][..]), ("tsbs_cpu_compressed", &["--compress"][..])] {
+        load_with(&url, table, &[&["--chunk-interval", "3600"], compress].concat())?;
+        every_type_ran(&url, table)?;
+        every_type_returns_rows(&ts, table, Engine::Timescaledb)?;
+        agree_with_the_raw_readings(&ts, table, Engine::Timescaledb)?;
+    }
+    Ok(())
 }
 
 fn suite_on_citus(_: &Ctx) -> Result<()> {
