@@ -160,11 +160,22 @@ pub fn primary_key_columns(table: &TableName) -> String {
     )
 }
 
-/// Every node's HTTP address as the node publishes it (`rest_url`:
-/// `10.0.0.5:4200`, the address behind a proxy or NAT), by node name.
-/// CrateDB does not say which node took a statement, so the report lists
-/// the cluster's nodes; on one node this is its address.
-pub const NODE_ADDRESSES: &str = "SELECT rest_url FROM sys.nodes ORDER BY name";
+/// Every node's address as the node publishes it (from `rest_url`:
+/// `10.0.0.5:4200`, the address behind a proxy or NAT), by node name, with
+/// the port of the protocol the run uses: HTTP's, or with `postgres` the
+/// PostgreSQL protocol's (`port['psql']`; a report that gave 4200 for a run
+/// on 5432 named a port it never used). CrateDB does not say which node
+/// took a statement, so the report lists the cluster's nodes; on one node
+/// this is its address.
+pub fn node_addresses(postgres: bool) -> &'static str {
+    match postgres {
+        false => "SELECT rest_url FROM sys.nodes ORDER BY name",
+        true => {
+            "SELECT regexp_replace(rest_url, ':[0-9]+$', ':' || CAST(port['psql'] AS TEXT)) FROM sys.nodes \
+                 ORDER BY name"
+        }
+    }
+}
 
 /// Detection: the version of the cluster's first node.
 pub const NODE_VERSION: &str = "SELECT version['number'] FROM sys.nodes LIMIT 1";
@@ -238,6 +249,16 @@ mod tests {
         sql.extend([declare_cursor("SELECT 1"), declare_held_cursor("SELECT 1"), fetch(1000)]);
         sql.extend([crate::dialect::count_rows(&t), NODE_VERSION.into()]);
         insta::assert_snapshot!(sql.join(";\n\n"));
+    }
+
+    /// The nodes' addresses the report names, over HTTP and over the PostgreSQL protocol.
+    #[test]
+    fn node_addresses_sql() {
+        insta::assert_snapshot!(node_addresses(false), @"SELECT rest_url FROM sys.nodes ORDER BY name");
+        insta::assert_snapshot!(
+            node_addresses(true),
+            @"SELECT regexp_replace(rest_url, ':[0-9]+$', ':' || CAST(port['psql'] AS TEXT)) FROM sys.nodes ORDER BY name"
+        );
     }
 
     /// What `insert-json`/`insert-fake-data` read of an existing table.

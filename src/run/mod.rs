@@ -256,7 +256,9 @@ pub(crate) async fn describe_server(admin: &mut Admin, target: &Target, setup: &
         let rows = admin.rows(sql::server_address()).await.context("reading the server's address")?;
         setup.server_address = rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
     } else {
-        let rows = admin.rows(dialect::cratedb::NODE_ADDRESSES).await.context("reading the nodes' addresses")?;
+        let postgres = matches!(target, Target::Pg { .. });
+        let rows =
+            admin.rows(dialect::cratedb::node_addresses(postgres)).await.context("reading the nodes' addresses")?;
         let nodes: Vec<String> = rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect();
         setup.server_address = Some(nodes.join(", ")).filter(|a| !a.is_empty());
     }

@@ -271,6 +271,12 @@ fn cratedb_postgres_protocol(_: &Ctx) -> Result<()> {
         ensure(out.report.setup.server.engine == Some(Engine::Cratedb), || {
             format!("{:?}", out.report.setup.server.engine)
         })?;
+        // The node's address as this run reached it: its PostgreSQL port, not its HTTP one.
+        let port = url.rsplit('@').next().and_then(|a| a.split('/').next()).and_then(|a| a.rsplit_once(':'));
+        let address = out.report.setup.server.server_address.as_deref().unwrap_or_default();
+        ensure(port.is_some_and(|(_, p)| address.ends_with(&format!(":{p}"))), || {
+            format!("server_address {address:?} for {url}")
+        })?;
         ensure(crate_count(&target, &table)? == 1500, || format!("{method}: count"))?;
     }
     // The default batch (10,000 rows × 12 columns) is split into statements

@@ -369,11 +369,14 @@ fn suite_runs_as_a_workload_of_a_mixed_run(ctx: &Ctx) -> Result<()> {
     })
 }
 
-/// Loads the suite's table on a real engine's server and runs every type there.
-fn on_engine(var: &str) -> Result<()> {
+/// Loads the suite's table `table` on a real engine's server and runs every
+/// type there. Each test has its own table: CrateDB's two URLs name one
+/// cluster, and its two tests run at the same time (one dropped the
+/// table the other was loading).
+fn on_engine(var: &str, table: &str) -> Result<()> {
     let url = engine_url(var)?;
-    load(&url, "tsbs_cpu")?;
-    every_type_ran(&url, "tsbs_cpu")
+    load(&url, table)?;
+    every_type_ran(&url, table)
 }
 
 /// On hypertables of one-hour chunks, as loaded and compressed: every type
@@ -391,13 +394,13 @@ fn suite_on_timescaledb(_: &Ctx) -> Result<()> {
 }
 
 fn suite_on_citus(_: &Ctx) -> Result<()> {
-    on_engine(CITUS)
+    on_engine(CITUS, "tsbs_cpu")
 }
 
 fn suite_on_cratedb_http(_: &Ctx) -> Result<()> {
-    on_engine(CRATEDB_HTTP)
+    on_engine(CRATEDB_HTTP, "tsbs_cpu_http")
 }
 
 fn suite_on_cratedb_postgres_protocol(_: &Ctx) -> Result<()> {
-    on_engine(CRATEDB_PG)
+    on_engine(CRATEDB_PG, "tsbs_cpu_pg")
 }
