@@ -297,7 +297,8 @@ fn value(key: &str, v: &Json) -> Option<String> {
             "rate_rows_per_sec" => per_sec("rows"),
             "rate_queries_per_sec" => per_sec("queries"),
             "rate_per_sec" => per_sec("requests"),
-            "chunk_interval" => v.as_f64().map(|s| human(Some(s), Unit::S)),
+            // `--warmup 1s` is `{"duration": 1.0}`: seconds, as the `_s` fields.
+            "chunk_interval" | "duration" => v.as_f64().map(|s| human(Some(s), Unit::S)),
             k if k.ends_with("_s") => v.as_f64().map(|s| human(Some(s), Unit::S)),
             // An identifier, not an amount: no grouping.
             "seed" => Some(v.to_string()),
@@ -359,6 +360,13 @@ mod tests {
         let s = Setup::of(None, &json!({"tls": true, "tls_verified": false}));
         assert_eq!(s.rows, [Row { label: "TLS certificate verified".into(), value: "no".into() }]);
         assert_eq!(labels(&s.details), ["TLS"]);
+    }
+
+    /// `--warmup 1s` is `{"duration": 1.0}` in the setup: seconds, not a count.
+    #[test]
+    fn a_warm_up_by_time_reads_in_seconds() {
+        let s = Setup::of(None, &json!({"warmup": {"duration": 1.0}}));
+        assert_eq!(s.rows, [Row { label: "Warm-up".into(), value: "duration: 1.00 s".into() }]);
     }
 
     #[test]
