@@ -25,6 +25,8 @@ PORT=${PORT:-18668}
 THREADS=${THREADS:-1}
 BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"},"pressure":{"value":720,"type":"Integer"}}]}'
 
+# shellcheck source=bench/common.sh
+. bench/common.sh
 # shellcheck source=bench/nginx.sh
 . bench/nginx.sh
 # shellcheck source=bench/table.sh
@@ -53,7 +55,6 @@ trap cleanup EXIT
 start_nginx "$work" "$PORT"
 
 url="http://127.0.0.1:$PORT/v2/notify"
-json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 TIMEFORMAT='%U %S'
 
 wrk_rates=() dbload_rates=() wrk_cpu=() dbload_cpu=() rss=()
@@ -79,7 +80,6 @@ for round in $(seq "$ROUNDS"); do
     "(${dbload_cpu[-1]} CPU-s/100k, ${rss[-1]} MiB, $d_err errors)" >&2
 done
 
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 w=$(median "${wrk_rates[@]}")
 d=$(median "${dbload_rates[@]}")
 echo

@@ -25,13 +25,14 @@ fi
 MEASURED=${MEASURED:-}
 START=2024-01-01T00:00:00Z
 
+# shellcheck source=bench/common.sh
+. bench/common.sh
 # shellcheck source=bench/server.sh
 . bench/server.sh
 # shellcheck source=bench/table.sh
 . bench/table.sh
 start_server
 
-json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 sql() { psql -X -q -v ON_ERROR_STOP=1 "$url" "$@"; }
 
 # psql's \timing of one statement, in seconds.

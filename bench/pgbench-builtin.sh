@@ -27,16 +27,10 @@ DURATION=${DURATION:-15}
 PROTOCOL=${PROTOCOL:-prepared}
 export TRANSPORT=${TRANSPORT:-tcp}
 
-if [ ! -x /usr/bin/time ]; then
-  echo "pgbench-builtin: installing GNU time from the system packages" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq time >/dev/null
-fi
-if ! command -v pgbench >/dev/null; then
-  echo "pgbench-builtin: pgbench not found (it comes with the PostgreSQL client packages)" >&2
-  exit 2
-fi
+# shellcheck source=bench/common.sh
+. bench/common.sh
+need_gnu_time pgbench-builtin
+need_pgbench pgbench-builtin
 if [ -z "${DBLOAD:-}" ]; then
   cargo build --release --quiet
   DBLOAD=./target/release/dbload
@@ -48,8 +42,6 @@ fi
 . bench/table.sh
 start_server
 
-json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a / b}'; }
 # Wall seconds of a command, its output in $work/out.txt.
 wall() {

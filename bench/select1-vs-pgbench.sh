@@ -42,16 +42,10 @@ PROTOCOL=${PROTOCOL:-prepared}
 TRANSPORT=${TRANSPORT:-tcp}
 export TRANSPORT
 
-if [ ! -x /usr/bin/time ]; then
-  echo "select1-vs-pgbench: installing GNU time from the system packages" >&2
-  if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq time >/dev/null
-fi
-if ! command -v pgbench >/dev/null; then
-  echo "select1-vs-pgbench: pgbench not found (it comes with the PostgreSQL client packages)" >&2
-  exit 2
-fi
+# shellcheck source=bench/common.sh
+. bench/common.sh
+need_gnu_time select1-vs-pgbench
+need_pgbench select1-vs-pgbench
 # This tree's release build, brought up to date (a stale binary would be measured otherwise).
 if [ -z "${DBLOAD:-}" ]; then
   cargo build --release --quiet
@@ -65,8 +59,6 @@ fi
 start_server
 printf 'select 1;\n' >"$work/select1.sql"
 
-json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # CPU microseconds per query from a `%U %S` file of /usr/bin/time and a query count.
 us_per_query() { awk -v n="$2" '{printf "%.2f", ($1 + $2) / n * 1e6}' "$1"; }
 
