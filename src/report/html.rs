@@ -21,6 +21,7 @@ use serde_json::Value as Json;
 
 use super::page::{environment, Header, Setup};
 use super::text::group;
+use super::units::{human, Unit};
 use crate::stats::summary::SpectrumPoint;
 
 /// Compiled into the binary so that `--html` works wherever dbload was copied.
@@ -221,7 +222,7 @@ fn plan_node(n: &Json) -> PlanNode {
         figures.push(format!("{} loops", group(loops)));
     }
     if let Some(ms) = n["Actual Total Time"].as_f64() {
-        figures.push(format!("{}{}", duration_text(ms), if loops.is_some() { " per loop" } else { "" }));
+        figures.push(format!("{}{}", human(Some(ms), Unit::Ms), if loops.is_some() { " per loop" } else { "" }));
     }
     let children = n["Plans"].as_array().into_iter().flatten().map(plan_node).collect();
     PlanNode { node, figures: figures.join(" · "), children }
@@ -432,7 +433,7 @@ fn spectrum_chart(part: &Json) -> Result<Option<Chart>> {
         line.points.insert(last, None);
     }
     let l = &part["latency_ms"];
-    let figure = |key: &str| l[key].as_f64().map_or_else(|| "–".into(), duration_text);
+    let figure = |key: &str| human(l[key].as_f64(), Unit::Ms);
     let (lines, unit) = in_unit(lines);
     Ok(Some(Chart {
         title: "Latency by percentile".into(),
@@ -469,12 +470,6 @@ fn in_unit(mut lines: Vec<Line>) -> (Vec<Line>, &'static str) {
         p.1 *= per_ms;
     }
     (lines, unit)
-}
-
-/// A latency in ms as text, in the unit it reads best in: `420 µs`, `3.21 ms`, `40.6 s`.
-fn duration_text(ms: f64) -> String {
-    let (unit, per_ms) = unit_for(ms);
-    format!("{} {unit}", trim_ms(ms * per_ms))
 }
 
 pub(super) fn font(size: u32) -> TextStyle<'static> {
@@ -844,10 +839,10 @@ mod tests {
 
     #[test]
     fn latencies_read_in_the_unit_that_fits() {
-        assert_eq!(duration_text(40_566.783), "40.6 s");
-        assert_eq!(duration_text(3.214), "3.21 ms");
-        assert_eq!(duration_text(0.42), "420 µs");
-        assert_eq!(duration_text(0.0), "0 ms");
+        assert_eq!(human(Some(40_566.783), Unit::Ms), "40.6 s");
+        assert_eq!(human(Some(3.214), Unit::Ms), "3.21 ms");
+        assert_eq!(human(Some(0.42), Unit::Ms), "420 µs");
+        assert_eq!(human(Some(0.0), Unit::Ms), "0 ms");
         let mut slow = workload(timeline(), latency());
         slow["timeline"][0]["latency_max_ms"] = json!(40_566.783);
         let charts = charts(&slow).unwrap();
