@@ -289,13 +289,15 @@ async fn cancel_on_signals(cancel: CancellationToken) {
     cancel.cancel();
 }
 
-/// Runs `body` on a runtime of `threads` worker threads (default: one per
-/// CPU) where Ctrl-C, SIGTERM or SIGHUP cancel its token: the run stops
-/// issuing work and still reports what it did.
+/// Runs `body` on a runtime where Ctrl-C, SIGTERM or SIGHUP cancel its
+/// token: the run stops issuing work and still reports what it did. Its
+/// workers run on `threads` threads of their own (default: one per CPU;
+/// see [`run::cores`]), and so does the runtime.
 fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationToken) -> Result<T>) -> Result<T> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = threads {
         builder.worker_threads(n);
+        run::cores::use_threads(n);
     }
     let runtime = builder.enable_all().build().context("starting the runtime")?;
     let cancel = CancellationToken::new();

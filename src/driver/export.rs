@@ -127,14 +127,16 @@ impl ExportFile {
         Ok(f)
     }
 
-    /// Writes a chunk's whole rows; returns how many. Blocking, so off the
-    /// runtime's async threads. A file that cannot be written ends the
-    /// worker, cut back to its last whole chunk.
+    /// Writes a chunk's whole rows; returns how many. Blocking: the
+    /// worker's thread (`run::cores`) waits for the file, and the other
+    /// workers on it with it, as a pgbench thread's clients wait for its
+    /// log. A file that cannot be written ends the worker, cut back to its
+    /// last whole chunk.
     pub(in crate::driver) fn write(&mut self, chunk: &Chunk) -> Result<u64, OpError> {
         if let Some(e) = &self.error {
             return Err(OpError::fatal("write error", e.clone()));
         }
-        if let Err(e) = tokio::task::block_in_place(|| self.append(&chunk.bytes)) {
+        if let Err(e) = self.append(&chunk.bytes) {
             return Err(OpError::fatal("write error", self.cut_back(e)));
         }
         self.bytes += chunk.bytes.len() as u64;

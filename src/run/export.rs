@@ -7,10 +7,10 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, measure::measure, progress::Progress, server_cost, worker};
+use super::{cores, describe_server, measure::measure, progress::Progress, server_cost, worker};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
-use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine};
+use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine, ExportFormat};
 
 use crate::driver::cratedb_http::export::PageWorker;
 use crate::driver::export::{Chunks, ExportFile, ExportWorker};
@@ -96,35 +96,38 @@ async fn cursor_workers(
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
     let (selects, rows) = crate_selects(cfg, workers, &mut admin, target).await?;
     let files = create_files(cfg, workers)?;
-    let opening =
-        selects.into_iter().zip(files).zip(0..).map(|((select, file), w)| open_cursor(cfg, target, w, select, file));
-    let workers = futures_util::future::try_join_all(opening).await?;
+    let each = selects.into_iter().zip(files).map(|(select, file)| (target.clone(), select, file));
+    let (source, format, chunk_rows) = (cfg.source.clone(), cfg.format, cfg.chunk_rows);
+    let workers = cores::open_each(each, move |(target, select, file), w| async move {
+        open_cursor(&target, w as u32, &select, file, (&source, format, chunk_rows)).await
+    })
+    .await?;
     Ok((workers, rows))
 }
 
 /// Worker `w`'s connection and cursor: over HTTP (a session per
-/// connection) or over the PostgreSQL protocol.
+/// connection) or over the PostgreSQL protocol; `chunk_rows` a page.
 async fn open_cursor(
-    cfg: &ExportConfig,
     target: &Target,
     w: u32,
-    select: String,
+    select: &str,
     file: ExportFile,
+    (source, format, chunk_rows): (&ExportSource, ExportFormat, usize),
 ) -> Result<ExportWorker> {
     match target {
         Target::Crate(c) => {
-            let opened = PageWorker::open(c, w, &select, cfg.chunk_rows, file).await;
-            opened.map_err(|e| crate_refused(e, &cfg.source))
+            let opened = PageWorker::open(c, w, select, chunk_rows, file).await;
+            opened.map_err(|e| crate_refused(e, source))
         }
         Target::Pg { pg, .. } => {
             let client = pg.connect().await?;
-            let declared = Cursor::declare(client, &select, cfg.chunk_rows).await;
-            let option = match cfg.source {
+            let declared = Cursor::declare(client, select, chunk_rows).await;
+            let option = match source {
                 ExportSource::Table(_) => "--table",
                 ExportSource::Query(_) => "--query",
             };
             let cursor = declared.map_err(|e| query_refused(e, option))?;
-            CursorWorker::open(cursor, cfg.format, file).map_err(usage)
+            CursorWorker::open(cursor, format, file).map_err(usage)
         }
     }
 }
@@ -165,11 +168,16 @@ async fn copy_workers(
             Some(row.get::<_, String>(0))
         }
     };
-    let opening = selects.iter().zip(files).map(|(select, file)| {
-        let copy = sql::copy_out(select, cfg.format);
-        CopyWorker::open(pg, snapshot.as_deref(), copy, cfg.format, file, cfg.chunk_rows)
-    });
-    let workers = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    let each = selects
+        .iter()
+        .zip(files)
+        .map(|(select, file)| (pg.clone(), snapshot.clone(), sql::copy_out(select, cfg.format), file));
+    let (format, chunk_rows) = (cfg.format, cfg.chunk_rows);
+    let workers = cores::open_each(each, move |(pg, snapshot, copy, file), _| async move {
+        CopyWorker::open(&pg, snapshot.as_deref(), copy, format, file, chunk_rows).await
+    })
+    .await
+    .context("opening the workers' connections")?;
     if snapshot.is_some() {
         client.batch_execute(sql::COMMIT).await.context("releasing the exported snapshot")?;
     }

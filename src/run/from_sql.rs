@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, measure::measure, producer, progress::Progress, server_cost, worker};
+use super::{cores, describe_server, measure::measure, producer, progress::Progress, server_cost, worker};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::FromSqlConfig;
@@ -57,8 +57,10 @@ pub async fn insert_from_sql(
     let columns = from_sql::match_columns(&query_columns, &table, &cfg.table)?;
     let Target::Pg { pg, .. } = target else { unreachable!("a PostgreSQL-protocol admin connection above") };
     let copy = crate::dialect::postgres::copy_in_binary(&cfg.table, &columns);
-    let opening = (0..cfg.workers).map(|_| TableCopy::open(pg, &copy));
-    let sinks = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    let each = (0..cfg.workers).map(|_| (pg.clone(), copy.clone()));
+    let sinks = cores::open_each(each, |(pg, copy), _| async move { TableCopy::open(&pg, &copy).await })
+        .await
+        .context("opening the workers' connections")?;
 
     // Stops the producer once the workers are done, whatever they left unread.
     let stop = cancel.child_token();

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
+use super::cores;
 use super::measure::{measure_tasks, spawn_sharing};
 use super::producer::{self, Feed};
 use super::progress::Progress;
@@ -29,18 +30,18 @@ use crate::stats::Recorder;
 /// `gate` (`--instance`) holds the VUs until the instances start together.
 pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<super::Gate>) -> Result<HttpOutcome> {
     let target = Arc::new(HttpTarget::resolve(cfg.request.clone()).await?);
-    // VUs record into figures shared by the VUs of a runtime thread (as
-    // many as there are threads, so they seldom wait for one another):
-    // histograms of their own would weigh ~0.4 MiB per VU.
-    let shards = cfg.threads.min(cfg.vus as usize);
+    // VUs record into figures shared by the VUs of a worker thread (VU
+    // `vu` runs on thread `vu % threads`, so they never wait for one
+    // another): histograms of their own would weigh ~0.4 MiB per VU.
+    let shards = cores::threads().min(cfg.vus as usize);
     let shared: Vec<_> = (0..shards)
         .map(|_| {
             (Arc::new(Mutex::new(Recorder::default())), Arc::new(Mutex::new(HttpStats::new(cfg.request.checks.len()))))
         })
         .collect();
     let shard = |vu: usize| &shared[vu % shards];
-    let opening = (0..cfg.vus as usize).map(|vu| HttpExecutor::open(target.clone(), shard(vu).1.clone()));
-    let executors = futures_util::future::try_join_all(opening).await?;
+    let each = (0..cfg.vus as usize).map(|vu| (target.clone(), shard(vu).1.clone()));
+    let executors = cores::open_each(each, |(target, stats), _| HttpExecutor::open(target, stats)).await?;
 
     // Producers start rendering now, and each VU has its first bodies
     // before the clock starts: producers filling every VU's pool at once
@@ -48,7 +49,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
     let mut rendered = Vec::new();
     if let BodySource::Template(t) = &cfg.body {
         // One producer per CPU, as many as the VUs could keep busy before
-        // (a thread each); --threads bounds only the VUs' runtime.
+        // (a thread each); --threads bounds only the VUs' threads.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         rendered = Rendered::start(t, (cfg.seed, cfg.first_vu), &cfg.per_vu, cpus)?;
         for r in &mut rendered {
@@ -69,9 +70,11 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         let task = match rendered.next() {
             None => {
                 let source = ThinkTime::new(Fixed { left: cfg.per_vu[vu] }, cfg.sleep);
-                spawn_sharing(worker::run_into(plan.clone(), source, executor, recorders))
+                spawn_sharing(vu, worker::run_into(plan.clone(), source, executor, recorders))
             }
-            Some(r) => spawn_sharing(worker::run_into(plan.clone(), ThinkTime::new(r, cfg.sleep), executor, recorders)),
+            Some(r) => {
+                spawn_sharing(vu, worker::run_into(plan.clone(), ThinkTime::new(r, cfg.sleep), executor, recorders))
+            }
         };
         tasks.push(task);
     }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{measure::measure, progress::Progress, worker};
+use super::{cores, measure::measure, progress::Progress, worker};
 use crate::config::ingest::split_rows;
 use crate::config::init::InitConfig;
 use crate::dialect::{pgbench as sql, Engine, Method};
@@ -81,8 +81,10 @@ async fn fill(
         batch_size: BATCH_ROWS as usize,
         engine: Engine::Postgres,
     };
-    let opening = (0..workers).map(|_| PgSink::open(pg, &spec));
-    let sinks = futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+    let each = (0..workers).map(|_| (pg.clone(), spec.clone()));
+    let sinks = cores::open_each(each, |(pg, spec), _| async move { PgSink::open(&pg, &spec).await })
+        .await
+        .context("opening the workers' connections")?;
     let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel);
     let meter = CostMeter::start();
     let progress = Progress::start(&plan, Some(total), "rows", cfg.progress);

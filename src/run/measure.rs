@@ -11,6 +11,7 @@ use std::future::Future;
 
 use tokio::task::JoinHandle;
 
+use super::cores;
 use super::progress::Progress;
 use super::stop;
 use super::worker::{self, Plan};
@@ -20,7 +21,9 @@ use crate::stats::cost::CostMeter;
 use crate::stats::Recorder;
 
 /// Runs one worker per (source, executor) pair under `plan`, all starting
-/// together, and measures them: see [`measure_tasks`].
+/// together, and measures them: see [`measure_tasks`]. Worker `w` (the
+/// pair's place) runs on `cores`' thread `w`, where [`cores::open_each`]
+/// opened its executor.
 pub async fn measure<S, E>(
     plan: &Plan,
     meter: &CostMeter,
@@ -33,7 +36,10 @@ where
     S::Op: Send,
     E: Executor<S::Op> + Send + 'static,
 {
-    let tasks = pairs.into_iter().map(|(source, executor)| tokio::spawn(worker::run(plan.clone(), source, executor)));
+    let tasks = pairs.into_iter().enumerate().map(|(w, (source, executor))| {
+        let plan = plan.clone();
+        cores::spawn(w, move || worker::run(plan, source, executor))
+    });
     measure_tasks(plan, meter, progress, limit, tasks.collect()).await
 }
 
@@ -94,15 +100,18 @@ async fn join_workers<T>(plan: &Plan, tasks: Vec<JoinHandle<T>>) -> Vec<Option<T
     ended
 }
 
-/// A worker's task that records into recorders it does not own: it hands
-/// back its executor and no recorder. `work` is the worker loop's
-/// [`worker::run_into`].
-pub fn spawn_sharing<E, R>(work: impl Future<Output = (E, Vec<R>)> + Send + 'static) -> JoinHandle<(E, Vec<Recorder>)>
+/// Worker `w`'s task, on `cores`' thread `w`, when it records into
+/// recorders it does not own: it hands back its executor and no recorder.
+/// `work` is the worker loop's [`worker::run_into`].
+pub fn spawn_sharing<E, R>(
+    w: usize,
+    work: impl Future<Output = (E, Vec<R>)> + Send + 'static,
+) -> JoinHandle<(E, Vec<Recorder>)>
 where
     E: Send + 'static,
     R: Send + 'static,
 {
-    tokio::spawn(async move {
+    cores::spawn(w, move || async move {
         // The worker's own recorders hold what they have not yet moved into
         // the shared ones: dropped here, they move it.
         let (executor, _own) = work.await;

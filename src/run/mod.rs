@@ -2,6 +2,7 @@
 //! core, sharing the workers' generators) and one sender task per worker,
 //! let them run until a stop condition, merge their recorders, verify. Every command that writes rows goes through here.
 
+pub mod cores;
 pub mod export;
 pub mod from_sql;
 pub mod http;
@@ -222,13 +223,14 @@ async fn open_sinks(cfg: &IngestConfig, target: Option<&Target>, spec: &SinkSpec
     let workers = cfg.workers as usize;
     let opened = match (target, &cfg.target) {
         (Some(Target::Pg { pg, .. }), _) => {
-            let opening = (0..workers).map(|_| PgSink::open(pg, spec));
-            let sinks = futures_util::future::try_join_all(opening).await;
+            let each = (0..workers).map(|_| (pg.clone(), spec.clone()));
+            let sinks = cores::open_each(each, |(pg, spec), _| async move { PgSink::open(&pg, &spec).await }).await;
             sinks.map(|s| s.into_iter().map(Sink::Postgres).collect())
         }
         (Some(Target::Crate(c)), _) => {
-            let opening = (0..workers).map(|w| CrateSink::open(c, w, spec.method == Method::Bulk));
-            let sinks = futures_util::future::try_join_all(opening).await;
+            let bulk = spec.method == Method::Bulk;
+            let each = (0..workers).map(|_| c.clone());
+            let sinks = cores::open_each(each, move |c, w| async move { CrateSink::open(&c, w, bulk).await }).await;
             sinks.map(|s| s.into_iter().map(|s| Sink::crate_http(s, spec)).collect())
         }
         (None, TargetChoice::DryRun { copy_file: Some(f) }) => {

@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{describe_server, measure::measure, merge_histograms, progress::Progress, worker};
+use super::{cores, describe_server, measure::measure, merge_histograms, progress::Progress, worker};
 use crate::config::query::Scale;
 use crate::config::QueryConfig;
 use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
@@ -84,9 +84,11 @@ pub async fn queries(
             }
             None => Vec::new(),
         };
-        let opening = (0..cfg.concurrency as usize).map(|w| target.query_runner(w, queries.clone(), cfg.protocol));
-        let executors =
-            futures_util::future::try_join_all(opening).await.context("opening the workers' connections")?;
+        let protocol = cfg.protocol;
+        let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
+        let executors = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await })
+            .await
+            .context("opening the workers' connections")?;
         if let Some(gate) = gate.take() {
             gate.pass().await;
         }
