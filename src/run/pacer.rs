@@ -88,9 +88,13 @@ impl Schedule {
         self.rate.is_some() || self.stages.as_ref().is_some_and(|s| s.ramps == Ramps::Rate)
     }
 
-    /// An operation of `units` started.
+    /// An operation of `units` started. Counted for an open loop only (what
+    /// [`Self::dropped`] needs): a counter every worker adds to moves its
+    /// cache line between the CPUs at each operation.
     pub fn started(&self, units: u64) {
-        self.started.fetch_add(units, Ordering::Relaxed);
+        if self.open() {
+            self.started.fetch_add(units, Ordering::Relaxed);
+        }
     }
 
     /// Open loop: the units the schedule placed before `end` (at most
