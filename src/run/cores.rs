@@ -10,8 +10,7 @@
 //!
 //! The pool is [`tokio_util::task::LocalPoolHandle`], one per process,
 //! made on first use with one thread per CPU, or as many as
-//! [`use_threads`] said before (`dbload http --threads`); each thread is
-//! kept to a CPU of its own when there are enough. The command's own
+//! [`use_threads`] said before (`dbload http --threads`). The command's own
 //! work (setup, the admin connection, the progress bar, signals) stays on
 //! the process's runtime. A connection must be opened on the thread that
 //! will drive it (its socket is registered with that thread's runtime):
@@ -25,8 +24,6 @@ use std::future::Future;
 use std::sync::OnceLock;
 
 use anyhow::Result;
-use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
-use nix::unistd::Pid;
 use tokio::task::JoinHandle;
 use tokio_util::task::LocalPoolHandle;
 
@@ -60,49 +57,7 @@ where
     Fut::Output: Send + 'static,
 {
     let pool = pool();
-    let thread = w % pool.num_threads();
-    pool.spawn_pinned_by_idx(
-        move || {
-            keep_to_cpu(thread);
-            task()
-        },
-        thread,
-    )
-}
-
-thread_local! {
-    /// Whether this worker thread was kept to its CPU already.
-    static KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Keeps worker thread `thread` to the `thread`th CPU the process may
-/// run on, once, when there are no more threads than CPUs. Left free, the
-/// scheduler moved the threads between the CPUs under the server's
-/// processes and `select 1` varied from 72k to 109k queries/s between
-/// runs on this 2-core machine; kept, each thread and the server
-/// processes it wakes settle on one CPU, as a pgbench thread and its
-/// clients' servers do (83k to 94k).
-fn keep_to_cpu(thread: usize) {
-    if KEPT.replace(true) {
-        return;
-    }
-    let cpus = allowed_cpus();
-    if threads() > cpus.len() {
-        return;
-    }
-    let mut one = CpuSet::new();
-    if one.set(cpus[thread]).is_ok() {
-        // Not kept is only slower: nothing to tell the user.
-        let _ = sched_setaffinity(Pid::from_raw(0), &one);
-    }
-}
-
-/// The CPUs the calling thread may run on.
-fn allowed_cpus() -> Vec<usize> {
-    match sched_getaffinity(Pid::from_raw(0)) {
-        Ok(set) => (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect(),
-        Err(_) => Vec::new(),
-    }
+    pool.spawn_pinned_by_idx(task, w % pool.num_threads())
 }
 
 /// Opens one worker's executor per item of `each`, all at once: worker
@@ -157,24 +112,6 @@ mod tests {
         let on: std::collections::HashSet<_> =
             open_each(0..n, |_, _| async { Ok(thread_name()) }).await.unwrap().into_iter().collect();
         assert_eq!(on.len(), n);
-    }
-
-    #[tokio::test]
-    async fn each_thread_is_kept_to_a_cpu_of_its_own_when_there_are_enough() {
-        let allowed = allowed_cpus();
-        let mut kept = std::collections::HashSet::new();
-        for w in 0..threads() {
-            let on = spawn(w, || async { allowed_cpus() }).await.unwrap();
-            if threads() <= allowed.len() {
-                assert_eq!(on.len(), 1, "thread {w} may run on {on:?}");
-                kept.insert(on[0]);
-            } else {
-                assert_eq!(on, allowed, "thread {w} of {}, more than the CPUs", threads());
-            }
-        }
-        if threads() <= allowed.len() {
-            assert_eq!(kept.len(), threads(), "{kept:?}");
-        }
     }
 
     #[tokio::test]
