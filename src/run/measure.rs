@@ -228,6 +228,42 @@ mod tests {
         });
     }
 
+    /// Counts the operations it ran on a thread other than the one it was
+    /// opened on.
+    struct Pinned {
+        opened_on: std::thread::ThreadId,
+        elsewhere: u64,
+    }
+
+    impl Executor<Unit> for Pinned {
+        async fn execute(&mut self, _: &mut Unit, _warm: bool) -> Result<u64, OpError> {
+            tokio::task::yield_now().await;
+            if std::thread::current().id() != self.opened_on {
+                self.elsewhere += 1;
+            }
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn a_worker_runs_on_the_thread_its_executor_was_opened_on() {
+        runtime().block_on(async {
+            let plan = plan(&CancellationToken::new());
+            let n = cores::threads() * 2 + 1;
+            let opened = cores::open_each(0..n, |_, _| async {
+                Ok(Pinned { opened_on: std::thread::current().id(), elsewhere: 0 })
+            })
+            .await
+            .unwrap();
+            let threads: std::collections::HashSet<_> = opened.iter().map(|e| e.opened_on).collect();
+            assert_eq!(threads.len(), cores::threads());
+            let pairs = opened.into_iter().map(|e| (Units { left: 200 }, e)).collect();
+            let (figures, executors) = run_workers(&plan, pairs).await;
+            assert_eq!(rows(figures.recorder()), 200 * n as u64);
+            assert_eq!(executors.iter().map(|e| e.elsewhere).collect::<Vec<_>>(), vec![0; n]);
+        });
+    }
+
     #[test]
     fn a_producer_that_panics_is_not_the_end_of_its_input() {
         runtime().block_on(async {
