@@ -14,7 +14,7 @@ use super::{
     end_s, error_entries, paced_rate, per_sec, span_s, stage_entries, timeline, Accounting, ClientReport, Connections,
     ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
-use crate::config::QueryConfig;
+use crate::config::{QueryConfig, TargetChoice};
 use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
 use crate::outcome::QueryOutcome;
@@ -117,7 +117,9 @@ pub struct QuerySetup {
     pub settings: Settings,
     /// `--insecure`: https to CrateDB without verifying its certificate.
     pub tls_unverified: bool,
-    pub protocol: Protocol,
+    /// How statements are sent over the PostgreSQL protocol; none over
+    /// CrateDB's HTTP endpoint, where each goes to `_sql` as JSON.
+    pub protocol: Option<Protocol>,
     pub concurrency: u32,
     pub rate_queries_per_sec: Option<f64>,
     /// `--stages` or `--rate-stages`, as given.
@@ -245,7 +247,7 @@ impl QueryReport {
                 server: Server::of(setup, target_url, throwaway),
                 settings: Settings::of(setup),
                 tls_unverified: cfg.target.tls_unverified(),
-                protocol: cfg.protocol,
+                protocol: (!matches!(cfg.target, TargetChoice::Crate(_))).then_some(cfg.protocol),
                 concurrency: cfg.concurrency,
                 rate_queries_per_sec: cfg.rate,
                 stages: cfg.stages.as_ref().map(Stages::to_string),
@@ -340,9 +342,11 @@ fn header(out: &mut String, r: &QueryReport) {
     target_lines(out, &s.server, s.tls_unverified);
     durability_line(out, &s.settings);
     let pacing = pacing_words(s.stages.as_deref(), s.rate_queries_per_sec, "queries");
-    let protocol =
-        clap::ValueEnum::to_possible_value(&s.protocol).map(|v| v.get_name().to_string()).unwrap_or_default();
-    let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, protocol {protocol}", s.concurrency);
+    let protocol = match s.protocol.as_ref().and_then(clap::ValueEnum::to_possible_value) {
+        Some(p) => format!("protocol {}", p.get_name()),
+        None => "CrateDB's HTTP endpoint (_sql)".into(),
+    };
+    let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, {protocol}", s.concurrency);
     if let Some(suite) = &s.suite {
         let _ = writeln!(
             out,
@@ -453,4 +457,45 @@ pub fn render_workload(r: &QueryReport) -> String {
     }
     footer(&mut out, r);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{Figures, Setup};
+    use crate::stats::Recorder;
+
+    fn report(flags: &[&str]) -> QueryReport {
+        use clap::Parser;
+        let argv = [&["dbload", "timeit", "-s", "select 1"][..], flags].concat();
+        let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!("timeit")
+        };
+        let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+        let out = QueryOutcome {
+            setup: Setup::default(),
+            phases: Vec::new(),
+            figures: Figures { recorders: vec![Recorder::default()], ..Figures::default() },
+            server_duration: None,
+            scale: None,
+            suite_data: None,
+            statements: Err("not installed".into()),
+        };
+        QueryReport::new(&cfg, &out, None, false)
+    }
+
+    /// `--protocol` chooses between the PostgreSQL protocol's ways of
+    /// sending a statement; CrateDB's HTTP endpoint has none of them (a
+    /// statement goes to `_sql` as JSON), so its report names none.
+    #[test]
+    fn a_cratedb_http_run_names_no_postgresql_protocol() {
+        let http = report(&["--url", "cratedb://localhost:4200"]);
+        assert_eq!(serde_json::to_value(&http).unwrap()["setup"]["protocol"], serde_json::Value::Null);
+        let text = render_timeit(&http);
+        assert!(text.contains(", CrateDB's HTTP endpoint (_sql)\n"), "{text}");
+        assert!(!text.contains("protocol"), "{text}");
+        let pg = report(&["--url", "postgres://localhost/db", "--protocol", "simple"]);
+        assert_eq!(serde_json::to_value(&pg).unwrap()["setup"]["protocol"], "simple");
+        assert!(render_timeit(&pg).contains(", protocol simple\n"), "{}", render_timeit(&pg));
+    }
 }
