@@ -469,7 +469,7 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let mut begun = start();
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("query commands always have a target");
-    let outcomes = repeated(&cfg.output, None, async |_, cancel| {
+    let outcomes = repeated(&cfg.output, cfg.threads, async |_, cancel| {
         let queries = async |gate| run::queries::queries(&cfg, &target, cancel.clone(), gate).await;
         let (outcome, instance) = together(&cfg.output, false, &cancel, queries).await?;
         begun.instance = instance;

@@ -214,6 +214,8 @@ pub struct QueryOutcome {
     /// the order of the phases' queries, or why there are no counters (the
     /// extension is not installed).
     pub statements: Result<Vec<SentStatement>, String>,
+    /// The threads its workers ran on (pgbench's `-j`).
+    pub threads: usize,
 }
 
 /// `dbload init`: pgbench's tables made and filled.

@@ -129,6 +129,12 @@ pub struct QueryRunArgs {
     /// pgbench's -n, accepted and ignored: dbload never vacuums before a run.
     #[arg(short = 'n', long, help_heading = "Run")]
     pub no_vacuum: bool,
+
+    /// Threads that run the clients, 1 to 1024 (default: one per CPU), client w on thread w mod
+    /// N with its connection: pgbench's -j. On a machine shared with the server under test,
+    /// fewer leave it more.
+    #[arg(short = 'j', long, value_name = "N", help_heading = "Run")]
+    pub threads: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -61,7 +61,7 @@ pub struct HttpConfig {
     /// The number of the first VU among the whole run's (`--instance`: each
     /// instance's VUs draw their own random streams).
     pub first_vu: u32,
-    /// Runtime worker threads.
+    /// The threads that run the VUs (`run::cores`).
     pub threads: usize,
     pub output: OutputConfig,
 }
@@ -149,11 +149,7 @@ impl HttpConfig {
             headers.push(("Content-Type".into(), "application/json".into()));
         }
 
-        // A thread per core is what the runtime can use; far more is a typo
-        // (and each starts a thread of the OS before the run).
-        if let Some(n @ (0 | 1025..)) = a.threads {
-            return Err(usage(format!("--threads {n}: give 1 to 1024 runtime threads (default: one per CPU)")));
-        }
+        let threads = super::worker_threads(a.threads)?;
         if a.timeout.is_zero() || a.timeout > MAX_TIMEOUT {
             return Err(usage(format!(
                 "--timeout {}: out of range; give a positive time up to {} (the longest latency recorded), such as 30s",
@@ -223,7 +219,7 @@ impl HttpConfig {
             warmup,
             seed: a.seed,
             first_vu: instance.as_ref().map_or(0, |i| i.first_worker(vus)),
-            threads: a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             output,
         })
     }

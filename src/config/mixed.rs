@@ -190,6 +190,14 @@ impl MixedConfig {
                     format!("{part}: say when it stops: `duration` (here or at the top) or `max_queries`"),
                 ));
             }
+            if w.run.threads.is_some() {
+                // One pool of threads runs every part's workers (`run::cores`).
+                return Err(fail(
+                    &origin,
+                    &node.referenced,
+                    format!("{part}: `threads` is not taken by a part: a run's workers share one thread per CPU"),
+                ));
+            }
             let (phases, suite) = match queries {
                 Some(q) => (vec![q.into()], None),
                 None => (Vec::new(), Some(super::query::suite(&w)?)),
@@ -235,5 +243,20 @@ mod tests {
         let Command::Run(a) = cli.command else { unreachable!("run") };
         let ingest = MixedConfig::resolve(a, &|_| None).unwrap().ingest.unwrap();
         assert_eq!(ingest.output.progress, ProgressDisplay::Lines(Duration::from_secs(2)));
+    }
+
+    /// Every part's workers run on the one pool of threads (`run::cores`):
+    /// a part's `threads` would be ignored, so it is refused, saying why.
+    #[test]
+    fn a_part_cannot_set_its_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        let yaml = "duration: 5s\nworkloads:\n  - name: reads\n    threads: 2\n    queries:\n      - query: select 1\n        ratio: 1\n";
+        std::fs::write(&file, yaml).unwrap();
+        let cli = Cli::try_parse_from(["dbload", "run", file.to_str().unwrap()]).unwrap();
+        let Command::Run(a) = cli.command else { unreachable!("run") };
+        let e = MixedConfig::resolve(a, &|_| None).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("`threads` is not taken by a part"), "{e}");
     }
 }

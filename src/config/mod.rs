@@ -269,6 +269,16 @@ pub fn connections(flag: &str, n: u32, what: &str) -> Result<u32> {
     }
 }
 
+/// `--threads` (`-j`): the threads that run the workers, 1 to 1024. A
+/// thread per core is what the workers can use; far more is a typo (and
+/// each starts a thread of the OS before the run).
+pub fn worker_threads(n: Option<usize>) -> Result<Option<usize>> {
+    match n {
+        Some(n @ (0 | 1025..)) => Err(usage(format!("--threads {n}: give 1 to 1024 threads (default: one per CPU)"))),
+        n => Ok(n),
+    }
+}
+
 /// `--reconnect` / `--no-reconnect` (ingest and queries alike): on when
 /// asked, or by default when a `--duration` bounds the run, since reconnecting
 /// waits for a server that may never return and only a deadline bounds that

@@ -60,6 +60,9 @@ pub struct QueryConfig {
     pub scale: Scale,
     /// Scripts' statements are reported one by one (pgbench's `-r`).
     pub per_statement: bool,
+    /// `--threads` (pgbench's `-j`): the threads that run the workers
+    /// (`run::cores`); none: one per CPU.
+    pub threads: Option<usize>,
 }
 
 /// Where pgbench scripts' `:scale` comes from.
@@ -269,6 +272,7 @@ impl QueryConfig {
             output,
             scale,
             per_statement: r.per_statement,
+            threads: super::worker_threads(r.threads)?,
         })
     }
 }
@@ -451,6 +455,19 @@ mod tests {
         let e = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().starts_with("--concurrency 2147483647: at most 100000"), "{e}");
+    }
+
+    /// pgbench's `-j`: the threads that run the clients, as `http --threads`.
+    #[test]
+    fn threads_are_pgbench_j_from_1_to_1024() {
+        assert_eq!(timeit(&["-s", "select 1"]).unwrap().threads, None);
+        assert_eq!(timeit(&["-s", "select 1", "-j", "2"]).unwrap().threads, Some(2));
+        assert_eq!(timeit(&["-s", "select 1", "--threads", "1024"]).unwrap().threads, Some(1024));
+        for n in ["0", "1025"] {
+            let e = timeit(&["-s", "select 1", "-j", n]).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2);
+            assert!(e.to_string().starts_with(&format!("--threads {n}: give 1 to 1024 threads")), "{e}");
+        }
     }
 
     fn timeit(flags: &[&str]) -> Result<QueryConfig> {

@@ -121,6 +121,8 @@ pub struct QuerySetup {
     /// CrateDB's HTTP endpoint, where each goes to `_sql` as JSON.
     pub protocol: Option<Protocol>,
     pub concurrency: u32,
+    /// The threads the workers ran on (pgbench's `-j`).
+    pub threads: usize,
     pub rate_queries_per_sec: Option<f64>,
     /// `--stages` or `--rate-stages`, as given.
     pub stages: Option<String>,
@@ -249,6 +251,7 @@ impl QueryReport {
                 tls_unverified: cfg.target.tls_unverified(),
                 protocol: (!matches!(cfg.target, TargetChoice::Crate(_))).then_some(cfg.protocol),
                 concurrency: cfg.concurrency,
+                threads: out.threads,
                 rate_queries_per_sec: cfg.rate,
                 stages: cfg.stages.as_ref().map(Stages::to_string),
                 max_queries: cfg.max_queries,
@@ -346,7 +349,8 @@ fn header(out: &mut String, r: &QueryReport) {
         Some(p) => format!("protocol {}", p.get_name()),
         None => "CrateDB's HTTP endpoint (_sql)".into(),
     };
-    let _ = writeln!(out, "Setup:    concurrency {}, {pacing}, {protocol}", s.concurrency);
+    let threads = if s.threads == 1 { "1 thread".to_string() } else { format!("{} threads", s.threads) };
+    let _ = writeln!(out, "Setup:    concurrency {} on {threads}, {pacing}, {protocol}", s.concurrency);
     if let Some(suite) = &s.suite {
         let _ = writeln!(
             out,
@@ -480,6 +484,7 @@ mod tests {
             scale: None,
             suite_data: None,
             statements: Err("not installed".into()),
+            threads: 2,
         };
         QueryReport::new(&cfg, &out, None, false)
     }
@@ -492,7 +497,7 @@ mod tests {
         let http = report(&["--url", "cratedb://localhost:4200"]);
         assert_eq!(serde_json::to_value(&http).unwrap()["setup"]["protocol"], serde_json::Value::Null);
         let text = render_timeit(&http);
-        assert!(text.contains(", CrateDB's HTTP endpoint (_sql)\n"), "{text}");
+        assert!(text.contains("concurrency 1 on 2 threads, closed loop, CrateDB's HTTP endpoint (_sql)\n"), "{text}");
         assert!(!text.contains("protocol"), "{text}");
         let pg = report(&["--url", "postgres://localhost/db", "--protocol", "simple"]);
         assert_eq!(serde_json::to_value(&pg).unwrap()["setup"]["protocol"], "simple");

@@ -135,7 +135,8 @@ pub async fn queries(
         Err(why) => Err(why),
     };
     let scale = scripts.then_some(scale);
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale, suite_data, statements })
+    let threads = cores::threads();
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale, suite_data, statements, threads })
 }
 
 /// Per query, its script's statements with every worker's records merged.

@@ -30,7 +30,25 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("cli::password_file_and_service_log_in_as_psql_would", password_file_and_service_log_in_as_psql_would),
         ("cli::no_form_of_url_echoes_its_password", no_form_of_url_echoes_its_password),
         ("cli::html_report_is_one_file_with_charts", html_report_is_one_file_with_charts),
+        ("cli::timeit_threads_are_pgbench_j", timeit_threads_are_pgbench_j),
     ]
+}
+
+/// `-j N` (pgbench's threads) runs the clients on N threads, as the report
+/// says; without it, on one per CPU. In a process of its own: the threads
+/// are the process's, made once.
+fn timeit_threads_are_pgbench_j(ctx: &Ctx) -> Result<()> {
+    let cpus = std::thread::available_parallelism()?.get();
+    for (j, threads) in [(Some("1"), 1), (Some("3"), 3), (None, cpus)] {
+        let mut args = vec!["timeit", "--url", &ctx.url, "-s", "select 1", "-c", "4", "-t", "25"];
+        args.extend(["--output", "json", "--no-results", "--quiet"]);
+        args.extend(j.iter().flat_map(|j| ["-j", *j]));
+        let (code, stdout, stderr) = dbload_bin(&args, &[]);
+        ensure(code == 0, || format!("-j {j:?}: exit {code}: {stderr}"))?;
+        let report: serde_json::Value = serde_json::from_str(&stdout).with_context(|| stdout.clone())?;
+        ensure(report["setup"]["threads"] == threads && report["count"] == 100, || format!("-j {j:?}: {stdout}"))?;
+    }
+    Ok(())
 }
 
 fn bad_input_exits_2_naming_the_option(ctx: &Ctx) -> Result<()> {
