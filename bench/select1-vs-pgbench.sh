@@ -25,12 +25,11 @@
 # divided by the queries it counted; dbload's own `client_cpu_s` (getrusage)
 # is printed beside it.
 #
-# Last measured: 2026-11-24, 2-core VM (Intel Xeon, PostgreSQL 15.18 and
-# pgbench 15.18), loopback TCP, 3 rounds of 10 s, load average 0.56 at start
-# (machine otherwise idle), 2.83 at end: pgbench 139,014 q/s at 4.77 us CPU
-# per query, dbload 71,132 q/s at 10.81 us CPU per query (getrusage 10.81 us);
-# ratio 0.51 x pgbench (target >= 1.0). A run just before (load 1.29 at
-# start): 0.49. Over the Unix socket (1 round of 5 s): 0.44.
+# Last measured: 2026-11-24, 2-core VM (Intel Xeon, PostgreSQL and pgbench
+# 15.20), loopback TCP, 5 rounds of 10 s, load average 1.99 at start, 4.48 at
+# end, workers thread per core (run::cores): pgbench 135,779 q/s at 4.96 us
+# CPU per query, dbload 94,123 q/s at 7.79 us CPU per query; ratio 0.69 x
+# pgbench (target >= 1.0). Before thread per core: 0.49-0.51, 10.8 us.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
