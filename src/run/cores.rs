@@ -10,7 +10,7 @@
 //!
 //! The pool is [`tokio_util::task::LocalPoolHandle`], one per process,
 //! made on first use with one thread per CPU, or as many as
-//! [`use_threads`] said before (`dbload http --threads`). The command's own
+//! [`use_threads`] said before (`--threads`, `-j`). The command's own
 //! work (setup, the admin connection, the progress bar, signals) stays on
 //! the process's runtime. A connection must be opened on the thread that
 //! will drive it (its socket is registered with that thread's runtime):
@@ -90,19 +90,19 @@ where
 mod tests {
     use super::*;
 
-    fn thread_name() -> std::thread::ThreadId {
+    fn thread_id() -> std::thread::ThreadId {
         std::thread::current().id()
     }
 
     #[tokio::test]
     async fn a_worker_runs_on_the_thread_its_connection_was_opened_on() {
         let n = threads() * 2 + 1;
-        let opened = open_each(0..n, |i, w| async move { Ok((i, w, thread_name())) }).await.unwrap();
+        let opened = open_each(0..n, |i, w| async move { Ok((i, w, thread_id())) }).await.unwrap();
         for (w, (item, opened_w, opened_on)) in opened.into_iter().enumerate() {
             assert_eq!((item, opened_w), (w, w));
-            let ran_on = spawn(w, || async { thread_name() }).await.unwrap();
+            let ran_on = spawn(w, || async { thread_id() }).await.unwrap();
             assert_eq!(ran_on, opened_on, "worker {w}");
-            assert_ne!(ran_on, thread_name(), "worker {w} on the caller's own thread");
+            assert_ne!(ran_on, thread_id(), "worker {w} on the caller's own thread");
         }
     }
 
@@ -110,7 +110,7 @@ mod tests {
     async fn the_workers_are_spread_over_every_thread() {
         let n = threads();
         let on: std::collections::HashSet<_> =
-            open_each(0..n, |_, _| async { Ok(thread_name()) }).await.unwrap().into_iter().collect();
+            open_each(0..n, |_, _| async { Ok(thread_id()) }).await.unwrap().into_iter().collect();
         assert_eq!(on.len(), n);
     }
 

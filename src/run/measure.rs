@@ -230,12 +230,12 @@ mod tests {
 
     /// Counts the operations it ran on a thread other than the one it was
     /// opened on.
-    struct Pinned {
+    struct OnItsThread {
         opened_on: std::thread::ThreadId,
         elsewhere: u64,
     }
 
-    impl Executor<Unit> for Pinned {
+    impl Executor<Unit> for OnItsThread {
         async fn execute(&mut self, _: &mut Unit, _warm: bool) -> Result<u64, OpError> {
             tokio::task::yield_now().await;
             if std::thread::current().id() != self.opened_on {
@@ -251,7 +251,7 @@ mod tests {
             let plan = plan(&CancellationToken::new());
             let n = cores::threads() * 2 + 1;
             let opened = cores::open_each(0..n, |_, _| async {
-                Ok(Pinned { opened_on: std::thread::current().id(), elsewhere: 0 })
+                Ok(OnItsThread { opened_on: std::thread::current().id(), elsewhere: 0 })
             })
             .await
             .unwrap();
