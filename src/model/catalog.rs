@@ -41,7 +41,7 @@ pub enum Kind {
     Bytea,
     /// CrateDB `geo_point`: `[lon, lat]`.
     GeoPoint,
-    /// CrateDB `geo_shape`: WKT text.
+    /// CrateDB `geo_shape`: WKT over HTTP, GeoJSON over its PostgreSQL protocol.
     GeoShape,
     /// Anything else, by its type name: values pass as text, unchecked.
     Other(String),

@@ -190,7 +190,7 @@ pub struct Env {
     /// µs since the Unix epoch that random times lie before (the run's day,
     /// so the same seed gives the same rows all day).
     pub anchor_us: i64,
-    /// Arrays as JSON (CrateDB) rather than PostgreSQL literals.
+    /// Arrays as JSON (CrateDB over HTTP) rather than PostgreSQL literals.
     pub cratedb: bool,
 }
 
@@ -407,13 +407,19 @@ impl Fake {
             }
             Fake::GeoShape => {
                 let (lon, lat): (f64, f64) = (rng.random_range(-179.0..179.0), rng.random_range(-89.0..89.0));
-                let _ = write!(
-                    out,
-                    "POLYGON (({lon:.4} {lat:.4}, {:.4} {lat:.4}, {:.4} {:.4}, {lon:.4} {lat:.4}))",
-                    lon + 0.5,
-                    lon + 0.5,
-                    lat + 0.5
-                );
+                let (east, north) = (lon + 0.5, lat + 0.5);
+                // WKT in HTTP bodies; where CrateDB reads text (its PostgreSQL
+                // protocol, which calls the type json), GeoJSON.
+                let _ = match env.cratedb {
+                    true => write!(
+                        out,
+                        "POLYGON (({lon:.4} {lat:.4}, {east:.4} {lat:.4}, {east:.4} {north:.4}, {lon:.4} {lat:.4}))"
+                    ),
+                    false => write!(
+                        out,
+                        r#"{{"type": "Polygon", "coordinates": [[[{lon:.4}, {lat:.4}], [{east:.4}, {lat:.4}], [{east:.4}, {north:.4}], [{lon:.4}, {lat:.4}]]]}}"#
+                    ),
+                };
             }
         }
     }
@@ -678,6 +684,26 @@ mod tests {
         let v: Vec<f64> = values(&f, 2000, None).iter().map(|s| s.parse().unwrap()).collect();
         assert!(v.iter().all(|x| x.is_finite() && (-1e308..1e308).contains(x)), "{:?}", &v[..5]);
         assert!(v.iter().any(|x| *x < -1e307) && v.iter().any(|x| *x > 1e307), "spread over the range");
+    }
+
+    /// CrateDB's PostgreSQL protocol types `geo_shape` as json and reads a
+    /// text parameter as GeoJSON (WKT failed every row there); its HTTP
+    /// endpoint takes the WKT string.
+    #[test]
+    fn a_geo_shape_is_geojson_where_cratedb_reads_text() {
+        for shape in values(&Fake::GeoShape, 50, None) {
+            let v: serde_json::Value = serde_json::from_str(&shape).unwrap_or_else(|e| panic!("{shape}: {e}"));
+            assert_eq!(v["type"], "Polygon", "{shape}");
+            let ring = v["coordinates"][0].as_array().unwrap();
+            assert_eq!(ring.len(), 4, "{shape}");
+            assert_eq!(ring[0], ring[3], "a closed ring: {shape}");
+            let lon = ring[0][0].as_f64().unwrap();
+            assert!((-179.0..179.0).contains(&lon), "{shape}");
+        }
+        let mut rng = rng_for(3, 0, Purpose::Data);
+        let mut http = String::new();
+        Fake::GeoShape.write(&mut rng, 0, &Env { anchor_us: 0, cratedb: true }, None, &mut http);
+        assert!(http.starts_with("POLYGON (("), "{http}");
     }
 
     #[test]
