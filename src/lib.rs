@@ -491,7 +491,7 @@ pub fn http(
 ) -> Result<Outcome<report::http::HttpReport>> {
     let mut begun = start();
     let cfg = config::http::HttpConfig::resolve(args, env)?;
-    let outcomes = repeated(&cfg.output, Some(cfg.threads), async |_, cancel| {
+    let outcomes = repeated(&cfg.output, cfg.threads, async |_, cancel| {
         let http = async |gate| run::http::http(&cfg, cancel.clone(), gate).await;
         let (outcome, instance) = together(&cfg.output, false, &cancel, http).await?;
         begun.instance = instance;

@@ -242,6 +242,8 @@ pub struct InitStep {
 pub struct HttpOutcome {
     pub figures: Figures,
     pub stats: HttpStats,
+    /// The threads its VUs ran on.
+    pub threads: usize,
 }
 
 /// What became of one file of an export.

@@ -61,8 +61,9 @@ pub struct HttpConfig {
     /// The number of the first VU among the whole run's (`--instance`: each
     /// instance's VUs draw their own random streams).
     pub first_vu: u32,
-    /// The threads that run the VUs (`run::cores`).
-    pub threads: usize,
+    /// `--threads`: the threads that run the VUs (`run::cores`); none: one
+    /// per CPU.
+    pub threads: Option<usize>,
     pub output: OutputConfig,
 }
 
@@ -149,7 +150,6 @@ impl HttpConfig {
             headers.push(("Content-Type".into(), "application/json".into()));
         }
 
-        let threads = super::worker_threads(a.threads)?;
         if a.timeout.is_zero() || a.timeout > MAX_TIMEOUT {
             return Err(usage(format!(
                 "--timeout {}: out of range; give a positive time up to {} (the longest latency recorded), such as 30s",
@@ -219,7 +219,7 @@ impl HttpConfig {
             warmup,
             seed: a.seed,
             first_vu: instance.as_ref().map_or(0, |i| i.first_worker(vus)),
-            threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: super::worker_threads(a.threads)?,
             output,
         })
     }

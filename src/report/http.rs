@@ -191,7 +191,7 @@ impl HttpReport {
                 headers: cfg.shown_headers(),
                 body,
                 vus: cfg.vus,
-                threads: cfg.threads,
+                threads: out.threads,
                 rate_per_sec: cfg.rate,
                 stages: cfg.stages.as_ref().map(Stages::to_string),
                 iterations_limit: cfg.iterations,

@@ -87,7 +87,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         figures.recorders[0].merge(&lock(r));
         stats.merge(lock(s).clone());
     }
-    Ok(HttpOutcome { figures, stats })
+    Ok(HttpOutcome { figures, stats, threads: cores::threads() })
 }
 
 /// The fixed body: the source only counts.
