@@ -21,7 +21,7 @@ use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, CopyPieces, CrateBody, Framing, Payload};
 use crate::ident::TableName;
 use crate::model::Schema;
-use crate::op::{Executor, InDoubt, OpError};
+use crate::op::{Executor, InDoubt, OpError, Waiting};
 
 /// What the sinks of one run write, and how.
 #[derive(Debug, Clone)]
@@ -153,6 +153,12 @@ impl Executor<Payload> for Sink {
     async fn cancel(&mut self) {
         if let Sink::Postgres(s) = self {
             s.cancel().await;
+        }
+    }
+
+    fn follow(&mut self, waiting: Waiting) {
+        if let Sink::Postgres(s) = self {
+            s.follow(waiting);
         }
     }
 }

@@ -88,6 +88,13 @@ impl Schedule {
         self.rate.is_some() || self.stages.as_ref().is_some_and(|s| s.ramps == Ramps::Rate)
     }
 
+    /// Whether each worker's next operation starts as soon as its last one
+    /// ends: a closed loop with no stages (no schedule to wait for, no
+    /// ramp that may stop the worker).
+    pub fn back_to_back(&self) -> bool {
+        self.rate.is_none() && self.stages.is_none()
+    }
+
     /// An operation of `units` started. Counted for an open loop only (what
     /// [`Self::dropped`] needs): a counter every worker adds to moves its
     /// cache line between the CPUs at each operation.
@@ -380,6 +387,9 @@ mod tests {
         assert_eq!(Schedule::new(Some(5.0)).turn(7, ms(0)), Turn::Now);
         // VU stages keep the loop closed; rate stages open it (a lag to show).
         assert!(!s.open() && Schedule::new(None).staged(Some(ramp())).open());
+        // Only a closed loop with no stages goes from one operation straight to the next.
+        assert!(Schedule::new(None).back_to_back());
+        assert!(!s.back_to_back() && !Schedule::new(Some(5.0)).back_to_back());
     }
 
     /// The clock's own lag: at 1,000 wake-ups per second, the median

@@ -67,6 +67,14 @@ struct Ends<T> {
     index: usize,
 }
 
+impl<T> Ends<T> {
+    /// A clone that waits for an item holds the channel's lock, and then
+    /// none waits: the answer is no.
+    fn ready(&self) -> bool {
+        self.filled.try_lock().is_ok_and(|filled| !filled.is_empty())
+    }
+}
+
 impl<T> Drop for Ends<T> {
     fn drop(&mut self) {
         self.free.feed_gone();
@@ -98,6 +106,11 @@ impl<T> Feed<T> {
             (None, Some(msg)) => Err(ProducerPanicked(msg.clone())),
             (item, _) => Ok(item),
         }
+    }
+
+    /// Whether a filled item waits, so that `recv` returns at once.
+    pub fn ready(&self) -> bool {
+        self.ends.ready()
     }
 
     /// Gives a used item back to be filled again.
@@ -186,7 +199,7 @@ impl<T> Free<T> {
 
 /// A feed of operations is a worker's source as it is; a feed of anything
 /// else (batches of request bodies) is read by a source of its own.
-impl<T: Operation + Send> Source for Feed<T> {
+impl<T: Operation + Send + 'static> Source for Feed<T> {
     type Op = T;
 
     async fn next(&mut self) -> Option<T> {
@@ -195,6 +208,13 @@ impl<T: Operation + Send> Source for Feed<T> {
 
     fn recycle(&mut self, item: T) {
         self.give_back(item)
+    }
+
+    /// Asks without keeping the feed open: the producers stop once the
+    /// workers drop their feeds, whoever still holds this.
+    fn waiting(&self) -> Option<crate::op::Waiting> {
+        let ends = Arc::downgrade(&self.ends);
+        Some(Arc::new(move || ends.upgrade().is_some_and(|ends| ends.ready())))
     }
 }
 
@@ -369,6 +389,26 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// Issue 18: a COPY worker opens its next batch's COPY early only when
+    /// that batch waits. A filled item waits until read; none once the
+    /// producers are done.
+    #[tokio::test]
+    async fn a_feed_tells_whether_an_item_waits() {
+        let mut feed = spawn_shared(counting(1, 3), 1, Tagged::default).unwrap();
+        let since = std::time::Instant::now();
+        while !feed.ready() {
+            assert!(since.elapsed() < std::time::Duration::from_secs(10), "no item filled");
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        let mut read = 0;
+        while let Some(item) = feed.recv().await {
+            feed.give_back(item);
+            read += 1;
+        }
+        assert_eq!(read, 3);
+        assert!(!feed.ready());
     }
 
     /// Issue 14 item 3: 256 workers kept 3 batches each (1.4 GiB). The items

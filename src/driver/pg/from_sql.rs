@@ -473,7 +473,7 @@ impl Executor<CopyBatch> for TableCopy {
     async fn execute(&mut self, b: &mut CopyBatch, _warm: bool) -> Result<u64, OpError> {
         let bytes = b.bytes.split().freeze();
         let len = bytes.len() as u64;
-        let sent = copy_committed(&self.client, &self.statement, slices(bytes), None).await;
+        let (sent, _) = copy_committed(&self.client, &self.statement, slices(bytes), None, None, || None).await;
         let rows = sent.map_err(|e| classify(&e, self.client.is_closed()))?;
         self.bytes += len;
         Ok(rows)

@@ -4,13 +4,17 @@
 //! left in doubt by a lost connection looked up once that connection's
 //! server process is gone. [`Sink`](crate::driver::sink::Sink) dispatches to it.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
 use bytes::Bytes;
+use futures_util::future::MaybeDone;
 use futures_util::SinkExt;
 use postgres_types::ToSql;
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::{Client, CopyInSink, Statement};
 
 use super::{classify, Canceller, PgTarget};
 use crate::dialect::{cratedb, postgres as sql, Engine, Method};
@@ -20,11 +24,13 @@ use crate::encode::unnest::ArrayParam;
 use crate::encode::{CopyPieces, Payload, COPY_PIECE};
 use crate::error::usage;
 use crate::model::Schema;
-use crate::op::{InDoubt, OpError};
+use crate::op::{InDoubt, OpError, Waiting};
 
 /// A worker's connection with its statements prepared.
 pub struct PgSink {
-    client: Client,
+    /// Shared with the COPY opened ahead ([`OpenCopy`]), which sends on it
+    /// between two batches.
+    client: Arc<Client>,
     /// Where to connect again after the connection was lost (boxed: a
     /// libpq config is large, and the sink is moved around by value).
     target: Box<PgTarget>,
@@ -40,6 +46,14 @@ pub struct PgSink {
     backend: Option<i32>,
     /// That of the connection lost before this one was opened.
     lost_backend: Option<i32>,
+    /// Whether the next batch waits, where it follows this one at once
+    /// ([`Executor::follow`](crate::op::Executor::follow)).
+    waiting: Option<Waiting>,
+    /// The next batch's COPY, opened behind the last batch's COMMIT, with
+    /// the columns of the batch it was opened for ([`Batch::omitted`](crate::model::Batch)).
+    /// A future, not `Sync`: so the sink's async methods take `&mut self`,
+    /// which keeps their futures `Send`.
+    next: Option<(Vec<usize>, OpenCopy)>,
 }
 
 /// How long [`PgSink::resolve`] waits for the server process of a lost
@@ -101,18 +115,20 @@ impl PgSink {
         };
         let cancel = target.canceller(&client);
         Ok(PgSink {
-            client,
+            client: Arc::new(client),
             cancel,
             target: Box::new(target.clone()),
             spec: spec.clone(),
             prepared,
             backend,
             lost_backend: None,
+            waiting: None,
+            next: None,
         })
     }
 
     /// Cancels the statement running on the server, if any.
-    pub(in crate::driver) async fn cancel(&self) {
+    pub(in crate::driver) async fn cancel(&mut self) {
         self.cancel.cancel().await
     }
 
@@ -140,7 +156,7 @@ impl PgSink {
         }
     }
 
-    async fn count_found(&self, old: i32, stmt: &str, p: &Payload) -> Result<u64> {
+    async fn count_found(&mut self, old: i32, stmt: &str, p: &Payload) -> Result<u64> {
         let gone = self.client.prepare(sql::BACKEND_ENDED).await?;
         let waited = Instant::now();
         while !self.client.query_one(&gone, &[&old]).await?.get::<_, bool>(0) {
@@ -164,6 +180,28 @@ impl PgSink {
         result.map_err(|e| classify(&e, self.client.is_closed()))
     }
 
+    /// Where to ask whether the next batch waits: if it does when a batch
+    /// commits, its COPY is opened behind that COMMIT.
+    pub(in crate::driver) fn follow(&mut self, waiting: Waiting) {
+        self.waiting = Some(waiting);
+    }
+
+    /// The COPY opened ahead for this batch, if it was for its columns.
+    /// One for other columns is ended first: nothing else goes out on the
+    /// connection while a COPY is open.
+    async fn opened_for(&mut self, omitted: &[usize]) -> Result<Option<OpenCopy>, tokio_postgres::Error> {
+        match self.next.take() {
+            Some((columns, open)) if columns == omitted => Ok(Some(open)),
+            Some((_, open)) => {
+                // Dropped, it sends CopyFail; its transaction is then failed.
+                drop(open);
+                self.client.batch_execute(sql::ROLLBACK).await?;
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+
     /// Where in `prepared` the statements for batches that leave out
     /// `omitted` are, preparing them the first time (see [`COLUMN_SETS`]).
     async fn statements_for(&mut self, omitted: &[usize]) -> Result<usize, tokio_postgres::Error> {
@@ -180,16 +218,16 @@ impl PgSink {
     }
 
     async fn try_send(&mut self, p: &mut Payload) -> Result<u64, tokio_postgres::Error> {
+        let opened = self.opened_for(&p.batch.omitted).await?;
         let at = self.statements_for(&p.batch.omitted).await?;
         let Prepared { schema, statements, .. } = &mut self.prepared[at];
-        let pieces = || CopyPieces::new(&p.batch, self.spec.method);
-        match statements {
-            Statements::Copy(stmt) => copy_committed(&self.client, stmt, pieces(), None).await,
-            Statements::CopyUpsert { copy, upsert } => copy_committed(&self.client, copy, pieces(), Some(upsert)).await,
+        let (copy, then) = match statements {
+            Statements::Copy(copy) => (copy, None),
+            Statements::CopyUpsert { copy, upsert } => (copy, Some(&*upsert)),
             Statements::Unnest(stmt) => {
                 let b = &p.batch;
                 let arrays = b.sent().map(|values| ArrayParam { values, len: b.len });
-                self.client.execute_raw(&*stmt, arrays).await
+                return self.client.execute_raw(&*stmt, arrays).await;
             }
             Statements::Insert(prepared) => {
                 let b = &p.batch;
@@ -207,16 +245,24 @@ impl PgSink {
                 if b.len <= chunk {
                     return self.client.execute_raw(stmt_for(b.len), params(b, 0..b.len)).await;
                 }
-                let tx = self.client.transaction().await?;
-                let mut n = 0;
-                for start in (0..b.len).step_by(chunk) {
-                    let end = (start + chunk).min(b.len);
-                    n += tx.execute_raw(stmt_for(end - start), params(b, start..end)).await?;
-                }
-                tx.commit().await?;
-                Ok(n)
+                let client = &self.client;
+                return committed(client, async {
+                    let mut n = 0;
+                    for start in (0..b.len).step_by(chunk) {
+                        let end = (start + chunk).min(b.len);
+                        n += client.execute_raw(stmt_for(end - start), params(b, start..end)).await?;
+                    }
+                    Ok(n)
+                })
+                .await;
             }
-        }
+        };
+        let pieces = CopyPieces::new(&p.batch, self.spec.method);
+        let (waiting, client) = (&self.waiting, &self.client);
+        let next = || waiting.as_ref().is_some_and(|w| w()).then(|| OpenCopy::new(client.clone(), copy.clone()));
+        let (sent, next) = copy_committed(&self.client, copy, pieces, then, opened, next).await;
+        self.next = next.map(|open| (p.batch.omitted.clone(), open));
+        sent
     }
 }
 
@@ -275,41 +321,228 @@ pub(super) fn slices(bytes: Bytes) -> impl Iterator<Item = Bytes> + Send {
 /// that follows in the failed transaction rolls it back, and the error of
 /// the statement that failed is what this returns. The COMMIT's answer is
 /// awaited, so a batch's latency includes its commit.
+///
+/// Between two batches the server would wait twice for this client: for
+/// the next BEGIN and COPY once it answered the COMMIT, and for the first
+/// piece once it answered the COPY. `next` (asked as the COMMIT goes out,
+/// when the next batch is likeliest to be ready) opens the next batch's
+/// COPY: it goes out right behind the COMMIT, so the server answers the
+/// COMMIT and the COPY together and waits once, and it is returned opened
+/// (the server waiting in it) for the next batch, `opened` here. Not on a
+/// connection that was lost, nor when the batch failed before its COMMIT
+/// went out.
 pub(super) async fn copy_committed(
     client: &Client,
     copy: &Statement,
     pieces: impl Iterator<Item = Bytes> + Send,
     then: Option<&Statement>,
-) -> Result<u64, tokio_postgres::Error> {
+    opened: Option<OpenCopy>,
+    next: impl FnOnce() -> Option<OpenCopy>,
+) -> (Result<u64, tokio_postgres::Error>, Option<OpenCopy>) {
     use futures_util::future::{try_join, try_join3};
+    let mut committing = false;
+    let mut opening = None;
     let sent = async {
         let mut pieces = pieces.peekable();
-        // `try_join3` polls (so sends) BEGIN first, then the COPY behind it,
-        // then encodes the first piece while the server answers them.
-        let begin = client.batch_execute(sql::BEGIN);
+        // Polled in order: BEGIN and the COPY go out first (unless opened
+        // ahead), then the first piece is encoded while the server answers.
         let first = async { Ok(pieces.peek().map(drop)) };
-        let ((), sink, _) = try_join3(begin, client.copy_in::<_, Bytes>(copy), first).await?;
+        let sink = match opened {
+            Some(open) => try_join(open.sink(), first).await?.0,
+            None => try_join3(client.batch_execute(sql::BEGIN), client.copy_in::<_, Bytes>(copy), first).await?.1,
+        };
         futures_util::pin_mut!(sink);
         sink.send_all(&mut futures_util::stream::iter(pieces.map(Ok))).await?;
         let commit = client.batch_execute(sql::COMMIT);
-        match then {
-            None => Ok(try_join(sink.finish(), commit).await?.0),
-            Some(then) => Ok(try_join3(sink.finish(), client.execute(then, &[]), commit).await?.1),
-        }
+        let ended = async {
+            match then {
+                None => Ok(try_join(sink.finish(), commit).await?.0),
+                Some(then) => Ok(try_join3(sink.finish(), client.execute(then, &[]), commit).await?.1),
+            }
+        };
+        committing = true;
+        opening = next();
+        behind(ended, opening.as_mut()).await
     }
     .await;
-    if sent.is_err() && !client.is_closed() {
-        // Ends the failed transaction so the next batch starts clean (after
-        // a COMMIT that rolled back or failed there is none left, and
-        // ROLLBACK only warns).
+    if sent.is_err() && !committing {
+        end_failed(client).await;
+    }
+    (sent, opening.filter(|_| !client.is_closed()))
+}
+
+/// Ends the transaction of a batch that failed, so that the next one
+/// starts clean (after a COMMIT that rolled back or failed there is none
+/// left, and ROLLBACK only warns).
+async fn end_failed(client: &Client) {
+    if !client.is_closed() {
         let _ = client.batch_execute(sql::ROLLBACK).await;
     }
-    sent
+}
+
+/// Runs `work` in a transaction of its own, its BEGIN sent with its first
+/// statement, and commits it.
+async fn committed<T>(
+    client: &Client,
+    work: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, tokio_postgres::Error> {
+    let done = async {
+        let ((), out) = futures_util::future::try_join(client.batch_execute(sql::BEGIN), work).await?;
+        client.batch_execute(sql::COMMIT).await?;
+        Ok(out)
+    }
+    .await;
+    if done.is_err() {
+        end_failed(client).await;
+    }
+    done
+}
+
+/// Awaits `first`, polling `then` right after it each time, so that what
+/// `then` sends goes out behind what `first` sent.
+async fn behind<T>(first: impl Future<Output = T>, mut then: Option<&mut OpenCopy>) -> T {
+    let mut first = std::pin::pin!(first);
+    std::future::poll_fn(|cx| {
+        let done = first.as_mut().poll(cx);
+        if let Some(then) = then.as_mut() {
+            // Its end is kept in it, for [`OpenCopy::sink`].
+            let _ = Pin::new(&mut then.0).poll(cx);
+        }
+        done
+    })
+    .await
+}
+
+/// A batch's COPY opened ahead of it: BEGIN and the COPY statement go out
+/// when it is first polled, and it keeps the COPY's sink (or the error)
+/// once the server answers.
+pub(super) struct OpenCopy(MaybeDone<Opening>);
+
+type Opening = Pin<Box<dyn Future<Output = Result<CopyInSink<Bytes>, tokio_postgres::Error>> + Send>>;
+
+impl OpenCopy {
+    fn new(client: Arc<Client>, copy: Statement) -> OpenCopy {
+        OpenCopy(MaybeDone::Future(Box::pin(async move {
+            let begin = client.batch_execute(sql::BEGIN);
+            Ok(futures_util::future::try_join(begin, client.copy_in::<_, Bytes>(&copy)).await?.1)
+        })))
+    }
+
+    /// The COPY's sink, once the server answered.
+    async fn sink(mut self) -> Result<CopyInSink<Bytes>, tokio_postgres::Error> {
+        (&mut self.0).await;
+        Pin::new(&mut self.0).take_output().expect("polled to its end")
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use bytes::BytesMut;
+
     use super::*;
+    use crate::ident::TableName;
+    use crate::model::{Batch, Column, SqlType, Values};
+    use crate::target::local::{LocalOptions, LocalPostgres};
+
+    /// Issue 18: between two batches, one COPY worker's server waited for
+    /// the client twice (for the next BEGIN and COPY, then for the first
+    /// piece), 1 to 2 ms each on 2 busy cores. With the next batch waiting,
+    /// its COPY is open on the server when this one is acknowledged; and
+    /// whatever the next batch is (a failure, other columns), every row is
+    /// written once and the connection ends the run as it should.
+    #[test]
+    fn the_next_batch_s_copy_is_open_once_this_one_is_acknowledged() {
+        let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let pg = server.target();
+            let admin = pg.connect().await.unwrap();
+            admin.batch_execute("CREATE TABLE pipelined (id int4 PRIMARY KEY, v int4 DEFAULT 7)").await.unwrap();
+            let int4 = |name: &str| Column {
+                name: name.into(),
+                ty: SqlType::Int4,
+                not_null: false,
+                cast: None,
+                fields: vec![],
+            };
+            let schema = Schema { columns: vec![int4("id"), int4("v")], key: vec![], metrics_per_row: 0 };
+            let spec = SinkSpec {
+                table: TableName::parse("pipelined").unwrap(),
+                schema,
+                method: Method::Copy,
+                upsert: false,
+                insert_rows: 1,
+                batch_size: 3,
+                engine: Engine::Postgres,
+            };
+            let mut sink = PgSink::open(&pg, &spec).await.unwrap();
+            // Whether the next batch waits, as the worker's feed would say.
+            let waits = Arc::new(AtomicBool::new(true));
+            let asked = waits.clone();
+            sink.follow(Arc::new(move || asked.load(Ordering::Relaxed)));
+            let backend: i32 = sink.client.query_one(sql::BACKEND_PID, &[]).await.unwrap().get(0);
+            let state = || async {
+                let sql = "SELECT state || ' ' || left(query, 4) FROM pg_stat_activity WHERE pid = $1";
+                admin.query_one(sql, &[&backend]).await.unwrap().get::<_, String>(0)
+            };
+            let copy_open = || async {
+                for _ in 0..250 {
+                    if state().await == "active COPY" {
+                        return true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                false
+            };
+            // A batch of ids, with v or leaving it to its default.
+            let batch = |ids: &[i32], with_v: bool| {
+                let v = if with_v { ids.iter().map(|i| i * 10).collect() } else { Vec::new() };
+                let columns = vec![Values::Int4(ids.to_vec()), Values::Int4(v)];
+                let omitted = if with_v { vec![] } else { vec![1] };
+                Payload { batch: Batch { len: ids.len(), columns, omitted }, bytes: BytesMut::new() }
+            };
+
+            assert_eq!(sink.send(&mut batch(&[1, 2, 3], true)).await.unwrap(), 3);
+            assert!(copy_open().await, "the next COPY is open: {}", state().await);
+            // That COPY is the next batch's, which opens the one after it.
+            assert_eq!(sink.send(&mut batch(&[4, 5], true)).await.unwrap(), 2);
+            assert!(copy_open().await, "{}", state().await);
+            // A batch that fails at its COPY's end: its COMMIT rolls back, and
+            // the next batch's COPY, sent behind it, opens all the same.
+            let failed = sink.send(&mut batch(&[5, 6], true)).await.unwrap_err();
+            assert_eq!(failed.class, "SQLSTATE 23505", "{failed:?}");
+            assert!(copy_open().await, "{}", state().await);
+            // A batch of other columns cannot use it: it is ended, and the
+            // batch sent by a statement of its own. None waits behind it:
+            // nothing is left open on the connection.
+            waits.store(false, Ordering::Relaxed);
+            assert_eq!(sink.send(&mut batch(&[6, 7], false)).await.unwrap(), 2);
+            assert!(state().await.starts_with("idle"), "{}", state().await);
+            let written = "SELECT count(*)::int4, sum(v)::int4 FROM pipelined";
+            let row = admin.query_one(written, &[]).await.unwrap();
+            assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (7, 150 + 14));
+
+            // Dropped with a COPY open (a run stopped by Ctrl-C or its
+            // deadline), the sink leaves no transaction behind.
+            waits.store(true, Ordering::Relaxed);
+            assert_eq!(sink.send(&mut batch(&[8], true)).await.unwrap(), 1);
+            assert!(copy_open().await, "{}", state().await);
+            drop(sink);
+            let gone = "SELECT count(*) FROM pg_stat_activity WHERE pid = $1";
+            for _ in 0..250 {
+                if admin.query_one(gone, &[&backend]).await.unwrap().get::<_, i64>(0) == 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            admin.batch_execute("BEGIN; LOCK TABLE pipelined IN ACCESS EXCLUSIVE MODE NOWAIT; COMMIT").await.unwrap();
+            let row = admin.query_one(written, &[]).await.unwrap();
+            assert_eq!(row.get::<_, i32>(0), 8);
+        });
+    }
 
     #[test]
     fn a_copy_payload_is_sent_in_slices_that_together_are_the_payload() {
