@@ -706,6 +706,24 @@ mod tests {
         assert_offline(&html);
     }
 
+    /// Found by the Citus engine tests: the page of a run on a cluster
+    /// failed to render ("unknown filter: filter grouped is unknown"), its
+    /// per-node table calling filters the page no longer had once every
+    /// figure went through `unit`.
+    #[test]
+    fn a_cluster_s_page_shows_each_node_s_part_of_the_table() {
+        use crate::report::server_cost::tests::{cost_with, share};
+        let mut report = crate::report::text::tests::report("");
+        report.server_cost = Some(cost_with(Ok(vec![
+            share(Some("w1:5432"), 11, Some(6000), 7 << 20),
+            share(Some("w2:5432"), 11, Some(2000), 1 << 20),
+        ])));
+        let html = render(&report).unwrap();
+        let w1 = "<td>w1:5432</td><td>11</td><td>–</td><td>6,000</td><td>7.0 MiB</td><td>1.50×</td>";
+        assert!(html.contains(w1), "{}", &html[html.find("<th>node</th>").unwrap_or(0)..][..600]);
+        assert_offline(&html);
+    }
+
     #[test]
     fn report_text_is_escaped() {
         let html = render(&workload(timeline(), latency())).unwrap();

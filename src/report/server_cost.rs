@@ -355,7 +355,7 @@ pub(crate) fn query_lines(out: &mut String, c: &QueryCost) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -390,11 +390,11 @@ mod tests {
         assert!(TableCost::of(&ServerCost::default(), 0).is_none(), "a dry run has no server cost");
     }
 
-    fn share(node: Option<&str>, shards: u64, rows: Option<u64>, bytes: u64) -> NodeShare {
+    pub(crate) fn share(node: Option<&str>, shards: u64, rows: Option<u64>, bytes: u64) -> NodeShare {
         NodeShare { node: node.map(String::from), shards, replica_shards: None, rows, bytes }
     }
 
-    fn cost_with(nodes: Result<Vec<NodeShare>, String>) -> TableCost {
+    pub(crate) fn cost_with(nodes: Result<Vec<NodeShare>, String>) -> TableCost {
         let size =
             TableSize { table_bytes: 8 << 20, index_bytes: Some(2 << 20), with_replicas_bytes: None, rows: 4000 };
         TableCost::of(&ServerCost { size: Some(Ok(size)), nodes: Some(nodes), ..Default::default() }, 4000).unwrap()

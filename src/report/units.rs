@@ -21,6 +21,8 @@ pub enum Unit {
     Bytes,
     /// A fraction (0.25) as a percentage (25.00%).
     Percent,
+    /// A ratio (1.5) as times (1.50×).
+    Times,
 }
 
 impl std::str::FromStr for Unit {
@@ -35,7 +37,8 @@ impl std::str::FromStr for Unit {
             "rate" => Unit::Rate,
             "bytes" => Unit::Bytes,
             "percent" => Unit::Percent,
-            other => return Err(format!("no unit {other:?}: ms, s, count, rate, bytes or percent")),
+            "times" => Unit::Times,
+            other => return Err(format!("no unit {other:?}: ms, s, count, rate, bytes, percent or times")),
         })
     }
 }
@@ -52,6 +55,7 @@ pub fn human(v: Option<f64>, unit: Unit) -> String {
         Unit::Rate => format!("{v:.2}"),
         Unit::Bytes => super::server_cost::binary_size(v),
         Unit::Percent => format!("{:.2}%", v * 100.0),
+        Unit::Times => format!("{v:.2}×"),
     }
 }
 
@@ -163,6 +167,7 @@ mod tests {
         assert_eq!(human(Some(6.0 * 1024.0 * 1024.0), Unit::Bytes), "6.0 MiB");
         assert_eq!(human(Some(2048.0), Unit::Bytes), "2.0 KiB");
         assert_eq!(human(Some(0.0125), Unit::Percent), "1.25%");
+        assert_eq!(human(Some(1.5), Unit::Times), "1.50×");
         assert_eq!(human(None, Unit::Ms), "–");
         assert_eq!(human(Some(f64::NAN), Unit::Count), "–");
         assert_eq!(human(Some(-3.0), Unit::Count), "-3");
