@@ -453,32 +453,54 @@ mod tests {
     /// its COPY is open on the server when this one is acknowledged; and
     /// whatever the next batch is (a failure, other columns), every row is
     /// written once and the connection ends the run as it should.
+    /// A sink writing `pipelined (id int4 PRIMARY KEY, v int4 DEFAULT 7)`
+    /// by `method`, on `pg`, with an admin connection beside it.
+    async fn sink_on(pg: &PgTarget, method: Method, insert_rows: usize) -> (PgSink, Client) {
+        let admin = pg.connect().await.unwrap();
+        admin.batch_execute("CREATE TABLE pipelined (id int4 PRIMARY KEY, v int4 DEFAULT 7)").await.unwrap();
+        let int4 =
+            |name: &str| Column { name: name.into(), ty: SqlType::Int4, not_null: false, cast: None, fields: vec![] };
+        let schema = Schema { columns: vec![int4("id"), int4("v")], key: vec![], metrics_per_row: 0 };
+        let table = TableName::parse("pipelined").unwrap();
+        let engine = Engine::Postgres;
+        let spec = SinkSpec { table, schema, method, upsert: false, insert_rows, batch_size: 5, engine };
+        (PgSink::open(pg, &spec).await.unwrap(), admin)
+    }
+
+    /// A batch of ids, with v (ten times the id) or leaving it to its default.
+    fn batch(ids: &[i32], with_v: bool) -> Payload {
+        let v = if with_v { ids.iter().map(|i| i * 10).collect() } else { Vec::new() };
+        let columns = vec![Values::Int4(ids.to_vec()), Values::Int4(v)];
+        let omitted = if with_v { vec![] } else { vec![1] };
+        Payload { batch: Batch { len: ids.len(), columns, omitted }, bytes: BytesMut::new() }
+    }
+
+    const WRITTEN: &str = "SELECT count(*)::int4, coalesce(sum(v), 0)::int4 FROM pipelined";
+
+    /// A batch of more rows than one INSERT takes is one transaction: a
+    /// statement that fails leaves none of its rows, and the next batch
+    /// starts clean.
+    #[test]
+    fn an_insert_batch_of_several_statements_is_written_whole_or_not_at_all() {
+        let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let (mut sink, admin) = sink_on(&server.target(), Method::Insert, 2).await;
+            assert_eq!(sink.send(&mut batch(&[1, 2, 3, 4, 5], true)).await.unwrap(), 5);
+            let failed = sink.send(&mut batch(&[6, 7, 8, 1, 9], true)).await.unwrap_err();
+            assert_eq!(failed.class, "SQLSTATE 23505", "{failed:?}");
+            assert_eq!(sink.send(&mut batch(&[6, 7, 8], true)).await.unwrap(), 3);
+            let row = admin.query_one(WRITTEN, &[]).await.unwrap();
+            assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (8, 360));
+        });
+    }
+
     #[test]
     fn the_next_batch_s_copy_is_open_once_this_one_is_acknowledged() {
         let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
-            let pg = server.target();
-            let admin = pg.connect().await.unwrap();
-            admin.batch_execute("CREATE TABLE pipelined (id int4 PRIMARY KEY, v int4 DEFAULT 7)").await.unwrap();
-            let int4 = |name: &str| Column {
-                name: name.into(),
-                ty: SqlType::Int4,
-                not_null: false,
-                cast: None,
-                fields: vec![],
-            };
-            let schema = Schema { columns: vec![int4("id"), int4("v")], key: vec![], metrics_per_row: 0 };
-            let spec = SinkSpec {
-                table: TableName::parse("pipelined").unwrap(),
-                schema,
-                method: Method::Copy,
-                upsert: false,
-                insert_rows: 1,
-                batch_size: 3,
-                engine: Engine::Postgres,
-            };
-            let mut sink = PgSink::open(&pg, &spec).await.unwrap();
+            let (mut sink, admin) = sink_on(&server.target(), Method::Copy, 1).await;
             // Whether the next batch waits, as the worker's feed would say.
             let waits = Arc::new(AtomicBool::new(true));
             let asked = waits.clone();
@@ -497,13 +519,6 @@ mod tests {
                 }
                 false
             };
-            // A batch of ids, with v or leaving it to its default.
-            let batch = |ids: &[i32], with_v: bool| {
-                let v = if with_v { ids.iter().map(|i| i * 10).collect() } else { Vec::new() };
-                let columns = vec![Values::Int4(ids.to_vec()), Values::Int4(v)];
-                let omitted = if with_v { vec![] } else { vec![1] };
-                Payload { batch: Batch { len: ids.len(), columns, omitted }, bytes: BytesMut::new() }
-            };
 
             assert_eq!(sink.send(&mut batch(&[1, 2, 3], true)).await.unwrap(), 3);
             assert!(copy_open().await, "the next COPY is open: {}", state().await);
@@ -521,8 +536,7 @@ mod tests {
             waits.store(false, Ordering::Relaxed);
             assert_eq!(sink.send(&mut batch(&[6, 7], false)).await.unwrap(), 2);
             assert!(state().await.starts_with("idle"), "{}", state().await);
-            let written = "SELECT count(*)::int4, sum(v)::int4 FROM pipelined";
-            let row = admin.query_one(written, &[]).await.unwrap();
+            let row = admin.query_one(WRITTEN, &[]).await.unwrap();
             assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (7, 150 + 14));
 
             // Dropped with a COPY open (a run stopped by Ctrl-C or its
@@ -539,7 +553,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             admin.batch_execute("BEGIN; LOCK TABLE pipelined IN ACCESS EXCLUSIVE MODE NOWAIT; COMMIT").await.unwrap();
-            let row = admin.query_one(written, &[]).await.unwrap();
+            let row = admin.query_one(WRITTEN, &[]).await.unwrap();
             assert_eq!(row.get::<_, i32>(0), 8);
         });
     }
