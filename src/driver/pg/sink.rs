@@ -453,6 +453,13 @@ mod tests {
     /// its COPY is open on the server when this one is acknowledged; and
     /// whatever the next batch is (a failure, other columns), every row is
     /// written once and the connection ends the run as it should.
+    /// Runs `test` on a runtime of its own against a throwaway server.
+    fn on_a_server<F: Future<Output = ()>>(test: impl FnOnce(PgTarget) -> F) {
+        let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(test(server.target()));
+    }
+
     /// A sink writing `pipelined (id int4 PRIMARY KEY, v int4 DEFAULT 7)`
     /// by `method`, on `pg`, with an admin connection beside it.
     async fn sink_on(pg: &PgTarget, method: Method, insert_rows: usize) -> (PgSink, Client) {
@@ -482,10 +489,8 @@ mod tests {
     /// starts clean.
     #[test]
     fn an_insert_batch_of_several_statements_is_written_whole_or_not_at_all() {
-        let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async {
-            let (mut sink, admin) = sink_on(&server.target(), Method::Insert, 2).await;
+        on_a_server(|pg| async move {
+            let (mut sink, admin) = sink_on(&pg, Method::Insert, 2).await;
             assert_eq!(sink.send(&mut batch(&[1, 2, 3, 4, 5], true)).await.unwrap(), 5);
             let failed = sink.send(&mut batch(&[6, 7, 8, 1, 9], true)).await.unwrap_err();
             assert_eq!(failed.class, "SQLSTATE 23505", "{failed:?}");
@@ -497,10 +502,8 @@ mod tests {
 
     #[test]
     fn the_next_batch_s_copy_is_open_once_this_one_is_acknowledged() {
-        let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async {
-            let (mut sink, admin) = sink_on(&server.target(), Method::Copy, 1).await;
+        on_a_server(|pg| async move {
+            let (mut sink, admin) = sink_on(&pg, Method::Copy, 1).await;
             // Whether the next batch waits, as the worker's feed would say.
             let waits = Arc::new(AtomicBool::new(true));
             let asked = waits.clone();
