@@ -108,9 +108,15 @@ impl<T> Feed<T> {
         }
     }
 
-    /// Whether a filled item waits, so that `recv` returns at once.
-    pub fn ready(&self) -> bool {
-        self.ends.ready()
+    /// Whether a filled item waits, so that `recv` returns at once; asked
+    /// without keeping the feed open (the producers stop once the workers
+    /// drop their feeds, whoever still holds this).
+    pub fn waiting(&self) -> crate::op::Waiting
+    where
+        T: Send + 'static,
+    {
+        let ends = Arc::downgrade(&self.ends);
+        Arc::new(move || ends.upgrade().is_some_and(|ends| ends.ready()))
     }
 
     /// Gives a used item back to be filled again.
@@ -210,11 +216,8 @@ impl<T: Operation + Send + 'static> Source for Feed<T> {
         self.give_back(item)
     }
 
-    /// Asks without keeping the feed open: the producers stop once the
-    /// workers drop their feeds, whoever still holds this.
     fn waiting(&self) -> Option<crate::op::Waiting> {
-        let ends = Arc::downgrade(&self.ends);
-        Some(Arc::new(move || ends.upgrade().is_some_and(|ends| ends.ready())))
+        Some(Feed::waiting(self))
     }
 }
 
@@ -397,8 +400,9 @@ mod tests {
     #[tokio::test]
     async fn a_feed_tells_whether_an_item_waits() {
         let mut feed = spawn_shared(counting(1, 3), 1, Tagged::default).unwrap();
+        let ready = feed.waiting();
         let since = std::time::Instant::now();
-        while !feed.ready() {
+        while !ready() {
             assert!(since.elapsed() < std::time::Duration::from_secs(10), "no item filled");
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
@@ -408,7 +412,9 @@ mod tests {
             read += 1;
         }
         assert_eq!(read, 3);
-        assert!(!feed.ready());
+        assert!(!ready());
+        drop(feed);
+        assert!(!ready(), "the feed is gone");
     }
 
     /// Issue 14 item 3: 256 workers kept 3 batches each (1.4 GiB). The items
