@@ -3,6 +3,8 @@
 //! binary COPY through the ingest's own sink and the one worker loop, each
 //! table's rows split between the workers.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -18,7 +20,7 @@ use crate::encode::Payload;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::pgbench::Table;
-use crate::op::{Source, Warmup};
+use crate::op::{Source, Waiting, Warmup};
 use crate::outcome::{InitOutcome, InitStep};
 use crate::stats::cost::CostMeter;
 use crate::target::Target;
@@ -93,7 +95,7 @@ async fn fill(
         .into_iter()
         .zip(sinks)
         .map(|(n, sink)| {
-            let rows = TableRows { table, next: start, end: start + n, spare: None };
+            let rows = TableRows::new(table, start..start + n);
             start += n;
             (rows, Sink::Postgres(sink))
         })
@@ -117,6 +119,16 @@ struct TableRows {
     end: u64,
     /// A sent payload, given back to be filled again.
     spare: Option<Payload>,
+    /// Whether rows are left: the next batch is made at once, so it is
+    /// waiting as long as there are (see [`Source::waiting`]).
+    left: Arc<AtomicBool>,
+}
+
+impl TableRows {
+    fn new(table: Table, rows: std::ops::Range<u64>) -> TableRows {
+        let left = Arc::new(AtomicBool::new(!rows.is_empty()));
+        TableRows { table, next: rows.start, end: rows.end, spare: None, left }
+    }
 }
 
 impl Source for TableRows {
@@ -130,10 +142,39 @@ impl Source for TableRows {
         let mut p = self.spare.take().unwrap_or_else(|| Payload::new(&self.table.schema()));
         self.table.fill(&mut p.batch, self.next..to);
         self.next = to;
+        self.left.store(to < self.end, Ordering::Relaxed);
         Some(p)
     }
 
     fn recycle(&mut self, op: Payload) {
         self.spare = Some(op);
+    }
+
+    fn waiting(&self) -> Option<Waiting> {
+        let left = self.left.clone();
+        Some(Arc::new(move || left.load(Ordering::Relaxed)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 18: init's COPY workers open their next batch's COPY behind
+    /// the COMMIT as ingest's do. A batch follows while rows are left.
+    #[tokio::test]
+    async fn a_worker_s_next_batch_waits_while_rows_are_left() {
+        let mut rows = TableRows::new(Table::Accounts, 0..BATCH_ROWS * 2 + 1);
+        let waiting = rows.waiting().unwrap();
+        let mut sizes = Vec::new();
+        let mut told = Vec::new();
+        while let Some(p) = rows.next().await {
+            sizes.push(p.rows());
+            told.push(waiting());
+        }
+        assert_eq!(sizes, [BATCH_ROWS, BATCH_ROWS, 1]);
+        assert_eq!(told, [true, true, false]);
+        let none = TableRows::new(Table::Accounts, 5..5);
+        assert!(!none.waiting().unwrap()());
     }
 }
