@@ -410,15 +410,16 @@ impl Fake {
                 let (east, north) = (lon + 0.5, lat + 0.5);
                 // WKT in HTTP bodies; where CrateDB reads text (its PostgreSQL
                 // protocol, which calls the type json), GeoJSON.
-                let _ = match env.cratedb {
-                    true => write!(
+                let _ = if env.cratedb {
+                    write!(
                         out,
                         "POLYGON (({lon:.4} {lat:.4}, {east:.4} {lat:.4}, {east:.4} {north:.4}, {lon:.4} {lat:.4}))"
-                    ),
-                    false => write!(
+                    )
+                } else {
+                    write!(
                         out,
                         r#"{{"type": "Polygon", "coordinates": [[[{lon:.4}, {lat:.4}], [{east:.4}, {lat:.4}], [{east:.4}, {north:.4}], [{lon:.4}, {lat:.4}]]]}}"#
-                    ),
+                    )
                 };
             }
         }

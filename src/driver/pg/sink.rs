@@ -132,10 +132,11 @@ impl PgSink {
         self.cancel.cancel().await
     }
 
-    /// Replaces a lost connection with a new one, its statements prepared again.
+    /// Replaces a lost connection with a new one, its statements prepared
+    /// again; the worker's loop still says whether the next batch waits.
     pub(in crate::driver) async fn reconnect(&mut self) -> Result<()> {
-        let lost = self.backend;
-        *self = PgSink { lost_backend: lost, ..PgSink::open(&self.target, &self.spec).await? };
+        let (lost, waiting) = (self.backend, self.waiting.clone());
+        *self = PgSink { lost_backend: lost, waiting, ..PgSink::open(&self.target, &self.spec).await? };
         Ok(())
     }
 
@@ -558,6 +559,29 @@ mod tests {
             admin.batch_execute("BEGIN; LOCK TABLE pipelined IN ACCESS EXCLUSIVE MODE NOWAIT; COMMIT").await.unwrap();
             let row = admin.query_one(WRITTEN, &[]).await.unwrap();
             assert_eq!(row.get::<_, i32>(0), 8);
+        });
+    }
+
+    /// `--reconnect` replaces a lost connection with a new sink: it still
+    /// asks whether the next batch waits, and opens that batch's COPY.
+    #[test]
+    fn a_sink_connected_again_still_opens_the_next_copy() {
+        on_a_server(|pg| async move {
+            let (mut sink, admin) = sink_on(&pg, Method::Copy, 1).await;
+            sink.follow(Arc::new(|| true));
+            sink.reconnect().await.unwrap();
+            let backend: i32 = sink.client.query_one(sql::BACKEND_PID, &[]).await.unwrap().get(0);
+            assert_eq!(sink.send(&mut batch(&[1, 2], true)).await.unwrap(), 2);
+            let state = "SELECT state || ' ' || left(query, 4) FROM pg_stat_activity WHERE pid = $1";
+            let mut now = String::new();
+            for _ in 0..250 {
+                now = admin.query_one(state, &[&backend]).await.unwrap().get(0);
+                if now == "active COPY" {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            panic!("no COPY opened after reconnecting: {now}");
         });
     }
 
