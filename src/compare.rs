@@ -14,7 +14,6 @@
 //! histograms give the HTML page its percentiles to 99.99 %).
 
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -22,7 +21,8 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use crate::error::{exit, usage};
-use crate::report::repeat::{columns, figure, figures_of, Better, HEADLINES};
+use crate::report::repeat::{figure, figures_of, Better, HEADLINES};
+use crate::report::table::Table;
 use crate::results::{hlog, Kept};
 use crate::stats::repeat::{difference, median, ratio, Difference, ALPHA, MIN_RUNS, RESAMPLES, SEED};
 use crate::stats::summary;
@@ -292,23 +292,11 @@ impl Comparison {
         Ok(found)
     }
 
-    /// The text form: the reports named by letter, then a row per figure
-    /// with each report's median, and for each after the first its ratio to
-    /// the first and the verdict.
-    pub fn render(&self, reports: &[Loaded]) -> String {
-        let mut out = String::new();
+    /// The table: above it the reports named by letter and the method,
+    /// then a row per figure with each report's median, and for each after
+    /// the first its ratio to the first and the verdict.
+    pub fn table(&self, reports: &[Loaded]) -> Table {
         let letter = |i: usize| char::from(b'A' + (i % 26) as u8).to_string();
-        for (i, r) in reports.iter().enumerate() {
-            let runs = r.runs();
-            let runs = if runs == 1 { "1 run".to_string() } else { format!("{runs} runs") };
-            let _ = writeln!(out, "{}: {} ({}, {runs})", letter(i), r.name, r.command());
-        }
-        let _ = writeln!(
-            out,
-            "Medians over each report's runs; ratio to A; a verdict needs {MIN_RUNS} runs or more on both sides: \
-             better or worse when the 95% bootstrap interval of the ratio of medians ({RESAMPLES} resamples, seed \
-             {SEED}) excludes 1 and the exact Mann-Whitney test gives p < 0.05.\n"
-        );
         let mut head = vec!["figure".to_string()];
         for i in 0..reports.len() {
             head.push(letter(i));
@@ -317,7 +305,18 @@ impl Comparison {
                 head.push(format!("verdict {}", letter(i)));
             }
         }
-        let mut table = vec![head];
+        let verdicts: Vec<bool> = head.iter().map(|h| h.starts_with("verdict")).collect();
+        let mut table = Table::new(head, |c| c > 0 && !verdicts[c]);
+        for (i, r) in reports.iter().enumerate() {
+            let runs = r.runs();
+            let runs = if runs == 1 { "1 run".to_string() } else { format!("{runs} runs") };
+            table.above.push(format!("{}: {} ({}, {runs})", letter(i), r.name, r.command()));
+        }
+        table.above.push(format!(
+            "Medians over each report's runs; ratio to A; a verdict needs {MIN_RUNS} runs or more on both sides: \
+             better or worse when the 95% bootstrap interval of the ratio of medians ({RESAMPLES} resamples, seed \
+             {SEED}) excludes 1 and the exact Mann-Whitney test gives p < 0.05."
+        ));
         for row in &self.rows {
             let mut line = vec![row.label.clone()];
             for (i, c) in row.cells.iter().enumerate() {
@@ -327,10 +326,9 @@ impl Comparison {
                     line.push(c.as_ref().map_or("-".into(), verdict_text));
                 }
             }
-            table.push(line);
+            table.rows.push(line);
         }
-        out += &columns(&table, "", |c| c > 0 && !table[0][c].starts_with("verdict"));
-        out
+        table
     }
 }
 
@@ -407,15 +405,12 @@ pub fn run(
 ) -> Result<u8> {
     let comparison = compare(&reports)?;
     let breaches = comparison.breaches(limits)?;
-    let table = comparison.render(&reports);
+    let mut table = comparison.table(&reports);
+    table.below = breaches.iter().map(|b| format!("--fail-if-worse: {b}")).collect();
     let printed = if json {
         serde_json::to_string_pretty(&comparison.to_json(&reports, &breaches))? + "\n"
     } else {
-        let mut text = table.clone();
-        for b in &breaches {
-            let _ = writeln!(text, "--fail-if-worse: {b}");
-        }
-        text
+        table.text()
     };
     out.write_all(printed.as_bytes()).context("writing the comparison")?;
     let code = if breaches.is_empty() { exit::OK } else { exit::FAILED_OPERATIONS };
@@ -475,10 +470,33 @@ mod tests {
     }
 
     #[test]
+    fn the_page_shows_the_comparison_as_a_table_of_cells() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("compare.html");
+        let (a, b) =
+            (report("a.json", &[100.0, 110.0, 90.0, 105.0, 95.0]), report("<b>.json", &[50.0, 55.0, 45.0, 52.0, 48.0]));
+        let limit = WorseLimit::parse("rows_per_sec:5%").unwrap();
+        let code = run(vec![a, b], &[limit], Some(&page), false, &mut Vec::new()).unwrap();
+        assert_eq!(code, exit::FAILED_OPERATIONS);
+        let page = std::fs::read_to_string(page).unwrap();
+        assert!(!page.contains("<pre>"), "no table as text: {page}");
+        // minijinja escapes `/` too: `&#x2f;`, which a browser shows as `/`.
+        assert!(page.contains("<th>figure</th>") && page.contains("<th class=\"num\">B&#x2f;A</th>"), "{page}");
+        let row = page.split("<td>rows&#x2f;s</td>").nth(1).expect("a row per figure").split("</tr>").next().unwrap();
+        assert!(row.contains("<td class=\"num\">100</td>") && row.contains("<td class=\"num\">0.500</td>"), "{row}");
+        assert!(row.contains("<td>worse [0.436, 0.578]</td>"), "{row}");
+        assert!(page.contains("<p>B: &lt;b&gt;.json"), "the reports named by letter, escaped: {page}");
+        assert!(page.contains("<p>--fail-if-worse: &lt;b&gt;.json: rows_per_sec worse by"), "the breach: {page}");
+    }
+
+    #[test]
     fn single_runs_get_no_verdict_and_breach_nothing() {
         let c = compare(&[report("a", &[100.0]), report("b", &[50.0])]).unwrap();
         assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::SingleRuns));
-        assert!(c.render(&[report("a", &[100.0]), report("b", &[50.0])]).contains("single runs: no noise estimate"));
+        assert!(c
+            .table(&[report("a", &[100.0]), report("b", &[50.0])])
+            .text()
+            .contains("single runs: no noise estimate"));
         assert!(c.breaches(&[WorseLimit::parse("rows_per_sec:5%").unwrap()]).unwrap().is_empty());
     }
 
@@ -559,7 +577,7 @@ mod tests {
         let (a, b) = (report("a", &[100.0, 110.0, 90.0]), report("b", &[50.0, 55.0, 45.0]));
         let c = compare(&[a.clone(), b.clone()]).unwrap();
         assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::TooFewRuns));
-        assert!(c.render(&[a, b]).contains("too few runs for a noise estimate (4 per side needed)"));
+        assert!(c.table(&[a, b]).text().contains("too few runs for a noise estimate (4 per side needed)"));
     }
 
     #[test]

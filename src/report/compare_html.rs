@@ -10,10 +10,11 @@ use minijinja::value::Serde;
 use serde_json::{json, Value as Json};
 
 use super::html::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
+use super::table::Table;
 use super::text::group;
 
 pub(super) const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
-/// `.html.j2` turns autoescaping on: report names and the table are data.
+/// `.html.j2` turns autoescaping on: report names and the table's cells are data.
 pub(super) const TEMPLATE_NAME: &str = "compare.html.j2";
 
 /// The percentiles a report carries, as "nines" (−log10(1 − p): 1 for
@@ -31,14 +32,14 @@ const PERCENTILES: [(f64, &str, &str); 5] = [
 /// percentile (nines, ms) from its histograms when they were kept.
 pub type Drawn<'a> = (&'a String, &'a Json, Option<&'a [(f64, f64)]>);
 
-/// Writes the page for `reports` under the comparison's `table` (its text
-/// form); `exit_code`: the comparison's (1: a `--fail-if-worse` limit breached).
-pub fn write_file(reports: &[Drawn], table: &str, exit_code: u8, path: &Path) -> Result<()> {
+/// Writes the page for `reports` under the comparison's `table`;
+/// `exit_code`: the comparison's (1: a `--fail-if-worse` limit breached).
+pub fn write_file(reports: &[Drawn], table: &Table, exit_code: u8, path: &Path) -> Result<()> {
     let html = render(reports, table, exit_code)?;
     std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
 }
 
-pub fn render(reports: &[Drawn], table: &str, exit_code: u8) -> Result<String> {
+pub fn render(reports: &[Drawn], table: &Table, exit_code: u8) -> Result<String> {
     let charts = charts(reports)?;
     let names: Vec<String> = reports.iter().map(|r| r.0.clone()).collect();
     let env = super::page::environment(TEMPLATE_NAME, TEMPLATE)?;
@@ -50,7 +51,7 @@ pub fn render(reports: &[Drawn], table: &str, exit_code: u8) -> Result<String> {
                       "run": {"command_line": format!("{heading} {}", names.join(" "))}});
     let header = super::page::Header::of(&what, heading.into());
     template
-        .render(context! { heading, names, table, charts => Serde(&charts), header => Serde(header) })
+        .render(context! { heading, names, table => Serde(table), charts => Serde(&charts), header => Serde(header) })
         .context("rendering the comparison's HTML page")
 }
 
@@ -147,7 +148,8 @@ mod tests {
         let b = json!({"repeat": {"figures": {"p50_ms": {"median": 2.0}, "p99_ms": {"median": 7.0}}},
                        "timeline": [{"second": 0, "rows": 5}, {"second": 1, "rows": 6}]});
         let (na, nb) = ("a.json".to_string(), "<b>.json".to_string());
-        let html = render(&[(&na, &a, None), (&nb, &b, None)], "figure  A  B", 1).unwrap();
+        let table = Table::new(vec!["figure".into(), "A".into(), "B".into()], |c| c > 0);
+        let html = render(&[(&na, &a, None), (&nb, &b, None)], &table, 1).unwrap();
         assert!(html.contains("worse beyond a --fail-if-worse limit · exit 1"), "the verdict in the header");
         assert_eq!(html.matches("<svg").count(), 2, "{html}");
         assert!(html.contains("&lt;b&gt;.json") && !html.contains("<b>.json"));

@@ -15,6 +15,7 @@ pub mod query;
 pub mod repeat;
 pub mod server_cost;
 pub mod sweep;
+pub mod table;
 pub mod text;
 pub mod transfer;
 pub mod units;

@@ -13,6 +13,7 @@ use crate::config::Repeat;
 use crate::error::{exit, exit_code};
 use crate::stats::repeat::Spread;
 
+use super::table::columns;
 use super::{Status, Verdict};
 
 /// Which way a figure is better.
@@ -280,26 +281,6 @@ pub fn render(r: &RepeatReport) -> String {
                 s.ci_coverage * 100.0
             );
         }
-    }
-    out
-}
-
-/// `rows` (the first the heading) as aligned columns, each line after
-/// `indent`; the columns where `right(column)` holds are aligned right.
-pub fn columns(rows: &[Vec<String>], indent: &str, right: impl Fn(usize) -> bool) -> String {
-    let width = |c: usize| rows.iter().map(|row| row.get(c).map_or(0, |cell| cell.chars().count())).max();
-    let widths: Vec<usize> = (0..rows.first().map_or(0, Vec::len)).filter_map(width).collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, w))| if right(c) { format!("{cell:>w$}") } else { format!("{cell:<w$}") })
-            .collect();
-        out += indent;
-        out += cells.join("  ").trim_end();
-        out.push('\n');
     }
     out
 }

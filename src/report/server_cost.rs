@@ -316,7 +316,7 @@ pub fn node_lines(out: &mut String, n: &NodesReport) {
             node.of_mean.map_or_else(dash, |r| format!("{r:.2}×")),
         ]);
     }
-    out.push_str(&super::repeat::columns(&rows, "    ", |c| c > 0));
+    out.push_str(&super::table::columns(&rows, "    ", |c| c > 0));
     if let Some(skew) = &n.skew {
         let _ = writeln!(out, "    {skew}");
     }

@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::repeat::{columns, figure};
+use super::repeat::figure;
+use super::table::Table;
 
 /// The version of the sweep report's shape.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -165,19 +166,21 @@ impl SweepReport {
     }
 }
 
-/// The text form: what was swept, a table of every point (the varied
-/// flags, the headline figures, whether it may be best), then the best
-/// point and its margin, or the rate found.
+/// The text form: [`table`] as text.
 pub fn render(r: &SweepReport) -> String {
-    let mut out = String::new();
+    table(r).text()
+}
+
+/// What was swept, a table of every point (the varied flags, the headline
+/// figures, whether it may be best; the best one marked), then the best
+/// point and its margin, or the rate found.
+fn table(r: &SweepReport) -> Table {
     let flags: Vec<&str> = r.varied.iter().map(|v| v.flag.as_str()).collect();
     let runs = if r.runs == 1 { "1 run each".to_string() } else { format!("{} runs each", r.runs) };
     let order = match r.order_method {
         "shuffled_rounds" => format!("{runs}, in an order shuffled per round, seed {}", r.seed),
         _ => format!("{runs}, one step after another"),
     };
-    let _ = writeln!(out, "Sweep {}: {} over {} ({order})", r.sweep_id, r.swept, flags.join(" × "));
-    let _ = writeln!(out, "Command: {}", r.base_command);
     let mut wanted = format!("Objective: {} {}", r.objective.direction, r.objective.figure);
     if !r.where_.is_empty() {
         let _ = write!(wanted, "; where {}", r.where_.join(" and "));
@@ -186,7 +189,6 @@ pub fn render(r: &SweepReport) -> String {
         let kept = if r.where_.is_empty() { "its rate".to_string() } else { r.where_.join(" and ") };
         wanted = format!("Find the highest rate that keeps {kept}");
     }
-    let _ = writeln!(out, "{wanted}\n");
     let throughput = r.throughput();
     let mut head: Vec<String> = vec![String::new()];
     head.extend(flags.iter().map(|f| f.to_string()));
@@ -198,7 +200,15 @@ pub fn render(r: &SweepReport) -> String {
         head.push(r.objective.figure.clone());
     }
     head.push("eligible".into());
-    let mut rows = vec![head];
+    // The figures right-aligned: after the mark and the flags' values, before `eligible`.
+    let (last_value, eligible) = (flags.len(), head.len() - 1);
+    let mut table = Table::new(head, |c| c > last_value && c < eligible);
+    table.above = vec![
+        format!("Sweep {}: {} over {} ({order})", r.sweep_id, r.swept, flags.join(" × ")),
+        format!("Command: {}", r.base_command),
+        wanted,
+    ];
+    table.marked = r.best;
     for p in &r.points {
         let mut row = vec![if r.best == Some(p.index) { "*".to_string() } else { String::new() }];
         row.extend(p.values.iter().cloned());
@@ -211,44 +221,37 @@ pub fn render(r: &SweepReport) -> String {
             (None, false) => "yes".into(),
             (Some(why), false) => format!("no: {why}"),
         });
-        rows.push(row);
+        table.rows.push(row);
     }
-    // The figures right-aligned: after the mark and the flags' values, before `eligible`.
-    let (last_value, eligible) = (flags.len(), rows[0].len() - 1);
-    out += &columns(&rows, "", |c| c > last_value && c < eligible);
-    out.push('\n');
+    let below = &mut table.below;
     if let Some(s) = &r.search {
-        match s.max_sustainable_rate {
-            Some(rate) => {
-                let _ = writeln!(out, "Highest sustainable rate: {}/s", figure(rate));
-            }
-            None => {
-                let _ = writeln!(out, "No rate held: the first step ({}/s) already broke", figure(s.start_rate));
-            }
-        }
+        below.push(match s.max_sustainable_rate {
+            Some(rate) => format!("Highest sustainable rate: {}/s", figure(rate)),
+            None => format!("No rate held: the first step ({}/s) already broke", figure(s.start_rate)),
+        });
     } else if let Some(best) = r.best.map(|i| &r.points[i]) {
         let value = best.objective.map_or("-".into(), figure);
-        let _ = write!(out, "Best: {} ({} {value})", best.label, r.objective.figure);
-        match &r.margin {
+        let margin = match &r.margin {
             Some(m) => {
                 let interval = m.ratio_ci95.map(|i| format!(" [{:.3}, {:.3}]", i.low, i.high)).unwrap_or_default();
                 let runner_up = &r.points[m.runner_up].label;
-                let _ = writeln!(out, ", {:.3}× the runner-up {runner_up} ({}{interval})", m.ratio, m.verdict_text);
+                format!(", {:.3}× the runner-up {runner_up} ({}{interval})", m.ratio, m.verdict_text)
             }
-            None => out.push_str(", the only eligible point\n"),
-        }
+            None => ", the only eligible point".into(),
+        };
+        below.push(format!("Best: {} ({} {value}){margin}", best.label, r.objective.figure));
     } else if r.status != "interrupted" {
-        let _ = writeln!(out, "No point meets every --where: no best point");
+        below.push("No point meets every --where: no best point".into());
     }
     if r.status == "interrupted" {
         let done = r.points.iter().map(|p| p.runs.len()).sum::<usize>();
         let planned = r.order.iter().map(Vec::len).sum::<usize>();
-        let _ = writeln!(out, "Interrupted: {done} of {planned} runs done; the points above are what they measured");
+        below.push(format!("Interrupted: {done} of {planned} runs done; the points above are what they measured"));
     }
     if let Some(why) = &r.stopped {
-        let _ = writeln!(out, "Stopped: {why}");
+        below.push(format!("Stopped: {why}"));
     }
-    out
+    table
 }
 
 /// Writes the sweep's HTML page to `path`: its header (from `stamped`, the
@@ -259,8 +262,8 @@ pub fn write_html(r: &SweepReport, stamped: &serde_json::Value, path: &std::path
     std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
 }
 
-/// The page: the text table above the charts, in the page `compare
-/// --html` makes.
+/// The page: the table above the charts, in the page `compare --html`
+/// makes.
 pub fn html(r: &SweepReport, stamped: &serde_json::Value) -> anyhow::Result<String> {
     use super::compare_html::{TEMPLATE, TEMPLATE_NAME};
     use anyhow::Context;
@@ -268,10 +271,10 @@ pub fn html(r: &SweepReport, stamped: &serde_json::Value) -> anyhow::Result<Stri
     let charts = charts(r)?;
     let env = super::page::environment(TEMPLATE_NAME, TEMPLATE)?;
     let template = env.get_template(TEMPLATE_NAME).context("the sweep's HTML template")?;
-    let (heading, names, table) = (format!("dbload sweep of {}", r.swept), [r.sweep_id.clone()], render(r));
+    let (heading, names, table) = (format!("dbload sweep of {}", r.swept), [r.sweep_id.clone()], table(r));
     let header = super::page::Header::of(stamped, heading.clone());
     template
-        .render(context! { heading, names, table, charts => Serde(&charts), header => Serde(header) })
+        .render(context! { heading, names, table => Serde(table), charts => Serde(&charts), header => Serde(header) })
         .context("rendering the sweep's HTML page")
 }
 
@@ -468,5 +471,18 @@ mod tests {
         for needle in ["http://", "https://", "<script", "<link"] {
             assert!(!page.contains(needle), "the page holds {needle}");
         }
+    }
+
+    #[test]
+    fn the_page_shows_the_points_as_a_table_of_cells() {
+        let page = html(&sweep(), &serde_json::to_value(sweep()).unwrap()).unwrap();
+        assert!(!page.contains("<pre>"), "no table as text: {page}");
+        assert!(page.contains("<th>batch-size</th>") && page.contains("<th class=\"num\">p99 ms</th>"), "{page}");
+        let best = page.split("<tr class=\"best\">").nth(1).expect("the best point's row is marked");
+        let best = best.split("</tr>").next().unwrap();
+        assert!(best.contains("<td>2000</td>") && best.contains("<td class=\"num\">3000</td>"), "{best}");
+        assert!(page.contains("<td>no: `p99_ms &lt; 500` does not hold (p99_ms = 612)</td>"), "escaped: {page}");
+        assert!(page.contains("<p>Objective: max rows_per_sec; where p99_ms &lt; 500</p>"), "{page}");
+        assert!(page.contains("<p>Best: batch-size=2000,workers=1 (rows_per_sec 3000)"), "{page}");
     }
 }

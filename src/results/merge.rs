@@ -23,8 +23,9 @@ use serde_json::{json, Value as Json};
 use super::instances::Registered;
 use super::Kept;
 use crate::error::exit;
-use crate::report::repeat::{columns, figure, figures_of};
+use crate::report::repeat::{figure, figures_of};
 use crate::report::server_cost::NodesReport;
+use crate::report::table::columns;
 use crate::stats::summary::spectrum;
 use crate::stats::LatencySummary;
 

@@ -221,7 +221,10 @@ fn compare_and_sweep_pages(ctx: &Ctx) -> Result<()> {
     }
     let html = page(&["compare", &reports[0], &reports[1]], 0)?;
     is_whole(&html, "dbload compare", r#"ok">ok · exit 0"#, 1)?;
+    // The table the terminal printed, as cells (`/` escaped as `&#x2f;`).
+    ensure(html.contains("<th>figure</th>") && html.contains("<tr><td>rows&#x2f;s</td>"), || html.clone())?;
     let sweep = ["sweep", "--vary", "batch-size=500,2000", "--no-results", "--", "ingest", "--url", &ctx.url];
     let html = page(&[&sweep[..], &["--rows", "4000", "--table", "html_sweep"]].concat(), 0)?;
-    is_whole(&html, "dbload sweep of ingest", r#"ok">ok · exit 0"#, 2)
+    is_whole(&html, "dbload sweep of ingest", r#"ok">ok · exit 0"#, 2)?;
+    ensure(html.contains("<th>batch-size</th>") && html.contains("<tr class=\"best\"><td>*</td>"), || html.clone())
 }
