@@ -37,7 +37,9 @@ pub type Waiting = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Runs operations against the target.
 pub trait Executor<Op> {
-    /// Runs `op`; on success, the units the target acknowledged. `warm`:
+    /// Runs `op`; on success, the units the target acknowledged (fewer
+    /// than the operation's are failed by the loop: see
+    /// [`OpError::short`]). `warm`:
     /// it belongs to the warm-up, as the loop decided, so figures an
     /// executor keeps of its own (HTTP phases, CrateDB's server-side
     /// durations) leave it out as the recorder does.
@@ -110,6 +112,18 @@ impl OpError {
     /// An operation that failed and left the worker unable to go on.
     pub fn fatal(class: impl Into<String>, message: impl Into<String>) -> OpError {
         OpError { fatal: true, ..OpError::new(class, message) }
+    }
+
+    /// A batch the target took without an error but wrote `acked` of its
+    /// `units` rows: a trigger or rule skipped the rest, or CrateDB, which
+    /// skips a row whose primary key exists. The rest are failed, not
+    /// written nor "not attempted": they were sent, and the exit code says so.
+    pub fn short(acked: u64, units: u64) -> OpError {
+        let message = format!(
+            "the server took the batch without an error but wrote {acked} of its {units} rows: a trigger or rule \
+             skipped the others, or, on CrateDB, their primary key was already in the table"
+        );
+        OpError { acked, ..OpError::new("not written", message) }
     }
 }
 

@@ -208,6 +208,11 @@ where
                 grace.as_mut(),
             )
             .await;
+        if let Ok(Ok(acked)) = outcome {
+            if acked < units {
+                outcome = Ok(Err(OpError::short(acked, units)));
+            }
+        }
         let t = Timing { intended, started, ended: plan.t0.elapsed(), stage: plan.schedule.stage_at(started) };
         match outcome {
             _ if in_doubt => rec.in_doubt(warmup, units, t),
@@ -419,6 +424,27 @@ mod tests {
         assert_eq!(f.told, [None; 3], "an open loop waits for each one's time");
         let (f, _) = run(plan(None), Ops(2), Followed::default()).await;
         assert_eq!(f.told, [None; 2], "a source that cannot tell");
+    }
+
+    /// Writes 7 of each operation's 10 units, without an error.
+    struct Short;
+    impl Executor<Ten> for Short {
+        async fn execute(&mut self, _op: &mut Ten, _warm: bool) -> Result<u64, OpError> {
+            Ok(7)
+        }
+    }
+
+    /// Units the target took without an error but did not write (rows a
+    /// trigger skipped, CrateDB's rows whose key exists) are failed: before,
+    /// they were neither written nor failed, and the run exited 0.
+    #[tokio::test]
+    async fn units_acknowledged_short_of_the_operation_s_are_failed() {
+        let plan = Plan::new(None, None, Warmup::None, 1, CancellationToken::new());
+        let (_, recorders) = run(plan, Ops(2), Short).await;
+        let m = &recorders[0].measured;
+        assert_eq!((m.rows, m.failed_rows, m.failed_batches), (14, 6, 2));
+        let e = &recorders[0].errors["not written"];
+        assert!(e.count == 2 && e.example.contains("wrote 7 of its 10 rows"), "{e:?}");
     }
 
     /// The loop's side of a lost connection, scripted: which call loses

@@ -13,6 +13,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
         ("commit::a_batch_failing_at_commit_is_counted_failed_on_every_copy_path", failing_commit),
         ("commit::a_batch_latency_includes_its_commit_on_every_copy_path", slow_commit),
+        ("commit::rows_the_server_skips_without_an_error_are_failed_on_every_path", skipped_rows),
     ]
 }
 
@@ -75,9 +76,8 @@ const PATHS: [CopyPath; 6] = [
     },
 ];
 
-/// Makes `table` for `path` (empty) and gives it a deferred constraint
-/// trigger running `body` (PL/pgSQL) at commit, once per row written.
-fn table_with_deferred_trigger(ctx: &Ctx, path: &CopyPath, table: &str, body: &str) -> Result<()> {
+/// Makes `table` for `path`, empty.
+fn empty_table(ctx: &Ctx, path: &CopyPath, table: &str) -> Result<()> {
     match path.ingest_table {
         Some(flags) => {
             ctx.ingest(&format!("--table {table} --drop-table --rows 1 {flags}"))?;
@@ -87,6 +87,13 @@ fn table_with_deferred_trigger(ctx: &Ctx, path: &CopyPath, table: &str, body: &s
             ctx.query(&format!("DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id int8, v text)"))?;
         }
     }
+    Ok(())
+}
+
+/// Makes `table` for `path` (empty) and gives it a deferred constraint
+/// trigger running `body` (PL/pgSQL) at commit, once per row written.
+fn table_with_deferred_trigger(ctx: &Ctx, path: &CopyPath, table: &str, body: &str) -> Result<()> {
+    empty_table(ctx, path, table)?;
     ctx.query(&format!(
         "DROP SEQUENCE IF EXISTS {table}_seq; CREATE SEQUENCE {table}_seq;
          CREATE OR REPLACE FUNCTION {table}_check() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -129,6 +136,40 @@ fn failing_commit(ctx: &Ctx) -> Result<()> {
         let classes = r["error_classes"].as_array().context("error_classes")?;
         ensure(classes.len() == 1 && classes[0]["class"] == "SQLSTATE P0001", what)?;
         ensure(classes[0]["example"].as_str().is_some_and(|e| e.contains("refused at commit")), what)?;
+    }
+    Ok(())
+}
+
+/// A trigger that drops every fourth row (`RETURN NULL` before the insert)
+/// makes the server acknowledge fewer rows than it was sent, without an
+/// error; CrateDB does the same with rows whose primary key exists. Those
+/// rows are failed (exit 1, an error class saying so), not written and not
+/// "not attempted". Before the fix they vanished from the report: 3,750
+/// written, 0 failed, exit 0.
+fn skipped_rows(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let insert = CopyPath {
+        name: "insert",
+        ingest_table: Some(""),
+        args: |_| words("ingest --append --method insert --rows 5000 --batch-size 1000 --workers 1"),
+    };
+    for path in PATHS.iter().chain([&insert]) {
+        let table = format!("skipped_{}", path.name);
+        empty_table(ctx, path, &table)?;
+        ctx.query(&format!(
+            "DROP SEQUENCE IF EXISTS {table}_seq; CREATE SEQUENCE {table}_seq;
+             CREATE OR REPLACE FUNCTION {table}_skip() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN IF nextval('{table}_seq') % 4 = 0 THEN RETURN NULL; END IF; RETURN NEW; END $$;
+             CREATE TRIGGER {table}_skip BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION {table}_skip();"
+        ))?;
+        let (code, r) = run(ctx, path, &table, dir.path())?;
+        let in_table: u64 = ctx.scalar(&format!("SELECT count(*) FROM {table}"))?.parse()?;
+        let what = || format!("{}: exit {code}, {in_table} rows in the table, report {r}", path.name);
+        ensure(code == 1 && r["status"] == "failed" && in_table == ROWS / 4 * 3, what)?;
+        ensure(r["rows"] == in_table && r["failed_rows"] == ROWS / 4 && r["errors"] == ROWS / BATCH, what)?;
+        let classes = r["error_classes"].as_array().context("error_classes")?;
+        ensure(classes.len() == 1 && classes[0]["class"] == "not written", what)?;
+        ensure(classes[0]["example"].as_str().is_some_and(|e| e.contains("wrote 750 of its 1000 rows")), what)?;
     }
     Ok(())
 }
