@@ -55,7 +55,7 @@ pub async fn queries(
         }
         Admin::Crate(_) => 1,
     };
-    let statements_before = super::server_cost::statements(&mut admin).await;
+    let statements_before = super::server_cost::statements(&mut admin, info.engine).await;
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
@@ -128,7 +128,7 @@ pub async fn queries(
     total.cost = meter.read();
     let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
     let statements = match statements_before {
-        Ok(before) => super::server_cost::statements(&mut admin).await.map(|after| {
+        Ok(before) => super::server_cost::statements(&mut admin, info.engine).await.map(|after| {
             let sent = phases.iter().flat_map(|p| p.queries.iter().map(|q| q.query.as_str()));
             super::server_cost::deltas(&before, &after, sent)
         }),

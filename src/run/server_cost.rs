@@ -111,9 +111,11 @@ pub(crate) async fn wal_since(admin: &mut Admin, start: Result<String, String>) 
 /// `pg_stat_statements` at one moment: each statement's text and counters, by user and queryid.
 pub(crate) struct Snapshot(HashMap<String, (String, StatementCost)>);
 
-/// The counters of every statement of the target's database now, or why there are none.
-pub(crate) async fn statements(admin: &mut Admin) -> Result<Snapshot, String> {
-    if let Admin::Crate(_) = admin {
+/// The counters of every statement of the target's database now, or why
+/// there are none. `engine`: as detected, since CrateDB answers over the
+/// PostgreSQL protocol too.
+pub(crate) async fn statements(admin: &mut Admin, engine: Engine) -> Result<Snapshot, String> {
+    if engine == Engine::Cratedb {
         return Err("CrateDB has no pg_stat_statements".into());
     }
     let not_installed = "pg_stat_statements is not installed in this database (CREATE EXTENSION \
