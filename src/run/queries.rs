@@ -53,7 +53,12 @@ pub async fn queries(
         Admin::Crate(_) if cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) => {
             return Err(usage("pgbench scripts run over the PostgreSQL protocol: give CrateDB's postgres:// URL"));
         }
-        Admin::Crate(_) => 1,
+        Admin::Crate(_) => {
+            for queries in &planned {
+                crate::workload::check_placeholders(queries)?;
+            }
+            1
+        }
     };
     let statements_before = super::server_cost::statements(&mut admin, info.engine).await;
     let meter = CostMeter::start();

@@ -143,28 +143,80 @@ impl Source for Chooser {
 /// has no bound parameters). Quoted strings and identifiers are left alone.
 pub fn inline_params(sql: &str, params: &[Value]) -> String {
     let mut out = String::with_capacity(sql.len());
-    let mut chars = sql.char_indices().peekable();
-    let mut quote: Option<char> = None;
-    while let Some((i, c)) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '$') => {
-                let digits: String = sql[i + 1..].chars().take_while(|d| d.is_ascii_digit()).collect();
-                if let Some(v) = digits.parse::<usize>().ok().and_then(|n| params.get(n.wrapping_sub(1))) {
-                    out.push_str(&v.to_sql_literal());
-                    for _ in 0..digits.len() {
-                        chars.next();
-                    }
-                    continue;
-                }
-            }
-            _ => {}
+    let mut at = 0;
+    for (i, n) in dollar_placeholders(sql) {
+        if let Some(v) = params.get(n - 1) {
+            out.push_str(&sql[at..i]);
+            out.push_str(&v.to_sql_literal());
+            at = i + 1 + digits(&sql[i + 1..]);
         }
-        out.push(c);
     }
+    out.push_str(&sql[at..]);
     out
+}
+
+/// Checks that each query's `params` fill its placeholders as counted in
+/// its text ([`placeholders_in`]), for a target that cannot prepare a
+/// statement (CrateDB's HTTP endpoint): a mismatch would fail every
+/// execution alike, so it is an input error before the run (exit 2).
+pub fn check_placeholders(queries: &[QuerySpec]) -> anyhow::Result<()> {
+    for q in queries {
+        let wanted = placeholders_in(&q.query);
+        if wanted != q.placeholders() {
+            return Err(placeholder_mismatch(&format!("query {} (`{}`)", q.name, q.query), wanted, q.placeholders()));
+        }
+    }
+    Ok(())
+}
+
+/// A query's placeholders that its parameters do not fill (exit 2).
+pub fn placeholder_mismatch(what: &str, wanted: usize, given: usize) -> anyhow::Error {
+    crate::error::usage(format!(
+        "{what}: it has {wanted} placeholder(s) ($1 ...) but {given} parameter(s) are given: give one `params` entry \
+         per placeholder, in order, in a workload file (`dbload workload FILE`)"
+    ))
+}
+
+/// The placeholders `sql` holds outside quoted strings and identifiers: its
+/// highest `$n`, else its count of `?` (CrateDB's HTTP endpoint takes both).
+/// For a target that cannot prepare a statement to say so itself.
+pub fn placeholders_in(sql: &str) -> usize {
+    match dollar_placeholders(sql).map(|(_, n)| n).max() {
+        Some(n) => n,
+        None => unquoted(sql).filter(|&(_, c)| c == '?').count(),
+    }
+}
+
+/// Where each `$n` (n ≥ 1) outside quotes starts, and its n.
+fn dollar_placeholders(sql: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    unquoted(sql).filter(|&(_, c)| c == '$').filter_map(|(i, _)| {
+        let n = &sql[i + 1..i + 1 + digits(&sql[i + 1..])];
+        n.parse::<usize>().ok().filter(|&n| n >= 1).map(|n| (i, n))
+    })
+}
+
+/// The characters of `sql` outside '...' strings and "..." identifiers, by
+/// byte offset.
+fn unquoted(sql: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    let mut quote: Option<char> = None;
+    sql.char_indices().filter(move |&(_, c)| match quote {
+        Some(q) => {
+            if c == q {
+                quote = None;
+            }
+            false
+        }
+        None if c == '\'' || c == '"' => {
+            quote = Some(c);
+            false
+        }
+        None => true,
+    })
+}
+
+/// The ASCII digits `s` starts with.
+fn digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
 }
 
 #[cfg(test)]
@@ -198,5 +250,14 @@ mod tests {
             "select '$1', \"$2\" from t where a = 3 and b = 'O''Brien' and c = $3"
         );
         assert_eq!(inline_params("select $10", &params), "select $10");
+        assert_eq!(inline_params("select $0, $, $2$1", &params), "select $0, $, 'O''Brien'3");
+    }
+
+    #[test]
+    fn placeholders_are_counted_outside_quotes_in_either_form() {
+        assert_eq!(placeholders_in("select $2, $1, '$3', \"$4\""), 2);
+        assert_eq!(placeholders_in("select ? + ?, '?'"), 2);
+        assert_eq!(placeholders_in("select 'it''s $1', $$, 1"), 0);
+        assert_eq!(placeholders_in("select ?, $1"), 1, "a $n means the ? are not placeholders");
     }
 }

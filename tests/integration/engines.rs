@@ -258,7 +258,17 @@ fn cratedb_http_bulk(_: &Ctx) -> Result<()> {
     ensure(again.exit_code == 1, || format!("duplicates: exit {}", again.exit_code))?;
     let (rows, failed) = (again.report.throughput.rows, again.report.throughput.failed_rows);
     ensure(rows == 1000 && failed == 1000, || format!("written {rows}, failed {failed}"))?;
-    ensure(crate_count(&target, "crate_dup")? == 2000, || "count after duplicates".into())
+    ensure(crate_count(&target, "crate_dup")? == 2000, || "count after duplicates".into())?;
+    // A query whose placeholders its params do not fill is refused before
+    // the run (exit 2), as over the PostgreSQL protocol, in both of
+    // CrateDB's forms ($1 and ?); a placeholder inside quotes is text.
+    for sql in ["select count(*) from crate_dup where device_id = $1", "select ? + ?"] {
+        let (code, _, stderr) = dbload_bin(&["timeit", "--url", &url, "-s", sql, "-t", "3", "--no-results"], &[]);
+        ensure(code == 2 && stderr.contains("placeholder"), || format!("{sql}: exit {code}: {stderr}"))?;
+    }
+    let (code, _, stderr) =
+        dbload_bin(&["timeit", "--url", &url, "-s", "select '$1?'", "-t", "3", "--no-results"], &[]);
+    ensure(code == 0, || format!("a quoted $1: exit {code}: {stderr}"))
 }
 
 fn cratedb_postgres_protocol(_: &Ctx) -> Result<()> {

@@ -50,11 +50,7 @@ pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -
             };
             let wanted = statement.params().len();
             if wanted != given {
-                return Err(crate::error::usage(format!(
-                    "{}: it has {wanted} placeholder(s) ($1 ...) but {given} parameter(s) are given: \
-                     give one `params` entry per placeholder, in order",
-                    what()
-                )));
+                return Err(crate::workload::placeholder_mismatch(&what(), wanted, given));
             }
         }
     }
