@@ -166,7 +166,8 @@ impl SweepReport {
     }
 }
 
-/// The text form: [`table`] as text.
+/// The text form: what was swept, its points and the best one, as `table`
+/// lays them out.
 pub fn render(r: &SweepReport) -> String {
     table(r).text()
 }
