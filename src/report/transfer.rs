@@ -267,15 +267,15 @@ pub fn render(r: &TransferReport) -> String {
         group(t.rows_per_sec as u64),
         r.mb_per_sec
     );
-    let unit = if export { "Chunks:    " } else { "Batches:   " };
-    let _ = writeln!(
-        out,
-        "{unit} {} ok, {} failed ({} rows not written), {:.1}/s",
-        group(t.batches),
-        group(t.errors),
-        group(t.failed_rows),
-        t.batches_per_sec
-    );
+    // A failed chunk of an export leaves rows unread, not unwritten: its
+    // failures are counted in chunks alone.
+    let (unit, lost) = if export {
+        ("Chunks:    ", String::new())
+    } else {
+        ("Batches:   ", format!(" ({} rows not written)", group(t.failed_rows)))
+    };
+    let _ =
+        writeln!(out, "{unit} {} ok, {} failed{lost}, {:.1}/s", group(t.batches), group(t.errors), t.batches_per_sec);
     accounting_line(&mut out, &r.accounting);
     error_lines(&mut out, &r.error_classes);
     if let Some(e) = &r.source_error {

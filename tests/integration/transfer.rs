@@ -191,6 +191,10 @@ fn export_json_round_trips_every_type(ctx: &Ctx) -> Result<()> {
     })?;
     ensure(r.files.iter().filter(|f| f.rows > 0).count() >= 2, || format!("one worker did it all: {:?}", r.files))?;
     ensure(r.throughput.batches >= 8 && r.latency_ms.is_some(), || format!("{} chunks", r.throughput.batches))?;
+    // An export writes files, not rows to a table: its chunk line says nothing of rows "not written".
+    let text = dbload::report::transfer::render(&r);
+    let chunks = text.lines().find(|l| l.starts_with("Chunks:")).context("no Chunks: line")?;
+    ensure(chunks.contains(" ok, 0 failed, ") && !chunks.contains("written"), || chunks.to_string())?;
     let lines = read_files(&r)?;
     ensure(lines.lines().count() == 5002, || format!("{} lines", lines.lines().count()))?;
     let mut special = None;
