@@ -448,12 +448,6 @@ mod tests {
     use crate::model::{Batch, Column, SqlType, Values};
     use crate::target::local::{LocalOptions, LocalPostgres};
 
-    /// Issue 18: between two batches, one COPY worker's server waited for
-    /// the client twice (for the next BEGIN and COPY, then for the first
-    /// piece), 1 to 2 ms each on 2 busy cores. With the next batch waiting,
-    /// its COPY is open on the server when this one is acknowledged; and
-    /// whatever the next batch is (a failure, other columns), every row is
-    /// written once and the connection ends the run as it should.
     /// Runs `test` on a runtime of its own against a throwaway server.
     fn on_a_server<F: Future<Output = ()>>(test: impl FnOnce(PgTarget) -> F) {
         let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
@@ -485,6 +479,26 @@ mod tests {
 
     const WRITTEN: &str = "SELECT count(*)::int4, coalesce(sum(v), 0)::int4 FROM pipelined";
 
+    /// The state of server process `backend` as `admin` sees it: `active
+    /// COPY`, `idle COMM` ...
+    async fn state_of(admin: &Client, backend: i32) -> String {
+        let sql = "SELECT state || ' ' || left(query, 4) FROM pg_stat_activity WHERE pid = $1";
+        admin.query_one(sql, &[&backend]).await.unwrap().get(0)
+    }
+
+    /// Whether `backend` is in a COPY within 5 s, and its state then.
+    async fn copy_open(admin: &Client, backend: i32) -> (bool, String) {
+        let mut state = String::new();
+        for _ in 0..250 {
+            state = state_of(admin, backend).await;
+            if state == "active COPY" {
+                return (true, state);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        (false, state)
+    }
+
     /// A batch of more rows than one INSERT takes is one transaction: a
     /// statement that fails leaves none of its rows, and the next batch
     /// starts clean.
@@ -501,6 +515,12 @@ mod tests {
         });
     }
 
+    /// Issue 18: between two batches, one COPY worker's server waited for
+    /// the client twice (for the next BEGIN and COPY, then for the first
+    /// piece), 1 to 2 ms each on 2 busy cores. With the next batch waiting,
+    /// its COPY is open on the server when this one is acknowledged; and
+    /// whatever the next batch is (a failure, other columns), every row is
+    /// written once and the connection ends the run as it should.
     #[test]
     fn the_next_batch_s_copy_is_open_once_this_one_is_acknowledged() {
         on_a_server(|pg| async move {
@@ -510,36 +530,27 @@ mod tests {
             let asked = waits.clone();
             sink.follow(Arc::new(move || asked.load(Ordering::Relaxed)));
             let backend: i32 = sink.client.query_one(sql::BACKEND_PID, &[]).await.unwrap().get(0);
-            let state = || async {
-                let sql = "SELECT state || ' ' || left(query, 4) FROM pg_stat_activity WHERE pid = $1";
-                admin.query_one(sql, &[&backend]).await.unwrap().get::<_, String>(0)
-            };
-            let copy_open = || async {
-                for _ in 0..250 {
-                    if state().await == "active COPY" {
-                        return true;
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                false
-            };
 
             assert_eq!(sink.send(&mut batch(&[1, 2, 3], true)).await.unwrap(), 3);
-            assert!(copy_open().await, "the next COPY is open: {}", state().await);
+            let (open, state) = copy_open(&admin, backend).await;
+            assert!(open, "the next COPY is open: {state}");
             // That COPY is the next batch's, which opens the one after it.
             assert_eq!(sink.send(&mut batch(&[4, 5], true)).await.unwrap(), 2);
-            assert!(copy_open().await, "{}", state().await);
+            let (open, state) = copy_open(&admin, backend).await;
+            assert!(open, "{state}");
             // A batch that fails at its COPY's end: its COMMIT rolls back, and
             // the next batch's COPY, sent behind it, opens all the same.
             let failed = sink.send(&mut batch(&[5, 6], true)).await.unwrap_err();
             assert_eq!(failed.class, "SQLSTATE 23505", "{failed:?}");
-            assert!(copy_open().await, "{}", state().await);
+            let (open, state) = copy_open(&admin, backend).await;
+            assert!(open, "{state}");
             // A batch of other columns cannot use it: it is ended, and the
             // batch sent by a statement of its own. None waits behind it:
             // nothing is left open on the connection.
             waits.store(false, Ordering::Relaxed);
             assert_eq!(sink.send(&mut batch(&[6, 7], false)).await.unwrap(), 2);
-            assert!(state().await.starts_with("idle"), "{}", state().await);
+            let state = state_of(&admin, backend).await;
+            assert!(state.starts_with("idle"), "{state}");
             let row = admin.query_one(WRITTEN, &[]).await.unwrap();
             assert_eq!((row.get::<_, i32>(0), row.get::<_, i32>(1)), (7, 150 + 14));
 
@@ -547,7 +558,8 @@ mod tests {
             // deadline), the sink leaves no transaction behind.
             waits.store(true, Ordering::Relaxed);
             assert_eq!(sink.send(&mut batch(&[8], true)).await.unwrap(), 1);
-            assert!(copy_open().await, "{}", state().await);
+            let (open, state) = copy_open(&admin, backend).await;
+            assert!(open, "{state}");
             drop(sink);
             let gone = "SELECT count(*) FROM pg_stat_activity WHERE pid = $1";
             for _ in 0..250 {
@@ -572,16 +584,8 @@ mod tests {
             sink.reconnect().await.unwrap();
             let backend: i32 = sink.client.query_one(sql::BACKEND_PID, &[]).await.unwrap().get(0);
             assert_eq!(sink.send(&mut batch(&[1, 2], true)).await.unwrap(), 2);
-            let state = "SELECT state || ' ' || left(query, 4) FROM pg_stat_activity WHERE pid = $1";
-            let mut now = String::new();
-            for _ in 0..250 {
-                now = admin.query_one(state, &[&backend]).await.unwrap().get(0);
-                if now == "active COPY" {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            panic!("no COPY opened after reconnecting: {now}");
+            let (open, state) = copy_open(&admin, backend).await;
+            assert!(open, "no COPY opened after reconnecting: {state}");
         });
     }
 
