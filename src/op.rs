@@ -15,6 +15,13 @@ pub trait Operation {
     fn label(&self) -> usize {
         0
     }
+    /// Whether it writes what its commit may have made durable unseen: a
+    /// batch of rows lost with its connection is in doubt, not failed,
+    /// until it is looked up (see [`Executor::resolve`]). Queries and
+    /// requests are not looked up: lost, they fail.
+    fn in_doubt_when_lost(&self) -> bool {
+        false
+    }
 }
 
 /// Where a worker's operations come from.

@@ -42,6 +42,9 @@ impl crate::op::Operation for Payload {
     fn units(&self) -> u64 {
         self.rows()
     }
+    fn in_doubt_when_lost(&self) -> bool {
+        true
+    }
 }
 
 /// How the producer frames a batch's bytes.

@@ -198,7 +198,7 @@ impl Throughput {
 }
 
 /// Where every unit a run was asked for went, pgbench's accounting made
-/// explicit: `requested = ok + failed + rejected + unattempted`. A run that
+/// explicit: `requested = ok + failed + rejected + in_doubt + unattempted`. A run that
 /// stops early (Ctrl-C, its deadline, a worker's connection lost, a fatal
 /// error) leaves units never tried; they are `unattempted`, not lost from
 /// the figures. Warm-up is included where the command counts it in its
@@ -217,6 +217,10 @@ pub struct Accounting {
     pub failed: u64,
     /// insert-json: rows the input could not give (malformed, out of range); 0 elsewhere.
     pub rejected: u64,
+    /// Sent, and lost with their connection before the target answered:
+    /// written or not, nobody could tell (rows of batches in doubt; 0 for
+    /// queries and requests, which fail when lost).
+    pub in_doubt: u64,
     /// Of `requested`, never tried; null with `requested`.
     pub unattempted: Option<u64>,
 }
@@ -226,7 +230,13 @@ impl Accounting {
     /// the server: rows in the table, requests the server saw).
     pub(crate) fn of(unit: &'static str, requested: Option<u64>, ok: u64, failed: u64, rejected: u64) -> Accounting {
         let unattempted = requested.map(|r| r.saturating_sub(ok + failed + rejected));
-        Accounting { unit, requested, ok, failed, rejected, unattempted }
+        Accounting { unit, requested, ok, failed, rejected, in_doubt: 0, unattempted }
+    }
+
+    /// With `rows` sent but in doubt: tried, so not among the unattempted.
+    pub(crate) fn in_doubt(self, rows: u64) -> Accounting {
+        let unattempted = self.unattempted.map(|u| u.saturating_sub(rows));
+        Accounting { in_doubt: rows, unattempted, ..self }
     }
 }
 
@@ -487,7 +497,7 @@ pub struct Report {
     pub rejected_rows: Option<u64>,
     /// insert-json: why reading stopped early (`--on-error abort`), with file and line.
     pub input_error: Option<String>,
-    /// Rows requested = written + failed + rejected + unattempted.
+    /// Rows requested = written + failed + rejected + in doubt + unattempted.
     pub accounting: Accounting,
     pub error_classes: Vec<ErrorEntry>,
     /// Per batch.
@@ -777,7 +787,8 @@ impl Report {
         let accounting = match input {
             Some(i) => Accounting::of("rows", Some(i.rows_read), written, throughput.failed_rows, i.rejected),
             None => Accounting::of("rows", cfg.total_rows(), written, throughput.failed_rows, 0),
-        };
+        }
+        .in_doubt(connections.in_doubt_rows);
         Report {
             header: Header::new(cfg.command),
             verdict,

@@ -107,7 +107,7 @@ pub(crate) fn interrupted_banner(out: &mut String, v: &Verdict) {
 }
 
 /// Where the amount asked for went (`requested = ok + failed + rejected +
-/// unattempted`), when one was asked for.
+/// in doubt + unattempted`), when one was asked for.
 pub(crate) fn accounting_line(out: &mut String, a: &Accounting) {
     accounting_line_as(out, a, if a.unit == "rows" { "written" } else { "ok" });
 }
@@ -117,9 +117,10 @@ pub(crate) fn accounting_line(out: &mut String, a: &Accounting) {
 fn accounting_line_as(out: &mut String, a: &Accounting, done: &str) {
     let (Some(requested), Some(unattempted)) = (a.requested, a.unattempted) else { return };
     let rejected = if a.rejected > 0 { format!(", {} rejected", group(a.rejected)) } else { String::new() };
+    let in_doubt = if a.in_doubt > 0 { format!(", {} in doubt", group(a.in_doubt)) } else { String::new() };
     let _ = writeln!(
         out,
-        "Requested:  {} {}: {} {done}, {} failed{rejected}, {} not attempted",
+        "Requested:  {} {}: {} {done}, {} failed{rejected}{in_doubt}, {} not attempted",
         group(requested),
         a.unit,
         group(a.ok),
@@ -147,7 +148,7 @@ fn connection_lines(out: &mut String, c: &super::Connections) {
         (Written, "found written"),
         (Resent, "not written and resent"),
         (NotWritten, "not written (failed)"),
-        (InDoubt, "unresolved (no key to look their rows up by)"),
+        (InDoubt, "unresolved (no key to look their rows up by, or no server to ask)"),
     ];
     let parts: Vec<String> = how
         .iter()
@@ -572,7 +573,7 @@ pub(crate) mod tests {
         assert!(
             text.contains(
                 "In doubt:   2 batches in flight when a connection was lost: 1 not written and resent, \
-                 1 unresolved (no key to look their rows up by); 1,000 rows left in doubt"
+                 1 unresolved (no key to look their rows up by, or no server to ask); 1,000 rows left in doubt"
             ),
             "{text}"
         );

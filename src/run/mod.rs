@@ -157,17 +157,34 @@ pub async fn ingest(
         durations.extend(sink.finish()?);
     }
     let server_duration = merge_histograms(durations.iter());
-    if let (Some(t), Some(admin), true) = (target, &mut admin, plan.reconnect) {
-        // The server may have restarted under the run, and dbload's own connection with it.
-        *admin = t.admin().await.context("connecting again after the run, to verify")?;
+    // The server may have restarted under the run, and dbload's own
+    // connection with it. One still gone leaves what needs it unknown in
+    // the report (the verify failed), not the report lost.
+    let mut gone = String::new();
+    if let (Some(t), Some(_), true) = (target, &admin, plan.reconnect) {
+        admin = match t.admin().await {
+            Ok(again) => Some(again),
+            Err(e) => {
+                gone = format!("connecting again after the run: {e:#}");
+                None
+            }
+        };
     }
     let mut server_cost = ServerCost::default();
-    if let (Some(admin), Some(start)) = (&mut admin, wal_start) {
-        server_cost.wal_bytes = Some(server_cost::wal_since(admin, start).await);
+    if let Some(start) = wal_start {
+        server_cost.wal_bytes = Some(match &mut admin {
+            Some(admin) => server_cost::wal_since(admin, start).await,
+            None => Err(gone.clone()),
+        });
     }
     let mut rows_now = None;
 
     let verify = match (&mut admin, &settled.dialect) {
+        (None, Some(_)) if cfg.verify => {
+            let recorder = figures.recorder();
+            let expected = recorder.warmup.rows + recorder.measured.rows;
+            Some(Verify { expected, found: None, ok: false, error: Some(gone.clone()) })
+        }
         (Some(admin), Some(dialect)) if cfg.verify => {
             let recorder = figures.recorder();
             let expected = recorder.warmup.rows + recorder.measured.rows;
@@ -196,6 +213,8 @@ pub async fn ingest(
         }
         server_cost.size = Some(size);
         server_cost.nodes = server_cost::node_shares(admin, dialect.engine, &cfg.table).await;
+    } else if settled.dialect.is_some() {
+        server_cost.size = Some(Err(gone));
     }
     if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
         // Chunks exist once rows arrived.

@@ -197,17 +197,16 @@ where
         };
         attempted += units;
         let rec = &mut recorders[op.label()];
-        let in_doubt = plan.reconnect
-            && settle_lost(
-                &plan,
-                &mut executor,
-                &mut op,
-                Attempt { started, warm: warmup },
-                &mut outcome,
-                rec,
-                grace.as_mut(),
-            )
-            .await;
+        let in_doubt = settle_lost(
+            &plan,
+            &mut executor,
+            &mut op,
+            Attempt { started, warm: warmup },
+            &mut outcome,
+            rec,
+            grace.as_mut(),
+        )
+        .await;
         if let Ok(Ok(acked)) = outcome {
             if acked < units {
                 outcome = Ok(Err(OpError::short(acked, units)));
@@ -215,7 +214,13 @@ where
         }
         let t = Timing { intended, started, ended: plan.t0.elapsed(), stage: plan.schedule.stage_at(started) };
         match outcome {
-            _ if in_doubt => rec.in_doubt(warmup, units, t),
+            _ if in_doubt => {
+                rec.in_doubt(warmup, units, t);
+                // Lost, and not connected again (--reconnect is off).
+                if !plan.reconnect {
+                    break;
+                }
+            }
             Ok(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
                 plan.live.rows.fetch_add(acked, Ordering::Relaxed);
@@ -251,14 +256,15 @@ struct Attempt {
     warm: bool,
 }
 
-/// When `outcome` is a lost connection (`--reconnect`): connects again and
-/// settles the operation it left in doubt: found written (`outcome` becomes
-/// that success), found unwritten (resent: `outcome` becomes the resend's),
-/// or unknown (returns true: neither written nor failed). Each is recorded
-/// as settled, each outage as an outage. An operation with nothing to
-/// settle (a query) stays the failure it was, no longer fatal. A
-/// connection that cannot be made before the run ends leaves `outcome` the
-/// failure it was.
+/// When `outcome` is a lost connection: settles the operation it left in
+/// doubt. With `--reconnect`, connects again and finds it written
+/// (`outcome` becomes that success), unwritten (resent: `outcome` becomes
+/// the resend's), or unknown (returns true: neither written nor failed);
+/// each is recorded as settled, each outage as an outage. An operation with
+/// nothing to settle (a query) stays the failure it was, no longer fatal.
+/// A connection that cannot be made before the run ends leaves an
+/// operation that may have been written in doubt, any other the failure it
+/// was. Without `--reconnect`, see [`look_up`].
 async fn settle_lost<Op: Operation, E: Executor<Op>>(
     plan: &Plan,
     executor: &mut E,
@@ -272,11 +278,15 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
         if !e.fatal {
             return false;
         }
+        if !plan.reconnect {
+            return look_up(plan, executor, op, started, outcome, rec).await;
+        }
         let Some(outage) = reconnect(plan, executor, e).await else { return false };
         let back = outage.reconnected;
         rec.outage(outage);
         if !back {
-            return false;
+            // The run ended first: nobody could look it up.
+            return op.in_doubt_when_lost();
         }
         let resolution = match executor.resolve(op).await {
             InDoubt::Written(acked) => {
@@ -306,6 +316,55 @@ async fn settle_lost<Op: Operation, E: Executor<Op>>(
             };
         }
     }
+    false
+}
+
+/// Without `--reconnect`, an operation lost with its connection that may
+/// have been written ([`Operation::in_doubt_when_lost`]) is looked up once,
+/// on a connection made for that alone; its worker stops all the same.
+/// Found written, its units count as written and the lost connection as
+/// its error (`outcome` keeps failing, with them acknowledged); found
+/// unwritten, it stays the failure it was; else (the server is gone, the
+/// table has no key, Ctrl-C) it is in doubt: returns true.
+async fn look_up<Op: Operation, E: Executor<Op>>(
+    plan: &Plan,
+    executor: &mut E,
+    op: &mut Op,
+    started: Duration,
+    outcome: &mut Result<Result<u64, OpError>, &'static str>,
+    rec: &mut impl Record,
+) -> bool {
+    if !op.in_doubt_when_lost() {
+        return false;
+    }
+    let found = tokio::select! {
+        biased;
+        _ = plan.cancel.cancelled() => Some(InDoubt::Unknown),
+        found = async {
+            match executor.reconnect().await? {
+                Ok(()) => Some(executor.resolve(op).await),
+                Err(_) => Some(InDoubt::Unknown),
+            }
+        } => found,
+    };
+    let resolution = match found {
+        // Nothing to connect again to (a COPY file): it failed as it was.
+        None | Some(InDoubt::Failed) => return false,
+        Some(InDoubt::Unknown) => return true,
+        Some(InDoubt::NotWritten) => Resolution::NotWritten,
+        Some(InDoubt::Written(acked)) => {
+            if let Ok(Err(e)) = outcome {
+                e.acked = acked;
+                e.message = format!(
+                    "{}; the batch was committed all the same (its rows were found on a connection made once more \
+                     to look them up), and its worker stopped: --reconnect goes on through lost connections",
+                    e.message
+                );
+            }
+            Resolution::Written
+        }
+    };
+    rec.settled(InDoubtBatch { at: started, rows: op.units(), resolution });
     false
 }
 
@@ -362,10 +421,14 @@ mod tests {
     use crate::op::Waiting;
 
     /// An operation of 10 units.
+    /// A batch of ten rows.
     struct Ten;
     impl Operation for Ten {
         fn units(&self) -> u64 {
             10
+        }
+        fn in_doubt_when_lost(&self) -> bool {
+            true
         }
     }
 
@@ -524,24 +587,43 @@ mod tests {
         assert_eq!(rec.errors["connection lost"].count, 1);
     }
 
+    /// Without --reconnect, the batch lost with its connection is looked up
+    /// once, on a connection made for that, and its worker stops all the same.
     #[tokio::test]
-    async fn without_reconnect_a_lost_connection_ends_the_worker() {
-        let (script, rec) = run_script(InDoubt::NotWritten, false).await;
-        assert_eq!((script.calls, script.attempts), (2, 0));
-        assert_eq!((rec.measured.rows, rec.measured.failed_rows), (10, 10));
-        assert!(rec.outages.is_empty() && rec.in_doubt.is_empty());
-        assert_eq!(rec.errors["connection lost"].count, 1);
+    async fn without_reconnect_a_lost_batch_is_looked_up_once_and_ends_the_worker() {
+        let lost_once = |found| Script { refused: 0, ..Script::new(found) };
+        let run_once = |script: Script| async {
+            let (script, mut recorders) =
+                run(Plan::new(None, None, Warmup::None, 1, CancellationToken::new()), Ops(3), script).await;
+            (script, recorders.remove(0))
+        };
+        let (script, rec) = run_once(lost_once(InDoubt::Written(10))).await;
+        assert_eq!((script.calls, script.attempts), (2, 1), "one look-up; the third batch never sent");
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows, rec.measured.in_doubt_rows), (20, 0, 0));
+        assert_eq!(rec.errors["connection lost"].count, 1, "the worker stopped on it: the run failed");
+        assert!(rec.outages.is_empty() && rec.in_doubt[0].resolution == Resolution::Written, "{:?}", rec.in_doubt);
+
+        let (_, rec) = run_once(lost_once(InDoubt::NotWritten)).await;
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows, rec.measured.in_doubt_rows), (10, 10, 0));
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::NotWritten);
+
+        // The server is gone: nobody can tell, so neither written nor failed.
+        let (script, rec) = run_once(Script::new(InDoubt::Written(10))).await;
+        assert_eq!((script.calls, script.attempts), (2, 1), "one attempt, refused");
+        assert_eq!((rec.measured.rows, rec.measured.failed_rows, rec.measured.in_doubt_rows), (10, 0, 10));
+        assert_eq!(rec.in_doubt[0].resolution, Resolution::InDoubt);
     }
 
     #[tokio::test]
-    async fn reconnecting_gives_up_at_the_deadline() {
+    async fn reconnecting_gives_up_at_the_deadline_and_leaves_the_lost_batch_in_doubt() {
         let mut plan = Plan::new(Some(Duration::from_millis(300)), None, Warmup::None, 1, CancellationToken::new());
         plan.reconnect = true;
         let script = Script { refused: u32::MAX, ..Script::new(InDoubt::NotWritten) };
         let (_, recorders) = run(plan, Ops(3), script).await;
         let rec = &recorders[0];
         assert!(!rec.outages[0].reconnected);
-        assert_eq!((rec.measured.rows, rec.measured.failed_rows), (10, 10), "the lost batch counts as failed");
+        let m = &rec.measured;
+        assert_eq!((m.rows, m.failed_rows, m.in_doubt_rows), (10, 0, 10), "sent, and nobody could look it up");
     }
 
     /// The loop itself, with an in-memory source and executor: what each

@@ -12,6 +12,7 @@ mod fake_cratedb;
 mod html;
 mod http;
 mod ingest;
+mod lost;
 mod pacing;
 mod peers;
 mod pgbench;
@@ -83,6 +84,7 @@ fn main() -> std::process::ExitCode {
         data::tests(),
         transfer::tests(),
         reconnect::tests(),
+        lost::tests(),
         report::tests(),
         pacing::tests(),
         repeat::tests(),

@@ -229,7 +229,7 @@ fn restarted_during<R: Send>(data_dir: &Path, restarted: &mut Vec<Child>, run: i
 
 /// The restarted servers are ours to stop (the dropped LocalPostgres
 /// stops only the one it started); each but the last is already gone.
-fn stop_restarted(restarted: Vec<Child>) {
+pub fn stop_restarted(restarted: Vec<Child>) {
     for mut child in restarted {
         let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGINT);
         let _ = child.wait();
@@ -238,19 +238,33 @@ fn stop_restarted(restarted: Vec<Child>) {
 
 /// Stops the server of `data_dir` as `pg_ctl -m immediate stop` does
 /// (SIGQUIT to the postmaster: no shutdown checkpoint, crash recovery at
-/// the next start), waits `down`, and starts it again with the command
-/// line it was started with, as the account that owns its data.
+/// the next start), waits `down`, and starts it again (see [`start_again`]).
 fn restart(data_dir: &Path, down: Duration) -> Result<Child> {
+    let stopped = Instant::now();
+    stop_immediately(data_dir)?;
+    std::thread::sleep(down.saturating_sub(stopped.elapsed()));
+    start_again(data_dir)
+}
+
+/// SIGQUIT to the postmaster of `data_dir` (`pg_ctl -m immediate stop`),
+/// once it has gone.
+pub fn stop_immediately(data_dir: &Path) -> Result<()> {
     let pid_file = data_dir.join("postmaster.pid");
     let pid: i32 = std::fs::read_to_string(&pid_file)?.lines().next().context("empty postmaster.pid")?.parse()?;
-    let opts = std::fs::read_to_string(data_dir.join("postmaster.opts"))?;
     kill(Pid::from_raw(pid), Signal::SIGQUIT)?;
     let stopped = Instant::now();
     while pid_file.exists() {
         ensure(stopped.elapsed() < Duration::from_secs(10), || "the server did not stop".into())?;
         std::thread::sleep(Duration::from_millis(10));
     }
-    std::thread::sleep(down.saturating_sub(stopped.elapsed()));
+    Ok(())
+}
+
+/// Starts the stopped server of `data_dir` with the command line it was
+/// started with, as the account that owns its data; the caller stops it
+/// ([`stop_restarted`]).
+pub fn start_again(data_dir: &Path) -> Result<Child> {
+    let opts = std::fs::read_to_string(data_dir.join("postmaster.opts"))?;
     // `/path/postgres "-D" "/data" "-c" "name=value" ...`
     let mut words = opts.trim_end().split(" \"");
     let program = words.next().context("empty postmaster.opts")?;
