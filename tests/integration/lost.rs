@@ -124,6 +124,9 @@ fn counted_as_the_table_holds(what: &str, ctx: &Ctx, table: &str, code: i32, r: 
     ensure(code == 1, || format!("{what}: exit {code}: a lost connection fails the run: {r}"))?;
     let a = &r["accounting"];
     ensure(a["in_doubt"].as_u64() == Some(in_doubt), || format!("{what}: accounting apart from in doubt: {a}"))?;
+    if a["requested"].is_u64() {
+        crate::support::accounted(a, None)?;
+    }
     Ok(in_doubt)
 }
 

@@ -252,8 +252,8 @@ pub fn refused(argv: &[&str], culprit: &str) -> Result<()> {
 /// unattempted`, with `requested` as given; returns `unattempted`.
 pub fn accounted(accounting: &serde_json::Value, requested: Option<u64>) -> Result<u64> {
     let n = |k: &str| accounting[k].as_u64();
-    let (ok, failed, rejected) = (n("ok"), n("failed"), n("rejected"));
-    let (Some(ok), Some(failed), Some(rejected)) = (ok, failed, rejected) else {
+    let (ok, failed, rejected, in_doubt) = (n("ok"), n("failed"), n("rejected"), n("in_doubt"));
+    let (Some(ok), Some(failed), Some(rejected), Some(in_doubt)) = (ok, failed, rejected, in_doubt) else {
         anyhow::bail!("no accounting in the report: {accounting}");
     };
     ensure(n("requested") == requested || requested.is_none() && n("requested").is_some(), || {
@@ -262,7 +262,9 @@ pub fn accounted(accounting: &serde_json::Value, requested: Option<u64>) -> Resu
     let (Some(total), Some(unattempted)) = (n("requested"), n("unattempted")) else {
         anyhow::bail!("requested or unattempted missing: {accounting}");
     };
-    ensure(total == ok + failed + rejected + unattempted, || format!("the identity does not hold: {accounting}"))?;
+    ensure(total == ok + failed + rejected + in_doubt + unattempted, || {
+        format!("the identity does not hold: {accounting}")
+    })?;
     Ok(unattempted)
 }
 
