@@ -38,7 +38,14 @@ pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<Stri
     // same all day for a given seed.
     let day_us = 86_400_000_000;
     let anchor_us = chrono::Utc::now().timestamp_micros().div_euclid(day_us) * day_us;
-    let spec = table::Spec { mapping, workers: a.bulk.concurrency, anchor_us, columns: Vec::new(), cratedb: false };
+    let spec = table::Spec {
+        mapping,
+        workers: a.bulk.concurrency,
+        anchor_us,
+        columns: Vec::new(),
+        key: Vec::new(),
+        cratedb: false,
+    };
     let rows = split_rows(a.num_records, super::connections("--concurrency", a.bulk.concurrency, "worker")?);
     resolve("insert-fake-data", ModelSpec::Table(spec), &a.table, a.target, a.bulk, a.output, rows, a.seed, env)
 }

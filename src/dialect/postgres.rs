@@ -250,7 +250,7 @@ pub fn catalog_columns(table: &TableName) -> String {
 /// The column numbers of each unique index of a table (`1 3`), primary key first.
 pub fn unique_keys(table: &TableName) -> String {
     format!(
-        "SELECT i.indkey::text FROM pg_index i WHERE i.indrelid = to_regclass({}) AND i.indisunique \
+        "SELECT i.indkey::text, i.indisprimary FROM pg_index i WHERE i.indrelid = to_regclass({}) AND i.indisunique \
          ORDER BY i.indisprimary DESC, i.indexrelid",
         literal(&table.sql())
     )

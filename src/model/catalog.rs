@@ -64,6 +64,9 @@ pub struct TableColumn {
     /// Must hold distinct values: the column of a primary key or unique
     /// index chosen to carry its uniqueness (the first of the key that can be).
     pub unique: bool,
+    /// Part of the table's primary key, by which a batch lost with its
+    /// connection is looked up.
+    pub primary_key: bool,
     /// The type as quoted SQL without modifiers, for casts (see `model::Column::cast`).
     pub cast: String,
 }
@@ -156,7 +159,8 @@ fn text(v: &Option<String>) -> String {
 /// The columns from the rows of `dialect::postgres::catalog_columns`
 /// (attnum, name, format_type, base type, is array, typmod, not null, has
 /// default, generated, type schema, type name) and the attnums of each
-/// unique index from `dialect::postgres::unique_keys`.
+/// unique index, and whether it is the primary key, from
+/// `dialect::postgres::unique_keys`.
 pub fn from_pg(rows: &[Vec<Option<String>>], unique_keys: &[Vec<Option<String>>]) -> Vec<TableColumn> {
     let attnums: Vec<String> = rows.iter().map(|r| text(&r[0])).collect();
     let mut columns: Vec<TableColumn> = rows
@@ -172,6 +176,7 @@ pub fn from_pg(rows: &[Vec<Option<String>>], unique_keys: &[Vec<Option<String>>]
                 has_default: flag(&r[7]),
                 generated: flag(&r[8]),
                 unique: false,
+                primary_key: false,
                 cast: format!("{}.{}", quote_ident(&text(&r[9])), quote_ident(&text(&r[10]))),
             }
         })
@@ -181,6 +186,9 @@ pub fn from_pg(rows: &[Vec<Option<String>>], unique_keys: &[Vec<Option<String>>]
         .map(|r| text(&r[0]).split_whitespace().filter_map(|n| attnums.iter().position(|a| a == n)).collect())
         .collect();
     mark_unique(&mut columns, &keys);
+    if let Some((key, _)) = keys.iter().zip(unique_keys).find(|(_, r)| flag(&r[1])) {
+        key.iter().for_each(|&c| columns[c].primary_key = true);
+    }
     columns
 }
 
@@ -208,12 +216,14 @@ pub fn from_crate(rows: &[Vec<Option<String>>], primary_key: &[Vec<Option<String
                 has_default: r[3].is_some(),
                 generated: text(&r[4]).eq_ignore_ascii_case("ALWAYS"),
                 unique: false,
+                primary_key: false,
                 cast: element.to_uppercase(),
             }
         })
         .collect();
     let pk: Vec<usize> =
         primary_key.iter().filter_map(|r| columns.iter().position(|c| c.name == text(&r[0]))).collect();
+    pk.iter().for_each(|&c| columns[c].primary_key = true);
     mark_unique(&mut columns, &[pk]);
     columns
 }
@@ -269,8 +279,10 @@ mod tests {
             row(&["4", "tags", "text[]", "text", "t", "-1", "f", "f", "f", "pg_catalog", "_text"]),
             row(&["5", "g", "integer", "int4", "f", "-1", "f", "f", "t", "pg_catalog", "int4"]),
         ];
-        let cols = from_pg(&rows, &[row(&["1"]), row(&["2 3"])]);
+        let cols = from_pg(&rows, &[row(&["2 3", "t"]), row(&["1", "f"])]);
         assert!(cols[0].unique && cols[0].not_null && cols[0].has_default);
+        let key: Vec<bool> = cols.iter().map(|c| c.primary_key).collect();
+        assert_eq!(key, [false, true, true, false, false], "the primary key, not the other unique index");
         assert!(!cols[1].unique && cols[2].unique, "the bool of a (bool, int) key cannot carry uniqueness");
         assert!(cols[3].array && cols[3].cast == "\"pg_catalog\".\"_text\"");
         assert!(cols[4].generated);
@@ -288,7 +300,7 @@ mod tests {
         ];
         let cols = from_crate(&rows, &[row(&["id"])]);
         assert_eq!(cols.len(), 5);
-        assert!(cols[0].unique && cols[0].not_null);
+        assert!(cols[0].unique && cols[0].not_null && cols[0].primary_key && !cols[1].primary_key);
         assert_eq!(cols[1].kind, Kind::Json);
         assert!(cols[2].array && cols[2].kind == Kind::Text { max_chars: None });
         assert_eq!(cols[3].kind, Kind::GeoPoint);

@@ -641,6 +641,7 @@ mod tests {
             has_default: false,
             generated: false,
             unique,
+            primary_key: false,
             cast: String::new(),
         }
     }

@@ -496,6 +496,7 @@ mod tests {
             has_default: false,
             generated: false,
             unique: false,
+            primary_key: false,
             cast: "\"pg_catalog\".\"text\"".into(),
         }
     }

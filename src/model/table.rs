@@ -20,6 +20,7 @@ use super::fake::{Env, Fake};
 use super::mapping::Mapping;
 use super::{Batch, Column, Schema, SqlType};
 use crate::error::usage;
+use crate::ident::quote_ident;
 
 /// The model as configured (mapping, workers) and, once bound, the columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +32,9 @@ pub struct Spec {
     pub anchor_us: i64,
     /// The columns written, each with its generator; empty until bound.
     pub columns: Vec<FakeColumn>,
+    /// The table's primary key (quoted column names) when every column of
+    /// it is written: a batch lost with its connection is looked up by it.
+    pub key: Vec<String>,
     pub cratedb: bool,
 }
 
@@ -46,7 +50,8 @@ pub struct FakeColumn {
 
 impl Spec {
     pub fn schema(&self) -> Schema {
-        Schema { columns: self.columns.iter().map(|c| c.column.clone()).collect(), key: Vec::new(), metrics_per_row: 0 }
+        let columns = self.columns.iter().map(|c| c.column.clone()).collect();
+        Schema { columns, key: self.key.clone(), metrics_per_row: 0 }
     }
 
     /// Chooses each column's generator: the mapping's, else by type and name.
@@ -97,7 +102,13 @@ impl Spec {
                 ctx.table
             )));
         }
-        Ok(Spec { columns: bound, cratedb: ctx.cratedb, ..self.clone() })
+        let key: Vec<&TableColumn> = columns.iter().filter(|c| c.primary_key).collect();
+        let written = |c: &&TableColumn| bound.iter().any(|b| b.column.name == c.name);
+        let key = match key.iter().all(written) {
+            true => key.iter().map(|c| quote_ident(&c.name)).collect(),
+            false => Vec::new(),
+        };
+        Ok(Spec { columns: bound, key, cratedb: ctx.cratedb, ..self.clone() })
     }
 }
 
@@ -157,6 +168,7 @@ mod tests {
             has_default,
             generated: false,
             unique,
+            primary_key: unique,
             cast: "\"pg_catalog\".\"text\"".into(),
         }
     }
@@ -167,6 +179,7 @@ mod tests {
             workers,
             anchor_us: 1_700_000_000_000_000,
             columns: Vec::new(),
+            key: Vec::new(),
             cratedb: false,
         };
         let columns = [
@@ -188,6 +201,22 @@ mod tests {
             }
         }
         out
+    }
+
+    /// A batch lost with its connection is looked up by the table's primary
+    /// key, when the rows carry all of it: a key column the database fills
+    /// (a default) leaves nothing to look up by.
+    #[test]
+    fn the_primary_key_is_the_look_up_key_when_every_column_of_it_is_written() {
+        assert_eq!(bound(1, None).unwrap().schema().key, ["\"id\""]);
+        let serial_key = [
+            TableColumn { primary_key: true, ..col("serial", Kind::from_pg("int4", -1), false, true) },
+            col("code", Kind::Text { max_chars: Some(4) }, false, false),
+        ];
+        let ctx = BindContext { table: TableName::parse("t").unwrap(), cratedb: false, rows: Some(100), workers: 1 };
+        let ModelSpec::Table(spec) = bound(1, None).unwrap() else { unreachable!("a table model") };
+        let spec = ModelSpec::Table(Spec { columns: Vec::new(), ..spec }).bind(&serial_key, &ctx).unwrap();
+        assert!(spec.schema().key.is_empty(), "{:?}", spec.schema().key);
     }
 
     #[test]
