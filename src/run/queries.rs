@@ -91,9 +91,16 @@ pub async fn queries(
         };
         let protocol = cfg.protocol;
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
-        let executors = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await })
-            .await
-            .context("opening the workers' connections")?;
+        let opened = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await });
+        let executors = match opened.await.context("opening the workers' connections") {
+            Ok(executors) => executors,
+            // The statements done are kept and reported: the run stops here.
+            Err(e) if !phases.is_empty() => {
+                total.stopped = Some(format!("{e:#}: the statements after it were not run"));
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(gate) = gate.take() {
             gate.pass().await;
         }

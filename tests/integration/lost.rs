@@ -32,6 +32,10 @@ pub fn tests() -> Vec<(&'static str, Test)> {
             "lost::a_batch_lost_with_its_server_is_in_doubt_not_failed",
             a_batch_lost_with_its_server_is_in_doubt_not_failed,
         ),
+        (
+            "lost::timeit_keeps_the_statements_done_when_the_server_is_gone_for_the_next",
+            timeit_keeps_the_statements_done_when_the_server_is_gone_for_the_next,
+        ),
     ]
 }
 
@@ -207,4 +211,35 @@ fn stopped_until_it_ends(
         std::thread::sleep(Duration::from_millis(50));
     }
     finished_while_down
+}
+
+/// timeit's first statement runs its 2 s; the server stops 1.5 s in and
+/// is still gone when the second statement's connections are opened: the
+/// run stops there, with the first statement's figures reported and the
+/// reason said (before: exit 3 and no report at all).
+fn timeit_keeps_the_statements_done_when_the_server_is_gone_for_the_next(_: &Ctx) -> Result<()> {
+    let server = LocalPostgres::start(&LocalOptions::default())?;
+    let ctx = Ctx::new(&server);
+    let argv =
+        ["timeit", "--url", &ctx.url, "-s", "select 1", "-s", "select 2", "--duration", "2s", "--output", "json"];
+    let child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    std::thread::sleep(Duration::from_millis(1500));
+    stop_immediately(server.data_dir())?;
+    let ended = finished(child);
+    let restarted = vec![start_again(server.data_dir())?];
+    let checked = (|| {
+        let (code, r) = ended?;
+        ensure(code == 1, || format!("exit {code}: {r}"))?;
+        let stopped = r["stopped"].as_str().unwrap_or_default();
+        ensure(stopped.contains("opening the workers' connections"), || format!("stopped: {stopped:?}: {r}"))?;
+        let first = &r["queries"][0];
+        ensure(first["count"].as_u64() > Some(0), || format!("the first statement's figures: {first}"))
+    })();
+    stop_restarted(restarted);
+    checked
 }
