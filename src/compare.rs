@@ -17,6 +17,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use chrono::{DateTime, FixedOffset};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
@@ -80,6 +81,13 @@ impl Loaded {
 
     fn command(&self) -> &str {
         self.json["command"].as_str().unwrap_or("?")
+    }
+
+    /// When its runs took place: `run.started_at` to `run.ended_at`
+    /// (RFC 3339), if the report says.
+    fn window(&self) -> Option<(DateTime<FixedOffset>, DateTime<FixedOffset>)> {
+        let at = |key: &str| self.json["run"][key].as_str().and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+        Some((at("started_at")?, at("ended_at")?))
     }
 
     /// How many runs the report was made of (1 without `--runs`).
@@ -194,6 +202,21 @@ pub struct Row {
 pub struct Comparison {
     pub reports: Vec<String>,
     pub rows: Vec<Row>,
+    /// What the reader must know to weigh the verdicts (see [`not_interleaved`]).
+    pub notes: Vec<String>,
+}
+
+/// What a command's report measures: reports of two kinds are not compared,
+/// as a figure of one name would mean two things (`p99_ms` of a batch of
+/// rows and of a query).
+fn kind(command: &str) -> &str {
+    match command {
+        "ingest" | "insert-fake-data" | "insert-json" => "rows written",
+        "timeit" | "workload" => "queries",
+        "http" => "HTTP requests",
+        "export" | "insert-from-sql" => "rows moved",
+        other => other,
+    }
 }
 
 /// Compares each report after the first with the first.
@@ -219,6 +242,19 @@ pub fn compare(reports: &[Loaded]) -> Result<Comparison> {
             Some(Row { figure: f.name, label: f.label, better: f.better, cells })
         })
         .collect();
+    for r in others {
+        if kind(r.command()) != kind(base.command()) {
+            return Err(usage(format!(
+                "compare {}: its command is {} ({}) and {}'s is {} ({}): compare reports of one kind",
+                r.name,
+                r.command(),
+                kind(r.command()),
+                base.name,
+                base.command(),
+                kind(base.command())
+            )));
+        }
+    }
     for (i, r) in others.iter().enumerate() {
         if rows.iter().all(|row| row.cells[i + 1].is_none()) {
             return Err(usage(format!(
@@ -230,7 +266,35 @@ pub fn compare(reports: &[Loaded]) -> Result<Comparison> {
             )));
         }
     }
-    Ok(Comparison { reports: reports.iter().map(|r| r.name.clone()).collect(), rows })
+    let notes = not_interleaved(reports).into_iter().collect();
+    Ok(Comparison { reports: reports.iter().map(|r| r.name.clone()).collect(), rows, notes })
+}
+
+/// A note when the reports' runs took place one side after the other
+/// rather than interleaved: whatever drifted on the machine between them
+/// (other load, caches, the server's own state) reads as a difference,
+/// and even two identical setups run back to back can be told apart
+/// "beyond noise". None when their time windows overlap or are unknown.
+fn not_interleaved(reports: &[Loaded]) -> Option<String> {
+    let windows: Vec<_> = reports.iter().map(Loaded::window).collect::<Option<_>>()?;
+    let apart = windows.iter().enumerate().any(|(i, a)| windows[i + 1..].iter().any(|b| a.1 <= b.0 || b.1 <= a.0));
+    if !apart {
+        return None;
+    }
+    let letter = |i: usize| char::from(b'A' + (i % 26) as u8);
+    let spans: Vec<String> = windows
+        .iter()
+        .enumerate()
+        .map(|(i, (from, to))| {
+            format!("{} {} to {}", letter(i), from.format("%Y-%m-%d %H:%M:%S"), to.format("%H:%M:%S"))
+        })
+        .collect();
+    Some(format!(
+        "Note: the reports ran one after the other, not interleaved ({}): a drift of the machine between them reads \
+         as a difference, and the verdicts cannot tell it from one. For a verdict on two setups, interleave their \
+         runs: `dbload sweep --vary NAME=A,B --runs N -- COMMAND ...` runs the points' rounds in shuffled order.",
+        spans.join("; ")
+    ))
 }
 
 /// `b`'s cell, against `a` when given (also how `dbload sweep` weighs
@@ -378,6 +442,7 @@ impl Comparison {
             },
             "reports": reports,
             "figures": figures,
+            "notes": self.notes,
             "fail_if_worse": breaches,
         })
     }
@@ -406,7 +471,8 @@ pub fn run(
     let comparison = compare(&reports)?;
     let breaches = comparison.breaches(limits)?;
     let mut table = comparison.table(&reports);
-    table.below = breaches.iter().map(|b| format!("--fail-if-worse: {b}")).collect();
+    table.below = comparison.notes.clone();
+    table.below.extend(breaches.iter().map(|b| format!("--fail-if-worse: {b}")));
     let printed = if json {
         serde_json::to_string_pretty(&comparison.to_json(&reports, &breaches))? + "\n"
     } else {
@@ -442,6 +508,47 @@ mod tests {
 
     fn verdict(c: &Comparison, figure: &str, i: usize) -> Option<Verdict> {
         c.rows.iter().find(|r| r.figure == figure).unwrap().cells[i].as_ref().unwrap().verdict
+    }
+
+    /// A report of rows written against one of queries: refused, not a
+    /// table of figures that share names but not meanings.
+    #[test]
+    fn reports_of_two_kinds_are_refused() {
+        let mut timeit = report("t", &[100.0]).json;
+        timeit["command"] = json!("timeit");
+        let err = compare(&[report("i", &[100.0]), Loaded::new("t".into(), timeit).unwrap()]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&err), exit::USAGE);
+        assert!(
+            format!("{err}").contains("t: its command is timeit (queries) and i's is ingest (rows written)"),
+            "{err}"
+        );
+        let mut fake = report("f", &[100.0]).json;
+        fake["command"] = json!("insert-fake-data");
+        assert!(compare(&[report("i", &[100.0]), Loaded::new("f".into(), fake).unwrap()]).is_ok(), "rows and rows");
+    }
+
+    /// Two reports whose runs did not overlap in time get a note saying so,
+    /// with each one's window; runs that overlap (interleaved) get none.
+    #[test]
+    fn reports_run_one_after_the_other_are_said_not_interleaved() {
+        let at = |r: Loaded, from: &str, to: &str| {
+            let mut json = r.json;
+            json["run"] = json!({"started_at": from, "ended_at": to});
+            Loaded::new(r.name, json).unwrap()
+        };
+        let a = at(report("a", &[100.0]), "2026-11-27T10:00:00Z", "2026-11-27T10:00:40Z");
+        let b = at(report("b", &[100.0]), "2026-11-27T10:01:00Z", "2026-11-27T10:01:40Z");
+        let notes = compare(&[a.clone(), b]).unwrap().notes;
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("not interleaved"), "{}", notes[0]);
+        assert!(
+            notes[0].contains("A 2026-11-27 10:00:00 to 10:00:40; B 2026-11-27 10:01:00 to 10:01:40"),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[0].contains("dbload sweep"), "{}", notes[0]);
+        let overlapping = at(report("c", &[100.0]), "2026-11-27T10:00:20Z", "2026-11-27T10:01:00Z");
+        assert!(compare(&[a, overlapping]).unwrap().notes.is_empty());
     }
 
     #[test]
