@@ -22,6 +22,7 @@ pub mod outcome;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod sqltext;
 pub mod stats;
 pub mod sweep;
 pub mod target;
