@@ -129,14 +129,18 @@ impl HttpConfig {
             (None, None) => None,
         };
         let bearer = a.bearer.clone().or_else(|| env("DBLOAD_BEARER_TOKEN")).filter(|t| !t.is_empty());
+        let given = has(&headers, "authorization");
         match (basic, bearer) {
+            _ if given && (a.user.is_some() || a.bearer.is_some()) => {
+                return Err(usage("-H 'Authorization: ...' and --user/--bearer both set Authorization: give one"))
+            }
+            // The header given wins over the URL's user:password@ and the
+            // environment's token, as curl's -H does: one Authorization is sent.
+            _ if given => {}
             (Some(_), Some(_)) => {
                 return Err(usage(
                     "--user (or user:password@ in the URL) and --bearer both set Authorization: give one",
                 ))
-            }
-            _ if has(&headers, "authorization") && (a.user.is_some() || a.bearer.is_some()) => {
-                return Err(usage("-H 'Authorization: ...' and --user/--bearer both set Authorization: give one"))
             }
             (Some((user, pass)), None) => {
                 let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
@@ -264,9 +268,13 @@ mod tests {
     use clap::Parser;
 
     fn resolve(args: &str) -> Result<HttpConfig> {
+        resolve_with(args, &|_| None)
+    }
+
+    fn resolve_with(args: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig> {
         let cli = Cli::try_parse_from(format!("dbload http {args}").split_whitespace()).unwrap();
         let Command::Http(a) = cli.command else { unreachable!() };
-        HttpConfig::resolve(a, &|_| None)
+        HttpConfig::resolve(a, env)
     }
 
     fn err(args: &str) -> String {
@@ -286,6 +294,21 @@ mod tests {
         let c = resolve("put http://h/x --iterations 10 --vus 3 --no-keepalive").unwrap();
         assert_eq!((c.request.method.as_str(), c.per_vu.clone(), c.duration), ("PUT", vec![4, 3, 3], None));
         assert!(!c.request.keepalive);
+    }
+
+    /// Issue 29, item 8: `-H Authorization` with `user:password@` in the URL
+    /// (or a bearer token in the environment) sent two Authorization
+    /// headers; the header given wins, as in curl.
+    #[test]
+    fn an_authorization_header_wins_over_userinfo() {
+        let auths =
+            |c: &HttpConfig| c.request.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("authorization")).count();
+        let c = resolve("http://app:hunter2@h/x -H Authorization:Token.t").unwrap();
+        assert_eq!((auths(&c), c.shown_headers()), (1, vec!["Authorization: ***".to_string()]));
+        assert!(c.request.headers.contains(&("Authorization".into(), "Token.t".into())));
+        let env = |k: &str| (k == "DBLOAD_BEARER_TOKEN").then(|| "fr0m-env".to_string());
+        let c = resolve_with("http://h/x -H authorization:Token.t", &env).unwrap();
+        assert!(c.request.headers.iter().all(|(_, v)| !v.contains("fr0m-env")) && auths(&c) == 1);
     }
 
     #[test]
