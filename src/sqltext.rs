@@ -326,6 +326,13 @@ mod tests {
     }
 
     proptest! {
+        /// Any text at all: no panic, tokens on char boundaries, nothing lost or added.
+        #[test]
+        fn any_text_lexes_back_to_itself(sql in "(.|\n){0,40}|[$'\"E\\;/*\n-]{0,20}") {
+            let all: String = tokens(&sql).map(|t| t.text).collect();
+            prop_assert_eq!(all, sql);
+        }
+
         /// Statements joined by `;` come back as they were, whatever their
         /// literals hold: the lexer never cuts inside one. Each literal is
         /// one token, and the tokens put back together are the text.
