@@ -35,6 +35,14 @@ const RULES: &[(&str, &[&str])] = &[
             "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error",
         ],
     ),
+    // Secrets hidden: a leaf that every output reads.
+    (
+        "redact",
+        &[
+            "run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input", "workload",
+            "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error", "sqltext",
+        ],
+    ),
     // Outcomes are what a run found, as plain data: they name neither the
     // run that made them nor the parts it ran, nor what reads them.
     ("outcome", &["run", "report", "cli", "driver", "target", "model", "config"]),

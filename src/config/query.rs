@@ -459,6 +459,14 @@ mod tests {
         QueryConfig::timeit(a, &|_| None, &mut std::io::empty())
     }
 
+    /// Issue 29, item 6: an http(s) `--url` without `--engine cratedb` was
+    /// refused with its password in the message.
+    #[test]
+    fn a_refused_http_url_hides_its_password() {
+        let e = timeit(&["-s", "select 1", "--url", "http://app:S3cr3t@h:4200"]).unwrap_err();
+        assert!(e.to_string().starts_with("--url http://app:***@h:4200: an http(s) URL"), "{e}");
+    }
+
     /// With `--instance`, counts and rates are the whole run's, split; but
     /// pgbench's `-t` is per connection, so every instance's connections
     /// run it all; stages are not split, so they are refused.

@@ -15,7 +15,11 @@ use crate::error::usage;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Vary {
     pub flag: String,
+    /// As given to the points' commands.
     pub values: Vec<String>,
+    /// As labels, progress lines, reports and tags show them: a URL's
+    /// password hidden (`url=postgres://app:***@db/x`).
+    pub shown: Vec<String>,
 }
 
 /// Flags the sweep sets on every point itself (its output, its repeats,
@@ -27,8 +31,12 @@ impl Vary {
     /// sets itself, an empty value, or a value given twice is a usage error
     /// naming the `--vary`.
     pub fn parse(s: &str) -> Result<Vary> {
-        let bad =
-            |why: &str| usage(format!("--vary {s}: {why}; write FLAG=V1,V2,..., e.g. --vary batch-size=500,2000"));
+        let bad = |why: &str| {
+            usage(format!(
+                "--vary {}: {why}; write FLAG=V1,V2,..., e.g. --vary batch-size=500,2000",
+                crate::redact::value(s)
+            ))
+        };
         let Some((flag, values)) = s.split_once('=') else {
             return Err(bad("no `=` between the flag and its values"));
         };
@@ -46,9 +54,10 @@ impl Vary {
             return Err(bad("a value is empty"));
         }
         if let Some(twice) = values.iter().enumerate().find_map(|(i, v)| values[..i].contains(v).then_some(v)) {
-            return Err(bad(&format!("the value `{twice}` is given twice")));
+            return Err(bad(&format!("the value `{}` is given twice", crate::redact::value(twice))));
         }
-        Ok(Vary { flag: flag.to_string(), values })
+        let shown = values.iter().map(|v| crate::redact::value(v)).collect();
+        Ok(Vary { flag: flag.to_string(), values, shown })
     }
 }
 
@@ -62,7 +71,7 @@ pub fn points(varied: &[Vary]) -> Vec<Vec<usize>> {
 
 /// A point's name, as its tag and the tables show it: `batch-size=500,workers=2`.
 pub fn label(varied: &[Vary], point: &[usize]) -> String {
-    varied.iter().zip(point).map(|(v, &i)| format!("{}={}", v.flag, v.values[i])).collect::<Vec<_>>().join(",")
+    varied.iter().zip(point).map(|(v, &i)| format!("{}={}", v.flag, v.shown[i])).collect::<Vec<_>>().join(",")
 }
 
 /// How a flag may be spelt in a command's arguments: its long names (the
