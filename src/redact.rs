@@ -220,6 +220,23 @@ mod tests {
         assert_eq!(text("ratio: a=b is fine"), "ratio: a=b is fine");
     }
 
+    proptest::proptest! {
+        /// A URL's password or a secret key's value, quoted anywhere in a
+        /// message, never survives it.
+        #[test]
+        fn no_quoted_secret_survives_a_message(
+            before in "[a-z :`(]{0,12}",
+            after in "[a-z :`),;]{0,12}",
+            password in "[A-Z][A-Za-z0-9!/?#@]{7,15}",
+            key in "(password|api_key|token|sslpassword)",
+            url in proptest::bool::ANY,
+        ) {
+            let secret = if url { format!("postgres://u:{password}@h:5432/db") } else { format!("{key}={password}") };
+            let shown = text(&format!("{before}{secret}{after}"));
+            proptest::prop_assert!(!shown.contains(&password), "{}", shown);
+        }
+    }
+
     /// libpq's keys that name files (`passfile`, `sslkey`...) are paths the
     /// reader needs to reproduce a run, not secrets; `sslpassword` is one.
     #[test]
