@@ -99,10 +99,11 @@ pub fn command_line(args: impl IntoIterator<Item = String>) -> String {
     let mut shown = Vec::new();
     for arg in args {
         let value = match value_of.take() {
+            Some(VARY) => vary(&arg),
             Some(flag) => flag_value(flag, &arg),
             None => argument(&arg),
         };
-        value_of = SECRET_VALUED.iter().copied().find(|f| *f == arg);
+        value_of = SECRET_VALUED.iter().copied().chain([VARY]).find(|f| *f == arg);
         shown.push(shell_quoted(&value));
     }
     shown.join(" ")
@@ -111,6 +112,33 @@ pub fn command_line(args: impl IntoIterator<Item = String>) -> String {
 /// The flags whose value is, or may hold, a secret (`dbload http`'s, and
 /// tsdbperf's `--db-password` on ingest).
 const SECRET_VALUED: [&str; 6] = ["-H", "--header", "--bearer", "-u", "--user", "--db-password"];
+
+/// The sweep's flag whose value is another command's flag and its values.
+const VARY: &str = "--vary";
+
+/// A sweep's `FLAG=V1,V2,...` as it may be shown: each value as [`flag`]
+/// shows the flag's (`bearer=***,***`).
+pub fn vary(given: &str) -> String {
+    match given.split_once('=') {
+        Some((name, values)) => {
+            let long = format!("--{}", name.trim().trim_start_matches('-'));
+            let values: Vec<String> = values.split(',').map(|v| flag(&long, v)).collect();
+            format!("{name}={}", values.join(","))
+        }
+        None => given.to_string(),
+    }
+}
+
+/// The value of flag `flag` (its long form, `--bearer`) as it may be
+/// shown: a secret flag's as [`command_line`] shows it, any other's as
+/// [`value`] does (a URL's password hidden).
+pub fn flag(flag: &str, given: &str) -> String {
+    if SECRET_VALUED.contains(&flag) {
+        flag_value(flag, given)
+    } else {
+        value(given)
+    }
+}
 
 /// The value of one of [`SECRET_VALUED`]: a header as reports show it, a
 /// token hidden, `USER:PASSWORD` with its password hidden.
@@ -126,6 +154,7 @@ fn flag_value(flag: &str, value: &str) -> String {
 fn argument(arg: &str) -> String {
     match arg.split_once('=') {
         Some((flag, value)) if SECRET_VALUED.contains(&flag) => format!("{flag}={}", flag_value(flag, value)),
+        Some((VARY, value)) => format!("{VARY}={}", vary(value)),
         Some((flag, value)) if flag.starts_with("--") && !flag.contains(' ') => {
             format!("{flag}={}", self::value(value))
         }
@@ -207,6 +236,24 @@ mod tests {
         assert_eq!(userinfo("http://h/a@b"), "http://h/a@b");
         assert_eq!(header("X-Api-Key S3cr3t"), "X-Api-Key ***");
         assert_eq!(header("Accept text/csv"), "Accept text/csv");
+    }
+
+    /// Issue 29, item 6: a sweep's `--vary` of a secret flag kept its
+    /// values in the sweep's own command line.
+    #[test]
+    fn varied_secrets_are_hidden() {
+        assert_eq!(
+            line(&[
+                "dbload",
+                "sweep",
+                "--vary",
+                "bearer=t0k3n1,t0k3n2",
+                "--vary=user=a:pw1,a:pw2",
+                "--vary",
+                "workers=1,2"
+            ]),
+            "dbload sweep --vary 'bearer=***,***' '--vary=user=a:***,a:***' --vary workers=1,2"
+        );
     }
 
     /// A message quoting a user's text: URLs and secret pairs hidden, the
