@@ -19,9 +19,11 @@ pub mod input;
 pub mod model;
 pub mod op;
 pub mod outcome;
+pub mod redact;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod sqltext;
 pub mod stats;
 pub mod sweep;
 pub mod target;
@@ -314,7 +316,7 @@ fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationTo
 /// an argument that is not UTF-8 shown lossily rather than a panic).
 fn start() -> RunStart {
     let args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
-    RunStart::now(config::command_line::redacted(args))
+    RunStart::now(redact::command_line(args))
 }
 
 /// Judges `--fail-if`, then writes the report, stamped with the run's

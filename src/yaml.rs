@@ -38,8 +38,11 @@ pub(crate) fn did_you_mean(guess: Option<&str>) -> String {
     guess.map(|g| format!("; did you mean `{g}`?")).unwrap_or_default()
 }
 
-/// `file:line:column: message` (just `file: message` when the position is unknown).
+/// `file:line:column: message` (just `file: message` when the position is
+/// unknown). A message that quotes the file (a key, a value found) has its
+/// secrets hidden: a line may hold a URL with its password.
 pub(crate) fn fail(origin: &str, at: &Location, msg: impl fmt::Display) -> anyhow::Error {
+    let msg = crate::redact::text(&msg.to_string());
     if at.line() == 0 {
         usage(format!("{origin}: {msg}"))
     } else {

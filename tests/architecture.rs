@@ -26,6 +26,23 @@ const RULES: &[(&str, &[&str])] = &[
     ("dialect", &["run", "report", "cli", "driver", "target"]),
     // SQL identifiers sit below the models and the dialects that use them.
     ("ident", &["run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input"]),
+    // SQL text as PostgreSQL reads it: a leaf that config, workload and
+    // the drivers read a user's SQL with.
+    (
+        "sqltext",
+        &[
+            "run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input", "workload",
+            "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error",
+        ],
+    ),
+    // Secrets hidden: a leaf that every output reads.
+    (
+        "redact",
+        &[
+            "run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input", "workload",
+            "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error", "sqltext",
+        ],
+    ),
     // Outcomes are what a run found, as plain data: they name neither the
     // run that made them nor the parts it ran, nor what reads them.
     ("outcome", &["run", "report", "cli", "driver", "target", "model", "config"]),

@@ -57,7 +57,8 @@ pub struct HttpArgs {
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", help_heading = "Request")]
     pub headers: Vec<String>,
 
-    /// Basic auth, `USER:PASSWORD` (as curl's -u). Never printed.
+    /// Basic auth, `USER:PASSWORD` (as curl's -u); or DBLOAD_HTTP_USER=USER:PASSWORD, which `ps` does
+    /// not show (the URL's user:password@ wins over it). Never printed.
     #[arg(short = 'u', long, value_name = "USER:PASSWORD", help_heading = "Request")]
     pub user: Option<String>,
 

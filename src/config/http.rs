@@ -15,9 +15,10 @@ use super::{default_in_flight, parse_warmup, OutputConfig};
 use crate::cli::HttpArgs;
 use crate::driver::http::check::Check;
 use crate::driver::http::template::BodyTemplate;
-use crate::driver::http::{is_secret, Endpoint, RequestSpec};
+use crate::driver::http::{Endpoint, RequestSpec};
 use crate::error::usage;
 use crate::op::{Stages, Warmup};
+use crate::redact;
 
 /// The run length when neither `--duration` nor `--iterations` is given (wrk's).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
@@ -109,7 +110,7 @@ impl HttpConfig {
                 .split_once(':')
                 .map(|(n, v)| (n.trim(), v.trim()))
                 .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_graphic()))
-                .ok_or_else(|| usage(format!("--header {:?}: give `Name: value`", redact_header(h))))?;
+                .ok_or_else(|| usage(format!("--header {:?}: give `Name: value`", redact::header(h))))?;
             if ["host", "content-length", "transfer-encoding", "connection"]
                 .contains(&name.to_ascii_lowercase().as_str())
             {
@@ -126,17 +127,25 @@ impl HttpConfig {
         let basic = match (&a.user, &endpoint.userinfo) {
             (Some(u), _) => Some(u.split_once(':').map_or((u.clone(), String::new()), |(u, p)| (u.into(), p.into()))),
             (None, Some(ui)) => Some(ui.clone()),
-            (None, None) => None,
+            // Out of the command line, which every local user sees in `ps`.
+            (None, None) => env("DBLOAD_HTTP_USER")
+                .filter(|u| !u.is_empty())
+                .map(|u| u.split_once(':').map_or((u.clone(), String::new()), |(u, p)| (u.into(), p.into()))),
         };
         let bearer = a.bearer.clone().or_else(|| env("DBLOAD_BEARER_TOKEN")).filter(|t| !t.is_empty());
+        let given = has(&headers, "authorization");
         match (basic, bearer) {
+            _ if given && (a.user.is_some() || a.bearer.is_some()) => {
+                return Err(usage("-H 'Authorization: ...' and --user/--bearer both set Authorization: give one"))
+            }
+            // The header given wins over the URL's user:password@ (and the
+            // environment's), as curl's -H does: one Authorization is sent.
+            _ if given => {}
             (Some(_), Some(_)) => {
                 return Err(usage(
-                    "--user (or user:password@ in the URL) and --bearer both set Authorization: give one",
+                    "--user (or user:password@ in the URL, or DBLOAD_HTTP_USER) and --bearer (or DBLOAD_BEARER_TOKEN) \
+                     both set Authorization: give one",
                 ))
-            }
-            _ if has(&headers, "authorization") && (a.user.is_some() || a.bearer.is_some()) => {
-                return Err(usage("-H 'Authorization: ...' and --user/--bearer both set Authorization: give one"))
             }
             (Some((user, pass)), None) => {
                 let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
@@ -226,15 +235,7 @@ impl HttpConfig {
 
     /// The headers as reports show them: secret values replaced by `***`.
     pub fn shown_headers(&self) -> Vec<String> {
-        self.request.headers.iter().map(|(n, v)| redact_header(&format!("{n}: {v}"))).collect()
-    }
-}
-
-/// `Name: value` with the value hidden when the name looks secret.
-pub(crate) fn redact_header(h: &str) -> String {
-    match h.split_once(':') {
-        Some((name, _)) if is_secret(name) => format!("{}: ***", name.trim()),
-        _ => h.to_owned(),
+        self.request.headers.iter().map(|(n, v)| redact::header(&format!("{n}: {v}"))).collect()
     }
 }
 
@@ -264,9 +265,39 @@ mod tests {
     use clap::Parser;
 
     fn resolve(args: &str) -> Result<HttpConfig> {
+        resolve_with(args, &|_| None)
+    }
+
+    fn resolve_with(args: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<HttpConfig> {
         let cli = Cli::try_parse_from(format!("dbload http {args}").split_whitespace()).unwrap();
         let Command::Http(a) = cli.command else { unreachable!() };
-        HttpConfig::resolve(a, &|_| None)
+        HttpConfig::resolve(a, env)
+    }
+
+    /// Issue 29, item 6: `-H 'X-Api-Key S3cr3t'` (no colon) was refused
+    /// with the value in the message, and kept whole in the command line.
+    #[test]
+    fn a_header_without_a_colon_is_refused_without_its_value() {
+        let argv = ["dbload", "http", "http://h/x", "-H", "X-Api-Key S3cr3t"];
+        let Command::Http(a) = Cli::try_parse_from(argv).unwrap().command else { unreachable!() };
+        let e = HttpConfig::resolve(a, &|_| None).unwrap_err().to_string();
+        assert!(e.starts_with("--header \"X-Api-Key ***\": give `Name: value`"), "{e}");
+        let line = crate::redact::command_line(argv.map(String::from));
+        assert_eq!(line, "dbload http http://h/x -H 'X-Api-Key ***'");
+    }
+
+    /// Issue 29, item 6: `-u user:pass` shows in `ps`; `DBLOAD_HTTP_USER`
+    /// gives it from the environment. A `-u` or the URL's user info wins.
+    #[test]
+    fn basic_auth_comes_from_the_environment() {
+        let env = |k: &str| (k == "DBLOAD_HTTP_USER").then(|| "app:hunter2".to_string());
+        let basic = |args: &str| {
+            let c = resolve_with(args, &env).unwrap();
+            c.request.headers.iter().find(|(n, _)| n == "Authorization").map(|(_, v)| v.clone())
+        };
+        assert_eq!(basic("http://h/x").as_deref(), Some("Basic YXBwOmh1bnRlcjI="));
+        assert_eq!(basic("http://h/x -u me:pw").as_deref(), Some("Basic bWU6cHc="));
+        assert_eq!(basic("http://me:pw@h/x").as_deref(), Some("Basic bWU6cHc="));
     }
 
     fn err(args: &str) -> String {
@@ -286,6 +317,21 @@ mod tests {
         let c = resolve("put http://h/x --iterations 10 --vus 3 --no-keepalive").unwrap();
         assert_eq!((c.request.method.as_str(), c.per_vu.clone(), c.duration), ("PUT", vec![4, 3, 3], None));
         assert!(!c.request.keepalive);
+    }
+
+    /// Issue 29, item 8: `-H Authorization` with `user:password@` in the URL
+    /// (or a bearer token in the environment) sent two Authorization
+    /// headers; the header given wins, as in curl.
+    #[test]
+    fn an_authorization_header_wins_over_userinfo() {
+        let auths =
+            |c: &HttpConfig| c.request.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("authorization")).count();
+        let c = resolve("http://app:hunter2@h/x -H Authorization:Token.t").unwrap();
+        assert_eq!((auths(&c), c.shown_headers()), (1, vec!["Authorization: ***".to_string()]));
+        assert!(c.request.headers.contains(&("Authorization".into(), "Token.t".into())));
+        let env = |k: &str| (k == "DBLOAD_BEARER_TOKEN").then(|| "fr0m-env".to_string());
+        let c = resolve_with("http://h/x -H authorization:Token.t", &env).unwrap();
+        assert!(c.request.headers.iter().all(|(_, v)| !v.contains("fr0m-env")) && auths(&c) == 1);
     }
 
     #[test]

@@ -259,4 +259,16 @@ mod tests {
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("`threads` is not taken by a part"), "{e}");
     }
+
+    /// Issue 29, item 6: a run file's line echoed as a key showed a URL's password.
+    #[test]
+    fn a_line_echoed_hides_its_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        std::fs::write(&file, "duration: 5s\npostgres://u:S3cr3tPW@h/db: 1\n").unwrap();
+        let cli = Cli::try_parse_from(["dbload", "run", file.to_str().unwrap()]).unwrap();
+        let Command::Run(a) = cli.command else { unreachable!("run") };
+        let e = MixedConfig::resolve(a, &|_| None).unwrap_err().to_string();
+        assert!(!e.contains("S3cr3tPW") && e.contains("postgres://u:***@h/db"), "{e}");
+    }
 }

@@ -2,7 +2,6 @@
 //! into what its run uses. What every command shares (which target, the
 //! warm-up) is resolved here, the same way for all.
 
-pub mod command_line;
 pub mod data;
 pub mod fail_if;
 pub mod http;
@@ -194,8 +193,9 @@ pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Op
             }
             (Some("http" | "https"), _) => {
                 return Err(usage(format!(
-                    "--url {url}: an http(s) URL is CrateDB's HTTP endpoint only with --engine cratedb (or write \
-                     cratedb://host:4200); to load an HTTP API use `dbload http`"
+                    "--url {}: an http(s) URL is CrateDB's HTTP endpoint only with --engine cratedb (or write \
+                     cratedb://host:4200); to load an HTTP API use `dbload http`",
+                    crate::redact::userinfo(url)
                 )))
             }
             _ => {}

@@ -118,7 +118,7 @@ impl QueryConfig {
         let stmts = if a.stmts.is_empty() {
             let mut text = String::new();
             stdin.read_to_string(&mut text).context("reading statements from stdin")?;
-            split_statements(&text)
+            crate::sqltext::statements(&text)
         } else {
             a.stmts
                 .iter()
@@ -323,32 +323,6 @@ pub(crate) fn suite(a: &WorkloadArgs) -> Result<CpuSuite> {
     CpuSuite::new(TableName::parse(a.table.as_deref().unwrap_or("cpu"))?, &a.suite_queries)
 }
 
-/// Statements from a script: `;`-separated (outside quotes), `--` comments dropped.
-pub fn split_statements(text: &str) -> Vec<String> {
-    let mut stmts = Vec::new();
-    let mut cur = String::new();
-    let mut quote: Option<char> = None;
-    for line in text.lines() {
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (quote, c) {
-                (Some(q), c) if c == q => quote = None,
-                (None, '\'' | '"') => quote = Some(c),
-                (None, '-') if chars.peek() == Some(&'-') => break,
-                (None, ';') => {
-                    stmts.push(std::mem::take(&mut cur));
-                    continue;
-                }
-                _ => {}
-            }
-            cur.push(c);
-        }
-        cur.push('\n');
-    }
-    stmts.push(cur);
-    stmts.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,10 +376,16 @@ mod tests {
         assert_eq!((c.per_worker.clone(), c.warmup), (vec![25, 25], Warmup::Count(15)));
     }
 
+    /// Issue 29, item 8: `DO $$ ... ; ... $$` from stdin was cut at its inner `;`.
     #[test]
-    fn statements_split_on_semicolons_outside_quotes() {
-        let script = "-- a comment\nselect 1; select ';' -- trailing\n;\n\nselect \"a;b\" from t";
-        assert_eq!(split_statements(script), vec!["select 1", "select ';'", "select \"a;b\" from t"]);
+    fn statements_from_stdin_keep_dollar_quotes_whole() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["dbload", "timeit"]).unwrap();
+        let crate::cli::Command::Timeit(a) = cli.command else { unreachable!("timeit") };
+        let mut stdin = "-- a comment\nDO $$ BEGIN PERFORM 1; END $$;\nselect ';' -- trailing\n;".as_bytes();
+        let c = QueryConfig::timeit(a, &|_| None, &mut stdin).unwrap();
+        let queries: Vec<&str> = c.phases.iter().flat_map(|p| p.iter().map(|q| q.query.as_str())).collect();
+        assert_eq!(queries, ["DO $$ BEGIN PERFORM 1; END $$", "select ';'"]);
     }
 
     /// Stages as k6 reads them: VUs from the connections flag (else 1) up
@@ -477,6 +457,14 @@ mod tests {
             unreachable!("timeit")
         };
         QueryConfig::timeit(a, &|_| None, &mut std::io::empty())
+    }
+
+    /// Issue 29, item 6: an http(s) `--url` without `--engine cratedb` was
+    /// refused with its password in the message.
+    #[test]
+    fn a_refused_http_url_hides_its_password() {
+        let e = timeit(&["-s", "select 1", "--url", "http://app:S3cr3t@h:4200"]).unwrap_err();
+        assert!(e.to_string().starts_with("--url http://app:***@h:4200: an http(s) URL"), "{e}");
     }
 
     /// With `--instance`, counts and rates are the whole run's, split; but

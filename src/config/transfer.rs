@@ -197,14 +197,18 @@ fn cpus() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
 }
 
-/// A query as it can be wrapped in `COPY (...)`: trailing semicolons and
-/// blanks removed.
+/// A query as it can be wrapped in `COPY (...)` or a cursor: its one
+/// statement, without `--` comments (one at its end would swallow the
+/// wrapping's `)`) or a final `;`.
 fn query(q: &str, option: &str) -> Result<String> {
-    let q = q.trim().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
-    if q.is_empty() {
-        return Err(usage(format!("{option}: empty; give a SELECT statement")));
+    match crate::sqltext::statements(q).as_slice() {
+        [] => Err(usage(format!("{option}: empty; give a SELECT statement"))),
+        [one] => Ok(one.clone()),
+        more => Err(usage(format!(
+            "{option}: {} statements; give one SELECT (a WITH ... SELECT may hold what the others did)",
+            more.len()
+        ))),
     }
-    Ok(q.to_string())
 }
 
 #[cfg(test)]
@@ -256,6 +260,18 @@ mod tests {
         assert_eq!((c.file_name(0), c.workers_on(Engine::Postgres)), ("query_0.csv".to_string(), 1));
         let ExportSource::Query(q) = c.source else { panic!() };
         assert_eq!(q, "select.1");
+    }
+
+    /// Issue 29, item 8: a query ending in a `--` comment swallowed the `)`
+    /// that wraps it in `COPY (...)`; comments and final `;` are left out,
+    /// and two statements are refused.
+    #[test]
+    fn an_export_query_is_one_statement_without_its_comments() {
+        let q = |given: &str| query(given, "--query");
+        assert_eq!(q("select 1 as x -- c").unwrap(), "select 1 as x");
+        assert_eq!(q("select ';' -- c\n , 2; ;").unwrap(), "select ';' \n , 2");
+        assert!(refused(q("select 1; select 2")).starts_with("--query: 2 statements"));
+        assert!(refused(q("-- only this")).contains("--query: empty"));
     }
 
     #[test]

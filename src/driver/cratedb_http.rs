@@ -30,10 +30,11 @@ pub use self::response::{
     bulk_outcome, parse, rowcount_outcome, BulkResult, BulkResults, SqlError, SqlResponse, ROW_FAILED,
 };
 use super::http::conn::{self, Conn, Connector, Failure, Stream};
+use super::http::percent_decode;
 use super::http::wire::{ReadError, RequestHead};
-use super::http::{percent_decode, redact_userinfo};
 use crate::error::{target, usage};
 use crate::op::OpError;
+use crate::redact;
 
 /// CrateDB's HTTP port, for `cratedb://` URLs without one.
 pub const DEFAULT_PORT: u16 = 4200;
@@ -74,7 +75,7 @@ impl CrateTarget {
     /// URL came from, for messages; `insecure` skips verifying an https
     /// server's certificate.
     pub fn parse(url: &str, option: &str, insecure: bool) -> Result<CrateTarget> {
-        let bad = |why: String| usage(format!("{option} {}: {why}; {EXAMPLE}", redact_userinfo(url)));
+        let bad = |why: String| usage(format!("{option} {}: {why}; {EXAMPLE}", redact::userinfo(url)));
         let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme".into()))?;
         let scheme = scheme.to_ascii_lowercase();
         let (mut tls, default_port) = match scheme.as_str() {
@@ -122,7 +123,7 @@ impl CrateTarget {
             .split(',')
             .map(|h| parse_host(h, default_port).map_err(|why| bad(format!("host {h:?}: {why}"))))
             .collect::<Result<Vec<_>>>()?;
-        let redacted = redact_userinfo(url);
+        let redacted = redact::userinfo(url);
         let tls = if tls { Some(conn::tls_connector(insecure, &redacted)?) } else { None };
         let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
         Ok(CrateTarget { hosts, tls, insecure, authorization: format!("Basic {credentials}"), redacted })

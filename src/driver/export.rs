@@ -26,6 +26,20 @@ use crate::outcome::ExportedFile;
 /// A chunk ends at this many bytes even before `--chunk-rows` rows.
 pub const CHUNK_BYTES: usize = 1 << 20;
 
+/// Refuses a query whose columns share a name: a row is written as one
+/// JSON object (or under one CSV header) keyed by the names, and readers
+/// keep one value of a key given twice (`{"x":1,"x":2}` reads as `{"x":2}`).
+pub fn distinct_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    match names.into_iter().find(|name| !seen.insert(*name)) {
+        Some(name) => Err(format!(
+            "--query: two columns are named `{name}`, and each row is written as one object keyed by the names: \
+             alias them (`select a.x, b.x as x2`)"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A chunk of decoded rows on its way to a file; its buffer is reused.
 #[derive(Debug, Default)]
 pub struct Chunk {

@@ -25,23 +25,10 @@ use self::conn::{Conn, ConnectError, Connector, Failure};
 use self::wire::{ReadError, RequestHead};
 use crate::error::usage;
 use crate::op::{Executor, OpError, Operation};
+use crate::redact;
 use crate::stats::buffered::lock;
 use crate::stats::http::{add_checks, CheckCount, HttpStats};
 use crate::stats::recorder::{record_us, MAX_US};
-
-/// Query parameters and headers whose values are never printed.
-const SECRET_WORDS: [&str; 7] = ["auth", "token", "key", "secret", "pass", "sig", "cookie"];
-
-/// libpq's connection keys that hold a file's path, not a secret, though
-/// their names contain a secret word: a report keeps them (`passfile=...`)
-/// so that the run can be reproduced.
-const FILE_KEYS: [&str; 2] = ["passfile", "sslkey"];
-
-/// Whether a header or query parameter called `name` holds a secret.
-pub fn is_secret(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    !FILE_KEYS.contains(&name.as_str()) && SECRET_WORDS.iter().any(|w| name.contains(w))
-}
 
 /// A parsed `http://` or `https://` URL.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +51,7 @@ impl Endpoint {
     /// `option` names where the URL came from, for messages.
     pub fn parse(url: &str, option: &str) -> Result<Endpoint> {
         let bad = |why: &str| {
-            let shown = redact_userinfo(url);
+            let shown = redact::userinfo(url);
             usage(format!("{option} {shown:?}: {why}; give a URL like http://host:8668/v2/notify"))
         };
         let uri: http::Uri = url.parse().map_err(|e| bad(&format!("not a URL ({e})")))?;
@@ -107,43 +94,14 @@ impl Endpoint {
             Some((u, _)) => format!("{u}@"),
             None => String::new(),
         };
-        let redacted = format!("{}://{user}{host_port}{}", if tls { "https" } else { "http" }, redact_query(&path));
+        let redacted = format!("{}://{user}{host_port}{}", if tls { "https" } else { "http" }, redact::query(&path));
         Ok(Endpoint { tls, host, port, path, authority, userinfo, redacted })
-    }
-}
-
-/// `url` with its password replaced by `***`, read the cautious way: the
-/// user info is everything between `://` and the *last* `@`, so that a
-/// password with an unescaped `/`, `?` or `@` is hidden too. For messages
-/// about a URL as given (shared with the CrateDB URL), which must never
-/// echo its password, whether the URL parsed or not.
-pub(crate) fn redact_userinfo(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
-    let separator = if scheme.is_empty() && !url.contains("://") { "" } else { "://" };
-    match rest.rsplit_once('@') {
-        Some((userinfo, host)) if userinfo.contains(':') => {
-            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
-            format!("{scheme}{separator}{user}:***@{host}")
-        }
-        _ => url.to_owned(),
     }
 }
 
 /// `%XX` escapes of a URL's user info decoded (shared with the CrateDB URL).
 pub(super) fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
-}
-
-pub(crate) fn redact_query(path: &str) -> String {
-    let Some((p, q)) = path.split_once('?') else { return path.to_owned() };
-    let params: Vec<String> = q
-        .split('&')
-        .map(|kv| match kv.split_once('=') {
-            Some((k, _)) if is_secret(k) => format!("{k}=***"),
-            _ => kv.to_owned(),
-        })
-        .collect();
-    format!("{p}?{}", params.join("&"))
 }
 
 /// Everything about the request that is the same for every request.
@@ -506,8 +464,6 @@ mod tests {
             assert_eq!(crate::error::exit_code(&err), 2, "{url}");
             assert!(!format!("{err:#}").contains("S3cr3tPw"), "{url}: {err:#}");
         }
-        assert_eq!(redact_userinfo("cratedb://u:pw/x@h"), "cratedb://u:***@h");
-        assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
     }
 
     /// A VU's own figures are a few requests, not histograms (the shared
@@ -517,13 +473,5 @@ mod tests {
         let tally = Tally::new(Arc::new(Mutex::new(HttpStats::new(1))));
         let bytes = std::mem::size_of::<Tally>() + tally.pending.capacity() * std::mem::size_of::<Sample>();
         assert!(bytes <= 2 * 1024, "{bytes} bytes");
-    }
-
-    #[test]
-    fn secrets() {
-        for name in ["Authorization", "X-Api-Key", "Cookie", "X-Auth-Token", "password"] {
-            assert!(is_secret(name), "{name}");
-        }
-        assert!(!is_secret("Content-Type") && !is_secret("Fiware-Service"));
     }
 }

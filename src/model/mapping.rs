@@ -264,6 +264,15 @@ mod tests {
         e.to_string()
     }
 
+    /// Issue 29, item 6: a line echoed in a message showed a URL's password.
+    #[test]
+    fn a_line_echoed_hides_its_secrets() {
+        let e = err("postgres://u:S3cr3tPW@h/db\n");
+        assert!(!e.contains("S3cr3tPW") && e.contains("postgres://u:***@h/db"), "{e}");
+        let e = err("c: {int: [1, 2], password=S3cr3tPW: 1}\n");
+        assert!(!e.contains("S3cr3tPW"), "{e}");
+    }
+
     #[test]
     fn generators_with_and_without_arguments() {
         let m = Mapping::parse(

@@ -13,7 +13,7 @@ use crate::config::ExportConfig;
 use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine, ExportFormat};
 
 use crate::driver::cratedb_http::export::PageWorker;
-use crate::driver::export::{Chunks, ExportFile, ExportWorker};
+use crate::driver::export::{distinct_names, Chunks, ExportFile, ExportWorker};
 use crate::driver::pg::cursor::Cursor;
 use crate::driver::pg::export::{CopyWorker, CursorWorker};
 use crate::driver::pg::query_refused;
@@ -221,13 +221,14 @@ async fn split_table(
     Ok((sql::table_selects(table, blocks.max(0) as u64, workers), estimate))
 }
 
-/// A query that does not parse, or returns no columns, is the user's to fix.
+/// A query that does not parse, returns no columns or two of one name is
+/// the user's to fix.
 async fn check_query(client: &tokio_postgres::Client, query: &str) -> Result<()> {
     match client.prepare(query).await {
         Ok(s) if s.columns().is_empty() => {
             Err(usage(format!("--query {}: returns no rows to export; give a SELECT", literal(query))))
         }
-        Ok(_) => Ok(()),
+        Ok(s) => distinct_names(s.columns().iter().map(|c| c.name())).map_err(usage),
         Err(e) => Err(query_refused(e, "--query")),
     }
 }

@@ -9,13 +9,18 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::error::usage;
+use crate::redact;
 
 /// One `--vary FLAG=V1,V2,...`: a long flag of the swept command (without
 /// its dashes) and its values, as the user would type them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Vary {
     pub flag: String,
+    /// As given to the points' commands.
     pub values: Vec<String>,
+    /// As labels, progress lines, reports and tags show them: a URL's
+    /// password hidden (`url=postgres://app:***@db/x`).
+    pub shown: Vec<String>,
 }
 
 /// Flags the sweep sets on every point itself (its output, its repeats,
@@ -27,8 +32,9 @@ impl Vary {
     /// sets itself, an empty value, or a value given twice is a usage error
     /// naming the `--vary`.
     pub fn parse(s: &str) -> Result<Vary> {
+        let given = redact::vary(s);
         let bad =
-            |why: &str| usage(format!("--vary {s}: {why}; write FLAG=V1,V2,..., e.g. --vary batch-size=500,2000"));
+            |why: &str| usage(format!("--vary {given}: {why}; write FLAG=V1,V2,..., e.g. --vary batch-size=500,2000"));
         let Some((flag, values)) = s.split_once('=') else {
             return Err(bad("no `=` between the flag and its values"));
         };
@@ -38,17 +44,19 @@ impl Vary {
         }
         if SET_BY_SWEEP.contains(&flag) {
             return Err(usage(format!(
-                "--vary {s}: the sweep sets --{flag} on every point itself; give it to the sweep, before `--`"
+                "--vary {given}: the sweep sets --{flag} on every point itself; give it to the sweep, before `--`"
             )));
         }
         let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
         if values.iter().any(String::is_empty) {
             return Err(bad("a value is empty"));
         }
+        let long = format!("--{flag}");
         if let Some(twice) = values.iter().enumerate().find_map(|(i, v)| values[..i].contains(v).then_some(v)) {
-            return Err(bad(&format!("the value `{twice}` is given twice")));
+            return Err(bad(&format!("the value `{}` is given twice", redact::flag(&long, twice))));
         }
-        Ok(Vary { flag: flag.to_string(), values })
+        let shown = values.iter().map(|v| redact::flag(&long, v)).collect();
+        Ok(Vary { flag: flag.to_string(), values, shown })
     }
 }
 
@@ -62,7 +70,7 @@ pub fn points(varied: &[Vary]) -> Vec<Vec<usize>> {
 
 /// A point's name, as its tag and the tables show it: `batch-size=500,workers=2`.
 pub fn label(varied: &[Vary], point: &[usize]) -> String {
-    varied.iter().zip(point).map(|(v, &i)| format!("{}={}", v.flag, v.values[i])).collect::<Vec<_>>().join(",")
+    varied.iter().zip(point).map(|(v, &i)| format!("{}={}", v.flag, v.shown[i])).collect::<Vec<_>>().join(",")
 }
 
 /// How a flag may be spelt in a command's arguments: its long names (the
@@ -188,6 +196,25 @@ mod tests {
         assert_eq!(points[1], [0, 1]);
         assert_eq!(label(&varied, &points[5]), "batch-size=2000,workers=4");
         assert_eq!(super::points(&[]), [Vec::<usize>::new()]);
+    }
+
+    /// Issue 29, item 6: a varied URL's password, or the value of a flag
+    /// that holds a secret (`--bearer`, `--header`, `--user`), is not shown
+    /// in a point's label (its tag, progress line and report).
+    #[test]
+    fn labels_hide_secrets() {
+        let varied = [
+            Vary::parse("url=postgres://u:pw1@h/d,postgres://u:pw2@h/d").unwrap(),
+            Vary::parse("bearer=t0k3n1,t0k3n2").unwrap(),
+            Vary::parse("header=X-Api-Key: k3y1,X-Api-Key: k3y2").unwrap(),
+            Vary::parse("user=app:hunter1,app:hunter2").unwrap(),
+        ];
+        assert_eq!(
+            label(&varied, &[1, 1, 1, 1]),
+            "url=postgres://u:***@h/d,bearer=***,header=X-Api-Key: ***,user=app:***"
+        );
+        let e = Vary::parse("bearer=t0k3n1,t0k3n1").unwrap_err().to_string();
+        assert!(!e.contains("t0k3n1"), "{e}");
     }
 
     #[test]

@@ -115,9 +115,8 @@ struct SearchPlan {
 /// `signalled`: whether a stop signal came (Ctrl-C, SIGTERM, SIGHUP);
 /// the point running sees it too and stops, and no point starts after it.
 pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, out: &mut dyn Write) -> Result<u8> {
-    let start = RunStart::now(crate::config::command_line::redacted(
-        std::env::args_os().map(|a| a.to_string_lossy().into_owned()),
-    ));
+    let start =
+        RunStart::now(crate::redact::command_line(std::env::args_os().map(|a| a.to_string_lossy().into_owned())));
     let sweep_id = start.run_id();
     let plan = Plan::resolve(args, &sweep_id)?;
     let mut sweep = Sweep {
@@ -275,9 +274,9 @@ impl Plan {
             parse(&args).map_err(|why| usage(format!("--find-max-rate: dbload {} --rate: {why}", self.swept)))?;
         }
         for (v, spelt) in self.varied.iter().zip(&self.spellings) {
-            for value in &v.values {
+            for (value, shown) in v.values.iter().zip(&v.shown) {
                 parse(&grid::with_flag(&self.base, spelt, value)).map_err(|why| {
-                    usage(format!("--vary {}={value}: dbload {} does not take it: {why}", v.flag, self.swept))
+                    usage(format!("--vary {}={shown}: dbload {} does not take it: {why}", v.flag, self.swept))
                 })?;
             }
         }
@@ -442,7 +441,7 @@ impl Sweep<'_> {
             .iter()
             .map(|p| Done {
                 label: grid::label(&plan.varied, p),
-                values: plan.varied.iter().zip(p).map(|(v, &i)| v.values[i].clone()).collect(),
+                values: plan.varied.iter().zip(p).map(|(v, &i)| v.shown[i].clone()).collect(),
                 rate: None,
                 runs: Vec::new(),
             })
@@ -625,7 +624,7 @@ impl Sweep<'_> {
         } else {
             ("ok", exit::OK)
         };
-        let redacted = crate::config::command_line::redacted(
+        let redacted = crate::redact::command_line(
             ["dbload", plan.swept.as_str()].into_iter().map(String::from).chain(plan.given.iter().cloned()),
         );
         let varied = match &plan.search {
@@ -634,7 +633,7 @@ impl Sweep<'_> {
                 values: self.points.iter().map(|p| p.values[0].clone()).collect(),
             }],
             None => {
-                plan.varied.iter().map(|v| report::Varied { flag: v.flag.clone(), values: v.values.clone() }).collect()
+                plan.varied.iter().map(|v| report::Varied { flag: v.flag.clone(), values: v.shown.clone() }).collect()
             }
         };
         let search = search.zip(plan.search.as_ref()).map(|(s, sp)| report::Search {

@@ -425,6 +425,16 @@ mod tests {
         }
     }
 
+    /// Issue 29, item 6: a line echoed in a message (a key, a value found)
+    /// showed a URL's password.
+    #[test]
+    fn a_line_echoed_hides_its_secrets() {
+        for text in ["postgres://u:S3cr3tPW@h/db\n", "- query: a\n  postgres://u:S3cr3tPW@h/db: 1\n"] {
+            let e = err(text);
+            assert!(!e.contains("S3cr3tPW") && e.contains("postgres://u:***@h/db"), "{e}");
+        }
+    }
+
     /// nodeIngestBench's README, first example, indentation and all.
     const SEED_SINGLE: &str = "---
   - query: |

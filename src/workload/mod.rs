@@ -20,6 +20,7 @@ pub use file::QuerySpec;
 use params::Value;
 
 use crate::op::{Operation, Source};
+use crate::sqltext::{self, Kind, Token};
 
 /// How statements are sent (pgbench's -M).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -140,15 +141,15 @@ impl Source for Chooser {
 }
 
 /// Replaces `$1`, `$2` ... with SQL literals, for the simple protocol (which
-/// has no bound parameters). Quoted strings and identifiers are left alone.
+/// has no bound parameters). Strings, quoted names and comments are left alone.
 pub fn inline_params(sql: &str, params: &[Value]) -> String {
     let mut out = String::with_capacity(sql.len());
     let mut at = 0;
-    for (i, n) in dollar_placeholders(sql) {
+    for (t, n) in dollar_placeholders(sql) {
         if let Some(v) = params.get(n - 1) {
-            out.push_str(&sql[at..i]);
+            out.push_str(&sql[at..t.at]);
             out.push_str(&v.to_sql_literal());
-            at = i + 1 + digits(&sql[i + 1..]);
+            at = t.at + t.text.len();
         }
     }
     out.push_str(&sql[at..]);
@@ -177,46 +178,22 @@ pub fn placeholder_mismatch(what: &str, wanted: usize, given: usize) -> anyhow::
     ))
 }
 
-/// The placeholders `sql` holds outside quoted strings and identifiers: its
-/// highest `$n`, else its count of `?` (CrateDB's HTTP endpoint takes both).
-/// For a target that cannot prepare a statement to say so itself.
+/// The placeholders `sql` holds outside strings, quoted names and
+/// comments: its highest `$n`, else its count of `?` (CrateDB's HTTP
+/// endpoint takes both). For a target that cannot prepare a statement to
+/// say so itself.
 pub fn placeholders_in(sql: &str) -> usize {
     match dollar_placeholders(sql).map(|(_, n)| n).max() {
         Some(n) => n,
-        None => unquoted(sql).filter(|&(_, c)| c == '?').count(),
+        None => sqltext::tokens(sql).filter(|t| t.kind == Kind::Other && t.text == "?").count(),
     }
 }
 
-/// Where each `$n` (n ≥ 1) outside quotes starts, and its n.
-fn dollar_placeholders(sql: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
-    unquoted(sql).filter(|&(_, c)| c == '$').filter_map(|(i, _)| {
-        let n = &sql[i + 1..i + 1 + digits(&sql[i + 1..])];
-        n.parse::<usize>().ok().filter(|&n| n >= 1).map(|n| (i, n))
-    })
-}
-
-/// The characters of `sql` outside '...' strings and "..." identifiers, by
-/// byte offset.
-fn unquoted(sql: &str) -> impl Iterator<Item = (usize, char)> + '_ {
-    let mut quote: Option<char> = None;
-    sql.char_indices().filter(move |&(_, c)| match quote {
-        Some(q) => {
-            if c == q {
-                quote = None;
-            }
-            false
-        }
-        None if c == '\'' || c == '"' => {
-            quote = Some(c);
-            false
-        }
-        None => true,
-    })
-}
-
-/// The ASCII digits `s` starts with.
-fn digits(s: &str) -> usize {
-    s.bytes().take_while(u8::is_ascii_digit).count()
+/// Each `$n` (n ≥ 1) of `sql`, and its n.
+fn dollar_placeholders(sql: &str) -> impl Iterator<Item = (Token<'_>, usize)> {
+    sqltext::tokens(sql)
+        .filter(|t| t.kind == Kind::Param)
+        .filter_map(|t| t.text[1..].parse::<usize>().ok().filter(|&n| n >= 1).map(|n| (t, n)))
 }
 
 #[cfg(test)]
@@ -259,5 +236,16 @@ mod tests {
         assert_eq!(placeholders_in("select ? + ?, '?'"), 2);
         assert_eq!(placeholders_in("select 'it''s $1', $$, 1"), 0);
         assert_eq!(placeholders_in("select ?, $1"), 1, "a $n means the ? are not placeholders");
+    }
+
+    /// Issue 29, item 8: a `?` in a comment was counted, so a valid
+    /// CrateDB HTTP query was refused (exit 2); a `$1` in a comment, a
+    /// dollar quote or a name (`a$1`) is no placeholder either.
+    #[test]
+    fn comments_dollar_quotes_and_names_hold_no_placeholders() {
+        assert_eq!(placeholders_in("select ? -- why?\n/* or ? */"), 1);
+        assert_eq!(placeholders_in("select $$ $2 ? $$, $fn$ $3 $fn$, a$4, E'\\' $1' -- $5"), 0);
+        let params = [Value::Int(3)];
+        assert_eq!(inline_params("select $1 /* $1 */, $$$1$$, b$1", &params), "select 3 /* $1 */, $$$1$$, b$1");
     }
 }

@@ -16,6 +16,7 @@ use rand::rngs::ChaCha8Rng;
 use super::expr::{self, Expr, Num};
 use super::params::Value;
 use crate::error::usage;
+use crate::sqltext::{self, Kind};
 use anyhow::Result;
 
 /// The variables every script has, as pgbench defines them: `scale` (the
@@ -36,7 +37,7 @@ pub struct Script {
 /// One SQL statement of a script.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Statement {
-    /// As written (comments and the final `;` left out), for the report.
+    /// As written (`--` comments and the final `;` left out), for the report.
     pub text: String,
     /// As sent: each `:name` replaced by `$1`, `$2` ... in order.
     pub sql: String,
@@ -77,6 +78,8 @@ pub struct Drawn {
 
 impl Script {
     /// Parses `text`; `origin` names it in errors (`origin:line:column: ...`, exit 2).
+    /// Statements end at a `;` as psql reads them ([`sqltext`]); a `\`
+    /// command starts a line that begins no statement's text.
     pub fn parse(text: &str, origin: &str) -> Result<Script> {
         let mut script = Script {
             origin: origin.to_string(),
@@ -85,35 +88,61 @@ impl Script {
             vars: PREDEFINED.iter().map(|v| v.to_string()).collect(),
         };
         let fail = |line: usize, col: usize, msg: String| usage(format!("{origin}:{line}:{col}: {msg}"));
-        let mut sql = SqlScanner::default();
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-        while let Some((n, line)) = lines.next() {
-            if sql.is_empty() && line.trim_start().starts_with('\\') {
-                // A meta command; a `\` at the end of a line continues it.
-                let mut command = line.to_string();
-                while command.trim().len() > 1 && command.trim_end().ends_with('\\') {
-                    let Some((_, next)) = lines.next() else { break };
-                    let cut = command.trim_end().len() - 1;
-                    command.truncate(cut);
-                    command.push(' ');
-                    command.push_str(next);
+        let mut pending = Pending::default();
+        let mut tokens = sqltext::tokens(text);
+        // The 1-based line of the next token, and the offset where that line starts.
+        let (mut n, mut line_start) = (1, 0);
+        loop {
+            if tokens.offset() == line_start && !pending.has_code {
+                if let Some((command, lines, next)) = meta_command(text, line_start) {
+                    script.meta(&command, n).map_err(|(col, msg)| fail(n, col, msg))?;
+                    // A comment before the command belongs to no statement.
+                    pending = Pending::default();
+                    (n, line_start) = (n + lines, next);
+                    tokens.resume_at(next);
+                    continue;
                 }
-                script.meta(&command, n).map_err(|(col, msg)| fail(n, col, msg))?;
-                continue;
             }
-            for done in sql.line(line, n, &script.vars).map_err(|(col, msg)| fail(n, col, msg))? {
-                script.steps.push(Step::Run(script.statements.len()));
-                script.statements.push(done);
+            let Some(t) = tokens.next() else { break };
+            match t.kind {
+                Kind::Semicolon => script.run(pending.finish()),
+                Kind::LineComment => {}
+                Kind::Variable => {
+                    let name = &t.text[1..];
+                    let Some(slot) = script.vars.iter().position(|v| v == name) else {
+                        return Err(fail(
+                            n,
+                            t.at - line_start + 1,
+                            format!(
+                                "variable `{name}` is not defined: set it with `\\set {name} ...` on an earlier line \
+                                 (predefined: {})",
+                                PREDEFINED.join(", ")
+                            ),
+                        ));
+                    };
+                    pending.args.push(slot);
+                    pending.push(t.kind, t.text, &format!("${}", pending.args.len()), n);
+                }
+                kind => pending.push(kind, t.text, t.text, n),
+            }
+            if let Some(last) = t.text.rfind('\n') {
+                n += t.text.matches('\n').count();
+                line_start = t.at + last + 1;
             }
         }
-        if let Some(last) = sql.finish() {
-            script.steps.push(Step::Run(script.statements.len()));
-            script.statements.push(last);
-        }
+        script.run(pending.finish());
         if script.statements.is_empty() {
             return Err(usage(format!("{origin}: the script has no SQL statement; write at least one, ending in `;`")));
         }
         Ok(script)
+    }
+
+    /// Adds a statement read whole, if there is one.
+    fn run(&mut self, statement: Option<Statement>) {
+        if let Some(statement) = statement {
+            self.steps.push(Step::Run(self.statements.len()));
+            self.statements.push(statement);
+        }
     }
 
     /// A `\` command of line `n`; an error gives its 1-based column.
@@ -255,91 +284,58 @@ fn is_name(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// SQL text being cut into statements at `;`, outside quotes and `--`
-/// comments, with `:name` turned into `$n`.
+/// The `\` command whose line starts at `at`, if that line holds one: its
+/// text (a `\` at the end of a line continues it on the next), how many
+/// lines it takes, and where the line after it starts.
+fn meta_command(text: &str, at: usize) -> Option<(String, usize, usize)> {
+    let line_end = |from: usize| text[from..].find('\n').map_or(text.len(), |i| from + i);
+    let line = |from: usize, to: usize| text[from..to].strip_suffix('\r').unwrap_or(&text[from..to]);
+    let mut end = line_end(at);
+    if !line(at, end).trim_start().starts_with('\\') {
+        return None;
+    }
+    let mut command = line(at, end).to_string();
+    let mut lines = 1;
+    while command.trim().len() > 1 && command.trim_end().ends_with('\\') && end < text.len() {
+        let cut = command.trim_end().len() - 1;
+        command.truncate(cut);
+        command.push(' ');
+        let next = end + 1;
+        end = line_end(next);
+        command.push_str(line(next, end));
+        lines += 1;
+    }
+    Some((command, lines, (end + 1).min(text.len())))
+}
+
+/// A statement being read: as written, as sent (each `:name` a `$n`), and
+/// the variable slot bound to each `$n`.
 #[derive(Default)]
-struct SqlScanner {
+struct Pending {
     text: String,
     sql: String,
     args: Vec<usize>,
+    /// The line of its first token that is not blank.
     line: usize,
-    /// The quote (`'` or `"`) the scanner is inside, if any.
-    quote: Option<char>,
+    /// Whether it holds SQL, not only blanks and comments.
+    has_code: bool,
 }
 
-impl SqlScanner {
-    fn is_empty(&self) -> bool {
-        self.text.trim().is_empty() && self.quote.is_none()
-    }
-
-    /// Scans line `n`; returns the statements it ends. `vars`: the names defined so far.
-    fn line(&mut self, line: &str, n: usize, vars: &[String]) -> Result<Vec<Statement>, (usize, String)> {
-        let mut done = Vec::new();
-        let mut chars = line.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            if self.text.trim().is_empty() {
-                self.line = n;
-            }
-            match (self.quote, c) {
-                (Some(q), c) if c == q => self.quote = None,
-                (Some(_), _) => {}
-                (None, '\'' | '"') => self.quote = Some(c),
-                (None, '-') if chars.peek().map(|p| p.1) == Some('-') => break,
-                (None, ';') => {
-                    done.extend(self.finish());
-                    continue;
-                }
-                (None, ':') if chars.peek().map(|p| p.1) == Some(':') => {
-                    // A cast (`x::int`), not a variable.
-                    chars.next();
-                    self.push("::");
-                    continue;
-                }
-                (None, ':') if line[at + 1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
-                    let rest = &line[at + 1..];
-                    let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-                    let name = &rest[..len];
-                    let Some(slot) = vars.iter().position(|v| v == name) else {
-                        return Err((
-                            at + 1,
-                            format!(
-                                "variable `{name}` is not defined: set it with `\\set {name} ...` on an earlier \
-                                 line (predefined: {})",
-                                PREDEFINED.join(", ")
-                            ),
-                        ));
-                    };
-                    self.args.push(slot);
-                    self.text.push(':');
-                    self.text.push_str(name);
-                    self.sql.push_str(&format!("${}", self.args.len()));
-                    for _ in 0..len {
-                        chars.next();
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            let mut buf = [0; 4];
-            self.push(c.encode_utf8(&mut buf));
+impl Pending {
+    /// Adds a token of line `n`: `written` to the text, `sent` to the SQL.
+    fn push(&mut self, kind: Kind, written: &str, sent: &str, n: usize) {
+        if kind != Kind::Space && self.text.trim().is_empty() {
+            self.line = n;
         }
-        if !self.text.is_empty() {
-            self.push("\n");
-        }
-        Ok(done)
+        self.has_code |= kind.is_code();
+        self.text.push_str(written);
+        self.sql.push_str(sent);
     }
 
-    fn push(&mut self, s: &str) {
-        self.text.push_str(s);
-        self.sql.push_str(s);
-    }
-
-    /// The statement scanned so far, if it holds any SQL.
+    /// The statement read so far, if it holds any SQL; the next starts empty.
     fn finish(&mut self) -> Option<Statement> {
-        let text = std::mem::take(&mut self.text).trim().to_string();
-        let sql = std::mem::take(&mut self.sql).trim().to_string();
-        let args = std::mem::take(&mut self.args);
-        (!text.is_empty()).then_some(Statement { text, sql, args, line: self.line })
+        let Pending { text, sql, args, line, has_code } = std::mem::take(self);
+        has_code.then(|| Statement { text: text.trim().to_string(), sql: sql.trim().to_string(), args, line })
     }
 }
 
@@ -395,6 +391,20 @@ mod tests {
         assert_eq!(s.param_count(0), 1);
         let s = Script::parse("select 'a;b'; select 2", "t.sql").unwrap();
         assert_eq!(s.statements.len(), 2, "a last statement needs no `;`");
+    }
+
+    /// Issue 29, item 8: a `;` inside a dollar quote, an `E''` string or a
+    /// block comment cut the statement there, as did a `:name` inside one
+    /// become a parameter; pgbench (psqlscan) reads them whole.
+    #[test]
+    fn dollar_quotes_and_block_comments_are_read_whole() {
+        let text = "\\set x 1\nDO $$ BEGIN PERFORM ':x'; END $$;\nselect E'\\';:x' /* a; /* :x; */ */, :x;\n";
+        let s = Script::parse(text, "t.sql").unwrap();
+        let sql: Vec<&str> = s.statements.iter().map(|s| s.sql.as_str()).collect();
+        assert_eq!(sql, ["DO $$ BEGIN PERFORM ':x'; END $$", "select E'\\';:x' /* a; /* :x; */ */, $1"]);
+        assert_eq!(s.statements.iter().map(|s| s.line).collect::<Vec<_>>(), [2, 3]);
+        let s = Script::parse("select 1 /* a\n\\set x 1\n*/;\n", "t.sql").unwrap();
+        assert_eq!(s.statements[0].sql, "select 1 /* a\n\\set x 1\n*/", "a comment's lines are no commands");
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("http::unreachable_target_exits_3", unreachable_target_exits_3),
         ("http::json_report_matches_its_schema", json_report_matches_its_schema),
         ("http::secrets_are_never_printed", secrets_are_never_printed),
+        ("http::an_authorization_header_wins_over_url_userinfo", an_authorization_header_wins_over_url_userinfo),
         ("http::requests_are_accounted_after_ctrl_c", requests_are_accounted_after_ctrl_c),
     ]
 }
@@ -51,8 +52,9 @@ fn requests_are_accounted_after_ctrl_c(_: &Ctx) -> Result<()> {
     ensure(counted <= server.seen.requests(), || format!("{a}: the server saw {} requests", server.seen.requests()))
 }
 
-/// One request as the server got it: method, path, Authorization, body.
-type Logged = (String, String, Option<String>, Vec<u8>);
+/// One request as the server got it: method, path, Authorization (the
+/// first), body, and how many Authorization headers it had.
+type Logged = (String, String, Option<String>, Vec<u8>, usize);
 
 /// What the test server saw.
 #[derive(Default)]
@@ -98,8 +100,9 @@ async fn answer(seen: Arc<Seen>, req: Request<Incoming>) -> Result<Response<Full
     let method = req.method().to_string();
     let path = req.uri().path().to_string();
     let auth = req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let auths = req.headers().get_all("authorization").iter().count();
     let body = req.into_body().collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
-    seen.log.lock().unwrap().push((method, path.clone(), auth, body));
+    seen.log.lock().unwrap().push((method, path.clone(), auth, body, auths));
     let status = match path.strip_prefix("/status/").and_then(|s| s.parse().ok()) {
         Some(code) => code,
         None if path == "/flaky" && n.is_multiple_of(4) => 500,
@@ -195,7 +198,7 @@ fn requests_and_connections_are_counted(_: &Ctx) -> Result<()> {
     })?;
     ensure(server.seen.bodies().iter().all(|b| b == NOTIFY.as_bytes()), || "a body differs from the file".into())?;
     let log = server.seen.log.lock().unwrap();
-    ensure(log.iter().all(|(m, p, _, _)| m == "POST" && p == "/v2/notify"), || format!("{:?}", log[0]))?;
+    ensure(log.iter().all(|(m, p, _, _, _)| m == "POST" && p == "/v2/notify"), || format!("{:?}", log[0]))?;
     ensure(r.statuses.get("200") == Some(&203), || format!("{:?}", r.statuses))?;
     ensure(r.data_sent_bytes > 203 * NOTIFY.len() as u64, || format!("data sent {}", r.data_sent_bytes))?;
     let d = r.http_req_duration_ms.as_ref().context("no duration")?;
@@ -451,4 +454,20 @@ fn secrets_are_never_printed(_: &Ctx) -> Result<()> {
     ensure(log.iter().any(|r| r.2.as_deref() == Some("Basic YXBwOmh1bnRlcjI=")), || "no basic auth sent".into())?;
     ensure(log.iter().any(|r| r.2.as_deref() == Some("Bearer tok3n")), || "no bearer sent".into())?;
     Ok(())
+}
+
+/// Issue 29, item 8: `-H Authorization` with `user:password@` in the URL
+/// sent both, two Authorization headers. The header given wins (curl's
+/// rule), once; the URL's userinfo still serves when no header is given.
+fn an_authorization_header_wins_over_url_userinfo(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let with_password = server.url.replace("http://", "http://app:hunter2@") + "/x";
+    let outcome = http(&[&with_password, "-n", "2", "-H", "Authorization: Bearer g1ven"])?;
+    ensure(outcome.exit_code == 0, || format!("exit {}", outcome.exit_code))?;
+    let outcome = http(&[&with_password, "-n", "1"])?;
+    ensure(outcome.exit_code == 0, || format!("exit {}", outcome.exit_code))?;
+    let log = server.seen.log.lock().unwrap();
+    let sent: Vec<(Option<&str>, usize)> = log.iter().map(|r| (r.2.as_deref(), r.4)).collect();
+    let want = [(Some("Bearer g1ven"), 1), (Some("Bearer g1ven"), 1), (Some("Basic YXBwOmh1bnRlcjI="), 1)];
+    ensure(sent == want, || format!("Authorization (first, count) per request: {sent:?}"))
 }

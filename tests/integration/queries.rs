@@ -13,6 +13,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
         ("queries::timeit_counts_and_percentiles", timeit_counts_and_percentiles),
         ("queries::timeit_reads_statements_from_stdin", timeit_reads_statements_from_stdin),
+        ("queries::timeit_keeps_dollar_quotes_and_comments_whole", timeit_keeps_dollar_quotes_and_comments_whole),
         ("queries::timeit_protocols", timeit_protocols),
         ("queries::timeit_memory_does_not_grow_per_statement", timeit_memory_does_not_grow_per_statement),
         ("queries::workload_shares_converge_to_ratios", workload_shares_converge_to_ratios),
@@ -83,6 +84,43 @@ fn timeit_reads_statements_from_stdin(ctx: &Ctx) -> Result<()> {
     let r = json(&String::from_utf8_lossy(&out.stdout))?;
     ensure(out.status.success() && r["queries"].as_array().map(|q| q.len()) == Some(2), || r.to_string())?;
     ensure(r["queries"][1]["query"] == "select 'a;b'", || r["queries"].to_string())
+}
+
+/// Issue 29, item 8: a `DO $$ ... ; ... $$` block read from stdin was cut
+/// at its inner `;` (two broken statements, every execution failed), and
+/// so was one in a pgbench script (`-f`). Statements are cut where
+/// PostgreSQL ends them: not inside a dollar quote, an `E'\''` string or
+/// a `/* ; */` comment.
+fn timeit_keeps_dollar_quotes_and_comments_whole(ctx: &Ctx) -> Result<()> {
+    const DO: &str = "DO $$ BEGIN PERFORM 1; PERFORM 2; END $$";
+    const BODY: &str = "DO $body$ BEGIN PERFORM ';'; END $body$";
+    const ESCAPED: &str = "select E'it\\'s; fine' /* a; /* nested; */ comment */";
+    let script = format!("{DO};\n{BODY};\n{ESCAPED};\n");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["timeit", "--url", &ctx.url, "--repeat", "6", "--output", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    child.stdin.take().context("stdin")?.write_all(script.as_bytes())?;
+    let out = child.wait_with_output()?;
+    let r = json(&String::from_utf8_lossy(&out.stdout))
+        .with_context(|| String::from_utf8_lossy(&out.stderr).into_owned())?;
+    let queries: Vec<&str> =
+        r["queries"].as_array().context("queries")?.iter().filter_map(|q| q["query"].as_str()).collect();
+    ensure(queries == [DO, BODY, ESCAPED], || format!("stdin cut into {queries:?}"))?;
+    ensure(out.status.success() && r["errors"] == 0, || format!("errors: {}", r["error_classes"]))?;
+
+    let dir = tempfile::tempdir()?;
+    let file = write_file(&dir, "do.sql", &script)?;
+    let (code, stdout, stderr) =
+        dbload_bin(&["timeit", "--url", &ctx.url, "-f", &file, "--repeat", "3", "-r", "--output", "json"], &[]);
+    ensure(code == 0, || format!("-f: exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    let statements = r["queries"][0]["statements"].as_array().context("statements")?;
+    let texts: Vec<&str> = statements.iter().filter_map(|s| s["statement"].as_str()).collect();
+    ensure(texts == [DO, BODY, ESCAPED], || format!("-f cut into {texts:?}"))?;
+    ensure(r["errors"] == 0, || format!("-f errors: {}", r["error_classes"]))
 }
 
 fn timeit_protocols(ctx: &Ctx) -> Result<()> {

@@ -19,6 +19,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("sweep::ctrl_c_keeps_the_points_done", ctrl_c_keeps_the_points_done),
         ("sweep::bad_sweeps_are_refused_naming_the_culprit", bad_sweeps_are_refused_naming_the_culprit),
         ("sweep::a_varied_table_of_someone_else_is_not_dropped", a_varied_table_of_someone_else_is_not_dropped),
+        ("sweep::a_varied_url_never_shows_its_password", a_varied_url_never_shows_its_password),
     ]
 }
 
@@ -250,4 +251,53 @@ fn a_varied_table_of_someone_else_is_not_dropped(ctx: &Ctx) -> Result<()> {
     ensure(r["order"] == serde_json::json!([[0, 1]]), || format!("seed 3 no longer runs mine first: {}", r["order"]))?;
     ensure(code == 2 && stderr.contains("sweep_theirs already exists"), || format!("exit {code}: {stderr}"))?;
     ensure(ctx.scalar("SELECT count(*) FROM sweep_theirs")? == "1", || "their table was dropped".into())
+}
+
+/// Issue 29, item 6: `--vary url=...` with a password printed it and kept
+/// it: in the progress lines, the text and JSON reports, the HTML page and
+/// the points' tags of every run stored. The harness's real password (from
+/// its password file) is given in the URLs: it must appear nowhere.
+fn a_varied_url_never_shows_its_password(ctx: &Ctx) -> Result<()> {
+    let (base, passfile) = ctx.url.split_once("?passfile=").context("the harness URL names its password file")?;
+    let line = std::fs::read_to_string(passfile)?;
+    let password = line.trim_end().rsplit(':').next().context("host:port:db:user:password")?.to_string();
+    ensure(password.len() >= 8, || "a password too short to search for".into())?;
+    let with_password = base.replacen("postgres://postgres@", &format!("postgres://postgres:{password}@"), 1);
+    let urls = format!("url={with_password}?application_name=a,{with_password}?application_name=b");
+    let store = tempfile::tempdir()?;
+    let dir = store.path().to_str().context("a temporary path")?;
+    let html = store.path().join("sweep.html");
+    ctx.query("DROP TABLE IF EXISTS sweep_secret")?;
+    for format in ["text", "json"] {
+        let argv = [
+            "sweep",
+            "--vary",
+            &urls,
+            "--output",
+            format,
+            "--results",
+            dir,
+            "--html",
+            html.to_str().context("path")?,
+            "--",
+            "ingest",
+            "--table",
+            "sweep_secret",
+            "--drop-table",
+            "--rows",
+            "100",
+        ];
+        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+        ensure(code == 0, || format!("exit {code}: {}", stderr.replace(&password, "PASSWORD")))?;
+        ensure(!stdout.contains(&password) && !stderr.contains(&password), || {
+            format!("{format}: the password is printed: {}", (stdout.clone() + &stderr).replace(&password, "PASSWORD"))
+        })?;
+        ensure(stdout.contains("postgres:***@"), || format!("{format}: no URL shown redacted: {stdout}"))?;
+    }
+    for entry in std::fs::read_dir(store.path())? {
+        let path = entry?.path();
+        let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
+        ensure(!text.contains(&password), || format!("{} holds the password", path.display()))?;
+    }
+    Ok(())
 }

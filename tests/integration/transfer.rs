@@ -20,8 +20,10 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
+use dbload::driver::export::ExportFile;
 use dbload::driver::pg::cursor::{raw_values, Cursor};
 use dbload::driver::pg::decode::binary_text::RowText;
+use dbload::driver::pg::export::CursorWorker;
 use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
 use dbload::Outcome;
@@ -35,6 +37,10 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("transfer::export_json_round_trips_every_type", export_json_round_trips_every_type),
         ("transfer::export_gzip_csv_round_trips", export_gzip_csv_round_trips),
         ("transfer::export_a_query_and_refuse_leftovers", export_a_query_and_refuse_leftovers),
+        (
+            "transfer::export_a_query_ending_in_a_comment_and_refuse_duplicate_names",
+            export_a_query_ending_in_a_comment_and_refuse_duplicate_names,
+        ),
         ("transfer::large_export_keeps_memory_flat", large_export_keeps_memory_flat),
         ("transfer::ctrl_c_leaves_flushed_partial_files", ctrl_c_leaves_flushed_partial_files),
         ("transfer::insert_from_sql_copies_exact_rows", insert_from_sql_copies_exact_rows),
@@ -266,6 +272,37 @@ fn export_a_query_and_refuse_leftovers(ctx: &Ctx) -> Result<()> {
     refused(&["export", "--url", &ctx.url, "--table", "no_such_table", "--out", &d], "no_such_table")?;
     refused(&["export", "--url", &ctx.url, "--query", "selec 1", "--out", &d], "--query")?;
     refused(&["export", "--url", &ctx.url, "--query", "select 1", "--workers", "2", "--out", &d], "--workers")
+}
+
+/// Issue 29, item 8: `--query "select 1 as x -- c"` failed (the comment
+/// swallowed the `)` that wraps the query), and a query of two columns of
+/// one name wrote `{"x":1,"x":2}`, a JSON object no reader keeps whole:
+/// it is refused (exit 2) with a way to rename them.
+fn export_a_query_ending_in_a_comment_and_refuse_duplicate_names(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let d = dir.path().display().to_string();
+    for format in ["json", "csv"] {
+        let args = format!("--query 'select 1 as x -- c' --name commented --format {format} --overwrite --out {d}");
+        let r = export(ctx, &args)?;
+        let text = read_files(&r)?;
+        let want = if format == "json" { "{\"x\":1}\n" } else { "x\n1\n" };
+        ensure(r.throughput.rows == 1 && text == want, || format!("{format}: {} rows: {text:?}", r.throughput.rows))?;
+    }
+    let twice = ["export", "--url", &ctx.url, "--query", "select 1 as x, 2 as x", "--name", "twice", "--out", &d];
+    refused(&twice, "--query: two columns are named `x`")?;
+    let (_, _, stderr) = dbload_bin(&twice, &[]);
+    ensure(stderr.contains("alias them (`select a.x, b.x as x2`)"), || stderr.clone())?;
+    // CrateDB's route over its PostgreSQL protocol (a cursor), on the harness's server.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let opened = rt.block_on(async {
+        let client = dbload::driver::PgTarget::from_url(&ctx.url, "test", &|_| None)?.connect().await?;
+        let cursor = Cursor::declare(client, "select 1 as x, 2 as x", 10).await?;
+        let file = ExportFile::create(dir.path().join("cursor.json"), false)?;
+        anyhow::Ok(CursorWorker::open(cursor, dbload::dialect::ExportFormat::Json, file).map(|_| ()))
+    })?;
+    ensure(opened.as_ref().is_err_and(|e| e.starts_with("--query: two columns are named `x`")), || {
+        format!("{opened:?}")
+    })
 }
 
 fn large_export_keeps_memory_flat(ctx: &Ctx) -> Result<()> {

@@ -14,7 +14,7 @@ use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
 use super::{classify, Canceller, PgTarget};
 use crate::dialect::{postgres as sql, ExportFormat};
-use crate::driver::export::{Chunk, ExportFile, ExportWorker, CHUNK_BYTES};
+use crate::driver::export::{distinct_names, Chunk, ExportFile, ExportWorker, CHUNK_BYTES};
 use crate::op::OpError;
 use crate::outcome::ExportedFile;
 
@@ -125,7 +125,9 @@ impl CursorWorker {
     /// A worker for a declared cursor; a column type it cannot write is
     /// refused, with the cast that makes it writable.
     pub fn open(cursor: Cursor, format: ExportFormat, file: ExportFile) -> Result<ExportWorker, String> {
-        let text = RowText::new(&cursor.columns())?;
+        let columns = cursor.columns();
+        distinct_names(columns.iter().map(|(name, _)| name.as_str()))?;
+        let text = RowText::new(&columns)?;
         let header_pending = format == ExportFormat::Csv;
         Ok(ExportWorker::Cursor(Box::new(CursorWorker { cursor, text, format, header_pending, file })))
     }
