@@ -128,9 +128,102 @@ pub fn alone(output: OutputConfig, command: &str, why: &str) -> Result<OutputCon
     }
 }
 
+/// What may differ between the instances of one run: which instance
+/// each is and how it starts, where it reports and keeps its run, and
+/// what it reads (positional inputs: insert-json reads its own).
+const PER_INSTANCE: [&str; 13] = [
+    "instance",
+    "run_id",
+    "start_timeout",
+    "start_at",
+    "output",
+    "report",
+    "html",
+    "quiet",
+    "progress",
+    "results",
+    "no_results",
+    "results_url",
+    "tag",
+];
+
+/// An option given on a command line: its flag and its values.
+type Given = (String, Vec<String>);
+
+/// The options the instances of a run were started with that differ
+/// between them, each as `--batch-size: 1000 (instance 0), 5000
+/// (instance 1)`: instances started alike do together what one process
+/// would, and a merge of unlike ones would report a run nobody made. Read
+/// from their command lines as kept (`run.command_line`, passwords
+/// hidden alike), parsed by the same definitions as the instances' own.
+pub fn differing_options(command_lines: &[(u32, &str)]) -> Vec<String> {
+    use clap::CommandFactory;
+    let command = crate::cli::Cli::command();
+    let options = |line: &str| -> Option<Vec<Given>> {
+        let words = shlex::split(line)?;
+        let matches = command.clone().try_get_matches_from(words).ok()?;
+        let (name, sub) = matches.subcommand()?;
+        let definition = command.find_subcommand(name)?;
+        let mut given: Vec<Given> = definition
+            .get_arguments()
+            .filter(|a| !a.is_positional() && !PER_INSTANCE.contains(&a.get_id().as_str()))
+            .filter(|a| sub.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine))
+            .map(|a| {
+                let values = sub.get_raw(a.get_id().as_str()).into_iter().flatten();
+                let flag =
+                    a.get_long().map_or_else(|| format!("-{}", a.get_short().unwrap_or('?')), |l| format!("--{l}"));
+                (flag, values.map(|v| v.to_string_lossy().into_owned()).collect())
+            })
+            .collect();
+        given.sort();
+        Some(given)
+    };
+    // A command line this version cannot read (another version's) is not
+    // compared: nothing can be said of its options.
+    let parsed: Vec<(u32, Vec<Given>)> =
+        command_lines.iter().filter_map(|(i, line)| Some((*i, options(line)?))).collect();
+    let mut flags: Vec<&String> = parsed.iter().flat_map(|(_, o)| o.iter().map(|(f, _)| f)).collect();
+    flags.sort();
+    flags.dedup();
+    let shown = |values: Option<&Vec<String>>| match values {
+        Some(v) if v.is_empty() => "given".to_string(),
+        Some(v) => v.join(" "),
+        None => "not given".to_string(),
+    };
+    let mut differing = Vec::new();
+    for flag in flags {
+        let each: Vec<(u32, Option<&Vec<String>>)> =
+            parsed.iter().map(|(i, o)| (*i, o.iter().find(|(f, _)| f == flag).map(|(_, v)| v))).collect();
+        if each.windows(2).any(|w| w[0].1 != w[1].1) {
+            let values: Vec<String> = each.iter().map(|(i, v)| format!("{} (instance {i})", shown(*v))).collect();
+            differing.push(format!("{flag}: {}", values.join(", ")));
+        }
+    }
+    differing
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Instances started alike but for who each is and where it reports
+    /// agree; one with another batch size, or a flag the other lacks, is named.
+    #[test]
+    fn options_that_differ_between_instances_are_named() {
+        let line = |i: u32, more: &str| {
+            format!(
+                "dbload ingest --url 'postgres://u:***@h/db' --instance {i}/2 --run-id r1 \
+                 --results-url postgres://r/db --report /tmp/r{i}.json --tag host=n{i}{more}"
+            )
+        };
+        let (a, b) = (line(0, " --workers 4"), line(1, " --workers 4"));
+        assert!(differing_options(&[(0, &a), (1, &b)]).is_empty(), "{:?}", differing_options(&[(0, &a), (1, &b)]));
+        let b = line(1, " --batch-size 5000 --workers 8");
+        assert_eq!(
+            differing_options(&[(0, &a), (1, &b)]),
+            ["--batch-size: not given (instance 0), 5000 (instance 1)", "--workers: 4 (instance 0), 8 (instance 1)"]
+        );
+    }
     use crate::config::ingest::split_rows;
 
     fn instance(index: u32, count: u32) -> Instance {

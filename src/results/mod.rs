@@ -135,6 +135,21 @@ pub fn merged(store: &Store, run_id: &str) -> Result<(Json, u8)> {
             }
         )));
     }
+    let lines: Vec<(u32, &str)> = kept
+        .iter()
+        .map(|k| {
+            let index = k.report.pointer("/run/instance/index").and_then(Json::as_u64).unwrap_or(0) as u32;
+            (index, k.report.pointer("/run/command_line").and_then(Json::as_str).unwrap_or_default())
+        })
+        .collect();
+    let differing = crate::config::scale::differing_options(&lines);
+    if !differing.is_empty() {
+        return Err(crate::error::usage(format!(
+            "report --run-id {run_id}: its instances were started with different options, so their merge would \
+             report a run nobody made: {}; start every instance with the same options",
+            differing.join("; ")
+        )));
+    }
     merge::merge(run_id, &kept, &registered)
 }
 
