@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use crate::error::{exit, usage};
+use crate::file_cap::{self, Cap};
 use crate::report::repeat::{figure, figures_of, Better, HEADLINES};
 use crate::report::table::Table;
 use crate::results::{hlog, Kept};
@@ -46,8 +47,7 @@ impl Loaded {
     /// cannot be read or is not a dbload report is a usage error naming it.
     pub fn from_file(path: &Path) -> Result<Loaded> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("compare {name}: cannot read it ({e}); give a JSON report file")))?;
+        let text = file_cap::read_text(path, &format!("compare {name}"), Cap::report("the report"))?;
         let json: Json = serde_json::from_str(&text).map_err(|e| {
             usage(format!("compare {name}: not JSON ({e}); give a report written by --output json or --report FILE"))
         })?;

@@ -12,6 +12,7 @@ pub mod dialect;
 pub mod driver;
 pub mod encode;
 pub mod error;
+pub mod file_cap;
 #[cfg(test)]
 mod fuzz;
 pub mod ident;

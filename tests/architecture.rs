@@ -24,6 +24,11 @@ const RULES: &[(&str, &[&str])] = &[
     ("workload", &["run", "report", "cli", "driver", "target"]),
     ("stats", &["run", "report", "cli", "driver", "target", "config"]),
     ("dialect", &["run", "report", "cli", "driver", "target"]),
+    // Files read whole under a cap sit below everything that reads them.
+    (
+        "file_cap",
+        &["run", "report", "cli", "driver", "target", "encode", "model", "config", "input", "workload", "results"],
+    ),
     // SQL identifiers sit below the models and the dialects that use them.
     ("ident", &["run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input"]),
     // Outcomes are what a run found, as plain data: they name neither the

@@ -176,7 +176,7 @@ impl PgTarget {
 
     fn resolve(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
         params.fill_in(env)?;
-        params.fill_password_from_file(env);
+        params.fill_password_from_file(env)?;
         let ssl_mode = match params.take("sslmode") {
             Some(param) => SslMode::parse(&param)?,
             None => SslMode::Prefer,
