@@ -393,8 +393,8 @@ fn verdict_text(c: &Cell) -> String {
     }
 }
 
-/// `dbload compare`: prints the comparison (text, or JSON with `json`),
-/// writes the HTML page if asked; exit 1 when a `--fail-if-worse` limit is
+/// `dbload compare`: writes the HTML page if asked, then prints the
+/// comparison (text, or JSON with `json`); exit 1 when a `--fail-if-worse` limit is
 /// breached.
 pub fn run(
     reports: Vec<Loaded>,
@@ -412,12 +412,13 @@ pub fn run(
     } else {
         table.text()
     };
-    out.write_all(printed.as_bytes()).context("writing the comparison")?;
     let code = if breaches.is_empty() { exit::OK } else { exit::FAILED_OPERATIONS };
     if let Some(path) = html {
         let named: Vec<_> = reports.iter().map(|r| (&r.name, &r.json, r.spectrum.as_deref())).collect();
         crate::report::compare_html::write_file(&named, &table, code, path)?;
     }
+    let written = out.write_all(printed.as_bytes()).context("writing the comparison");
+    crate::console::printed(out, written)?;
     Ok(code)
 }
 

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod console;
 #[cfg(test)]
 mod counting_alloc;
 pub mod dialect;
@@ -95,7 +96,8 @@ pub fn init(args: cli::InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("init always has a target");
     let done = with_threads(None, async |cancel| run::init::init(&cfg, &target, cancel).await)?;
-    out.write_all(report::init::render(&done).as_bytes()).context("writing the report")?;
+    let printed = out.write_all(report::init::render(&done).as_bytes()).context("writing the report");
+    console::printed(out, printed)?;
     Ok(if done.interrupted { error::exit::INTERRUPTED } else { error::exit::OK })
 }
 
@@ -134,15 +136,14 @@ pub fn merged_report(args: cli::ReportArgs, env: &dyn Fn(&str) -> Option<String>
     }
     let store = config::results::Store::resolve(args.store, env)?;
     let (merged, exit_code) = results::merged(&store, &args.run_id)?;
-    match args.output {
-        OutputFormat::Text => {
-            out.write_all(results::merge::render(&merged).as_bytes()).context("writing the report")?
-        }
-        OutputFormat::Json => report::json::write(&merged, out)?,
-    }
     if let Some(path) = &args.html {
         report::html::write_file(&merged, path)?;
     }
+    let printed = match args.output {
+        OutputFormat::Text => out.write_all(results::merge::render(&merged).as_bytes()).context("writing the report"),
+        OutputFormat::Json => report::json::write(&merged, out),
+    };
+    console::printed(out, printed)?;
     Ok(exit_code)
 }
 
@@ -248,7 +249,7 @@ impl Started {
 impl Drop for Started {
     fn drop(&mut self) {
         if let (Some(l), true) = (&self.local, self.keep) {
-            eprint!("{}", l.keep_recipe());
+            console::text(&l.keep_recipe());
         }
     }
 }
@@ -320,7 +321,8 @@ fn start() -> RunStart {
 
 /// Judges `--fail-if`, then writes the report, stamped with the run's
 /// metadata (`run`), where `output` says, and keeps it in the results store
-/// (the text report's last line says where); returns its exit code and the
+/// (the text report's last line says where), stdout last, where a reader
+/// that has gone is no failure; returns its exit code and the
 /// (last) run's report. A condition naming a field the report lacks is an
 /// error, but only after the report was written, so the run is not lost.
 /// `runs` holds each run's report, in order (one without `--runs`); with
@@ -363,14 +365,8 @@ fn emit<R: serde::Serialize>(
     if let Some(r) = &repeat {
         json["repeat"] = serde_json::to_value(r)?;
     }
-    match output.format {
-        OutputFormat::Text => {
-            let repeated = repeat.as_ref().map(report::repeat::render).unwrap_or_default();
-            let shown = format!("{}{repeated}{}", text(&report), report::meta::render(&meta));
-            out.write_all(shown.as_bytes()).context("writing the report")?
-        }
-        OutputFormat::Json => report::json::write(&json, out)?,
-    }
+    // The files and the store first, stdout last: a stdout nobody reads
+    // (`| head`) must cost neither the files nor the kept run.
     if let Some(path) = &output.report_file {
         report::json::write_file(&json, path)?;
     }
@@ -378,9 +374,15 @@ fn emit<R: serde::Serialize>(
         report::html::write_file(&json, path)?;
     }
     let kept = results::keep(&output.results, &results::Run { meta: &meta, report: &json, latencies: &latencies });
-    if output.format == OutputFormat::Text {
-        writeln!(out, "{}", kept.join("\n")).context("writing the report")?;
-    }
+    let printed = match output.format {
+        OutputFormat::Text => {
+            let repeated = repeat.as_ref().map(report::repeat::render).unwrap_or_default();
+            let shown = format!("{}{repeated}{}{}\n", text(&report), report::meta::render(&meta), kept.join("\n"));
+            out.write_all(shown.as_bytes()).context("writing the report")
+        }
+        OutputFormat::Json => report::json::write(&json, out),
+    };
+    console::printed(out, printed)?;
     if let Some(e) = failed {
         return Err(e);
     }
@@ -460,7 +462,7 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
     let (exit_code, report) =
         emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::text::render, out, (begun, kept))?;
     if let Some(e) = &report.input_error {
-        eprintln!("dbload: {e}");
+        console::line(format_args!("dbload: {e}"));
     }
     Ok(Outcome { exit_code, report })
 }

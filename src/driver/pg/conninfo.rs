@@ -285,7 +285,7 @@ impl Params {
             match pgpass::read(std::path::Path::new(&file), [pgpass::host_key(host), port, dbname, user])? {
                 Ok(None) => continue,
                 Ok(password) => found = password,
-                Err(warning) => eprintln!("dbload: warning: {warning}"),
+                Err(warning) => crate::console::line(format_args!("dbload: warning: {warning}")),
             }
             break;
         }

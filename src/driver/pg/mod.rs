@@ -317,7 +317,10 @@ impl Canceller {
             None => self.token.cancel_query(NoTls).await,
         };
         if let Err(e) = sent {
-            eprintln!("dbload: could not cancel a statement still running on the server: {}", error_text(&e));
+            crate::console::line(format_args!(
+                "dbload: could not cancel a statement still running on the server: {}",
+                error_text(&e)
+            ));
         }
     }
 }
