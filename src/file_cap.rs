@@ -1,6 +1,6 @@
 //! Files that dbload reads whole (configuration, workloads, mappings, run
-//! files, pgbench scripts, SQL on stdin, request bodies, reports), each kind
-//! under a cap, through this one reader.
+//! files, pgbench scripts, SQL on stdin, request bodies, password, service
+//! and CA files, reports), each kind under a cap, through this one reader.
 //!
 //! Why: a file read whole with no bound takes whatever it holds into
 //! memory, and a device or a pipe holds no end (`compare a.json /dev/zero`
@@ -95,7 +95,8 @@ pub fn read_text_from(reader: &mut dyn Read, name: &str, cap: Cap) -> Result<Str
     taken(reader, cap).and_then(text).map_err(|f| cap.refuse(name, f))
 }
 
-fn bytes_of(path: &Path, cap: Cap) -> Result<Vec<u8>, Failure> {
+/// The bytes of `path`, or why not (see [`text_of`]).
+pub fn bytes_of(path: &Path, cap: Cap) -> Result<Vec<u8>, Failure> {
     let mut file = File::open(path).map_err(Failure::Io)?;
     // A regular file says its size: refused without reading it.
     if file.metadata().is_ok_and(|m| m.is_file() && m.len() > cap.bytes) {

@@ -47,8 +47,8 @@ fn refused_with_env(argv: &[&str], env: &[(&str, &str)], culprits: &[&str]) -> R
     ensure(stdout.is_empty(), || format!("{args}: printed {stdout}"))
 }
 
-/// The workload, mixed-run, mapping, pgbench script, password and service
-/// files: refused before anything connects.
+/// The workload, mixed-run, mapping, pgbench script, password, service and
+/// CA certificate files: refused before anything connects.
 fn configuration_files_over_64_mib_exit_2_naming_them(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let big = |name: &str| sparse(&dir, name, CONFIG + 1);
@@ -68,7 +68,10 @@ fn configuration_files_over_64_mib_exit_2_naming_them(ctx: &Ctx) -> Result<()> {
     refused_with_env(&["timeit", "-s", "select 1", "--url", url], &[("PGPASSFILE", &pgpass)], &[&pgpass, cap])?;
     let service = big("pg_service.conf")?;
     let env = [("PGSERVICEFILE", service.as_str())];
-    refused_with_env(&["timeit", "-s", "select 1", "--url", "service=bench"], &env, &[&service, cap])
+    refused_with_env(&["timeit", "-s", "select 1", "--url", "service=bench"], &env, &[&service, cap])?;
+    let ca = big("ca.pem")?;
+    let url = format!("postgres://u@127.0.0.1:1/d?sslmode=verify-ca&sslrootcert={ca}");
+    refused_with_env(&["timeit", "-s", "select 1", "--url", &url], &[], &[&ca, cap])
 }
 
 /// timeit's statements on stdin: a pipe has no size, so it is read to
