@@ -366,13 +366,12 @@ fn emit<R: serde::Serialize>(
         json["repeat"] = serde_json::to_value(r)?;
     }
     // The files and the store first, stdout last: a stdout nobody reads
-    // (`| head`) must cost neither the files nor the kept run.
-    if let Some(path) = &output.report_file {
-        report::json::write_file(&json, path)?;
-    }
-    if let Some(path) = &output.html_file {
-        report::html::write_file(&json, path)?;
-    }
+    // (`| head`) must cost neither the files nor the kept run. Each is
+    // tried whatever became of the others; the first failure is the result.
+    let files = [
+        output.report_file.as_ref().map(|path| report::json::write_file(&json, path)),
+        output.html_file.as_ref().map(|path| report::html::write_file(&json, path)),
+    ];
     let kept = results::keep(&output.results, &results::Run { meta: &meta, report: &json, latencies: &latencies });
     let printed = match output.format {
         OutputFormat::Text => {
@@ -383,6 +382,7 @@ fn emit<R: serde::Serialize>(
         OutputFormat::Json => report::json::write(&json, out),
     };
     console::printed(out, printed)?;
+    files.into_iter().flatten().collect::<Result<()>>()?;
     if let Some(e) = failed {
         return Err(e);
     }
