@@ -16,6 +16,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
         ("cli::a_closed_stdout_loses_no_file_and_no_run", a_closed_stdout_loses_no_file_and_no_run),
         ("cli::a_closed_stderr_fails_no_run", a_closed_stderr_fails_no_run),
+        ("cli::output_nobody_reads_is_no_failure", output_nobody_reads_is_no_failure),
         ("cli::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option),
         ("cli::unreachable_target_exits_3", unreachable_target_exits_3),
         ("cli::ctrl_c_prints_a_partial_report_and_exits_130", ctrl_c_prints_a_partial_report_and_exits_130),
@@ -108,6 +109,24 @@ fn a_closed_stderr_fails_no_run(ctx: &Ctx) -> Result<()> {
     drop(child.stderr.take());
     let status = child.wait()?;
     ensure(status.code() == Some(3), || format!("unreachable target: {status}"))
+}
+
+/// A command whose work is its output (`dbload completions bash | head`,
+/// `dbload results list | head`): a reader that has gone took what it
+/// wanted, so exit 0 and no message, as ripgrep does (it was exit 1,
+/// "writing to stdout: Broken pipe").
+fn output_nobody_reads_is_no_failure(_: &Ctx) -> Result<()> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["completions", "bash"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child.stderr.take().context("stderr")?.read_to_string(&mut stderr)?;
+    let status = child.wait()?;
+    ensure(status.code() == Some(0) && stderr.is_empty(), || format!("{status}: {stderr}"))
 }
 
 fn timeit_threads_are_pgbench_j(ctx: &Ctx) -> Result<()> {
