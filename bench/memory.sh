@@ -12,9 +12,14 @@
 #           bench/http-vs-wrk.sh starts it), a fixed body and --body-template
 #   timeit  distinct statements of `dbload timeit -s ...`, each run --repeat
 #           times, against one throwaway server (bench/server.sh)
+#   bodies  VUs of `dbload http GET` fetching large answers (BODY_BYTES, 20 MB)
+#           from nginx with a status check, which reads no body: bodies are
+#           read and dropped, so peak RSS must not grow with VUs x body
+#           (issue 29, item 4: 50 VUs of 20 MB stay under 64 MiB)
 #
 #   bench/memory.sh                                  # every part, default points
 #   PARTS="ingest timeit" bench/memory.sh
+#   PARTS=bodies BODY_VUS="1 50" bench/memory.sh
 #   WORKERS="1 16 64 256" VUS="1 100 500 2000" STATEMENTS="1 200 2000" bench/memory.sh
 #   MEASURED=/path/to/other/dbload bench/memory.sh   # another build beside this one
 #
@@ -26,10 +31,14 @@
 # before, in the same run: 3,122 and 198 KiB). Of it, 898 KiB is
 # the batch in flight as values (10,000 rows x 92 bytes, kept until it is
 # acknowledged); the rest is accounted for in README's Memory section.
+#
+# Bodies, 2026-11-27 (PARTS=bodies, debug builds, load average 6.5): 50 VUs
+# fetching 20 MB answers peaked at 27.2 MiB (1 VU: 25.1), against 983.6 MiB
+# when every body was kept whole.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PARTS=${PARTS:-ingest http timeit}
+PARTS=${PARTS:-ingest http timeit bodies}
 WORKERS=${WORKERS:-1 16 64 256}
 VUS=${VUS:-1 100 500 2000}
 STATEMENTS=${STATEMENTS:-1 200 2000}
@@ -37,6 +46,8 @@ BATCH=${BATCH:-10000}
 # Readings per device: 10 devices per worker, so 50,000 rows (5 batches) per worker.
 MEASUREMENTS=${MEASUREMENTS:-5000}
 HTTP_DURATION=${HTTP_DURATION:-3s}
+BODY_VUS=${BODY_VUS:-1 50}
+BODY_BYTES=${BODY_BYTES:-20000000}
 REPEAT=${REPEAT:-5}
 PORT=${PORT:-18669}
 # This tree's release build, brought up to date (a stale binary would be measured otherwise).
@@ -164,8 +175,16 @@ EOF
     STDIN="$scratch/statements-UNITS.sql" measure "timeit, distinct statements, --repeat $REPEAT each" \
       statement "$STATEMENTS" timeit --url "$url" --repeat "$REPEAT"
     ;;
+  bodies)
+    mkdir -p "$scratch/files"
+    head -c "$BODY_BYTES" /dev/urandom >"$scratch/files/body"
+    [ -n "$nginx_pid" ] || start_nginx "$scratch" "$PORT"
+    # The slope is what each VU adds: the target is a VU's 64 KiB, no part of a body.
+    TARGET_KIB=64 measure "http GET of $BODY_BYTES-byte answers, --check status=200, $HTTP_DURATION" VU "$BODY_VUS" \
+      http "http://127.0.0.1:$PORT/files/body" --vus UNITS --duration "$HTTP_DURATION" --check status=200
+    ;;
   *)
-    echo "memory: unknown part $part (ingest, http, timeit)" >&2
+    echo "memory: unknown part $part (ingest, http, timeit, bodies)" >&2
     exit 2
     ;;
   esac

@@ -1,6 +1,7 @@
 # Sourced by the HTTP benchmarks: nginx from the system packages (installed
 # if missing) on loopback, one worker process, `return 200` for every
-# request (POST included), with limits that make no client reconnect.
+# request (POST included) but GET /files/NAME, which serves DIR/files/NAME,
+# with limits that make no client reconnect.
 #
 #   start_nginx DIR PORT   # sets nginx_pid; its config and logs go in DIR
 #   stop_nginx
@@ -28,6 +29,7 @@ http {
   server {
     listen 127.0.0.1:$port reuseport backlog=4096;
     location / { return 200; }
+    location /files/ { root $dir; }
   }
 }
 CONF

@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use crate::error::{exit, usage};
+use crate::file_cap::{self, Cap};
 use crate::report::repeat::{figure, figures_of, Better, HEADLINES};
 use crate::report::table::Table;
 use crate::results::{hlog, Kept};
@@ -47,8 +48,7 @@ impl Loaded {
     /// cannot be read or is not a dbload report is a usage error naming it.
     pub fn from_file(path: &Path) -> Result<Loaded> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("compare {name}: cannot read it ({e}); give a JSON report file")))?;
+        let text = file_cap::read_text(path, &format!("compare {name}"), Cap::report("the report"))?;
         let json: Json = serde_json::from_str(&text).map_err(|e| {
             usage(format!("compare {name}: not JSON ({e}); give a report written by --output json or --report FILE"))
         })?;
@@ -458,8 +458,8 @@ fn verdict_text(c: &Cell) -> String {
     }
 }
 
-/// `dbload compare`: prints the comparison (text, or JSON with `json`),
-/// writes the HTML page if asked; exit 1 when a `--fail-if-worse` limit is
+/// `dbload compare`: writes the HTML page if asked, then prints the
+/// comparison (text, or JSON with `json`); exit 1 when a `--fail-if-worse` limit is
 /// breached.
 pub fn run(
     reports: Vec<Loaded>,
@@ -478,12 +478,13 @@ pub fn run(
     } else {
         table.text()
     };
-    out.write_all(printed.as_bytes()).context("writing the comparison")?;
     let code = if breaches.is_empty() { exit::OK } else { exit::FAILED_OPERATIONS };
     if let Some(path) = html {
         let named: Vec<_> = reports.iter().map(|r| (&r.name, &r.json, r.spectrum.as_deref())).collect();
         crate::report::compare_html::write_file(&named, &table, code, path)?;
     }
+    let written = out.write_all(printed.as_bytes()).context("writing the comparison");
+    crate::console::printed(out, written)?;
     Ok(code)
 }
 

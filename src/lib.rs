@@ -6,12 +6,14 @@
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod console;
 #[cfg(test)]
 mod counting_alloc;
 pub mod dialect;
 pub mod driver;
 pub mod encode;
 pub mod error;
+pub mod file_cap;
 #[cfg(test)]
 mod fuzz;
 pub mod ident;
@@ -96,7 +98,8 @@ pub fn init(args: cli::InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut
     let started = Started::new(&cfg.target)?;
     let target = started.target.clone().expect("init always has a target");
     let done = with_threads(None, async |cancel| run::init::init(&cfg, &target, cancel).await)?;
-    out.write_all(report::init::render(&done).as_bytes()).context("writing the report")?;
+    let printed = out.write_all(report::init::render(&done).as_bytes()).context("writing the report");
+    console::printed(out, printed)?;
     Ok(if done.interrupted { error::exit::INTERRUPTED } else { error::exit::OK })
 }
 
@@ -135,15 +138,14 @@ pub fn merged_report(args: cli::ReportArgs, env: &dyn Fn(&str) -> Option<String>
     }
     let store = config::results::Store::resolve(args.store, env)?;
     let (merged, exit_code) = results::merged(&store, &args.run_id)?;
-    match args.output {
-        OutputFormat::Text => {
-            out.write_all(results::merge::render(&merged).as_bytes()).context("writing the report")?
-        }
-        OutputFormat::Json => report::json::write(&merged, out)?,
-    }
     if let Some(path) = &args.html {
         report::html::write_file(&merged, path)?;
     }
+    let printed = match args.output {
+        OutputFormat::Text => out.write_all(results::merge::render(&merged).as_bytes()).context("writing the report"),
+        OutputFormat::Json => report::json::write(&merged, out),
+    };
+    console::printed(out, printed)?;
     Ok(exit_code)
 }
 
@@ -249,7 +251,7 @@ impl Started {
 impl Drop for Started {
     fn drop(&mut self) {
         if let (Some(l), true) = (&self.local, self.keep) {
-            eprint!("{}", l.keep_recipe());
+            console::text(&l.keep_recipe());
         }
     }
 }
@@ -321,7 +323,8 @@ fn start() -> RunStart {
 
 /// Judges `--fail-if`, then writes the report, stamped with the run's
 /// metadata (`run`), where `output` says, and keeps it in the results store
-/// (the text report's last line says where); returns its exit code and the
+/// (the text report's last line says where), stdout last, where a reader
+/// that has gone is no failure; returns its exit code and the
 /// (last) run's report. A condition naming a field the report lacks is an
 /// error, but only after the report was written, so the run is not lost.
 /// `runs` holds each run's report, in order (one without `--runs`); with
@@ -364,24 +367,24 @@ fn emit<R: serde::Serialize>(
     if let Some(r) = &repeat {
         json["repeat"] = serde_json::to_value(r)?;
     }
-    match output.format {
+    // The files and the store first, stdout last: a stdout nobody reads
+    // (`| head`) must cost neither the files nor the kept run. Each is
+    // tried whatever became of the others; the first failure is the result.
+    let files = [
+        output.report_file.as_ref().map(|path| report::json::write_file(&json, path)),
+        output.html_file.as_ref().map(|path| report::html::write_file(&json, path)),
+    ];
+    let kept = results::keep(&output.results, &results::Run { meta: &meta, report: &json, latencies: &latencies });
+    let printed = match output.format {
         OutputFormat::Text => {
             let repeated = repeat.as_ref().map(report::repeat::render).unwrap_or_default();
-            let shown = format!("{}{repeated}{}", text(&report), report::meta::render(&meta));
-            out.write_all(shown.as_bytes()).context("writing the report")?
+            let shown = format!("{}{repeated}{}{}\n", text(&report), report::meta::render(&meta), kept.join("\n"));
+            out.write_all(shown.as_bytes()).context("writing the report")
         }
-        OutputFormat::Json => report::json::write(&json, out)?,
-    }
-    if let Some(path) = &output.report_file {
-        report::json::write_file(&json, path)?;
-    }
-    if let Some(path) = &output.html_file {
-        report::html::write_file(&json, path)?;
-    }
-    let kept = results::keep(&output.results, &results::Run { meta: &meta, report: &json, latencies: &latencies });
-    if output.format == OutputFormat::Text {
-        writeln!(out, "{}", kept.join("\n")).context("writing the report")?;
-    }
+        OutputFormat::Json => report::json::write(&json, out),
+    };
+    console::printed(out, printed)?;
+    files.into_iter().flatten().collect::<Result<()>>()?;
     if let Some(e) = failed {
         return Err(e);
     }
@@ -461,7 +464,7 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
     let (exit_code, report) =
         emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::text::render, out, (begun, kept))?;
     if let Some(e) = &report.input_error {
-        eprintln!("dbload: {e}");
+        console::line(format_args!("dbload: {e}"));
     }
     Ok(Outcome { exit_code, report })
 }

@@ -10,8 +10,12 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     match dbload::run(cli, &mut stdout.lock()) {
         Ok(code) => ExitCode::from(code),
+        // Output to a reader that has gone (`dbload results list | head`):
+        // what was wanted was read; a run's own report never ends here,
+        // as it is printed last and its exit code kept (see `emit`).
+        Err(err) if dbload::console::broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("dbload: {err:#}");
+            dbload::console::line(format_args!("dbload: {err:#}"));
             ExitCode::from(dbload::error::exit_code(&err))
         }
     }

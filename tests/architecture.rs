@@ -24,6 +24,16 @@ const RULES: &[(&str, &[&str])] = &[
     ("workload", &["run", "report", "cli", "driver", "target"]),
     ("stats", &["run", "report", "cli", "driver", "target", "config"]),
     ("dialect", &["run", "report", "cli", "driver", "target"]),
+    // Messages on stderr sit below everything that says them.
+    (
+        "stderr",
+        &["run", "report", "cli", "driver", "target", "encode", "model", "config", "input", "workload", "results"],
+    ),
+    // Files read whole under a cap sit below everything that reads them.
+    (
+        "file_cap",
+        &["run", "report", "cli", "driver", "target", "encode", "model", "config", "input", "workload", "results"],
+    ),
     // SQL identifiers sit below the models and the dialects that use them.
     ("ident", &["run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input"]),
     // SQL text as PostgreSQL reads it: a leaf that config, workload and
@@ -238,4 +248,25 @@ fn no_model_opens_a_file_or_reads_stdin() {
         }
     }
     assert!(found.is_empty(), "file or stdin reads in src/model/ (move them to src/input.rs or config/): {found:?}");
+}
+
+/// Issue 29, item 3: `eprintln!` and `println!` panic when their stream
+/// cannot be written (a pipe whose reader has gone), which turned a
+/// closed stderr into a panic's exit 101. Messages go through
+/// `crate::stderr`, which ignores that failure; reports go to the `out`
+/// a command is given.
+#[test]
+fn no_print_macro_outside_tests_and_stderr_rs() {
+    let mut files = Vec::new();
+    collect_rs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("src/console.rs")) {
+        let text = without_tests(&fs::read_to_string(file).expect("a source file"));
+        for (n, line) in text.lines().enumerate() {
+            if ["println!", "print!(", "eprint!("].iter().any(|m| line.contains(m)) {
+                found.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "print macros outside tests (use crate::console, or the command's `out`): {found:?}");
 }

@@ -13,6 +13,7 @@ use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, Targe
 use crate::dialect::{Method, TableOptions};
 
 use crate::error::usage;
+use crate::file_cap::{self, Cap};
 use crate::ident::TableName;
 use crate::input::Input;
 use crate::model::json;
@@ -27,10 +28,9 @@ pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<Stri
     }
     let mapping = match &a.mapping {
         Some(path) => {
-            let path = path.display().to_string();
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| usage(format!("--mapping {path}: cannot read it: {e}")))?;
-            Some(Arc::new(Mapping::parse(&text, &path)?))
+            let name = path.display().to_string();
+            let text = file_cap::read_text(path, &format!("--mapping {name}"), Cap::config("the mapping"))?;
+            Some(Arc::new(Mapping::parse(&text, &name)?))
         }
         None => None,
     };

@@ -17,6 +17,7 @@ use crate::driver::http::check::Check;
 use crate::driver::http::template::BodyTemplate;
 use crate::driver::http::{Endpoint, RequestSpec};
 use crate::error::usage;
+use crate::file_cap::{self, Cap};
 use crate::op::{Stages, Warmup};
 use crate::redact;
 
@@ -29,9 +30,10 @@ const MAX_TIMEOUT: Duration = Duration::from_micros(crate::stats::recorder::MAX_
 /// With `--rate` and no `--vus`: one VU per request/s, up to this many.
 pub const MAX_DEFAULT_VUS: u32 = 100;
 
-/// The largest `--body-file`: it is held in memory and sent whole with every
-/// request, so a bigger one is a mistake (a device such as /dev/zero, a dump).
-pub const MAX_BODY_FILE: u64 = 64 << 20;
+/// `--body-file` and `--body-template`: held in memory and sent with every
+/// request, so one over the configuration cap is a mistake (a device such
+/// as /dev/zero, a dump).
+const BODY_FILE: Cap = Cap::config("the request body");
 
 /// Where the bodies come from.
 #[derive(Debug, Clone)]
@@ -81,13 +83,12 @@ impl HttpConfig {
             let label = format!("--body ({} bytes)", text.len());
             (text.into_bytes(), Some(label), true, None)
         } else if let Some(path) = &a.body_file {
-            let bytes = read_limited("--body-file", path, MAX_BODY_FILE)?;
+            let bytes = file_cap::read(path, &format!("--body-file {}", path.display()), BODY_FILE)?;
             let label = format!("{} ({} bytes)", path.display(), bytes.len());
             (bytes, Some(label), true, None)
         } else if let Some(path) = &a.body_template {
             let shown = path.display().to_string();
-            let source = String::from_utf8(read_limited("--body-template", path, MAX_BODY_FILE)?)
-                .map_err(|e| usage(format!("--body-template {shown}: not UTF-8 text ({})", e.utf8_error())))?;
+            let source = file_cap::read_text(path, &format!("--body-template {shown}"), BODY_FILE)?;
             (Vec::new(), None, true, Some(BodyTemplate::from_source(&source, &shown)?))
         } else {
             (Vec::new(), None, false, None)
@@ -237,25 +238,6 @@ impl HttpConfig {
     pub fn shown_headers(&self) -> Vec<String> {
         self.request.headers.iter().map(|(n, v)| redact::header(&format!("{n}: {v}"))).collect()
     }
-}
-
-/// Reads `--body-file` or `--body-template` (`flag`), refusing it once it
-/// has more than `limit` bytes (at most `limit + 1` are read, so an endless
-/// device ends the reading).
-fn read_limited(flag: &str, path: &std::path::Path, limit: u64) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    let shown = path.display();
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| usage(format!("{flag} {shown}: cannot be read ({e})")))?;
-    if bytes.len() as u64 > limit {
-        return Err(usage(format!(
-            "{flag} {shown}: larger than {} MiB, the most a request body may hold; give a smaller file",
-            limit >> 20
-        )));
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]

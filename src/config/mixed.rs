@@ -13,6 +13,7 @@ use super::fail_if::Contract;
 use super::{resolve_target, IngestConfig, OutputConfig, QueryConfig, TargetChoice};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::usage;
+use crate::file_cap::{self, Cap};
 use crate::workload::file;
 use crate::yaml::{self, did_you_mean, fail, suggest, Node, Yaml};
 
@@ -103,8 +104,7 @@ fn get<'a>(pairs: &'a [(Node, Node)], key: &str) -> Option<&'a Node> {
 impl MixedConfig {
     pub fn resolve(a: RunArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
         let origin = a.file.display().to_string();
-        let text = std::fs::read_to_string(&a.file)
-            .map_err(|e| usage(format!("{origin}: cannot read the mixed-run file: {e}")))?;
+        let text = file_cap::read_text(&a.file, &origin, Cap::config("the mixed-run file"))?;
         let root = yaml::read(&text, &origin)?;
         let top = map(&origin, &root, "a mixed-run file")?;
         for (k, _) in top {

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::fail_if::Contract;
 use super::ingest::split_rows;
@@ -12,6 +12,7 @@ use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, Targe
 use crate::cli::{QueryRunArgs, Repeat, TimeitArgs, WorkloadArgs};
 use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
+use crate::file_cap::{self, Cap};
 use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
 use crate::workload::explain::ExplainMode;
@@ -116,9 +117,7 @@ impl QueryConfig {
     /// `-s` statements, or statements read from stdin: a phase each.
     fn statement_phases(a: &TimeitArgs, stdin: &mut dyn Read) -> Result<Vec<Arc<[QuerySpec]>>> {
         let stmts = if a.stmts.is_empty() {
-            let mut text = String::new();
-            stdin.read_to_string(&mut text).context("reading statements from stdin")?;
-            crate::sqltext::statements(&text)
+            crate::sqltext::statements(&file_cap::read_text_from(stdin, "stdin", Cap::config("the SQL text"))?)
         } else {
             a.stmts
                 .iter()

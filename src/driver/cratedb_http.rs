@@ -31,7 +31,7 @@ pub use self::response::{
 };
 use super::http::conn::{self, Conn, Connector, Failure, Stream};
 use super::http::percent_decode;
-use super::http::wire::{ReadError, RequestHead};
+use super::http::wire::{self, ReadError, RequestHead};
 use crate::error::{target, usage};
 use crate::op::OpError;
 use crate::redact;
@@ -167,7 +167,8 @@ impl CrateTarget {
             ("Authorization".to_owned(), self.authorization.clone()),
         ];
         let head = RequestHead::new("POST", "/_sql", &authority, &headers, false, true);
-        let mut conn = Box::<Conn>::default();
+        // CrateDB's answers are parsed whole (rows, counts, errors).
+        let mut conn = Box::new(Conn { body: wire::Body::keeping(usize::MAX), ..Default::default() });
         conn.open(stream);
         Ok(CrateConn { connector, url, head, conn, body: Vec::new(), target: self.clone(), node: worker })
     }
@@ -275,7 +276,7 @@ impl CrateConn {
     /// Sends one request and parses the answer, for [`CrateConn::post`].
     async fn answer(&mut self, body: Body<'_>) -> Result<SqlResponse, OpError> {
         match self.exchange(body).await {
-            Ok(status) => parse(status, &self.conn.body),
+            Ok(status) => parse(status, self.conn.body.kept()),
             Err(Failure::Connect(e)) => Err(OpError::fatal(NOT_SENT, format!("{}: {e}", self.url))),
             Err(f) => Err(OpError::fatal("connection lost", format!("{}: {}", self.url, describe(&f)))),
         }
@@ -298,14 +299,14 @@ impl CrateConn {
                 describe(&f)
             ))
         })?;
-        if status == 401 && serde_json::from_slice::<SqlResponse>(&self.conn.body).is_err() {
+        if status == 401 && serde_json::from_slice::<SqlResponse>(self.conn.body.kept()).is_err() {
             return Err(target(format!(
                 "{}: CrateDB refused the login: {}: check the user and password in the URL",
                 self.url,
-                response::excerpt(&self.conn.body).trim_end()
+                response::excerpt(self.conn.body.kept()).trim_end()
             )));
         }
-        parse(status, &self.conn.body).map_err(|e| anyhow::anyhow!("{stmt}: {}: {}", e.class, e.message))
+        parse(status, self.conn.body.kept()).map_err(|e| anyhow::anyhow!("{stmt}: {}: {}", e.class, e.message))
     }
 
     /// The CrateDB version of the node this connection reaches, e.g. `6.4.3`.

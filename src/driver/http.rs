@@ -22,7 +22,7 @@ use anyhow::Result;
 
 use self::check::Check;
 use self::conn::{Conn, ConnectError, Connector, Failure};
-use self::wire::{ReadError, RequestHead};
+use self::wire::{Body, ReadError, RequestHead};
 use crate::error::usage;
 use crate::op::{Executor, OpError, Operation};
 use crate::redact;
@@ -129,6 +129,9 @@ pub struct HttpTarget {
     head_request: bool,
     /// A status check decides which statuses pass; without one, non-2xx fails.
     status_checked: bool,
+    /// How much of each response body a VU keeps: what its checks read (up
+    /// to [`check::BODY_BYTES`]), else the start an error message shows.
+    body_kept: usize,
 }
 
 impl HttpTarget {
@@ -142,7 +145,9 @@ impl HttpTarget {
             RequestHead::new(&spec.method, &ep.path, &ep.authority, &spec.headers, !spec.keepalive, spec.has_body);
         let head_request = spec.method == "HEAD";
         let status_checked = spec.checks.iter().any(Check::is_status);
-        Ok(HttpTarget { spec, connector, head, head_request, status_checked })
+        let body_kept =
+            if spec.checks.iter().any(Check::needs_body) { check::BODY_BYTES } else { check::EXCERPT_BYTES };
+        Ok(HttpTarget { spec, connector, head, head_request, status_checked, body_kept })
     }
 
     pub fn spec(&self) -> &RequestSpec {
@@ -293,7 +298,7 @@ impl HttpExecutor {
         let (stream, _, _) = connector.connect().await.map_err(|e| connector.connect_error(e))?;
         let mut stats = Tally::new(stats);
         stats.connections_opened = 1;
-        let conn = Conn { stream: Some(stream), ..Default::default() };
+        let conn = Conn { stream: Some(stream), body: Body::keeping(target.body_kept), ..Default::default() };
         let watchdog = Box::pin(tokio::time::sleep(target.spec.timeout));
         Ok(HttpExecutor { target, conn, stats, watchdog })
     }
@@ -318,9 +323,11 @@ impl HttpExecutor {
     /// non-2xx status when no check decides on statuses, fails the request.
     fn judge(&mut self, r: &wire::Response, record: bool) -> Result<u64, OpError> {
         let body = &self.conn.body;
+        // A check cannot read a body cut at the cap: it fails, and says so below.
+        let unread = |check: &Check| check.needs_body() && !body.whole();
         let mut failed: Option<&Check> = None;
         for (i, check) in self.target.spec.checks.iter().enumerate() {
-            let holds = check.holds(r.status, body);
+            let holds = !unread(check) && check.holds(r.status, body.kept());
             if record {
                 let count = &mut self.stats.checks[i];
                 if holds {
@@ -333,13 +340,24 @@ impl HttpExecutor {
                 failed = Some(check);
             }
         }
+        let reason = &self.conn.reason;
         let excerpt = || {
-            let text = check::excerpt(body);
-            let reason = &self.conn.reason;
+            let text = check::excerpt(body.kept(), body.size());
             format!("{} {reason}{}{text}", r.status, if text.is_empty() { "" } else { ": " })
         };
         if let Some(check) = failed {
-            return Err(OpError::new(format!("check {}", check.text), excerpt()));
+            let why = if unread(check) {
+                format!(
+                    "{} {reason}: a body of {} bytes, over the {} MiB a check reads: check a smaller answer, or \
+                     its status only",
+                    r.status,
+                    body.size(),
+                    check::BODY_BYTES >> 20
+                )
+            } else {
+                excerpt()
+            };
+            return Err(OpError::new(format!("check {}", check.text), why));
         }
         if !self.target.status_checked && !(200..300).contains(&r.status) {
             return Err(OpError::new(format!("status {}xx", r.status / 100), excerpt()));

@@ -20,6 +20,10 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::pg::conninfo::Param;
 use super::SslMode;
 use crate::error::usage;
+use crate::file_cap::{self, Cap};
+
+/// `sslrootcert`, read under the configuration cap.
+const CA_FILE: Cap = Cap::config("the CA certificate file");
 
 /// What the TLS client checks about the server's certificate.
 #[derive(Clone, Copy)]
@@ -90,8 +94,12 @@ fn root_store(ssl_mode: SslMode, root_cert: Option<&Param>) -> anyhow::Result<Ro
             param.source
         ))
     };
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .map_err(|err| unusable(format!("cannot be read ({err})")))?
+    let pem = match file_cap::bytes_of(std::path::Path::new(path), CA_FILE) {
+        Ok(pem) => pem,
+        Err(file_cap::Failure::Io(err)) => return Err(unusable(format!("cannot be read ({err})"))),
+        Err(f) => return Err(CA_FILE.refuse(&format!("{}: sslrootcert `{path}`", param.source), f)),
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<_, _>>()
         .map_err(|err| unusable(format!("cannot be read as PEM ({err})")))?;
     if certs.is_empty() {

@@ -9,6 +9,7 @@ use serde_json::Value as Json;
 
 use super::{Headline, Listed, Run};
 use crate::error::usage;
+use crate::file_cap::{self, Cap};
 
 /// Writes the run's two files into `dir` (made if missing); returns the
 /// report's path. Each file is written whole under a temporary name and
@@ -37,10 +38,7 @@ pub fn list(dir: &Path, limit: usize) -> Result<Vec<Listed>> {
     ids.truncate(limit);
     ids.into_iter()
         .map(|id| {
-            let path = dir.join(format!("{id}.json"));
-            let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            let report: Json =
-                serde_json::from_str(&text).with_context(|| format!("{}: not a JSON report", path.display()))?;
+            let report = kept_report(dir, &id)?;
             let h = Headline::of(&report);
             let field = |p: &str| report.pointer(p).and_then(Json::as_str).unwrap_or("?").to_string();
             Ok(Listed {
@@ -72,11 +70,9 @@ pub fn show(dir: &Path, prefix: &str, who: &str) -> Result<(String, String, Stri
             )))
         }
     };
-    let read = |ext: &str| {
-        let path = dir.join(format!("{id}.{ext}"));
-        std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
-    };
-    Ok((id.clone(), read("json")?, read("hlog").unwrap_or_default()))
+    let path = dir.join(format!("{id}.json"));
+    let report = file_cap::read_text(&path, &path.display().to_string(), KEPT)?;
+    Ok((id.clone(), report, kept_log(dir, id)?))
 }
 
 /// The kept runs of `dir` that are instances of the distributed run
@@ -84,17 +80,36 @@ pub fn show(dir: &Path, prefix: &str, who: &str) -> Result<(String, String, Stri
 pub fn instances(dir: &Path, run_id: &str) -> Result<Vec<super::Kept>> {
     let mut kept = Vec::new();
     for id in run_ids(dir)? {
-        let path = dir.join(format!("{id}.json"));
-        let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let report: Json =
-            serde_json::from_str(&text).with_context(|| format!("{}: not a JSON report", path.display()))?;
+        let report = kept_report(dir, &id)?;
         if report.pointer("/run/instance/run_id").and_then(Json::as_str) == Some(run_id) {
-            let log = std::fs::read_to_string(dir.join(format!("{id}.hlog"))).unwrap_or_default();
+            let log = kept_log(dir, &id)?;
             kept.push(super::Kept { run_id: id, report, log });
         }
     }
     kept.sort_by_key(|k| k.report.pointer("/run/instance/index").and_then(Json::as_u64));
     Ok(kept)
+}
+
+/// A kept run's files are reports, read under the reports' cap.
+const KEPT: Cap = Cap::report("the kept run");
+
+/// The report of the run `id` kept in `dir`.
+fn kept_report(dir: &Path, id: &str) -> Result<Json> {
+    let path = dir.join(format!("{id}.json"));
+    let text = file_cap::read_text(&path, &path.display().to_string(), KEPT)?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not a JSON report", path.display()))
+}
+
+/// The histograms of the run `id` kept in `dir`: none when the file is
+/// missing or unreadable (a run kept by an older dbload has none), but one
+/// over the cap is refused like its report.
+fn kept_log(dir: &Path, id: &str) -> Result<String> {
+    let path = dir.join(format!("{id}.hlog"));
+    match file_cap::text_of(&path, KEPT) {
+        Ok(log) => Ok(log),
+        Err(file_cap::Failure::OverCap) => Err(KEPT.refuse(&path.display().to_string(), file_cap::Failure::OverCap)),
+        Err(_) => Ok(String::new()),
+    }
 }
 
 /// The ids of the runs kept in `dir` (a missing directory keeps none).

@@ -55,7 +55,7 @@ pub fn keep(cfg: &ResultsConfig, run: &Run) -> Vec<String> {
 }
 
 fn warn(place: &str, e: &anyhow::Error) -> String {
-    eprintln!("dbload: warning: the run was not kept {place}: {e:#}");
+    crate::console::line(format_args!("dbload: warning: the run was not kept {place}: {e:#}"));
     format!("Not kept: {place} (see the warning on stderr)")
 }
 

@@ -142,7 +142,10 @@ fn print_lines(plan: &Plan, every: Duration, unit: &str) -> JoinHandle<()> {
             let secs = now.duration_since(last).as_secs_f64();
             let rate = (rows_now - rows) as f64 / secs.max(f64::EPSILON);
             let at = now.duration_since(t0);
-            eprintln!("{}", line(at, rate, &rate_unit, &latency, failed_now - failed, open_loop));
+            crate::console::line(format_args!(
+                "{}",
+                line(at, rate, &rate_unit, &latency, failed_now - failed, open_loop)
+            ));
             (last, rows, failed) = (now, rows_now, failed_now);
         }
     })

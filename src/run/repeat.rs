@@ -46,7 +46,7 @@ pub async fn repeat<O>(
             break;
         }
         if plan.runs > 1 && !quiet {
-            eprintln!("dbload: run {run} of {}", plan.runs);
+            crate::console::line(format_args!("dbload: run {run} of {}", plan.runs));
         }
         let at = Instant::now();
         match once(run, cancel.clone()).await {

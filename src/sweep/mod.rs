@@ -141,18 +141,20 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     let report = sweep.report(order, search, failed.as_ref());
     let meta = RunMeta { tags: plan.results.tags.clone(), ..start.end() };
     let json = serde_json::to_value(Stamped { report: &report, run: &meta }).context("the sweep's JSON report")?;
-    match plan.output {
-        OutputFormat::Text => out.write_all(report::render(&report).as_bytes()).context("writing the report")?,
-        OutputFormat::Json => crate::report::json::write(&json, out)?,
-    }
     if let Some(path) = &plan.html {
         report::write_html(&report, &json, path)?;
     }
     let kept =
         results::keep(&plan.results, &results::Run { meta: &meta, report: &json, latencies: &Latencies::default() });
-    if plan.output == OutputFormat::Text {
-        writeln!(out, "{}", kept.join("\n")).context("writing the report")?;
-    }
+    // Stdout last: a reader that has gone costs neither the page nor the kept sweep.
+    let printed = match plan.output {
+        OutputFormat::Text => {
+            let shown = format!("{}{}\n", report::render(&report), kept.join("\n"));
+            out.write_all(shown.as_bytes()).context("writing the report")
+        }
+        OutputFormat::Json => crate::report::json::write(&json, out),
+    };
+    crate::console::printed(out, printed)?;
     match failed {
         Some(e) => Err(e),
         None => Ok(report.exit_code),
@@ -523,7 +525,7 @@ impl Sweep<'_> {
         let done = &mut self.points[p];
         done.runs.push(Ran { round, report, exit_code: code });
         let ran = done.runs.last().expect("just pushed");
-        eprintln!("dbload sweep {at} {} (round {round}): {}", done.label, progress(ran));
+        crate::console::line(format_args!("dbload sweep {at} {} (round {round}): {}", done.label, progress(ran)));
         result.map_err(|e| e.context(format!("sweep point {}", done.label)))
     }
 

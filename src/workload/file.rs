@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use super::params::{ParamGen, Value};
 use super::script::Script;
-use crate::error::usage;
+use crate::file_cap::{self, Cap};
 use crate::yaml::{self, did_you_mean, fail, key_list, show, suggest, Node, Yaml};
 use anyhow::Result;
 
@@ -67,8 +67,7 @@ const PARAM_FORMS: &str =
 /// Reads a workload file (YAML list of {query, ratio, name?, params?}); nodeIngestBench's queries.yml is valid input.
 pub fn load(path: &Path) -> Result<Vec<QuerySpec>> {
     let origin = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| usage(format!("{origin}: cannot read the workload file: {e}")))?;
+    let text = file_cap::read_text(path, &origin, Cap::config("the workload file"))?;
     queries(&yaml::read(&text, &origin)?, &origin, path.parent().unwrap_or(Path::new(".")))
 }
 
@@ -81,7 +80,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<QuerySpec>> {
 /// Reads and parses a pgbench script file; errors name it with line and column.
 pub fn load_script(path: &Path) -> Result<Script> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("{origin}: cannot read the script: {e}")))?;
+    let text = file_cap::read_text(path, &origin, Cap::config("the script"))?;
     Script::parse(&text, &origin)
 }
 

@@ -14,6 +14,9 @@ use crate::Test;
 
 pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
+        ("cli::a_closed_stdout_loses_no_file_and_no_run", a_closed_stdout_loses_no_file_and_no_run),
+        ("cli::a_closed_stderr_fails_no_run", a_closed_stderr_fails_no_run),
+        ("cli::output_nobody_reads_is_no_failure", output_nobody_reads_is_no_failure),
         ("cli::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option),
         ("cli::unreachable_target_exits_3", unreachable_target_exits_3),
         ("cli::ctrl_c_prints_a_partial_report_and_exits_130", ctrl_c_prints_a_partial_report_and_exits_130),
@@ -37,6 +40,95 @@ pub fn tests() -> Vec<(&'static str, Test)> {
 /// `-j N` (pgbench's threads) runs the clients on N threads, as the report
 /// says; without it, on one per CPU. In a process of its own: the threads
 /// are the process's, made once.
+/// Runs `timeit` on the harness's server (10 `select 1` a connection, or
+/// `args`) with `--html`, `--report` and `--results` in a new directory,
+/// its stdout or stderr a pipe whose reader is gone before the run starts
+/// (`closed`); returns the exit code, what the other stream got, and the
+/// directory.
+fn with_closed(ctx: &Ctx, closed: &str, args: &[&str]) -> Result<(Option<i32>, String, tempfile::TempDir)> {
+    let dir = tempfile::tempdir()?;
+    let at = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let (html, report, store) = (at("r.html"), at("r.json"), at("store"));
+    let mut argv = vec!["timeit", "--url", &ctx.url, "-s", "select 1", "--html", &html, "--report", &report];
+    argv.extend(["--results", &store]);
+    argv.extend(args);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(&argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut got = String::new();
+    if closed == "stdout" {
+        drop(child.stdout.take());
+        child.stderr.take().context("stderr")?.read_to_string(&mut got)?;
+    } else {
+        drop(child.stderr.take());
+        child.stdout.take().context("stdout")?.read_to_string(&mut got)?;
+    }
+    let status = child.wait()?;
+    Ok((status.code(), got, dir))
+}
+
+/// The --html page, the --report file and the stored run are all there.
+fn nothing_lost(dir: &tempfile::TempDir) -> Result<()> {
+    for file in ["r.html", "r.json"] {
+        ensure(dir.path().join(file).is_file(), || format!("no {file}"))?;
+    }
+    let kept = entries(&dir.path().join("store")).unwrap_or_default();
+    ensure(kept.iter().filter(|f| f.ends_with(".json")).count() == 1, || format!("the store holds {kept:?}"))
+}
+
+/// Issue 29, item 3: `dbload ... | head` closed stdout before the report
+/// was printed, and the run exited 1 with no --html page, no --report file
+/// and no stored run. Stdout is written last, and a closed pipe there is
+/// no failure: the exit code is the run's.
+fn a_closed_stdout_loses_no_file_and_no_run(ctx: &Ctx) -> Result<()> {
+    let (code, stderr, dir) = with_closed(ctx, "stdout", &["-t", "10", "--quiet"])?;
+    ensure(code == Some(0), || format!("exit {code:?}: {stderr}"))?;
+    nothing_lost(&dir)?;
+    // The run's own exit code stands: here a --fail-if that holds.
+    let (code, stderr, _) = with_closed(ctx, "stdout", &["-t", "10", "--quiet", "--fail-if", "qps > 0"])?;
+    ensure(code == Some(1), || format!("exit {code:?}: {stderr}"))
+}
+
+/// The same for stderr (`2>&1 | head`): progress lines to a closed pipe
+/// lose the lines, not the run; an error said to a closed pipe loses the
+/// message, not the exit code (it was 101, a panic of `eprintln!`).
+fn a_closed_stderr_fails_no_run(ctx: &Ctx) -> Result<()> {
+    let (code, stdout, dir) = with_closed(ctx, "stderr", &["--duration", "2s", "-P", "0.5"])?;
+    ensure(code == Some(0), || format!("exit {code:?}: {stdout}"))?;
+    ensure(stdout.contains("select 1"), || stdout.clone())?;
+    nothing_lost(&dir)?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["timeit", "-s", "select 1", "--url", "postgres://u@127.0.0.1:1/d"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    drop(child.stderr.take());
+    let status = child.wait()?;
+    ensure(status.code() == Some(3), || format!("unreachable target: {status}"))
+}
+
+/// A command whose work is its output (`dbload completions bash | head`,
+/// `dbload results list | head`): a reader that has gone took what it
+/// wanted, so exit 0 and no message, as ripgrep does (it was exit 1,
+/// "writing to stdout: Broken pipe").
+fn output_nobody_reads_is_no_failure(_: &Ctx) -> Result<()> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["completions", "bash"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child.stderr.take().context("stderr")?.read_to_string(&mut stderr)?;
+    let status = child.wait()?;
+    ensure(status.code() == Some(0) && stderr.is_empty(), || format!("{status}: {stderr}"))
+}
+
 fn timeit_threads_are_pgbench_j(ctx: &Ctx) -> Result<()> {
     let cpus = std::thread::available_parallelism()?.get();
     for (j, threads) in [(Some("1"), 1), (Some("3"), 3), (None, cpus)] {

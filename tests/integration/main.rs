@@ -3,6 +3,7 @@
 //! all tests of this binary and stopped when they end. Each test writes its
 //! own table. libtest-mimic gives the usual filtering and summary lines.
 
+mod caps;
 mod charts;
 mod cli;
 mod commit;
@@ -72,6 +73,7 @@ fn main() -> std::process::ExitCode {
     std::env::set_var("XDG_DATA_HOME", data_home.path());
     let tests: Vec<(&str, Test)> = [
         results::tests(),
+        caps::tests(),
         ingest::tests(),
         engines::tests(),
         cli::tests(),

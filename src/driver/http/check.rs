@@ -94,8 +94,13 @@ impl Check {
 }
 
 /// How much of a failed response's body its error keeps: enough to see
-/// what the server said, bounded however large the body.
+/// what the server said, bounded however large the body. A VU whose checks
+/// read no body keeps this much of each, and drops the rest as it comes.
 pub const EXCERPT_BYTES: usize = 512;
+
+/// The most of a body a check reads: a VU keeps each body up to this for
+/// its checks; a check of a longer one fails, saying why (issue 29, item 4).
+pub const BODY_BYTES: usize = 64 << 20;
 
 /// Words that make a key's value a secret (`api_key`, `X-Auth-Token`,
 /// `session_id`, ...).
@@ -116,17 +121,17 @@ static CREDENTIALS: LazyLock<[(Regex, &str); 4]> = LazyLock::new(|| {
 });
 
 /// The start of a response body for an error message: at most
-/// [`EXCERPT_BYTES`], on one line, with anything that looks like a
-/// credential replaced by `***` (error reports are shared; a response may
-/// echo a token or a connection string).
-pub fn excerpt(body: &[u8]) -> String {
+/// [`EXCERPT_BYTES`] of `body`, its first bytes of `len`, on one line, with
+/// anything that looks like a credential replaced by `***` (error reports
+/// are shared; a response may echo a token or a connection string).
+pub fn excerpt(body: &[u8], len: u64) -> String {
     let start = &body[..body.len().min(EXCERPT_BYTES)];
     let mut text = String::from_utf8_lossy(start).replace(['\n', '\r'], " ");
     for (pattern, replacement) in CREDENTIALS.iter() {
         text = pattern.replace_all(&text, *replacement).into_owned();
     }
-    if body.len() > EXCERPT_BYTES {
-        text.push_str(&format!("… ({} bytes in all)", body.len()));
+    if len > start.len() as u64 {
+        text.push_str(&format!("… ({len} bytes in all)"));
     }
     text
 }
@@ -217,7 +222,7 @@ mod tests {
     fn excerpts_are_bounded_and_hide_credentials() {
         let body = br#"{"error":"denied","password": "hunter2", "api_key":"k3y"x", "db":"postgres://app:pw1@db:5432/x",
             "hint":"retry with token=t0k3n&user=bob", "headers":"Authorization: Bearer b3arer; Cookie: sid=c00kie"}"#;
-        let text = excerpt(body);
+        let text = excerpt(body, body.len() as u64);
         for secret in ["hunter2", "k3y", "pw1", "t0k3n", "b3arer", "c00kie"] {
             assert!(!text.contains(secret), "{secret}: {text}");
         }
@@ -228,10 +233,12 @@ mod tests {
         // Bounded however large the body, and a secret cut off at the end is hidden too.
         let mut big = vec![b'x'; EXCERPT_BYTES - 16];
         big.extend_from_slice(br#"{"token": "0123456789abcdef0123456789"}"#);
-        let text = excerpt(&big);
+        let text = excerpt(&big, big.len() as u64);
         assert!(text.len() < EXCERPT_BYTES + 40 && text.ends_with(&format!("({} bytes in all)", big.len())), "{text}");
         assert!(!text.contains("0123"), "{text}");
-        assert_eq!(excerpt(b"plain\nerror"), "plain error");
+        assert_eq!(excerpt(b"plain\nerror", 11), "plain error");
+        // Only the start of a body may be kept: its length is said.
+        assert_eq!(excerpt(b"plain", 1 << 30), format!("plain… ({} bytes in all)", 1 << 30));
     }
 
     #[test]

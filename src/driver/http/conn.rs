@@ -17,7 +17,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use super::wire::{self, ReadBuf, ReadError, RequestHead};
+use super::wire::{self, Body, ReadBuf, ReadError, RequestHead};
 use crate::driver::tls::{self, Verification};
 use crate::error::{target, usage};
 
@@ -196,8 +196,9 @@ pub(in crate::driver) struct Conn {
     /// The last request, head and body, as written.
     pub write: Vec<u8>,
     pub read: ReadBuf,
-    /// The last response's body.
-    pub body: Vec<u8>,
+    /// The last response's body, as much of it as the owner keeps (see
+    /// [`Body::keeping`]; the default keeps none).
+    pub body: Body,
     /// The last response's reason phrase.
     pub reason: String,
 }
@@ -220,7 +221,7 @@ impl Conn {
     }
 
     /// Sends one request on the open stream and reads its response, body
-    /// into [`Conn::body`]. The caller opens the stream first (and decides
+    /// into [`Conn::body`] as far as that keeps it. The caller opens the stream first (and decides
     /// what to do with it on failure: it cannot carry another request).
     pub async fn round_trip(
         &mut self,
@@ -263,8 +264,7 @@ impl Conn {
         let stream = self.stream.as_mut().expect("round_trip on an open stream");
         stream.flush().await.map_err(Failure::Write)?;
         let sent = Instant::now();
-        self.body.clear();
-        let r = wire::read_response(stream, &mut self.read, Some(&mut self.body), &mut self.reason, head_request)
+        let r = wire::read_response(stream, &mut self.read, &mut self.body, &mut self.reason, head_request)
             .await
             .map_err(Failure::Read)?;
         Ok((r, (sending, sent)))

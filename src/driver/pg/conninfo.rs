@@ -12,6 +12,7 @@ use tokio_postgres::Config;
 use super::error_text;
 use super::pgpass;
 use crate::error::usage;
+use crate::file_cap::{self, Cap};
 
 /// The `PG*` variables dbload honours and the keyword each one stands for
 /// (libpq's table, limited to what dbload supports; PGSERVICE is read
@@ -31,6 +32,9 @@ const ENV_VARS: [(&str, &str); 10] = [
 
 /// Where a value that nobody gave comes from, for error messages.
 const DEFAULT: &str = "default";
+
+/// `pg_service.conf`, read under the configuration cap.
+const SERVICE_FILE: Cap = Cap::config("the service file");
 
 /// libpq waits forever for a connection; a benchmark should rather report an
 /// unreachable host (exit 3) than hang, so dbload gives up after 10 seconds
@@ -233,7 +237,11 @@ impl Params {
             env("PGSYSCONFDIR").map(|dir| format!("{dir}/pg_service.conf")),
         ];
         for file in files.into_iter().flatten() {
-            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let text = match file_cap::text_of(std::path::Path::new(&file), SERVICE_FILE) {
+                Ok(text) => text,
+                Err(file_cap::Failure::OverCap) => return Err(SERVICE_FILE.refuse(&file, file_cap::Failure::OverCap)),
+                Err(_) => continue,
+            };
             let Some(section) = service_section(&text, &service.value, &file)? else { continue };
             let source = format!("service `{}` in {file}", service.value);
             for (key, value) in section {
@@ -254,33 +262,37 @@ impl Params {
     /// against each host in turn: the first host with a line wins, as
     /// tokio-postgres takes one password for all. A file that others may
     /// read is ignored with a warning on stderr, as libpq does.
-    pub(in crate::driver) fn fill_password_from_file(&mut self, env: &dyn Fn(&str) -> Option<String>) {
+    pub(in crate::driver) fn fill_password_from_file(
+        &mut self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<()> {
         let passfile = self.take("passfile");
         if !self.value("password").is_empty() {
-            return;
+            return Ok(());
         }
         let file = match passfile {
             Some(param) => param.value,
             None => match env("HOME").filter(|home| !home.is_empty()) {
                 Some(home) => format!("{home}/.pgpass"),
-                None => return,
+                None => return Ok(()),
             },
         };
         let ports: Vec<&str> = self.value("port").split(',').collect();
         let (dbname, user) = (self.value("dbname"), self.value("user"));
-        let found = self.hosts().enumerate().find_map(|(i, host)| {
+        let mut found = None;
+        for (i, host) in self.hosts().enumerate() {
             let port = ports.get(i).or(ports.first()).filter(|port| !port.is_empty()).unwrap_or(&"5432");
-            match pgpass::read(std::path::Path::new(&file), [pgpass::host_key(host), port, dbname, user]) {
-                Ok(found) => found,
-                Err(warning) => {
-                    eprintln!("dbload: warning: {warning}");
-                    None
-                }
+            match pgpass::read(std::path::Path::new(&file), [pgpass::host_key(host), port, dbname, user])? {
+                Ok(None) => continue,
+                Ok(password) => found = password,
+                Err(warning) => crate::console::line(format_args!("dbload: warning: {warning}")),
             }
-        });
+            break;
+        }
         if let Some(password) = found {
             self.set("password", password, &format!("the password file {file}"));
         }
+        Ok(())
     }
 
     fn get(&self, key: &str) -> Option<&Param> {

@@ -176,7 +176,7 @@ impl PgTarget {
 
     fn resolve(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
         params.fill_in(env)?;
-        params.fill_password_from_file(env);
+        params.fill_password_from_file(env)?;
         let ssl_mode = match params.take("sslmode") {
             Some(param) => SslMode::parse(&param)?,
             None => SslMode::Prefer,
@@ -317,7 +317,10 @@ impl Canceller {
             None => self.token.cancel_query(NoTls).await,
         };
         if let Err(e) = sent {
-            eprintln!("dbload: could not cancel a statement still running on the server: {}", error_text(&e));
+            crate::console::line(format_args!(
+                "dbload: could not cancel a statement still running on the server: {}",
+                error_text(&e)
+            ));
         }
     }
 }

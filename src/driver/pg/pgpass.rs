@@ -12,6 +12,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
+use crate::file_cap::{self, Cap};
+
 /// What a line must match: host, port, database and user, in file order.
 pub(super) type Wanted<'a> = [&'a str; 4];
 
@@ -25,27 +27,36 @@ pub(super) fn host_key(host: &str) -> &str {
     }
 }
 
-/// The password of the first line of `file` that matches `wanted`. `Err`
-/// is a warning to show: the file exists but is not used. A missing file is
-/// no password and no warning.
-pub(super) fn read(file: &Path, wanted: Wanted<'_>) -> Result<Option<String>, String> {
-    let Ok(meta) = fs::metadata(file) else { return Ok(None) };
+/// The password of the first line of `file` that matches `wanted`. The
+/// inner `Err` is a warning to show: the file exists but is not used, as
+/// libpq would not use it. A missing file is no password and no warning.
+/// The outer error is bad input: a file over the configuration cap.
+pub(super) fn read(file: &Path, wanted: Wanted<'_>) -> anyhow::Result<Result<Option<String>, String>> {
+    let Ok(meta) = fs::metadata(file) else { return Ok(Ok(None)) };
     if !meta.is_file() {
-        return Err(format!("password file {} is not a plain file: it is ignored", file.display()));
+        return Ok(Err(format!("password file {} is not a plain file: it is ignored", file.display())));
     }
     if meta.permissions().mode() & 0o077 != 0 {
-        return Err(format!(
+        return Ok(Err(format!(
             "password file {} has group or world access, so it is ignored: make it private \
              (chmod 0600 {})",
             file.display(),
             file.display()
-        ));
+        )));
     }
-    match fs::read_to_string(file) {
-        Ok(text) => Ok(lookup(&text, wanted)),
-        Err(err) => Err(format!("password file {} cannot be read ({err}): it is ignored", file.display())),
+    match file_cap::text_of(file, CAP) {
+        Ok(text) => Ok(Ok(lookup(&text, wanted))),
+        Err(file_cap::Failure::OverCap) => Err(CAP.refuse(&file.display().to_string(), file_cap::Failure::OverCap)),
+        Err(file_cap::Failure::Io(err)) => {
+            Ok(Err(format!("password file {} cannot be read ({err}): it is ignored", file.display())))
+        }
+        Err(file_cap::Failure::NotText(at)) => {
+            Ok(Err(format!("password file {} is not UTF-8 text (byte {at}): it is ignored", file.display())))
+        }
     }
 }
+
+const CAP: Cap = Cap::config("the password file");
 
 /// The password of the first line of `text` that matches `wanted`.
 pub(super) fn lookup(text: &str, wanted: Wanted<'_>) -> Option<String> {
@@ -146,15 +157,15 @@ h\\:colon:5432:*:*:escaped
         let wanted = ["h", "5432", "d", "u"];
         for mode in [0o644, 0o640, 0o604, 0o660] {
             fs::set_permissions(&file, fs::Permissions::from_mode(mode)).unwrap();
-            let warning = read(&file, wanted).unwrap_err();
+            let warning = read(&file, wanted).unwrap().unwrap_err();
             assert!(warning.contains("group or world access") && warning.contains("chmod 0600"), "{warning}");
             assert!(!warning.contains("secret"), "{warning}");
         }
         for mode in [0o600, 0o400] {
             fs::set_permissions(&file, fs::Permissions::from_mode(mode)).unwrap();
-            assert_eq!(read(&file, wanted), Ok(Some("secret".into())), "mode {mode:o}");
+            assert_eq!(read(&file, wanted).unwrap(), Ok(Some("secret".into())), "mode {mode:o}");
         }
-        assert_eq!(read(&dir.path().join("missing"), wanted), Ok(None));
-        assert!(read(dir.path(), wanted).unwrap_err().contains("not a plain file"));
+        assert_eq!(read(&dir.path().join("missing"), wanted).unwrap(), Ok(None));
+        assert!(read(dir.path(), wanted).unwrap().unwrap_err().contains("not a plain file"));
     }
 }
