@@ -7,6 +7,7 @@ pub mod export;
 pub mod from_sql;
 pub mod http;
 pub mod init;
+pub mod interrupt;
 pub mod measure;
 pub mod mixed;
 pub mod pacer;
@@ -67,47 +68,52 @@ pub async fn ingest(
     let mut setup = Setup::default();
     let mut rows_before = 0;
     let mut model = cfg.model.clone();
-    let (settled, mut admin) = match target {
-        Some(t) => {
-            let mut admin = t.admin().await?;
-            let info = describe_server(&mut admin, t, &mut setup).await?;
-            let http = matches!(t, Target::Crate(_));
-            let dialect = cfg.dialect_for(info.engine, http)?;
-            setup.ddl = prepare_table(&mut admin, cfg, &dialect, t).await?;
-            if cfg.model.reads_catalog() {
-                let columns = read_catalog(&mut admin, &cfg.table, info.engine).await?;
-                let ctx = BindContext {
-                    table: cfg.table.clone(),
-                    // JSON bodies only over HTTP: CrateDB's PostgreSQL protocol reads text forms.
-                    cratedb: http,
-                    rows: cfg.total_rows(),
-                    workers: cfg.workers,
-                };
-                model = cfg.model.bind(&columns, &ctx)?;
-                setup.columns = Some(model.schema().columns.iter().map(|c| c.name.clone()).collect());
+    let preparing = async {
+        let (settled, admin) = match target {
+            Some(t) => {
+                let mut admin = t.admin().await?;
+                let info = describe_server(&mut admin, t, &mut setup).await?;
+                let http = matches!(t, Target::Crate(_));
+                let dialect = cfg.dialect_for(info.engine, http)?;
+                setup.ddl = prepare_table(&mut admin, cfg, &dialect, t).await?;
+                if cfg.model.reads_catalog() {
+                    let columns = read_catalog(&mut admin, &cfg.table, info.engine).await?;
+                    let ctx = BindContext {
+                        table: cfg.table.clone(),
+                        // JSON bodies only over HTTP: CrateDB's PostgreSQL protocol reads text forms.
+                        cratedb: http,
+                        rows: cfg.total_rows(),
+                        workers: cfg.workers,
+                    };
+                    model = cfg.model.bind(&columns, &ctx)?;
+                    setup.columns = Some(model.schema().columns.iter().map(|c| c.name.clone()).collect());
+                }
+                let settled = cfg.plan(Some(dialect.clone()), http, model.schema())?;
+                setup.layout = layout(&mut admin, cfg, &dialect).await;
+                if cfg.verify {
+                    rows_before = count_rows(&mut admin, cfg, &dialect).await?;
+                }
+                (settled, Some(admin))
             }
-            let settled = cfg.plan(Some(dialect.clone()), http, model.schema())?;
-            setup.layout = layout(&mut admin, cfg, &dialect).await;
-            if cfg.verify {
-                rows_before = count_rows(&mut admin, cfg, &dialect).await?;
-            }
-            (settled, Some(admin))
-        }
-        None => (cfg.plan(None, false, model.schema())?, None),
-    };
-    // The report states what the plan settled.
-    setup.insert_rows_per_statement = (settled.method == Method::Insert).then_some(settled.insert_rows);
-    let spec = SinkSpec {
-        table: cfg.table.clone(),
-        schema: settled.schema.clone(),
-        method: settled.method,
-        upsert: cfg.upsert,
-        insert_rows: settled.insert_rows,
-        batch_size: cfg.batch_size,
-        engine: settled.engine(),
-    };
+            None => (cfg.plan(None, false, model.schema())?, None),
+        };
+        // The report states what the plan settled.
+        setup.insert_rows_per_statement = (settled.method == Method::Insert).then_some(settled.insert_rows);
+        let spec = SinkSpec {
+            table: cfg.table.clone(),
+            schema: settled.schema.clone(),
+            method: settled.method,
+            upsert: cfg.upsert,
+            insert_rows: settled.insert_rows,
+            batch_size: cfg.batch_size,
+            engine: settled.engine(),
+        };
 
-    let sinks = open_sinks(cfg, target, &spec).await?;
+        let sinks = open_sinks(cfg, target, &spec).await?;
+        Ok((settled, admin, spec, sinks))
+    };
+    let named = target.map_or_else(|| "no database (a dry run)".into(), Target::redacted);
+    let (settled, mut admin, spec, sinks) = interrupt::setting_up(&cancel, &named, preparing).await?;
 
     if let Some(gate) = gate {
         gate.pass().await;
@@ -157,23 +163,26 @@ pub async fn ingest(
         durations.extend(sink.finish()?);
     }
     let server_duration = merge_histograms(durations.iter());
-    if let (Some(t), Some(admin), true) = (target, &mut admin, plan.reconnect) {
-        // The server may have restarted under the run, and dbload's own connection with it.
-        *admin = t.admin().await.context("connecting again after the run, to verify")?;
-    }
+    let expected = figures.recorder().warmup.rows + figures.recorder().measured.rows;
+    // What a count cut short by a stop signal leaves in the report.
+    let counted = admin.is_some() && settled.dialect.is_some();
+    let cut_short = || format!("not counted: {}", interrupt::CUT_SHORT);
+    let mut verify =
+        (cfg.verify && counted).then(|| Verify { expected, found: None, ok: false, error: Some(cut_short()) });
     let mut server_cost = ServerCost::default();
-    if let (Some(admin), Some(start)) = (&mut admin, wal_start) {
-        server_cost.wal_bytes = Some(server_cost::wal_since(admin, start).await);
-    }
-    let mut rows_now = None;
-
-    let verify = match (&mut admin, &settled.dialect) {
-        (Some(admin), Some(dialect)) if cfg.verify => {
-            let recorder = figures.recorder();
-            let expected = recorder.warmup.rows + recorder.measured.rows;
+    let after = async {
+        if let (Some(t), Some(admin), true) = (target, &mut admin, plan.reconnect) {
+            // The server may have restarted under the run, and dbload's own connection with it.
+            *admin = t.admin().await.context("connecting again after the run, to verify")?;
+        }
+        if let (Some(admin), Some(start)) = (&mut admin, wal_start) {
+            server_cost.wal_bytes = Some(server_cost::wal_since(admin, start).await);
+        }
+        let mut rows_now = None;
+        if let (Some(admin), Some(dialect), Some(verify)) = (&mut admin, &settled.dialect, &mut verify) {
             // A count that fails (its connection lost) fails the run, but
             // the report of what was done is not lost for it.
-            Some(match count_rows(admin, cfg, dialect).await {
+            *verify = match count_rows(admin, cfg, dialect).await {
                 Ok(after) => {
                     rows_now = Some(after);
                     let found = after.saturating_sub(rows_before);
@@ -184,22 +193,33 @@ pub async fn ingest(
                     Verify { expected, found: Some(found), ok, error: None }
                 }
                 Err(e) => Verify { expected, found: None, ok: false, error: Some(format!("{e:#}")) },
-            })
+            };
         }
-        _ => None,
+        if let (Some(admin), Some(dialect)) = (&mut admin, &settled.dialect) {
+            let size = server_cost::table_size(admin, dialect.engine, &cfg.table, rows_now).await;
+            if let (Ok(before), true) = (&size, cfg.table_options.compress) {
+                let compressed = server_cost::compress(admin, &cfg.table, &settled.schema, *before).await;
+                server_cost.compression = Some(compressed);
+            }
+            server_cost.size = Some(size);
+            server_cost.nodes = server_cost::node_shares(admin, dialect.engine, &cfg.table).await;
+        }
+        if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
+            // Chunks exist once rows arrived.
+            setup.layout = layout(admin, cfg, dialect).await;
+        }
+        anyhow::Ok(())
     };
-    if let (Some(admin), Some(dialect)) = (&mut admin, &settled.dialect) {
-        let size = server_cost::table_size(admin, dialect.engine, &cfg.table, rows_now).await;
-        if let (Ok(before), true) = (&size, cfg.table_options.compress) {
-            let compressed = server_cost::compress(admin, &cfg.table, &settled.schema, *before).await;
-            server_cost.compression = Some(compressed);
+    match interrupt::after_run(&cancel, after).await {
+        Some(done) => done?,
+        None => {
+            if let (Some(t), Some(admin)) = (target, &admin) {
+                interrupt::cancel_on_server(t, admin).await;
+            }
+            if counted && server_cost.size.is_none() {
+                server_cost.size = Some(Err(cut_short()));
+            }
         }
-        server_cost.size = Some(size);
-        server_cost.nodes = server_cost::node_shares(admin, dialect.engine, &cfg.table).await;
-    }
-    if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
-        // Chunks exist once rows arrived.
-        setup.layout = layout(admin, cfg, dialect).await;
     }
     // Ctrl-C while the run was verifying interrupts it too.
     figures.interrupted = cancel.is_cancelled();
@@ -363,12 +383,26 @@ async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec
     found
 }
 
-/// The rows in an ingest's table now: a mixed run states them beside its baselines.
-pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target) -> Result<u64> {
-    let mut admin = target.admin().await?;
-    let info = describe_server(&mut admin, target, &mut Setup::default()).await?;
-    let dialect = cfg.dialect_for(info.engine, matches!(target, Target::Crate(_)))?;
-    count_rows(&mut admin, cfg, &dialect).await
+/// The rows in an ingest's table now: a mixed run states them beside its
+/// baselines. None when a stop signal cut the count short (see
+/// [`interrupt::after_run`]).
+pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target, cancel: &CancellationToken) -> Result<Option<u64>> {
+    let mut admin = None;
+    let counting = async {
+        let admin = admin.insert(target.admin().await?);
+        let info = describe_server(admin, target, &mut Setup::default()).await?;
+        let dialect = cfg.dialect_for(info.engine, matches!(target, Target::Crate(_)))?;
+        count_rows(admin, cfg, &dialect).await
+    };
+    match interrupt::after_run(cancel, counting).await {
+        Some(counted) => counted.map(Some),
+        None => {
+            if let Some(admin) = &admin {
+                interrupt::cancel_on_server(target, admin).await;
+            }
+            Ok(None)
+        }
+    }
 }
 
 async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Result<u64> {
