@@ -26,6 +26,8 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("hang::cratedb_ends_at_ctrl_c_while_connecting", cratedb_ends_at_ctrl_c_while_connecting),
         ("hang::cratedb_gives_up_at_connect_timeout", cratedb_gives_up_at_connect_timeout),
         ("hang::a_count_waiting_on_a_lock_ends_at_ctrl_c_with_the_report", a_count_waiting_on_a_lock_ends_at_ctrl_c),
+        ("hang::a_sweep_grid_of_a_million_points_is_refused_at_once", a_sweep_grid_of_a_million_points_is_refused),
+        ("hang::ctrl_c_ends_the_check_of_a_large_sweep_grid", ctrl_c_ends_the_check_of_a_large_sweep_grid),
     ]
 }
 
@@ -249,4 +251,31 @@ fn a_count_waiting_on_a_lock_ends_at_ctrl_c(ctx: &Ctx) -> Result<()> {
     let left = ctx.scalar(&waiting)?;
     ensure(left == "0", || format!("{left} of dbload's statements still wait on the lock"))?;
     Ok(())
+}
+
+/// A 1,000 x 1,000 grid is no sweep anyone can run (a million whole
+/// runs), and checking each of its points took longer than anyone waits:
+/// refused at once (exit 2), naming its size and the cap.
+fn a_sweep_grid_of_a_million_points_is_refused(_: &Ctx) -> Result<()> {
+    let values = (1..=1000).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let (rows, batch) = (format!("rows={values}"), format!("batch-size={values}"));
+    let args = ["sweep", "--vary", &rows, "--vary", &batch, "--no-results", "--", "ingest", "--dry-run"];
+    let t = Instant::now();
+    let ended = ends("sweep, 1,000 x 1,000 points", spawn(&args, &[])?, t, Duration::from_secs(10))?;
+    ensure(ended.code() == Some(2) && ended.after < Duration::from_secs(2), || format!("want exit 2: {ended}"))?;
+    let named = ended.stderr.contains("1,000,000") && ended.stderr.contains("10,000");
+    ensure(named, || format!("the message names neither the grid's size nor the cap: {ended}"))
+}
+
+/// The largest grid taken (100 x 100) takes seconds to check, point by
+/// point, before any runs: Ctrl-C ends that too.
+fn ctrl_c_ends_the_check_of_a_large_sweep_grid(_: &Ctx) -> Result<()> {
+    let values = (1..=100).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let (rows, batch) = (format!("rows={values}"), format!("batch-size={values}"));
+    let args = ["sweep", "--vary", &rows, "--vary", &batch, "--no-results", "--", "ingest", "--dry-run"];
+    let child = spawn(&args, &[])?;
+    let t = interrupt_after(&child, Duration::from_millis(500))?;
+    let ended = ends("sweep, SIGINT while checking 10,000 points", child, t, Duration::from_secs(10))?;
+    interrupted_at_once(&ended)?;
+    ensure(ended.stderr.contains("checking its 10,000 points"), || format!("{ended}"))
 }
