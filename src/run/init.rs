@@ -47,7 +47,13 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
         timed(&mut out, "drop tables", &[&sql::drop_tables()]).await?;
         timed(&mut out, "create tables", &sql::CREATE_TABLES).await
     };
-    interrupt::setting_up(&cancel, pg.redacted(), creating).await?;
+    if let Err(e) = interrupt::setting_up(&cancel, pg.redacted(), creating).await {
+        // A DROP waiting on a lock would otherwise run once it is free.
+        if cancel.is_cancelled() {
+            interrupt::cancel_client(pg, &admin).await;
+        }
+        return Err(e);
+    }
     let t = Instant::now();
     let mut rows = 0;
     for table in Table::ALL {

@@ -49,6 +49,22 @@ pub async fn setting_up<T>(
     }
 }
 
+/// `setup`'s result, from [`setting_up`], after cancelling on the server
+/// what `admin` was running when the signal ended it: a DROP TABLE
+/// waiting on another session's lock, left queued, would drop the table
+/// once the lock is free, after the user stopped dbload.
+pub async fn cancel_if_interrupted<T>(
+    setup: Result<T>,
+    cancel: &CancellationToken,
+    target: Option<&Target>,
+    admin: Option<&Admin>,
+) -> Result<T> {
+    if let (Err(_), true, Some(target), Some(admin)) = (&setup, cancel.is_cancelled(), target, admin) {
+        cancel_on_server(target, admin).await;
+    }
+    setup
+}
+
 /// Runs what follows a run, for its report: none when a stop signal
 /// came and [`AFTER_RUN_GRACE`] passed before it finished. The caller then
 /// makes the report with what was found by then, and cancels the statement

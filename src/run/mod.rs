@@ -68,16 +68,19 @@ pub async fn ingest(
     let mut setup = Setup::default();
     let mut rows_before = 0;
     let mut model = cfg.model.clone();
+    // dbload's own connection, outside the setup so that a statement it
+    // leaves running when a signal ends the setup can be cancelled.
+    let mut own = None;
     let preparing = async {
-        let (settled, admin) = match target {
+        let settled = match target {
             Some(t) => {
-                let mut admin = t.admin().await?;
-                let info = describe_server(&mut admin, t, &mut setup).await?;
+                let admin = own.insert(t.admin().await?);
+                let info = describe_server(admin, t, &mut setup).await?;
                 let http = matches!(t, Target::Crate(_));
                 let dialect = cfg.dialect_for(info.engine, http)?;
-                setup.ddl = prepare_table(&mut admin, cfg, &dialect, t).await?;
+                setup.ddl = prepare_table(admin, cfg, &dialect, t).await?;
                 if cfg.model.reads_catalog() {
-                    let columns = read_catalog(&mut admin, &cfg.table, info.engine).await?;
+                    let columns = read_catalog(admin, &cfg.table, info.engine).await?;
                     let ctx = BindContext {
                         table: cfg.table.clone(),
                         // JSON bodies only over HTTP: CrateDB's PostgreSQL protocol reads text forms.
@@ -89,13 +92,13 @@ pub async fn ingest(
                     setup.columns = Some(model.schema().columns.iter().map(|c| c.name.clone()).collect());
                 }
                 let settled = cfg.plan(Some(dialect.clone()), http, model.schema())?;
-                setup.layout = layout(&mut admin, cfg, &dialect).await;
+                setup.layout = layout(admin, cfg, &dialect).await;
                 if cfg.verify {
-                    rows_before = count_rows(&mut admin, cfg, &dialect).await?;
+                    rows_before = count_rows(admin, cfg, &dialect).await?;
                 }
-                (settled, Some(admin))
+                settled
             }
-            None => (cfg.plan(None, false, model.schema())?, None),
+            None => cfg.plan(None, false, model.schema())?,
         };
         // The report states what the plan settled.
         setup.insert_rows_per_statement = (settled.method == Method::Insert).then_some(settled.insert_rows);
@@ -110,10 +113,12 @@ pub async fn ingest(
         };
 
         let sinks = open_sinks(cfg, target, &spec).await?;
-        Ok((settled, admin, spec, sinks))
+        Ok((settled, spec, sinks))
     };
     let named = target.map_or_else(|| "no database (a dry run)".into(), Target::redacted);
-    let (settled, mut admin, spec, sinks) = interrupt::setting_up(&cancel, &named, preparing).await?;
+    let prepared = interrupt::setting_up(&cancel, &named, preparing).await;
+    let (settled, spec, sinks) = interrupt::cancel_if_interrupted(prepared, &cancel, target, own.as_ref()).await?;
+    let mut admin = own;
 
     if let Some(gate) = gate {
         gate.pass().await;

@@ -26,6 +26,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("hang::cratedb_ends_at_ctrl_c_while_connecting", cratedb_ends_at_ctrl_c_while_connecting),
         ("hang::cratedb_gives_up_at_connect_timeout", cratedb_gives_up_at_connect_timeout),
         ("hang::a_count_waiting_on_a_lock_ends_at_ctrl_c_with_the_report", a_count_waiting_on_a_lock_ends_at_ctrl_c),
+        ("hang::a_drop_table_waiting_on_a_lock_is_cancelled_at_ctrl_c", a_drop_table_waiting_on_a_lock_is_cancelled),
         ("hang::a_sweep_grid_of_a_million_points_is_refused_at_once", a_sweep_grid_of_a_million_points_is_refused),
         ("hang::ctrl_c_ends_the_check_of_a_large_sweep_grid", ctrl_c_ends_the_check_of_a_large_sweep_grid),
     ]
@@ -225,32 +226,82 @@ fn a_count_waiting_on_a_lock_ends_at_ctrl_c(ctx: &Ctx) -> Result<()> {
          CREATE TABLE {table}_rows PARTITION OF {table} DEFAULT;
          CREATE TABLE {table}_locked PARTITION OF {table} FOR VALUES FROM (MINVALUE) TO ('1900-01-01')"
     ))?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let target = dbload::driver::pg::PgTarget::from_url(&ctx.url, "test URL", &|_| None)?;
-    let locker = rt.block_on(target.connect())?;
-    rt.block_on(locker.batch_execute(&format!("BEGIN; LOCK TABLE {table}_locked IN ACCESS EXCLUSIVE MODE")))?;
+    let locker = Locker::lock(ctx, &format!("{table}_locked"), "ACCESS EXCLUSIVE")?;
 
     let url = ctx.url_with(&format!("application_name={app}"));
     let args = ["ingest", "--url", &url, "--table", table, "--append", "--metrics", "2", "--rows", "2000"];
     let child = spawn(&[&args[..], &["--output", "json", "--quiet", "--no-results"]].concat(), &[])?;
-    // Waits until dbload's own connection waits on the lock.
-    let waiting =
-        format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}' AND wait_event_type = 'Lock'");
-    let start = Instant::now();
-    while ctx.scalar(&waiting)? == "0" {
-        ensure(start.elapsed() < Duration::from_secs(20), || "dbload never waited on the lock".into())?;
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    waits_on_a_lock(ctx, app)?;
     let t = interrupt_after(&child, Duration::from_millis(200))?;
     let ended = ends("ingest, SIGINT in the count", child, t, Duration::from_secs(10))?;
-    rt.block_on(locker.batch_execute("ROLLBACK"))?;
+    locker.release()?;
     ensure(ended.code() == Some(130) && ended.after < Duration::from_secs(2), || format!("want exit 130: {ended}"))?;
     let report = json(&ended.stdout)?;
     ensure(report["status"] == "interrupted" && report["rows"] == 2000, || format!("{ended}"))?;
-    // Nothing of dbload's is left waiting on the server.
-    let left = ctx.scalar(&waiting)?;
-    ensure(left == "0", || format!("{left} of dbload's statements still wait on the lock"))?;
+    nothing_left(ctx, app)
+}
+
+/// A session of the test's that holds a lock on a table until released.
+struct Locker {
+    rt: tokio::runtime::Runtime,
+    client: tokio_postgres::Client,
+}
+
+impl Locker {
+    fn lock(ctx: &Ctx, table: &str, mode: &str) -> Result<Locker> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let target = dbload::driver::pg::PgTarget::from_url(&ctx.url, "test URL", &|_| None)?;
+        let client = rt.block_on(target.connect())?;
+        rt.block_on(client.batch_execute(&format!("BEGIN; LOCK TABLE {table} IN {mode} MODE")))?;
+        Ok(Locker { rt, client })
+    }
+
+    fn release(self) -> Result<()> {
+        Ok(self.rt.block_on(self.client.batch_execute("ROLLBACK"))?)
+    }
+}
+
+/// The statements of dbload's connections (named `app`) that wait on a lock.
+fn waiting(app: &str) -> String {
+    format!("SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}' AND wait_event_type = 'Lock'")
+}
+
+/// Returns once one of dbload's connections waits on a lock.
+fn waits_on_a_lock(ctx: &Ctx, app: &str) -> Result<()> {
+    let start = Instant::now();
+    while ctx.scalar(&waiting(app))? == "0" {
+        ensure(start.elapsed() < Duration::from_secs(20), || "dbload never waited on the lock".into())?;
+        std::thread::sleep(Duration::from_millis(20));
+    }
     Ok(())
+}
+
+/// Nothing of dbload's is left waiting on the server.
+fn nothing_left(ctx: &Ctx, app: &str) -> Result<()> {
+    let left = ctx.scalar(&waiting(app))?;
+    ensure(left == "0", || format!("{left} of dbload's statements still wait on the lock"))
+}
+
+/// `--drop-table` on a table another session holds a lock on: SIGINT
+/// ends the wait (exit 130), and the DROP is cancelled on the server
+/// rather than left queued to run once the lock is released: the table
+/// the user stopped dbload from dropping is still there.
+fn a_drop_table_waiting_on_a_lock_is_cancelled(ctx: &Ctx) -> Result<()> {
+    let (app, table) = ("hang_locked_drop", "hang_locked_drop");
+    let made = ctx.ingest(&format!("--table {table} --drop-table --rows 10"))?;
+    ensure(made.exit_code == 0, || "making the table".into())?;
+    let locker = Locker::lock(ctx, table, "ACCESS SHARE")?;
+    let url = ctx.url_with(&format!("application_name={app}"));
+    let child = spawn(&["ingest", "--url", &url, "--table", table, "--drop-table", "--rows", "10"], &[])?;
+    waits_on_a_lock(ctx, app)?;
+    let t = interrupt_after(&child, Duration::from_millis(200))?;
+    let ended = ends("ingest --drop-table, SIGINT waiting on the lock", child, t, Duration::from_secs(10))?;
+    interrupted_at_once(&ended)?;
+    locker.release()?;
+    std::thread::sleep(Duration::from_millis(300));
+    let rows = ctx.scalar(&format!("SELECT count(*) FROM {table}"));
+    ensure(rows.as_deref().ok() == Some("10"), || format!("the table after the lock was released: {rows:?}"))?;
+    nothing_left(ctx, app)
 }
 
 /// A 1,000 x 1,000 grid is no sweep anyone can run (a million whole
