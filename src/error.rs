@@ -14,7 +14,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// The target could not be reached, refused the connection or the login.
     pub const TARGET: u8 = 3;
-    /// Interrupted by Ctrl-C (128 + SIGINT), after printing a partial report.
+    /// Interrupted by Ctrl-C (128 + SIGINT), SIGTERM or SIGHUP, after printing a
+    /// partial report (or, before the run began, saying so).
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -28,6 +29,12 @@ pub struct UsageError(pub String);
 #[error("{0}")]
 pub struct TargetError(pub String);
 
+/// A stop signal (Ctrl-C, SIGTERM, SIGHUP) ended the command before it
+/// had anything to report: it was still connecting or setting up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InterruptedError(pub String);
+
 /// Shorthand for returning a [`UsageError`] as an `anyhow::Error`.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
@@ -38,6 +45,11 @@ pub fn target(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(TargetError(msg.into()))
 }
 
+/// Shorthand for returning an [`InterruptedError`] as an `anyhow::Error`.
+pub fn interrupted(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(InterruptedError(msg.into()))
+}
+
 /// The exit code for an error that ended the run before it could report.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
@@ -46,6 +58,9 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
         }
         if cause.is::<TargetError>() {
             return exit::TARGET;
+        }
+        if cause.is::<InterruptedError>() {
+            return exit::INTERRUPTED;
         }
     }
     // Anything else that stopped setup (e.g. DDL refused by the server) is a

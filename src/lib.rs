@@ -305,6 +305,11 @@ fn with_threads<T>(threads: Option<usize>, body: impl AsyncFnOnce(CancellationTo
     }
     let runtime = builder.enable_all().build().context("starting the runtime")?;
     let cancel = CancellationToken::new();
+    if EARLY_SIGNAL.load(Ordering::SeqCst) {
+        // Before the body starts, so that it sees the signal from its first
+        // step (a setup lets the run start and report; see `run::interrupt`).
+        cancel.cancel();
+    }
     runtime.block_on(async {
         let signal = tokio::spawn(cancel_on_signals(cancel.clone()));
         let result = body(cancel).await;

@@ -38,7 +38,8 @@ Each point's runs are kept in the results store as usual, tagged sweep=ID and po
 pub struct SweepArgs {
     /// Vary a long flag of the command over values (repeatable; the grid is every combination),
     /// written as the command takes them: batch-size=500,2000, workers=1,2,4, method=copy,insert.
-    /// A point's value replaces the flag in the command's arguments, or is added.
+    /// A point's value replaces the flag in the command's arguments, or is added. At most
+    /// 10,000 points.
     #[arg(long, value_name = "FLAG=V1,V2,...")]
     pub vary: Vec<String>,
 

@@ -17,8 +17,10 @@ mod live;
 mod response;
 
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use anyhow::Result;
 use base64::Engine as _;
@@ -44,6 +46,9 @@ pub const DEFAULT_USER: &str = "crate";
 
 const EXAMPLE: &str =
     "give a URL like cratedb://crate@localhost:4200 or cratedb://user:pass@node1,node2:4201/?ssl=true";
+/// How long a connection and its first request may take unless the URL's
+/// `connect_timeout` says otherwise: as for a PostgreSQL target.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const REFUSED_ADVICE: &str =
     "is CrateDB running there? check the host and port (CrateDB's HTTP port is 4200 unless http.port says otherwise)";
 
@@ -59,6 +64,8 @@ pub struct CrateTarget {
     /// `Basic base64(user:password)`, sent with every request.
     authorization: String,
     redacted: String,
+    /// The URL's `connect_timeout` (none: `connect_timeout=0`, no limit).
+    connect_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for CrateTarget {
@@ -71,7 +78,9 @@ impl CrateTarget {
     /// Parses `cratedb://[user[:pass]@]host[:port][,host[:port]...][/][?ssl=true]`
     /// (port 4200 by default; `ssl=true` or `sslmode=require` for https), or
     /// the same host list after `http://` or `https://` (ports 80 and 443 by
-    /// default, as for any URL of those schemes). `option` names where the
+    /// default, as for any URL of those schemes). `connect_timeout=SECONDS`
+    /// (any scheme; libpq's word, 10 by default, 0 for no limit) bounds a
+    /// connection and, for dbload's own, its first request. `option` names where the
     /// URL came from, for messages; `insecure` skips verifying an https
     /// server's certificate.
     pub fn parse(url: &str, option: &str, insecure: bool) -> Result<CrateTarget> {
@@ -98,7 +107,14 @@ impl CrateTarget {
                 "path {path}: the _sql endpoint is at the root; give a schema with the table name instead"
             )));
         }
+        let mut connect_timeout = Some(DEFAULT_CONNECT_TIMEOUT);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
+            if let Some(secs) = pair.strip_prefix("connect_timeout=") {
+                let secs: u64 =
+                    secs.parse().map_err(|_| bad(format!("{pair}: give whole seconds, e.g. connect_timeout=10")))?;
+                connect_timeout = (secs > 0).then(|| Duration::from_secs(secs));
+                continue;
+            }
             if scheme != "cratedb" && scheme != "crate" {
                 return Err(bad(format!("{pair}: the scheme {scheme} already says whether TLS is used")));
             }
@@ -109,7 +125,7 @@ impl CrateTarget {
                 ("sslmode", "require" | "verify-ca" | "verify-full") => true,
                 _ => {
                     return Err(bad(format!(
-                        "{pair}: the parameters known are ssl=true|false and sslmode=disable|require"
+                        "{pair}: the parameters known are ssl=true|false, sslmode=disable|require and connect_timeout=SECONDS"
                     )))
                 }
             };
@@ -126,7 +142,8 @@ impl CrateTarget {
         let redacted = redact::userinfo(url);
         let tls = if tls { Some(conn::tls_connector(insecure, &redacted)?) } else { None };
         let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-        Ok(CrateTarget { hosts, tls, insecure, authorization: format!("Basic {credentials}"), redacted })
+        let authorization = format!("Basic {credentials}");
+        Ok(CrateTarget { hosts, tls, insecure, authorization, redacted, connect_timeout })
     }
 
     /// The URL as given, its password replaced by `***`: for messages and reports.
@@ -151,15 +168,18 @@ impl CrateTarget {
     }
 
     /// Opens worker `worker`'s connection, to node `worker % hosts` (workers
-    /// spread round-robin over the nodes). An unreachable node is a target
-    /// error (exit code 3) that says what to check.
+    /// spread round-robin over the nodes), within `connect_timeout`. An
+    /// unreachable node is a target error (exit code 3) that says what to
+    /// check.
     pub async fn connect(&self, worker: usize) -> Result<CrateConn> {
+        self.within_connect_timeout(worker, self.open(worker)).await
+    }
+
+    /// [`CrateTarget::connect`] without its time limit.
+    async fn open(&self, worker: usize) -> Result<CrateConn> {
         let (host, port) = &self.hosts[worker % self.hosts.len()];
         let authority = host_port(host, *port);
-        let url = match self.hosts.len() {
-            1 => self.redacted.clone(),
-            _ => format!("{authority} (of {})", self.redacted),
-        };
+        let url = self.node_url(worker);
         let connector = Connector::resolve(host, *port, self.tls.clone(), &url, REFUSED_ADVICE).await?;
         let (stream, _, _) = connector.connect().await.map_err(|e| connector.connect_error(e))?;
         let headers = [
@@ -173,14 +193,44 @@ impl CrateTarget {
         Ok(CrateConn { connector, url, head, conn, body: Vec::new(), target: self.clone(), node: worker })
     }
 
-    /// Opens a connection to the first node of the list that takes one:
-    /// dbload's own connection, which must not fail for one node that is
-    /// down (e.g. to verify after a run during which it went away). When
-    /// none does, the first node's error.
+    /// Node `worker % hosts` as messages name it: the URL, or the node and the URL.
+    fn node_url(&self, worker: usize) -> String {
+        let (host, port) = &self.hosts[worker % self.hosts.len()];
+        match self.hosts.len() {
+            1 => self.redacted.clone(),
+            _ => format!("{} (of {})", host_port(host, *port), self.redacted),
+        }
+    }
+
+    /// `connecting` to node `worker % hosts`, given up at `connect_timeout`
+    /// with a target error (exit 3) naming it and the node.
+    async fn within_connect_timeout<T>(&self, worker: usize, connecting: impl Future<Output = Result<T>>) -> Result<T> {
+        let Some(limit) = self.connect_timeout else { return connecting.await };
+        tokio::time::timeout(limit, connecting).await.unwrap_or_else(|_| {
+            Err(target(format!(
+                "cannot connect to {}: no answer within connect_timeout ({} s): is CrateDB serving HTTP \
+                 there? check the host and port, or raise connect_timeout in the URL",
+                self.node_url(worker),
+                limit.as_secs_f64()
+            )))
+        })
+    }
+
+    /// Opens a connection to the first node of the list that takes one and
+    /// answers a first request within `connect_timeout` (HTTP has no startup
+    /// of its own: the login is checked there): dbload's own connection,
+    /// which must not fail for one node that is down (e.g. to verify after
+    /// a run during which it went away). When none does, the first node's
+    /// error.
     pub async fn connect_any(&self) -> Result<CrateConn> {
         let mut first = None;
         for node in 0..self.hosts.len() {
-            match self.connect(node).await {
+            let answering = async {
+                let mut conn = self.open(node).await?;
+                conn.server_version().await?;
+                Ok(conn)
+            };
+            match self.within_connect_timeout(node, answering).await {
                 Ok(conn) => return Ok(conn),
                 Err(e) => {
                     first.get_or_insert(e);
@@ -422,6 +472,11 @@ mod tests {
         let t = parsed("cratedb://u:S3/cr?3t@Pw@h:4201");
         assert_eq!((t.hosts(), t.authorization.as_str()), (vec!["h:4201".into()], &*basic("u:S3/cr?3t@Pw")));
         assert_eq!(t.redacted(), "cratedb://u:***@h:4201");
+        // libpq's word for the time a connection may take; 0: no limit.
+        let timeout = |url| parsed(url).connect_timeout;
+        assert_eq!(timeout("cratedb://h"), Some(Duration::from_secs(10)));
+        assert_eq!(timeout("https://h/?connect_timeout=3"), Some(Duration::from_secs(3)));
+        assert_eq!(timeout("cratedb://h?ssl=true&connect_timeout=0"), None);
     }
 
     #[test]
@@ -435,6 +490,7 @@ mod tests {
             ("cratedb://::1", "brackets"),
             ("cratedb://h?ssl=maybe", "ssl=maybe"),
             ("https://h?ssl=true", "already says"),
+            ("cratedb://h?connect_timeout=soon", "connect_timeout=soon: give whole seconds"),
             ("cratedb://:pw@h", "empty user"),
             ("cratedb://u:secret/x@h:99999", "not 1 to 65535"),
             ("cratedb://u:secret?x@h/doc", "path /doc"),
@@ -507,10 +563,16 @@ mod tests {
     async fn dbloads_own_connection_takes_the_first_node_that_answers() {
         // A port nothing listens on: bind one, then free it.
         let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let alive = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = alive.local_addr().unwrap().port();
-        let c = parsed(&format!("cratedb://127.0.0.1:{dead},127.0.0.1:{port}")).connect_any().await.unwrap();
-        assert_eq!((c.node, c.url.starts_with(&format!("127.0.0.1:{port} (of "))), (1, true), "{}", c.url);
+        // A fake node that takes connections and never answers (a half-dead
+        // node), and one that answers the version asked for.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let silent = silent.local_addr().unwrap().port();
+        let (alive, server) = serve(vec![Some(fixture!("02_sys_nodes_version", wire))]).await;
+        let alive = &alive.hosts()[0];
+        let url = format!("cratedb://127.0.0.1:{dead},127.0.0.1:{silent},{alive}/?connect_timeout=1");
+        let c = parsed(&url).connect_any().await.unwrap();
+        assert_eq!((c.node, c.url.starts_with(&format!("{alive} (of "))), (2, true), "{}", c.url);
+        assert_eq!(server.await.unwrap().len(), 1, "the node was asked its version once");
         let e = parsed(&format!("cratedb://127.0.0.1:{dead},localhost:{dead}")).connect_any().await.err().unwrap();
         assert_eq!(exit_code(&e), 3, "{e}");
         assert!(

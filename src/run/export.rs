@@ -7,7 +7,7 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, measure::measure, progress::Progress, server_cost, worker};
+use super::{cores, describe_server, interrupt, measure::measure, progress::Progress, server_cost, worker};
 use crate::config::transfer::ExportSource;
 use crate::config::ExportConfig;
 use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine, ExportFormat};
@@ -28,15 +28,21 @@ use crate::target::Target;
 /// Exports as `cfg` says, with as many workers as it settles for the
 /// engine detected.
 pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
-    let mut admin = target.admin().await?;
     let mut setup = Setup::default();
-    let info = describe_server(&mut admin, target, &mut setup).await?;
-    let count = cfg.workers_on(info.engine);
-    let (workers, rows_estimate) = match (target, admin) {
-        (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, count, admin, target).await?,
-        (Target::Pg { pg, .. }, Admin::Pg(client)) => copy_workers(cfg, count, pg, client, info.engine, target).await?,
-        _ => unreachable!("only CrateDB has an HTTP target"),
+    let preparing = async {
+        let mut admin = target.admin().await?;
+        let info = describe_server(&mut admin, target, &mut setup).await?;
+        let count = cfg.workers_on(info.engine);
+        let (workers, rows_estimate) = match (target, admin) {
+            (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, count, admin, target).await?,
+            (Target::Pg { pg, .. }, Admin::Pg(client)) => {
+                copy_workers(cfg, count, pg, client, info.engine, target).await?
+            }
+            _ => unreachable!("only CrateDB has an HTTP target"),
+        };
+        anyhow::Ok((info, count, workers, rows_estimate))
     };
+    let (info, count, workers, rows_estimate) = interrupt::setting_up(&cancel, &target.redacted(), preparing).await?;
 
     let meter = CostMeter::start();
     let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
@@ -49,9 +55,21 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
         // Every row read, when the export ran to its end: no need to count them again.
         let complete = figures.stopped.is_none() && !figures.interrupted && files.iter().all(|f| f.complete);
         let rows = complete.then(|| files.iter().map(|f| f.rows).sum());
-        let size = match target.admin().await {
-            Ok(mut admin) => server_cost::table_size(&mut admin, info.engine, table, rows).await,
-            Err(e) => Err(format!("{e:#}")),
+        let mut admin = None;
+        let sizing = async {
+            match target.admin().await {
+                Ok(a) => server_cost::table_size(admin.insert(a), info.engine, table, rows).await,
+                Err(e) => Err(format!("{e:#}")),
+            }
+        };
+        let size = match interrupt::after_run(&cancel, sizing).await {
+            Some(size) => size,
+            None => {
+                if let Some(admin) = &admin {
+                    interrupt::cancel_on_server(target, admin).await;
+                }
+                Err(format!("not measured: {}", interrupt::CUT_SHORT))
+            }
         };
         server_cost.size = Some(size);
     }

@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, measure::measure, producer, progress::Progress, server_cost, worker};
+use super::{cores, describe_server, interrupt, measure::measure, producer, progress::Progress, server_cost, worker};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::FromSqlConfig;
@@ -37,30 +37,38 @@ pub async fn insert_from_sql(
     cancel: CancellationToken,
 ) -> Result<FromSqlOutcome> {
     let (mut src_setup, mut setup) = (Setup::default(), Setup::default());
-    let (src, cursor) = connect_source(source, &mut src_setup).await.context("the source (--src-url)")?;
-
-    let mut query_columns = match src.prepare(&cfg.query).await {
-        Ok(stmt) => stmt.columns().iter().map(|c| (c.name().to_string(), c.type_().clone())).collect::<Vec<_>>(),
-        Err(e) => return Err(query_refused(e, "--query")),
+    let named = format!("{} (reading from {})", target.redacted(), source.redacted());
+    let connecting = async {
+        let (src, cursor) = connect_source(source, &mut src_setup).await.context("the source (--src-url)")?;
+        let query_columns = match src.prepare(&cfg.query).await {
+            Ok(stmt) => stmt.columns().iter().map(|c| (c.name().to_string(), c.type_().clone())).collect::<Vec<_>>(),
+            Err(e) => return Err(query_refused(e, "--query")),
+        };
+        let mut admin = target.admin().await?;
+        let info = describe_server(&mut admin, target, &mut setup).await?;
+        Ok((src, cursor, query_columns, admin, info))
     };
-    let mut admin = target.admin().await?;
-    let info = describe_server(&mut admin, target, &mut setup).await?;
+    let (src, cursor, mut query_columns, mut admin, info) = interrupt::setting_up(&cancel, &named, connecting).await?;
     let dst = match &admin {
         Admin::Pg(client) if info.engine != Engine::Cratedb => client,
         _ => return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await,
     };
-    let table = table_columns(dst, cfg, target).await?;
-    let convert = match cursor {
-        true => from_sql::conversions(&mut query_columns, &table),
-        false => Vec::new(),
+    let preparing = async {
+        let table = table_columns(dst, cfg, target).await?;
+        let convert = match cursor {
+            true => from_sql::conversions(&mut query_columns, &table),
+            false => Vec::new(),
+        };
+        let columns = from_sql::match_columns(&query_columns, &table, &cfg.table)?;
+        let Target::Pg { pg, .. } = target else { unreachable!("a PostgreSQL-protocol admin connection above") };
+        let copy = crate::dialect::postgres::copy_in_binary(&cfg.table, &columns);
+        let each = (0..cfg.workers).map(|_| (pg.clone(), copy.clone()));
+        let sinks = cores::open_each(each, |(pg, copy), _| async move { TableCopy::open(&pg, &copy).await })
+            .await
+            .context("opening the workers' connections")?;
+        anyhow::Ok((convert, columns, sinks))
     };
-    let columns = from_sql::match_columns(&query_columns, &table, &cfg.table)?;
-    let Target::Pg { pg, .. } = target else { unreachable!("a PostgreSQL-protocol admin connection above") };
-    let copy = crate::dialect::postgres::copy_in_binary(&cfg.table, &columns);
-    let each = (0..cfg.workers).map(|_| (pg.clone(), copy.clone()));
-    let sinks = cores::open_each(each, |(pg, copy), _| async move { TableCopy::open(&pg, &copy).await })
-        .await
-        .context("opening the workers' connections")?;
+    let (convert, columns, sinks) = interrupt::setting_up(&cancel, &named, preparing).await?;
 
     // Stops the producer once the workers are done, whatever they left unread.
     let stop = cancel.child_token();
@@ -86,12 +94,15 @@ pub async fn insert_from_sql(
     drop(feed);
     let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
     stop.cancel();
-    let server_cost = ServerCost {
-        wal_bytes: Some(server_cost::wal_since(&mut admin, wal_start).await),
-        size: Some(server_cost::table_size(&mut admin, info.engine, &cfg.table, None).await),
-        compression: None,
-        nodes: None,
+    let mut server_cost = ServerCost::default();
+    let after = async {
+        server_cost.wal_bytes = Some(server_cost::wal_since(&mut admin, wal_start).await);
+        server_cost.size = Some(server_cost::table_size(&mut admin, info.engine, &cfg.table, None).await);
     };
+    if interrupt::after_run(&cancel, after).await.is_none() {
+        interrupt::cancel_on_server(target, &admin).await;
+        server_cost.size.get_or_insert_with(|| Err(format!("not measured: {}", interrupt::CUT_SHORT)));
+    }
     Ok(FromSqlOutcome {
         source: src_setup,
         setup,

@@ -11,11 +11,11 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::cores;
 use super::measure::{measure_tasks, spawn_sharing};
 use super::producer::{self, Feed};
 use super::progress::Progress;
 use super::worker;
+use super::{cores, interrupt};
 use crate::config::http::{BodySource, HttpConfig};
 use crate::driver::http::template::{BodyTemplate, Renderer};
 use crate::driver::http::{HttpExecutor, HttpOp, HttpTarget};
@@ -29,7 +29,8 @@ use crate::stats::Recorder;
 /// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
 /// `gate` (`--instance`) holds the VUs until the instances start together.
 pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<super::Gate>) -> Result<HttpOutcome> {
-    let target = Arc::new(HttpTarget::resolve(cfg.request.clone()).await?);
+    let named = cfg.request.endpoint.redacted.clone();
+    let target = Arc::new(interrupt::setting_up(&cancel, &named, HttpTarget::resolve(cfg.request.clone())).await?);
     // VUs record into figures shared by the VUs of a worker thread (VU
     // `vu` runs on thread `vu % threads`, so they never wait for one
     // another): histograms of their own would weigh ~0.4 MiB per VU.
@@ -41,7 +42,8 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         .collect();
     let shard = |vu: usize| &shared[vu % shards];
     let each = (0..cfg.vus as usize).map(|vu| (target.clone(), shard(vu).1.clone()));
-    let executors = cores::open_each(each, |(target, stats), _| HttpExecutor::open(target, stats)).await?;
+    let opening = cores::open_each(each, |(target, stats), _| HttpExecutor::open(target, stats));
+    let executors = interrupt::setting_up(&cancel, &named, opening).await?;
 
     // Producers start rendering now, and each VU has its first bodies
     // before the clock starts: producers filling every VU's pool at once

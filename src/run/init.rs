@@ -10,7 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, measure::measure, progress::Progress, worker};
+use super::{cores, interrupt, measure::measure, progress::Progress, worker};
 use crate::config::ingest::split_rows;
 use crate::config::init::InitConfig;
 use crate::dialect::{pgbench as sql, Engine, Method};
@@ -32,7 +32,7 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
     let Target::Pg { pg, .. } = target else {
         return Err(usage("init makes pgbench's tables over the PostgreSQL protocol: give a postgres:// URL"));
     };
-    let admin = pg.connect().await?;
+    let admin = interrupt::setting_up(&cancel, pg.redacted(), pg.connect()).await?;
     let started = Instant::now();
     let mut out = InitOutcome { scale: cfg.scale, ..InitOutcome::default() };
     let timed = async |out: &mut InitOutcome, step: &'static str, statements: &[&str]| -> Result<()> {
@@ -43,8 +43,17 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
         out.steps.push(InitStep { step, seconds: t.elapsed().as_secs_f64(), rows: None });
         Ok(())
     };
-    timed(&mut out, "drop tables", &[&sql::drop_tables()]).await?;
-    timed(&mut out, "create tables", &sql::CREATE_TABLES).await?;
+    let creating = async {
+        timed(&mut out, "drop tables", &[&sql::drop_tables()]).await?;
+        timed(&mut out, "create tables", &sql::CREATE_TABLES).await
+    };
+    if let Err(e) = interrupt::setting_up(&cancel, pg.redacted(), creating).await {
+        // A DROP waiting on a lock would otherwise run once it is free.
+        if cancel.is_cancelled() {
+            interrupt::cancel_client(pg, &admin).await;
+        }
+        return Err(e);
+    }
     let t = Instant::now();
     let mut rows = 0;
     for table in Table::ALL {
@@ -57,8 +66,17 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
     }
     out.steps.push(InitStep { step: "generate (binary COPY)", seconds: t.elapsed().as_secs_f64(), rows: Some(rows) });
     if !out.interrupted {
-        timed(&mut out, "vacuum", &sql::VACUUM).await?;
-        timed(&mut out, "primary keys", &sql::PRIMARY_KEYS).await?;
+        let finishing = async {
+            timed(&mut out, "vacuum", &sql::VACUUM).await?;
+            timed(&mut out, "primary keys", &sql::PRIMARY_KEYS).await
+        };
+        match interrupt::after_run(&cancel, finishing).await {
+            Some(done) => done?,
+            None => {
+                interrupt::cancel_client(pg, &admin).await;
+                out.interrupted = true;
+            }
+        }
     }
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)

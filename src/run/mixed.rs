@@ -45,7 +45,7 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
             return Ok((Vec::new(), None, Vec::new())); // the ingest failed before starting; its error is reported
         }
         let rows_before = match &cfg.ingest {
-            Some(i) if cfg.baseline => Some(table_rows(i, target).await?),
+            Some(i) if cfg.baseline => table_rows(i, target, &cancel).await?,
             _ => None,
         };
         let before = alone(cfg, target, &parts).await?;
@@ -60,7 +60,7 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
     };
     let (ingest, (mut before, rows_before, under_load)) = tokio::try_join!(ingesting, querying)?;
     let table_rows = match (&cfg.ingest, rows_before) {
-        (Some(i), Some(rows_before)) => Some((rows_before, table_rows(i, target).await?)),
+        (Some(i), Some(rows_before)) => table_rows(i, target, &cancel).await?.map(|after| (rows_before, after)),
         _ => None,
     };
     let mut after = alone(cfg, target, &parts).await?;

@@ -7,6 +7,7 @@ pub mod export;
 pub mod from_sql;
 pub mod http;
 pub mod init;
+pub mod interrupt;
 pub mod measure;
 pub mod mixed;
 pub mod pacer;
@@ -67,47 +68,57 @@ pub async fn ingest(
     let mut setup = Setup::default();
     let mut rows_before = 0;
     let mut model = cfg.model.clone();
-    let (settled, mut admin) = match target {
-        Some(t) => {
-            let mut admin = t.admin().await?;
-            let info = describe_server(&mut admin, t, &mut setup).await?;
-            let http = matches!(t, Target::Crate(_));
-            let dialect = cfg.dialect_for(info.engine, http)?;
-            setup.ddl = prepare_table(&mut admin, cfg, &dialect, t).await?;
-            if cfg.model.reads_catalog() {
-                let columns = read_catalog(&mut admin, &cfg.table, info.engine).await?;
-                let ctx = BindContext {
-                    table: cfg.table.clone(),
-                    // JSON bodies only over HTTP: CrateDB's PostgreSQL protocol reads text forms.
-                    cratedb: http,
-                    rows: cfg.total_rows(),
-                    workers: cfg.workers,
-                };
-                model = cfg.model.bind(&columns, &ctx)?;
-                setup.columns = Some(model.schema().columns.iter().map(|c| c.name.clone()).collect());
+    // dbload's own connection, outside the setup so that a statement it
+    // leaves running when a signal ends the setup can be cancelled.
+    let mut own = None;
+    let preparing = async {
+        let settled = match target {
+            Some(t) => {
+                let admin = own.insert(t.admin().await?);
+                let info = describe_server(admin, t, &mut setup).await?;
+                let http = matches!(t, Target::Crate(_));
+                let dialect = cfg.dialect_for(info.engine, http)?;
+                setup.ddl = prepare_table(admin, cfg, &dialect, t).await?;
+                if cfg.model.reads_catalog() {
+                    let columns = read_catalog(admin, &cfg.table, info.engine).await?;
+                    let ctx = BindContext {
+                        table: cfg.table.clone(),
+                        // JSON bodies only over HTTP: CrateDB's PostgreSQL protocol reads text forms.
+                        cratedb: http,
+                        rows: cfg.total_rows(),
+                        workers: cfg.workers,
+                    };
+                    model = cfg.model.bind(&columns, &ctx)?;
+                    setup.columns = Some(model.schema().columns.iter().map(|c| c.name.clone()).collect());
+                }
+                let settled = cfg.plan(Some(dialect.clone()), http, model.schema())?;
+                setup.layout = layout(admin, cfg, &dialect).await;
+                if cfg.verify {
+                    rows_before = count_rows(admin, cfg, &dialect).await?;
+                }
+                settled
             }
-            let settled = cfg.plan(Some(dialect.clone()), http, model.schema())?;
-            setup.layout = layout(&mut admin, cfg, &dialect).await;
-            if cfg.verify {
-                rows_before = count_rows(&mut admin, cfg, &dialect).await?;
-            }
-            (settled, Some(admin))
-        }
-        None => (cfg.plan(None, false, model.schema())?, None),
-    };
-    // The report states what the plan settled.
-    setup.insert_rows_per_statement = (settled.method == Method::Insert).then_some(settled.insert_rows);
-    let spec = SinkSpec {
-        table: cfg.table.clone(),
-        schema: settled.schema.clone(),
-        method: settled.method,
-        upsert: cfg.upsert,
-        insert_rows: settled.insert_rows,
-        batch_size: cfg.batch_size,
-        engine: settled.engine(),
-    };
+            None => cfg.plan(None, false, model.schema())?,
+        };
+        // The report states what the plan settled.
+        setup.insert_rows_per_statement = (settled.method == Method::Insert).then_some(settled.insert_rows);
+        let spec = SinkSpec {
+            table: cfg.table.clone(),
+            schema: settled.schema.clone(),
+            method: settled.method,
+            upsert: cfg.upsert,
+            insert_rows: settled.insert_rows,
+            batch_size: cfg.batch_size,
+            engine: settled.engine(),
+        };
 
-    let sinks = open_sinks(cfg, target, &spec).await?;
+        let sinks = open_sinks(cfg, target, &spec).await?;
+        Ok((settled, spec, sinks))
+    };
+    let named = target.map_or_else(|| "no database (a dry run)".into(), Target::redacted);
+    let prepared = interrupt::setting_up(&cancel, &named, preparing).await;
+    let (settled, spec, sinks) = interrupt::cancel_if_interrupted(prepared, &cancel, target, own.as_ref()).await?;
+    let mut admin = own;
 
     if let Some(gate) = gate {
         gate.pass().await;
@@ -157,40 +168,39 @@ pub async fn ingest(
         durations.extend(sink.finish()?);
     }
     let server_duration = merge_histograms(durations.iter());
-    // The server may have restarted under the run, and dbload's own
-    // connection with it. One still gone leaves what needs it unknown in
-    // the report (the verify failed), not the report lost.
-    let mut gone = String::new();
-    if let (Some(t), Some(_), true) = (target, &admin, plan.reconnect) {
-        admin = match t.admin().await {
-            Ok(again) => Some(again),
-            Err(e) => {
-                gone = format!("connecting again after the run: {e:#}");
-                None
-            }
-        };
-    }
+    let expected = figures.recorder().warmup.rows + figures.recorder().measured.rows;
+    // What a count cut short by a stop signal leaves in the report.
+    let counted = admin.is_some() && settled.dialect.is_some();
+    let cut_short = || format!("not counted: {}", interrupt::CUT_SHORT);
+    let mut verify =
+        (cfg.verify && counted).then(|| Verify { expected, found: None, ok: false, error: Some(cut_short()) });
     let mut server_cost = ServerCost::default();
-    if let Some(start) = wal_start {
-        server_cost.wal_bytes = Some(match &mut admin {
-            Some(admin) => server_cost::wal_since(admin, start).await,
-            None => Err(gone.clone()),
-        });
-    }
-    let mut rows_now = None;
-
-    let verify = match (&mut admin, &settled.dialect) {
-        (None, Some(_)) if cfg.verify => {
-            let recorder = figures.recorder();
-            let expected = recorder.warmup.rows + recorder.measured.rows;
-            Some(Verify { expected, found: None, ok: false, error: Some(gone.clone()) })
+    let after = async {
+        if let (Some(t), Some(_), true) = (target, &admin, plan.reconnect) {
+            // The server may have restarted under the run, and dbload's own
+            // connection with it. One still gone leaves what needs it unknown
+            // in the report (the verify failed), not the report lost.
+            match t.admin().await {
+                Ok(again) => admin = Some(again),
+                Err(e) => {
+                    let gone = format!("connecting again after the run: {e:#}");
+                    if let Some(v) = &mut verify {
+                        v.error = Some(gone.clone());
+                    }
+                    server_cost.wal_bytes = wal_start.map(|_| Err(gone.clone()));
+                    server_cost.size = Some(Err(gone));
+                    return anyhow::Ok(());
+                }
+            }
         }
-        (Some(admin), Some(dialect)) if cfg.verify => {
-            let recorder = figures.recorder();
-            let expected = recorder.warmup.rows + recorder.measured.rows;
+        if let (Some(admin), Some(start)) = (&mut admin, wal_start) {
+            server_cost.wal_bytes = Some(server_cost::wal_since(admin, start).await);
+        }
+        let mut rows_now = None;
+        if let (Some(admin), Some(dialect), Some(verify)) = (&mut admin, &settled.dialect, &mut verify) {
             // A count that fails (its connection lost) fails the run, but
             // the report of what was done is not lost for it.
-            Some(match count_rows(admin, cfg, dialect).await {
+            *verify = match count_rows(admin, cfg, dialect).await {
                 Ok(after) => {
                     rows_now = Some(after);
                     let found = after.saturating_sub(rows_before);
@@ -201,24 +211,33 @@ pub async fn ingest(
                     Verify { expected, found: Some(found), ok, error: None }
                 }
                 Err(e) => Verify { expected, found: None, ok: false, error: Some(format!("{e:#}")) },
-            })
+            };
         }
-        _ => None,
+        if let (Some(admin), Some(dialect)) = (&mut admin, &settled.dialect) {
+            let size = server_cost::table_size(admin, dialect.engine, &cfg.table, rows_now).await;
+            if let (Ok(before), true) = (&size, cfg.table_options.compress) {
+                let compressed = server_cost::compress(admin, &cfg.table, &settled.schema, *before).await;
+                server_cost.compression = Some(compressed);
+            }
+            server_cost.size = Some(size);
+            server_cost.nodes = server_cost::node_shares(admin, dialect.engine, &cfg.table).await;
+        }
+        if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
+            // Chunks exist once rows arrived.
+            setup.layout = layout(admin, cfg, dialect).await;
+        }
+        anyhow::Ok(())
     };
-    if let (Some(admin), Some(dialect)) = (&mut admin, &settled.dialect) {
-        let size = server_cost::table_size(admin, dialect.engine, &cfg.table, rows_now).await;
-        if let (Ok(before), true) = (&size, cfg.table_options.compress) {
-            let compressed = server_cost::compress(admin, &cfg.table, &settled.schema, *before).await;
-            server_cost.compression = Some(compressed);
+    match interrupt::after_run(&cancel, after).await {
+        Some(done) => done?,
+        None => {
+            if let (Some(t), Some(admin)) = (target, &admin) {
+                interrupt::cancel_on_server(t, admin).await;
+            }
+            if counted && server_cost.size.is_none() {
+                server_cost.size = Some(Err(cut_short()));
+            }
         }
-        server_cost.size = Some(size);
-        server_cost.nodes = server_cost::node_shares(admin, dialect.engine, &cfg.table).await;
-    } else if settled.dialect.is_some() {
-        server_cost.size = Some(Err(gone));
-    }
-    if let (Some(admin), Some(dialect), Engine::Timescaledb) = (&mut admin, &settled.dialect, spec.engine) {
-        // Chunks exist once rows arrived.
-        setup.layout = layout(admin, cfg, dialect).await;
     }
     // Ctrl-C while the run was verifying interrupts it too.
     figures.interrupted = cancel.is_cancelled();
@@ -382,12 +401,26 @@ async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec
     found
 }
 
-/// The rows in an ingest's table now: a mixed run states them beside its baselines.
-pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target) -> Result<u64> {
-    let mut admin = target.admin().await?;
-    let info = describe_server(&mut admin, target, &mut Setup::default()).await?;
-    let dialect = cfg.dialect_for(info.engine, matches!(target, Target::Crate(_)))?;
-    count_rows(&mut admin, cfg, &dialect).await
+/// The rows in an ingest's table now: a mixed run states them beside its
+/// baselines. None when a stop signal cut the count short (see
+/// [`interrupt::after_run`]).
+pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target, cancel: &CancellationToken) -> Result<Option<u64>> {
+    let mut admin = None;
+    let counting = async {
+        let admin = admin.insert(target.admin().await?);
+        let info = describe_server(admin, target, &mut Setup::default()).await?;
+        let dialect = cfg.dialect_for(info.engine, matches!(target, Target::Crate(_)))?;
+        count_rows(admin, cfg, &dialect).await
+    };
+    match interrupt::after_run(cancel, counting).await {
+        Some(counted) => counted.map(Some),
+        None => {
+            if let Some(admin) = &admin {
+                interrupt::cancel_on_server(target, admin).await;
+            }
+            Ok(None)
+        }
+    }
 }
 
 async fn count_rows(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Result<u64> {

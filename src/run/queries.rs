@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, measure::measure, merge_histograms, progress::Progress, worker};
+use super::{cores, describe_server, interrupt, measure::measure, merge_histograms, progress::Progress, worker};
 use crate::config::query::Scale;
 use crate::config::QueryConfig;
 use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
@@ -30,37 +30,46 @@ pub async fn queries(
     cancel: CancellationToken,
     mut gate: Option<super::Gate>,
 ) -> Result<QueryOutcome> {
-    let mut admin = target.admin().await?;
     let mut setup = Setup::default();
-    let info = describe_server(&mut admin, target, &mut setup).await?;
-    let (planned, suite_data) = match &cfg.suite {
-        Some(suite) => {
-            let data = suite_data(&mut admin, suite, info.engine, target).await?;
-            (vec![suite.specs(info.engine, &data)?.into()], Some(data))
-        }
-        None => (cfg.phases.clone(), None),
+    let named = target.redacted();
+    let connecting = async {
+        let mut admin = target.admin().await?;
+        let info = describe_server(&mut admin, target, &mut setup).await?;
+        anyhow::Ok((admin, info))
     };
-    let scale = match &admin {
-        Admin::Pg(client) => {
-            for queries in &planned {
-                query::check(client, queries, cfg.protocol).await?;
+    let (mut admin, info) = interrupt::setting_up(&cancel, &named, connecting).await?;
+    let preparing = async {
+        let (planned, suite_data) = match &cfg.suite {
+            Some(suite) => {
+                let data = suite_data(&mut admin, suite, info.engine, target).await?;
+                (vec![suite.specs(info.engine, &data)?.into()], Some(data))
             }
-            match cfg.scale {
-                Scale::Given(n) => n,
-                Scale::Counted => query::pgbench_scale(client).await?,
+            None => (cfg.phases.clone(), None),
+        };
+        let scale = match &admin {
+            Admin::Pg(client) => {
+                for queries in &planned {
+                    query::check(client, queries, cfg.protocol).await?;
+                }
+                match cfg.scale {
+                    Scale::Given(n) => n,
+                    Scale::Counted => query::pgbench_scale(client).await?,
+                }
             }
-        }
-        Admin::Crate(_) if cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) => {
-            return Err(usage("pgbench scripts run over the PostgreSQL protocol: give CrateDB's postgres:// URL"));
-        }
-        Admin::Crate(_) => {
-            for queries in &planned {
-                crate::workload::check_placeholders(queries)?;
+            Admin::Crate(_) if cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) => {
+                return Err(usage("pgbench scripts run over the PostgreSQL protocol: give CrateDB's postgres:// URL"));
             }
-            1
-        }
+            Admin::Crate(_) => {
+                for queries in &planned {
+                    crate::workload::check_placeholders(queries)?;
+                }
+                1
+            }
+        };
+        let statements_before = super::server_cost::statements(&mut admin, info.engine).await;
+        Ok((planned, suite_data, scale, statements_before))
     };
-    let statements_before = super::server_cost::statements(&mut admin, info.engine).await;
+    let (planned, suite_data, scale, statements_before) = interrupt::setting_up(&cancel, &named, preparing).await?;
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
@@ -91,11 +100,12 @@ pub async fn queries(
         };
         let protocol = cfg.protocol;
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
-        let opened = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await });
-        let executors = match opened.await.context("opening the workers' connections") {
+        let opening = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await });
+        let opened = interrupt::setting_up(&cancel, &named, opening).await;
+        let executors = match opened.context("opening the workers' connections") {
             Ok(executors) => executors,
             // The statements done are kept and reported: the run stops here.
-            Err(e) if !phases.is_empty() => {
+            Err(e) if !phases.is_empty() && !cancel.is_cancelled() => {
                 total.stopped = Some(format!("{e:#}: the statements after it were not run"));
                 break;
             }
@@ -140,10 +150,18 @@ pub async fn queries(
     total.cost = meter.read();
     let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
     let statements = match statements_before {
-        Ok(before) => super::server_cost::statements(&mut admin, info.engine).await.map(|after| {
-            let sent = phases.iter().flat_map(|p| p.queries.iter().map(|q| q.query.as_str()));
-            super::server_cost::deltas(&before, &after, sent)
-        }),
+        Ok(before) => {
+            match interrupt::after_run(&cancel, super::server_cost::statements(&mut admin, info.engine)).await {
+                Some(after) => after.map(|after| {
+                    let sent = phases.iter().flat_map(|p| p.queries.iter().map(|q| q.query.as_str()));
+                    super::server_cost::deltas(&before, &after, sent)
+                }),
+                None => {
+                    interrupt::cancel_on_server(target, &admin).await;
+                    Err(format!("not read: {}", interrupt::CUT_SHORT))
+                }
+            }
+        }
         Err(why) => Err(why),
     };
     let scale = scripts.then_some(scale);

@@ -10,6 +10,7 @@ use rand::SeedableRng;
 
 use crate::error::usage;
 use crate::redact;
+use crate::report::text::group;
 
 /// One `--vary FLAG=V1,V2,...`: a long flag of the swept command (without
 /// its dashes) and its values, as the user would type them.
@@ -52,12 +53,44 @@ impl Vary {
             return Err(bad("a value is empty"));
         }
         let long = format!("--{flag}");
-        if let Some(twice) = values.iter().enumerate().find_map(|(i, v)| values[..i].contains(v).then_some(v)) {
+        let mut seen = std::collections::HashSet::with_capacity(values.len());
+        if let Some(twice) = values.iter().find(|v| !seen.insert(*v)) {
             return Err(bad(&format!("the value `{}` is given twice", redact::flag(&long, twice))));
         }
         let shown = values.iter().map(|v| redact::flag(&long, v)).collect();
         Ok(Vary { flag: flag.to_string(), values, shown })
     }
+}
+
+/// The most points a grid may have. Each point is a whole run (seconds at
+/// least, each `--runs` times): ten thousand is already days of runs, and a
+/// grid beyond it is a mistake (a range typed as a list, one `--vary` too
+/// many) that would otherwise only show as a sweep that never ends (issue
+/// 29), the points being checked one by one before any runs.
+pub const MAX_POINTS: u64 = 10_000;
+
+/// How many points the grid of `varied` has; a usage error naming that
+/// number and [`MAX_POINTS`] when it has more.
+pub fn size(varied: &[Vary]) -> Result<u64> {
+    let counts = varied.iter().map(|v| v.values.len() as u64);
+    let points = counts.clone().try_fold(1u64, u64::checked_mul).filter(|&n| n <= MAX_POINTS);
+    points.ok_or_else(|| {
+        let sizes: Vec<String> =
+            varied.iter().map(|v| format!("{} ({})", v.flag, group(v.values.len() as u64))).collect();
+        let total = counts.map(u128::from).product::<u128>();
+        usage(format!(
+            "sweep: the --vary values make a grid of {} points ({}), more than the {} a sweep runs: \
+             give fewer values, or sweep the flags one at a time",
+            group_wide(total),
+            sizes.join(" x "),
+            group(MAX_POINTS)
+        ))
+    })
+}
+
+/// [`group`] for a count beyond u64, as a grid's can be.
+fn group_wide(n: u128) -> String {
+    u64::try_from(n).map_or_else(|_| n.to_string(), group)
 }
 
 /// Every point of the grid, each as the index of its value of each
@@ -215,6 +248,18 @@ mod tests {
         );
         let e = Vary::parse("bearer=t0k3n1,t0k3n1").unwrap_err().to_string();
         assert!(!e.contains("t0k3n1"), "{e}");
+    }
+
+    #[test]
+    fn a_grid_beyond_the_cap_is_refused_naming_its_size() {
+        let values = |flag: &str, n: usize| {
+            let list: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+            Vary::parse(&format!("{flag}={}", list.join(","))).unwrap()
+        };
+        assert_eq!(size(&[values("rows", 100), values("workers", 100)]).unwrap(), MAX_POINTS);
+        let e = size(&[values("rows", 1000), values("batch-size", 1000)]).unwrap_err().to_string();
+        assert!(e.contains("1,000,000 points (rows (1,000) x batch-size (1,000))") && e.contains("10,000"), "{e}");
+        assert_eq!(crate::error::exit_code(&size(&[values("rows", 10_001)]).unwrap_err()), crate::error::exit::USAGE);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::cli::{Cli, Command, OutputFormat, ResultsArgs, SweepArgs};
 use crate::compare::{cell, Verdict};
 use crate::config::fail_if::{Condition, Contract};
 use crate::config::results::ResultsConfig;
-use crate::error::{exit, exit_code, usage};
+use crate::error::{exit, exit_code, interrupted, usage};
 use crate::report::fail_if::{holds, value};
 use crate::report::meta::{RunMeta, RunStart, Stamped};
 use crate::report::repeat::{figure, figures_of, median_report, Better};
@@ -118,7 +118,7 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     let start =
         RunStart::now(crate::redact::command_line(std::env::args_os().map(|a| a.to_string_lossy().into_owned())));
     let sweep_id = start.run_id();
-    let plan = Plan::resolve(args, &sweep_id)?;
+    let plan = Plan::resolve(args, &sweep_id, signalled)?;
     let mut sweep = Sweep {
         plan: &plan,
         dispatch,
@@ -162,7 +162,7 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
 }
 
 impl Plan {
-    fn resolve(a: SweepArgs, sweep_id: &str) -> Result<Plan> {
+    fn resolve(a: SweepArgs, sweep_id: &str, signalled: &dyn Fn() -> bool) -> Result<Plan> {
         let (swept, given) = a.command.split_first().context("clap requires the command")?;
         let Some(&(_, contract)) = SWEEPABLE.iter().find(|(name, _)| name == swept) else {
             let names: Vec<&str> = SWEEPABLE.iter().map(|(n, _)| *n).collect();
@@ -194,6 +194,7 @@ impl Plan {
                 )));
             }
         }
+        let points = grid::size(&varied)?;
         let spellings: Vec<Spellings> =
             varied.iter().map(|v| spellings(swept, &v.flag).unwrap_or_else(|| Spellings::long(&v.flag))).collect();
         let (better, objective) = objective(a.objective.as_deref(), contract)?;
@@ -244,15 +245,16 @@ impl Plan {
             html: a.html,
             results,
         };
-        plan.check_every_point(sweep_id)?;
+        plan.check_every_point(sweep_id, points, signalled)?;
         Ok(plan)
     }
 
     /// Parses the base command, each value of each `--vary` alone, then
     /// every point, as `dbload` would: a flag the command does not take or
     /// a value it refuses is found here, naming the `--vary`, before any
-    /// point runs.
-    fn check_every_point(&self, sweep_id: &str) -> Result<()> {
+    /// point runs. A stop signal ends it (exit 130): a large grid takes
+    /// seconds to check.
+    fn check_every_point(&self, sweep_id: &str, points: u64, signalled: &dyn Fn() -> bool) -> Result<()> {
         let parse_cli = |args: &[String]| {
             let argv = ["dbload", self.swept.as_str()].into_iter().map(String::from).chain(args.iter().cloned());
             Cli::try_parse_from(argv).map_err(|e| clap_message(&e))
@@ -283,6 +285,12 @@ impl Plan {
             }
         }
         for point in grid::points(&self.varied) {
+            if signalled() {
+                return Err(interrupted(format!(
+                    "sweep: interrupted while checking its {} points: nothing was run",
+                    crate::report::text::group(points)
+                )));
+            }
             parse(&self.point_args(&point, sweep_id)).map_err(|why| {
                 usage(format!(
                     "sweep point {}: dbload {} refuses it: {why}",

@@ -10,6 +10,7 @@ mod commit;
 mod data;
 mod engines;
 mod fake_cratedb;
+mod hang;
 mod html;
 mod http;
 mod ingest;
@@ -82,6 +83,7 @@ fn main() -> std::process::ExitCode {
         pgbench::tests(),
         stop::tests(),
         http::tests(),
+        hang::tests(),
         html::tests(),
         data::tests(),
         transfer::tests(),

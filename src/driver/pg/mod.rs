@@ -149,11 +149,31 @@ impl PgTarget {
     /// Opens one connection and spawns its connection task on the current
     /// tokio runtime. Failures are target errors (exit 3) that say what the
     /// server or the network answered and what to check.
+    ///
+    /// `connect_timeout` bounds the whole of it (TCP, TLS, the startup and
+    /// the login), per host as libpq counts it: tokio-postgres's own bounds
+    /// only the TCP connect, and a server that takes the connection and
+    /// never answers (a stuck pooler, the wrong service on the port) would
+    /// hold dbload forever.
     pub async fn connect(&self) -> anyhow::Result<Client> {
-        match &self.tls {
-            Some(tls) => self.connect_with(tls.clone()).await,
-            None => self.connect_with(NoTls).await,
-        }
+        let connecting = async {
+            match &self.tls {
+                Some(tls) => self.connect_with(tls.clone()).await,
+                None => self.connect_with(NoTls).await,
+            }
+        };
+        let Some(&per_host) = self.config.get_connect_timeout() else { return connecting.await };
+        let hosts = self.config.get_hosts().len().max(1) as u32;
+        tokio::time::timeout(per_host * hosts, connecting).await.unwrap_or_else(|_| {
+            Err(target(format!(
+                "cannot connect to {}: no answer to the startup and login within connect_timeout ({} s{}): \
+                 is a PostgreSQL server listening there? check the host and port, or raise connect_timeout \
+                 (in the URL, or PGCONNECT_TIMEOUT)",
+                self.redacted,
+                per_host.as_secs_f64(),
+                if hosts > 1 { " per host" } else { "" }
+            )))
+        })
     }
 
     async fn connect_with<T>(&self, tls: T) -> anyhow::Result<Client>
@@ -171,7 +191,8 @@ impl PgTarget {
     /// What cancels the statement running on `client`'s connection, over a
     /// connection of its own made as `client`'s was (same TLS).
     pub fn canceller(&self, client: &Client) -> Canceller {
-        Canceller { token: Box::new(client.cancel_token()), tls: self.tls.clone() }
+        let timeout = self.config.get_connect_timeout().copied();
+        Canceller { token: Box::new(client.cancel_token()), tls: self.tls.clone(), timeout }
     }
 
     fn resolve(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
@@ -305,6 +326,9 @@ pub struct Canceller {
     /// and every worker's executor holds one.
     token: Box<CancelToken>,
     tls: Option<MakeRustlsConnect>,
+    /// `connect_timeout`: the request opens a connection of its own, and
+    /// a server that never answers it must not hold the one who cancels.
+    timeout: Option<std::time::Duration>,
 }
 
 impl Canceller {
@@ -312,14 +336,22 @@ impl Canceller {
     /// server does not say whether it did; a request that cannot be sent
     /// is said on stderr, as the statement may still be running.
     pub async fn cancel(&self) {
-        let sent = match &self.tls {
-            Some(tls) => self.token.cancel_query(tls.clone()).await,
-            None => self.token.cancel_query(NoTls).await,
+        let sending = async {
+            match &self.tls {
+                Some(tls) => self.token.cancel_query(tls.clone()).await,
+                None => self.token.cancel_query(NoTls).await,
+            }
         };
-        if let Err(e) = sent {
+        let failed = match self.timeout {
+            Some(t) => match tokio::time::timeout(t, sending).await {
+                Ok(sent) => sent.err().map(|e| error_text(&e)),
+                Err(_) => Some(format!("no answer within connect_timeout ({} s)", t.as_secs_f64())),
+            },
+            None => sending.await.err().map(|e| error_text(&e)),
+        };
+        if let Some(why) = failed {
             crate::console::line(format_args!(
-                "dbload: could not cancel a statement still running on the server: {}",
-                error_text(&e)
+                "dbload: could not cancel a statement still running on the server: {why}"
             ));
         }
     }
