@@ -31,14 +31,22 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot rename {} to {}", partial.display(), path.display()))
 }
 
-/// The newest `limit` runs of `dir`.
+/// The newest `limit` runs of `dir`. A file that is not a readable
+/// report (cut short, edited by hand) is passed over with a warning that
+/// names it, so that it hides none of the good runs.
 pub fn list(dir: &Path, limit: usize) -> Result<Vec<Listed>> {
     let mut ids = run_ids(dir)?;
     ids.sort_unstable_by(|a, b| b.cmp(a));
-    ids.truncate(limit);
-    ids.into_iter()
-        .map(|id| {
-            let report = kept_report(dir, &id)?;
+    let readable = ids.into_iter().filter_map(|id| match kept_report(dir, &id) {
+        Ok(report) => Some((id, report)),
+        Err(e) => {
+            crate::console::line(format_args!("dbload: warning: passed over {e:#}"));
+            None
+        }
+    });
+    readable
+        .take(limit)
+        .map(|(id, report)| {
             let h = Headline::of(&report);
             let field = |p: &str| report.pointer(p).and_then(Json::as_str).unwrap_or("?").to_string();
             Ok(Listed {

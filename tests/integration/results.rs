@@ -25,7 +25,26 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ),
         ("results::list_and_show_read_both_stores", list_and_show_read_both_stores),
         ("results::a_store_that_fails_is_a_warning_not_a_failed_run", a_store_that_fails_is_a_warning_not_a_failed_run),
+        ("results::list_passes_over_an_unreadable_run", list_passes_over_an_unreadable_run),
     ]
+}
+
+/// One kept file that is not a report (cut short, edited by hand) does
+/// not hide the good runs: `results list` lists them and names the bad
+/// file on stderr (before: exit 1 and no list).
+fn list_passes_over_an_unreadable_run(ctx: &Ctx) -> Result<()> {
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join("store");
+    let dir = dir.to_str().context("a temporary path")?;
+    let args = ["timeit", "--url", &ctx.url, "-s", "select 1", "--repeat", "5", "--results", dir];
+    let (code, report, stderr) = json_run(&args, home.path())?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let id = report["run"]["run_id"].as_str().context("run_id")?;
+    let broken = format!("{dir}/{}.json", uuid::Uuid::now_v7());
+    std::fs::write(&broken, "{\"schema_version\": 2, \"comm")?;
+    let (code, list, stderr) = dbload_bin(&["results", "list", "--results", dir], &[]);
+    ensure(code == 0 && list.lines().any(|l| l.starts_with(id)), || format!("exit {code}: {list}\n{stderr}"))?;
+    ensure(stderr.contains(&broken), || format!("the unreadable file is not named: {stderr}"))
 }
 
 /// `dbload ARGS --output json` with its data directory in `data_home`:
