@@ -202,7 +202,8 @@ pub struct Row {
 pub struct Comparison {
     pub reports: Vec<String>,
     pub rows: Vec<Row>,
-    /// What the reader must know to weigh the verdicts (see [`not_interleaved`]).
+    /// What the reader must know to weigh the verdicts: reports that ran one
+    /// after the other, not interleaved.
     pub notes: Vec<String>,
 }
 
