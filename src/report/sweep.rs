@@ -227,6 +227,12 @@ fn table(r: &SweepReport) -> Table {
     let below = &mut table.below;
     if let Some(s) = &r.search {
         below.push(match s.max_sustainable_rate {
+            // The search stops at --max-rate: what it found is the limit given, not the target's.
+            Some(rate) if s.max_rate == Some(rate) => format!(
+                "Highest sustainable rate: {}/s, the --max-rate given: the search stopped there, and the target \
+                 may sustain more (raise --max-rate to find out)",
+                figure(rate)
+            ),
             Some(rate) => format!("Highest sustainable rate: {}/s", figure(rate)),
             None => format!("No rate held: the first step ({}/s) already broke", figure(s.start_rate)),
         });
@@ -459,6 +465,27 @@ mod tests {
             ..with_runs.margin.unwrap()
         });
         assert!(render(&with_runs).contains("(within noise [0.950, 1.620])"), "{}", render(&with_runs));
+    }
+
+    /// A search that held --max-rate says that the answer is the limit it
+    /// was given, not the target's.
+    #[test]
+    fn a_search_that_held_max_rate_says_so() {
+        let mut r = sweep();
+        let search = |max_rate, held| Search {
+            slo: vec!["p99_ms < 50".into()],
+            start_rate: 100.0,
+            precision_percent: 5.0,
+            max_rate,
+            max_sustainable_rate: Some(held),
+            steps: Vec::new(),
+        };
+        r.search = Some(search(Some(800.0), 800.0));
+        let text = render(&r);
+        assert!(text.contains("Highest sustainable rate: 800/s, the --max-rate given"), "{text}");
+        r.search = Some(search(Some(800.0), 400.0));
+        let text = render(&r);
+        assert!(text.contains("Highest sustainable rate: 400/s\n") && !text.contains("--max-rate given"), "{text}");
     }
 
     #[test]
