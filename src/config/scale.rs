@@ -129,9 +129,11 @@ pub fn alone(output: OutputConfig, command: &str, why: &str) -> Result<OutputCon
 }
 
 /// What may differ between the instances of one run: which instance
-/// each is and how it starts, where it reports and keeps its run, and
-/// what it reads (positional inputs: insert-json reads its own).
-const PER_INSTANCE: [&str; 13] = [
+/// each is and how it starts, where it reports and keeps its run, how its
+/// report is judged (`--fail-if`), and what it reads (positional inputs:
+/// insert-json reads its own).
+const PER_INSTANCE: [&str; 14] = [
+    "fail_if",
     "instance",
     "run_id",
     "start_timeout",

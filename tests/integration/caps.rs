@@ -102,7 +102,8 @@ fn sql_on_stdin_over_64_mib_exits_2(_: &Ctx) -> Result<()> {
     ensure(stderr.contains("stdin") && stderr.contains("64 MiB"), || stderr.to_string())
 }
 
-/// `compare` and `results` read reports (files, or the store's runs).
+/// `compare` and `results show` read reports (files, or the store's runs)
+/// under the cap; `results list` warns of one over it.
 fn reports_over_256_mib_exit_2_naming_them(_: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let report = sparse(&dir, "a.json", REPORT + 1)?;
@@ -112,9 +113,11 @@ fn reports_over_256_mib_exit_2_naming_them(_: &Ctx) -> Result<()> {
     let id = "0190a5b0-0000-7000-8000-000000000000";
     let kept = sparse(&store, &format!("{id}.json"), REPORT + 1)?;
     let at = store.path().to_str().context("a temporary path")?;
-    for argv in [vec!["results", "list", "--results", at], vec!["results", "show", id, "--results", at]] {
-        refused(&argv, &kept)?;
-        refused(&argv, "256 MiB")?;
-    }
-    Ok(())
+    let show = ["results", "show", id, "--results", at];
+    refused(&show, &kept)?;
+    refused(&show, "256 MiB")?;
+    // `results list` passes over it, naming it and the cap, so that it
+    // hides none of the runs beside it (see results::list_passes_over_an_unreadable_run).
+    let (code, _, stderr) = crate::support::dbload_bin(&["results", "list", "--results", at], &[]);
+    ensure(code == 0 && stderr.contains(&kept) && stderr.contains("256 MiB"), || format!("exit {code}: {stderr}"))
 }
