@@ -31,6 +31,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("cli::no_form_of_url_echoes_its_password", no_form_of_url_echoes_its_password),
         ("cli::html_report_is_one_file_with_charts", html_report_is_one_file_with_charts),
         ("cli::timeit_threads_are_pgbench_j", timeit_threads_are_pgbench_j),
+        ("cli::a_time_past_the_clock_exits_2_not_a_panic", a_time_past_the_clock_exits_2_not_a_panic),
     ]
 }
 
@@ -69,6 +70,17 @@ fn bad_input_exits_2_naming_the_option(ctx: &Ctx) -> Result<()> {
         refused(&argv, culprit)?;
     }
     Ok(())
+}
+
+/// Issue 29, item 7: `--duration 500000000000y` passed resolving and
+/// panicked in the workers (adding it to the run's start overflowed the
+/// clock); every command that runs for a time refuses it up front.
+fn a_time_past_the_clock_exits_2_not_a_panic(ctx: &Ctx) -> Result<()> {
+    let far = ["--duration", "500000000000y", "--no-results", "--quiet"];
+    refused(&[&["ingest", "--dry-run"][..], &far].concat(), "--duration 500000000000years")?;
+    refused(&[&["timeit", "--url", &ctx.url, "-s", "select 1"][..], &far].concat(), "--duration 500000000000years")?;
+    refused(&[&["http", "http://127.0.0.1:9/"][..], &far].concat(), "--duration 500000000000years")?;
+    refused(&["ingest", "--dry-run", "--no-results", "--quiet", "--stages", "500000000000y:1"], "--stages")
 }
 
 fn unreachable_target_exits_3(_: &Ctx) -> Result<()> {
