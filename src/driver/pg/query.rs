@@ -9,14 +9,16 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use futures_util::{pin_mut, TryStreamExt};
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use super::{classify, query_refused, Canceller, PgTarget};
 use crate::dialect::postgres as sql;
+use crate::error::usage;
 use crate::op::{Executor, OpError};
 use crate::stats::query::StatementRecord;
 use crate::workload::explain::{self, Explain, ExplainMode};
-use crate::workload::params::Value;
+use crate::workload::params::{ParamGen, Value};
 use crate::workload::script::{Action, Script};
 use crate::workload::{inline_params, Protocol, QueryOp, QuerySpec};
 
@@ -52,7 +54,25 @@ pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -
             if wanted != given {
                 return Err(crate::workload::placeholder_mismatch(&what(), wanted, given));
             }
+            // The simple protocol splices literals, which the server casts.
+            if protocol != Protocol::Simple {
+                check_param_types(&q.params, statement.params()).map_err(|e| usage(format!("{}: {e}", what())))?;
+            }
         }
+    }
+    Ok(())
+}
+
+/// Whether the values `params` draw bind to the types the server inferred
+/// for their placeholders, in order (a window and distinct values fill
+/// several); the error names the placeholder, `$N`.
+fn check_param_types(params: &[ParamGen], types: &[Type]) -> std::result::Result<(), String> {
+    let mut first = 0;
+    for g in params {
+        let mine = types.get(first..first + g.arity()).unwrap_or_default();
+        g.check_types(mine)
+            .map_err(|(i, why)| format!("parameter ${}: {why}; change the parameter or the query", first + i + 1))?;
+        first += g.arity();
     }
     Ok(())
 }
