@@ -229,8 +229,12 @@ pub struct Stats {
     pub rows_read: u64,
     /// Rows that could not be written (malformed, or a value that does not fit).
     pub rejected: u64,
-    /// With `--on-error abort`: where and why reading stopped.
+    /// With `--on-error abort`: the bad row where reading stopped, and why.
     pub abort: Option<String>,
+    /// Why the input could not be read on (a gzip file cut short, a value
+    /// past the limit, the source query failing): not a row that
+    /// `--on-error skip` could pass.
+    pub read_error: Option<String>,
     /// The rejects file could not be written.
     pub write_error: Option<String>,
 }
