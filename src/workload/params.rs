@@ -146,6 +146,27 @@ impl ParamGen {
     }
 }
 
+impl ParamGen {
+    /// The text values a draw can give (constants, choices, distinct
+    /// values): they travel in text format, for the server to parse as the
+    /// placeholder's type, so only the server can check them before the run.
+    pub fn texts(&self) -> Vec<&str> {
+        let values: &[Value] = match self {
+            ParamGen::Const(v) => std::slice::from_ref(v),
+            ParamGen::Choice(values) => values,
+            ParamGen::Distinct { from, .. } => from,
+            _ => &[],
+        };
+        values
+            .iter()
+            .filter_map(|v| match v {
+                Value::Text(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl Value {
     /// SQL literal for the simple protocol (no bound parameters): numbers as
     /// is, text single-quoted with quotes doubled (`E''` is never needed as

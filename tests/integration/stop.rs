@@ -76,7 +76,10 @@ fn untakeable_parameter(ctx: &Ctx) -> Result<()> {
     };
     let float = file("float.yml", "select $1::text, $2::int4 + 1", "{int: [1, 5]}, {float: [0.5, 1.5]}")?;
     let wide = file("wide.yml", "select $1::int2", "{int: [1, 100000]}")?;
+    let text = file("text.yml", "select $1::int4 + 1", "{choice: [1, '2', abc]}")?;
     for protocol in ["extended", "prepared"] {
+        let argv = ["workload", &text, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
+        refused_quickly(&argv, &["query q", "parameter $1", "\"abc\"", "integer"])?;
         let argv = ["workload", &float, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
         refused_quickly(&argv, &["query q", "parameter $2", "a float", "int4"])?;
         let argv = ["workload", &wide, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
