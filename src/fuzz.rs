@@ -524,6 +524,19 @@ mod laws {
         None
     }
 
+    /// A run's length and warm-up, once accepted, fit the clock the workers
+    /// add them to (issue 29, item 7: `--duration 500000000000y` was taken
+    /// and panicked there).
+    fn on_the_clock(duration: Option<Duration>, warmup: crate::op::Warmup) {
+        let warm = match warmup {
+            crate::op::Warmup::Duration(d) => Some(d),
+            _ => None,
+        };
+        for d in duration.iter().chain(&warm) {
+            assert!(std::time::Instant::now().checked_add(*d).is_some(), "{d:?} is past the clock");
+        }
+    }
+
     proptest! {
         #[test]
         fn workload_files_answer(text in workload_doc(), seed: u64) {
@@ -676,9 +689,10 @@ mod laws {
             answers(&argv.join(" "), move || {
                 let Ok(cli) = Cli::try_parse_from(&argv) else { return };
                 let _ = match cli.command {
-                    Command::Ingest(a) => IngestConfig::resolve(a, &no_env).map(drop),
-                    Command::Timeit(a) => QueryConfig::timeit(a, &no_env, &mut std::io::empty()).map(drop),
-                    Command::Http(a) => HttpConfig::resolve(a, &no_env).map(drop),
+                    Command::Ingest(a) => IngestConfig::resolve(a, &no_env).map(|c| on_the_clock(c.duration, c.warmup)),
+                    Command::Timeit(a) => QueryConfig::timeit(a, &no_env, &mut std::io::empty())
+                        .map(|c| on_the_clock(c.duration, c.warmup)),
+                    Command::Http(a) => HttpConfig::resolve(a, &no_env).map(|c| on_the_clock(c.duration, c.warmup)),
                     Command::InsertFakeData(a) => data::insert_fake_data(a, &no_env).map(drop),
                     Command::Export(a) => ExportConfig::resolve(a, &no_env).map(drop),
                     _ => Ok(()),

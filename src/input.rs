@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::error::usage;
 
@@ -56,14 +56,19 @@ impl Input {
                     usage(format!("{f}: cannot open it: {e}; give a readable JSON file, or - for stdin"))
                 })?;
                 let meta = file.metadata().ok();
+                if meta.as_ref().is_some_and(|m| m.is_dir()) {
+                    return Err(usage(format!(
+                        "{f}: is a directory; give the JSON files in it (e.g. {}/*.json), or - for stdin",
+                        f.trim_end_matches('/')
+                    )));
+                }
                 ids.extend(meta.as_ref().map(|m| (f.clone(), (m.dev(), m.ino()))));
                 let len = meta.filter(|m| m.is_file()).map(|m| m.len());
                 size = size.zip(len).map(|(a, b)| a + b);
                 Box::new(Counted { inner: file, read: read.clone() })
             };
             let name = if f == "-" { "stdin".to_string() } else { f.clone() };
-            let reader =
-                gunzip_if_gzip(BufReader::with_capacity(1 << 16, raw)).with_context(|| format!("reading {name}"))?;
+            let reader = decode(&name, BufReader::with_capacity(1 << 16, raw))?;
             pending.push_back((name, reader));
         }
         let all = pending.iter().map(|(n, _)| n.clone()).collect();
@@ -98,7 +103,7 @@ impl Input {
 
     /// Input from memory (tests).
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Input> {
-        Ok(Input::from_reader(name, gunzip_if_gzip(BufReader::new(std::io::Cursor::new(bytes)))?))
+        Ok(Input::from_reader(name, decode(name, BufReader::new(std::io::Cursor::new(bytes)))?))
     }
 
     /// Whether every input is a file that [`Input::reopen`] can read again
@@ -156,14 +161,64 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// Wraps gzip input in a decoder, recognised by the magic bytes 1f 8b.
-fn gunzip_if_gzip<R: BufRead + Send + 'static>(mut r: R) -> std::io::Result<Box<dyn BufRead + Send>> {
-    let head = r.fill_buf()?;
-    if head.starts_with(&[0x1f, 0x8b]) {
-        Ok(Box::new(BufReader::with_capacity(1 << 16, flate2::bufread::MultiGzDecoder::new(r))))
+/// The text of input `name`: gzip undone (recognised by the magic bytes
+/// 1f 8b), and refused when it is UTF-16, which JSON input never is here
+/// (its bytes would be reported one by one as bad rows: "byte 0xff").
+fn decode<R: BufRead + Send + 'static>(name: &str, mut r: R) -> Result<Box<dyn BufRead + Send>> {
+    let head = r.fill_buf().map_err(|e| read_error(name, e))?;
+    let mut text: Box<dyn BufRead + Send> = if head.starts_with(&[0x1f, 0x8b]) {
+        let gzip = Gunzip(flate2::bufread::MultiGzDecoder::new(r));
+        Box::new(BufReader::with_capacity(1 << 16, gzip))
     } else {
-        Ok(Box::new(r))
+        Box::new(r)
+    };
+    if let Some(form) = utf16(text.fill_buf().map_err(|e| read_error(name, e))?) {
+        return Err(usage(format!(
+            "{name}: the text is UTF-16 ({form}); JSON input is read as UTF-8: convert it first, e.g. \
+             iconv -f UTF-16 -t UTF-8"
+        )));
     }
+    Ok(text)
+}
+
+/// Which UTF-16 `head` (the first bytes of a text) is written in, if it is:
+/// by its byte-order mark, or by JSON's first character being ASCII, whose
+/// other byte is then 0 (RFC 8259's way of telling encodings apart).
+fn utf16(head: &[u8]) -> Option<&'static str> {
+    match head {
+        [0xff, 0xfe, ..] => Some("little-endian, with a byte-order mark"),
+        [0xfe, 0xff, ..] => Some("big-endian, with a byte-order mark"),
+        [a, 0, b, 0, ..] if a.is_ascii() && *a != 0 && b.is_ascii() => Some("little-endian"),
+        [0, a, 0, b, ..] if a.is_ascii() && *a != 0 && b.is_ascii() => Some("big-endian"),
+        _ => None,
+    }
+}
+
+/// gzip input whose decoding errors say they are the data's, not the
+/// device's: a file cut short or corrupt is bad input (exit 2).
+struct Gunzip<R>(flate2::bufread::MultiGzDecoder<R>);
+
+/// A decoding error of gzip input (see [`read_error`]).
+#[derive(Debug, thiserror::Error)]
+#[error("the gzip data is corrupt or ends early (a file cut short?): {0}")]
+struct CorruptGzip(std::io::Error);
+
+impl<R: BufRead> Read for Gunzip<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf).map_err(|e| match e.raw_os_error() {
+            Some(_) => e,
+            None => std::io::Error::new(std::io::ErrorKind::InvalidData, CorruptGzip(e)),
+        })
+    }
+}
+
+/// An error reading input `name`: bad input (exit 2) when the data is at
+/// fault (gzip cut short or corrupt), else the device's error.
+pub fn read_error(name: &str, e: std::io::Error) -> anyhow::Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<CorruptGzip>()) {
+        return usage(format!("{name}: {e}; give the whole file, or a plain JSON one"));
+    }
+    anyhow::Error::new(e).context(format!("reading {name}"))
 }
 
 /// What reading rows from the input found (all of it, once the run is
@@ -174,8 +229,12 @@ pub struct Stats {
     pub rows_read: u64,
     /// Rows that could not be written (malformed, or a value that does not fit).
     pub rejected: u64,
-    /// With `--on-error abort`: where and why reading stopped.
+    /// With `--on-error abort`: the bad row where reading stopped, and why.
     pub abort: Option<String>,
+    /// Why the input could not be read on (a gzip file cut short, a value
+    /// past the limit, the source query failing): not a row that
+    /// `--on-error skip` could pass.
+    pub read_error: Option<String>,
     /// The rejects file could not be written.
     pub write_error: Option<String>,
 }
@@ -222,5 +281,21 @@ mod tests {
         assert_eq!(crate::error::exit_code(&e), 2);
         let msg = e.to_string();
         assert!(msg.starts_with(&format!("{missing}: cannot open it: ")) && msg.contains("or - for stdin"), "{msg}");
+    }
+
+    /// Issue 29, item 7: UTF-16 input was reported as a bad row, "byte
+    /// 0xff"; it is refused by name, with a byte-order mark or without.
+    #[test]
+    fn utf16_text_is_refused_by_name() {
+        let le: Vec<u8> = "{\"a\": 1}".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = "[1]".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        for (bytes, form) in [(le, "UTF-16 (little-endian)"), (be, "UTF-16 (big-endian)")] {
+            let e = Input::from_bytes("in.json", bytes).err().expect("refused");
+            assert_eq!(crate::error::exit_code(&e), 2);
+            assert!(e.to_string().starts_with(&format!("in.json: the text is {form}")), "{e}");
+        }
+        for text in ["{\"a\": 1}", "1", "", "\u{feff}[1]"] {
+            Input::from_bytes("in.json", text.as_bytes().to_vec()).unwrap();
+        }
     }
 }

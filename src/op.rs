@@ -230,6 +230,14 @@ impl Stages {
         total / self.duration().as_secs_f64().max(f64::MIN_POSITIVE)
     }
 
+    /// The flag that gives stages of this kind.
+    pub fn flag(&self) -> &'static str {
+        match self.ramps {
+            Ramps::Vus => "--stages",
+            Ramps::Rate => "--rate-stages",
+        }
+    }
+
     /// How long the stages take together: the run's duration.
     pub fn duration(&self) -> Duration {
         self.stages.iter().map(|s| s.duration).sum()
@@ -258,10 +266,7 @@ impl Stages {
 /// As the flag was written: `--rate-stages 30s:100,1m:1000`.
 impl std::fmt::Display for Stages {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let flag = match self.ramps {
-            Ramps::Vus => "--stages",
-            Ramps::Rate => "--rate-stages",
-        };
+        let flag = self.flag();
         let parts: Vec<String> =
             self.stages.iter().map(|s| format!("{}:{}", humantime::format_duration(s.duration), s.target)).collect();
         write!(f, "{flag} {}", parts.join(","))

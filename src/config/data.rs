@@ -47,6 +47,12 @@ pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<Stri
         cratedb: false,
     };
     let rows = split_rows(a.num_records, super::connections("--concurrency", a.bulk.concurrency, "worker")?);
+    if let Some(m) = &spec.mapping {
+        // Row r of worker w is global row r × workers + w.
+        let workers = rows.len() as u64;
+        let last = rows.iter().enumerate().filter(|(_, &n)| n > 0).map(|(w, &n)| (n - 1) * workers + w as u64).max();
+        m.check_sequences(last.unwrap_or(0), &format!("--num-records {}", a.num_records))?;
+    }
     resolve("insert-fake-data", ModelSpec::Table(spec), &a.table, a.target, a.bulk, a.output, rows, a.seed, env)
 }
 
@@ -259,5 +265,21 @@ mod tests {
             assert_eq!(crate::error::exit_code(&e), 2, "{args}: {e}");
             assert!(e.to_string().contains(culprit), "{args}: {e}");
         }
+    }
+
+    /// Issue 29, item 7: `{sequence: 9223372036854775800}` over 100 rows
+    /// wrote 9223372036854775807 again and again (the addition saturated);
+    /// a sequence that would pass the largest integer is refused up front.
+    #[test]
+    fn a_sequence_past_the_largest_integer_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let map = dir.path().join("map.yml");
+        std::fs::write(&map, "name: name\nid: {sequence: 9223372036854775800}\n").unwrap();
+        let args = |n: u64| format!("--table t --mapping {} --num-records {n}", map.display());
+        let e = fake(&args(100)).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+        let e = e.to_string();
+        assert!(e.contains("map.yml:2:") && e.contains("\"id\"") && e.contains("--num-records 100"), "{e}");
+        fake(&args(8)).unwrap();
     }
 }

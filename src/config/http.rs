@@ -184,16 +184,20 @@ impl HttpConfig {
             (None, None, Some(r)) => default_in_flight(r, MAX_DEFAULT_VUS),
             (None, None, None) => 1,
         };
-        if a.duration.is_some_and(|d| d.is_zero()) {
-            return Err(usage("--duration 0s: give a positive duration such as 30s or 5m"));
-        }
-        let (iterations, duration) = match (a.iterations, stages.as_ref().map(Stages::duration).or(a.duration)) {
+        let given = stages.as_ref().map(Stages::duration).or(super::check_duration(a.duration)?);
+        let (iterations, duration) = match (a.iterations, given) {
             (Some(0), _) => return Err(usage("--iterations 0: give at least 1 request")),
             (None, None) => (None, Some(DEFAULT_DURATION)),
             (i, d) => (i, d),
         };
         let all_vus = instance.as_ref().map_or(vus, |i| i.all_workers(vus));
-        let warmup = parse_warmup(a.warmup.as_deref(), all_vus, "requests", iterations.map(|n| (n, "--iterations")))?;
+        let warmup = parse_warmup(
+            a.warmup.as_deref(),
+            all_vus,
+            "requests",
+            iterations.map(|n| (n, "--iterations")),
+            super::run_span(stages.as_ref(), duration),
+        )?;
         let per_vu: Vec<u64> = match (iterations, &instance) {
             (Some(n), Some(i)) => i.shares(n, vus),
             (Some(n), None) => split_rows(n, vus),
@@ -373,5 +377,17 @@ mod tests {
         let e = err("http://h --rate 1e-300 --duration 5s");
         assert!(e.contains("--rate 1e-300") && e.contains("0.001 or more"), "{e}");
         resolve("http://h --rate 0.001 --duration 5s").unwrap();
+    }
+
+    /// Issue 29, item 7, for HTTP: `--duration` past the clock panicked in
+    /// the workers; a warm-up as long as the run measured nothing.
+    #[test]
+    fn a_duration_or_warmup_a_run_cannot_keep_is_refused() {
+        let e = err("http://h --duration 500000000000y");
+        assert!(e.contains("--duration 500000000000years") && e.contains("at most 100years"), "{e}");
+        let e = err("http://h --duration 3s --warmup 1m");
+        assert!(e.contains("--warmup 1m") && e.contains("the run lasts 3s (--duration)"), "{e}");
+        let e = err("http://h --rate 1e10");
+        assert!(e.contains("--rate 10000000000.0") && e.contains("1000000000 or less"), "{e}");
     }
 }

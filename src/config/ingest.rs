@@ -210,7 +210,7 @@ impl IngestConfig {
             a.target.url = Some(conninfo);
         }
         let stages = super::resolve_stages(&a.stages, a.duration, a.rate, ("--workers", a.workers))?;
-        let duration = stages.as_ref().map(Stages::duration).or(a.duration);
+        let duration = stages.as_ref().map(Stages::duration).or(super::check_duration(a.duration)?);
         let workers = match (super::stage_workers(stages.as_ref()), a.workers) {
             (Some(n), _) => n,
             (None, Some(w)) => super::connections("--workers", w, "worker")?,
@@ -263,6 +263,9 @@ impl IngestConfig {
         });
         let rows_per_worker: Vec<u64> = match (a.rows, measurements) {
             (Some(0), _) => return Err(usage("--rows 0: nothing to write; give at least 1 row")),
+            (None, Some(0)) => {
+                return Err(usage("--measurements 0: nothing to write; give at least 1 measurement per device"))
+            }
             (Some(rows), _) => match &instance {
                 Some(i) => i.shares(rows, workers),
                 None => split_rows(rows, workers),
@@ -273,11 +276,6 @@ impl IngestConfig {
             },
             (None, None) => vec![u64::MAX; workers as usize],
         };
-        if let Some(d) = a.duration {
-            if d.is_zero() {
-                return Err(usage("--duration 0s: give a positive duration such as 30s or 5m"));
-            }
-        }
         let rate = super::check_rate(a.rate, "rows")?.map(|r| instance.as_ref().map_or(r, |i| i.rate(r)));
         // None: no total (a duration run), or one past u64 (refused below: past the clock).
         let total = rows_per_worker.iter().try_fold(0u64, |acc, &r| (r != u64::MAX).then_some(acc.checked_add(r)?));
@@ -287,7 +285,13 @@ impl IngestConfig {
             (true, Some(rows)) => Some(rows),
             _ => total.map(|t| t.saturating_mul((all_workers / workers) as u64)),
         };
-        let warmup = parse_warmup(a.warmup.as_deref(), all_workers, "rows", total.map(|n| (n, total_flag)))?;
+        let warmup = parse_warmup(
+            a.warmup.as_deref(),
+            all_workers,
+            "rows",
+            total.map(|n| (n, total_flag)),
+            super::run_span(stages.as_ref(), duration),
+        )?;
 
         // The rows asked for, as given, for the message if their times do not fit.
         let asked = match (a.rows, measurements) {
@@ -701,15 +705,51 @@ mod tests {
 
     #[test]
     fn warmup_forms() {
-        assert_eq!(parse_warmup(Some("10s"), 2, "rows", None).unwrap(), Warmup::Duration(Duration::from_secs(10)));
-        assert_eq!(parse_warmup(Some("1001"), 2, "rows", None).unwrap(), Warmup::Count(501));
-        assert_eq!(parse_warmup(Some("999"), 2, "rows", Some((1000, "--rows"))).unwrap(), Warmup::Count(500));
+        assert_eq!(
+            parse_warmup(Some("10s"), 2, "rows", None, None).unwrap(),
+            Warmup::Duration(Duration::from_secs(10))
+        );
+        assert_eq!(parse_warmup(Some("1001"), 2, "rows", None, None).unwrap(), Warmup::Count(501));
+        assert_eq!(parse_warmup(Some("999"), 2, "rows", Some((1000, "--rows")), None).unwrap(), Warmup::Count(500));
     }
 
     /// A warm-up is taken out of the total, so one that is all of it is refused.
     #[test]
     fn warmup_count_that_leaves_nothing_to_measure_is_refused() {
-        let e = parse_warmup(Some("1000"), 2, "rows", Some((1000, "--rows"))).unwrap_err().to_string();
+        let e = parse_warmup(Some("1000"), 2, "rows", Some((1000, "--rows")), None).unwrap_err().to_string();
         assert!(e.contains("--warmup 1000") && e.contains("--rows"), "{e}");
+    }
+
+    /// Issue 29, item 7: a time past the clock panicked in the workers
+    /// (`run/worker.rs:139`), and stages, rates, `--measurements 0` and a
+    /// warm-up as long as the run were taken and measured nothing.
+    #[test]
+    fn times_rates_and_counts_a_run_cannot_keep_are_refused() {
+        let e = err("--dry-run --duration 500000000000y");
+        assert!(e.contains("--duration 500000000000years") && e.contains("at most 100years"), "{e}");
+        let e = err("--dry-run --stages 500000000000y:1");
+        assert!(e.contains("--stages 500000000000y:1") && e.contains("at most 100years"), "{e}");
+        let e = err("--dry-run --stages 1s:0,1s:0");
+        assert!(e.contains("--stages 1s:0,1s:0") && e.contains("every target is 0"), "{e}");
+        let e = err("--dry-run --rate-stages 1s:1e-9");
+        assert!(e.contains("--rate-stages 1s:1e-9") && e.contains("0.001 to 1000000000"), "{e}");
+        let e = err("--dry-run --rate-stages 1s:0.5");
+        assert!(e.contains("--rate-stages 1s:0.5") && e.contains("less than 1 operation"), "{e}");
+        let e = err("--dry-run --rate 18446744073709551616 --duration 1s");
+        assert!(e.contains("--rate 1.8446744073709552e19") && e.contains("1000000000 or less"), "{e}");
+        let e = err("--dry-run --rate-stages 1s:18446744073709551616");
+        assert!(e.contains("--rate-stages") && e.contains("1000000000"), "{e}");
+        let e = err("--dry-run --measurements 0");
+        assert!(e.contains("--measurements 0") && e.contains("nothing to write"), "{e}");
+        let e = err("--dry-run --warmup 5s --duration 2s");
+        assert!(e.contains("--warmup 5s") && e.contains("the run lasts 2s (--duration)"), "{e}");
+        let e = err("--dry-run --warmup 500000000000y --rows 10");
+        assert!(e.contains("--warmup 500000000000y") && e.contains("at most 100years"), "{e}");
+        // What stays taken: a ramp down from workers given, the longest run, a warm-up shorter than the run.
+        resolve("--dry-run --workers 3 --stages 1s:0").unwrap();
+        resolve("--dry-run --duration 100y --warmup 1s").unwrap();
+        resolve("--dry-run --rate-stages 2s:1 --rate 1 --rows 5").unwrap_err();
+        resolve("--dry-run --rate-stages 2s:1").unwrap();
+        resolve("--dry-run --rate 1000000000 --duration 1s").unwrap();
     }
 }

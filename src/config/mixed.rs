@@ -39,9 +39,10 @@ fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Resu
         if skip.contains(&key) {
             continue;
         }
-        // One target and one report for the whole run: those options are the run's.
+        // One target and one report for the whole run: those options are the
+        // run's, whether written `fail_if` or as the flag is, `fail-if`.
         if matches!(
-            key,
+            key.replace('-', "_").as_str(),
             "url" | "keep" | "output" | "report" | "html" | "quiet" | "progress" | "fail_if" | "runs" | "pause"
         ) {
             let flag = key.replace('_', "-");
@@ -55,15 +56,21 @@ fn argv(origin: &str, part: &str, pairs: &[(Node, Node)], skip: &[&str]) -> Resu
         match &v.value {
             Yaml::Bool(true) => args.push(flag),
             Yaml::Bool(false) | Yaml::Null => {}
-            Yaml::Int(i) => args.extend([flag, i.to_string()]),
-            Yaml::Float(f) => args.extend([flag, f.to_string()]),
-            Yaml::Str(s) => args.extend([flag, s.clone()]),
-            other => {
-                return Err(fail(origin, &v.referenced, format!("{part}: `{key}` takes one value, found {other}")));
-            }
+            _ => args.extend([flag, value(origin, part, key, v)?]),
         }
     }
     Ok(args)
+}
+
+/// A number or a text, as the argument of its flag (`3` is `--duration 3`,
+/// three seconds, as on the command line).
+fn value(origin: &str, part: &str, key: &str, v: &Node) -> Result<String> {
+    match &v.value {
+        Yaml::Int(i) => Ok(i.to_string()),
+        Yaml::Float(f) => Ok(f.to_string()),
+        Yaml::Str(s) => Ok(s.clone()),
+        other => Err(fail(origin, &v.referenced, format!("{part}: `{key}` takes one value, found {other}"))),
+    }
 }
 
 /// Parses `dbload <command> <args>` as the binary would; a mistake names the
@@ -119,9 +126,9 @@ impl MixedConfig {
         }
         let shared: Vec<String> = ["duration", "warmup"]
             .iter()
-            .filter_map(|k| get(top, k).and_then(|v| v.value.as_str().map(|s| [format!("--{k}"), s.to_string()])))
-            .flatten()
-            .collect();
+            .filter_map(|k| get(top, k).map(|v| Ok([format!("--{k}"), value(&origin, "the run", k, v)?])))
+            .collect::<Result<Vec<_>>>()?
+            .concat();
         let with_shared = |mut args: Vec<String>| {
             for pair in shared.chunks(2) {
                 if !args.contains(&pair[0]) {
@@ -270,5 +277,36 @@ mod tests {
         let Command::Run(a) = cli.command else { unreachable!("run") };
         let e = MixedConfig::resolve(a, &|_| None).unwrap_err().to_string();
         assert!(!e.contains("S3cr3tPW") && e.contains("postgres://u:***@h/db"), "{e}");
+    }
+
+    fn resolve_file(yaml: &str) -> Result<MixedConfig> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        std::fs::write(&file, yaml).unwrap();
+        let cli = Cli::try_parse_from(["dbload", "run", file.to_str().unwrap()]).unwrap();
+        let Command::Run(a) = cli.command else { unreachable!("run") };
+        MixedConfig::resolve(a, &|_| None)
+    }
+
+    /// Issue 29, item 7: `duration: 3` (a number, as on the command line:
+    /// seconds) was ignored at the top of a run file.
+    #[test]
+    fn a_top_duration_in_seconds_is_taken() {
+        let c = resolve_file("duration: 3\nwarmup: 1\ningest:\n  workers: 1\n").unwrap();
+        let ingest = c.ingest.unwrap();
+        assert_eq!(ingest.duration, Some(Duration::from_secs(3)));
+        assert_eq!(ingest.warmup, crate::op::Warmup::Count(1));
+        let e = resolve_file("duration: [3]\ningest:\n  workers: 1\n").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("mixed.yml:1:") && e.to_string().contains("`duration` takes one value"), "{e}");
+    }
+
+    /// Issue 29, item 7: `fail-if:` (a hyphen) in a part went to the part's
+    /// own report, which a mixed run does not judge: silently no effect.
+    #[test]
+    fn a_run_option_with_a_hyphen_in_a_part_is_refused() {
+        let e = resolve_file("duration: 5s\ningest:\n  workers: 1\n  fail-if: p99_ms > 50\n").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("`fail-if` belongs on the command line"), "{e}");
     }
 }

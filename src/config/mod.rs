@@ -241,14 +241,53 @@ pub fn cr8_hosts(target: &mut TargetArgs, hosts: Option<&str>) {
 /// overflow it at the second operation).
 pub const MIN_RATE: f64 = 0.001;
 
-/// `--rate`, checked: a finite number of `unit`s per second, at least [`MIN_RATE`].
+/// The fastest `--rate` taken: one unit a nanosecond, the finest step of
+/// the clock the schedule is kept on. Faster slots all fall on the same
+/// instant (`--rate 18446744073709551616` was taken and ran as a closed loop).
+pub const MAX_RATE: f64 = 1e9;
+
+/// `--rate`, checked: a finite number of `unit`s per second, from
+/// [`MIN_RATE`] to [`MAX_RATE`].
 pub fn check_rate(rate: Option<f64>, unit: &str) -> Result<Option<f64>> {
     match rate {
-        Some(r) if !(r.is_finite() && r >= MIN_RATE) => Err(usage(format!(
-            "--rate {r:?}: out of range; give a finite number of {unit} per second, {MIN_RATE} or more"
+        Some(r) if !(MIN_RATE..=MAX_RATE).contains(&r) => Err(usage(format!(
+            "--rate {r:?}: out of range; give a finite number of {unit} per second, {MIN_RATE} or more and \
+             {MAX_RATE} or less"
         ))),
         r => Ok(r),
     }
+}
+
+/// The longest a run, its stages or its warm-up may last: 100 years (as
+/// humantime counts them). A run's deadline is its start on the monotonic
+/// clock plus its length, and that clock holds only so far: `--duration
+/// 500000000000y` overflowed it and panicked in the workers.
+pub const MAX_DURATION: Duration = Duration::from_secs(100 * 31_557_600);
+
+/// `what` (`--duration 2m`, `--stages ...`), a time up to [`MAX_DURATION`].
+fn within_clock(what: &str, d: Duration) -> Result<Duration> {
+    if d > MAX_DURATION {
+        return Err(usage(format!(
+            "{what}: past what the run's clock holds; give at most {} (Ctrl-C ends a run early)",
+            humantime::format_duration(MAX_DURATION)
+        )));
+    }
+    Ok(d)
+}
+
+/// `--duration`, checked: more than 0 and at most [`MAX_DURATION`].
+pub fn check_duration(d: Option<Duration>) -> Result<Option<Duration>> {
+    match d {
+        Some(d) if d.is_zero() => Err(usage("--duration 0s: give a positive duration such as 30s or 5m")),
+        Some(d) => within_clock(&format!("--duration {}", humantime::format_duration(d)), d).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// How long a run lasts, if a time bounds it, and the flag that says so:
+/// the stages' total or `--duration`. A time warm-up must end before it.
+pub fn run_span(stages: Option<&Stages>, duration: Option<Duration>) -> Option<(Duration, &'static str)> {
+    stages.map(|s| (s.duration(), s.flag())).or(duration.map(|d| (d, "--duration")))
 }
 
 /// The most connections (workers, VUs) one run opens: far beyond any
@@ -307,7 +346,15 @@ pub fn default_in_flight(rate: f64, cap: u32) -> u32 {
 /// `--duration`, so a count is the first part of the run's total (`total`:
 /// the count and the flag that gave it): `--rows`, `--repeat`,
 /// `--max-queries` and `--iterations` stay what the target receives.
-pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str, total: Option<(u64, &str)>) -> Result<Warmup> {
+/// A time is refused when it is not shorter than the run (`span`: its
+/// length and the flag that set it, see [`run_span`]).
+pub fn parse_warmup(
+    s: Option<&str>,
+    workers: u32,
+    unit: &str,
+    total: Option<(u64, &str)>,
+    span: Option<(Duration, &str)>,
+) -> Result<Warmup> {
     let Some(s) = s else { return Ok(Warmup::None) };
     if let Ok(n) = s.parse::<u64>() {
         if let Some((total, flag)) = total.filter(|&(total, _)| n >= total) {
@@ -321,9 +368,18 @@ pub fn parse_warmup(s: Option<&str>, workers: u32, unit: &str, total: Option<(u6
             r => Warmup::Count(r.div_ceil(workers as u64)),
         });
     }
-    humantime::parse_duration(s)
-        .map(Warmup::Duration)
-        .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of {unit} (100000)")))
+    let d = humantime::parse_duration(s)
+        .map_err(|e| usage(format!("--warmup {s:?}: {e}; give a time (30s, 2m) or a number of {unit} (100000)")))?;
+    within_clock(&format!("--warmup {s}"), d)?;
+    if let Some((length, flag)) = span.filter(|&(length, _)| d >= length) {
+        return Err(usage(format!(
+            "--warmup {s}: the warm-up is the first {} of the run, and the run lasts {} ({flag}): none of it would \
+             be measured; give a shorter warm-up or a longer run",
+            humantime::format_duration(d),
+            humantime::format_duration(length)
+        )));
+    }
+    Ok(Warmup::Duration(d))
 }
 
 /// Stages are one schedule for one client: with `--instance` each instance
@@ -366,10 +422,23 @@ pub fn resolve_stages(
         Some(t) if t.is_zero() => {
             return Err(usage(format!("{flag} {text}: the stages take no time; give each a time such as 30s")))
         }
-        Some(_) => {}
-    }
-    if stages.peak() <= 0.0 {
+        Some(t) => within_clock(&format!("{flag} {text}"), t)?,
+    };
+    // A VU ramp starts from the workers' flag only when it is given: from
+    // the default 1 down to 0 is a run of nothing meant.
+    let given_start = match ramps {
+        Ramps::Vus => start_flag.1.map_or(0.0, f64::from),
+        Ramps::Rate => 0.0,
+    };
+    if stages.stages.iter().map(|s| s.target).fold(given_start, f64::max) <= 0.0 {
         return Err(usage(format!("{flag} {text}: every target is 0, so nothing would run; give one above 0")));
+    }
+    let units = stages.mean() * stages.duration().as_secs_f64();
+    if ramps == Ramps::Rate && units < 1.0 {
+        return Err(usage(format!(
+            "{flag} {text}: the ramp calls for {units:.3} in all, less than 1 operation; give higher rates or \
+             longer stages"
+        )));
     }
     if duration.is_some() {
         return Err(usage(format!(
@@ -420,7 +489,10 @@ fn parse_stages(flag: &str, text: &str, ramps: Ramps, unit: &str) -> Result<Vec<
             let n = target.trim().parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0);
             let n = match (ramps, n) {
                 (Ramps::Vus, Some(n)) if n.fract() == 0.0 => n,
-                (Ramps::Rate, Some(n)) => n,
+                (Ramps::Rate, Some(n)) if n == 0.0 || (MIN_RATE..=MAX_RATE).contains(&n) => n,
+                (Ramps::Rate, Some(_)) => {
+                    return Err(bad(format!("rate {target:?} is out of range: give 0, or {MIN_RATE} to {MAX_RATE}")))
+                }
                 _ => return Err(bad(format!("target {target:?} is not {unit}, 0 or more"))),
             };
             Ok(Stage { duration, target: n })

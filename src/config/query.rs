@@ -206,10 +206,7 @@ impl QueryConfig {
             (None, None, Some(rate)) => default_in_flight(rate, MAX_DEFAULT_CONCURRENCY),
             (None, None, None) => 1,
         };
-        let duration = stages.as_ref().map(Stages::duration).or(r.duration);
-        if r.duration.is_some_and(|d| d.is_zero()) {
-            return Err(usage("--duration 0s: give a positive duration such as 30s or 2m"));
-        }
+        let duration = stages.as_ref().map(Stages::duration).or(super::check_duration(r.duration)?);
         if r.explain.is_some() && phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) {
             return Err(usage("--explain captures the plans of queries; a pgbench script has several: drop --explain"));
         }
@@ -244,7 +241,13 @@ impl QueryConfig {
             None => (total, r.warmup),
         };
         let all_workers = shared.map_or(concurrency, |i| i.all_workers(concurrency));
-        let warmup = parse_warmup(warmup.as_deref(), all_workers, "queries", total.map(|n| (n, flag)))?;
+        let warmup = parse_warmup(
+            warmup.as_deref(),
+            all_workers,
+            "queries",
+            total.map(|n| (n, flag)),
+            super::run_span(stages.as_ref(), duration),
+        )?;
         let per_worker: Vec<u64> = match (total, shared) {
             (Some(n), Some(i)) => i.shares(n, concurrency),
             (Some(n), None) => split_rows(n, concurrency),
@@ -508,5 +511,27 @@ mod tests {
         assert!(e.to_string().contains("drop --explain"), "{e}");
         let e = timeit(&["-b", "select-only", "-s", "select 1"]).unwrap_err();
         assert!(e.to_string().contains("not both"), "{e}");
+    }
+
+    /// Issue 29, item 7, for queries: a time past the clock, a warm-up as
+    /// long as the run and a rate past the clock's resolution are refused.
+    #[test]
+    fn times_and_rates_a_run_cannot_keep_are_refused() {
+        use clap::Parser;
+        let err = |flags: &[&str]| {
+            let argv = [&["dbload", "timeit", "-s", "select 1"][..], flags].concat();
+            let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+                unreachable!("timeit")
+            };
+            let e = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{e}");
+            e.to_string()
+        };
+        let e = err(&["--duration", "500000000000y"]);
+        assert!(e.contains("--duration 500000000000years") && e.contains("at most 100years"), "{e}");
+        let e = err(&["--duration", "2s", "--warmup", "2s"]);
+        assert!(e.contains("--warmup 2s") && e.contains("the run lasts 2s (--duration)"), "{e}");
+        let e = err(&["--duration", "2s", "--rate", "1e12"]);
+        assert!(e.contains("--rate 1000000000000.0") && e.contains("1000000000 or less"), "{e}");
     }
 }

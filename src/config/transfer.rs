@@ -3,7 +3,7 @@
 //! parsed, limits checked, and what an engine cannot do refused before
 //! anything connects.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
@@ -48,6 +48,19 @@ pub struct ExportConfig {
     pub output: OutputConfig,
 }
 
+/// `--out`, when it exists: a directory the export can create its files in
+/// (probed with a file that vanishes when closed), so that one it cannot
+/// write in is refused before connecting rather than failing the run. One
+/// that does not exist yet is created by the run, which says if it cannot.
+fn check_out_dir(dir: &Path) -> Result<()> {
+    let refuse = |why: String| usage(format!("--out {}: {why}; give a directory you can write in", dir.display()));
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(refuse("is not a directory".into())),
+        Ok(_) => tempfile::tempfile_in(dir).map(drop).map_err(|e| refuse(format!("cannot create files in it ({e})"))),
+        Err(_) => Ok(()),
+    }
+}
+
 impl ExportConfig {
     /// `--runs`: each run after the first replaces the files the first
     /// wrote (it refused files left by another export, so these are its
@@ -87,6 +100,7 @@ impl ExportConfig {
                 a.format.extension()
             )));
         }
+        check_out_dir(&a.out)?;
         let target = resolve_target(&a.target, workers.unwrap_or_else(cpus), env)?;
         if matches!(target, TargetChoice::Crate(_)) && a.format == ExportFormat::Csv {
             return Err(usage(

@@ -247,6 +247,13 @@ pub fn catalog_columns(table: &TableName) -> String {
     )
 }
 
+/// Reads text values (one `text[]` parameter) as the type `schema.name`:
+/// whether a workload's text parameters are values its statement's
+/// parameter type takes, asked of the server once before the run.
+pub fn texts_as(schema: &str, name: &str) -> String {
+    format!("SELECT v::{}.{} FROM unnest($1::text[]) AS v", quote_ident(schema), quote_ident(name))
+}
+
 /// The column numbers of each unique index of a table (`1 3`), primary key first.
 pub fn unique_keys(table: &TableName) -> String {
     format!(
@@ -433,6 +440,11 @@ pub fn copy_in_binary(table: &TableName, columns: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_are_read_as_a_quoted_type() {
+        assert_eq!(texts_as("pg_catalog", "int4"), "SELECT v::\"pg_catalog\".\"int4\" FROM unnest($1::text[]) AS v");
+    }
     use crate::model::{cpu, measurement, ModelSpec};
 
     fn all_sql(spec: &ModelSpec) -> String {

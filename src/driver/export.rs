@@ -127,7 +127,12 @@ impl ExportFile {
     /// gzip at the fastest level: export is measured, and level 6 would make
     /// the client the bottleneck.
     pub fn create(path: PathBuf, gzip: bool) -> Result<ExportFile> {
-        let file = File::create(&path).with_context(|| format!("--out: cannot create {}", path.display()))?;
+        let file = File::create(&path).map_err(|e| {
+            crate::error::usage(format!(
+                "--out: cannot create {}: {e}; give a directory you can write in",
+                path.display()
+            ))
+        })?;
         let gzip = gzip.then(|| Gzip {
             deflate: DeflateEncoder::new(Vec::with_capacity(1 << 16), flate2::Compression::fast()),
             crc: crc32fast::Hasher::new(),

@@ -18,5 +18,23 @@ pub mod query;
 pub mod sink;
 mod tls;
 
+/// A connection that could not be opened because this process has no file
+/// descriptor left (`EMFILE`, or the system none: `ENFILE`): the limit is
+/// this machine's setting, not the target's fault, so it is named (exit 2)
+/// instead of the host name being blamed. `None` for any other error.
+pub(crate) fn out_of_descriptors(url: &str, e: &std::io::Error) -> Option<anyhow::Error> {
+    use nix::errno::Errno;
+    use nix::sys::resource::{getrlimit, Resource};
+    let errno = Errno::from_raw(e.raw_os_error()?);
+    if errno != Errno::EMFILE && errno != Errno::ENFILE {
+        return None;
+    }
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap_or((0, 0));
+    Some(crate::error::usage(format!(
+        "cannot connect to {url}: {e}: this process may have {soft} files and connections open at once \
+         (ulimit -n {soft}, at most {hard}): raise it (ulimit -n {hard}) or open fewer connections"
+    )))
+}
+
 pub use admin::{Admin, EngineInfo};
 pub use pg::{PgTarget, SslMode};

@@ -200,10 +200,32 @@ impl ServerCertVerifier for LibpqVerifier {
     }
 }
 
+/// Whether `err` says the server presented a CA certificate as its own
+/// (webpki's `CaUsedAsEndEntity`, which rustls passes on only as an
+/// `Other` error, by name): typically a self-signed CA put on the server.
+pub(super) fn ca_as_server_certificate(err: &CertificateError) -> bool {
+    matches!(err, CertificateError::Other(other) if other.0.to_string() == "CaUsedAsEndEntity")
+}
+
+/// Whether `err` is about the certificate's validity period.
+pub(super) fn out_of_validity(err: &CertificateError) -> bool {
+    matches!(
+        err,
+        CertificateError::Expired
+            | CertificateError::ExpiredContext { .. }
+            | CertificateError::NotValidYet
+            | CertificateError::NotValidYetContext { .. }
+    )
+}
+
 /// What to change when the server's certificate was rejected, for the
 /// connect error that reports it.
 pub(super) fn certificate_advice(err: &CertificateError) -> String {
     match err {
+        err if ca_as_server_certificate(err) => {
+            "the server presents a CA certificate as its own (a self-signed CA?): give the server a \
+             certificate that CA issued, or use sslmode=require to encrypt without verifying the server"
+        }
         CertificateError::UnknownIssuer | CertificateError::BadSignature => {
             "the server's certificate is not signed by a trusted CA: give that CA with \
              sslrootcert=FILE (or PGSSLROOTCERT), or use sslmode=require to encrypt without \
@@ -213,10 +235,7 @@ pub(super) fn certificate_advice(err: &CertificateError) -> String {
             "the server's certificate is not issued for this host name: connect with a name \
              the certificate lists, or use sslmode=verify-ca to check only the CA"
         }
-        CertificateError::Expired
-        | CertificateError::ExpiredContext { .. }
-        | CertificateError::NotValidYet
-        | CertificateError::NotValidYetContext { .. } => {
+        err if out_of_validity(err) => {
             "the server's certificate is outside its validity period: renew it, or check this \
              machine's clock"
         }
@@ -381,5 +400,14 @@ pub(super) mod tests {
                 assert!(!message.contains("wrong"), "{message}");
             }
         });
+    }
+
+    /// Issue 29, item 7: a self-signed CA certificate presented by the
+    /// server (webpki's CaUsedAsEndEntity) gets advice of its own.
+    #[test]
+    fn a_ca_certificate_presented_by_the_server_is_named() {
+        let ca = rustls::OtherError(std::sync::Arc::new(std::io::Error::other("CaUsedAsEndEntity")));
+        let advice = super::certificate_advice(&super::CertificateError::Other(ca));
+        assert!(advice.contains("a CA certificate") && advice.contains("sslmode=require"), "{advice}");
     }
 }

@@ -248,6 +248,7 @@ impl Fake {
         match self {
             Fake::Null | Fake::Array(_) => unreachable!("written by write()"),
             Fake::Const(s) => out.push_str(s),
+            // Past i64::MAX is refused when resolving (`Mapping::check_sequences`).
             Fake::Sequence { start } => push_int(out, start.saturating_add(row as i64)),
             Fake::Int { lo, hi } => push_int(out, rng.random_range(*lo..=*hi)),
             Fake::Float { lo, hi } => out.push_str(ryu::Buffer::new().format(uniform_float(rng, *lo, *hi))),

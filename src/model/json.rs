@@ -277,7 +277,7 @@ impl Generator {
                     }
                     Ok(None) => break,
                     Err(e) => {
-                        state.stats.abort.get_or_insert(format!("{e:#}"));
+                        state.stats.read_error.get_or_insert(format!("{e:#}"));
                         state.stop = true;
                         break;
                     }

@@ -107,6 +107,30 @@ impl Mapping {
         fail(&self.origin, &entry.at, msg)
     }
 
+    /// Refuses a `{sequence: start}` that would pass the largest integer
+    /// before the run's last row (`last_row`: the highest global row number;
+    /// `rows`: the flag that asks for the rows, for the message). Past it the
+    /// values would repeat, or wrap, rather than stay distinct.
+    pub fn check_sequences(&self, last_row: u64, rows: &str) -> Result<()> {
+        for e in &self.entries {
+            if let Some(Fake::Sequence { start }) = e.fake {
+                let fits = i64::try_from(last_row).ok().and_then(|r| start.checked_add(r)).is_some();
+                if !fits {
+                    return Err(self.fail(
+                        e,
+                        format!(
+                            "column \"{}\": {{sequence: {start}}} passes {} before the last of {rows} rows; give a \
+                             smaller start or fewer rows",
+                            e.column,
+                            i64::MAX
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses a mapped column the table does not have (case-sensitive,
     /// as the columns are quoted), suggesting the closest.
     pub fn check_columns(&self, names: &[&str], table: &str) -> Result<()> {

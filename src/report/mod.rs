@@ -775,7 +775,11 @@ impl Report {
                      pass --on-error skip --rejects FILE to go on past bad rows"
                 )
             });
-            abort.or(i.write_error.clone())
+            let unreadable = i
+                .read_error
+                .as_ref()
+                .map(|why| format!("{why}; reading stopped there with {committed} rows committed"));
+            unreadable.or(abort).or(i.write_error.clone())
         });
         if input_error.is_some() && !f.interrupted {
             verdict.status = Status::Failed;

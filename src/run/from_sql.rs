@@ -161,7 +161,7 @@ async fn into_cratedb(
         columns,
         figures: out.figures,
         bytes: bytes.load(Ordering::Relaxed),
-        source_error: input.abort,
+        source_error: input.read_error.or(input.abort),
         rows_read: input.rows_read,
         server_cost: out.server_cost,
     })

@@ -114,6 +114,59 @@ impl ParamGen {
     }
 }
 
+impl ParamGen {
+    /// Checks, before the run, that every value a draw can give binds to
+    /// `types`: the types the server inferred for this generator's
+    /// placeholders ([`ParamGen::arity`] of them). Ranges are tried at both
+    /// ends and every constant and choice as it is, through the encoding the
+    /// run uses, so a parameter the statement cannot take (a float for an
+    /// int4, a range past an int2) stops the run before it starts instead of
+    /// failing queries in it. The error gives the placeholder (0-based,
+    /// among this generator's) and why.
+    pub fn check_types(&self, types: &[Type]) -> Result<(), (usize, String)> {
+        let values: Vec<Value> = match self {
+            ParamGen::Const(v) => vec![v.clone()],
+            ParamGen::IntRange { lo, hi } => vec![Value::Int(*lo), Value::Int(*hi)],
+            ParamGen::FloatRange { lo, hi } => vec![Value::Float(*lo), Value::Float(*hi)],
+            ParamGen::Choice(values) => values.clone(),
+            ParamGen::TimeAgo { .. } => vec![Value::Timestamp(0)],
+            ParamGen::TimeIn { lo_us, hi_us } | ParamGen::Window { lo_us, hi_us, .. } => {
+                vec![Value::Timestamp(*lo_us), Value::Timestamp(*hi_us)]
+            }
+            ParamGen::Distinct { from, .. } => from.to_vec(),
+        };
+        let mut out = BytesMut::new();
+        for (i, ty) in types.iter().enumerate() {
+            for v in &values {
+                out.clear();
+                v.to_sql_checked(ty, &mut out).map_err(|e| (i, e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ParamGen {
+    /// The text values a draw can give (constants, choices, distinct
+    /// values): they travel in text format, for the server to parse as the
+    /// placeholder's type, so only the server can check them before the run.
+    pub fn texts(&self) -> Vec<&str> {
+        let values: &[Value] = match self {
+            ParamGen::Const(v) => std::slice::from_ref(v),
+            ParamGen::Choice(values) => values,
+            ParamGen::Distinct { from, .. } => from,
+            _ => &[],
+        };
+        values
+            .iter()
+            .filter_map(|v| match v {
+                Value::Text(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl Value {
     /// SQL literal for the simple protocol (no bound parameters): numbers as
     /// is, text single-quoted with quotes doubled (`E''` is never needed as
@@ -507,5 +560,21 @@ mod tests {
         assert!(e.contains("timestamptz") && e.contains("time_ago"), "{e}");
         let e = refused(&Value::Bool(true), &Type::FLOAT8);
         assert!(e.contains("float8"), "{e}");
+    }
+
+    /// Issue 29, item 7: the check before the run tries a range at both
+    /// ends and names the placeholder, among the generator's, that refuses.
+    #[test]
+    fn types_a_draw_cannot_bind_to_are_found_before_the_run() {
+        assert!(ParamGen::IntRange { lo: 1, hi: 32767 }.check_types(&[Type::INT2]).is_ok());
+        let (i, why) = ParamGen::IntRange { lo: 1, hi: 32768 }.check_types(&[Type::INT2]).unwrap_err();
+        assert!(i == 0 && why.contains("32768") && why.contains("int2"), "{why}");
+        let window = ParamGen::Window { lo_us: 0, hi_us: 10, len_us: 1 };
+        let (i, why) = window.check_types(&[Type::TIMESTAMPTZ, Type::INT4]).unwrap_err();
+        assert!(i == 1 && why.contains("a timestamp") && why.contains("int4"), "{why}");
+        assert!(
+            ParamGen::Const(Value::Text("x".into())).check_types(&[Type::INT4]).is_ok(),
+            "text: the server parses it"
+        );
     }
 }

@@ -34,6 +34,8 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("cli::no_form_of_url_echoes_its_password", no_form_of_url_echoes_its_password),
         ("cli::html_report_is_one_file_with_charts", html_report_is_one_file_with_charts),
         ("cli::timeit_threads_are_pgbench_j", timeit_threads_are_pgbench_j),
+        ("cli::a_time_past_the_clock_exits_2_not_a_panic", a_time_past_the_clock_exits_2_not_a_panic),
+        ("cli::a_file_descriptor_limit_is_named_not_the_host", a_file_descriptor_limit_is_named_not_the_host),
     ]
 }
 
@@ -159,6 +161,44 @@ fn bad_input_exits_2_naming_the_option(ctx: &Ctx) -> Result<()> {
         }
         argv.extend(args.split_whitespace());
         refused(&argv, culprit)?;
+    }
+    Ok(())
+}
+
+/// Issue 29, item 7: `--duration 500000000000y` passed resolving and
+/// panicked in the workers (adding it to the run's start overflowed the
+/// clock); every command that runs for a time refuses it up front.
+fn a_time_past_the_clock_exits_2_not_a_panic(ctx: &Ctx) -> Result<()> {
+    let far = ["--duration", "500000000000y", "--no-results", "--quiet"];
+    refused(&[&["ingest", "--dry-run"][..], &far].concat(), "--duration 500000000000years")?;
+    refused(&[&["timeit", "--url", &ctx.url, "-s", "select 1"][..], &far].concat(), "--duration 500000000000years")?;
+    refused(&[&["http", "http://127.0.0.1:9/"][..], &far].concat(), "--duration 500000000000years")?;
+    refused(&["ingest", "--dry-run", "--no-results", "--quiet", "--stages", "500000000000y:1"], "--stages")
+}
+
+/// Issue 29, item 7: connections past the process's file-descriptor limit
+/// (`ulimit -n`) failed with "check the host name and port" and exit 3; the
+/// limit is named, with exit 2. The HTTP target is a bare listening socket
+/// (a fake: nothing answers; only opening connections is tested).
+fn a_file_descriptor_limit_is_named_not_the_host(ctx: &Ctx) -> Result<()> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let http = format!("http://{}/", listener.local_addr()?);
+    let runs: [&[&str]; 2] = [
+        &["timeit", "--url", &ctx.url, "-s", "select 1", "-c", "60", "-t", "1"],
+        &["http", &http, "--vus", "60", "--iterations", "60", "--timeout", "2s"],
+    ];
+    for args in runs {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -n 40 && exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_dbload"))
+            .args(args)
+            .args(["--no-results", "--quiet"])
+            .output()?;
+        let (code, stderr) = (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr));
+        ensure(code == 2 && stderr.contains("ulimit -n") && !stderr.contains("host name"), || {
+            format!("{}: exit {code}: {stderr}", args[0])
+        })?;
     }
     Ok(())
 }

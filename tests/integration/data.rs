@@ -26,6 +26,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("data::json_skip_writes_exactly_the_bad_rows", json_skip_writes_exactly_the_bad_rows),
         ("data::json_unknown_column_mismatch_and_empty_input", json_unknown_column_mismatch_and_empty_input),
         ("data::json_gzip_and_arrays", json_gzip_and_arrays),
+        ("data::json_unreadable_input_exits_2_saying_why", json_unreadable_input_exits_2_saying_why),
         ("data::json_runs_read_their_files_again", json_runs_read_their_files_again),
         ("data::json_values_are_kept_exactly", json_values_are_kept_exactly),
         (
@@ -598,6 +599,43 @@ fn json_unknown_column_mismatch_and_empty_input(ctx: &Ctx) -> Result<()> {
     ctx.query("DROP TABLE IF EXISTS json_missing")?;
     let e = json(ctx, &format!("--table json_missing {}", path.display())).map(|o| o.exit_code).expect_err("no table");
     ensure(format!("{e:#}").contains("json_missing does not exist"), || format!("{e:#}"))
+}
+
+/// Issue 29, item 7: input that cannot be read as JSON lines is bad input
+/// (exit 2), and the message says what it is: a directory, a gzip file cut
+/// short, a file in UTF-16 (not "byte 0xff").
+fn json_unreadable_input_exits_2_saying_why(ctx: &Ctx) -> Result<()> {
+    create(ctx, "json_unreadable", "a int")?;
+    let dir = tempfile::tempdir()?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    for i in 0..2000 {
+        writeln!(gz, "{{\"a\": {i}}}")?;
+    }
+    let gz = gz.finish()?;
+    let truncated = dir.path().join("cut.json.gz");
+    std::fs::write(&truncated, &gz[..gz.len() / 2])?;
+    let header_only = dir.path().join("head.json.gz");
+    std::fs::write(&header_only, &gz[..12])?;
+    let utf16 = dir.path().join("utf16.json");
+    let text: Vec<u8> = "{\"a\": 1}\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    std::fs::write(&utf16, [&[0xff, 0xfe][..], &text].concat())?;
+    let sub = dir.path().join("rows");
+    std::fs::create_dir(&sub)?;
+    for (path, culprits) in [
+        (&sub, &["rows", "is a directory"][..]),
+        (&truncated, &["cut.json.gz", "gzip", "ends early"][..]),
+        (&header_only, &["head.json.gz", "gzip", "ends early"][..]),
+        (&utf16, &["utf16.json", "UTF-16"][..]),
+    ] {
+        let (code, e) = match json(ctx, &format!("--table json_unreadable {}", path.display())) {
+            Ok(o) => (o.exit_code, o.report.input_error.clone().unwrap_or_default()),
+            Err(e) => (dbload::error::exit_code(&e), format!("{e:#}")),
+        };
+        // Not a row: --on-error skip would not go past it.
+        let ok = code == 2 && culprits.iter().all(|c| e.contains(c)) && !e.contains("fix that row");
+        ensure(ok, || format!("{}: exit {code}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn json_gzip_and_arrays(ctx: &Ctx) -> Result<()> {

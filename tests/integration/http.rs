@@ -161,10 +161,15 @@ async fn answer(seen: Arc<Seen>, req: Request<Incoming>) -> Result<Response<Full
 /// The largest answer of `/bytes/N`: a little over the 64 MiB a check reads.
 const MAX_BYTES: usize = (64 << 20) + 1024;
 
-/// A self-signed certificate for 127.0.0.1, as a rustls server config.
-fn tls_config() -> Result<Arc<rustls::ServerConfig>> {
+/// A self-signed certificate for 127.0.0.1, as a rustls server config;
+/// `ca`: a CA's certificate (basic constraints CA:TRUE) put on the server.
+fn tls_config(ca: bool) -> Result<Arc<rustls::ServerConfig>> {
     let key = rcgen::KeyPair::generate()?;
-    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])?.self_signed(&key)?;
+    let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])?;
+    if ca {
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    }
+    let cert = params.self_signed(&key)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let der = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).map_err(anyhow::Error::msg)?;
     let config = rustls::ServerConfig::builder_with_provider(provider)
@@ -176,11 +181,17 @@ fn tls_config() -> Result<Arc<rustls::ServerConfig>> {
 
 impl Server {
     pub(crate) fn start(tls: bool) -> Result<Server> {
+        Server::start_with(if tls { Some(tls_config(false)?) } else { None })
+    }
+
+    /// A server speaking https with `tls`, or plain http.
+    fn start_with(tls: Option<Arc<rustls::ServerConfig>>) -> Result<Server> {
         let seen = Arc::new(Seen::default());
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         std_listener.set_nonblocking(true)?;
         let port = std_listener.local_addr()?.port();
-        let acceptor = if tls { Some(tokio_rustls::TlsAcceptor::from(tls_config()?)) } else { None };
+        let https = tls.is_some();
+        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let seen2 = seen.clone();
         let thread = std::thread::spawn(move || {
@@ -212,7 +223,7 @@ impl Server {
                 }
             });
         });
-        let scheme = if tls { "https" } else { "http" };
+        let scheme = if https { "https" } else { "http" };
         Ok(Server { url: format!("{scheme}://127.0.0.1:{port}"), seen, stop: Some(stop), thread: Some(thread) })
     }
 }
@@ -408,7 +419,13 @@ fn tls_is_verified_unless_insecure(_: &Ctx) -> Result<()> {
     ensure(r.setup.tls && !r.setup.tls_verified, || "the report must say the server was not verified".into())?;
     let t = r.http_req_tls_handshaking_ms.as_ref().context("no TLS times")?;
     ensure(t.count == 5, || format!("{t:?}"))?;
-    ensure(dbload::report::http::render(r).contains("NOT verified"), || "text does not warn".into())
+    ensure(dbload::report::http::render(r).contains("NOT verified"), || "text does not warn".into())?;
+    // Issue 29, item 7: a self-signed CA certificate on the server was "expired or not yet valid?".
+    let ca = Server::start_with(Some(tls_config(true)?))?;
+    let (code, _, stderr) = dbload_bin(&["http", &ca.url, "-n", "1", "--quiet"], &[]);
+    ensure(code == 3 && stderr.contains("a CA certificate as its own") && !stderr.contains("expired"), || {
+        format!("exit {code}: {stderr}")
+    })
 }
 
 fn bad_input_exits_2_naming_the_option(_: &Ctx) -> Result<()> {

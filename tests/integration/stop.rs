@@ -14,6 +14,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("stop::timeit_statement_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_timeit),
         ("stop::workload_query_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_workload),
         ("stop::mixed_run_query_that_cannot_be_prepared_exits_2", unpreparable_mixed_run),
+        ("stop::workload_parameter_the_statement_cannot_take_exits_2_before_the_run", untakeable_parameter),
         ("stop::statement_running_at_the_deadline_is_cancelled_on_the_server", cancelled_at_the_deadline),
         ("stop::statement_running_at_ctrl_c_is_cancelled_on_the_server", cancelled_at_ctrl_c),
         ("stop::export_copy_running_at_ctrl_c_is_cancelled_on_the_server", export_cancelled_at_ctrl_c),
@@ -60,6 +61,33 @@ fn unpreparable_workload(ctx: &Ctx) -> Result<()> {
         let argv = ["workload", &no_column, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
         refused_quickly(&argv, &["query cols", "no_such_column", "does not exist"])?;
     }
+    Ok(())
+}
+
+/// Issue 29, item 7: a parameter whose values the prepared statement's
+/// type cannot take (a float for an int4, a range past an int2) failed every
+/// query, or some, at run time; it is refused before the run, naming the
+/// query and the parameter. The simple protocol splices literals, which the
+/// server casts, so there the same file runs.
+fn untakeable_parameter(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = |name: &str, query: &str, params: &str| {
+        write_file(&dir, name, &format!("- name: q\n  query: {query}\n  ratio: 1\n  params: [{params}]\n"))
+    };
+    let float = file("float.yml", "select $1::text, $2::int4 + 1", "{int: [1, 5]}, {float: [0.5, 1.5]}")?;
+    let wide = file("wide.yml", "select $1::int2", "{int: [1, 100000]}")?;
+    let text = file("text.yml", "select $1::int4 + 1", "{choice: [1, '2', abc]}")?;
+    for protocol in ["extended", "prepared"] {
+        let argv = ["workload", &text, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
+        refused_quickly(&argv, &["query q", "parameter $1", "\"abc\"", "integer"])?;
+        let argv = ["workload", &float, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
+        refused_quickly(&argv, &["query q", "parameter $2", "a float", "int4"])?;
+        let argv = ["workload", &wide, "--url", &ctx.url, "--duration", "30s", "--protocol", protocol];
+        refused_quickly(&argv, &["query q", "parameter $1", "100000", "int2"])?;
+    }
+    let simple = ["workload", &wide, "--url", &ctx.url, "--max-queries", "5", "--protocol", "simple", "--quiet"];
+    let (code, _, stderr) = dbload_bin(&[&simple[..], &["--no-results"]].concat(), &[]);
+    ensure(code == 1, || format!("simple protocol: exit {code}: {stderr}"))?;
     Ok(())
 }
 

@@ -48,6 +48,7 @@ pub fn tests() -> Vec<(&'static str, Test)> {
         ("transfer::cursor_rows_round_trip_every_type", cursor_rows_round_trip_every_type),
         ("transfer::cratedb_export_split_is_even", cratedb_export_split_is_even),
         ("transfer::export_on_a_full_disk_keeps_whole_rows", export_on_a_full_disk_keeps_whole_rows),
+        ("transfer::export_into_a_directory_it_cannot_write_exits_2", export_into_a_directory_it_cannot_write),
     ]
 }
 
@@ -272,6 +273,22 @@ fn export_a_query_and_refuse_leftovers(ctx: &Ctx) -> Result<()> {
     refused(&["export", "--url", &ctx.url, "--table", "no_such_table", "--out", &d], "no_such_table")?;
     refused(&["export", "--url", &ctx.url, "--query", "selec 1", "--out", &d], "--query")?;
     refused(&["export", "--url", &ctx.url, "--query", "select 1", "--workers", "2", "--out", &d], "--workers")
+}
+
+/// Issue 29, item 7: `--out` a directory the export cannot write in (here
+/// /sys/kernel, which refuses even root; a `chmod 555` one refuses other
+/// users) failed as a failed operation (exit 1); it is bad input, found
+/// before connecting.
+fn export_into_a_directory_it_cannot_write(ctx: &Ctx) -> Result<()> {
+    let ro = "/sys/kernel";
+    if std::fs::File::create(format!("{ro}/dbload-probe")).is_ok() {
+        anyhow::bail!("{ro} is writable here: the test needs a directory that refuses files");
+    }
+    let args = ["export", "--url", &ctx.url, "--query", "select 1", "--out", ro, "--no-results"];
+    refused(&args, &format!("--out {ro}"))?;
+    let file = tempfile::NamedTempFile::new()?;
+    let not_dir = file.path().display().to_string();
+    refused(&["export", "--url", &ctx.url, "--query", "select 1", "--out", &not_dir], "is not a directory")
 }
 
 /// Issue 29, item 8: `--query "select 1 as x -- c"` failed (the comment

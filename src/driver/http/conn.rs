@@ -18,7 +18,7 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
 use super::wire::{self, Body, ReadBuf, ReadError, RequestHead};
-use crate::driver::tls::{self, Verification};
+use crate::driver::tls::{self, ca_as_server_certificate, out_of_validity, Verification};
 use crate::error::{target, usage};
 
 /// The rustls client for `https` targets: the system's CAs, or no
@@ -106,6 +106,12 @@ impl Connector {
     /// Turns a failed first connection into a target error (exit code 3)
     /// that says what to check.
     pub fn connect_error(&self, e: ConnectError) -> anyhow::Error {
+        if let Some(e) = match &e {
+            ConnectError::Tcp(io) => crate::driver::out_of_descriptors(&self.url, io),
+            ConnectError::Tls(_) => None,
+        } {
+            return e;
+        }
         let advice = match &e {
             ConnectError::Tcp(io) if io.kind() == io::ErrorKind::ConnectionRefused => self.refused_advice,
             ConnectError::Tcp(_) => "check the host name and port, and that the server is reachable",
@@ -122,9 +128,16 @@ impl Connector {
                     "the server's certificate is not issued for this host name: use a name it lists, or pass \
                      --insecure"
                 }
+                Some(rustls::Error::InvalidCertificate(cert)) if ca_as_server_certificate(cert) => {
+                    "the server presents a CA certificate as its own (a self-signed CA?): give the server a \
+                     certificate that CA issued, or pass --insecure to encrypt without verifying the server"
+                }
+                Some(rustls::Error::InvalidCertificate(cert)) if out_of_validity(cert) => {
+                    "the server's certificate is outside its validity period: renew it, check this machine's \
+                     clock, or pass --insecure"
+                }
                 Some(rustls::Error::InvalidCertificate(_)) => {
-                    "the server's certificate was rejected (expired or not yet valid?): renew it, check this \
-                     machine's clock, or pass --insecure"
+                    "the server's certificate was rejected for the reason above: fix it, or pass --insecure"
                 }
                 _ => "the TLS handshake failed: is the server speaking https on this port?",
             },
@@ -268,5 +281,33 @@ impl Conn {
             .await
             .map_err(Failure::Read)?;
         Ok((r, (sending, sent)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// The message for a TLS handshake that failed on `cert`.
+    fn refused(cert: rustls::CertificateError) -> String {
+        let c = Connector { addrs: Vec::new(), tls: None, url: "https://h/".into(), refused_advice: "" };
+        let io = io::Error::new(io::ErrorKind::InvalidData, rustls::Error::InvalidCertificate(cert));
+        c.connect_error(ConnectError::Tls(io)).to_string()
+    }
+
+    /// Issue 29, item 7: a server presenting a self-signed CA certificate
+    /// (webpki's CaUsedAsEndEntity, which rustls passes on as `Other`) was
+    /// told its certificate had perhaps expired.
+    #[test]
+    fn a_certificate_is_not_called_expired_unless_it_is() {
+        let ca = rustls::OtherError(Arc::new(io::Error::other("CaUsedAsEndEntity")));
+        let e = refused(rustls::CertificateError::Other(ca));
+        assert!(!e.contains("expired") && e.contains("a CA certificate") && e.contains("--insecure"), "{e}");
+        let e = refused(rustls::CertificateError::Expired);
+        assert!(e.contains("validity period") && e.contains("clock"), "{e}");
+        let e = refused(rustls::CertificateError::Revoked);
+        assert!(!e.contains("expired") && e.contains("rejected"), "{e}");
     }
 }

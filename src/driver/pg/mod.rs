@@ -273,6 +273,9 @@ impl PgTarget {
 
         let text = error_text(err);
         let io = error_chain(err).into_iter().find_map(|e| e.downcast_ref::<io::Error>());
+        if let Some(e) = io.and_then(|io| super::out_of_descriptors(url, io)) {
+            return e;
+        }
         // tokio-rustls wraps the rustls error in an io::Error, whose
         // `source()` skips it, so it is reached through `get_ref`.
         let tls = io.and_then(io::Error::get_ref).and_then(|e| e.downcast_ref::<rustls::Error>());

@@ -2,11 +2,11 @@
 //! files one after another, each value checked to be UTF-8 and named by
 //! its file and line, so the model reads rows and never bytes.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::split::{self, Found, Splitter};
 use crate::error::usage;
-use crate::input::Input;
+use crate::input::{read_error, Input};
 
 /// What the reader found next.
 pub(super) enum Item {
@@ -55,7 +55,7 @@ impl Reader {
         }
         self.split.new_file();
         if let Some((name, r)) = self.input.current() {
-            if r.fill_buf().with_context(|| format!("reading {name}"))?.starts_with(b"\xef\xbb\xbf") {
+            if r.fill_buf().map_err(|e| read_error(name, e))?.starts_with(b"\xef\xbb\xbf") {
                 r.consume(3);
             }
         }
@@ -81,7 +81,7 @@ impl Reader {
         }
         loop {
             let Some((name, r)) = self.input.current() else { return Ok(None) };
-            let chunk = r.fill_buf().with_context(|| format!("reading {name}"))?;
+            let chunk = r.fill_buf().map_err(|e| read_error(name, e))?;
             let found = if chunk.is_empty() {
                 match self.split.end_of_file() {
                     Some(found) => found,
