@@ -1,7 +1,7 @@
 //! What dbload says on the console: messages on stderr (errors, warnings,
 //! progress lines) and a command's report on stdout, written so that a
 //! stream nobody reads any more (`dbload ... 2>&1 | head`) costs the lines,
-//! never the run (issue 29, item 3). `eprintln!` panics when stderr cannot
+//! never the run. `eprintln!` panics when stderr cannot
 //! be written, which turned an unreachable target's exit 3 into a panic's
 //! 101; a report printed first and refused by a closed stdout lost the
 //! `--html` page, the `--report` file and the kept run, and exited 1. So a

@@ -4,7 +4,7 @@
 //!
 //! Why: a file read whole with no bound takes whatever it holds into
 //! memory, and a device or a pipe holds no end (`compare a.json /dev/zero`
-//! drew the kernel's OOM killer at 20 GB, issue 29, item 4). A file over its
+//! drew the kernel's OOM killer at 20 GB). A file over its
 //! kind's cap is bad input (exit 2) that names the file and the cap. A
 //! regular file is refused on its size before a byte is read; what has no
 //! size (stdin, a pipe, a device) is read to one byte past the cap at most.

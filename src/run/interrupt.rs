@@ -5,7 +5,7 @@
 //! report waits for (the rows counted, the server's cost) is given a short
 //! grace, then given up and its statement cancelled on the server: a count
 //! waiting on a lock, or a server that stopped answering, must not hold the
-//! report of the work done (issue 29).
+//! report of the work done.
 
 use std::future::Future;
 use std::time::Duration;

@@ -99,7 +99,7 @@ impl Check {
 pub const EXCERPT_BYTES: usize = 512;
 
 /// The most of a body a check reads: a VU keeps each body up to this for
-/// its checks; a check of a longer one fails, saying why (issue 29, item 4).
+/// its checks; a check of a longer one fails, saying why.
 pub const BODY_BYTES: usize = 64 << 20;
 
 /// Words that make a key's value a secret (`api_key`, `X-Auth-Token`,
