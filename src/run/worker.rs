@@ -197,16 +197,20 @@ where
         };
         attempted += units;
         let rec = &mut recorders[op.label()];
-        let in_doubt = settle_lost(
-            &plan,
-            &mut executor,
-            &mut op,
-            Attempt { started, warm: warmup },
-            &mut outcome,
-            rec,
-            grace.as_mut(),
-        )
-        .await;
+        // Only a lost connection has anything to settle: the hot path
+        // (an answered operation) makes no future for it.
+        let lost = matches!(&outcome, Ok(Err(e)) if e.fatal);
+        let in_doubt = lost
+            && settle_lost(
+                &plan,
+                &mut executor,
+                &mut op,
+                Attempt { started, warm: warmup },
+                &mut outcome,
+                rec,
+                grace.as_mut(),
+            )
+            .await;
         if let Ok(Ok(acked)) = outcome {
             if acked < units {
                 outcome = Ok(Err(OpError::short(acked, units)));
