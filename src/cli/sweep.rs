@@ -73,7 +73,9 @@ pub struct SweepArgs {
 
     /// With --find-max-rate: what a rate must keep (repeatable), e.g. 'p99_ms < 50'. A step also
     /// breaks when it reaches less than 95% of its rate, starts more than half of the work due
-    /// late or more than 1% of it never (the report's late and dropped), or has errors.
+    /// late or more than 1% of it never (the report's late and dropped), or has errors. A
+    /// percentile is judged on at least 100 samples: a shorter step runs again with a longer
+    /// --duration (up to 10 times), else it is "not judged" and does not hold.
     #[arg(long, value_name = "EXPR", requires = "find_max_rate", help_heading = "Saturation search")]
     pub slo: Vec<String>,
 

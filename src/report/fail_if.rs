@@ -37,6 +37,24 @@ pub fn value(field: &str, report: &Json) -> Result<f64, String> {
     })
 }
 
+/// How many samples the percentile a condition's `field` names rests on
+/// (the `count` of its histogram: `latency_ms.count` for `p99_ms`), or
+/// `None` when the field is not a percentile (`p50`, `p99_9_ms`, ...) or
+/// the report has no count for it. A p99 of 11 samples is their maximum,
+/// not a percentile: a judge of one must know how many it has.
+pub fn samples_behind(field: &str, report: &Json) -> Option<f64> {
+    let (parent, last) = field.rsplit_once('.').map_or(("", field), |(p, l)| (p, l));
+    let stem = last.strip_suffix("_ms").unwrap_or(last);
+    let percentile = stem.strip_prefix('p').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    if !percentile {
+        return None;
+    }
+    let prefix = if parent.is_empty() { String::new() } else { format!("{parent}.") };
+    // The shorthand's histogram (`p99_ms`: `latency_ms`), else the field's own parent's.
+    let shorthand = (stem != last).then(|| format!("{prefix}latency_ms.count"));
+    shorthand.into_iter().chain([format!("{prefix}count")]).find_map(|count| value(&count, report).ok())
+}
+
 /// The element of `queries` whose name starts `rest` (followed by a dot),
 /// and the field after it. Names may contain dots, so the longest matching
 /// name wins: with `a` and `a.b`, `queries.a.b.p99_ms` is `a.b`'s p99.
@@ -170,6 +188,21 @@ mod tests {
 
     fn eval_err(cond: &str) -> String {
         usage_msg(super::holds(&Condition::parse(cond).unwrap(), &report()).unwrap_err())
+    }
+
+    #[test]
+    fn samples_behind_a_percentile_are_its_histograms_count() {
+        let r = json!({
+            "count": 7, "latency_ms": {"count": 11, "p99": 3.0, "mean": 1.0},
+            "queries": [{"name": "a", "count": 5, "latency_ms": {"count": 5, "p99": 2.0}}]
+        });
+        assert_eq!(samples_behind("p99_ms", &r), Some(11.0));
+        assert_eq!(samples_behind("p99_9_ms", &r), Some(11.0));
+        assert_eq!(samples_behind("latency_ms.p99", &r), Some(11.0));
+        assert_eq!(samples_behind("queries.a.p99_ms", &r), Some(5.0));
+        assert_eq!(samples_behind("mean_ms", &r), None);
+        assert_eq!(samples_behind("qps", &r), None);
+        assert_eq!(samples_behind("p99_ms", &json!({"qps": 1})), None);
     }
 
     #[test]

@@ -153,6 +153,12 @@ pub struct Step {
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
     pub held: bool,
+    /// Whether its percentiles rest on enough samples to be judged (see
+    /// the sweep's `MIN_SAMPLES`); a step not judged does not hold.
+    pub judged: bool,
+    /// The `--duration` (seconds) it ran again with, having had too few
+    /// samples at the one given.
+    pub extended_duration_s: Option<u64>,
     /// Why it did not hold.
     pub why_not: Option<String>,
 }
@@ -234,8 +240,20 @@ fn table(r: &SweepReport) -> Table {
                 figure(rate)
             ),
             Some(rate) => format!("Highest sustainable rate: {}/s", figure(rate)),
+            None if s.steps.first().is_some_and(|step| !step.judged) => format!(
+                "No rate judged: the first step ({}/s) had too few samples for its percentile (see its row)",
+                figure(s.start_rate)
+            ),
             None => format!("No rate held: the first step ({}/s) already broke", figure(s.start_rate)),
         });
+        // A step not judged ends the search like a broken one, without showing that the rate broke.
+        if let Some(step) = s.steps.iter().skip(usize::from(s.max_sustainable_rate.is_none())).find(|s| !s.judged) {
+            below.push(format!(
+                "The step at {}/s was too short to judge and counts as not held: the target may sustain more; \
+                 a longer --duration gives each step more samples",
+                figure(step.target_rate)
+            ));
+        }
     } else if let Some(best) = r.best.map(|i| &r.points[i]) {
         let value = best.objective.map_or("-".into(), figure);
         let margin = match &r.margin {
@@ -486,6 +504,38 @@ mod tests {
         r.search = Some(search(Some(800.0), 400.0));
         let text = render(&r);
         assert!(text.contains("Highest sustainable rate: 400/s\n") && !text.contains("--max-rate given"), "{text}");
+    }
+
+    #[test]
+    fn a_step_not_judged_is_not_called_broken() {
+        let mut r = sweep();
+        let step = |target_rate, judged| Step {
+            point: 0,
+            target_rate,
+            achieved_rate: Some(target_rate),
+            p50_ms: Some(1.0),
+            p99_ms: Some(2.0),
+            held: false,
+            judged,
+            extended_duration_s: None,
+            why_not: Some("not judged: `p99_ms < 50` rests on 2 samples, fewer than 100".into()),
+        };
+        let search = |max_sustainable_rate, steps| Search {
+            slo: vec!["p99_ms < 50".into()],
+            start_rate: 2.0,
+            precision_percent: 5.0,
+            max_rate: None,
+            max_sustainable_rate,
+            steps,
+        };
+        r.search = Some(search(None, vec![step(2.0, false)]));
+        let text = render(&r);
+        assert!(text.contains("No rate judged: the first step (2/s) had too few samples") && !text.contains("broke"));
+        assert!(!text.contains("The step at"), "said once: {text}");
+        let held = Step { held: true, judged: true, why_not: None, ..step(2.0, true) };
+        r.search = Some(search(Some(2.0), vec![held, step(4.0, false)]));
+        let text = render(&r);
+        assert!(text.contains("Highest sustainable rate: 2/s\nThe step at 4/s was too short to judge"), "{text}");
     }
 
     #[test]

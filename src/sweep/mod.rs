@@ -30,7 +30,7 @@ use crate::compare::{cell, Verdict};
 use crate::config::fail_if::{Condition, Contract};
 use crate::config::results::ResultsConfig;
 use crate::error::{exit, exit_code, interrupted, usage};
-use crate::report::fail_if::{holds, value};
+use crate::report::fail_if::{holds, samples_behind, value};
 use crate::report::meta::{RunMeta, RunStart, Stamped};
 use crate::report::repeat::{figure, figures_of, median_report, Better};
 use crate::report::sweep::{self as report, SweepReport};
@@ -73,6 +73,19 @@ const LATE_SHARE: f64 = 0.5;
 /// falls behind leaves it at the end).
 const DROPPED_SHARE: f64 = 0.01;
 
+/// A step judges a percentile (`--slo 'p99_ms < 50'`) on at least this
+/// many samples: below it, a p99 is the slowest of a few, whose verdict
+/// the next step could turn around by chance.
+const MIN_SAMPLES: f64 = 100.0;
+
+/// A step with too few samples runs again for longer, aiming this much
+/// above [`MIN_SAMPLES`] (a step rarely reaches its rate exactly) ...
+const EXTENSION_MARGIN: f64 = 1.2;
+
+/// ... when at most this many times its measured part suffices; beyond
+/// it the step is "not judged" rather than run for minutes unasked.
+const MAX_EXTENSION: f64 = 10.0;
+
 /// A sweep resolved before anything runs: every point's command line
 /// parsed, every figure named checked against the command's report.
 struct Plan {
@@ -108,6 +121,9 @@ struct SearchPlan {
     precision: f64,
     max: Option<f64>,
     slo: Vec<String>,
+    /// How the swept command spells `--duration`, when the base gives it:
+    /// a step short of samples is run again with a longer one.
+    duration: Option<Spellings>,
 }
 
 /// `dbload sweep`: resolves the plan (any error is a usage error, before a
@@ -214,7 +230,7 @@ impl Plan {
                     PACED.join(", ")
                 )));
             }
-            Some(SearchPlan::resolve(&a)?)
+            Some(SearchPlan::resolve(&a, swept, given)?)
         } else {
             if varied.is_empty() {
                 return Err(usage("sweep: give --vary FLAG=V1,V2,... (repeatable), or --find-max-rate"));
@@ -313,7 +329,7 @@ impl Plan {
 }
 
 impl SearchPlan {
-    fn resolve(a: &SweepArgs) -> Result<SearchPlan> {
+    fn resolve(a: &SweepArgs, swept: &str, given: &[String]) -> Result<SearchPlan> {
         let start = crate::config::check_rate(Some(a.start_rate), "operations")?.unwrap_or(a.start_rate);
         let max = crate::config::check_rate(a.max_rate, "operations")?;
         if let Some(max) = max.filter(|m| *m < start) {
@@ -323,7 +339,8 @@ impl SearchPlan {
         let precision = number.parse::<f64>().ok().filter(|p| *p > 0.0 && *p < 100.0).ok_or_else(|| {
             usage(format!("--precision {}: give a percentage above 0 and below 100, e.g. 5%", a.precision))
         })?;
-        Ok(SearchPlan { start, precision: precision / 100.0, max, slo: a.slo.clone() })
+        let duration = spellings(swept, "duration").filter(|d| grid::has_flag(given, d));
+        Ok(SearchPlan { start, precision: precision / 100.0, max, slo: a.slo.clone(), duration })
     }
 }
 
@@ -418,12 +435,21 @@ struct Ran {
     exit_code: u8,
 }
 
+/// Why a search's step stopped the search.
+enum Stop {
+    Interrupted,
+    Failed(anyhow::Error),
+}
+
 /// A point as it ran: its label, its values, its runs.
 struct Done {
     label: String,
     values: Vec<String>,
     /// `--find-max-rate`: the step's rate.
     rate: Option<f64>,
+    /// `--find-max-rate`: the `--duration` the step ran again with, having
+    /// had too few samples for its SLO's percentile.
+    extended_to: Option<u64>,
     runs: Vec<Ran>,
 }
 
@@ -453,6 +479,7 @@ impl Sweep<'_> {
                 label: grid::label(&plan.varied, p),
                 values: plan.varied.iter().zip(p).map(|(v, &i)| v.shown[i].clone()).collect(),
                 rate: None,
+                extended_to: None,
                 runs: Vec::new(),
             })
             .collect();
@@ -483,31 +510,88 @@ impl Sweep<'_> {
                 label: label.clone(),
                 values: vec![rate_text(rate)],
                 rate: Some(rate),
+                extended_to: None,
                 runs: Vec::new(),
             });
             let base = grid::with_flag(&self.plan.base, &Spellings::long("rate"), &rate_text(rate));
-            for round in 1..=self.plan.runs {
-                if (self.signalled)() {
+            let mut stop = self.run_step(p, &base);
+            if stop.is_none() {
+                if let Some((duration, why)) = self.extension(s, &self.points[p]) {
+                    crate::console::line(format_args!(
+                        "dbload sweep [step {}] {label}: {why}; running the step again with --duration {duration}s",
+                        p + 1
+                    ));
+                    let spelt = s.duration.as_ref().expect("an extension needs the flag");
+                    let base = grid::with_flag(&base, spelt, &format!("{duration}s"));
+                    let step = &mut self.points[p];
+                    step.runs.clear();
+                    step.extended_to = Some(duration);
+                    stop = self.run_step(p, &base);
+                }
+            }
+            match stop {
+                Some(Stop::Interrupted) => {
                     self.interrupted = true;
                     return (search, None);
                 }
-                match self.run_point(
-                    p,
-                    tagged(base.clone(), &self.sweep_id, &label),
-                    round,
-                    &format!("[step {}]", p + 1),
-                ) {
-                    Ok(code) if code == exit::INTERRUPTED || (self.signalled)() => {
-                        self.interrupted = true;
-                        return (search, None);
-                    }
-                    Ok(_) => {}
-                    Err(e) => return (search, Some(e)),
-                }
+                Some(Stop::Failed(e)) => return (search, Some(e)),
+                None => search.record(rate, self.why_not(&self.points[p]).is_none()),
             }
-            search.record(rate, self.why_not(&self.points[p]).is_none());
         }
         (search, None)
+    }
+
+    /// Runs step `p` of a search `runs` times with `base`; what stopped it
+    /// (a stop signal, a step that could not run), if anything did.
+    fn run_step(&mut self, p: usize, base: &[String]) -> Option<Stop> {
+        let label = self.points[p].label.clone();
+        for round in 1..=self.plan.runs {
+            if (self.signalled)() {
+                return Some(Stop::Interrupted);
+            }
+            let args = tagged(base.to_vec(), &self.sweep_id, &label);
+            match self.run_point(p, args, round, &format!("[step {}]", p + 1)) {
+                Ok(code) if code == exit::INTERRUPTED || (self.signalled)() => return Some(Stop::Interrupted),
+                Ok(_) => {}
+                Err(e) => return Some(Stop::Failed(e)),
+            }
+        }
+        None
+    }
+
+    /// A step judged on too few samples (see [`MIN_SAMPLES`]): the
+    /// `--duration` in whole seconds that would give it enough at the rate
+    /// it reached, and why, when the base gives a `--duration` to lengthen
+    /// and [`MAX_EXTENSION`] times its measured part suffices.
+    fn extension(&self, s: &SearchPlan, done: &Done) -> Option<(u64, String)> {
+        s.duration.as_ref()?;
+        let (condition, samples) = self.short_of_samples(done)?;
+        let median = median_report(&done.runs.iter().filter_map(|r| r.report.clone()).collect::<Vec<_>>());
+        let measured = median["duration_s"].as_f64().filter(|d| *d > 0.0)?;
+        let warmup = median.pointer("/warmup/end_s").and_then(Json::as_f64).unwrap_or(0.0);
+        let factor = MIN_SAMPLES * EXTENSION_MARGIN / samples.max(1.0);
+        (samples > 0.0 && factor <= MAX_EXTENSION).then(|| {
+            let duration = (warmup + measured * factor).ceil() as u64;
+            (duration, format!("`{condition}` rests on {} samples, fewer than {MIN_SAMPLES}", figure(samples)))
+        })
+    }
+
+    /// A step's condition that judges a percentile on the fewest samples
+    /// (in the median of its runs), fewer than [`MIN_SAMPLES`], with their
+    /// number; none if every percentile judged has enough, or a run has no
+    /// report (the step is not judged on figures then).
+    fn short_of_samples(&self, done: &Done) -> Option<(&str, f64)> {
+        let reports: Vec<Json> = done.runs.iter().filter_map(|r| r.report.clone()).collect();
+        if done.rate.is_none() || done.runs.is_empty() || reports.len() < done.runs.len() {
+            return None;
+        }
+        let median = median_report(&reports);
+        self.plan
+            .conditions
+            .iter()
+            .filter_map(|c| Some((c.text(), samples_behind(c.field(), &median)?)))
+            .filter(|(_, n)| *n < MIN_SAMPLES)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 
     /// Runs point `p` once with `args`, in process; records the run and
@@ -587,6 +671,19 @@ impl Sweep<'_> {
             if let Some(errors) = median["errors"].as_f64().filter(|e| *e > 0.0) {
                 why.push(format!("{} errors", figure(errors)));
             }
+            if let Some((condition, samples)) = self.short_of_samples(done) {
+                let longer = match (&self.plan.search, done.extended_to) {
+                    (_, Some(d)) => format!(" after running again with --duration {d}s"),
+                    (Some(s), None) if s.duration.is_none() => {
+                        "; give --duration so that a short step can run longer".into()
+                    }
+                    _ => format!("; it would take over {MAX_EXTENSION} times the step's --duration"),
+                };
+                why.push(format!(
+                    "not judged: `{condition}` rests on {} samples, fewer than {MIN_SAMPLES}{longer}",
+                    figure(samples)
+                ));
+            }
         }
         // A step that could not keep its rate fails its run (exit 1): said above, in its terms.
         if let Some(r) = done.runs.iter().find(|r| r.exit_code != exit::OK).filter(|_| why.is_empty()) {
@@ -661,6 +758,8 @@ impl Sweep<'_> {
                     p50_ms: p.figures.get("p50_ms").copied(),
                     p99_ms: p.figures.get("p99_ms").copied(),
                     held: p.eligible,
+                    judged: self.short_of_samples(&self.points[p.index]).is_none(),
+                    extended_duration_s: self.points[p.index].extended_to,
                     why_not: p.why_not.clone(),
                 })
                 .collect(),

@@ -47,6 +47,7 @@ const TIMED: &[&str] = &[
     "stages::busy_workers_follow_the_vu_stages",
     "stages::ingest_rate_stages_count_rows",
     "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query",
+    "sweep::a_step_short_of_samples_runs_longer",
     "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
     "scale::instances_start_together",
     // A rate held through an outage, and a half rate told from a full one:

@@ -16,6 +16,8 @@ pub fn tests() -> Vec<(&'static str, Test)> {
     vec![
         ("sweep::a_2x2_grid_names_the_best_point_that_meets_where", a_2x2_grid_names_the_best_point_that_meets_where),
         ("sweep::find_max_rate_finds_the_knee_of_a_sleeping_query", find_max_rate_finds_the_knee_of_a_sleeping_query),
+        ("sweep::a_step_short_of_samples_runs_longer", a_step_short_of_samples_runs_longer),
+        ("sweep::a_step_too_short_to_lengthen_is_not_judged", a_step_too_short_to_lengthen_is_not_judged),
         ("sweep::ctrl_c_keeps_the_points_done", ctrl_c_keeps_the_points_done),
         ("sweep::bad_sweeps_are_refused_naming_the_culprit", bad_sweeps_are_refused_naming_the_culprit),
         ("sweep::a_varied_table_of_someone_else_is_not_dropped", a_varied_table_of_someone_else_is_not_dropped),
@@ -154,6 +156,65 @@ fn find_max_rate_finds_the_knee_of_a_sleeping_query(ctx: &Ctx) -> Result<()> {
         format!("no broken step above {found}: {steps:?}")
     })?;
     ensure(steps.iter().all(|s| s["p99_ms"].is_number() && s["achieved_rate"].is_number()), || format!("{steps:?}"))
+}
+
+/// `sweep --find-max-rate` over `timeit -s 'select 1' --duration 2s`
+/// at one rate, with `--slo`; its step's JSON and why it did not hold.
+fn one_step(ctx: &Ctx, rate: &str, duration: &str) -> Result<(i32, Json, String)> {
+    let argv = [
+        "sweep",
+        "--find-max-rate",
+        "--slo",
+        "p99_ms < 1000",
+        "--start-rate",
+        rate,
+        "--max-rate",
+        rate,
+        "--output",
+        "json",
+        "--no-results",
+        "--",
+        "timeit",
+        "--url",
+        &ctx.url,
+        "-s",
+        "select 1",
+        "--duration",
+        duration,
+    ];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    let r = json(&stdout).with_context(|| format!("exit {code}: {stderr}"))?;
+    validate(&r, include_str!("../../schema/sweep.schema.json"))?;
+    let steps = r["search"]["steps"].as_array().context("steps")?;
+    ensure(steps.len() == 1, || format!("{steps:?}"))?;
+    Ok((code, steps[0].clone(), stderr))
+}
+
+/// A p99 is judged on at least 100 samples (issue 29, item 5): a step of
+/// 20/s for 2 s has about 40, so it runs again for 6 s (120 at 20/s),
+/// which is judged and holds. Before: held on 40.
+fn a_step_short_of_samples_runs_longer(ctx: &Ctx) -> Result<()> {
+    let (code, step, stderr) = one_step(ctx, "20", "2s")?;
+    ensure(code == 0, || format!("exit {code}: {step}: {stderr}"))?;
+    ensure(step["extended_duration_s"] == 6 && step["judged"] == true && step["held"] == true, || {
+        format!("{step}: {stderr}")
+    })?;
+    ensure(stderr.contains("rests on") && stderr.contains("running the step again with --duration 6s"), || {
+        format!("the extension is not said: {stderr}")
+    })
+}
+
+/// 2/s for 1 s is 2 samples: 60 times as long would be needed, over the
+/// tenfold a step is lengthened by at most, so the step is "not judged"
+/// and does not hold (exit 1: no rate held). Before: held on 2 samples.
+fn a_step_too_short_to_lengthen_is_not_judged(ctx: &Ctx) -> Result<()> {
+    let (code, step, stderr) = one_step(ctx, "2", "1s")?;
+    ensure(code == 1, || format!("exit {code}: {step}: {stderr}"))?;
+    let why = step["why_not"].as_str().unwrap_or_default();
+    ensure(step["judged"] == false && step["held"] == false && step["extended_duration_s"].is_null(), || {
+        step.to_string()
+    })?;
+    ensure(why.contains("not judged: `p99_ms < 1000` rests on 2 samples, fewer than 100"), || why.to_string())
 }
 
 /// SIGINT during the sweep: exit 130, the points done in the report and
