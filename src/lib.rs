@@ -29,6 +29,7 @@ pub mod sqltext;
 pub mod stats;
 pub mod sweep;
 pub mod target;
+pub mod throwaway;
 pub mod workload;
 mod yaml;
 
@@ -48,7 +49,8 @@ use report::transfer::TransferReport;
 use report::Report;
 use results::Latencies;
 use run::scale::together;
-use target::{LocalPostgres, Target};
+use target::Target;
+use throwaway::LocalPostgres;
 
 /// What a finished command leaves: its report and the exit code it earned.
 #[derive(Debug)]
@@ -186,8 +188,8 @@ fn looks_like_run_id(s: &str) -> bool {
 /// `dbload stop DIR`: stops a server that `--keep` left running and removes
 /// its directory.
 pub fn stop(dir: &std::path::Path, out: &mut dyn Write) -> Result<u8> {
-    let freed = target::local::stop_kept(dir)?;
-    let freed = target::local::human_size(freed);
+    let freed = throwaway::stop_kept(dir)?;
+    let freed = throwaway::human_size(freed);
     writeln!(out, "dbload: stopped the throwaway PostgreSQL in {} and removed it ({freed} freed)", dir.display())
         .context("writing to stdout")?;
     Ok(error::exit::OK)
@@ -220,7 +222,7 @@ struct Started {
 
 impl Started {
     /// Starts a throwaway server if that is the choice. Call it before the
-    /// runtime, on a thread that outlives the server (see `target::local`).
+    /// runtime, on a thread that outlives the server (see `throwaway`).
     fn new(choice: &TargetChoice) -> Result<Started> {
         let local = match choice {
             TargetChoice::Local(opts) => {

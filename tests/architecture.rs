@@ -16,6 +16,8 @@ const RULES: &[(&str, &[&str])] = &[
     // The loop's parts know nothing of the loop, the reports or the command line.
     ("driver", &["run", "report", "cli"]),
     ("target", &["run", "report", "cli"]),
+    // The throwaway server is a lifecycle: it names the driver that reaches it, no other part.
+    ("throwaway", &["run", "report", "cli", "target", "encode", "model", "config", "workload", "results", "stats"]),
     ("encode", &["run", "report", "cli", "driver", "target"]),
     ("model", &["run", "report", "cli", "driver", "target", "encode"]),
     // Files, stdin and gzip come before any model reads rows (and before
@@ -269,4 +271,25 @@ fn no_print_macro_outside_tests_and_stderr_rs() {
         }
     }
     assert!(found.is_empty(), "print macros outside tests (use crate::console, or the command's `out`): {found:?}");
+}
+
+/// No folder of `src/` is named `target`: tools that skip Cargo's build
+/// folder (`target/`) by name skip it too, and its files drop out of
+/// searches and scans unseen.
+#[test]
+fn no_folder_of_src_is_named_target() {
+    let mut found = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).expect("a source directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n == "target") {
+                    found.push(path.display().to_string());
+                }
+                dirs.push(path);
+            }
+        }
+    }
+    assert!(found.is_empty(), "folders of src/ named target: {found:?}");
 }

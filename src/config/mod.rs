@@ -25,7 +25,7 @@ use crate::driver::PgTarget;
 use crate::error::usage;
 use crate::op::{Ramps, Stage, Stages, Warmup};
 use crate::stats::repeat::MAX_RUNS;
-use crate::target::LocalOptions;
+use crate::throwaway::LocalOptions;
 use fail_if::{Condition, Contract};
 
 pub use ingest::{IngestConfig, IngestPlan, TableAction};

@@ -259,7 +259,7 @@ pub(super) mod tests {
     use crate::driver::pg::tests::{block_on, no_env};
     use crate::driver::PgTarget;
     use crate::error::{exit, exit_code};
-    use crate::target::local::{server_account, LocalOptions, LocalPostgres};
+    use crate::throwaway::{server_account, LocalOptions, LocalPostgres};
 
     pub(in crate::driver) fn new_ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();

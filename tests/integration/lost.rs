@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use dbload::target::{LocalOptions, LocalPostgres};
+use dbload::throwaway::{LocalOptions, LocalPostgres};
 
 use crate::reconnect::{start_again, stop_immediately, stop_restarted};
 use crate::support::{ensure, json, Ctx};

@@ -1,5 +1,5 @@
 //! Integration tests against a real PostgreSQL that the harness starts with
-//! dbload's own throwaway-server code (`target::LocalPostgres`), shared by
+//! dbload's own throwaway-server code (`throwaway::LocalPostgres`), shared by
 //! all tests of this binary and stopped when they end. Each test writes its
 //! own table. libtest-mimic gives the usual filtering and summary lines.
 
@@ -34,7 +34,7 @@ mod tsbs;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use dbload::target::{LocalOptions, LocalPostgres};
+use dbload::throwaway::{LocalOptions, LocalPostgres};
 use support::Ctx;
 
 type Test = fn(&Ctx) -> anyhow::Result<()>;

@@ -17,7 +17,7 @@ use nix::unistd::Pid;
 
 use dbload::report::Connections;
 use dbload::stats::recorder::Resolution;
-use dbload::target::{LocalOptions, LocalPostgres};
+use dbload::throwaway::{LocalOptions, LocalPostgres};
 
 use crate::fake_cratedb::{Cluster, Leaves, Node, QUERY};
 use crate::stop::stopped_on_the_server;

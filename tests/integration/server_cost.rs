@@ -7,7 +7,7 @@
 use anyhow::{Context, Result};
 
 use dbload::report::meta::{RunStart, Stamped};
-use dbload::target::{LocalOptions, LocalPostgres};
+use dbload::throwaway::{LocalOptions, LocalPostgres};
 
 use crate::engines::{crate_rows, crate_target, engine_url, CITUS, CRATEDB_HTTP, TIMESCALEDB};
 use crate::support::{dbload_bin, ensure, ingest_args, json, Ctx};

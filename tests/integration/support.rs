@@ -12,7 +12,7 @@ use dbload::driver::PgTarget;
 use dbload::encode::unnest::ArrayParam;
 use dbload::model::{Batch, Values};
 use dbload::report::Report;
-use dbload::target::LocalPostgres;
+use dbload::throwaway::LocalPostgres;
 use dbload::Outcome;
 use postgres_types::ToSql;
 

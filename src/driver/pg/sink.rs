@@ -446,7 +446,7 @@ mod tests {
     use super::*;
     use crate::ident::TableName;
     use crate::model::{Batch, Column, SqlType, Values};
-    use crate::target::local::{LocalOptions, LocalPostgres};
+    use crate::throwaway::{LocalOptions, LocalPostgres};
 
     /// Runs `test` on a runtime of its own against a throwaway server.
     fn on_a_server<F: Future<Output = ()>>(test: impl FnOnce(PgTarget) -> F) {

@@ -30,7 +30,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{chown, geteuid, getpid, getppid, Pid, User};
 use tempfile::TempDir;
 
-use super::PgTarget;
+use crate::driver::pg::PgTarget;
 use crate::error::{target, usage};
 
 /// How to start the throwaway server.

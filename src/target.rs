@@ -15,10 +15,6 @@ use crate::driver::pg::PgTarget;
 use crate::driver::query::QueryRunner;
 use crate::workload::{Protocol, QuerySpec};
 
-pub mod local;
-
-pub use local::{LocalOptions, LocalPostgres};
-
 /// A target as a run holds it once started.
 #[derive(Debug, Clone)]
 pub enum Target {
