@@ -31,6 +31,8 @@ test: deps
 	$(CARGO) clippy --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --quiet
 	$(CARGO) test
+	# The timer's precision, alone (beside the parallel unit tests, their load would be in it).
+	$(CARGO) test --lib -- --ignored --exact run::pacer::tests::wake_ups_are_on_time
 
 ## Every bench (dbload against the server's own COPY, pgbench, wrk; memory
 ## per worker and per VU), then one table of figures, ratios and targets.

@@ -1,6 +1,6 @@
 //! A test build's global allocator, which counts what one thread holds
 //! while asked to: how a test checks the most memory some code needs
-//! (issue 18: a CrateDB batch is sent without its whole body in memory),
+//! (a CrateDB batch is sent without its whole body in memory),
 //! whatever the code allocates it with. Only the counting thread pays for
 //! the count; the other tests' threads allocate as usual.
 

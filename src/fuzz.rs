@@ -525,8 +525,8 @@ mod laws {
     }
 
     /// A run's length and warm-up, once accepted, fit the clock the workers
-    /// add them to (issue 29, item 7: `--duration 500000000000y` was taken
-    /// and panicked there).
+    /// add them to (`--duration 500000000000y` was once taken and panicked
+    /// there).
     fn on_the_clock(duration: Option<Duration>, warmup: crate::op::Warmup) {
         let warm = match warmup {
             crate::op::Warmup::Duration(d) => Some(d),

@@ -1,5 +1,5 @@
-//! Secrets kept out of everything dbload prints or stores (DESIGN.md:
-//! "secrets never appear in output, reports or logs"): one home for what
+//! Secrets kept out of everything dbload prints or stores (the project's
+//! rule: "secrets never appear in output, reports or logs"): one home for what
 //! counts as a secret and how each form is hidden, so that every message,
 //! report, tag and stored run hides them alike. A URL's password
 //! (`postgres://app:***@db/bench`), secret query parameters and conninfo

@@ -12,7 +12,7 @@ use super::OutputArgs;
 
 pub(super) const HTTP_EXAMPLES: &str = "\
 Examples:
-  # QuantumLeap's notify load test (seed 003): 30 VUs for 60 s, every
+  # QuantumLeap's notify load test (as k6 runs it): 30 VUs for 60 s, every
   # response must be 200
   dbload http POST http://ql:8668/v2/notify --body-file notify.json \\
       --vus 30 --duration 60s --check status=200

@@ -11,7 +11,7 @@ use crate::dialect::{ExportFormat, Method};
 
 pub(super) const EXPORT_EXAMPLES: &str = "\
 Examples:
-  # cr8's workflow (seed 000): export, empty the table, re-insert the JSON and
+  # cr8's workflow: export, empty the table, re-insert the JSON and
   # measure that
   dbload export --url $URL --table my_table --out /tmp/crate/ --workers 4
   cat /tmp/crate/my_table_*.json | \\

@@ -103,7 +103,7 @@ pub struct TableOptions {
     /// PostgreSQL native partitions.
     pub partitions: Option<u32>,
     pub partition_by: Option<PartitionBy>,
-    /// `CREATE UNLOGGED TABLE`: no WAL (seed 002's staging tables).
+    /// `CREATE UNLOGGED TABLE`: no WAL (staging tables loaded and then moved).
     pub unlogged: bool,
     /// TimescaleDB: compress every chunk after the load (`--compress`).
     pub compress: bool,

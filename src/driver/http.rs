@@ -3,7 +3,7 @@
 //!
 //! Each VU owns one connection, reused for its next request (keep-alive) or
 //! opened anew for every request (`--no-keepalive`), so "connections
-//! opened" is exact and seed 003's connection-reuse question can be asked.
+//! opened" is exact and an API's connection reuse can be measured.
 //! Every request is timed per phase as k6 does (connecting, TLS
 //! handshaking, sending, waiting, receiving); see `wire` for why the HTTP/1.1
 //! framing is done here rather than by a client crate.

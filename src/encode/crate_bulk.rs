@@ -1,7 +1,7 @@
 //! CrateDB `_sql` request bodies, written straight from a batch's column
 //! buffers, a piece at a time, by the worker that sends them: each piece
 //! goes out as a chunk of the request as soon as it is written, so a body
-//! of 20,000 rows is never whole in memory (issue 18: ahead-of-time bodies,
+//! of 20,000 rows is never whole in memory (bodies made ahead of time,
 //! several per worker, held 151 MiB at batch 20,000 and 4 workers), and no
 //! JSON tree is built per row.
 //!

@@ -6,7 +6,7 @@
 //! one thread, as pgbench's clients share a `-j` thread: on a multi-thread
 //! runtime they wake each other across threads (a futex and often an idle
 //! CPU woken per query), which made `select 1` cost the client twice
-//! pgbench's CPU and the server a third more per query (issue 18).
+//! pgbench's CPU and the server a third more per query.
 //!
 //! The pool is [`tokio_util::task::LocalPoolHandle`], one per process,
 //! made on first use with one thread per CPU, or as many as

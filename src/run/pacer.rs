@@ -395,10 +395,11 @@ mod tests {
     /// The clock's own lag: at 1,000 wake-ups per second, the median
     /// wake-up is within 0.1 ms of its moment on a quiet machine; on tokio's
     /// timer alone it is ~0.5 ms (rounded up to the next millisecond tick).
-    /// A busy machine (this test runs beside the others) only adds lag, so
-    /// the best median of five rounds is the clock's own; 0.25 ms is the
-    /// bound with slack.
+    /// A busy machine only adds lag, so the best median of five rounds is
+    /// the clock's own; 0.25 ms is the bound with slack. A timing: ignored
+    /// beside the other unit tests, `make test` runs it alone, last.
     #[test]
+    #[ignore = "a timing: `make test` runs it alone, after the other tests"]
     fn wake_ups_are_on_time() {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let median = || {

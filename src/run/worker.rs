@@ -737,8 +737,13 @@ mod tests {
             let p = plan(None, None, Warmup::Duration(Duration::from_millis(150)));
             let (_, recs) = run(p, Ops(4), exec).await;
             let r = &recs[0];
-            // Starts at about 0, 100, 200 and 300 ms: the first two before 150 ms.
-            assert_eq!((r.warmup.batches, r.measured.batches), (2, 2));
+            // Starts at about 0, 100, 200 and 300 ms. How many fall before
+            // 150 ms depends on the machine's load (a late start moves one
+            // across): what holds under any load is that each side has
+            // some, all are counted once, and none measured began before.
+            assert_eq!(r.warmup.batches + r.measured.batches, 4);
+            assert!(r.warmup.batches >= 1 && r.measured.batches >= 1, "{:?}", (r.warmup.batches, r.measured.batches));
+            assert!(r.measured.first_start >= Some(Duration::from_millis(150)), "{:?}", r.measured.first_start);
         }
 
         #[tokio::test]

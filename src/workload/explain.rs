@@ -1,5 +1,5 @@
 //! `--explain`: each query's plan, captured once before the measured run
-//! (seed 002: measure before you tune) by the PostgreSQL driver
+//! (measure before you tune) by the PostgreSQL driver
 //! (`driver::pg::query::explain`), and read here from the server's JSON:
 //! the top node, the times, and how Citus split the query.
 

@@ -11,16 +11,18 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result};
 
 use crate::support::{ensure, refused, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
         (
             "caps::configuration_files_over_64_mib_exit_2_naming_them",
             configuration_files_over_64_mib_exit_2_naming_them,
+            Parallel,
         ),
-        ("caps::sql_on_stdin_over_64_mib_exits_2", sql_on_stdin_over_64_mib_exits_2),
-        ("caps::reports_over_256_mib_exit_2_naming_them", reports_over_256_mib_exit_2_naming_them),
+        ("caps::sql_on_stdin_over_64_mib_exits_2", sql_on_stdin_over_64_mib_exits_2, Parallel),
+        ("caps::reports_over_256_mib_exit_2_naming_them", reports_over_256_mib_exit_2_naming_them, Parallel),
     ]
 }
 

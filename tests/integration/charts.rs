@@ -6,19 +6,22 @@
 use anyhow::Result;
 
 use crate::support::{dbload_bin, ensure, follows, json, write_file, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
         (
             "charts::an_open_loop_page_has_the_spectrum_and_the_warm_up_band",
             an_open_loop_page_has_the_spectrum_and_the_warm_up_band,
+            Quiet,
         ),
         (
             "charts::a_workload_page_has_lines_per_query_and_plan_trees",
             a_workload_page_has_lines_per_query_and_plan_trees,
+            Parallel,
         ),
-        ("charts::a_rate_not_held_opens_the_page", a_rate_not_held_opens_the_page),
+        ("charts::a_rate_not_held_opens_the_page", a_rate_not_held_opens_the_page, Parallel),
     ]
 }
 

@@ -10,32 +10,38 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use crate::support::{dbload_bin, ensure, entries, interrupted, private_tmp, refused, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("cli::a_closed_stdout_loses_no_file_and_no_run", a_closed_stdout_loses_no_file_and_no_run),
-        ("cli::a_closed_stderr_fails_no_run", a_closed_stderr_fails_no_run),
-        ("cli::output_nobody_reads_is_no_failure", output_nobody_reads_is_no_failure),
-        ("cli::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option),
-        ("cli::unreachable_target_exits_3", unreachable_target_exits_3),
-        ("cli::ctrl_c_prints_a_partial_report_and_exits_130", ctrl_c_prints_a_partial_report_and_exits_130),
-        ("cli::throwaway_server_is_started_and_removed", throwaway_server_is_started_and_removed),
+        ("cli::a_closed_stdout_loses_no_file_and_no_run", a_closed_stdout_loses_no_file_and_no_run, Parallel),
+        ("cli::a_closed_stderr_fails_no_run", a_closed_stderr_fails_no_run, Parallel),
+        ("cli::output_nobody_reads_is_no_failure", output_nobody_reads_is_no_failure, Parallel),
+        ("cli::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option, Parallel),
+        ("cli::unreachable_target_exits_3", unreachable_target_exits_3, Parallel),
+        ("cli::ctrl_c_prints_a_partial_report_and_exits_130", ctrl_c_prints_a_partial_report_and_exits_130, Parallel),
+        ("cli::throwaway_server_is_started_and_removed", throwaway_server_is_started_and_removed, Parallel),
         (
             "cli::sigterm_stops_cleanly_and_removes_the_throwaway_server",
             sigterm_stops_cleanly_and_removes_the_throwaway_server,
+            Parallel,
         ),
-        ("cli::sigterm_during_startup_still_cleans_up", sigterm_during_startup_still_cleans_up),
-        ("cli::dry_run_touches_no_database", dry_run_touches_no_database),
-        ("cli::json_report_matches_its_schema", json_report_matches_its_schema),
-        ("cli::passwords_are_never_printed", passwords_are_never_printed),
-        ("cli::throwaway_server_admits_its_owner_only", throwaway_server_admits_its_owner_only),
-        ("cli::password_file_and_service_log_in_as_psql_would", password_file_and_service_log_in_as_psql_would),
-        ("cli::no_form_of_url_echoes_its_password", no_form_of_url_echoes_its_password),
-        ("cli::html_report_is_one_file_with_charts", html_report_is_one_file_with_charts),
-        ("cli::timeit_threads_are_pgbench_j", timeit_threads_are_pgbench_j),
-        ("cli::a_time_past_the_clock_exits_2_not_a_panic", a_time_past_the_clock_exits_2_not_a_panic),
-        ("cli::a_file_descriptor_limit_is_named_not_the_host", a_file_descriptor_limit_is_named_not_the_host),
+        ("cli::sigterm_during_startup_still_cleans_up", sigterm_during_startup_still_cleans_up, Parallel),
+        ("cli::dry_run_touches_no_database", dry_run_touches_no_database, Parallel),
+        ("cli::json_report_matches_its_schema", json_report_matches_its_schema, Parallel),
+        ("cli::passwords_are_never_printed", passwords_are_never_printed, Parallel),
+        ("cli::throwaway_server_admits_its_owner_only", throwaway_server_admits_its_owner_only, Parallel),
+        (
+            "cli::password_file_and_service_log_in_as_psql_would",
+            password_file_and_service_log_in_as_psql_would,
+            Parallel,
+        ),
+        ("cli::no_form_of_url_echoes_its_password", no_form_of_url_echoes_its_password, Parallel),
+        ("cli::html_report_is_one_file_with_charts", html_report_is_one_file_with_charts, Parallel),
+        ("cli::timeit_threads_are_pgbench_j", timeit_threads_are_pgbench_j, Parallel),
+        ("cli::a_time_past_the_clock_exits_2_not_a_panic", a_time_past_the_clock_exits_2_not_a_panic, Parallel),
+        ("cli::a_file_descriptor_limit_is_named_not_the_host", a_file_descriptor_limit_is_named_not_the_host, Parallel),
     ]
 }
 

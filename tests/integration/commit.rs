@@ -7,13 +7,14 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("commit::a_batch_failing_at_commit_is_counted_failed_on_every_copy_path", failing_commit),
-        ("commit::a_batch_latency_includes_its_commit_on_every_copy_path", slow_commit),
-        ("commit::rows_the_server_skips_without_an_error_are_failed_on_every_path", skipped_rows),
+        ("commit::a_batch_failing_at_commit_is_counted_failed_on_every_copy_path", failing_commit, Parallel),
+        ("commit::a_batch_latency_includes_its_commit_on_every_copy_path", slow_commit, Parallel),
+        ("commit::rows_the_server_skips_without_an_error_are_failed_on_every_path", skipped_rows, Parallel),
     ]
 }
 

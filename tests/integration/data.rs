@@ -13,37 +13,49 @@ use dbload::report::Report;
 use dbload::Outcome;
 
 use crate::support::{dbload_bin, ensure, interrupted, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("data::fake_data_fills_every_column_type", fake_data_fills_every_column_type),
-        ("data::fake_data_is_the_same_for_a_seed_by_every_method", fake_data_is_the_same_for_a_seed_by_every_method),
-        ("data::fake_data_refuses_what_it_cannot_do", fake_data_refuses_what_it_cannot_do),
-        ("data::wide_table_report_states_the_rows_per_insert_used", wide_table_report_states_the_rows_per_insert_used),
-        ("data::json_round_trip_of_every_column_type", json_round_trip_of_every_column_type),
-        ("data::json_bad_row_aborts_naming_its_line", json_bad_row_aborts_naming_its_line),
-        ("data::json_skip_writes_exactly_the_bad_rows", json_skip_writes_exactly_the_bad_rows),
-        ("data::json_unknown_column_mismatch_and_empty_input", json_unknown_column_mismatch_and_empty_input),
-        ("data::json_gzip_and_arrays", json_gzip_and_arrays),
-        ("data::json_unreadable_input_exits_2_saying_why", json_unreadable_input_exits_2_saying_why),
-        ("data::json_runs_read_their_files_again", json_runs_read_their_files_again),
-        ("data::json_values_are_kept_exactly", json_values_are_kept_exactly),
+        ("data::fake_data_fills_every_column_type", fake_data_fills_every_column_type, Parallel),
+        (
+            "data::fake_data_is_the_same_for_a_seed_by_every_method",
+            fake_data_is_the_same_for_a_seed_by_every_method,
+            Parallel,
+        ),
+        ("data::fake_data_refuses_what_it_cannot_do", fake_data_refuses_what_it_cannot_do, Parallel),
+        (
+            "data::wide_table_report_states_the_rows_per_insert_used",
+            wide_table_report_states_the_rows_per_insert_used,
+            Parallel,
+        ),
+        ("data::json_round_trip_of_every_column_type", json_round_trip_of_every_column_type, Parallel),
+        ("data::json_bad_row_aborts_naming_its_line", json_bad_row_aborts_naming_its_line, Parallel),
+        ("data::json_skip_writes_exactly_the_bad_rows", json_skip_writes_exactly_the_bad_rows, Parallel),
+        ("data::json_unknown_column_mismatch_and_empty_input", json_unknown_column_mismatch_and_empty_input, Parallel),
+        ("data::json_gzip_and_arrays", json_gzip_and_arrays, Parallel),
+        ("data::json_unreadable_input_exits_2_saying_why", json_unreadable_input_exits_2_saying_why, Parallel),
+        ("data::json_runs_read_their_files_again", json_runs_read_their_files_again, Parallel),
+        ("data::json_values_are_kept_exactly", json_values_are_kept_exactly, Parallel),
         (
             "data::json_default_columns_do_not_depend_on_a_rejected_first_row",
             json_default_columns_do_not_depend_on_a_rejected_first_row,
+            Parallel,
         ),
         (
             "data::json_rows_name_default_columns_or_leave_them_to_the_database",
             json_rows_name_default_columns_or_leave_them_to_the_database,
+            Parallel,
         ),
         (
             "data::json_more_column_sets_than_a_connection_keeps_prepared",
             json_more_column_sets_than_a_connection_keeps_prepared,
+            Parallel,
         ),
-        ("data::json_lone_surrogate_is_a_rejected_row", json_lone_surrogate_is_a_rejected_row),
-        ("data::reports_match_the_schema", reports_match_the_schema),
-        ("data::ctrl_c_stops_both_with_a_partial_report", ctrl_c_stops_both_with_a_partial_report),
+        ("data::json_lone_surrogate_is_a_rejected_row", json_lone_surrogate_is_a_rejected_row, Parallel),
+        ("data::reports_match_the_schema", reports_match_the_schema, Parallel),
+        ("data::ctrl_c_stops_both_with_a_partial_report", ctrl_c_stops_both_with_a_partial_report, Parallel),
     ]
 }
 

@@ -15,15 +15,16 @@ use dbload::target::Target;
 use dbload::Outcome;
 
 use crate::support::{config, dbload_bin, ensure, expected, found, ingest_args, Ctx};
-use crate::{EngineTest, Test};
+use crate::Phase::Parallel;
+use crate::{EngineTest, Registered};
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("engines::postgres_is_detected_and_named", postgres_is_detected_and_named),
-        ("engines::postgres_hash_partitions", postgres_hash_partitions),
-        ("engines::postgres_time_partitions_unlogged", postgres_time_partitions_unlogged),
-        ("engines::postgres_unlogged_table", postgres_unlogged_table),
-        ("engines::flags_an_engine_lacks_are_refused", flags_an_engine_lacks_are_refused),
+        ("engines::postgres_is_detected_and_named", postgres_is_detected_and_named, Parallel),
+        ("engines::postgres_hash_partitions", postgres_hash_partitions, Parallel),
+        ("engines::postgres_time_partitions_unlogged", postgres_time_partitions_unlogged, Parallel),
+        ("engines::postgres_unlogged_table", postgres_unlogged_table, Parallel),
+        ("engines::flags_an_engine_lacks_are_refused", flags_an_engine_lacks_are_refused, Parallel),
     ]
 }
 

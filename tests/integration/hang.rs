@@ -16,19 +16,32 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use crate::support::{ensure, json, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("hang::timeit_gives_up_at_the_urls_connect_timeout", timeit_gives_up_at_the_urls_connect_timeout),
-        ("hang::timeit_gives_up_at_pgconnect_timeout", timeit_gives_up_at_pgconnect_timeout),
-        ("hang::ingest_ends_at_ctrl_c_while_connecting", ingest_ends_at_ctrl_c_while_connecting),
-        ("hang::cratedb_ends_at_ctrl_c_while_connecting", cratedb_ends_at_ctrl_c_while_connecting),
-        ("hang::cratedb_gives_up_at_connect_timeout", cratedb_gives_up_at_connect_timeout),
-        ("hang::a_count_waiting_on_a_lock_ends_at_ctrl_c_with_the_report", a_count_waiting_on_a_lock_ends_at_ctrl_c),
-        ("hang::a_drop_table_waiting_on_a_lock_is_cancelled_at_ctrl_c", a_drop_table_waiting_on_a_lock_is_cancelled),
-        ("hang::a_sweep_grid_of_a_million_points_is_refused_at_once", a_sweep_grid_of_a_million_points_is_refused),
-        ("hang::ctrl_c_ends_the_check_of_a_large_sweep_grid", ctrl_c_ends_the_check_of_a_large_sweep_grid),
+        ("hang::timeit_gives_up_at_the_urls_connect_timeout", timeit_gives_up_at_the_urls_connect_timeout, Parallel),
+        ("hang::timeit_gives_up_at_pgconnect_timeout", timeit_gives_up_at_pgconnect_timeout, Parallel),
+        ("hang::ingest_ends_at_ctrl_c_while_connecting", ingest_ends_at_ctrl_c_while_connecting, Parallel),
+        ("hang::cratedb_ends_at_ctrl_c_while_connecting", cratedb_ends_at_ctrl_c_while_connecting, Parallel),
+        ("hang::cratedb_gives_up_at_connect_timeout", cratedb_gives_up_at_connect_timeout, Parallel),
+        (
+            "hang::a_count_waiting_on_a_lock_ends_at_ctrl_c_with_the_report",
+            a_count_waiting_on_a_lock_ends_at_ctrl_c,
+            Parallel,
+        ),
+        (
+            "hang::a_drop_table_waiting_on_a_lock_is_cancelled_at_ctrl_c",
+            a_drop_table_waiting_on_a_lock_is_cancelled,
+            Parallel,
+        ),
+        (
+            "hang::a_sweep_grid_of_a_million_points_is_refused_at_once",
+            a_sweep_grid_of_a_million_points_is_refused,
+            Parallel,
+        ),
+        ("hang::ctrl_c_ends_the_check_of_a_large_sweep_grid", ctrl_c_ends_the_check_of_a_large_sweep_grid, Parallel),
     ]
 }
 

@@ -9,17 +9,18 @@ use anyhow::{Context, Result};
 
 use crate::http::Server;
 use crate::support::{dbload_bin, ensure, private_tmp, write_file, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("html::ingest_page", ingest_page),
-        ("html::timeit_page", timeit_page),
-        ("html::workload_page", workload_page),
-        ("html::http_page", http_page),
-        ("html::run_page_opens_with_under_load_vs_alone", run_page_opens_with_under_load_vs_alone),
-        ("html::data_pages", data_pages),
-        ("html::compare_and_sweep_pages", compare_and_sweep_pages),
+        ("html::ingest_page", ingest_page, Parallel),
+        ("html::timeit_page", timeit_page, Parallel),
+        ("html::workload_page", workload_page, Parallel),
+        ("html::http_page", http_page, Parallel),
+        ("html::run_page_opens_with_under_load_vs_alone", run_page_opens_with_under_load_vs_alone, Parallel),
+        ("html::data_pages", data_pages, Parallel),
+        ("html::compare_and_sweep_pages", compare_and_sweep_pages, Parallel),
     ]
 }
 

@@ -16,27 +16,36 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 
 use crate::support::{accounted, dbload_bin, ensure, interrupt, refused, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("http::requests_and_connections_are_counted", requests_and_connections_are_counted),
-        ("http::template_bodies_differ", template_bodies_differ),
-        ("http::failed_checks_are_counted", failed_checks_are_counted),
-        ("http::open_loop_rate_is_held", open_loop_rate_is_held),
-        ("http::rate_stages_are_followed", rate_stages_are_followed),
-        ("http::rate_not_held_is_said", rate_not_held_is_said),
-        ("http::warmup_count_is_taken_out_of_iterations", warmup_count_is_taken_out_of_iterations),
-        ("http::no_keepalive_opens_a_connection_per_request", no_keepalive_opens_a_connection_per_request),
-        ("http::tls_is_verified_unless_insecure", tls_is_verified_unless_insecure),
-        ("http::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option),
-        ("http::unreachable_target_exits_3", unreachable_target_exits_3),
-        ("http::json_report_matches_its_schema", json_report_matches_its_schema),
-        ("http::secrets_are_never_printed", secrets_are_never_printed),
-        ("http::an_authorization_header_wins_over_url_userinfo", an_authorization_header_wins_over_url_userinfo),
-        ("http::requests_are_accounted_after_ctrl_c", requests_are_accounted_after_ctrl_c),
-        ("http::bodies_no_check_reads_are_dropped", bodies_no_check_reads_are_dropped),
-        ("http::a_body_over_64_mib_fails_the_check_that_reads_it", a_body_over_64_mib_fails_the_check_that_reads_it),
+        ("http::requests_and_connections_are_counted", requests_and_connections_are_counted, Parallel),
+        ("http::template_bodies_differ", template_bodies_differ, Parallel),
+        ("http::failed_checks_are_counted", failed_checks_are_counted, Parallel),
+        ("http::open_loop_rate_is_held", open_loop_rate_is_held, Quiet),
+        ("http::rate_stages_are_followed", rate_stages_are_followed, Quiet),
+        ("http::rate_not_held_is_said", rate_not_held_is_said, Parallel),
+        ("http::warmup_count_is_taken_out_of_iterations", warmup_count_is_taken_out_of_iterations, Parallel),
+        ("http::no_keepalive_opens_a_connection_per_request", no_keepalive_opens_a_connection_per_request, Parallel),
+        ("http::tls_is_verified_unless_insecure", tls_is_verified_unless_insecure, Parallel),
+        ("http::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option, Parallel),
+        ("http::unreachable_target_exits_3", unreachable_target_exits_3, Parallel),
+        ("http::json_report_matches_its_schema", json_report_matches_its_schema, Parallel),
+        ("http::secrets_are_never_printed", secrets_are_never_printed, Parallel),
+        (
+            "http::an_authorization_header_wins_over_url_userinfo",
+            an_authorization_header_wins_over_url_userinfo,
+            Parallel,
+        ),
+        ("http::requests_are_accounted_after_ctrl_c", requests_are_accounted_after_ctrl_c, Parallel),
+        ("http::bodies_no_check_reads_are_dropped", bodies_no_check_reads_are_dropped, Parallel),
+        (
+            "http::a_body_over_64_mib_fails_the_check_that_reads_it",
+            a_body_over_64_mib_fails_the_check_that_reads_it,
+            Parallel,
+        ),
     ]
 }
 

@@ -20,21 +20,25 @@ use dbload::throwaway::{LocalOptions, LocalPostgres};
 
 use crate::reconnect::{start_again, stop_immediately, stop_restarted};
 use crate::support::{ensure, json, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
         (
             "lost::a_batch_committed_before_its_connection_was_lost_is_found_written",
             a_batch_committed_before_its_connection_was_lost_is_found_written,
+            Parallel,
         ),
         (
             "lost::a_batch_lost_with_its_server_is_in_doubt_not_failed",
             a_batch_lost_with_its_server_is_in_doubt_not_failed,
+            Parallel,
         ),
         (
             "lost::timeit_keeps_the_statements_done_when_the_server_is_gone_for_the_next",
             timeit_keeps_the_statements_done_when_the_server_is_gone_for_the_next,
+            Parallel,
         ),
     ]
 }

@@ -39,24 +39,19 @@ use support::Ctx;
 
 type Test = fn(&Ctx) -> anyhow::Result<()>;
 
-/// Timing tests outside `pacing::`, run in the quiet phase too.
-const TIMED: &[&str] = &[
-    "http::open_loop_rate_is_held",
-    "http::rate_stages_are_followed",
-    "stages::rate_stages_hold_each_stage_within_10_percent",
-    "stages::busy_workers_follow_the_vu_stages",
-    "stages::ingest_rate_stages_count_rows",
-    "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query",
-    "sweep::a_step_short_of_samples_runs_longer",
-    "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
-    "scale::instances_start_together",
-    // A rate held through an outage, and a half rate told from a full one:
-    // both failed under the load of a busy machine (other builds), not alone.
-    "reconnect::a_restart_mid_run_is_one_outage_and_loses_nothing",
-    "repeat::compare_half_the_rate_is_worse_beyond_noise",
-    // An open loop at 50/s must hold its rate for its page to be drawn.
-    "charts::an_open_loop_page_has_the_spectrum_and_the_warm_up_band",
-];
+/// How a test runs: beside the others, or after them, one at a time
+/// (`Quiet`): a test whose assertion is a timing (schedule lag, a rate
+/// held) measures dbload's pacing, and on two cores the other tests' load
+/// would be in it. The phase is part of the test's registration, so a
+/// renamed test keeps it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Phase {
+    Parallel,
+    Quiet,
+}
+
+/// A test as a module registers it: its name, its function, its phase.
+pub type Registered = (&'static str, Test, Phase);
 
 /// A test against a server of another engine (TimescaleDB, Citus,
 /// CrateDB), named by the URLs in these environment variables. Without
@@ -73,7 +68,7 @@ fn main() -> std::process::ExitCode {
     // (`--results DIR`, or `XDG_DATA_HOME` in `dbload_bin`'s environment).
     let data_home = tempfile::tempdir().expect("a temporary XDG_DATA_HOME");
     std::env::set_var("XDG_DATA_HOME", data_home.path());
-    let tests: Vec<(&str, Test)> = [
+    let tests: Vec<Registered> = [
         results::tests(),
         caps::tests(),
         ingest::tests(),
@@ -102,11 +97,7 @@ fn main() -> std::process::ExitCode {
         charts::tests(),
     ]
     .concat();
-    // Tests whose assertion is a timing (schedule lag, a rate held to the
-    // millisecond) run after the others, one at a time: what they measure is
-    // dbload's pacing, and on two cores the other tests' load would be in it.
-    let (timed, tests): (Vec<_>, Vec<_>) =
-        tests.into_iter().partition(|(name, _)| name.starts_with("pacing::") || TIMED.contains(name));
+    let (timed, tests): (Vec<_>, Vec<_>) = tests.into_iter().partition(|(_, _, phase)| *phase == Phase::Quiet);
     // Started on the main thread, which outlives every test (see local.rs).
     let server = LocalPostgres::start(&LocalOptions { max_connections: 200, ..Default::default() })
         .expect("starting the test PostgreSQL");
@@ -126,14 +117,14 @@ fn main() -> std::process::ExitCode {
     };
     let trials = tests
         .into_iter()
-        .map(|(name, test)| trial(name, test))
+        .map(|(name, test, _)| trial(name, test))
         .chain(
             engine_tests
                 .into_iter()
                 .map(|(name, vars, test)| trial(name, test).with_ignored_flag(vars.iter().any(&unset))),
         )
         .collect();
-    let timed = timed.into_iter().map(|(name, test)| trial(name, test)).collect();
+    let timed = timed.into_iter().map(|(name, test, _)| trial(name, test)).collect();
     let conclusion = libtest_mimic::run(&args, trials);
     let quiet = libtest_mimic::run(&Arguments { test_threads: Some(1), ..args }, timed);
     drop(server);

@@ -7,18 +7,19 @@
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, json, write_file, Ctx};
-use crate::Test;
+use crate::Phase::Quiet;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("pacing::schedule_lag_is_small_on_an_idle_target", schedule_lag_is_small_on_an_idle_target),
-        ("pacing::rate_not_held_is_said_by_timeit_and_workload", rate_not_held_is_said_by_timeit_and_workload),
-        ("pacing::rate_not_held_is_said_by_ingest", rate_not_held_is_said_by_ingest),
-        ("pacing::easy_rate_shows_no_late_or_dropped", easy_rate_shows_no_late_or_dropped),
-        ("pacing::warmup_count_is_taken_out_of_the_total", warmup_count_is_taken_out_of_the_total),
-        ("pacing::baseline_brackets_the_mixed_phase", baseline_brackets_the_mixed_phase),
-        ("pacing::mixed_run_that_fell_behind_fails", mixed_run_that_fell_behind_fails),
-        ("pacing::a_part_that_stops_stops_the_mixed_run", a_part_that_stops_stops_the_mixed_run),
+        ("pacing::schedule_lag_is_small_on_an_idle_target", schedule_lag_is_small_on_an_idle_target, Quiet),
+        ("pacing::rate_not_held_is_said_by_timeit_and_workload", rate_not_held_is_said_by_timeit_and_workload, Quiet),
+        ("pacing::rate_not_held_is_said_by_ingest", rate_not_held_is_said_by_ingest, Quiet),
+        ("pacing::easy_rate_shows_no_late_or_dropped", easy_rate_shows_no_late_or_dropped, Quiet),
+        ("pacing::warmup_count_is_taken_out_of_the_total", warmup_count_is_taken_out_of_the_total, Quiet),
+        ("pacing::baseline_brackets_the_mixed_phase", baseline_brackets_the_mixed_phase, Quiet),
+        ("pacing::mixed_run_that_fell_behind_fails", mixed_run_that_fell_behind_fails, Quiet),
+        ("pacing::a_part_that_stops_stops_the_mixed_run", a_part_that_stops_stops_the_mixed_run, Quiet),
     ]
 }
 

@@ -5,17 +5,18 @@
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, json, refused, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("peers::pgbench_flags_run_timeit_for_seconds", pgbench_flags_run_timeit_for_seconds),
-        ("peers::pgbench_t_runs_t_queries_per_client", pgbench_t_runs_t_queries_per_client),
-        ("peers::cr8_w_warms_up_before_the_measured_repeat", cr8_w_warms_up_before_the_measured_repeat),
-        ("peers::progress_lines_have_pgbench_fields", progress_lines_have_pgbench_fields),
-        ("peers::tsdbperf_db_flags_reach_the_server", tsdbperf_db_flags_reach_the_server),
-        ("peers::bad_counts_are_refused_naming_the_flag", bad_counts_are_refused_naming_the_flag),
-        ("peers::bash_accepts_the_completion_script", bash_accepts_the_completion_script),
+        ("peers::pgbench_flags_run_timeit_for_seconds", pgbench_flags_run_timeit_for_seconds, Parallel),
+        ("peers::pgbench_t_runs_t_queries_per_client", pgbench_t_runs_t_queries_per_client, Parallel),
+        ("peers::cr8_w_warms_up_before_the_measured_repeat", cr8_w_warms_up_before_the_measured_repeat, Parallel),
+        ("peers::progress_lines_have_pgbench_fields", progress_lines_have_pgbench_fields, Parallel),
+        ("peers::tsdbperf_db_flags_reach_the_server", tsdbperf_db_flags_reach_the_server, Parallel),
+        ("peers::bad_counts_are_refused_naming_the_flag", bad_counts_are_refused_naming_the_flag, Parallel),
+        ("peers::bash_accepts_the_completion_script", bash_accepts_the_completion_script, Parallel),
     ]
 }
 

@@ -9,15 +9,24 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, json, refused, write_file, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("pgbench::init_makes_pgbench_tables_with_its_row_counts", init_makes_pgbench_tables_with_its_row_counts),
-        ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count),
-        ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back),
-        ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables),
-        ("pgbench::bad_scripts_exit_2_naming_file_line_and_column", bad_scripts_exit_2_naming_file_line_and_column),
+        (
+            "pgbench::init_makes_pgbench_tables_with_its_row_counts",
+            init_makes_pgbench_tables_with_its_row_counts,
+            Parallel,
+        ),
+        ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count, Parallel),
+        ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back, Parallel),
+        ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
+        (
+            "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
+            bad_scripts_exit_2_naming_file_line_and_column,
+            Parallel,
+        ),
     ]
 }
 

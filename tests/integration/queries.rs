@@ -7,32 +7,43 @@ use std::io::Write as _;
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, json, write_file, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("queries::timeit_counts_and_percentiles", timeit_counts_and_percentiles),
-        ("queries::timeit_reads_statements_from_stdin", timeit_reads_statements_from_stdin),
-        ("queries::timeit_keeps_dollar_quotes_and_comments_whole", timeit_keeps_dollar_quotes_and_comments_whole),
-        ("queries::timeit_protocols", timeit_protocols),
-        ("queries::timeit_memory_does_not_grow_per_statement", timeit_memory_does_not_grow_per_statement),
-        ("queries::workload_shares_converge_to_ratios", workload_shares_converge_to_ratios),
-        ("queries::seed_queries_yml_runs_unchanged", seed_queries_yml_runs_unchanged),
-        ("queries::bad_workload_files_exit_2_naming_file_and_line", bad_workload_files_exit_2_naming_file_and_line),
-        ("queries::failing_query_is_counted_not_fatal", failing_query_is_counted_not_fatal),
+        ("queries::timeit_counts_and_percentiles", timeit_counts_and_percentiles, Parallel),
+        ("queries::timeit_reads_statements_from_stdin", timeit_reads_statements_from_stdin, Parallel),
+        (
+            "queries::timeit_keeps_dollar_quotes_and_comments_whole",
+            timeit_keeps_dollar_quotes_and_comments_whole,
+            Parallel,
+        ),
+        ("queries::timeit_protocols", timeit_protocols, Parallel),
+        ("queries::timeit_memory_does_not_grow_per_statement", timeit_memory_does_not_grow_per_statement, Parallel),
+        ("queries::workload_shares_converge_to_ratios", workload_shares_converge_to_ratios, Parallel),
+        ("queries::seed_queries_yml_runs_unchanged", seed_queries_yml_runs_unchanged, Parallel),
+        (
+            "queries::bad_workload_files_exit_2_naming_file_and_line",
+            bad_workload_files_exit_2_naming_file_and_line,
+            Parallel,
+        ),
+        ("queries::failing_query_is_counted_not_fatal", failing_query_is_counted_not_fatal, Parallel),
         (
             "queries::a_query_that_always_fails_stops_the_run_after_the_sustained_stretch",
             a_query_that_always_fails_stops_the_run_after_the_sustained_stretch,
+            Parallel,
         ),
-        ("queries::explain_captures_a_plan", explain_captures_a_plan),
-        ("queries::fail_if_sets_the_exit_code", fail_if_sets_the_exit_code),
-        ("queries::open_loop_holds_the_rate", open_loop_holds_the_rate),
-        ("queries::query_reports_match_their_schema", query_reports_match_their_schema),
+        ("queries::explain_captures_a_plan", explain_captures_a_plan, Parallel),
+        ("queries::fail_if_sets_the_exit_code", fail_if_sets_the_exit_code, Parallel),
+        ("queries::open_loop_holds_the_rate", open_loop_holds_the_rate, Quiet),
+        ("queries::query_reports_match_their_schema", query_reports_match_their_schema, Parallel),
         (
             "queries::mixed_run_reports_ingest_and_queries_side_by_side",
             mixed_run_reports_ingest_and_queries_side_by_side,
+            Parallel,
         ),
-        ("queries::bad_mixed_files_exit_2_naming_file_and_line", bad_mixed_files_exit_2_naming_file_and_line),
+        ("queries::bad_mixed_files_exit_2_naming_file_and_line", bad_mixed_files_exit_2_naming_file_and_line, Parallel),
     ]
 }
 

@@ -22,36 +22,46 @@ use dbload::throwaway::{LocalOptions, LocalPostgres};
 use crate::fake_cratedb::{Cluster, Leaves, Node, QUERY};
 use crate::stop::stopped_on_the_server;
 use crate::support::{dbload_bin, ensure, follows, json, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
         (
             "reconnect::a_restart_mid_run_is_one_outage_and_loses_nothing",
             a_restart_mid_run_is_one_outage_and_loses_nothing,
+            Quiet,
         ),
-        ("reconnect::a_terminated_connection_is_one_reconnect", a_terminated_connection_is_one_reconnect),
-        ("reconnect::the_in_doubt_lookup_finds_written_batches", the_in_doubt_lookup_finds_written_batches),
+        ("reconnect::a_terminated_connection_is_one_reconnect", a_terminated_connection_is_one_reconnect, Parallel),
+        ("reconnect::the_in_doubt_lookup_finds_written_batches", the_in_doubt_lookup_finds_written_batches, Parallel),
         (
             "reconnect::a_batch_of_a_table_without_a_key_is_left_in_doubt",
             a_batch_of_a_table_without_a_key_is_left_in_doubt,
+            Parallel,
         ),
         (
             "reconnect::without_reconnect_a_lost_connection_ends_its_worker",
             without_reconnect_a_lost_connection_ends_its_worker,
+            Parallel,
         ),
-        ("reconnect::timeit_goes_on_through_a_restart", timeit_goes_on_through_a_restart),
-        ("reconnect::a_terminated_query_connection_is_one_reconnect", a_terminated_query_connection_is_one_reconnect),
+        ("reconnect::timeit_goes_on_through_a_restart", timeit_goes_on_through_a_restart, Parallel),
+        (
+            "reconnect::a_terminated_query_connection_is_one_reconnect",
+            a_terminated_query_connection_is_one_reconnect,
+            Parallel,
+        ),
         (
             "reconnect::a_query_after_a_reconnect_is_cancelled_on_the_new_connection",
             a_query_after_a_reconnect_is_cancelled_on_the_new_connection,
+            Parallel,
         ),
         (
             "reconnect::without_reconnect_a_lost_query_connection_ends_its_worker",
             without_reconnect_a_lost_query_connection_ends_its_worker,
+            Parallel,
         ),
-        ("reconnect::cratedb_http_ingest_moves_to_the_next_node", cratedb_http_ingest_moves_to_the_next_node),
-        ("reconnect::cratedb_http_queries_move_to_the_next_node", cratedb_http_queries_move_to_the_next_node),
+        ("reconnect::cratedb_http_ingest_moves_to_the_next_node", cratedb_http_ingest_moves_to_the_next_node, Parallel),
+        ("reconnect::cratedb_http_queries_move_to_the_next_node", cratedb_http_queries_move_to_the_next_node, Parallel),
     ]
 }
 

@@ -10,20 +10,25 @@ use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use crate::support::{dbload_bin, ensure, interrupt, json, refused, write_file, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("repeat::three_runs_are_each_reported_with_their_median", three_runs_are_each_reported_with_their_median),
-        ("repeat::every_command_repeats", every_command_repeats),
-        ("repeat::fail_if_judges_the_median", fail_if_judges_the_median),
-        ("repeat::ctrl_c_keeps_the_runs_done", ctrl_c_keeps_the_runs_done),
-        ("repeat::a_run_that_cannot_run_keeps_the_runs_done", a_run_that_cannot_run_keeps_the_runs_done),
-        ("repeat::compare_a_run_with_itself_is_within_noise", compare_a_run_with_itself_is_within_noise),
-        ("repeat::compare_half_the_rate_is_worse_beyond_noise", compare_half_the_rate_is_worse_beyond_noise),
-        ("repeat::compare_refuses_bad_input", compare_refuses_bad_input),
-        ("repeat::compare_the_last_two_runs_of_the_store", compare_the_last_two_runs_of_the_store),
-        ("repeat::compare_reads_runs_from_a_results_database", compare_reads_runs_from_a_results_database),
+        (
+            "repeat::three_runs_are_each_reported_with_their_median",
+            three_runs_are_each_reported_with_their_median,
+            Parallel,
+        ),
+        ("repeat::every_command_repeats", every_command_repeats, Parallel),
+        ("repeat::fail_if_judges_the_median", fail_if_judges_the_median, Parallel),
+        ("repeat::ctrl_c_keeps_the_runs_done", ctrl_c_keeps_the_runs_done, Parallel),
+        ("repeat::a_run_that_cannot_run_keeps_the_runs_done", a_run_that_cannot_run_keeps_the_runs_done, Parallel),
+        ("repeat::compare_a_run_with_itself_is_within_noise", compare_a_run_with_itself_is_within_noise, Parallel),
+        ("repeat::compare_half_the_rate_is_worse_beyond_noise", compare_half_the_rate_is_worse_beyond_noise, Quiet),
+        ("repeat::compare_refuses_bad_input", compare_refuses_bad_input, Parallel),
+        ("repeat::compare_the_last_two_runs_of_the_store", compare_the_last_two_runs_of_the_store, Parallel),
+        ("repeat::compare_reads_runs_from_a_results_database", compare_reads_runs_from_a_results_database, Parallel),
     ]
 }
 

@@ -10,26 +10,37 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::support::{accounted, dbload_bin, ensure, interrupt, refused, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("report::fail_if_field_is_checked_before_the_run", fail_if_field_is_checked_before_the_run),
+        ("report::fail_if_field_is_checked_before_the_run", fail_if_field_is_checked_before_the_run, Parallel),
         (
             "report::fail_if_without_a_value_says_exit_2_in_the_report",
             fail_if_without_a_value_says_exit_2_in_the_report,
+            Parallel,
         ),
-        ("report::unwritable_report_files_fail_before_the_run", unwritable_report_files_fail_before_the_run),
-        ("report::failed_verify_still_prints_the_report", failed_verify_still_prints_the_report),
-        ("report::settings_are_shown_as_the_session_sees_them", settings_are_shown_as_the_session_sees_them),
-        ("report::citus_worker_settings_command_runs_on_postgres", citus_worker_settings_command_runs_on_postgres),
-        ("report::rows_are_accounted_after_ctrl_c", rows_are_accounted_after_ctrl_c),
-        ("report::queries_are_accounted_after_ctrl_c", queries_are_accounted_after_ctrl_c),
-        ("report::transfers_are_accounted_after_ctrl_c", transfers_are_accounted_after_ctrl_c),
-        ("report::rows_are_accounted_when_a_worker_is_terminated", rows_are_accounted_when_a_worker_is_terminated),
+        ("report::unwritable_report_files_fail_before_the_run", unwritable_report_files_fail_before_the_run, Parallel),
+        ("report::failed_verify_still_prints_the_report", failed_verify_still_prints_the_report, Parallel),
+        ("report::settings_are_shown_as_the_session_sees_them", settings_are_shown_as_the_session_sees_them, Parallel),
+        (
+            "report::citus_worker_settings_command_runs_on_postgres",
+            citus_worker_settings_command_runs_on_postgres,
+            Parallel,
+        ),
+        ("report::rows_are_accounted_after_ctrl_c", rows_are_accounted_after_ctrl_c, Parallel),
+        ("report::queries_are_accounted_after_ctrl_c", queries_are_accounted_after_ctrl_c, Parallel),
+        ("report::transfers_are_accounted_after_ctrl_c", transfers_are_accounted_after_ctrl_c, Parallel),
+        (
+            "report::rows_are_accounted_when_a_worker_is_terminated",
+            rows_are_accounted_when_a_worker_is_terminated,
+            Parallel,
+        ),
         (
             "report::queries_are_accounted_when_a_worker_is_terminated",
             queries_are_accounted_when_a_worker_is_terminated,
+            Parallel,
         ),
     ]
 }

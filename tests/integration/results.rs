@@ -9,23 +9,30 @@ use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use crate::support::{dbload_bin, ensure, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("results::every_command_reports_when_what_and_where", every_command_reports_when_what_and_where),
+        ("results::every_command_reports_when_what_and_where", every_command_reports_when_what_and_where, Parallel),
         (
             "results::the_default_store_keeps_a_report_and_its_histograms",
             the_default_store_keeps_a_report_and_its_histograms,
+            Parallel,
         ),
-        ("results::no_results_keeps_nothing_anywhere", no_results_keeps_nothing_anywhere),
+        ("results::no_results_keeps_nothing_anywhere", no_results_keeps_nothing_anywhere, Parallel),
         (
             "results::results_url_creates_its_tables_and_inserts_the_run",
             results_url_creates_its_tables_and_inserts_the_run,
+            Parallel,
         ),
-        ("results::list_and_show_read_both_stores", list_and_show_read_both_stores),
-        ("results::a_store_that_fails_is_a_warning_not_a_failed_run", a_store_that_fails_is_a_warning_not_a_failed_run),
-        ("results::list_passes_over_an_unreadable_run", list_passes_over_an_unreadable_run),
+        ("results::list_and_show_read_both_stores", list_and_show_read_both_stores, Parallel),
+        (
+            "results::a_store_that_fails_is_a_warning_not_a_failed_run",
+            a_store_that_fails_is_a_warning_not_a_failed_run,
+            Parallel,
+        ),
+        ("results::list_passes_over_an_unreadable_run", list_passes_over_an_unreadable_run, Parallel),
     ]
 }
 

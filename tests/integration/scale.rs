@@ -10,19 +10,25 @@ use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use crate::support::{dbload_bin, ensure, json, refused, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("scale::four_instances_write_the_rows_of_one_process", four_instances_write_the_rows_of_one_process),
-        ("scale::a_missing_instance_stops_the_others_naming_it", a_missing_instance_stops_the_others_naming_it),
+        ("scale::four_instances_write_the_rows_of_one_process", four_instances_write_the_rows_of_one_process, Parallel),
+        (
+            "scale::a_missing_instance_stops_the_others_naming_it",
+            a_missing_instance_stops_the_others_naming_it,
+            Parallel,
+        ),
         (
             "scale::a_failed_or_missing_instance_fails_the_merged_report",
             a_failed_or_missing_instance_fails_the_merged_report,
+            Parallel,
         ),
-        ("scale::commands_that_cannot_split_refuse_instance", commands_that_cannot_split_refuse_instance),
-        ("scale::instances_start_together", instances_start_together),
-        ("scale::a_version_1_store_is_upgraded", a_version_1_store_is_upgraded),
+        ("scale::commands_that_cannot_split_refuse_instance", commands_that_cannot_split_refuse_instance, Parallel),
+        ("scale::instances_start_together", instances_start_together, Quiet),
+        ("scale::a_version_1_store_is_upgraded", a_version_1_store_is_upgraded, Parallel),
     ]
 }
 

@@ -11,20 +11,34 @@ use dbload::throwaway::{LocalOptions, LocalPostgres};
 
 use crate::engines::{crate_rows, crate_target, engine_url, CITUS, CRATEDB_HTTP, TIMESCALEDB};
 use crate::support::{dbload_bin, ensure, ingest_args, json, Ctx};
-use crate::{EngineTest, Test};
+use crate::Phase::{Parallel, Quiet};
+use crate::{EngineTest, Registered};
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("server_cost::ingest_reports_the_table_and_its_indexes", ingest_reports_the_table_and_its_indexes),
-        ("server_cost::a_partitioned_table_sums_its_partitions", a_partitioned_table_sums_its_partitions),
+        ("server_cost::ingest_reports_the_table_and_its_indexes", ingest_reports_the_table_and_its_indexes, Parallel),
+        ("server_cost::a_partitioned_table_sums_its_partitions", a_partitioned_table_sums_its_partitions, Parallel),
         (
             "server_cost::wal_is_measured_and_an_unlogged_table_writes_almost_none",
             wal_is_measured_and_an_unlogged_table_writes_almost_none,
+            Quiet,
         ),
-        ("server_cost::statement_deltas_match_the_calls_dbload_made", statement_deltas_match_the_calls_dbload_made),
-        ("server_cost::without_pg_stat_statements_the_report_says_so", without_pg_stat_statements_the_report_says_so),
-        ("server_cost::export_and_insert_from_sql_report_their_table", export_and_insert_from_sql_report_their_table),
-        ("server_cost::one_server_has_no_per_node_section", one_server_has_no_per_node_section),
+        (
+            "server_cost::statement_deltas_match_the_calls_dbload_made",
+            statement_deltas_match_the_calls_dbload_made,
+            Parallel,
+        ),
+        (
+            "server_cost::without_pg_stat_statements_the_report_says_so",
+            without_pg_stat_statements_the_report_says_so,
+            Parallel,
+        ),
+        (
+            "server_cost::export_and_insert_from_sql_report_their_table",
+            export_and_insert_from_sql_report_their_table,
+            Parallel,
+        ),
+        ("server_cost::one_server_has_no_per_node_section", one_server_has_no_per_node_section, Parallel),
     ]
 }
 

@@ -7,16 +7,18 @@
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, follows, json, refused, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("stages::rate_stages_hold_each_stage_within_10_percent", rate_stages_hold_each_stage_within_10_percent),
-        ("stages::busy_workers_follow_the_vu_stages", busy_workers_follow_the_vu_stages),
-        ("stages::ingest_rate_stages_count_rows", ingest_rate_stages_count_rows),
+        ("stages::rate_stages_hold_each_stage_within_10_percent", rate_stages_hold_each_stage_within_10_percent, Quiet),
+        ("stages::busy_workers_follow_the_vu_stages", busy_workers_follow_the_vu_stages, Quiet),
+        ("stages::ingest_rate_stages_count_rows", ingest_rate_stages_count_rows, Quiet),
         (
             "stages::bad_stages_are_refused_naming_the_option_and_the_part",
             bad_stages_are_refused_naming_the_option_and_the_part,
+            Parallel,
         ),
     ]
 }

@@ -7,17 +7,18 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, write_file, Ctx};
-use crate::Test;
+use crate::Phase::Parallel;
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("stop::timeit_statement_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_timeit),
-        ("stop::workload_query_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_workload),
-        ("stop::mixed_run_query_that_cannot_be_prepared_exits_2", unpreparable_mixed_run),
-        ("stop::workload_parameter_the_statement_cannot_take_exits_2_before_the_run", untakeable_parameter),
-        ("stop::statement_running_at_the_deadline_is_cancelled_on_the_server", cancelled_at_the_deadline),
-        ("stop::statement_running_at_ctrl_c_is_cancelled_on_the_server", cancelled_at_ctrl_c),
-        ("stop::export_copy_running_at_ctrl_c_is_cancelled_on_the_server", export_cancelled_at_ctrl_c),
+        ("stop::timeit_statement_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_timeit, Parallel),
+        ("stop::workload_query_that_cannot_be_prepared_exits_2_before_the_run", unpreparable_workload, Parallel),
+        ("stop::mixed_run_query_that_cannot_be_prepared_exits_2", unpreparable_mixed_run, Parallel),
+        ("stop::workload_parameter_the_statement_cannot_take_exits_2_before_the_run", untakeable_parameter, Parallel),
+        ("stop::statement_running_at_the_deadline_is_cancelled_on_the_server", cancelled_at_the_deadline, Parallel),
+        ("stop::statement_running_at_ctrl_c_is_cancelled_on_the_server", cancelled_at_ctrl_c, Parallel),
+        ("stop::export_copy_running_at_ctrl_c_is_cancelled_on_the_server", export_cancelled_at_ctrl_c, Parallel),
     ]
 }
 

@@ -10,18 +10,31 @@ use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use crate::support::{dbload_bin, ensure, interrupt, json, refused, Ctx};
-use crate::Test;
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("sweep::a_2x2_grid_names_the_best_point_that_meets_where", a_2x2_grid_names_the_best_point_that_meets_where),
-        ("sweep::find_max_rate_finds_the_knee_of_a_sleeping_query", find_max_rate_finds_the_knee_of_a_sleeping_query),
-        ("sweep::a_step_short_of_samples_runs_longer", a_step_short_of_samples_runs_longer),
-        ("sweep::a_step_too_short_to_lengthen_is_not_judged", a_step_too_short_to_lengthen_is_not_judged),
-        ("sweep::ctrl_c_keeps_the_points_done", ctrl_c_keeps_the_points_done),
-        ("sweep::bad_sweeps_are_refused_naming_the_culprit", bad_sweeps_are_refused_naming_the_culprit),
-        ("sweep::a_varied_table_of_someone_else_is_not_dropped", a_varied_table_of_someone_else_is_not_dropped),
-        ("sweep::a_varied_url_never_shows_its_password", a_varied_url_never_shows_its_password),
+        (
+            "sweep::a_2x2_grid_names_the_best_point_that_meets_where",
+            a_2x2_grid_names_the_best_point_that_meets_where,
+            Parallel,
+        ),
+        (
+            "sweep::find_max_rate_finds_the_knee_of_a_sleeping_query",
+            find_max_rate_finds_the_knee_of_a_sleeping_query,
+            Quiet,
+        ),
+        ("sweep::a_step_short_of_samples_runs_longer", a_step_short_of_samples_runs_longer, Quiet),
+        ("sweep::a_step_too_short_to_lengthen_is_not_judged", a_step_too_short_to_lengthen_is_not_judged, Parallel),
+        ("sweep::ctrl_c_keeps_the_points_done", ctrl_c_keeps_the_points_done, Parallel),
+        ("sweep::bad_sweeps_are_refused_naming_the_culprit", bad_sweeps_are_refused_naming_the_culprit, Parallel),
+        (
+            "sweep::a_varied_table_of_someone_else_is_not_dropped",
+            a_varied_table_of_someone_else_is_not_dropped,
+            Parallel,
+        ),
+        ("sweep::a_varied_url_never_shows_its_password", a_varied_url_never_shows_its_password, Parallel),
     ]
 }
 

@@ -30,25 +30,31 @@ use dbload::Outcome;
 
 use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG, TIMESCALEDB};
 use crate::support::{dbload_bin, ensure, refused, Ctx};
-use crate::{EngineTest, Test};
+use crate::Phase::Parallel;
+use crate::{EngineTest, Registered};
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("transfer::export_json_round_trips_every_type", export_json_round_trips_every_type),
-        ("transfer::export_gzip_csv_round_trips", export_gzip_csv_round_trips),
-        ("transfer::export_a_query_and_refuse_leftovers", export_a_query_and_refuse_leftovers),
+        ("transfer::export_json_round_trips_every_type", export_json_round_trips_every_type, Parallel),
+        ("transfer::export_gzip_csv_round_trips", export_gzip_csv_round_trips, Parallel),
+        ("transfer::export_a_query_and_refuse_leftovers", export_a_query_and_refuse_leftovers, Parallel),
         (
             "transfer::export_a_query_ending_in_a_comment_and_refuse_duplicate_names",
             export_a_query_ending_in_a_comment_and_refuse_duplicate_names,
+            Parallel,
         ),
-        ("transfer::large_export_keeps_memory_flat", large_export_keeps_memory_flat),
-        ("transfer::ctrl_c_leaves_flushed_partial_files", ctrl_c_leaves_flushed_partial_files),
-        ("transfer::insert_from_sql_copies_exact_rows", insert_from_sql_copies_exact_rows),
-        ("transfer::insert_from_sql_refuses_what_does_not_fit", insert_from_sql_refuses_what_does_not_fit),
-        ("transfer::cursor_rows_round_trip_every_type", cursor_rows_round_trip_every_type),
-        ("transfer::cratedb_export_split_is_even", cratedb_export_split_is_even),
-        ("transfer::export_on_a_full_disk_keeps_whole_rows", export_on_a_full_disk_keeps_whole_rows),
-        ("transfer::export_into_a_directory_it_cannot_write_exits_2", export_into_a_directory_it_cannot_write),
+        ("transfer::large_export_keeps_memory_flat", large_export_keeps_memory_flat, Parallel),
+        ("transfer::ctrl_c_leaves_flushed_partial_files", ctrl_c_leaves_flushed_partial_files, Parallel),
+        ("transfer::insert_from_sql_copies_exact_rows", insert_from_sql_copies_exact_rows, Parallel),
+        ("transfer::insert_from_sql_refuses_what_does_not_fit", insert_from_sql_refuses_what_does_not_fit, Parallel),
+        ("transfer::cursor_rows_round_trip_every_type", cursor_rows_round_trip_every_type, Parallel),
+        ("transfer::cratedb_export_split_is_even", cratedb_export_split_is_even, Parallel),
+        ("transfer::export_on_a_full_disk_keeps_whole_rows", export_on_a_full_disk_keeps_whole_rows, Parallel),
+        (
+            "transfer::export_into_a_directory_it_cannot_write_exits_2",
+            export_into_a_directory_it_cannot_write,
+            Parallel,
+        ),
     ]
 }
 
@@ -369,7 +375,17 @@ fn ctrl_c_leaves_flushed_partial_files(ctx: &Ctx) -> Result<()> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    std::thread::sleep(Duration::from_millis(1500));
+    // Ready when the server runs the query (not after a fixed time, which a
+    // slow start overruns): then about three rows, 0.3 s each, are out.
+    let running =
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(0.3 + 0 * g)%' \
+                   AND pid <> pg_backend_pid()";
+    let ready = std::time::Instant::now();
+    while ctx.scalar(running)? == "0" {
+        ensure(ready.elapsed() < Duration::from_secs(20), || "the export's query never started".into())?;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT)?;
     let out = child.wait_with_output()?;
     let stdout = String::from_utf8_lossy(&out.stdout);

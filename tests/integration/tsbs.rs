@@ -17,19 +17,21 @@ use dbload::workload::QuerySpec;
 
 use crate::engines::{engine_url, CITUS, CRATEDB_HTTP, CRATEDB_PG, TIMESCALEDB};
 use crate::support::{dbload_bin, ensure, json, write_file, Ctx};
-use crate::{EngineTest, Test};
+use crate::Phase::Parallel;
+use crate::{EngineTest, Registered};
 
-pub fn tests() -> Vec<(&'static str, Test)> {
+pub fn tests() -> Vec<Registered> {
     vec![
-        ("tsbs::every_query_type_returns_rows_on_postgres", every_query_type_returns_rows_on_postgres),
-        ("tsbs::results_agree_with_the_raw_readings", results_agree_with_the_raw_readings),
+        ("tsbs::every_query_type_returns_rows_on_postgres", every_query_type_returns_rows_on_postgres, Parallel),
+        ("tsbs::results_agree_with_the_raw_readings", results_agree_with_the_raw_readings, Parallel),
         (
             "tsbs::buckets_are_utc_hours_whatever_the_session_time_zone",
             buckets_are_utc_hours_whatever_the_session_time_zone,
+            Parallel,
         ),
-        ("tsbs::suite_queries_pick_a_subset", suite_queries_pick_a_subset),
-        ("tsbs::bad_suite_use_exits_2_saying_what_to_do", bad_suite_use_exits_2_saying_what_to_do),
-        ("tsbs::suite_runs_as_a_workload_of_a_mixed_run", suite_runs_as_a_workload_of_a_mixed_run),
+        ("tsbs::suite_queries_pick_a_subset", suite_queries_pick_a_subset, Parallel),
+        ("tsbs::bad_suite_use_exits_2_saying_what_to_do", bad_suite_use_exits_2_saying_what_to_do, Parallel),
+        ("tsbs::suite_runs_as_a_workload_of_a_mixed_run", suite_runs_as_a_workload_of_a_mixed_run, Parallel),
     ]
 }
 

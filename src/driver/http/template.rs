@@ -3,7 +3,8 @@
 //! timestamps) the way real traffic does: a server that caches by entity or
 //! dedupes identical bodies is not flattered by one body sent a million times.
 //!
-//! Templates are MiniJinja (the engine STYLE.md chose). The random functions
+//! Templates are MiniJinja (the project's one template engine, also the
+//! HTML reports'). The random functions
 //! draw from one ChaCha8 stream per VU ([`rng_for`]), so a seed gives the same
 //! bodies on every run; only `now()` reads the clock, because a timestamp of
 //! the send is what such APIs expect. Rendering happens on the producer

@@ -6,7 +6,7 @@
 //! request (sending, waiting for the first byte, receiving), count the
 //! bytes and connections, and cost next to nothing per request. Pooled
 //! clients hide the phases. hyper's connection API does not have to, but it
-//! costs more, as measured inside dbload (issue 15, item 7, November 2026).
+//! costs more, as measured inside dbload (November 2026).
 //! The A/B put `hyper::client::conn::http1` over the same stream, driven in
 //! the VU's own task, with an I/O wrapper that stamped the phases and
 //! counted the bytes. It ran on `bench/http-vs-wrk.sh` (30 VUs, 15 s, one
