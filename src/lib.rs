@@ -16,6 +16,7 @@ pub mod error;
 pub mod file_cap;
 #[cfg(test)]
 mod fuzz;
+pub mod hint;
 pub mod ident;
 pub mod input;
 pub mod model;

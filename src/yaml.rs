@@ -22,22 +22,6 @@ pub(crate) fn read(text: &str, origin: &str) -> Result<Node> {
     })
 }
 
-/// The closest of `candidates` to a misspelt `word`, when it is close enough
-/// to be what was meant (Jaro-Winkler favours a shared beginning, as typos do).
-pub(crate) fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let word = word.to_lowercase();
-    candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(&word, c), *c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
-
-pub(crate) fn did_you_mean(guess: Option<&str>) -> String {
-    guess.map(|g| format!("; did you mean `{g}`?")).unwrap_or_default()
-}
-
 /// `file:line:column: message` (just `file: message` when the position is
 /// unknown). A message that quotes the file (a key, a value found) has its
 /// secrets hidden: a line may hold a URL with its password.

@@ -55,6 +55,14 @@ const RULES: &[(&str, &[&str])] = &[
             "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error", "sqltext",
         ],
     ),
+    // "Did you mean": a leaf that every message offering a guess reads.
+    (
+        "hint",
+        &[
+            "run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input", "workload",
+            "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error", "sqltext", "redact", "yaml",
+        ],
+    ),
     // Outcomes are what a run found, as plain data: they name neither the
     // run that made them nor the parts it ran, nor what reads them.
     ("outcome", &["run", "report", "cli", "driver", "target", "model", "config"]),

@@ -14,8 +14,9 @@ use super::{resolve_target, IngestConfig, OutputConfig, QueryConfig, TargetChoic
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
+use crate::hint::{did_you_mean, suggest};
 use crate::workload::file;
-use crate::yaml::{self, did_you_mean, fail, suggest, Node, Yaml};
+use crate::yaml::{self, fail, Node, Yaml};
 
 const KEYS: [&str; 4] = ["duration", "warmup", "ingest", "workloads"];
 

@@ -37,8 +37,8 @@ use serde_json::value::RawValue;
 use super::catalog::{BindContext, Kind, TableColumn};
 use super::{table, Batch, Schema};
 use crate::error::usage;
+use crate::hint::{did_you_mean, suggest};
 use crate::input::{Input, Stats};
-use crate::yaml::{did_you_mean, suggest};
 
 mod convert;
 mod reader;

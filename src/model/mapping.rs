@@ -18,7 +18,8 @@ use anyhow::Result;
 use serde_saphyr::Location;
 
 use super::fake::Fake;
-use crate::yaml::{self, did_you_mean, fail, suggest, Node, Yaml};
+use crate::hint::{did_you_mean, suggest};
+use crate::yaml::{self, fail, Node, Yaml};
 
 /// Generators that take no arguments, by the name a mapping gives them.
 const NAMED: &[&str] = &[

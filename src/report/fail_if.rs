@@ -107,7 +107,7 @@ fn lookup(scope: &Json, path: &str) -> Result<f64, String> {
         Some(_) => Err(format!("`{spelled}` is not a number")),
         None => {
             let names = numeric_names(scope);
-            let guess = suggest(path, &names);
+            let guess = crate::hint::suggest(path, &names);
             Err(format!("no field `{path}`{}", guess.map(|g| format!(" (did you mean `{g}`?)")).unwrap_or_default()))
         }
     }
@@ -140,16 +140,6 @@ fn available(scope: &Json) -> String {
     } else {
         format!("numeric fields: {}", names.join(", "))
     }
-}
-
-/// The closest known name to a misspelt one, when close enough to be meant.
-fn suggest<'a>(word: &str, names: &'a [String]) -> Option<&'a str> {
-    names
-        .iter()
-        .map(|n| (strsim::jaro_winkler(word, n), n.as_str()))
-        .filter(|(score, _)| *score >= 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, n)| n)
 }
 
 #[cfg(test)]

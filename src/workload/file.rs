@@ -22,7 +22,8 @@ use std::sync::Arc;
 use super::params::{ParamGen, Value};
 use super::script::Script;
 use crate::file_cap::{self, Cap};
-use crate::yaml::{self, did_you_mean, fail, key_list, show, suggest, Node, Yaml};
+use crate::hint::{did_you_mean, suggest};
+use crate::yaml::{self, fail, key_list, show, Node, Yaml};
 use anyhow::Result;
 
 /// One query of a workload, as read from the file.

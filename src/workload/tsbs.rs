@@ -18,8 +18,8 @@ use super::QuerySpec;
 use crate::dialect::tsbs::{Bound, CpuQuery};
 use crate::dialect::Engine;
 use crate::error::usage;
+use crate::hint::{did_you_mean, suggest};
 use crate::ident::TableName;
-use crate::yaml::{did_you_mean, suggest};
 
 /// `--suite`: a built-in query mix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
