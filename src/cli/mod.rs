@@ -7,6 +7,7 @@ mod data;
 mod http;
 mod ingest;
 mod init;
+pub mod mistake;
 mod query;
 mod results;
 mod scale;

@@ -11,6 +11,7 @@ use clap::Parser;
 
 use super::fail_if::Contract;
 use super::{resolve_target, IngestConfig, OutputConfig, QueryConfig, TargetChoice};
+use crate::cli::mistake::Mistake;
 use crate::cli::{Cli, Command, RunArgs};
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
@@ -79,21 +80,18 @@ fn value(origin: &str, part: &str, key: &str, v: &Node) -> Result<String> {
 fn parse(origin: &str, at: &Node, part: &str, command: &[&str], args: Vec<String>) -> Result<Command> {
     let line = ["dbload"].iter().chain(command).map(|s| s.to_string()).chain(args);
     Cli::try_parse_from(line).map(|c| c.command).map_err(|e| {
-        let rendered = e.render().to_string();
-        let mut lines = rendered.lines().filter(|l| l.starts_with("error: ") || l.trim_start().starts_with("tip: "));
-        let what = lines.next().unwrap_or("").trim_start_matches("error: ").to_string();
-        let tip = lines.next().map(|t| format!(" ({})", t.trim())).unwrap_or_default();
-        let culprit = match &at.value {
-            Yaml::Map(pairs) => pairs
+        let mistake = Mistake::of(&e);
+        let culprit = match (&at.value, &mistake.option) {
+            (Yaml::Map(pairs), Some(option)) => pairs
                 .iter()
                 .map(|(k, _)| k)
-                .find(|k| k.value.as_str().is_some_and(|key| what.contains(&format!("'--{}", key.replace('_', "-"))))),
+                .find(|k| k.value.as_str().is_some_and(|key| option.trim_start_matches('-') == key.replace('_', "-"))),
             _ => None,
         };
         fail(
             origin,
             &culprit.unwrap_or(at).referenced,
-            format!("{part}: {what}{tip}; options are the long names of `dbload {}`'s flags", command[0]),
+            format!("{part}: {}; options are the long names of `dbload {}`'s flags", mistake.message, command[0]),
         )
     })
 }

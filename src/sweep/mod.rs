@@ -273,7 +273,7 @@ impl Plan {
     fn check_every_point(&self, sweep_id: &str, points: u64, signalled: &dyn Fn() -> bool) -> Result<()> {
         let parse_cli = |args: &[String]| {
             let argv = ["dbload", self.swept.as_str()].into_iter().map(String::from).chain(args.iter().cloned());
-            Cli::try_parse_from(argv).map_err(|e| clap_message(&e))
+            Cli::try_parse_from(argv).map_err(|e| crate::cli::mistake::Mistake::of(&e).message)
         };
         let parse = |args: &[String]| parse_cli(args).map(drop);
         let base = parse_cli(&self.base).map_err(|why| usage(format!("sweep -- {}: {why}", self.swept)))?;
@@ -355,19 +355,6 @@ fn spellings(command: &str, flag: &str) -> Option<Spellings> {
         .find(|a| a.get_long() == Some(flag) || a.get_all_aliases().is_some_and(|aliases| aliases.contains(&flag)))?;
     let longs = arg.get_long().into_iter().chain(arg.get_all_aliases().unwrap_or_default());
     Some(Spellings { longs: longs.map(String::from).collect(), short: arg.get_short() })
-}
-
-/// clap's error, without its usage lines: `unexpected argument '--x'
-/// found (tip: a similar argument exists: '--y')`.
-fn clap_message(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    let text = text.split("\n\nUsage:").next().unwrap_or(&text);
-    let text = text.split("\n\nFor more information").next().unwrap_or(text);
-    let parts: Vec<&str> = text.trim().trim_start_matches("error: ").split("\n\n").map(str::trim).collect();
-    match parts.as_slice() {
-        [first, rest @ ..] if !rest.is_empty() => format!("{first} ({})", rest.join("; ")),
-        _ => parts.join(""),
-    }
 }
 
 /// `--objective`: `max FIGURE` or `min FIGURE`, FIGURE checked against the
@@ -603,7 +590,7 @@ impl Sweep<'_> {
             args.push("--drop-table".into());
         }
         let argv = ["dbload", self.plan.swept.as_str()].into_iter().map(String::from).chain(args);
-        let cli = Cli::try_parse_from(argv).map_err(|e| usage(clap_message(&e)))?;
+        let cli = Cli::try_parse_from(argv).map_err(|e| usage(crate::cli::mistake::Mistake::of(&e).message))?;
         let mut buffer = Vec::new();
         let result = (self.dispatch)(cli, &mut buffer);
         let report: Option<Json> = serde_json::from_slice(&buffer).ok();
