@@ -20,7 +20,7 @@ impl Mistake {
         let context = |kind: ContextKind| {
             e.get(kind).and_then(|v| match v {
                 ContextValue::String(s) => Some(s.clone()),
-                ContextValue::Strings(list) => Some(list.join("`, `")),
+                ContextValue::Strings(list) => Some(list.join(", ")),
                 ContextValue::StyledStr(s) => Some(s.to_string()),
                 ContextValue::Number(n) => Some(n.to_string()),
                 _ => None,
