@@ -39,7 +39,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command, IngestArgs, OutputFormat};
-use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig, TargetChoice};
+use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig};
 use report::meta::{RunStart, Stamped};
 use report::mixed::MixedReport;
 use report::query::QueryReport;
@@ -48,8 +48,7 @@ use report::Report;
 use results::Latencies;
 use run::scale::together;
 use run::signals::{note_early_signals, with_threads};
-use target::Target;
-use throwaway::LocalPostgres;
+use target::Started;
 
 /// What a finished command leaves: its report and the exit code it earned.
 #[derive(Debug)]
@@ -96,7 +95,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
 /// interrupted while filling them.
 pub fn init(args: cli::InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<u8> {
     let cfg = config::init::InitConfig::resolve(args, env)?;
-    let started = Started::new(&cfg.target)?;
+    let started = Started::new(&cfg.target, note_early_signals)?;
     let target = started.target.clone().expect("init always has a target");
     let done = with_threads(None, async |cancel| run::init::init(&cfg, &target, cancel).await)?;
     let printed = out.write_all(report::init::render(&done).as_bytes()).context("writing the report");
@@ -209,52 +208,6 @@ pub fn results_command(
     };
     out.write_all(text.as_bytes()).context("writing to stdout")?;
     Ok(error::exit::OK)
-}
-
-/// A started target: a throwaway server (kept alive by this value) or a
-/// remote one; none for a dry run.
-struct Started {
-    local: Option<LocalPostgres>,
-    target: Option<Target>,
-    keep: bool,
-}
-
-impl Started {
-    /// Starts a throwaway server if that is the choice. Call it before the
-    /// runtime, on a thread that outlives the server (see `throwaway`).
-    fn new(choice: &TargetChoice) -> Result<Started> {
-        let local = match choice {
-            TargetChoice::Local(opts) => {
-                note_early_signals();
-                Some(LocalPostgres::start(opts)?)
-            }
-            _ => None,
-        };
-        let target = match (choice, &local) {
-            (_, Some(l)) => Some(Target::Pg { pg: Box::new(l.target()), engine: Some(dialect::Engine::Postgres) }),
-            (TargetChoice::Remote(t, engine), None) => Some(Target::Pg { pg: t.clone(), engine: *engine }),
-            (TargetChoice::Crate(c), None) => Some(Target::Crate((**c).clone())),
-            _ => None,
-        };
-        let keep = matches!(choice, TargetChoice::Local(o) if o.keep);
-        Ok(Started { local, target, keep })
-    }
-
-    fn url(&self) -> Option<String> {
-        self.target.as_ref().map(Target::redacted)
-    }
-
-    fn throwaway(&self) -> bool {
-        self.local.is_some()
-    }
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        if let (Some(l), true) = (&self.local, self.keep) {
-            console::text(&l.keep_recipe());
-        }
-    }
 }
 
 /// The start of a command that measures: its run_id and start time, taken
@@ -385,7 +338,7 @@ pub fn insert_json(
 /// run is said on stderr too, after the report (exit 2).
 fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Report>> {
     let mut begun = start();
-    let started = Started::new(&cfg.target)?;
+    let started = Started::new(&cfg.target, note_early_signals)?;
     let output = cfg.output.clone();
     // Instance 0 makes the table that the other instances write to.
     let table = cfg.table_action != config::TableAction::Existing;
@@ -416,7 +369,7 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
 /// `dbload timeit` and `dbload workload`, from their resolved configuration.
 pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryReport>> {
     let mut begun = start();
-    let started = Started::new(&cfg.target)?;
+    let started = Started::new(&cfg.target, note_early_signals)?;
     let target = started.target.clone().expect("query commands always have a target");
     let outcomes = repeated(&cfg.output, cfg.threads, async |_, cancel| {
         let queries = async |gate| run::queries::queries(&cfg, &target, cancel.clone(), gate).await;
@@ -461,7 +414,7 @@ pub fn export(
 ) -> Result<Outcome<TransferReport>> {
     let begun = start();
     let mut cfg = config::ExportConfig::resolve(args, env)?;
-    let started = Started::new(&cfg.target)?;
+    let started = Started::new(&cfg.target, note_early_signals)?;
     let target = started.target.clone().expect("export always has a target");
     let output = cfg.output.clone();
     let outcomes = repeated(&output, None, async |run, cancel| {
@@ -487,8 +440,8 @@ pub fn insert_from_sql(
 ) -> Result<Outcome<TransferReport>> {
     let begun = start();
     let cfg = config::FromSqlConfig::resolve(args, env)?;
-    let started = Started::new(&cfg.target)?;
-    let source = cfg.source.as_ref().map(Started::new).transpose()?;
+    let started = Started::new(&cfg.target, note_early_signals)?;
+    let source = cfg.source.as_ref().map(|s| Started::new(s, note_early_signals)).transpose()?;
     let source = source.as_ref().unwrap_or(&started);
     let (src, dst) = (source.target.clone(), started.target.clone());
     let (src, dst) = (src.expect("a source is a server"), dst.expect("insert-from-sql always has a target"));
@@ -506,7 +459,7 @@ pub fn insert_from_sql(
 /// `dbload run FILE`: ingest and workloads at the same time.
 pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedReport>> {
     let begun = start();
-    let started = Started::new(&cfg.target)?;
+    let started = Started::new(&cfg.target, note_early_signals)?;
     let target = started.target.clone().expect("mixed runs always have a target");
     let output = cfg.output.clone();
     let outcomes = repeated(&output, None, async |run, cancel| {
