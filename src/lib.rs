@@ -45,14 +45,15 @@ use report::mixed::MixedReport;
 use report::query::QueryReport;
 use report::transfer::TransferReport;
 use report::Report;
-use results::Latencies;
+use results::KeptHistograms;
 use run::scale::together;
 use run::signals::{note_early_signals, with_threads};
 use target::Started;
 
-/// What a finished command leaves: its report and the exit code it earned.
+/// What a finished command leaves: its report and the exit code it earned
+/// (not to be mistaken for what a run found, [`outcome`]).
 #[derive(Debug)]
-pub struct Outcome<R> {
+pub struct Finished<R> {
     pub report: R,
     pub exit_code: u8,
 }
@@ -237,7 +238,7 @@ fn emit<R: serde::Serialize>(
     verdict: fn(&mut R) -> &mut report::Verdict,
     text: fn(&R) -> String,
     out: &mut dyn Write,
-    (start, latencies): (RunStart, Latencies),
+    (start, latencies): (RunStart, KeptHistograms),
 ) -> Result<(u8, R)> {
     let mut report = runs.pop().context("no run was made")?;
     let repeat = if output.repeat.runs > 1 {
@@ -302,8 +303,12 @@ fn repeated<O>(
 
 /// Every run's measured histograms, each an interval at the run's own
 /// start, for the results store, which keeps them beside the report.
-fn run_latencies<O>(begun: &RunStart, runs: &run::repeat::Runs<O>, figures: fn(&O) -> &outcome::Figures) -> Latencies {
-    let mut kept = Latencies::default();
+fn run_latencies<O>(
+    begun: &RunStart,
+    runs: &run::repeat::Runs<O>,
+    figures: fn(&O) -> &outcome::Figures,
+) -> KeptHistograms {
+    let mut kept = KeptHistograms::default();
     for (done, at) in runs.done.iter().zip(&runs.began) {
         kept.add_run(begun.since(*at), &[("", figures(done))]);
     }
@@ -311,7 +316,7 @@ fn run_latencies<O>(begun: &RunStart, runs: &run::repeat::Runs<O>, figures: fn(&
 }
 
 /// `dbload ingest` with an injectable environment.
-pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Outcome<Report>> {
+pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Finished<Report>> {
     write_rows(IngestConfig::resolve(args, env)?, out)
 }
 
@@ -320,7 +325,7 @@ pub fn insert_fake_data(
     args: cli::InsertFakeDataArgs,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<Outcome<Report>> {
+) -> Result<Finished<Report>> {
     write_rows(config::data::insert_fake_data(args, env)?, out)
 }
 
@@ -330,13 +335,13 @@ pub fn insert_json(
     args: cli::InsertJsonArgs,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<Outcome<Report>> {
+) -> Result<Finished<Report>> {
     write_rows(config::data::insert_json(args, env)?, out)
 }
 
 /// An ingest run of any model, reported. A row of input that stopped the
 /// run is said on stderr too, after the report (exit 2).
-fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Report>> {
+fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Finished<Report>> {
     let mut begun = start();
     let started = Started::new(&cfg.target, note_early_signals)?;
     let output = cfg.output.clone();
@@ -363,11 +368,11 @@ fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Outcome<Repo
     if let Some(e) = &report.input_error {
         console::line(format_args!("dbload: {e}"));
     }
-    Ok(Outcome { exit_code, report })
+    Ok(Finished { exit_code, report })
 }
 
 /// `dbload timeit` and `dbload workload`, from their resolved configuration.
-pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryReport>> {
+pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Finished<QueryReport>> {
     let mut begun = start();
     let started = Started::new(&cfg.target, note_early_signals)?;
     let target = started.target.clone().expect("query commands always have a target");
@@ -382,7 +387,7 @@ pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Outcome<QueryRep
     let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
         emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, text, out, (begun, kept))?;
-    Ok(Outcome { exit_code, report })
+    Ok(Finished { exit_code, report })
 }
 
 /// `dbload http` with an injectable environment.
@@ -390,7 +395,7 @@ pub fn http(
     args: cli::HttpArgs,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<Outcome<report::http::HttpReport>> {
+) -> Result<Finished<report::http::HttpReport>> {
     let mut begun = start();
     let cfg = config::http::HttpConfig::resolve(args, env)?;
     let outcomes = repeated(&cfg.output, cfg.threads, async |_, cancel| {
@@ -403,7 +408,7 @@ pub fn http(
     let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
         emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::http::render, out, (begun, kept))?;
-    Ok(Outcome { exit_code, report })
+    Ok(Finished { exit_code, report })
 }
 
 /// `dbload export` with an injectable environment.
@@ -411,7 +416,7 @@ pub fn export(
     args: cli::ExportArgs,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<Outcome<TransferReport>> {
+) -> Result<Finished<TransferReport>> {
     let begun = start();
     let mut cfg = config::ExportConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target, note_early_signals)?;
@@ -428,7 +433,7 @@ pub fn export(
     let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
         emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, (begun, kept))?;
-    Ok(Outcome { exit_code, report })
+    Ok(Finished { exit_code, report })
 }
 
 /// `dbload insert-from-sql` with an injectable environment. Without
@@ -437,7 +442,7 @@ pub fn insert_from_sql(
     args: cli::InsertFromSqlArgs,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<Outcome<TransferReport>> {
+) -> Result<Finished<TransferReport>> {
     let begun = start();
     let cfg = config::FromSqlConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target, note_early_signals)?;
@@ -453,11 +458,11 @@ pub fn insert_from_sql(
     let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
     let (exit_code, report) =
         emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, (begun, kept))?;
-    Ok(Outcome { exit_code, report })
+    Ok(Finished { exit_code, report })
 }
 
 /// `dbload run FILE`: ingest and workloads at the same time.
-pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedReport>> {
+pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Finished<MixedReport>> {
     let begun = start();
     let started = Started::new(&cfg.target, note_early_signals)?;
     let target = started.target.clone().expect("mixed runs always have a target");
@@ -470,7 +475,7 @@ pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedR
     })?;
     let reports: Vec<MixedReport> =
         outcomes.done.iter().map(|o| MixedReport::new(&cfg, o, started.url(), started.throwaway())).collect();
-    let mut latencies = Latencies::default();
+    let mut latencies = KeptHistograms::default();
     for ((report, outcome), at) in reports.iter().zip(&outcomes.done).zip(&outcomes.began) {
         latencies.add_run(begun.since(*at), &mixed_parts(report, outcome));
     }
@@ -483,7 +488,7 @@ pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Outcome<MixedR
         out,
         (begun, latencies),
     )?;
-    Ok(Outcome { exit_code, report })
+    Ok(Finished { exit_code, report })
 }
 
 /// A mixed run's measured parts, named as its report names them: its
