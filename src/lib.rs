@@ -4,6 +4,7 @@
 //! parsed arguments, runs the command and returns its report and exit code.
 
 pub mod cli;
+pub mod command;
 pub mod compare;
 pub mod config;
 pub mod console;
@@ -35,28 +36,17 @@ mod yaml;
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
-use tokio_util::sync::CancellationToken;
+use anyhow::Result;
 
-use cli::{Cli, Command, IngestArgs, OutputFormat};
-use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig};
-use report::meta::{RunStart, Stamped};
-use report::mixed::MixedReport;
-use report::query::QueryReport;
-use report::transfer::TransferReport;
-use report::Report;
-use results::KeptHistograms;
-use run::scale::together;
+use cli::{Cli, Command};
+use config::{MixedConfig, QueryConfig};
+
+use anyhow::Context;
+use cli::OutputFormat;
 use run::signals::{note_early_signals, with_threads};
 use target::Started;
 
-/// What a finished command leaves: its report and the exit code it earned
-/// (not to be mistaken for what a run found, [`outcome`]).
-#[derive(Debug)]
-pub struct Finished<R> {
-    pub report: R,
-    pub exit_code: u8,
-}
+pub use command::{export, http, ingest, insert_fake_data, insert_from_sql, insert_json, mixed, queries, Finished};
 
 /// Runs a parsed command line, writing the report to `out`; returns the
 /// exit code. Environment variables (`DATABASE_URL`, `PG*`) are read from
@@ -81,7 +71,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::Sweep(args) => {
             // A stop signal is noted from the start and stays noted: the
             // point running stops on it, and no point starts after it.
-            note_early_signals();
+            run::signals::note_early_signals();
             sweep::run(args, run, &run::signals::noted, out)
         }
         Command::Stop(args) => stop(&args.dir, out),
@@ -97,8 +87,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
 pub fn init(args: cli::InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<u8> {
     let cfg = config::init::InitConfig::resolve(args, env)?;
     let started = Started::new(&cfg.target, note_early_signals)?;
-    let target = started.target.clone().expect("init always has a target");
-    let done = with_threads(None, async |cancel| run::init::init(&cfg, &target, cancel).await)?;
+    let done = with_threads(None, async |cancel| run::init::init(&cfg, started.server(), cancel).await)?;
     let printed = out.write_all(report::init::render(&done).as_bytes()).context("writing the report");
     console::printed(out, printed)?;
     Ok(if done.interrupted { error::exit::INTERRUPTED } else { error::exit::OK })
@@ -209,295 +198,4 @@ pub fn results_command(
     };
     out.write_all(text.as_bytes()).context("writing to stdout")?;
     Ok(error::exit::OK)
-}
-
-/// The start of a command that measures: its run_id and start time, taken
-/// before anything connects, with the command line it was given (redacted;
-/// an argument that is not UTF-8 shown lossily rather than a panic).
-fn start() -> RunStart {
-    let args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
-    RunStart::now(redact::command_line(args))
-}
-
-/// Judges `--fail-if`, then writes the report, stamped with the run's
-/// metadata (`run`), where `output` says, and keeps it in the results store
-/// (the text report's last line says where), stdout last, where a reader
-/// that has gone is no failure; returns its exit code and the
-/// (last) run's report. A condition naming a field the report lacks is an
-/// error, but only after the report was written, so the run is not lost.
-/// `runs` holds each run's report, in order (one without `--runs`); with
-/// `--runs` the last run's report is written with a `repeat` section beside
-/// it, and `--fail-if` judges the runs' medians. `failed`: what kept a
-/// later run from running; the report of the runs done says it, and it is
-/// the result once the report is written and kept. `latencies`: every
-/// run's histograms, which the store keeps beside the report.
-fn emit<R: serde::Serialize>(
-    output: &OutputConfig,
-    mut runs: Vec<R>,
-    failed: Option<anyhow::Error>,
-    verdict: fn(&mut R) -> &mut report::Verdict,
-    text: fn(&R) -> String,
-    out: &mut dyn Write,
-    (start, latencies): (RunStart, KeptHistograms),
-) -> Result<(u8, R)> {
-    let mut report = runs.pop().context("no run was made")?;
-    let repeat = if output.repeat.runs > 1 {
-        let mut each = runs.iter().map(serde_json::to_value).collect::<Result<Vec<_>, _>>()?;
-        each.push(serde_json::to_value(&report)?);
-        let repeat = report::repeat::RepeatReport::new(output.repeat, &each);
-        *verdict(&mut report) = repeat.verdict(verdict(&mut report), failed.as_ref());
-        let judged = report::judge_json(&report::repeat::median_report(&each), verdict(&mut report), &output.fail_if);
-        Some((repeat, judged))
-    } else {
-        None
-    };
-    let (repeat, judged) = match repeat {
-        Some((r, judged)) => (Some(r), judged),
-        None => (None, report::judge(&mut report, verdict, &output.fail_if)),
-    };
-    if judged.is_err() {
-        // The report says the exit code the process will have (bad usage).
-        let v = verdict(&mut report);
-        (v.status, v.exit_code) = (report::Status::Failed, error::exit::USAGE);
-    }
-    let meta = report::meta::RunMeta { tags: output.results.tags.clone(), ..start.end() };
-    let mut json = serde_json::to_value(Stamped { report: &report, run: &meta }).context("the JSON report")?;
-    if let Some(r) = &repeat {
-        json["repeat"] = serde_json::to_value(r)?;
-    }
-    // The files and the store first, stdout last: a stdout nobody reads
-    // (`| head`) must cost neither the files nor the kept run. Each is
-    // tried whatever became of the others; the first failure is the result.
-    let files = [
-        output.report_file.as_ref().map(|path| report::json::write_file(&json, path)),
-        output.html_file.as_ref().map(|path| report::html::write_file(&json, path)),
-    ];
-    let kept = results::keep(&output.results, &results::Run { meta: &meta, report: &json, latencies: &latencies });
-    let printed = match output.format {
-        OutputFormat::Text => {
-            let repeated = repeat.as_ref().map(report::repeat::render).unwrap_or_default();
-            let shown = format!("{}{repeated}{}{}\n", text(&report), report::meta::render(&meta), kept.join("\n"));
-            out.write_all(shown.as_bytes()).context("writing the report")
-        }
-        OutputFormat::Json => report::json::write(&json, out),
-    };
-    console::printed(out, printed)?;
-    files.into_iter().flatten().collect::<Result<()>>()?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    judged?;
-    Ok((verdict(&mut report).exit_code, report))
-}
-
-/// Runs `once` as often as `--runs` says, on one runtime of `threads`
-/// worker threads (default: one per CPU) where Ctrl-C, SIGTERM or SIGHUP
-/// stop it (see [`run::repeat::repeat`]).
-fn repeated<O>(
-    output: &OutputConfig,
-    threads: Option<usize>,
-    once: impl AsyncFnMut(u32, CancellationToken) -> Result<O>,
-) -> Result<run::repeat::Runs<O>> {
-    with_threads(threads, async |cancel| run::repeat::repeat(output.repeat, output.quiet, &cancel, once).await)
-}
-
-/// Every run's measured histograms, each an interval at the run's own
-/// start, for the results store, which keeps them beside the report.
-fn run_latencies<O>(
-    begun: &RunStart,
-    runs: &run::repeat::Runs<O>,
-    figures: fn(&O) -> &outcome::Figures,
-) -> KeptHistograms {
-    let mut kept = KeptHistograms::default();
-    for (done, at) in runs.done.iter().zip(&runs.began) {
-        kept.add_run(begun.since(*at), &[("", figures(done))]);
-    }
-    kept
-}
-
-/// `dbload ingest` with an injectable environment.
-pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Finished<Report>> {
-    write_rows(IngestConfig::resolve(args, env)?, out)
-}
-
-/// `dbload insert-fake-data` with an injectable environment.
-pub fn insert_fake_data(
-    args: cli::InsertFakeDataArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-) -> Result<Finished<Report>> {
-    write_rows(config::data::insert_fake_data(args, env)?, out)
-}
-
-/// `dbload insert-json` with an injectable environment (the input is read
-/// from the files given, or stdin).
-pub fn insert_json(
-    args: cli::InsertJsonArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-) -> Result<Finished<Report>> {
-    write_rows(config::data::insert_json(args, env)?, out)
-}
-
-/// An ingest run of any model, reported. A row of input that stopped the
-/// run is said on stderr too, after the report (exit 2).
-fn write_rows(mut cfg: IngestConfig, out: &mut dyn Write) -> Result<Finished<Report>> {
-    let mut begun = start();
-    let started = Started::new(&cfg.target, note_early_signals)?;
-    let output = cfg.output.clone();
-    // Instance 0 makes the table that the other instances write to.
-    let table = cfg.table_action != config::TableAction::Existing;
-    let outcomes = repeated(&output, None, async |run, cancel| {
-        if run == 2 {
-            cfg.fresh_table_each_run();
-        }
-        if run >= 2 {
-            cfg.read_input_again()?;
-        }
-        let target = started.target.as_ref();
-        let (outcome, instance) =
-            together(&output, table, &cancel, async |gate| run::ingest(&cfg, target, cancel.clone(), gate).await)
-                .await?;
-        begun.instance = instance;
-        Ok(outcome)
-    })?;
-    let reports = outcomes.done.iter().map(|o| Report::ingest(&cfg, o, started.url(), started.throwaway())).collect();
-    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
-    let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::text::render, out, (begun, kept))?;
-    if let Some(e) = &report.input_error {
-        console::line(format_args!("dbload: {e}"));
-    }
-    Ok(Finished { exit_code, report })
-}
-
-/// `dbload timeit` and `dbload workload`, from their resolved configuration.
-pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Finished<QueryReport>> {
-    let mut begun = start();
-    let started = Started::new(&cfg.target, note_early_signals)?;
-    let target = started.target.clone().expect("query commands always have a target");
-    let outcomes = repeated(&cfg.output, cfg.threads, async |_, cancel| {
-        let queries = async |gate| run::queries::queries(&cfg, &target, cancel.clone(), gate).await;
-        let (outcome, instance) = together(&cfg.output, false, &cancel, queries).await?;
-        begun.instance = instance;
-        Ok(outcome)
-    })?;
-    let reports = outcomes.done.iter().map(|o| QueryReport::new(&cfg, o, started.url(), started.throwaway())).collect();
-    let text = if cfg.command == "timeit" { report::query::render_timeit } else { report::query::render_workload };
-    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
-    let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, text, out, (begun, kept))?;
-    Ok(Finished { exit_code, report })
-}
-
-/// `dbload http` with an injectable environment.
-pub fn http(
-    args: cli::HttpArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-) -> Result<Finished<report::http::HttpReport>> {
-    let mut begun = start();
-    let cfg = config::http::HttpConfig::resolve(args, env)?;
-    let outcomes = repeated(&cfg.output, cfg.threads, async |_, cancel| {
-        let http = async |gate| run::http::http(&cfg, cancel.clone(), gate).await;
-        let (outcome, instance) = together(&cfg.output, false, &cancel, http).await?;
-        begun.instance = instance;
-        Ok(outcome)
-    })?;
-    let reports = outcomes.done.iter().map(|o| report::http::HttpReport::new(&cfg, o)).collect();
-    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
-    let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::http::render, out, (begun, kept))?;
-    Ok(Finished { exit_code, report })
-}
-
-/// `dbload export` with an injectable environment.
-pub fn export(
-    args: cli::ExportArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-) -> Result<Finished<TransferReport>> {
-    let begun = start();
-    let mut cfg = config::ExportConfig::resolve(args, env)?;
-    let started = Started::new(&cfg.target, note_early_signals)?;
-    let target = started.target.clone().expect("export always has a target");
-    let output = cfg.output.clone();
-    let outcomes = repeated(&output, None, async |run, cancel| {
-        if run == 2 {
-            cfg.fresh_files_each_run();
-        }
-        run::export::export(&cfg, &target, cancel).await
-    })?;
-    let reports =
-        outcomes.done.iter().map(|o| TransferReport::export(&cfg, o, started.url(), started.throwaway())).collect();
-    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
-    let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, (begun, kept))?;
-    Ok(Finished { exit_code, report })
-}
-
-/// `dbload insert-from-sql` with an injectable environment. Without
-/// `--src-url` the query runs on the target.
-pub fn insert_from_sql(
-    args: cli::InsertFromSqlArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-    out: &mut dyn Write,
-) -> Result<Finished<TransferReport>> {
-    let begun = start();
-    let cfg = config::FromSqlConfig::resolve(args, env)?;
-    let started = Started::new(&cfg.target, note_early_signals)?;
-    let source = cfg.source.as_ref().map(|s| Started::new(s, note_early_signals)).transpose()?;
-    let source = source.as_ref().unwrap_or(&started);
-    let (src, dst) = (source.target.clone(), started.target.clone());
-    let (src, dst) = (src.expect("a source is a server"), dst.expect("insert-from-sql always has a target"));
-    let outcomes =
-        repeated(&cfg.output, None, async |_, cancel| run::from_sql::insert_from_sql(&cfg, &src, &dst, cancel).await)?;
-    let ends = ((source.url(), source.throwaway()), (started.url(), started.throwaway()));
-    let reports =
-        outcomes.done.iter().map(|o| TransferReport::from_sql(&cfg, o, ends.0.clone(), ends.1.clone())).collect();
-    let kept = run_latencies(&begun, &outcomes, |o| &o.figures);
-    let (exit_code, report) =
-        emit(&cfg.output, reports, outcomes.failed, |r| &mut r.verdict, report::transfer::render, out, (begun, kept))?;
-    Ok(Finished { exit_code, report })
-}
-
-/// `dbload run FILE`: ingest and workloads at the same time.
-pub fn mixed(mut cfg: MixedConfig, out: &mut dyn Write) -> Result<Finished<MixedReport>> {
-    let begun = start();
-    let started = Started::new(&cfg.target, note_early_signals)?;
-    let target = started.target.clone().expect("mixed runs always have a target");
-    let output = cfg.output.clone();
-    let outcomes = repeated(&output, None, async |run, cancel| {
-        if let (2, Some(ingest)) = (run, &mut cfg.ingest) {
-            ingest.fresh_table_each_run();
-        }
-        run::mixed::mixed(&cfg, &target, cancel).await
-    })?;
-    let reports: Vec<MixedReport> =
-        outcomes.done.iter().map(|o| MixedReport::new(&cfg, o, started.url(), started.throwaway())).collect();
-    let mut latencies = KeptHistograms::default();
-    for ((report, outcome), at) in reports.iter().zip(&outcomes.done).zip(&outcomes.began) {
-        latencies.add_run(begun.since(*at), &mixed_parts(report, outcome));
-    }
-    let (exit_code, report) = emit(
-        &cfg.output,
-        reports,
-        outcomes.failed,
-        |r| &mut r.verdict,
-        report::mixed::render,
-        out,
-        (begun, latencies),
-    )?;
-    Ok(Finished { exit_code, report })
-}
-
-/// A mixed run's measured parts, named as its report names them: its
-/// ingest, and each workload under load.
-fn mixed_parts<'a>(
-    report: &'a MixedReport,
-    outcome: &'a outcome::MixedOutcome,
-) -> Vec<(&'a str, &'a outcome::Figures)> {
-    let ingest = outcome.ingest.iter().map(|i| ("ingest", &i.figures));
-    let names = report.workloads.iter().map(|w| w.name.as_str());
-    ingest.chain(names.zip(&outcome.workloads).map(|(n, w)| (n, &w.under_load.figures))).collect()
 }

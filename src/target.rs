@@ -58,7 +58,7 @@ impl Target {
 /// remote one; none for a dry run.
 pub struct Started {
     local: Option<LocalPostgres>,
-    pub target: Option<Target>,
+    target: Option<Target>,
     keep: bool,
 }
 
@@ -84,6 +84,17 @@ impl Started {
         };
         let keep = matches!(choice, TargetChoice::Local(o) if o.keep);
         Ok(Started { local, target, keep })
+    }
+
+    /// The target; none for a dry run.
+    pub fn target(&self) -> Option<&Target> {
+        self.target.as_ref()
+    }
+
+    /// The target of a command that cannot run without one: any but an
+    /// ingest, the only command with a dry run.
+    pub fn server(&self) -> &Target {
+        self.target.as_ref().expect("only an ingest runs without a target (--dry-run)")
     }
 
     /// The target's URL, its password replaced, for reports.

@@ -293,3 +293,23 @@ fn no_folder_of_src_is_named_target() {
     }
     assert!(found.is_empty(), "folders of src/ named target: {found:?}");
 }
+
+/// A configuration is resolved once and read-only after that: no method
+/// of `src/config/` (test modules aside) takes `&mut self`. A command
+/// whose later `--runs` start otherwise (a fresh table, fresh files) says
+/// so in its per-run hook, which makes that run's copy.
+#[test]
+fn no_config_is_changed_after_it_is_resolved() {
+    let mut files = Vec::new();
+    collect_rs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config"), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let text = without_tests(&fs::read_to_string(&file).expect("a source file"));
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("fn ") && line.contains("&mut self") {
+                found.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "config changed after it was resolved (make a run's copy instead): {found:?}");
+}
