@@ -294,6 +294,17 @@ fn no_folder_of_src_is_named_target() {
     assert!(found.is_empty(), "folders of src/ named target: {found:?}");
 }
 
+/// `src/lib.rs` is the crate's root: its modules, `run()`'s dispatch and
+/// the in-process entries the tests call. A command's pipeline, its
+/// output or the runtime written there again would make it the place
+/// where everything meets, as it was before `src/command/` (606 lines).
+#[test]
+fn lib_rs_is_a_crate_root_of_at_most_200_lines() {
+    let lib = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).expect("src/lib.rs");
+    let lines = lib.lines().count();
+    assert!(lines <= 200, "src/lib.rs has {lines} lines: move what is not the crate root into its module");
+}
+
 /// A configuration is resolved once and read-only after that: no method
 /// of `src/config/` (test modules aside) takes `&mut self`. A command
 /// whose later `--runs` start otherwise (a fresh table, fresh files) says

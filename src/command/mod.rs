@@ -4,19 +4,31 @@
 //! runtime and started together with the other instances (`--instance`),
 //! each run reported, the runs' histograms kept, the report written out
 //! (`output.rs`). What differs between commands is only their `Command`:
-//! a new measuring command is one `impl` and its `run/` module.
+//! a new measuring command is one `impl` and its `run/` module. The
+//! commands that measure nothing (`init`, `compare`, `results`, ...) have
+//! a small module each.
 
+mod compare;
+mod docs;
 mod http;
 mod ingest;
+mod init;
 mod mixed;
 mod output;
 mod queries;
+mod stop;
+mod store;
 mod transfer;
 
+pub use compare::compare;
+pub use docs::{completions, man};
 pub use http::http;
 pub use ingest::{ingest, insert_fake_data, insert_json};
+pub use init::init;
 pub use mixed::mixed;
 pub use queries::queries;
+pub use stop::stop;
+pub use store::{merged_report, results_command};
 pub use transfer::{export, insert_from_sql};
 
 use std::borrow::Cow;
