@@ -12,7 +12,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         // Output to a reader that has gone (`dbload results list | head`):
         // what was wanted was read; a run's own report never ends here,
-        // as it is printed last and its exit code kept (see `emit`).
+        // as it is printed last and its exit code kept (see `command::output`).
         Err(err) if dbload::console::broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             dbload::console::line(format_args!("dbload: {err:#}"));

@@ -301,3 +301,34 @@ fn no_folder_of_src_is_named_target() {
     }
     assert!(found.is_empty(), "folders of src/ named target: {found:?}");
 }
+
+/// `src/lib.rs` is the crate's root: its modules, `run()`'s dispatch and
+/// the in-process entries the tests call. A command's pipeline, its
+/// output or the runtime written there again would make it the place
+/// where everything meets, as it was before `src/command/` (606 lines).
+#[test]
+fn lib_rs_is_a_crate_root_of_at_most_200_lines() {
+    let lib = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).expect("src/lib.rs");
+    let lines = lib.lines().count();
+    assert!(lines <= 200, "src/lib.rs has {lines} lines: move what is not the crate root into its module");
+}
+
+/// A configuration is resolved once and read-only after that: no method
+/// of `src/config/` (test modules aside) takes `&mut self`. A command
+/// whose later `--runs` start otherwise (a fresh table, fresh files) says
+/// so in its per-run hook, which makes that run's copy.
+#[test]
+fn no_config_is_changed_after_it_is_resolved() {
+    let mut files = Vec::new();
+    collect_rs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config"), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let text = without_tests(&fs::read_to_string(&file).expect("a source file"));
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("fn ") && line.contains("&mut self") {
+                found.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "config changed after it was resolved (make a run's copy instead): {found:?}");
+}

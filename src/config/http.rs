@@ -44,7 +44,7 @@ pub enum BodySource {
     Template(BodyTemplate),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct HttpConfig {
     pub request: RequestSpec,
     pub body: BodySource,

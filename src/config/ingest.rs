@@ -4,6 +4,7 @@
 //! (the engine, an existing table's columns) is settled once it has, into
 //! an [`IngestPlan`].
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -36,7 +37,7 @@ pub enum TableAction {
     Existing,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct IngestConfig {
     /// The command, as the report names it (`ingest`, `insert-fake-data`, `insert-json`).
     pub command: &'static str,
@@ -105,14 +106,18 @@ impl IngestPlan {
 }
 
 impl IngestConfig {
-    /// `--runs`: each run after the first starts with a fresh table, as
-    /// the first did, so that the runs measure the same thing; the first
-    /// run made the table (it refuses one that exists), so dropping it
-    /// drops no one else's. `--append` and the existing-table commands keep
-    /// their table.
-    pub fn fresh_table_each_run(&mut self) {
-        if self.table_action == TableAction::Create {
-            self.table_action = TableAction::Recreate;
+    /// The configuration run `run` of `--runs` (1-based) runs with. Each
+    /// run after the first starts with a fresh table, as the first did, so
+    /// that the runs measure the same thing; the first run made the table
+    /// (it refuses one that exists), so dropping it drops no one else's.
+    /// `--append` and the existing-table commands keep their table. The
+    /// resolved configuration stays as it is: a later run gets a copy.
+    pub fn for_run(&self, run: u32) -> Cow<'_, IngestConfig> {
+        match self.table_action {
+            TableAction::Create if run > 1 => {
+                Cow::Owned(IngestConfig { table_action: TableAction::Recreate, ..self.clone() })
+            }
+            _ => Cow::Borrowed(self),
         }
     }
 
@@ -751,5 +756,18 @@ mod tests {
         resolve("--dry-run --rate-stages 2s:1 --rate 1 --rows 5").unwrap_err();
         resolve("--dry-run --rate-stages 2s:1").unwrap();
         resolve("--dry-run --rate 1000000000 --duration 1s").unwrap();
+    }
+
+    #[test]
+    fn a_later_run_makes_its_table_afresh_and_leaves_the_resolved_config_as_it_is() {
+        let cfg = resolve("--rows 10").unwrap();
+        assert_eq!(cfg.for_run(1).table_action, TableAction::Create);
+        assert_eq!(
+            (cfg.for_run(2).table_action, cfg.for_run(3).table_action),
+            (TableAction::Recreate, TableAction::Recreate)
+        );
+        assert_eq!(cfg.table_action, TableAction::Create);
+        let appended = resolve("--rows 10 --append").unwrap();
+        assert!(matches!(appended.for_run(2), Cow::Borrowed(c) if c.table_action == TableAction::Append));
     }
 }

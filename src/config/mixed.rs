@@ -4,6 +4,7 @@
 //! resolved by that command's own parser and rules, so a mixed run accepts
 //! exactly what the single commands accept, with the same messages.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use anyhow::Result;
@@ -21,7 +22,7 @@ use crate::yaml::{self, fail, Node, Yaml};
 
 const KEYS: [&str; 4] = ["duration", "warmup", "ingest", "workloads"];
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct MixedConfig {
     pub target: TargetChoice,
     pub ingest: Option<IngestConfig>,
@@ -108,6 +109,16 @@ fn get<'a>(pairs: &'a [(Node, Node)], key: &str) -> Option<&'a Node> {
 }
 
 impl MixedConfig {
+    /// The configuration run `run` of `--runs` (1-based) runs with: its
+    /// ingest's (see [`IngestConfig::for_run`]); the resolved one stays as
+    /// it is.
+    pub fn for_run(&self, run: u32) -> Cow<'_, MixedConfig> {
+        match self.ingest.as_ref().map(|i| i.for_run(run)) {
+            Some(Cow::Owned(ingest)) => Cow::Owned(MixedConfig { ingest: Some(ingest), ..self.clone() }),
+            _ => Cow::Borrowed(self),
+        }
+    }
+
     pub fn resolve(a: RunArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
         let origin = a.file.display().to_string();
         let text = file_cap::read_text(&a.file, &origin, Cap::config("the mixed-run file"))?;
@@ -235,7 +246,7 @@ impl MixedConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ProgressDisplay;
+    use crate::config::{ProgressDisplay, TableAction};
     use std::time::Duration;
 
     /// `dbload run FILE -P 2`: the run's progress is its ingest part's, so
@@ -249,6 +260,21 @@ mod tests {
         let Command::Run(a) = cli.command else { unreachable!("run") };
         let ingest = MixedConfig::resolve(a, &|_| None).unwrap().ingest.unwrap();
         assert_eq!(ingest.output.progress, ProgressDisplay::Lines(Duration::from_secs(2)));
+    }
+
+    /// `--runs`: a later run makes its ingest's table afresh, in a copy of
+    /// the configuration; the resolved one stays as it is.
+    #[test]
+    fn a_later_run_makes_its_ingest_table_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        std::fs::write(&file, "duration: 5s\ningest:\n  workers: 1\n").unwrap();
+        let cli = Cli::try_parse_from(["dbload", "run", file.to_str().unwrap(), "--runs", "2"]).unwrap();
+        let Command::Run(a) = cli.command else { unreachable!("run") };
+        let cfg = MixedConfig::resolve(a, &|_| None).unwrap();
+        let action = |c: &MixedConfig| c.ingest.as_ref().unwrap().table_action;
+        assert_eq!((action(&cfg.for_run(1)), action(&cfg.for_run(2))), (TableAction::Create, TableAction::Recreate));
+        assert_eq!(action(&cfg), TableAction::Create);
     }
 
     /// Every part's workers run on the one pool of threads (`run::cores`):

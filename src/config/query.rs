@@ -28,7 +28,7 @@ const DEFAULT_REPEAT: u64 = 1000;
 /// connection, and PostgreSQL's default `max_connections` is 100 in all.
 pub const MAX_DEFAULT_CONCURRENCY: u32 = 20;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct QueryConfig {
     pub command: &'static str,
     pub target: TargetChoice,

@@ -3,6 +3,7 @@
 //! parsed, limits checked, and what an engine cannot do refused before
 //! anything connects.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -31,7 +32,7 @@ pub enum ExportSource {
     Query(String),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ExportConfig {
     pub target: TargetChoice,
     pub source: ExportSource,
@@ -62,11 +63,16 @@ fn check_out_dir(dir: &Path) -> Result<()> {
 }
 
 impl ExportConfig {
-    /// `--runs`: each run after the first replaces the files the first
-    /// wrote (it refused files left by another export, so these are its
-    /// own), as [`super::IngestConfig::fresh_table_each_run`] does the table.
-    pub fn fresh_files_each_run(&mut self) {
-        self.overwrite = true;
+    /// The configuration run `run` of `--runs` (1-based) runs with: each
+    /// run after the first replaces the files the first wrote (it refused
+    /// files left by another export, so these are its own), as
+    /// [`super::IngestConfig::for_run`] makes the table afresh. The resolved
+    /// configuration stays as it is: a later run gets a copy.
+    pub fn for_run(&self, run: u32) -> Cow<'_, ExportConfig> {
+        match run {
+            1 => Cow::Borrowed(self),
+            _ => Cow::Owned(ExportConfig { overwrite: true, ..self.clone() }),
+        }
     }
 
     pub fn resolve(a: ExportArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<ExportConfig> {
@@ -152,7 +158,7 @@ impl ExportConfig {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FromSqlConfig {
     /// `--src-url`; `None`: the query runs on the target.
     pub source: Option<TargetChoice>,
@@ -314,5 +320,13 @@ mod tests {
         assert!(refused(from_sql("--query x --src-url postgres://h/d?sslmode=bad")).starts_with("--src-url"));
         let c = from_sql("--query select.1 --bulk-size 7 --concurrency 3").unwrap();
         assert_eq!((c.batch_size, c.workers, c.source.is_none()), (7, 3, true));
+    }
+
+    #[test]
+    fn a_later_run_replaces_the_files_and_leaves_the_resolved_config_as_it_is() {
+        let cfg = export("--table t --out /tmp/x").unwrap();
+        assert!(!cfg.for_run(1).overwrite);
+        assert!(cfg.for_run(2).overwrite && cfg.for_run(3).overwrite);
+        assert!(!cfg.overwrite);
     }
 }

@@ -23,7 +23,7 @@ use crate::report::meta::RunMeta;
 /// `service` (from the actual start) of its measured operations, prefixed
 /// by the part of a mixed run they belong to (`ingest.latency`).
 #[derive(Debug, Default)]
-pub struct Latencies {
+pub struct KeptHistograms {
     pub intervals: Vec<Interval>,
 }
 
@@ -38,7 +38,7 @@ pub struct Interval {
     pub histogram: Histogram<u64>,
 }
 
-impl Latencies {
+impl KeptHistograms {
     /// The measured histograms of one run, which began `start` after the
     /// command did, by its parts: `("", figures)` for a command of one
     /// part; a mixed run names each part.
@@ -72,7 +72,7 @@ fn tag_safe(s: &str) -> String {
 /// The interval log of `latencies`: one interval per histogram, at its
 /// offset from the command's start (`StartTime` and `BaseTime`), over its
 /// measured wall time.
-pub fn write(latencies: &Latencies, meta: &RunMeta) -> String {
+pub fn write(latencies: &KeptHistograms, meta: &RunMeta) -> String {
     let started = chrono::DateTime::parse_from_rfc3339(&meta.started_at)
         .map(|t| UNIX_EPOCH + Duration::from_millis(t.timestamp_millis().max(0) as u64))
         .unwrap_or(UNIX_EPOCH);
@@ -139,7 +139,7 @@ mod tests {
             record_us(&mut rec.measured.service, us / 2);
         }
         let figures = Figures { recorders: vec![rec.clone(), rec], wall: Duration::from_secs(3), ..Default::default() };
-        let mut kept = Latencies::default();
+        let mut kept = KeptHistograms::default();
         kept.add_run(Duration::ZERO, &[("ingest part", &figures)]);
         let log = write(&kept, &RunStart::now("dbload ingest".into()).end());
         assert!(log.lines().any(|l| l.starts_with("Tag=ingest_part.latency,0.000,3.000,")), "{log}");
@@ -150,7 +150,7 @@ mod tests {
         assert_eq!(latency.len(), 8);
         assert_eq!(latency.value_at_quantile(0.99), kept.intervals[0].histogram.value_at_quantile(0.99));
         assert_eq!(*latency, kept.intervals[0].histogram);
-        assert!(read(&write(&Latencies::default(), &RunStart::now(String::new()).end())).unwrap().is_empty());
+        assert!(read(&write(&KeptHistograms::default(), &RunStart::now(String::new()).end())).unwrap().is_empty());
     }
 
     /// With `--runs`, every run's histograms are kept, each an interval at
@@ -165,7 +165,7 @@ mod tests {
         }
         let second = Duration::from_secs;
         let run = |rec: &Recorder| Figures { recorders: vec![rec.clone()], wall: second(2), ..Default::default() };
-        let mut kept = Latencies::default();
+        let mut kept = KeptHistograms::default();
         kept.add_run(second(0), &[("", &run(&fast))]);
         kept.add_run(second(5), &[("", &run(&slow))]);
         let log = write(&kept, &RunStart::now("dbload timeit --runs 2".into()).end());

@@ -367,7 +367,7 @@ mod tests {
         for &u in us {
             record_us(&mut h, u);
         }
-        let latencies = super::super::Latencies {
+        let latencies = super::super::KeptHistograms {
             intervals: vec![super::super::hlog::Interval {
                 tag: "latency".into(),
                 start: std::time::Duration::ZERO,

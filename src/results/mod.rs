@@ -22,14 +22,14 @@ use crate::config::results::{ResultsConfig, Store};
 use crate::report::meta::RunMeta;
 use crate::report::text::group;
 
-pub use hlog::Latencies;
+pub use hlog::KeptHistograms;
 
 /// A finished run as the stores keep it.
 pub struct Run<'a> {
     pub meta: &'a RunMeta,
     /// The whole report (with its `run` object), as `--output json` prints it.
     pub report: &'a Json,
-    pub latencies: &'a Latencies,
+    pub latencies: &'a KeptHistograms,
 }
 
 /// Keeps `run` where `cfg` says; returns the lines that end the text report

@@ -17,6 +17,7 @@ pub mod queries;
 pub mod repeat;
 pub mod scale;
 pub mod server_cost;
+pub mod signals;
 pub mod stop;
 pub mod worker;
 

@@ -34,7 +34,7 @@ use crate::report::fail_if::{holds, samples_behind, value};
 use crate::report::meta::{RunMeta, RunStart, Stamped};
 use crate::report::repeat::{figure, figures_of, median_report, Better};
 use crate::report::sweep::{self as report, SweepReport};
-use crate::results::{self, Latencies};
+use crate::results::{self, KeptHistograms};
 use grid::{Spellings, Vary};
 use search::Search;
 
@@ -160,8 +160,10 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     if let Some(path) = &plan.html {
         report::write_html(&report, &json, path)?;
     }
-    let kept =
-        results::keep(&plan.results, &results::Run { meta: &meta, report: &json, latencies: &Latencies::default() });
+    let kept = results::keep(
+        &plan.results,
+        &results::Run { meta: &meta, report: &json, latencies: &KeptHistograms::default() },
+    );
     // Stdout last: a reader that has gone costs neither the page nor the kept sweep.
     let printed = match plan.output {
         OutputFormat::Text => {

@@ -12,7 +12,7 @@ use dbload::driver::admin::Admin;
 use dbload::error::exit_code;
 use dbload::report::Report;
 use dbload::target::Target;
-use dbload::Outcome;
+use dbload::Finished;
 
 use crate::support::{config, dbload_bin, ensure, expected, found, ingest_args, Ctx};
 use crate::Phase::Parallel;
@@ -47,7 +47,7 @@ pub(crate) const CRATEDB_PG: &str = "DBLOAD_TEST_CRATEDB_URL";
 const START: &str = "--start 2024-01-01T00:00:00Z";
 
 /// `dbload ingest --url URL --quiet ARGS` in process, for any target.
-fn ingest(url: &str, args: &str) -> Result<Outcome<Report>> {
+fn ingest(url: &str, args: &str) -> Result<Finished<Report>> {
     let mut out = Vec::new();
     dbload::ingest(ingest_args(&format!("--url {url} --quiet {args}")), &|_| None, &mut out)
 }

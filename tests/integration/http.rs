@@ -238,7 +238,7 @@ impl Server {
 }
 
 /// `dbload http ARGS --quiet`, in process, with no environment.
-fn http(args: &[&str]) -> Result<dbload::Outcome<dbload::report::http::HttpReport>> {
+fn http(args: &[&str]) -> Result<dbload::Finished<dbload::report::http::HttpReport>> {
     let argv = ["dbload", "http", "--quiet"].iter().chain(args);
     let dbload::cli::Command::Http(a) = dbload::cli::Cli::try_parse_from(argv)?.command else { unreachable!() };
     let mut out = Vec::new();

@@ -13,7 +13,7 @@ use dbload::encode::unnest::ArrayParam;
 use dbload::model::{Batch, Values};
 use dbload::report::Report;
 use dbload::throwaway::LocalPostgres;
-use dbload::Outcome;
+use dbload::Finished;
 use postgres_types::ToSql;
 
 pub struct Ctx {
@@ -47,7 +47,7 @@ impl Ctx {
     }
 
     /// `dbload ingest --url URL --quiet ARGS`, in process, hermetic env.
-    pub fn ingest(&self, args: &str) -> Result<Outcome<Report>> {
+    pub fn ingest(&self, args: &str) -> Result<Finished<Report>> {
         let a = ingest_args(&format!("--url {} --quiet {args}", self.url));
         let mut out = Vec::new();
         dbload::ingest(a, &|_| None, &mut out)

@@ -26,7 +26,7 @@ use dbload::driver::pg::decode::binary_text::RowText;
 use dbload::driver::pg::export::CursorWorker;
 use dbload::report::transfer::TransferReport;
 use dbload::report::Report;
-use dbload::Outcome;
+use dbload::Finished;
 
 use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG, TIMESCALEDB};
 use crate::support::{dbload_bin, ensure, refused, Ctx};
@@ -108,11 +108,11 @@ fn content(ctx: &Ctx, from: &str) -> Result<(String, String)> {
     Ok((row[0][0].clone().unwrap_or_default(), row[0][1].clone().unwrap_or_default()))
 }
 
-fn run(ctx: &Ctx, command: &str, args: &str) -> Result<Outcome<TransferReport>> {
+fn run(ctx: &Ctx, command: &str, args: &str) -> Result<Finished<TransferReport>> {
     run_at(&ctx.url, command, args)
 }
 
-fn run_at(url: &str, command: &str, args: &str) -> Result<Outcome<TransferReport>> {
+fn run_at(url: &str, command: &str, args: &str) -> Result<Finished<TransferReport>> {
     let argv = format!("dbload {command} --url {url} --quiet {args}");
     let cli = Cli::try_parse_from(shell_words(&argv))?;
     let mut out = Vec::new();
@@ -170,7 +170,7 @@ fn read_files(r: &TransferReport) -> Result<String> {
 }
 
 /// `dbload insert-json` or `insert-fake-data --url URL --quiet ARGS`, in process.
-fn rows_cmd(url: &str, args: &str) -> Result<Outcome<Report>> {
+fn rows_cmd(url: &str, args: &str) -> Result<Finished<Report>> {
     let (command, args) = args.split_once(' ').unwrap_or((args, ""));
     let cli = Cli::try_parse_from(shell_words(&format!("dbload {command} --url {url} --quiet {args}")))?;
     match cli.command {

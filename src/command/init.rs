@@ -1,0 +1,23 @@
+//! `dbload init`: pgbench's tables made and filled on the target, outside
+//! the measured pipeline (nothing is measured for a report of figures).
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+
+use crate::cli::InitArgs;
+use crate::config::init::InitConfig;
+use crate::run::signals::{note_early_signals, with_threads};
+use crate::target::Started;
+use crate::{console, error, report, run};
+
+/// `dbload init`: pgbench's tables on the target; exit 130 when
+/// interrupted while filling them.
+pub fn init(args: InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<u8> {
+    let cfg = InitConfig::resolve(args, env)?;
+    let started = Started::new(&cfg.target, note_early_signals)?;
+    let done = with_threads(None, async |cancel| run::init::init(&cfg, started.server(), cancel).await)?;
+    let printed = out.write_all(report::init::render(&done).as_bytes()).context("writing the report");
+    console::printed(out, printed)?;
+    Ok(if done.interrupted { error::exit::INTERRUPTED } else { error::exit::OK })
+}

@@ -1,0 +1,73 @@
+//! `dbload timeit` and `dbload workload`: queries measured on a target.
+
+use std::io::Write;
+
+use anyhow::Result;
+use tokio_util::sync::CancellationToken;
+
+use super::{measured, Command, Finished, Instances};
+use crate::config::{OutputConfig, QueryConfig};
+use crate::outcome::{Figures, QueryOutcome};
+use crate::report::query::{self, QueryReport};
+use crate::report::Verdict;
+use crate::run::{self, signals::note_early_signals, Gate};
+use crate::target::Started;
+
+/// `dbload timeit` and `dbload workload`, from their resolved configuration.
+pub fn queries(cfg: QueryConfig, out: &mut dyn Write) -> Result<Finished<QueryReport>> {
+    measured::<Queries>(&cfg, out)
+}
+
+struct Queries;
+
+impl Command for Queries {
+    type Config = QueryConfig;
+    type Ends = Started;
+    type Outcome = QueryOutcome;
+    type Report = QueryReport;
+
+    fn output(cfg: &QueryConfig) -> &OutputConfig {
+        &cfg.output
+    }
+
+    fn start(cfg: &QueryConfig) -> Result<Started> {
+        Started::new(&cfg.target, note_early_signals)
+    }
+
+    fn threads(cfg: &QueryConfig) -> Option<usize> {
+        cfg.threads
+    }
+
+    fn instances(_: &QueryConfig) -> Instances {
+        Instances::Together { table: false }
+    }
+
+    async fn once(
+        cfg: &QueryConfig,
+        started: &Started,
+        cancel: CancellationToken,
+        gate: Option<Gate>,
+    ) -> Result<QueryOutcome> {
+        run::queries::queries(cfg, started.server(), cancel, gate).await
+    }
+
+    fn report(cfg: &QueryConfig, outcome: &QueryOutcome, started: &Started) -> QueryReport {
+        QueryReport::new(cfg, outcome, started.url(), started.throwaway())
+    }
+
+    fn verdict(report: &mut QueryReport) -> &mut Verdict {
+        &mut report.verdict
+    }
+
+    fn text(cfg: &QueryConfig) -> fn(&QueryReport) -> String {
+        if cfg.command == "timeit" {
+            query::render_timeit
+        } else {
+            query::render_workload
+        }
+    }
+
+    fn parts<'a>(_: &'a QueryReport, outcome: &'a QueryOutcome) -> Vec<(&'a str, &'a Figures)> {
+        vec![("", &outcome.figures)]
+    }
+}
