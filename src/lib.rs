@@ -14,6 +14,7 @@ pub mod driver;
 pub mod encode;
 pub mod error;
 pub mod file_cap;
+pub mod format;
 #[cfg(test)]
 mod fuzz;
 pub mod ident;
@@ -189,7 +190,7 @@ fn looks_like_run_id(s: &str) -> bool {
 /// its directory.
 pub fn stop(dir: &std::path::Path, out: &mut dyn Write) -> Result<u8> {
     let freed = throwaway::stop_kept(dir)?;
-    let freed = throwaway::human_size(freed);
+    let freed = format::human_size(freed);
     writeln!(out, "dbload: stopped the throwaway PostgreSQL in {} and removed it ({freed} freed)", dir.display())
         .context("writing to stdout")?;
     Ok(error::exit::OK)

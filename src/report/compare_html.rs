@@ -11,7 +11,8 @@ use serde_json::{json, Value as Json};
 
 use super::html::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
 use super::table::Table;
-use super::text::group;
+
+use crate::format::group;
 
 pub(super) const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
 /// `.html.j2` turns autoescaping on: report names and the table's cells are data.

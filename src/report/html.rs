@@ -20,8 +20,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::page::{environment, Header, Setup};
-use super::text::group;
-use super::units::{human, Unit};
+use crate::format::{group, human, Unit};
 use crate::stats::summary::SpectrumPoint;
 
 /// Compiled into the binary so that `--html` works wherever dbload was copied.

@@ -8,9 +8,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::query::{render_workload, QueryReport};
-use super::text::{fail_if_lines, group, render as render_ingest};
+use super::text::{fail_if_lines, render as render_ingest};
 use super::{Header, Report, Status, Verdict};
 use crate::config::MixedConfig;
+use crate::format::group;
 use crate::outcome::{MixedOutcome, QueryOutcome};
 
 #[derive(Debug, Clone, Serialize)]

@@ -18,7 +18,6 @@ pub mod sweep;
 pub mod table;
 pub mod text;
 pub mod transfer;
-pub mod units;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,6 +29,7 @@ use crate::config::fail_if::Condition;
 use crate::config::{IngestConfig, TableAction, LATE_AFTER};
 use crate::dialect::{Engine, Method, TableOptions};
 use crate::error::exit;
+use crate::format::group;
 use crate::op::{Ramps, Stages, Warmup};
 use crate::outcome::{IngestOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
@@ -341,9 +341,9 @@ impl Pacing {
                  {} {} due were never started; reached {:.1} {}/s. Raise {} (operations in flight) \
                  or lower {}",
                 if p.rate_flag == "--rate" { "" } else { " on average" },
-                text::group(late),
-                text::group(started),
-                text::group(dropped),
+                group(late),
+                group(started),
+                group(dropped),
                 p.unit,
                 p.reached,
                 p.unit,

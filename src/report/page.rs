@@ -10,7 +10,7 @@ use minijinja::{Environment, Error, ErrorKind};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::units::{human, slowdown, Unit};
+use crate::format::{human, slowdown, Unit};
 
 /// The header every page starts with, a template the pages import.
 const HEADER: &str = include_str!("../../templates/header.html.j2");

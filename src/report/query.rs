@@ -7,14 +7,15 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{
-    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, outage_lines,
-    pacing_words, rate_warning_line, runtime_block, server_duration_line, stage_lines, target_lines,
+    accounting_line, client_and_verdict, durability_line, error_lines, interrupted_banner, outage_lines, pacing_words,
+    rate_warning_line, runtime_block, server_duration_line, stage_lines, target_lines,
 };
 use super::{
     end_s, error_entries, paced_rate, per_sec, span_s, stage_entries, timeline, Accounting, ClientReport, Connections,
     ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::{QueryConfig, TargetChoice};
+use crate::format::group;
 use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
 use crate::outcome::QueryOutcome;

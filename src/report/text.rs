@@ -6,21 +6,9 @@ use std::fmt::Write as _;
 
 use super::{Accounting, ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
+use crate::format::group;
 use crate::op::Ramps;
 use crate::stats::LatencySummary;
-
-/// `1234567` → `1,234,567`.
-pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// cr8's runtime block: mean with its 95% margin, min/max, percentiles.
 pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {

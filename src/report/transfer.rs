@@ -10,8 +10,7 @@ use serde::Serialize;
 
 use super::server_cost::{table_lines, TableCost};
 use super::text::{
-    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
-    target_line,
+    accounting_line, client_and_verdict, durability_line, error_lines, interrupted_banner, runtime_block, target_line,
 };
 use super::{
     error_entries, per_sec, timeline, Accounting, ClientReport, ErrorEntry, Header, Server, Settings, Throughput,
@@ -20,6 +19,7 @@ use super::{
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
 use crate::dialect::{ExportFormat, Method};
+use crate::format::{group, megabytes};
 use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome, ServerCost};
 use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
@@ -195,11 +195,6 @@ impl TransferReport {
     }
 }
 
-/// `12.3 MB`.
-fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
-}
-
 pub fn render(r: &TransferReport) -> String {
     let mut out = String::new();
     let (s, t) = (&r.setup, &r.throughput);
@@ -252,9 +247,14 @@ pub fn render(r: &TransferReport) -> String {
             (None, false) => "  PARTIAL".into(),
             (None, true) => String::new(),
         };
-        let size = if s.gzip { format!(", {} on disk", mb(f.file_bytes)) } else { String::new() };
-        let _ =
-            writeln!(out, "File:       {}: {} rows, {}{size}{partial}", f.path.display(), group(f.rows), mb(f.bytes));
+        let size = if s.gzip { format!(", {} on disk", megabytes(f.file_bytes)) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "File:       {}: {} rows, {}{size}{partial}",
+            f.path.display(),
+            group(f.rows),
+            megabytes(f.bytes)
+        );
     }
     out.push('\n');
     let verb = if export { "Exported" } else { "Copied" };
@@ -262,7 +262,7 @@ pub fn render(r: &TransferReport) -> String {
         out,
         "{verb} {} rows ({}) in {:.2} s: {} rows/s, {:.1} MB/s",
         group(t.rows),
-        mb(r.bytes),
+        megabytes(r.bytes),
         t.duration_s,
         group(t.rows_per_sec as u64),
         r.mb_per_sec

@@ -304,7 +304,7 @@ impl Plan {
             if signalled() {
                 return Err(interrupted(format!(
                     "sweep: interrupted while checking its {} points: nothing was run",
-                    crate::report::text::group(points)
+                    crate::format::group(points)
                 )));
             }
             parse(&self.point_args(&point, sweep_id)).map_err(|why| {
