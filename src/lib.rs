@@ -43,11 +43,11 @@ use tokio_util::sync::CancellationToken;
 
 use cli::{Cli, Command, IngestArgs, OutputFormat};
 use config::{IngestConfig, MixedConfig, OutputConfig, QueryConfig, TargetChoice};
+use report::ingest::IngestReport as Report;
 use report::meta::{RunStart, Stamped};
 use report::mixed::MixedReport;
 use report::query::QueryReport;
 use report::transfer::TransferReport;
-use report::Report;
 use results::Latencies;
 use run::scale::together;
 use target::Target;

@@ -7,9 +7,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::ingest::IngestReport;
 use super::query::{render_workload, QueryReport};
 use super::text::{fail_if_lines, render as render_ingest};
-use super::{Header, Report, Status, Verdict};
+use super::{Header, Status, Verdict};
 use crate::config::MixedConfig;
 use crate::format::group;
 use crate::outcome::{MixedOutcome, QueryOutcome};
@@ -20,7 +21,7 @@ pub struct MixedReport {
     pub header: Header,
     #[serde(flatten)]
     pub verdict: Verdict,
-    pub ingest: Option<Report>,
+    pub ingest: Option<IngestReport>,
     pub workloads: Vec<MixedWorkload>,
     /// With `--baseline`: the rows in the ingest's table when the mixed
     /// phase started (the `alone_before` runs saw this many) and ended (the
@@ -46,7 +47,7 @@ pub struct MixedWorkload {
 impl MixedReport {
     pub fn new(cfg: &MixedConfig, out: &MixedOutcome, url: Option<String>, throwaway: bool) -> MixedReport {
         let ingest = match (&cfg.ingest, &out.ingest) {
-            (Some(c), Some(o)) => Some(Report::ingest(c, o, url.clone(), throwaway)),
+            (Some(c), Some(o)) => Some(IngestReport::ingest(c, o, url.clone(), throwaway)),
             _ => None,
         };
         let workloads: Vec<MixedWorkload> = cfg

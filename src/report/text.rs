@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Accounting, ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
+use super::ingest::{IngestReport, SetupReport};
+use super::{Accounting, ClientReport, ErrorEntry, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
 use crate::format::group;
 use crate::op::Ramps;
@@ -246,7 +247,7 @@ pub(crate) fn fail_if_lines(out: &mut String, v: &Verdict) {
 }
 
 /// The setup line of the time-series models, with tsdbperf's terms.
-fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
+fn tsdbperf_setup(out: &mut String, s: &SetupReport) {
     let _ = writeln!(
         out,
         "Setup:    model {} ({} {}/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
@@ -264,7 +265,7 @@ fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
     );
 }
 
-pub fn render(r: &Report) -> String {
+pub fn render(r: &IngestReport) -> String {
     let mut out = String::new();
     let (s, t) = (&r.setup, &r.throughput);
     interrupted_banner(&mut out, &r.verdict);
@@ -435,12 +436,12 @@ pub(crate) mod tests {
 
     /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each, one failed,
     /// 1,000 rows of the 12,000 asked for never tried.
-    pub(crate) fn report(extra: &str) -> crate::report::Report {
+    pub(crate) fn report(extra: &str) -> crate::report::ingest::IngestReport {
         report_stopped(extra, None)
     }
 
     /// [`report`] of a run that stopped on its own, as `stopped` says.
-    fn report_stopped(extra: &str, stopped: Option<String>) -> crate::report::Report {
+    fn report_stopped(extra: &str, stopped: Option<String>) -> crate::report::ingest::IngestReport {
         let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 12000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
         let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
@@ -493,7 +494,7 @@ pub(crate) mod tests {
             crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),
             _ => None,
         };
-        crate::report::Report::ingest(&cfg, &outcome, url, false)
+        crate::report::ingest::IngestReport::ingest(&cfg, &outcome, url, false)
     }
 
     #[test]
