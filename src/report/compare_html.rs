@@ -9,7 +9,7 @@ use minijinja::context;
 use minijinja::value::Serde;
 use serde_json::{json, Value as Json};
 
-use super::html::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
+use super::charts::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
 use super::table::Table;
 
 use crate::format::group;
@@ -128,7 +128,7 @@ fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::html::percentile;
+    use super::super::charts::percentile;
     use super::*;
     use serde_json::json;
 

@@ -6,6 +6,7 @@
 //! those reports share: the header, the verdict, throughput, accounting,
 //! latencies, pacing, the server and its settings, stages and connections.
 
+mod charts;
 pub mod compare_html;
 pub mod fail_if;
 pub mod html;

@@ -306,8 +306,8 @@ pub fn html(r: &SweepReport, stamped: &serde_json::Value) -> anyhow::Result<Stri
 /// Throughput against the (first) varied flag, one line per value of the
 /// second, if there is one (a search: achieved rate against target rate);
 /// and p99 against throughput, the knee. The best point is ringed.
-fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::html::Chart>> {
-    use super::html::{Line, BLUE, ORANGE, RED};
+fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::charts::Chart>> {
+    use super::charts::{Line, BLUE, ORANGE, RED};
     let Some((name, unit)) = r.throughput() else { return Ok(Vec::new()) };
     let colors = [BLUE, RED, ORANGE, plotters::style::RGBColor(21, 128, 61), plotters::style::RGBColor(124, 58, 237)];
     let first = &r.varied[0];
@@ -367,12 +367,12 @@ fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::html::Chart>> {
 fn chart(
     title: String,
     caption: String,
-    lines: &[super::html::Line],
+    lines: &[super::charts::Line],
     best: Option<(f64, f64)>,
     (x_desc, y_desc): (String, String),
     names: Option<Vec<String>>,
-) -> anyhow::Result<super::html::Chart> {
-    use super::html::{font, frame, inline, mesh, tick, Chart, LegendKey, ORANGE, SIZE};
+) -> anyhow::Result<super::charts::Chart> {
+    use super::charts::{font, frame, inline, mesh, tick, Chart, LegendKey, ORANGE, SIZE};
     use plotters::prelude::*;
     let all = || lines.iter().flat_map(|l| l.points.iter().flatten());
     let (x_min, x_max) = all().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
@@ -400,7 +400,7 @@ fn chart(
         }
         root.present()?;
     }
-    let mut legend: Vec<LegendKey> = lines.iter().map(super::html::Line::key).collect();
+    let mut legend: Vec<LegendKey> = lines.iter().map(super::charts::Line::key).collect();
     legend.extend(best.map(|_| LegendKey::new("best point (ringed)", ORANGE)));
     Ok(Chart { title, caption, legend, svg: inline(svg) })
 }
