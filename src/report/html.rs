@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::charts::{charts, tick};
-use super::page::{environment, Header, Setup};
+use super::page::{environment, Header, SetupRows};
 use crate::format::{group, human, Unit};
 
 /// Compiled into the binary so that `--html` works wherever dbload was copied.
@@ -77,15 +77,14 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
 /// The setup, shown once at the top: the command's, or on `dbload run`'s
 /// page its ingest's and each workload's (the same whether under load or
 /// alone).
-fn setups(json: &Json) -> Vec<Setup> {
+fn setups(json: &Json) -> Vec<SetupRows> {
     if json["command"] != "run" {
-        return vec![Setup::of(None, &json["setup"])];
+        return vec![SetupRows::of(None, &json["setup"])];
     }
-    let ingest = json["ingest"].is_object().then(|| Setup::of(Some("Ingest".into()), &json["ingest"]["setup"]));
-    let workloads =
-        json["workloads"].as_array().into_iter().flatten().map(|w| {
-            Setup::of(Some(format!("Workload {}", w["name"].as_str().unwrap_or("?"))), &w["under_load"]["setup"])
-        });
+    let ingest = json["ingest"].is_object().then(|| SetupRows::of(Some("Ingest".into()), &json["ingest"]["setup"]));
+    let workloads = json["workloads"].as_array().into_iter().flatten().map(|w| {
+        SetupRows::of(Some(format!("Workload {}", w["name"].as_str().unwrap_or("?"))), &w["under_load"]["setup"])
+    });
     ingest.into_iter().chain(workloads).collect()
 }
 
@@ -197,8 +196,8 @@ fn plan_node(n: &Json) -> PlanNode {
 mod tests {
     use serde_json::json;
 
-    use super::super::charts::{charts, LegendKey};
     use super::super::charts::tests::{latency, timeline, workload};
+    use super::super::charts::{charts, LegendKey};
     use super::*;
 
     /// Anything the page would fetch: it must fetch nothing.

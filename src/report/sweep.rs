@@ -115,7 +115,7 @@ pub struct Margin {
     pub ratio: f64,
     /// With enough runs on both sides: the 95 % bootstrap interval of that
     /// ratio and the exact Mann–Whitney p-value, as `compare` gives them.
-    pub ratio_ci95: Option<Interval>,
+    pub ratio_ci95: Option<RatioInterval>,
     pub p_value: Option<f64>,
     /// As `compare` words it: `better`, `within_noise`, `single_runs`,
     /// `too_few_runs`.
@@ -124,8 +124,9 @@ pub struct Margin {
     pub verdict_text: String,
 }
 
+/// The 95 % bootstrap interval of a ratio of medians.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Interval {
+pub struct RatioInterval {
     pub low: f64,
     pub high: f64,
 }
@@ -476,7 +477,7 @@ mod tests {
         );
         let mut with_runs = sweep();
         with_runs.margin = Some(Margin {
-            ratio_ci95: Some(Interval { low: 0.95, high: 1.62 }),
+            ratio_ci95: Some(RatioInterval { low: 0.95, high: 1.62 }),
             p_value: Some(0.2),
             verdict: "within_noise".into(),
             verdict_text: "within noise".into(),
