@@ -514,6 +514,18 @@ mod tests {
         c.rows.iter().find(|r| r.figure == figure).unwrap().cells[i].as_ref().unwrap().verdict
     }
 
+    /// The text `dbload compare` prints: a report against itself (within
+    /// noise) and against one that wrote half as many rows per second
+    /// (worse), five runs each; the bootstrap's seed is fixed.
+    #[test]
+    fn compare_text() {
+        let runs = [100.0, 104.0, 98.0, 101.0, 97.0];
+        let reports = vec![report("a.json", &runs), report("b.json", &runs), report("c.json", &runs.map(|r| r / 2.0))];
+        let mut out = Vec::new();
+        run(reports, &[], None, false, &mut out).unwrap();
+        insta::assert_snapshot!(String::from_utf8(out).unwrap());
+    }
+
     /// A report of rows written against one of queries: refused, not a
     /// table of figures that share names but not meanings.
     #[test]

@@ -339,3 +339,44 @@ pub fn render(r: &HttpReport) -> String {
     client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures;
+    use crate::stats::http::HttpStats;
+
+    #[test]
+    fn http_text() {
+        let argv = [
+            "dbload",
+            "http",
+            "POST",
+            "http://api:8668/v2/notify",
+            "--vus",
+            "2",
+            "--iterations",
+            "12",
+            "--check",
+            "status=200",
+        ];
+        let crate::cli::Command::Http(a) = fixtures::command(&argv) else { unreachable!("http") };
+        let cfg = HttpConfig::resolve(a, &|_| None).unwrap();
+        let mut stats = HttpStats::new(1);
+        for ms in (10..=100).step_by(10) {
+            let us = ms * 1000;
+            stats.duration.record(us).unwrap();
+            stats.sending.record(50).unwrap();
+            stats.waiting.record(us - 100).unwrap();
+            stats.receiving.record(50).unwrap();
+        }
+        stats.connecting.record(800).unwrap();
+        stats.connecting.record(900).unwrap();
+        (stats.connections_opened, stats.bytes_sent, stats.bytes_received) = (2, 27_000, 1_600_000);
+        stats.checks[0].passes = 10;
+        stats.checks[0].fails = 1;
+        stats.statuses = [(200, 10), (500, 1)].into();
+        let out = HttpOutcome { figures: fixtures::figures(vec![fixtures::recorder(1)]), stats, threads: 2 };
+        insta::assert_snapshot!(render(&HttpReport::new(&cfg, &out)));
+    }
+}

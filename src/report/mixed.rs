@@ -177,3 +177,35 @@ fn side_by_side(out: &mut String, before: &QueryReport, loaded: &QueryReport, af
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::WorkloadOutcome;
+    use crate::report::fixtures;
+
+    #[test]
+    fn mixed_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        let yaml = "duration: 1s\ningest:\n  workers: 2\n  batch_size: 1000\nworkloads:\n  - name: reads\n    \
+                    concurrency: 2\n    queries:\n      - name: recent\n        query: select 1\n        ratio: 1\n";
+        std::fs::write(&file, yaml).unwrap();
+        let argv = ["dbload", "run", file.to_str().unwrap(), "--url", "postgres://bench:secret@db:5432/bench"];
+        let crate::cli::Command::Run(a) = fixtures::command(&[&argv[..], &["--baseline"]].concat()) else {
+            unreachable!("run")
+        };
+        let cfg = MixedConfig::resolve(a, &|_| None).unwrap();
+        let queried = || fixtures::queried(&cfg.workloads[0].1);
+        let out = MixedOutcome {
+            ingest: Some(fixtures::ingested(None)),
+            workloads: vec![WorkloadOutcome {
+                under_load: queried(),
+                alone_before: Some(queried()),
+                alone_after: Some(queried()),
+            }],
+            table_rows: Some((10_000, 20_000)),
+        };
+        insta::assert_snapshot!(render(&MixedReport::new(&cfg, &out, Some(fixtures::URL.into()), false)));
+    }
+}

@@ -9,6 +9,8 @@
 mod charts;
 pub mod compare_html;
 pub mod fail_if;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod html;
 pub mod http;
 pub mod ingest;

@@ -468,6 +468,7 @@ pub fn render_workload(r: &QueryReport) -> String {
 mod tests {
     use super::*;
     use crate::outcome::{Figures, Setup};
+    use crate::report::fixtures;
     use crate::stats::Recorder;
 
     fn report(flags: &[&str]) -> QueryReport {
@@ -503,5 +504,31 @@ mod tests {
         let pg = report(&["--url", "postgres://localhost/db", "--protocol", "simple"]);
         assert_eq!(serde_json::to_value(&pg).unwrap()["setup"]["protocol"], "simple");
         assert!(render_timeit(&pg).contains(", protocol simple\n"), "{}", render_timeit(&pg));
+    }
+
+    #[test]
+    fn timeit_text() {
+        let argv = ["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench", "-s", "select 1", "-c", "2"];
+        let crate::cli::Command::Timeit(a) = fixtures::command(&argv) else { unreachable!("timeit") };
+        let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+        let r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
+        insta::assert_snapshot!(render_timeit(&r));
+    }
+
+    #[test]
+    fn workload_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("queries.yml");
+        let queries =
+            "- name: recent\n  query: select 1\n  ratio: 0.7\n- name: counts\n  query: select 2\n  ratio: 0.3\n";
+        std::fs::write(&file, queries).unwrap();
+        let argv = ["dbload", "workload", file.to_str().unwrap(), "--url", "postgres://bench:secret@db:5432/bench"];
+        let crate::cli::Command::Workload(a) = fixtures::command(&[&argv[..], &["--max-queries", "22"]].concat())
+        else {
+            unreachable!("workload")
+        };
+        let cfg = QueryConfig::workload(a, &|_| None).unwrap();
+        let r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
+        insta::assert_snapshot!(render_workload(&r));
     }
 }

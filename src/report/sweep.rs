@@ -465,6 +465,11 @@ mod tests {
     }
 
     #[test]
+    fn sweep_text() {
+        insta::assert_snapshot!(render(&sweep()));
+    }
+
+    #[test]
     fn the_table_marks_the_best_and_says_why_a_point_is_not_eligible() {
         let text = render(&sweep());
         let best = text.lines().find(|l| l.starts_with('*')).unwrap();

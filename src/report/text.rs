@@ -402,13 +402,9 @@ pub fn render(r: &IngestReport) -> String {
 pub(crate) mod tests {
     use super::*;
 
-    use std::time::Duration;
-
     use crate::cli::{Cli, Command};
-    use crate::outcome::{Figures, IngestOutcome, Setup, Verify};
-    use crate::stats::cost::ClientCost;
-    use crate::stats::recorder::Timing;
-    use crate::stats::Recorder;
+    use crate::outcome::Setup;
+    use crate::report::fixtures;
     use clap::Parser;
 
     /// The target line says where the server answered; CrateDB, which does
@@ -445,51 +441,7 @@ pub(crate) mod tests {
         let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 12000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
         let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
-        let mut recorder = Recorder::default();
-        for i in 0..10u64 {
-            let ms = Duration::from_millis;
-            let t = Timing {
-                intended: ms(i * 100),
-                started: ms(i * 100 + i),
-                ended: ms(i * 100 + 10 * (i + 1)),
-                stage: None,
-            };
-            recorder.ok(false, 1000, t);
-        }
-        recorder.failed(
-            false,
-            0,
-            1000,
-            Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5), stage: None },
-            "SQLSTATE 23505".into(),
-            "duplicate key value violates unique constraint".into(),
-        );
-        let outcome = IngestOutcome {
-            setup: Setup {
-                engine: Some(Engine::Postgres),
-                server_version: Some("15.18".into()),
-                server_settings: vec![("fsync".into(), "on".into()), ("synchronous_commit".into(), "on".into())],
-                ddl: vec!["CREATE TABLE \"measurement\" (\n  \"time\" timestamptz NOT NULL\n)".into()],
-                ..Setup::default()
-            },
-            method: crate::dialect::Method::Copy,
-            figures: Figures {
-                recorders: vec![recorder],
-                wall: Duration::from_secs(1),
-                interrupted: false,
-                stopped,
-                cost: ClientCost {
-                    user: Duration::from_millis(120),
-                    system: Duration::from_millis(30),
-                    peak_rss_bytes: 20 << 20,
-                },
-                dropped: None,
-            },
-            verify: Some(Verify { expected: 10_000, found: Some(10_000), ok: true, error: None }),
-            server_duration: None,
-            input: None,
-            server_cost: Default::default(),
-        };
+        let outcome = fixtures::ingested(stopped);
         let url = match &cfg.target {
             crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),
             _ => None,

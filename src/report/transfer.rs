@@ -291,3 +291,61 @@ pub fn render(r: &TransferReport) -> String {
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures;
+
+    const SOURCE: &str = "postgres://bench:secret@db:5432/bench";
+
+    #[test]
+    fn export_text() {
+        let argv = ["dbload", "export", "--url", SOURCE, "--table", "measurement", "--out", "/nonexistent/export"];
+        let crate::cli::Command::Export(a) = fixtures::command(&[&argv[..], &["--workers", "2"]].concat()) else {
+            unreachable!("export")
+        };
+        let cfg = ExportConfig::resolve(a, &|_| None).unwrap();
+        let file = |n: usize| ExportedFile {
+            path: format!("/nonexistent/export/measurement_{n}.json").into(),
+            rows: 5_000,
+            bytes: 1_250_000,
+            file_bytes: 1_250_000,
+            complete: true,
+            error: None,
+        };
+        let out = ExportOutcome {
+            setup: fixtures::postgres(),
+            figures: fixtures::figures(vec![fixtures::recorder(1000)]),
+            files: vec![file(0), file(1)],
+            workers: 2,
+            rows_estimate: Some(10_000),
+            server_cost: Default::default(),
+        };
+        insta::assert_snapshot!(render(&TransferReport::export(&cfg, &out, Some(fixtures::URL.into()), false)));
+    }
+
+    #[test]
+    fn insert_from_sql_text() {
+        let argv = ["dbload", "insert-from-sql", "--src-url", SOURCE, "--query", "select * from events"];
+        let target = ["--url", "postgres://app:secret@dst:5432/app", "--table", "events", "--batch-size", "1000"];
+        let crate::cli::Command::InsertFromSql(a) = fixtures::command(&[&argv[..], &target].concat()) else {
+            unreachable!("insert-from-sql")
+        };
+        let cfg = FromSqlConfig::resolve(a, &|_| None).unwrap();
+        let out = FromSqlOutcome {
+            source: fixtures::postgres(),
+            setup: fixtures::postgres(),
+            method: Method::Copy,
+            columns: vec!["time".into(), "device_id".into(), "reading".into()],
+            figures: fixtures::figures(vec![fixtures::recorder(1000)]),
+            bytes: 2_500_000,
+            source_error: None,
+            rows_read: 11_000,
+            server_cost: Default::default(),
+        };
+        let ends = (Some(fixtures::URL.into()), false);
+        let r = TransferReport::from_sql(&cfg, &out, ends, (Some("postgres://app:***@dst:5432/app".into()), false));
+        insta::assert_snapshot!(render(&r));
+    }
+}
