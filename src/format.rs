@@ -205,6 +205,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1234567), "1,234,567");
+    }
+
+    #[test]
     fn sizes_scale_to_binary_units() {
         assert_eq!(binary_size(85.0), "85 B");
         assert_eq!(binary_size(0.04), "0.04 B");

@@ -616,12 +616,4 @@ pub(crate) mod tests {
         assert!(html.contains("Stopped: worker 1 panicked: boom."), "no banner in the HTML");
         assert_eq!(serde_json::to_value(report("")).unwrap()["stopped"], serde_json::Value::Null);
     }
-
-    #[test]
-    fn groups_thousands() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1000), "1,000");
-        assert_eq!(group(1234567), "1,234,567");
-    }
 }
