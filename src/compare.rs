@@ -147,10 +147,12 @@ impl WorseLimit {
     }
 }
 
-/// What one figure of one report says against the first report's.
+/// How one figure of one report changed against the first report's: the
+/// verdict its column shows (and the JSON's `verdict`). Not a run's
+/// verdict (`report::Verdict`: how a run ended), hence its own name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Change {
     Better,
     Worse,
     WithinNoise,
@@ -160,15 +162,15 @@ pub enum Verdict {
     TooFewRuns,
 }
 
-impl Verdict {
+impl Change {
     /// The verdict in words, as the tables show it.
     pub fn text(self) -> String {
         match self {
-            Verdict::Better => "better".into(),
-            Verdict::Worse => "worse".into(),
-            Verdict::WithinNoise => "within noise".into(),
-            Verdict::SingleRuns => "single runs: no noise estimate".into(),
-            Verdict::TooFewRuns => format!("too few runs for a noise estimate ({MIN_RUNS} per side needed)"),
+            Change::Better => "better".into(),
+            Change::Worse => "worse".into(),
+            Change::WithinNoise => "within noise".into(),
+            Change::SingleRuns => "single runs: no noise estimate".into(),
+            Change::TooFewRuns => format!("too few runs for a noise estimate ({MIN_RUNS} per side needed)"),
         }
     }
 }
@@ -185,7 +187,7 @@ pub struct Cell {
     pub ratio_ci95: Option<(f64, f64)>,
     /// The exact Mann–Whitney p-value of the runs, with enough runs on both sides.
     pub p_value: Option<f64>,
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<Change>,
 }
 
 /// One headline figure across the reports (None where a report lacks it).
@@ -307,13 +309,13 @@ pub fn cell(b: &[f64], a: Option<&[f64]>, better: Better) -> Cell {
     };
     let ratio_ = ratio(median(a).expect("samples are never empty"), mb);
     let (verdict, ci, p) = match difference(a, b) {
-        Difference::TooFewRuns { single: true } => (Verdict::SingleRuns, None, None),
-        Difference::TooFewRuns { single: false } => (Verdict::TooFewRuns, None, None),
+        Difference::TooFewRuns { single: true } => (Change::SingleRuns, None, None),
+        Difference::TooFewRuns { single: false } => (Change::TooFewRuns, None, None),
         Difference::Judged { ci95, p, shift } => {
             let verdict = match shift {
-                None => Verdict::WithinNoise,
-                Some(s) if (s == Ordering::Greater) == (better == Better::Higher) => Verdict::Better,
-                Some(_) => Verdict::Worse,
+                None => Change::WithinNoise,
+                Some(s) if (s == Ordering::Greater) == (better == Better::Higher) => Change::Better,
+                Some(_) => Change::Worse,
             };
             (verdict, Some(ci95), Some(p))
         }
@@ -346,7 +348,7 @@ impl Comparison {
                     Better::Higher => (1.0 - ratio) * 100.0,
                     Better::Lower => (ratio - 1.0) * 100.0,
                 };
-                if c.verdict == Some(Verdict::Worse) && by > limit.percent {
+                if c.verdict == Some(Change::Worse) && by > limit.percent {
                     found.push(format!(
                         "{name}: {} worse by {by:.1}% (more than {}%), beyond noise",
                         limit.figure, limit.percent
@@ -451,7 +453,7 @@ impl Comparison {
 
 fn verdict_text(c: &Cell) -> String {
     match (c.verdict, c.ratio_ci95) {
-        (Some(v @ (Verdict::Better | Verdict::Worse | Verdict::WithinNoise)), Some((lo, hi))) => {
+        (Some(v @ (Change::Better | Change::Worse | Change::WithinNoise)), Some((lo, hi))) => {
             format!("{} [{lo:.3}, {hi:.3}]", v.text())
         }
         (Some(v), _) => v.text(),
@@ -508,8 +510,20 @@ mod tests {
         Loaded::new(name.into(), json).unwrap()
     }
 
-    fn verdict(c: &Comparison, figure: &str, i: usize) -> Option<Verdict> {
+    fn verdict(c: &Comparison, figure: &str, i: usize) -> Option<Change> {
         c.rows.iter().find(|r| r.figure == figure).unwrap().cells[i].as_ref().unwrap().verdict
+    }
+
+    /// The text `dbload compare` prints: a report against itself (within
+    /// noise) and against one that wrote half as many rows per second
+    /// (worse), five runs each; the bootstrap's seed is fixed.
+    #[test]
+    fn compare_text() {
+        let runs = [100.0, 104.0, 98.0, 101.0, 97.0];
+        let reports = vec![report("a.json", &runs), report("b.json", &runs), report("c.json", &runs.map(|r| r / 2.0))];
+        let mut out = Vec::new();
+        run(reports, &[], None, false, &mut out).unwrap();
+        insta::assert_snapshot!(String::from_utf8(out).unwrap());
     }
 
     /// A report of rows written against one of queries: refused, not a
@@ -558,7 +572,7 @@ mod tests {
         let a = report("a", &[100.0, 110.0, 90.0, 105.0, 95.0]);
         let c = compare(&[a.clone(), a]).unwrap();
         for row in &c.rows {
-            assert_eq!(row.cells[1].as_ref().unwrap().verdict, Some(Verdict::WithinNoise), "{}", row.figure);
+            assert_eq!(row.cells[1].as_ref().unwrap().verdict, Some(Change::WithinNoise), "{}", row.figure);
         }
     }
 
@@ -567,7 +581,7 @@ mod tests {
         let c =
             compare(&[report("a", &[100.0, 110.0, 90.0, 105.0, 95.0]), report("b", &[50.0, 55.0, 45.0, 52.0, 48.0])])
                 .unwrap();
-        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::Worse));
+        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Change::Worse));
         let limit = WorseLimit::parse("rows_per_sec:5%").unwrap();
         assert_eq!(c.breaches(&[limit]).unwrap().len(), 1);
         let lenient = WorseLimit::parse("rows_per_sec:60").unwrap();
@@ -575,7 +589,7 @@ mod tests {
         let c =
             compare(&[report("b", &[50.0, 55.0, 45.0, 52.0, 48.0]), report("a", &[100.0, 110.0, 90.0, 105.0, 95.0])])
                 .unwrap();
-        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::Better));
+        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Change::Better));
     }
 
     #[test]
@@ -601,7 +615,7 @@ mod tests {
     #[test]
     fn single_runs_get_no_verdict_and_breach_nothing() {
         let c = compare(&[report("a", &[100.0]), report("b", &[50.0])]).unwrap();
-        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::SingleRuns));
+        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Change::SingleRuns));
         assert!(c
             .table(&[report("a", &[100.0]), report("b", &[50.0])])
             .text()
@@ -685,7 +699,7 @@ mod tests {
     fn fewer_runs_than_the_test_needs_get_no_verdict() {
         let (a, b) = (report("a", &[100.0, 110.0, 90.0]), report("b", &[50.0, 55.0, 45.0]));
         let c = compare(&[a.clone(), b.clone()]).unwrap();
-        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Verdict::TooFewRuns));
+        assert_eq!(verdict(&c, "rows_per_sec", 1), Some(Change::TooFewRuns));
         assert!(c.table(&[a, b]).text().contains("too few runs for a noise estimate (4 per side needed)"));
     }
 

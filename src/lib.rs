@@ -15,6 +15,7 @@ pub mod driver;
 pub mod encode;
 pub mod error;
 pub mod file_cap;
+pub mod format;
 #[cfg(test)]
 mod fuzz;
 pub mod hint;

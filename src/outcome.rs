@@ -12,9 +12,11 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
@@ -314,4 +316,33 @@ pub struct WorkloadOutcome {
     pub under_load: QueryOutcome,
     pub alone_before: Option<QueryOutcome>,
     pub alone_after: Option<QueryOutcome>,
+}
+
+/// A distributed run's part (`--instance`), as the report's `run.instance`
+/// object states it: which part of which distributed run this is,
+/// and when its workers started (what `dbload report --run-id` lines the
+/// instances' timelines up by).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceMeta {
+    /// `--run-id`, shared by the instances.
+    pub run_id: String,
+    /// 0-based.
+    pub index: u32,
+    pub count: u32,
+    /// When this instance's workers were let go, UTC, RFC 3339: the common
+    /// start (within a few milliseconds), after every instance was ready.
+    pub started_at: String,
+}
+
+impl InstanceMeta {
+    /// `started`: when the workers were let go.
+    pub fn new(run_id: String, index: u32, count: u32, started: SystemTime) -> InstanceMeta {
+        InstanceMeta { run_id, index, count, started_at: rfc3339(started) }
+    }
+}
+
+/// `t` in UTC, RFC 3339 with milliseconds (`2026-11-24T08:20:41.123Z`): how
+/// the times of a report's `run` object are written.
+pub(crate) fn rfc3339(t: SystemTime) -> String {
+    DateTime::<Utc>::from(t).to_rfc3339_opts(SecondsFormat::Millis, true)
 }

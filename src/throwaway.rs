@@ -32,6 +32,7 @@ use tempfile::TempDir;
 
 use crate::driver::pg::PgTarget;
 use crate::error::{target, usage};
+use crate::format::human_size;
 
 /// How to start the throwaway server.
 #[derive(Debug, Clone)]
@@ -587,21 +588,6 @@ pub fn disk_usage(path: &Path) -> u64 {
     }
     let entries = fs::read_dir(path).into_iter().flatten().flatten();
     own + entries.map(|entry| disk_usage(&entry.path())).sum::<u64>()
-}
-
-/// `6.4 GB`, `12.0 MB`: a size for people (decimal units, as `du -h --si`).
-pub fn human_size(bytes: u64) -> String {
-    let units = ["bytes", "kB", "MB", "GB", "TB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit < units.len() - 1 {
-        value /= 1000.0;
-        unit += 1;
-    }
-    match unit {
-        0 => format!("{bytes} bytes"),
-        _ => format!("{value:.1} {}", units[unit]),
-    }
 }
 
 /// Whether the child has not exited yet; an error (it cannot be asked) counts

@@ -77,6 +77,18 @@ const RULES: &[(&str, &[&str])] = &[
     ("sweep", &["run", "driver", "target", "model", "encode", "dialect", "workload"]),
     // Options are resolved before anything runs or is reported.
     ("config", &["run", "report"]),
+    // The loop produces outcomes; it names no report: what it prints (a
+    // progress line, why it stopped) takes its numbers from `format`.
+    ("run", &["report"]),
+    // Numbers for people: a leaf that the loop, the reports and the
+    // commands all format with.
+    (
+        "format",
+        &[
+            "run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input", "workload",
+            "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error",
+        ],
+    ),
     // The command line is parsed into plain values; the value enums clap
     // needs live beside what they choose (a method, an engine, a protocol).
     ("cli", &["run", "report", "driver", "target", "stats", "config"]),

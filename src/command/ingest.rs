@@ -11,12 +11,17 @@ use super::{measured, Command, Finished, Instances};
 use crate::cli::{IngestArgs, InsertFakeDataArgs, InsertJsonArgs};
 use crate::config::{self, IngestConfig, OutputConfig, TableAction};
 use crate::outcome::{Figures, IngestOutcome};
-use crate::report::{self, Report, Verdict};
+use crate::report::ingest::IngestReport;
+use crate::report::{self, Verdict};
 use crate::run::{self, signals::note_early_signals, Gate};
 use crate::target::Started;
 
 /// `dbload ingest` with an injectable environment.
-pub fn ingest(args: IngestArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Finished<Report>> {
+pub fn ingest(
+    args: IngestArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    out: &mut dyn Write,
+) -> Result<Finished<IngestReport>> {
     measured::<Ingest>(&IngestConfig::resolve(args, env)?, out)
 }
 
@@ -25,7 +30,7 @@ pub fn insert_fake_data(
     args: InsertFakeDataArgs,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<Finished<Report>> {
+) -> Result<Finished<IngestReport>> {
     measured::<Ingest>(&config::data::insert_fake_data(args, env)?, out)
 }
 
@@ -35,7 +40,7 @@ pub fn insert_json(
     args: InsertJsonArgs,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut dyn Write,
-) -> Result<Finished<Report>> {
+) -> Result<Finished<IngestReport>> {
     measured::<Ingest>(&config::data::insert_json(args, env)?, out)
 }
 
@@ -46,7 +51,7 @@ impl Command for Ingest {
     type Config = IngestConfig;
     type Ends = Started;
     type Outcome = IngestOutcome;
-    type Report = Report;
+    type Report = IngestReport;
 
     fn output(cfg: &IngestConfig) -> &OutputConfig {
         &cfg.output
@@ -79,25 +84,25 @@ impl Command for Ingest {
         run::ingest(cfg, started.target(), cancel, gate).await
     }
 
-    fn report(cfg: &IngestConfig, outcome: &IngestOutcome, started: &Started) -> Report {
-        Report::ingest(cfg, outcome, started.url(), started.throwaway())
+    fn report(cfg: &IngestConfig, outcome: &IngestOutcome, started: &Started) -> IngestReport {
+        IngestReport::ingest(cfg, outcome, started.url(), started.throwaway())
     }
 
-    fn verdict(report: &mut Report) -> &mut Verdict {
+    fn verdict(report: &mut IngestReport) -> &mut Verdict {
         &mut report.verdict
     }
 
-    fn text(_: &IngestConfig) -> fn(&Report) -> String {
+    fn text(_: &IngestConfig) -> fn(&IngestReport) -> String {
         report::text::render
     }
 
-    fn parts<'a>(_: &'a Report, outcome: &'a IngestOutcome) -> Vec<(&'a str, &'a Figures)> {
+    fn parts<'a>(_: &'a IngestReport, outcome: &'a IngestOutcome) -> Vec<(&'a str, &'a Figures)> {
         vec![("", &outcome.figures)]
     }
 
     /// A row of input that stopped the run is said on stderr too, after
     /// the report (exit 2).
-    fn after_report(report: &Report) {
+    fn after_report(report: &IngestReport) {
         if let Some(e) = &report.input_error {
             crate::console::line(format_args!("dbload: {e}"));
         }

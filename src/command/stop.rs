@@ -12,7 +12,7 @@ use crate::{error, throwaway};
 /// its directory.
 pub fn stop(dir: &Path, out: &mut dyn Write) -> Result<u8> {
     let freed = throwaway::stop_kept(dir)?;
-    let freed = throwaway::human_size(freed);
+    let freed = crate::format::human_size(freed);
     writeln!(out, "dbload: stopped the throwaway PostgreSQL in {} and removed it ({freed} freed)", dir.display())
         .context("writing to stdout")?;
     Ok(error::exit::OK)

@@ -9,9 +9,10 @@ use minijinja::context;
 use minijinja::value::Serde;
 use serde_json::{json, Value as Json};
 
-use super::html::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
+use super::charts::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
 use super::table::Table;
-use super::text::group;
+
+use crate::format::group;
 
 pub(super) const TEMPLATE: &str = include_str!("../../templates/compare.html.j2");
 /// `.html.j2` turns autoescaping on: report names and the table's cells are data.
@@ -127,7 +128,7 @@ fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::html::percentile;
+    use super::super::charts::percentile;
     use super::*;
     use serde_json::json;
 

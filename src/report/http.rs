@@ -11,14 +11,14 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{
-    accounting_line, client_and_verdict, error_lines, group, interrupted_banner, pacing_words, rate_warning_line,
-    stage_lines,
+    accounting_line, client_and_verdict, error_lines, interrupted_banner, pacing_words, rate_warning_line, stage_lines,
 };
 use super::{
     end_s, error_entries, paced_rate, span_s, stage_entries, timeline, Accounting, ClientReport, ErrorEntry, Header,
     Paced, Pacing, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::http::{BodySource, HttpConfig};
+use crate::format::{group, k6_bytes, k6_time};
 use crate::op::{Stages, Warmup};
 use crate::outcome::HttpOutcome;
 use crate::stats::summary::{spectrum, SpectrumPoint};
@@ -209,34 +209,6 @@ impl HttpReport {
 }
 
 /// Values recorded above `us`.
-/// k6's duration style: `0s`, `812.5µs`, `208.12ms`, `1.05s`.
-fn k6_time(ms: f64) -> String {
-    let (v, unit) = match ms {
-        ms if ms <= 0.0 => return "0s".into(),
-        ms if ms < 1.0 => (ms * 1000.0, "µs"),
-        ms if ms < 1000.0 => (ms, "ms"),
-        ms => (ms / 1000.0, "s"),
-    };
-    let text = format!("{v:.2}");
-    format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
-}
-
-/// k6's size style, decimal units: `1.6 MB`.
-pub(crate) fn k6_bytes(b: f64) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB"];
-    let mut v = b;
-    let mut i = 0;
-    while v >= 1000.0 && i < units.len() - 1 {
-        v /= 1000.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{v:.0} {}", units[0])
-    } else {
-        format!("{v:.1} {}", units[i])
-    }
-}
-
 /// `name.....: ` padded to k6's column.
 fn metric(out: &mut String, name: &str, value: &str) {
     let dots = ".".repeat(28usize.saturating_sub(name.len()));
@@ -371,16 +343,40 @@ pub fn render(r: &HttpReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::fixtures;
+    use crate::stats::http::HttpStats;
 
     #[test]
-    fn k6_units() {
-        assert_eq!(k6_time(0.0), "0s");
-        assert_eq!(k6_time(0.30226), "302.26µs");
-        assert_eq!(k6_time(208.12), "208.12ms");
-        assert_eq!(k6_time(1050.0), "1.05s");
-        assert_eq!(k6_time(0.018), "18µs");
-        assert_eq!(k6_bytes(1_600_000.0), "1.6 MB");
-        assert_eq!(k6_bytes(27_000.0), "27.0 kB");
-        assert_eq!(k6_bytes(512.0), "512 B");
+    fn http_text() {
+        let argv = [
+            "dbload",
+            "http",
+            "POST",
+            "http://api:8668/v2/notify",
+            "--vus",
+            "2",
+            "--iterations",
+            "12",
+            "--check",
+            "status=200",
+        ];
+        let crate::cli::Command::Http(a) = fixtures::command(&argv) else { unreachable!("http") };
+        let cfg = HttpConfig::resolve(a, &|_| None).unwrap();
+        let mut stats = HttpStats::new(1);
+        for ms in (10..=100).step_by(10) {
+            let us = ms * 1000;
+            stats.duration.record(us).unwrap();
+            stats.sending.record(50).unwrap();
+            stats.waiting.record(us - 100).unwrap();
+            stats.receiving.record(50).unwrap();
+        }
+        stats.connecting.record(800).unwrap();
+        stats.connecting.record(900).unwrap();
+        (stats.connections_opened, stats.bytes_sent, stats.bytes_received) = (2, 27_000, 1_600_000);
+        stats.checks[0].passes = 10;
+        stats.checks[0].fails = 1;
+        stats.statuses = [(200, 10), (500, 1)].into();
+        let out = HttpOutcome { figures: fixtures::figures(vec![fixtures::recorder(1)]), stats, threads: 2 };
+        insta::assert_snapshot!(render(&HttpReport::new(&cfg, &out)));
     }
 }

@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::outcome::{rfc3339, InstanceMeta};
 
 /// The commit dbload was built from (`build.rs`), or `unknown` (a build
 /// from a source tarball).
@@ -37,28 +38,6 @@ pub struct RunMeta {
     /// `--instance`: this run's part in a distributed run; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<InstanceMeta>,
-}
-
-/// The `run.instance` object: which part of which distributed run this is,
-/// and when its workers started (what `dbload report --run-id` lines the
-/// instances' timelines up by).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InstanceMeta {
-    /// `--run-id`, shared by the instances.
-    pub run_id: String,
-    /// 0-based.
-    pub index: u32,
-    pub count: u32,
-    /// When this instance's workers were let go, UTC, RFC 3339: the common
-    /// start (within a few milliseconds), after every instance was ready.
-    pub started_at: String,
-}
-
-impl InstanceMeta {
-    /// `started`: when the workers were let go.
-    pub fn new(run_id: String, index: u32, count: u32, started: SystemTime) -> InstanceMeta {
-        InstanceMeta { run_id, index, count, started_at: rfc3339(started) }
-    }
 }
 
 /// The machine dbload ran on.
@@ -125,10 +104,6 @@ impl RunStart {
             instance: self.instance.clone(),
         }
     }
-}
-
-fn rfc3339(t: SystemTime) -> String {
-    DateTime::<Utc>::from(t).to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 impl ClientHost {
@@ -209,6 +184,8 @@ pub struct Stamped<'a, R> {
 
 #[cfg(test)]
 mod tests {
+    use chrono::DateTime;
+
     use super::*;
 
     #[test]

@@ -7,10 +7,12 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::ingest::IngestReport;
 use super::query::{render_workload, QueryReport};
-use super::text::{fail_if_lines, group, render as render_ingest};
-use super::{Header, Report, Status, Verdict};
+use super::text::{fail_if_lines, render as render_ingest};
+use super::{Header, Status, Verdict};
 use crate::config::MixedConfig;
+use crate::format::group;
 use crate::outcome::{MixedOutcome, QueryOutcome};
 
 #[derive(Debug, Clone, Serialize)]
@@ -19,7 +21,7 @@ pub struct MixedReport {
     pub header: Header,
     #[serde(flatten)]
     pub verdict: Verdict,
-    pub ingest: Option<Report>,
+    pub ingest: Option<IngestReport>,
     pub workloads: Vec<MixedWorkload>,
     /// With `--baseline`: the rows in the ingest's table when the mixed
     /// phase started (the `alone_before` runs saw this many) and ended (the
@@ -45,7 +47,7 @@ pub struct MixedWorkload {
 impl MixedReport {
     pub fn new(cfg: &MixedConfig, out: &MixedOutcome, url: Option<String>, throwaway: bool) -> MixedReport {
         let ingest = match (&cfg.ingest, &out.ingest) {
-            (Some(c), Some(o)) => Some(Report::ingest(c, o, url.clone(), throwaway)),
+            (Some(c), Some(o)) => Some(IngestReport::ingest(c, o, url.clone(), throwaway)),
             _ => None,
         };
         let workloads: Vec<MixedWorkload> = cfg
@@ -173,5 +175,37 @@ fn side_by_side(out: &mut String, before: &QueryReport, loaded: &QueryReport, af
             l.qps,
             a.qps
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::WorkloadOutcome;
+    use crate::report::fixtures;
+
+    #[test]
+    fn mixed_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mixed.yml");
+        let yaml = "duration: 1s\ningest:\n  workers: 2\n  batch_size: 1000\nworkloads:\n  - name: reads\n    \
+                    concurrency: 2\n    queries:\n      - name: recent\n        query: select 1\n        ratio: 1\n";
+        std::fs::write(&file, yaml).unwrap();
+        let argv = ["dbload", "run", file.to_str().unwrap(), "--url", "postgres://bench:secret@db:5432/bench"];
+        let crate::cli::Command::Run(a) = fixtures::command(&[&argv[..], &["--baseline"]].concat()) else {
+            unreachable!("run")
+        };
+        let cfg = MixedConfig::resolve(a, &|_| None).unwrap();
+        let queried = || fixtures::queried(&cfg.workloads[0].1);
+        let out = MixedOutcome {
+            ingest: Some(fixtures::ingested(None)),
+            workloads: vec![WorkloadOutcome {
+                under_load: queried(),
+                alone_before: Some(queried()),
+                alone_after: Some(queried()),
+            }],
+            table_rows: Some((10_000, 20_000)),
+        };
+        insta::assert_snapshot!(render(&MixedReport::new(&cfg, &out, Some(fixtures::URL.into()), false)));
     }
 }

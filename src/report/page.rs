@@ -10,7 +10,7 @@ use minijinja::{Environment, Error, ErrorKind};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::units::{human, slowdown, Unit};
+use crate::format::{human, slowdown, Unit};
 
 /// The header every page starts with, a template the pages import.
 const HEADER: &str = include_str!("../../templates/header.html.j2");
@@ -49,14 +49,14 @@ pub(super) struct Header {
     /// `host:port` as the server sees itself (behind a proxy or NAT, not
     /// the name dialled); CrateDB's nodes.
     pub(super) address: Option<String>,
-    pub(super) verdict: Verdict,
+    pub(super) verdict: StatusBadge,
     pub(super) run_id: Option<String>,
     pub(super) dbload: Option<String>,
 }
 
 /// The outcome, as the coloured badge says it.
 #[derive(Debug, Serialize)]
-pub(super) struct Verdict {
+pub(super) struct StatusBadge {
     /// The badge's colour: `ok`, `failed` or `interrupted`.
     pub(super) class: &'static str,
     /// `ok`, `failed operations`, `interrupted` ...
@@ -101,7 +101,7 @@ impl Header {
                 Some(if version.is_empty() { engine.to_string() } else { format!("{engine} {version}") })
             }),
             address: server.and_then(|s| text(&s["server_address"])),
-            verdict: Verdict::of(json),
+            verdict: StatusBadge::of(json),
             run_id: text(&run["run_id"]).or_else(|| text(&json["sweep_id"])),
             dbload: text(&json["dbload_version"])
                 .map(|v| format!("dbload {v}, report schema {}", json["schema_version"])),
@@ -109,8 +109,8 @@ impl Header {
     }
 }
 
-impl Verdict {
-    fn of(json: &Json) -> Verdict {
+impl StatusBadge {
+    fn of(json: &Json) -> StatusBadge {
         let status = json["status"].as_str().unwrap_or("unknown");
         let (class, label) = match status {
             "ok" => ("ok", "ok"),
@@ -119,7 +119,7 @@ impl Verdict {
             "no_point" => ("failed", "no point met the conditions"),
             other => ("failed", other),
         };
-        Verdict { class, label: label.into(), exit_code: json["exit_code"].as_u64() }
+        StatusBadge { class, label: label.into(), exit_code: json["exit_code"].as_u64() }
     }
 }
 
@@ -146,7 +146,7 @@ pub(super) struct Row {
 /// A setup as the page shows it: the options that were set, then (folded)
 /// the details a run derives or draws (columns, seed, data start).
 #[derive(Debug, Serialize)]
-pub(super) struct Setup {
+pub(super) struct SetupRows {
     /// `Ingest` or `Workload dashboards` on `dbload run`'s page; none otherwise.
     pub(super) title: Option<String>,
     pub(super) rows: Vec<Row>,
@@ -215,8 +215,8 @@ const ORDER: &[&str] = &[
     "warmup",
 ];
 
-impl Setup {
-    pub(super) fn of(title: Option<String>, setup: &Json) -> Setup {
+impl SetupRows {
+    pub(super) fn of(title: Option<String>, setup: &Json) -> SetupRows {
         let cpu = setup["model"] == "cpu";
         let https = setup["tls"] == true;
         // The table flags given (`table_options`) are rows of their own.
@@ -238,7 +238,7 @@ impl Setup {
         shown.sort_by_key(|(key, _)| ORDER.iter().position(|k| k == key).unwrap_or(ORDER.len()));
         let (details, rows): (Vec<_>, Vec<_>) = shown.into_iter().partition(|(key, _)| DETAILS.contains(key));
         let unkeyed = |v: Vec<(&str, Row)>| v.into_iter().map(|(_, r)| r).collect();
-        Setup { title, rows: unkeyed(rows), details: unkeyed(details) }
+        SetupRows { title, rows: unkeyed(rows), details: unkeyed(details) }
     }
 }
 
@@ -334,7 +334,7 @@ mod tests {
             "table_options": {"shards": null, "unlogged": true, "chunk_interval": 3600, "no_hypertables": false},
             "server_settings": {"fsync": "off"}, "ddl": ["CREATE TABLE x ()"]
         });
-        let s = Setup::of(None, &setup);
+        let s = SetupRows::of(None, &setup);
         assert_eq!(
             s.rows,
             [
@@ -354,10 +354,10 @@ mod tests {
 
     #[test]
     fn a_false_that_says_something_is_shown() {
-        let s = Setup::of(None, &json!({"keepalive": false, "tls": false, "tls_verified": false, "vus": 30}));
+        let s = SetupRows::of(None, &json!({"keepalive": false, "tls": false, "tls_verified": false, "vus": 30}));
         assert_eq!(labels(&s.rows), ["VUs", "Keep-alive"]);
         assert_eq!(s.rows[1].value, "no");
-        let s = Setup::of(None, &json!({"tls": true, "tls_verified": false}));
+        let s = SetupRows::of(None, &json!({"tls": true, "tls_verified": false}));
         assert_eq!(s.rows, [Row { label: "TLS certificate verified".into(), value: "no".into() }]);
         assert_eq!(labels(&s.details), ["TLS"]);
     }
@@ -365,14 +365,14 @@ mod tests {
     /// `--warmup 1s` is `{"duration": 1.0}` in the setup: seconds, not a count.
     #[test]
     fn a_warm_up_by_time_reads_in_seconds() {
-        let s = Setup::of(None, &json!({"warmup": {"duration": 1.0}}));
+        let s = SetupRows::of(None, &json!({"warmup": {"duration": 1.0}}));
         assert_eq!(s.rows, [Row { label: "Warm-up".into(), value: "duration: 1.00 s".into() }]);
     }
 
     #[test]
     fn unknown_fields_get_words_not_snake_case() {
         assert_eq!(label("some_new_field_s", false), "Some new field");
-        let s = Setup::of(None, &json!({"headers": ["A: b", "C: d"], "per_statement": true}));
+        let s = SetupRows::of(None, &json!({"headers": ["A: b", "C: d"], "per_statement": true}));
         assert_eq!(s.rows[0], Row { label: "Headers".into(), value: "A: b\nC: d".into() });
         assert_eq!(s.rows[1].label, "Per-statement latency");
     }

@@ -7,14 +7,15 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::text::{
-    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, outage_lines,
-    pacing_words, rate_warning_line, runtime_block, server_duration_line, stage_lines, target_lines,
+    accounting_line, client_and_verdict, durability_line, error_lines, interrupted_banner, outage_lines, pacing_words,
+    rate_warning_line, runtime_block, server_duration_line, stage_lines, target_lines,
 };
 use super::{
     end_s, error_entries, paced_rate, per_sec, span_s, stage_entries, timeline, Accounting, ClientReport, Connections,
     ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::{QueryConfig, TargetChoice};
+use crate::format::group;
 use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
 use crate::outcome::QueryOutcome;
@@ -467,6 +468,7 @@ pub fn render_workload(r: &QueryReport) -> String {
 mod tests {
     use super::*;
     use crate::outcome::{Figures, Setup};
+    use crate::report::fixtures;
     use crate::stats::Recorder;
 
     fn report(flags: &[&str]) -> QueryReport {
@@ -502,5 +504,31 @@ mod tests {
         let pg = report(&["--url", "postgres://localhost/db", "--protocol", "simple"]);
         assert_eq!(serde_json::to_value(&pg).unwrap()["setup"]["protocol"], "simple");
         assert!(render_timeit(&pg).contains(", protocol simple\n"), "{}", render_timeit(&pg));
+    }
+
+    #[test]
+    fn timeit_text() {
+        let argv = ["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench", "-s", "select 1", "-c", "2"];
+        let crate::cli::Command::Timeit(a) = fixtures::command(&argv) else { unreachable!("timeit") };
+        let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+        let r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
+        insta::assert_snapshot!(render_timeit(&r));
+    }
+
+    #[test]
+    fn workload_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("queries.yml");
+        let queries =
+            "- name: recent\n  query: select 1\n  ratio: 0.7\n- name: counts\n  query: select 2\n  ratio: 0.3\n";
+        std::fs::write(&file, queries).unwrap();
+        let argv = ["dbload", "workload", file.to_str().unwrap(), "--url", "postgres://bench:secret@db:5432/bench"];
+        let crate::cli::Command::Workload(a) = fixtures::command(&[&argv[..], &["--max-queries", "22"]].concat())
+        else {
+            unreachable!("workload")
+        };
+        let cfg = QueryConfig::workload(a, &|_| None).unwrap();
+        let r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
+        insta::assert_snapshot!(render_workload(&r));
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::text::group;
+use crate::format::{binary_size, group};
 use crate::outcome::{NodeShare, SentStatement, ServerCost, TableSize};
 use crate::workload::QuerySpec;
 
@@ -230,23 +230,6 @@ impl QueryCost {
     }
 }
 
-/// `1.2 GiB`, `85 B`: a size in binary units, for the text and HTML reports.
-pub fn binary_size(bytes: f64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < units.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    match unit {
-        // Per row, an unlogged table's WAL is a fraction of a byte: not 0.
-        0 if value < 10.0 && value.fract() != 0.0 => format!("{value:.2} B"),
-        0 => format!("{value:.0} B"),
-        _ => format!("{value:.1} {}", units[unit]),
-    }
-}
-
 /// The text report's "Server cost" lines of a run that wrote a table.
 pub(crate) fn table_lines(out: &mut String, c: &TableCost) {
     let size = |b: u64| binary_size(b as f64);
@@ -357,14 +340,6 @@ pub(crate) fn query_lines(out: &mut String, c: &QueryCost) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_scale_to_binary_units() {
-        assert_eq!(binary_size(85.0), "85 B");
-        assert_eq!(binary_size(0.04), "0.04 B");
-        assert_eq!(binary_size(1536.0), "1.5 KiB");
-        assert_eq!(binary_size(1.2 * 1024.0 * 1024.0 * 1024.0), "1.2 GiB");
-    }
 
     #[test]
     fn the_text_names_each_figure_or_why_it_is_missing() {

@@ -115,7 +115,7 @@ pub struct Margin {
     pub ratio: f64,
     /// With enough runs on both sides: the 95 % bootstrap interval of that
     /// ratio and the exact Mann–Whitney p-value, as `compare` gives them.
-    pub ratio_ci95: Option<Interval>,
+    pub ratio_ci95: Option<RatioInterval>,
     pub p_value: Option<f64>,
     /// As `compare` words it: `better`, `within_noise`, `single_runs`,
     /// `too_few_runs`.
@@ -124,8 +124,9 @@ pub struct Margin {
     pub verdict_text: String,
 }
 
+/// The 95 % bootstrap interval of a ratio of medians.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Interval {
+pub struct RatioInterval {
     pub low: f64,
     pub high: f64,
 }
@@ -306,8 +307,8 @@ pub fn html(r: &SweepReport, stamped: &serde_json::Value) -> anyhow::Result<Stri
 /// Throughput against the (first) varied flag, one line per value of the
 /// second, if there is one (a search: achieved rate against target rate);
 /// and p99 against throughput, the knee. The best point is ringed.
-fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::html::Chart>> {
-    use super::html::{Line, BLUE, ORANGE, RED};
+fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::charts::Chart>> {
+    use super::charts::{Line, BLUE, ORANGE, RED};
     let Some((name, unit)) = r.throughput() else { return Ok(Vec::new()) };
     let colors = [BLUE, RED, ORANGE, plotters::style::RGBColor(21, 128, 61), plotters::style::RGBColor(124, 58, 237)];
     let first = &r.varied[0];
@@ -367,12 +368,12 @@ fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::html::Chart>> {
 fn chart(
     title: String,
     caption: String,
-    lines: &[super::html::Line],
+    lines: &[super::charts::Line],
     best: Option<(f64, f64)>,
     (x_desc, y_desc): (String, String),
     names: Option<Vec<String>>,
-) -> anyhow::Result<super::html::Chart> {
-    use super::html::{font, frame, inline, mesh, tick, Chart, LegendKey, ORANGE, SIZE};
+) -> anyhow::Result<super::charts::Chart> {
+    use super::charts::{font, frame, inline, mesh, tick, Chart, LegendKey, ORANGE, SIZE};
     use plotters::prelude::*;
     let all = || lines.iter().flat_map(|l| l.points.iter().flatten());
     let (x_min, x_max) = all().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
@@ -400,7 +401,7 @@ fn chart(
         }
         root.present()?;
     }
-    let mut legend: Vec<LegendKey> = lines.iter().map(super::html::Line::key).collect();
+    let mut legend: Vec<LegendKey> = lines.iter().map(super::charts::Line::key).collect();
     legend.extend(best.map(|_| LegendKey::new("best point (ringed)", ORANGE)));
     Ok(Chart { title, caption, legend, svg: inline(svg) })
 }
@@ -464,6 +465,11 @@ mod tests {
     }
 
     #[test]
+    fn sweep_text() {
+        insta::assert_snapshot!(render(&sweep()));
+    }
+
+    #[test]
     fn the_table_marks_the_best_and_says_why_a_point_is_not_eligible() {
         let text = render(&sweep());
         let best = text.lines().find(|l| l.starts_with('*')).unwrap();
@@ -476,7 +482,7 @@ mod tests {
         );
         let mut with_runs = sweep();
         with_runs.margin = Some(Margin {
-            ratio_ci95: Some(Interval { low: 0.95, high: 1.62 }),
+            ratio_ci95: Some(RatioInterval { low: 0.95, high: 1.62 }),
             p_value: Some(0.2),
             verdict: "within_noise".into(),
             verdict_text: "within noise".into(),

@@ -4,23 +4,12 @@
 
 use std::fmt::Write as _;
 
-use super::{Accounting, ClientReport, ErrorEntry, Report, Server, Settings, Status, Verdict};
+use super::ingest::{IngestReport, SetupReport};
+use super::{Accounting, ClientReport, ErrorEntry, Server, Settings, Status, Verdict};
 use crate::dialect::Engine;
+use crate::format::group;
 use crate::op::Ramps;
 use crate::stats::LatencySummary;
-
-/// `1234567` → `1,234,567`.
-pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// cr8's runtime block: mean with its 95% margin, min/max, percentiles.
 pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
@@ -258,7 +247,7 @@ pub(crate) fn fail_if_lines(out: &mut String, v: &Verdict) {
 }
 
 /// The setup line of the time-series models, with tsdbperf's terms.
-fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
+fn tsdbperf_setup(out: &mut String, s: &SetupReport) {
     let _ = writeln!(
         out,
         "Setup:    model {} ({} {}/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
@@ -276,7 +265,7 @@ fn tsdbperf_setup(out: &mut String, s: &super::SetupReport) {
     );
 }
 
-pub fn render(r: &Report) -> String {
+pub fn render(r: &IngestReport) -> String {
     let mut out = String::new();
     let (s, t) = (&r.setup, &r.throughput);
     interrupted_banner(&mut out, &r.verdict);
@@ -413,13 +402,9 @@ pub fn render(r: &Report) -> String {
 pub(crate) mod tests {
     use super::*;
 
-    use std::time::Duration;
-
     use crate::cli::{Cli, Command};
-    use crate::outcome::{Figures, IngestOutcome, Setup, Verify};
-    use crate::stats::cost::ClientCost;
-    use crate::stats::recorder::Timing;
-    use crate::stats::Recorder;
+    use crate::outcome::Setup;
+    use crate::report::fixtures;
     use clap::Parser;
 
     /// The target line says where the server answered; CrateDB, which does
@@ -447,65 +432,21 @@ pub(crate) mod tests {
 
     /// A report from fixed figures: 10 batches of 1,000 rows, 10..100 ms each, one failed,
     /// 1,000 rows of the 12,000 asked for never tried.
-    pub(crate) fn report(extra: &str) -> crate::report::Report {
+    pub(crate) fn report(extra: &str) -> crate::report::ingest::IngestReport {
         report_stopped(extra, None)
     }
 
     /// [`report`] of a run that stopped on its own, as `stopped` says.
-    fn report_stopped(extra: &str, stopped: Option<String>) -> crate::report::Report {
+    fn report_stopped(extra: &str, stopped: Option<String>) -> crate::report::ingest::IngestReport {
         let args = format!("dbload ingest --url postgres://bench:secret@db:5432/bench --rows 12000 --workers 2 --batch-size 1000 --start 2024-01-01T00:00:00Z {extra}");
         let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
-        let mut recorder = Recorder::default();
-        for i in 0..10u64 {
-            let ms = Duration::from_millis;
-            let t = Timing {
-                intended: ms(i * 100),
-                started: ms(i * 100 + i),
-                ended: ms(i * 100 + 10 * (i + 1)),
-                stage: None,
-            };
-            recorder.ok(false, 1000, t);
-        }
-        recorder.failed(
-            false,
-            0,
-            1000,
-            Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5), stage: None },
-            "SQLSTATE 23505".into(),
-            "duplicate key value violates unique constraint".into(),
-        );
-        let outcome = IngestOutcome {
-            setup: Setup {
-                engine: Some(Engine::Postgres),
-                server_version: Some("15.18".into()),
-                server_settings: vec![("fsync".into(), "on".into()), ("synchronous_commit".into(), "on".into())],
-                ddl: vec!["CREATE TABLE \"measurement\" (\n  \"time\" timestamptz NOT NULL\n)".into()],
-                ..Setup::default()
-            },
-            method: crate::dialect::Method::Copy,
-            figures: Figures {
-                recorders: vec![recorder],
-                wall: Duration::from_secs(1),
-                interrupted: false,
-                stopped,
-                cost: ClientCost {
-                    user: Duration::from_millis(120),
-                    system: Duration::from_millis(30),
-                    peak_rss_bytes: 20 << 20,
-                },
-                dropped: None,
-            },
-            verify: Some(Verify { expected: 10_000, found: Some(10_000), ok: true, error: None }),
-            server_duration: None,
-            input: None,
-            server_cost: Default::default(),
-        };
+        let outcome = fixtures::ingested(stopped);
         let url = match &cfg.target {
             crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),
             _ => None,
         };
-        crate::report::Report::ingest(&cfg, &outcome, url, false)
+        crate::report::ingest::IngestReport::ingest(&cfg, &outcome, url, false)
     }
 
     #[test]
@@ -674,13 +615,5 @@ pub(crate) mod tests {
         let html = crate::report::html::render(&r).unwrap();
         assert!(html.contains("Stopped: worker 1 panicked: boom."), "no banner in the HTML");
         assert_eq!(serde_json::to_value(report("")).unwrap()["stopped"], serde_json::Value::Null);
-    }
-
-    #[test]
-    fn groups_thousands() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1000), "1,000");
-        assert_eq!(group(1234567), "1,234,567");
     }
 }

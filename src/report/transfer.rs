@@ -10,8 +10,7 @@ use serde::Serialize;
 
 use super::server_cost::{table_lines, TableCost};
 use super::text::{
-    accounting_line, client_and_verdict, durability_line, error_lines, group, interrupted_banner, runtime_block,
-    target_line,
+    accounting_line, client_and_verdict, durability_line, error_lines, interrupted_banner, runtime_block, target_line,
 };
 use super::{
     error_entries, per_sec, timeline, Accounting, ClientReport, ErrorEntry, Header, Server, Settings, Throughput,
@@ -20,6 +19,7 @@ use super::{
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, FromSqlConfig};
 use crate::dialect::{ExportFormat, Method};
+use crate::format::{group, megabytes};
 use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome, ServerCost};
 use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
@@ -195,11 +195,6 @@ impl TransferReport {
     }
 }
 
-/// `12.3 MB`.
-fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1e6)
-}
-
 pub fn render(r: &TransferReport) -> String {
     let mut out = String::new();
     let (s, t) = (&r.setup, &r.throughput);
@@ -252,9 +247,14 @@ pub fn render(r: &TransferReport) -> String {
             (None, false) => "  PARTIAL".into(),
             (None, true) => String::new(),
         };
-        let size = if s.gzip { format!(", {} on disk", mb(f.file_bytes)) } else { String::new() };
-        let _ =
-            writeln!(out, "File:       {}: {} rows, {}{size}{partial}", f.path.display(), group(f.rows), mb(f.bytes));
+        let size = if s.gzip { format!(", {} on disk", megabytes(f.file_bytes)) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "File:       {}: {} rows, {}{size}{partial}",
+            f.path.display(),
+            group(f.rows),
+            megabytes(f.bytes)
+        );
     }
     out.push('\n');
     let verb = if export { "Exported" } else { "Copied" };
@@ -262,7 +262,7 @@ pub fn render(r: &TransferReport) -> String {
         out,
         "{verb} {} rows ({}) in {:.2} s: {} rows/s, {:.1} MB/s",
         group(t.rows),
-        mb(r.bytes),
+        megabytes(r.bytes),
         t.duration_s,
         group(t.rows_per_sec as u64),
         r.mb_per_sec
@@ -290,4 +290,62 @@ pub fn render(r: &TransferReport) -> String {
     }
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures;
+
+    const SOURCE: &str = "postgres://bench:secret@db:5432/bench";
+
+    #[test]
+    fn export_text() {
+        let argv = ["dbload", "export", "--url", SOURCE, "--table", "measurement", "--out", "/nonexistent/export"];
+        let crate::cli::Command::Export(a) = fixtures::command(&[&argv[..], &["--workers", "2"]].concat()) else {
+            unreachable!("export")
+        };
+        let cfg = ExportConfig::resolve(a, &|_| None).unwrap();
+        let file = |n: usize| ExportedFile {
+            path: format!("/nonexistent/export/measurement_{n}.json").into(),
+            rows: 5_000,
+            bytes: 1_250_000,
+            file_bytes: 1_250_000,
+            complete: true,
+            error: None,
+        };
+        let out = ExportOutcome {
+            setup: fixtures::postgres(),
+            figures: fixtures::figures(vec![fixtures::recorder(1000)]),
+            files: vec![file(0), file(1)],
+            workers: 2,
+            rows_estimate: Some(10_000),
+            server_cost: Default::default(),
+        };
+        insta::assert_snapshot!(render(&TransferReport::export(&cfg, &out, Some(fixtures::URL.into()), false)));
+    }
+
+    #[test]
+    fn insert_from_sql_text() {
+        let argv = ["dbload", "insert-from-sql", "--src-url", SOURCE, "--query", "select * from events"];
+        let target = ["--url", "postgres://app:secret@dst:5432/app", "--table", "events", "--batch-size", "1000"];
+        let crate::cli::Command::InsertFromSql(a) = fixtures::command(&[&argv[..], &target].concat()) else {
+            unreachable!("insert-from-sql")
+        };
+        let cfg = FromSqlConfig::resolve(a, &|_| None).unwrap();
+        let out = FromSqlOutcome {
+            source: fixtures::postgres(),
+            setup: fixtures::postgres(),
+            method: Method::Copy,
+            columns: vec!["time".into(), "device_id".into(), "reading".into()],
+            figures: fixtures::figures(vec![fixtures::recorder(1000)]),
+            bytes: 2_500_000,
+            source_error: None,
+            rows_read: 11_000,
+            server_cost: Default::default(),
+        };
+        let ends = (Some(fixtures::URL.into()), false);
+        let r = TransferReport::from_sql(&cfg, &out, ends, (Some("postgres://app:***@dst:5432/app".into()), false));
+        insta::assert_snapshot!(render(&r));
+    }
 }

@@ -319,7 +319,7 @@ pub fn render(merged: &Json) -> String {
         s => format!("instance {} ({})", i["index"], s.unwrap_or("?")),
     }));
     let mut rows = vec![head];
-    let acknowledged = |j: &Json| j.as_u64().map_or("-".into(), crate::report::text::group);
+    let acknowledged = |j: &Json| j.as_u64().map_or("-".into(), crate::format::group);
     if let Some(unit) = merged.pointer("/accounting/unit").and_then(Json::as_str) {
         let mut row = vec![unit.to_string(), acknowledged(&merged["accounting"]["ok"])];
         row.extend(instances.iter().map(|i| acknowledged(&i["acknowledged"])));

@@ -19,8 +19,8 @@ use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use crate::config::results::{ResultsConfig, Store};
+use crate::format::group;
 use crate::report::meta::RunMeta;
-use crate::report::text::group;
 
 pub use hlog::KeptHistograms;
 

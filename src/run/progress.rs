@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::worker::Plan;
 use crate::config::{ProgressDisplay, AUTO_PROGRESS_EVERY};
-use crate::report::text::group;
+use crate::format::group;
 use crate::stats::interval::{Interval, IntervalLatency};
 
 pub struct Progress {

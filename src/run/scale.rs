@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::Gate;
 use crate::config::scale::StartRule;
 use crate::config::OutputConfig;
-use crate::report::meta::InstanceMeta;
+use crate::outcome::InstanceMeta;
 use crate::results::instances::Registration;
 
 /// Runs `body` as this process's part of a distributed run (`--instance`),

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::format::group;
 use crate::op::OpError;
-use crate::report::text::group;
 
 /// A run stops when this many operations in a row have failed...
 pub const SUSTAINED_FAILURES: u64 = 1_000;

@@ -9,8 +9,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::error::usage;
+use crate::format::group;
 use crate::redact;
-use crate::report::text::group;
 
 /// One `--vary FLAG=V1,V2,...`: a long flag of the swept command (without
 /// its dashes) and its values, as the user would type them.

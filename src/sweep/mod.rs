@@ -26,7 +26,7 @@ use clap::{CommandFactory, Parser};
 use serde_json::Value as Json;
 
 use crate::cli::{Cli, Command, OutputFormat, ResultsArgs, SweepArgs};
-use crate::compare::{cell, Verdict};
+use crate::compare::{cell, Change};
 use crate::config::fail_if::{Condition, Contract};
 use crate::config::results::ResultsConfig;
 use crate::error::{exit, exit_code, interrupted, usage};
@@ -306,7 +306,7 @@ impl Plan {
             if signalled() {
                 return Err(interrupted(format!(
                     "sweep: interrupted while checking its {} points: nothing was run",
-                    crate::report::text::group(points)
+                    crate::format::group(points)
                 )));
             }
             parse(&self.point_args(&point, sweep_id)).map_err(|why| {
@@ -828,11 +828,11 @@ impl Sweep<'_> {
             self.points[p].runs.iter().filter_map(|r| value(&self.plan.objective, r.report.as_ref()?).ok()).collect()
         };
         let c = cell(&samples(best), Some(&samples(runner_up)), self.plan.better);
-        let verdict = c.verdict.unwrap_or(Verdict::SingleRuns);
+        let verdict = c.verdict.unwrap_or(Change::SingleRuns);
         report::Margin {
             runner_up,
             ratio: c.ratio.unwrap_or(1.0),
-            ratio_ci95: c.ratio_ci95.map(|(low, high)| report::Interval { low, high }),
+            ratio_ci95: c.ratio_ci95.map(|(low, high)| report::RatioInterval { low, high }),
             p_value: c.p_value,
             verdict: serde_json::to_value(verdict).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             verdict_text: verdict.text(),

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 
 use dbload::cli::{Cli, Command};
-use dbload::report::Report;
+use dbload::report::ingest::IngestReport;
 use dbload::Finished;
 
 use crate::support::{dbload_bin, ensure, interrupted, Ctx};
@@ -108,7 +108,7 @@ fn parse(args: &str) -> Command {
 }
 
 /// `dbload insert-fake-data --url URL --quiet ARGS`, in process.
-pub(crate) fn fake(ctx: &Ctx, args: &str) -> Result<Finished<Report>> {
+pub(crate) fn fake(ctx: &Ctx, args: &str) -> Result<Finished<IngestReport>> {
     let Command::InsertFakeData(a) = parse(&format!("insert-fake-data --url {} --quiet {args}", ctx.url)) else {
         unreachable!()
     };
@@ -116,14 +116,14 @@ pub(crate) fn fake(ctx: &Ctx, args: &str) -> Result<Finished<Report>> {
 }
 
 /// `dbload insert-json --url URL --quiet ARGS`, in process.
-fn json(ctx: &Ctx, args: &str) -> Result<Finished<Report>> {
+fn json(ctx: &Ctx, args: &str) -> Result<Finished<IngestReport>> {
     let Command::InsertJson(a) = parse(&format!("insert-json --url {} --quiet {args}", ctx.url)) else {
         unreachable!()
     };
     dbload::insert_json(a, &|_| None, &mut Vec::new())
 }
 
-fn ok(o: &Finished<Report>, what: &str) -> Result<()> {
+fn ok(o: &Finished<IngestReport>, what: &str) -> Result<()> {
     ensure(o.exit_code == 0, || {
         format!("{what}: exit {} {:?} {:?}", o.exit_code, o.report.error_classes, o.report.input_error)
     })

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use dbload::dialect::Engine;
 use dbload::driver::admin::Admin;
 use dbload::error::exit_code;
-use dbload::report::Report;
+use dbload::report::ingest::IngestReport;
 use dbload::target::Target;
 use dbload::Finished;
 
@@ -47,7 +47,7 @@ pub(crate) const CRATEDB_PG: &str = "DBLOAD_TEST_CRATEDB_URL";
 const START: &str = "--start 2024-01-01T00:00:00Z";
 
 /// `dbload ingest --url URL --quiet ARGS` in process, for any target.
-fn ingest(url: &str, args: &str) -> Result<Finished<Report>> {
+fn ingest(url: &str, args: &str) -> Result<Finished<IngestReport>> {
     let mut out = Vec::new();
     dbload::ingest(ingest_args(&format!("--url {url} --quiet {args}")), &|_| None, &mut out)
 }
@@ -59,7 +59,7 @@ pub(crate) fn engine_url(var: &str) -> Result<String> {
 }
 
 /// Ingests into `table` and checks the count and content against the generator.
-fn exact(ctx: &Ctx, table: &str, args: &str) -> Result<Report> {
+fn exact(ctx: &Ctx, table: &str, args: &str) -> Result<IngestReport> {
     let args = format!("{args} {START} --table {table} --drop-table --verify");
     let out = ctx.ingest(&args)?;
     ensure(out.exit_code == 0, || format!("{args}: exit {} {:?}", out.exit_code, out.report.error_classes))?;

@@ -209,7 +209,7 @@ fn terminate_one_running<R: Send>(
 
 /// A report with an outage and in-doubt batches follows `schema/report.schema.json`,
 /// as printed: with a `run` object (this one made now; the run's own is checked in `results.rs`).
-fn matches_the_schema(report: &dbload::report::Report) -> Result<()> {
+fn matches_the_schema(report: &dbload::report::ingest::IngestReport) -> Result<()> {
     use dbload::report::meta::{RunStart, Stamped};
     let run = RunStart::now("dbload ingest".into()).end();
     follows(include_str!("../../schema/report.schema.json"), &serde_json::to_value(Stamped { report, run: &run })?)

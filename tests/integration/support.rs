@@ -11,7 +11,7 @@ use dbload::config::IngestConfig;
 use dbload::driver::PgTarget;
 use dbload::encode::unnest::ArrayParam;
 use dbload::model::{Batch, Values};
-use dbload::report::Report;
+use dbload::report::ingest::IngestReport;
 use dbload::throwaway::LocalPostgres;
 use dbload::Finished;
 use postgres_types::ToSql;
@@ -47,7 +47,7 @@ impl Ctx {
     }
 
     /// `dbload ingest --url URL --quiet ARGS`, in process, hermetic env.
-    pub fn ingest(&self, args: &str) -> Result<Finished<Report>> {
+    pub fn ingest(&self, args: &str) -> Result<Finished<IngestReport>> {
         let a = ingest_args(&format!("--url {} --quiet {args}", self.url));
         let mut out = Vec::new();
         dbload::ingest(a, &|_| None, &mut out)

@@ -24,8 +24,8 @@ use dbload::driver::export::ExportFile;
 use dbload::driver::pg::cursor::{raw_values, Cursor};
 use dbload::driver::pg::decode::binary_text::RowText;
 use dbload::driver::pg::export::CursorWorker;
+use dbload::report::ingest::IngestReport;
 use dbload::report::transfer::TransferReport;
-use dbload::report::Report;
 use dbload::Finished;
 
 use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG, TIMESCALEDB};
@@ -170,7 +170,7 @@ fn read_files(r: &TransferReport) -> Result<String> {
 }
 
 /// `dbload insert-json` or `insert-fake-data --url URL --quiet ARGS`, in process.
-fn rows_cmd(url: &str, args: &str) -> Result<Finished<Report>> {
+fn rows_cmd(url: &str, args: &str) -> Result<Finished<IngestReport>> {
     let (command, args) = args.split_once(' ').unwrap_or((args, ""));
     let cli = Cli::try_parse_from(shell_words(&format!("dbload {command} --url {url} --quiet {args}")))?;
     match cli.command {

@@ -1,10 +1,83 @@
-//! Figures as a reader takes them in: a latency in the unit that suits it
-//! (`812 µs`, `40.6 s`, not `0.812 ms` and `40566.783 ms`), counts and
-//! rates with grouped digits, bytes in KiB and MiB. The HTML page's one
-//! formatting helper (its `unit` filter); the JSON report keeps its
-//! machine units (ms, s, bytes), which scripts compare.
+//! Numbers written for people: digits grouped (`1,234,567`), sizes in
+//! binary (`1.5 KiB`) or decimal units (`1.6 MB`, k6's and `du --si`'s), a
+//! figure in the unit that suits it (`812 µs`, `40.6 s`, not `0.812 ms`),
+//! k6's durations. One home, so that a progress line, the reports and
+//! the commands write a number the same way; a leaf, so that the loop
+//! (its progress line, why it stopped) formats without naming a report.
+//! The JSON reports keep machine units (ms, s, bytes), which scripts compare.
 
-use super::text::group;
+/// `1234567` → `1,234,567`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `value` divided by `base` until below it (or in the last of `units`
+/// units), and the index of the unit reached.
+fn scaled(mut value: f64, base: f64, units: usize) -> (f64, usize) {
+    let mut unit = 0;
+    while value >= base && unit < units - 1 {
+        value /= base;
+        unit += 1;
+    }
+    (value, unit)
+}
+
+/// `1.2 GiB`, `85 B`: a size in binary units, for the text and HTML reports.
+pub fn binary_size(bytes: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let (value, unit) = scaled(bytes, 1024.0, units.len());
+    match unit {
+        // Per row, an unlogged table's WAL is a fraction of a byte: not 0.
+        0 if value < 10.0 && value.fract() != 0.0 => format!("{value:.2} B"),
+        0 => format!("{value:.0} B"),
+        _ => format!("{value:.1} {}", units[unit]),
+    }
+}
+
+/// A size in decimal units, below a kilobyte in `byte`s: `1.6 MB`, `512 B`.
+fn decimal_size(bytes: f64, byte: &str) -> String {
+    let units = [byte, "kB", "MB", "GB", "TB"];
+    let (value, unit) = scaled(bytes, 1000.0, units.len());
+    match unit {
+        0 => format!("{value:.0} {byte}"),
+        _ => format!("{value:.1} {}", units[unit]),
+    }
+}
+
+/// `6.4 GB`, `12.0 MB`, `512 bytes`: a size on disk, as `du -h --si` says it.
+pub fn human_size(bytes: u64) -> String {
+    decimal_size(bytes as f64, "bytes")
+}
+
+/// k6's size style, decimal units: `1.6 MB`, `512 B`.
+pub fn k6_bytes(bytes: f64) -> String {
+    decimal_size(bytes, "B")
+}
+
+/// k6's duration style: `0s`, `812.5µs`, `208.12ms`, `1.05s`.
+pub fn k6_time(ms: f64) -> String {
+    let (v, unit) = match ms {
+        ms if ms <= 0.0 => return "0s".into(),
+        ms if ms < 1.0 => (ms * 1000.0, "µs"),
+        ms if ms < 1000.0 => (ms, "ms"),
+        ms => (ms / 1000.0, "s"),
+    };
+    let text = format!("{v:.2}");
+    format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// `12.3 MB`: a size always in megabytes (an export's files and their total).
+pub fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
 
 /// What a figure measures, as the report's JSON holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +126,7 @@ pub fn human(v: Option<f64>, unit: Unit) -> String {
         Unit::Rate if v.abs() >= 99.95 => grouped(v),
         Unit::Rate if v.abs() >= 9.995 => format!("{v:.1}"),
         Unit::Rate => format!("{v:.2}"),
-        Unit::Bytes => super::server_cost::binary_size(v),
+        Unit::Bytes => binary_size(v),
         Unit::Percent => format!("{:.2}%", v * 100.0),
         Unit::Times => format!("{v:.2}×"),
     }
@@ -130,6 +203,34 @@ fn significant(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn sizes_scale_to_binary_units() {
+        assert_eq!(binary_size(85.0), "85 B");
+        assert_eq!(binary_size(0.04), "0.04 B");
+        assert_eq!(binary_size(1536.0), "1.5 KiB");
+        assert_eq!(binary_size(1.2 * 1024.0 * 1024.0 * 1024.0), "1.2 GiB");
+    }
+
+    #[test]
+    fn k6_units() {
+        assert_eq!(k6_time(0.0), "0s");
+        assert_eq!(k6_time(0.30226), "302.26µs");
+        assert_eq!(k6_time(208.12), "208.12ms");
+        assert_eq!(k6_time(1050.0), "1.05s");
+        assert_eq!(k6_time(0.018), "18µs");
+        assert_eq!(k6_bytes(1_600_000.0), "1.6 MB");
+        assert_eq!(k6_bytes(27_000.0), "27.0 kB");
+        assert_eq!(k6_bytes(512.0), "512 B");
+    }
 
     fn ms(v: f64) -> String {
         human(Some(v), Unit::Ms)

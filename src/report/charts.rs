@@ -1,0 +1,585 @@
+//! The charts of the HTML pages, drawn as inline SVG by plotters: a
+//! report's per-second `timeline[]` (and each query's), with its warm-up,
+//! outages and stage boundaries marked, and the `latency_spectrum` that
+//! the stats layer computed from the histograms; `compare` and `sweep`
+//! pages draw their lines with the same frame, axes and colours. Kept
+//! apart from the page (`html.rs`), which only places what is drawn here.
+
+use anyhow::Result;
+use plotters::chart::MeshStyle;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::format::{group, human, Unit};
+use crate::stats::summary::SpectrumPoint;
+
+/// Chart size in SVG user units; the page scales it to its width (viewBox).
+pub(super) const SIZE: (u32, u32) = (880, 300);
+/// The chart colours; the page's legends are drawn from the same values.
+pub(super) const BLUE: RGBColor = RGBColor(37, 99, 235);
+pub(super) const RED: RGBColor = RGBColor(220, 38, 38);
+pub(super) const ORANGE: RGBColor = RGBColor(234, 88, 12);
+const INK: RGBColor = RGBColor(55, 65, 81);
+const GRID: RGBColor = RGBColor(229, 231, 235);
+const FAINT_GRID: RGBColor = RGBColor(243, 244, 246);
+/// The shade of an outage window (`--reconnect`) behind the lines.
+const OUTAGE: RGBColor = RGBColor(254, 215, 170);
+/// The line where a stage (`--stages`, `--rate-stages`) gives way to the next.
+const BOUNDARY: RGBColor = RGBColor(107, 114, 128);
+/// The shade of the warm-up, whose operations the figures leave out.
+const WARMUP: RGBColor = RGBColor(226, 226, 226);
+/// One colour per line where lines are many (a workload's queries); beyond
+/// them the colours repeat, and the legend tells the lines apart.
+pub(super) const PALETTE: [RGBColor; 8] = [
+    BLUE,
+    RED,
+    ORANGE,
+    RGBColor(21, 128, 61),
+    RGBColor(124, 58, 237),
+    RGBColor(13, 148, 136),
+    RGBColor(219, 39, 119),
+    RGBColor(146, 64, 14),
+];
+
+/// A chart as the template shows it: a heading, a legend, the inline SVG.
+#[derive(Debug, Serialize)]
+pub(super) struct Chart {
+    pub(super) title: String,
+    pub(super) caption: String,
+    pub(super) legend: Vec<LegendKey>,
+    /// Made by plotters, which escapes the text it writes: safe to inline.
+    pub(super) svg: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct LegendKey {
+    pub(super) label: String,
+    color: String,
+    /// A shaded band (warm-up, outage), keyed by a block: a pale colour
+    /// as thin as a line's key would not show.
+    pub(super) band: bool,
+}
+
+/// A line; `None` points break it (a second without a completed operation
+/// has no latency, and a line through it would invent one).
+pub(super) struct Line {
+    pub(super) label: String,
+    pub(super) color: RGBColor,
+    pub(super) points: Vec<Option<(f64, f64)>>,
+}
+
+impl LegendKey {
+    pub(super) fn new(label: &str, RGBColor(r, g, b): RGBColor) -> LegendKey {
+        LegendKey { label: label.to_string(), color: format!("#{r:02x}{g:02x}{b:02x}"), band: false }
+    }
+
+    fn band(label: &str, color: RGBColor) -> LegendKey {
+        LegendKey { band: true, ..LegendKey::new(label, color) }
+    }
+}
+
+impl Line {
+    pub(super) fn key(&self) -> LegendKey {
+        LegendKey::new(&self.label, self.color)
+    }
+
+    fn max_y(&self) -> f64 {
+        self.points.iter().flatten().map(|p| p.1).fold(0.0, f64::max)
+    }
+
+    /// Runs of consecutive points.
+    fn segments(&self) -> impl Iterator<Item = Vec<(f64, f64)>> + '_ {
+        self.points
+            .split(Option::is_none)
+            .map(|run| run.iter().flatten().copied().collect::<Vec<_>>())
+            .filter(|r| !r.is_empty())
+    }
+}
+
+/// The charts a report's data allows: no per-second charts for a run that
+/// fit in one second (one point is no line; the figures say it all), no
+/// latency charts when nothing completed.
+pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
+    let timeline = part["timeline"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let unit = match part["command"].as_str() {
+        Some("ingest") => "rows",
+        Some("http") => "requests",
+        _ => "queries",
+    };
+    let field =
+        |name: &'static str| move |e: &Json| -> Option<(f64, f64)> { Some((e["second"].as_f64()?, e[name].as_f64()?)) };
+    // Seconds during which a worker had no connection, shaded behind the lines.
+    let outages: Vec<(f64, f64)> = part["outages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|o| Some((o["start_s"].as_f64()?, o["end_s"].as_f64()?)))
+        .collect();
+    let outage_key = (!outages.is_empty()).then(|| LegendKey::band("outage (a connection lost)", OUTAGE));
+    // Where one stage (`--stages`, `--rate-stages`) gives way to the next.
+    let boundaries: Vec<f64> = part["stages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .skip(1)
+        .filter_map(|s| s["start_s"].as_f64())
+        .collect();
+    let stage_key = (!boundaries.is_empty()).then(|| LegendKey::new("stage boundary", BOUNDARY));
+    // The warm-up, from the start to its last operation's end.
+    let warmup = part["warmup"]["end_s"].as_f64().filter(|end| *end > 0.0);
+    let warmup_key = warmup.map(|_| LegendKey::band("warm-up (left out of the figures)", WARMUP));
+    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup };
+    // What every time chart's legend ends with: the marks behind its lines.
+    let mark_keys: Vec<LegendKey> = warmup_key.into_iter().chain(outage_key).chain(stage_key).collect();
+    let mut out = Vec::new();
+    if timeline.len() >= 2 {
+        let done =
+            Line { label: format!("{unit}/s"), color: BLUE, points: timeline.iter().map(field("rows")).collect() };
+        let errors = Line {
+            label: "errors/s (right axis)".into(),
+            color: RED,
+            points: timeline.iter().map(field("errors")).collect(),
+        };
+        let errors = (errors.max_y() > 0.0).then_some(errors);
+        let what = if unit == "requests" { "successful requests" } else { unit };
+        out.push(Chart {
+            title: format!("Throughput: {unit} per second"),
+            caption: format!("{what} completed in each second since the start; the last second may be partial"),
+            legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(mark_keys.clone()).collect(),
+            svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &marks, |v| {
+                group(v.round().max(0.0) as u64)
+            })?,
+        });
+        let lines = [
+            Line { label: "mean".into(), color: BLUE, points: timeline.iter().map(field("latency_mean_ms")).collect() },
+            Line { label: "max".into(), color: ORANGE, points: timeline.iter().map(field("latency_max_ms")).collect() },
+        ];
+        if lines.iter().any(|l| l.points.iter().any(Option::is_some)) {
+            let (lines, unit) = in_unit(lines.into());
+            out.push(Chart {
+                title: "Latency per second".into(),
+                caption: "mean and max latency of the operations that completed in each second".into(),
+                legend: lines.iter().map(Line::key).chain(mark_keys.clone()).collect(),
+                svg: line_chart(&lines, &SECONDS, unit, None, &marks, tick)?,
+            });
+        }
+        if let Some(chart) = per_query_chart(part, &marks, &mark_keys)? {
+            out.push(chart);
+        }
+    }
+    if let Some(chart) = spectrum_chart(part)? {
+        out.push(chart);
+    }
+    Ok(out)
+}
+
+/// A workload's queries, a line each of their mean latency per second:
+/// which query slowed down, and when. Not for timeit, whose statements run
+/// one after another, each timed from its own start.
+fn per_query_chart(part: &Json, marks: &Marks, mark_keys: &[LegendKey]) -> Result<Option<Chart>> {
+    let queries = part["queries"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if part["command"] != "workload" || queries.len() < 2 {
+        return Ok(None);
+    }
+    let lines: Vec<Line> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| Line {
+            label: q["name"].as_str().unwrap_or("?").to_string(),
+            color: PALETTE[i % PALETTE.len()],
+            points: q["timeline_latency_mean_ms"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(second, ms)| Some((second as f64, ms.as_f64()?)))
+                .collect(),
+        })
+        .collect();
+    if lines.iter().all(|l| l.points.iter().all(Option::is_none)) {
+        return Ok(None);
+    }
+    let (lines, unit) = in_unit(lines);
+    Ok(Some(Chart {
+        title: "Latency per second, per query".into(),
+        caption: "each query's mean latency over its executions that completed in each second".into(),
+        legend: lines.iter().map(Line::key).chain(mark_keys.iter().cloned()).collect(),
+        svg: line_chart(&lines, &SECONDS, unit, None, marks, tick)?,
+    }))
+}
+
+/// The latency at every percentile, HdrHistogram's percentile plot: on a
+/// log scale of nines the tail gets room (a bar chart of p50 … max is
+/// all max). Under `--rate`, service time beside the latency: the gap
+/// between them is the time operations waited for their turn.
+fn spectrum_chart(part: &Json) -> Result<Option<Chart>> {
+    let spectrum = |key: &str| -> Vec<Option<(f64, f64)>> {
+        part[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                let (percentile, ms) = (p["percentile"].as_f64()?, p["ms"].as_f64()?);
+                let point = SpectrumPoint { percentile, ms };
+                Some((point.nines().min(MAX_AT), ms))
+            })
+            .collect()
+    };
+    let latency = spectrum("latency_spectrum");
+    if latency.is_empty() {
+        return Ok(None);
+    }
+    let service = spectrum("service_time_spectrum");
+    let mut lines = vec![Line {
+        label: if service.is_empty() { "latency" } else { "latency (from the intended start)" }.into(),
+        color: BLUE,
+        points: latency,
+    }];
+    if !service.is_empty() {
+        lines.push(Line { label: "service time (from the actual start)".into(), color: ORANGE, points: service });
+    }
+    // The max stands apart at the axis' end: a line to it would draw percentiles not measured.
+    for line in &mut lines {
+        let last = line.points.len() - 1;
+        line.points.insert(last, None);
+    }
+    let l = &part["latency_ms"];
+    let figure = |key: &str| human(l[key].as_f64(), Unit::Ms);
+    let (lines, unit) = in_unit(lines);
+    Ok(Some(Chart {
+        title: "Latency by percentile".into(),
+        caption: format!(
+            "from the merged HDR histogram of the measured window, to 99.99 % and the max on a log scale: p50 {}, \
+             p99 {}, p99.9 {}, max {}",
+            figure("p50"),
+            figure("p99"),
+            figure("p99_9"),
+            figure("max")
+        ),
+        legend: if lines.len() > 1 { lines.iter().map(Line::key).collect() } else { Vec::new() },
+        svg: line_chart(&lines, &NINES, unit, None, &Marks::default(), tick)?,
+    }))
+}
+
+/// A unit for latencies in ms, chosen by the largest: µs under 1 ms, s
+/// from 1,000 ms, so that figures read `40.6 s`, not `40566.783 ms`.
+fn unit_for(max_ms: f64) -> (&'static str, f64) {
+    if max_ms >= 1000.0 {
+        ("s", 1e-3)
+    } else if max_ms > 0.0 && max_ms < 1.0 {
+        ("µs", 1e3)
+    } else {
+        ("ms", 1.0)
+    }
+}
+
+/// Latency lines in ms, converted to the unit their largest value reads
+/// best in, and that unit (for the axis).
+fn in_unit(mut lines: Vec<Line>) -> (Vec<Line>, &'static str) {
+    let (unit, per_ms) = unit_for(lines.iter().map(Line::max_y).fold(0.0, f64::max));
+    for p in lines.iter_mut().flat_map(|l| l.points.iter_mut().flatten()) {
+        p.1 *= per_ms;
+    }
+    (lines, unit)
+}
+
+pub(super) fn font(size: u32) -> TextStyle<'static> {
+    ("sans-serif", size).into_font().color(&INK)
+}
+
+/// Every chart's frame: its margin and the room for the axes' labels.
+pub(super) fn frame<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'static, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder.margin(12).x_label_area_size(42).y_label_area_size(78);
+    builder
+}
+
+/// Every chart's axes and grid, in the page's fonts and greys.
+pub(super) fn mesh<'a, 'b, 's>(
+    chart: &'b mut ChartContext<'a, SVGBackend<'s>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+) -> MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, SVGBackend<'s>> {
+    let mut mesh = chart.configure_mesh();
+    mesh.label_style(font(14))
+        .axis_desc_style(font(14))
+        .bold_line_style(GRID)
+        .light_line_style(FAINT_GRID)
+        .axis_style(INK);
+    mesh
+}
+
+/// plotters writes the SVG namespace as an `http://` URL; HTML needs no
+/// namespace on inline SVG, and without it the page holds no URL but the
+/// report's own (which keeps "nothing is loaded from outside" checkable).
+pub(super) fn inline(svg: String) -> String {
+    svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1)
+}
+
+/// A line chart's x axis: what it measures and how its ticks read.
+pub(super) struct XAxis {
+    pub(super) desc: &'static str,
+    pub(super) label: fn(&f64) -> String,
+}
+
+/// Seconds since the run's start: the timelines' axis.
+pub(super) const SECONDS: XAxis = XAxis { desc: "seconds since the start", label: whole };
+
+fn whole(v: &f64) -> String {
+    format!("{v:.0}")
+}
+
+/// Where the spectrum draws the max: one nine beyond 99.99 %, on the axis's last tick.
+const MAX_AT: f64 = 5.0;
+
+/// The spectrum's x axis: nines (−log10(1 − p): 1 for 90 %, 3 for 99.9 %),
+/// so that 90, 99, 99.9 and 99.99 % are evenly apart, as HdrHistogram's
+/// percentile plots draw them; the max at its end.
+pub(super) const NINES: XAxis = XAxis { desc: "percentile (log scale of nines)", label: percentile };
+
+pub(super) fn percentile(nines: &f64) -> String {
+    if *nines >= MAX_AT {
+        return "max".into();
+    }
+    let p = 100.0 * (1.0 - 10f64.powf(-nines));
+    let text = format!("{p:.3}");
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// What a timeline chart marks behind its lines, in seconds since the start.
+#[derive(Default)]
+pub(super) struct Marks<'a> {
+    /// Outage windows (start, end), shaded.
+    pub(super) outages: &'a [(f64, f64)],
+    /// Where a stage begins (the first one's start left out), a vertical line each.
+    pub(super) boundaries: &'a [f64],
+    /// The warm-up's end: shaded from the start to it.
+    pub(super) warmup: Option<f64>,
+}
+
+/// Lines over `x` on the left axis, and an optional line on a right
+/// axis of its own (errors are too few to see on the throughput's scale),
+/// over the `marks`.
+pub(super) fn line_chart(
+    lines: &[Line],
+    x: &XAxis,
+    y_desc: &str,
+    right: Option<&Line>,
+    marks: &Marks,
+    y_label: fn(&f64) -> String,
+) -> Result<String> {
+    let x_max = lines.iter().chain(right).flat_map(|l| l.points.iter().flatten()).map(|p| p.0).fold(1.0, f64::max);
+    let headroom = |m: f64| if m > 0.0 { m * 1.1 } else { 1.0 };
+    let y_max = headroom(lines.iter().map(Line::max_y).fold(0.0, f64::max));
+    let y2_max = headroom(right.map_or(0.0, Line::max_y));
+    // Dots as well as lines when there are few points: a one-second run is one point.
+    let dots = if x_max <= 60.0 { 2 } else { 0 };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = frame(&root)
+            .right_y_label_area_size(if right.is_some() { 64 } else { 0 })
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?
+            .set_secondary_coord(0f64..x_max, 0f64..y2_max);
+        mesh(&mut chart)
+            .x_labels((x_max as usize + 1).min(12))
+            .x_label_formatter(&x.label)
+            .y_label_formatter(&y_label)
+            .x_desc(x.desc)
+            .y_desc(y_desc)
+            .draw()?;
+        chart.draw_series(marks.warmup.map(|end| Rectangle::new([(0.0, 0.0), (end, y_max)], WARMUP.filled())))?;
+        chart
+            .draw_series(marks.outages.iter().map(|&(a, b)| Rectangle::new([(a, 0.0), (b, y_max)], OUTAGE.filled())))?;
+        chart.draw_series(
+            marks.boundaries.iter().map(|&at| PathElement::new(vec![(at, 0.0), (at, y_max)], BOUNDARY.stroke_width(2))),
+        )?;
+        for line in lines {
+            for run in line.segments() {
+                chart.draw_series(LineSeries::new(run, line.color.filled().stroke_width(2)).point_size(dots))?;
+            }
+        }
+        if let Some(line) = right {
+            chart
+                .configure_secondary_axes()
+                .y_desc(line.label.trim_end_matches(" (right axis)"))
+                .y_label_formatter(&tick)
+                .label_style(font(14))
+                .axis_desc_style(font(14))
+                .axis_style(INK)
+                .draw()?;
+            for run in line.segments() {
+                chart.draw_secondary_series(
+                    LineSeries::new(run, line.color.filled().stroke_width(2)).point_size(dots),
+                )?;
+            }
+        }
+        root.present()?;
+    }
+    Ok(inline(svg))
+}
+
+/// An axis tick: whole numbers without a decimal point (`20`, not `20.0`).
+pub(super) fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        group(v.round().max(0.0) as u64)
+    } else {
+        trim_ms(*v)
+    }
+}
+
+/// A latency in ms with the digits that matter: `0.042`, `3.21`, `48.2`, `1,204`.
+fn trim_ms(v: f64) -> String {
+    match v.abs() {
+        0.0 => "0".into(),
+        a if a < 1.0 => format!("{v:.3}"),
+        a if a < 10.0 => format!("{v:.2}"),
+        a if a < 100.0 => format!("{v:.1}"),
+        _ => group(v.round().max(0.0) as u64),
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A workload's report as JSON, shaped like `QueryReport`'s.
+    pub(crate) fn workload(timeline: Json, latency: Json) -> Json {
+        json!({
+            "schema_version": 2, "dbload_version": "0.1.0", "command": "workload",
+            "status": "failed", "exit_code": 1, "fail_if": [],
+            "count": 120, "errors": 3, "qps": 60.0, "duration_s": 2.0, "wall_s": 2.1,
+            "latency_ms": latency, "service_time_ms": null, "schedule_lag_ms": null, "warmup": null,
+            "latency_spectrum": if latency.is_null() { Json::Null } else { spectrum() },
+            "service_time_spectrum": null, "rate_warning": null,
+            "error_classes": [{"class": "SQLSTATE 42703", "count": 3, "example": "column \"<nosuch>\" does not exist"}],
+            "queries": [{
+                "name": "<script>alert(1)</script>", "query": "select '<b>' & 1", "ratio": 1.0, "share": 1.0,
+                "count": 120, "errors": 3, "qps": 60.0, "duration_s": 2.0, "latency_ms": latency,
+                "error_classes": [], "explain": null, "explain_error": null,
+                "timeline_latency_mean_ms": [4.0, 4.5, null]
+            }],
+            "client_cpu_s": 0.2, "client_cpu_user_s": 0.15, "client_cpu_sys_s": 0.05, "client_peak_rss_mib": 12.5,
+            "timeline": timeline,
+            "setup": {
+                "target_kind": "server", "target": "postgres://app@db:5432/bench", "engine": "postgres",
+                "server_version": "16.4", "server_settings": {"fsync": "on"}, "protocol": "prepared",
+                "concurrency": 2, "rate_queries_per_sec": null, "max_queries": null, "duration_limit_s": 2.0,
+                "warmup": "none", "seed": 1, "explain": null
+            }
+        })
+    }
+
+    pub(crate) fn latency() -> Json {
+        json!({"count": 120, "mean": 4.2, "mean_ci95": 0.1, "stdev": 1.1, "min": 1.0, "max": 20.5,
+               "p50": 4.0, "p90": 6.0, "p95": 7.5, "p99": 12.0, "p99_9": 20.5})
+    }
+
+    /// Whether plotters wrote `text` as a text element of `svg` (a tick, an axis' unit).
+    pub(crate) fn has_text(svg: &str, text: &str) -> bool {
+        svg.contains(&format!(">\n{text}\n</text>"))
+    }
+
+    /// The spectrum of 1..=100,000 µs, uniformly: p ms at percentile p.
+    pub(crate) fn spectrum() -> Json {
+        let mut h = crate::stats::recorder::new_histogram();
+        (1..=100_000u64).for_each(|us| h.record(us).unwrap());
+        serde_json::to_value(crate::stats::summary::spectrum(&h)).unwrap()
+    }
+
+    pub(crate) fn timeline() -> Json {
+        json!([
+            {"second": 0, "rows": 70, "batches": 72, "errors": 2, "latency_mean_ms": 4.0, "latency_max_ms": 20.5},
+            {"second": 1, "rows": 50, "batches": 51, "errors": 1, "latency_mean_ms": 4.5, "latency_max_ms": 9.0},
+            {"second": 2, "rows": 0, "batches": 0, "errors": 0, "latency_mean_ms": null, "latency_max_ms": null}
+        ])
+    }
+
+    #[test]
+    fn timeline_charts_show_errors_on_their_own_axis_and_break_at_gaps() {
+        let charts = charts(&workload(timeline(), latency())).unwrap();
+        let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(titles, ["Throughput: queries per second", "Latency per second", "Latency by percentile"]);
+        assert_eq!(charts[0].legend.len(), 2, "queries/s and errors/s");
+        assert!(charts[0].svg.contains("errors/s"), "the right axis is labelled");
+        // Second 2 completed nothing: mean and max lines stop at second 1.
+        let line = Line { label: "mean".into(), color: BLUE, points: vec![Some((0.0, 1.0)), None, Some((2.0, 3.0))] };
+        assert_eq!(line.segments().count(), 2);
+        for c in &charts {
+            assert!(c.svg.starts_with("<svg") && c.svg.trim_end().ends_with("</svg>"), "{}", c.title);
+        }
+    }
+
+    #[test]
+    fn outages_are_shaded_on_the_timeline_charts() {
+        let mut report = workload(timeline(), latency());
+        report["outages"] = json!([{"start_s": 0.5, "end_s": 1.5, "duration_s": 1.0, "error": "connection lost: x",
+                                    "workers": 2, "reconnected": true}]);
+        let shade = "#FED7AA";
+        let plain = charts(&workload(timeline(), latency())).unwrap();
+        assert!(!plain[0].svg.to_uppercase().contains(shade), "no outage, no shade");
+        let charts = charts(&report).unwrap();
+        for c in &charts[..2] {
+            assert!(c.svg.to_uppercase().contains(shade), "{}: the window is shaded", c.title);
+        }
+        assert_eq!(charts[0].legend.last().unwrap().label, "outage (a connection lost)");
+    }
+
+    #[test]
+    fn latency_is_a_spectrum_of_percentiles_to_99_99_and_the_max() {
+        let charts = charts(&workload(timeline(), latency())).unwrap();
+        let c = charts.iter().find(|c| c.title == "Latency by percentile").expect("the spectrum");
+        for tick in ["0%", "90%", "99%", "99.9%", "99.99%", "max"] {
+            assert!(has_text(&c.svg, tick), "the tick {tick}");
+        }
+        assert!(has_text(&c.svg, "ms"), "up to 100 ms: the axis is in ms");
+        assert!(c.legend.is_empty(), "one line needs no legend");
+        assert!(c.caption.contains("p99 12.0 ms") && c.caption.contains("max 20.5 ms"), "{}", c.caption);
+        // Under --rate, service time beside the latency.
+        let mut paced = workload(timeline(), latency());
+        paced["service_time_spectrum"] = spectrum();
+        let charts = super::charts(&paced).unwrap();
+        let keys: Vec<&str> = charts.last().unwrap().legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(keys, ["latency (from the intended start)", "service time (from the actual start)"]);
+        let svg = charts.last().unwrap().svg.to_uppercase();
+        let lines = |color: &str| svg.lines().filter(|l| l.starts_with("<POLYLINE") && l.contains(color)).count();
+        // Each: the curve to 99.99 %, then the max on its own (a run of one point, not joined to it).
+        assert_eq!((lines("#2563EB"), lines("#EA580C")), (2, 2));
+    }
+
+    #[test]
+    fn latencies_read_in_the_unit_that_fits() {
+        assert_eq!(human(Some(40_566.783), Unit::Ms), "40.6 s");
+        assert_eq!(human(Some(3.214), Unit::Ms), "3.21 ms");
+        assert_eq!(human(Some(0.42), Unit::Ms), "420 µs");
+        assert_eq!(human(Some(0.0), Unit::Ms), "0 ms");
+        let mut slow = workload(timeline(), latency());
+        slow["timeline"][0]["latency_max_ms"] = json!(40_566.783);
+        let charts = charts(&slow).unwrap();
+        let per_second = charts.iter().find(|c| c.title == "Latency per second").unwrap();
+        assert!(has_text(&per_second.svg, "s") && !has_text(&per_second.svg, "ms"), "the axis in s");
+        assert!(has_text(&per_second.svg, "40"), "ticks in s: 40, not 40,000");
+    }
+
+    #[test]
+    fn a_workload_draws_a_latency_line_per_query() {
+        let mut report = workload(timeline(), latency());
+        let mut second = report["queries"][0].clone();
+        second["name"] = json!("lastpoint");
+        second["timeline_latency_mean_ms"] = json!([9.0, null, 7.0]);
+        report["queries"].as_array_mut().unwrap().push(second);
+        let charts = charts(&report).unwrap();
+        let c = charts.iter().find(|c| c.title == "Latency per second, per query").expect("the per-query chart");
+        let keys: Vec<&str> = c.legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(keys, ["<script>alert(1)</script>", "lastpoint"], "escaped by the template, not here");
+        report["command"] = json!("timeit");
+        let titles: Vec<String> = super::charts(&report).unwrap().into_iter().map(|c| c.title).collect();
+        assert!(!titles.iter().any(|t| t.contains("per query")), "timeit's statements ran one after another");
+    }
+}
