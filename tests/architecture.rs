@@ -385,7 +385,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     &["driver/cratedb_http.rs", "driver/cratedb_http/exec.rs"],
     &["driver/cratedb_http/export.rs", "driver/export.rs", "driver/pg/export.rs"],
     &["driver/pg/conninfo.rs", "driver/pg/mod.rs", "driver/tls.rs"],
-    &["driver/pg/cursor.rs", "driver/pg/decode/binary_text.rs"],
     &["driver/pg/sink.rs", "driver/sink.rs"],
     &["results/db.rs", "results/instances.rs"],
     &["stats/interval.rs", "stats/recorder.rs"],
