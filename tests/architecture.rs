@@ -387,7 +387,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     &["driver/pg/conninfo.rs", "driver/pg/mod.rs", "driver/tls.rs"],
     &["driver/pg/sink.rs", "driver/sink.rs"],
     &["results/db.rs", "results/instances.rs"],
-    &["stats/interval.rs", "stats/recorder.rs"],
 ];
 
 /// No two files of `src/` name each other, directly or round a longer

@@ -358,12 +358,12 @@ pub fn render(merged: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::recorder::record_us;
+    use crate::stats::hist::record_us;
 
     /// A kept instance of `count`, index `index`, started `at`, with
     /// `rows` rows and the latencies `us` (its interval log).
     fn instance(index: u32, count: u32, at: &str, rows: u64, us: &[u64], status: &str) -> Kept {
-        let mut h = crate::stats::recorder::new_histogram();
+        let mut h = crate::stats::hist::new_histogram();
         for &u in us {
             record_us(&mut h, u);
         }

@@ -251,7 +251,7 @@ pub async fn ingest(
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
 pub(crate) fn merge_histograms<'a>(all: impl Iterator<Item = &'a Histogram<u64>>) -> Option<Histogram<u64>> {
     all.fold(None, |merged, h| {
-        let mut m = merged.unwrap_or_else(crate::stats::recorder::new_histogram);
+        let mut m = merged.unwrap_or_else(crate::stats::hist::new_histogram);
         m.add(h).expect("auto-resizing histograms");
         Some(m)
     })
