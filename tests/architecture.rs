@@ -386,7 +386,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     &["driver/cratedb_http/export.rs", "driver/export.rs", "driver/pg/export.rs"],
     &["driver/pg/conninfo.rs", "driver/pg/mod.rs", "driver/tls.rs"],
     &["driver/pg/sink.rs", "driver/sink.rs"],
-    &["results/db.rs", "results/instances.rs"],
 ];
 
 /// No two files of `src/` name each other, directly or round a longer

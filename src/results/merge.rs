@@ -20,7 +20,7 @@ use chrono::DateTime;
 use hdrhistogram::Histogram;
 use serde_json::{json, Value as Json};
 
-use super::instances::Registered;
+use super::schema::Registered;
 use super::Kept;
 use crate::error::exit;
 use crate::report::repeat::{figure, figures_of};

@@ -14,6 +14,7 @@ mod dir;
 pub mod hlog;
 pub mod instances;
 pub mod merge;
+mod schema;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
