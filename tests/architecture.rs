@@ -62,8 +62,15 @@ const RULES: &[(&str, &[&str])] = &[
     ("outcome", &["run", "report", "cli", "driver", "target", "model", "config"]),
     // Reports render outcomes: they run nothing and open no connection.
     ("report", &["run", "driver", "target", "model", "cli"]),
-    // The results store keeps finished reports: it runs nothing and parses no flags.
-    ("results", &["run", "cli", "model", "encode", "target"]),
+    // The results store keeps finished reports: it runs nothing and parses
+    // no flags, nor knows the barrier that shares its database.
+    ("results", &["run", "cli", "model", "encode", "target", "barrier"]),
+    // A distributed run's start barrier coordinates through rows of the
+    // results database: it names the store's tables, never the loop it holds.
+    ("barrier", &["run", "report", "cli", "model", "encode", "target"]),
+    // The loop keeps no finished runs: the barrier it waits at lives
+    // beside the store, not in it.
+    ("run", &["results"]),
     // Comparing reports reads them as JSON: it runs nothing and opens no connection.
     ("compare", &["run", "driver", "target", "model", "cli"]),
     // A sweep runs whole commands through the dispatch it is given (the

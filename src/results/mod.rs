@@ -12,9 +12,8 @@
 mod db;
 mod dir;
 pub mod hlog;
-pub mod instances;
 pub mod merge;
-mod schema;
+pub mod schema;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;

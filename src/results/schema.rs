@@ -1,7 +1,7 @@
 //! The results database's tables (`--results-url`): made when missing,
 //! upgraded from version 1, refused when another version of dbload made
 //! them, and the row of `dbload_instances` as dbload reads it. The kept
-//! runs (`db.rs`) and a distributed run's start barrier (`instances.rs`)
+//! runs (`db.rs`) and a distributed run's start barrier (`src/barrier.rs`)
 //! both stand on them, so they live in neither.
 
 use anyhow::{bail, Context, Result};
@@ -11,7 +11,7 @@ use crate::dialect::results as sql;
 
 /// Creates the tables if they are missing, or upgrades those of version 1;
 /// refuses those of another version. Within `tx`, one instance at a time.
-pub(super) async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+pub async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
     tx.execute(&sql::lock_tables(), &[]).await.context("locking the results tables")?;
     let comment: Option<String> = tx.query_one(&sql::version_check(), &[]).await?.get(0);
     match comment {
@@ -44,7 +44,7 @@ pub struct Registered {
 }
 
 impl Registered {
-    pub(super) fn of(r: &Row) -> Registered {
+    pub fn of(r: &Row) -> Registered {
         Registered {
             instance: r.get::<_, i32>(0) as u32,
             count: r.get::<_, i32>(1) as u32,

@@ -5,17 +5,21 @@
 //! server for the common start: the last one's readiness plus
 //! `START_LEAD` (2 s), on the server's clock, so the clients' clocks do not
 //! matter. No coordinator runs anywhere but in these rows.
+//!
+//! The rows live in the results database, whose tables it makes if missing
+//! (`results::schema`), but the barrier is not the store of finished runs:
+//! the loop (`run::scale`) waits at it and names nothing of the store.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use tokio_postgres::Client;
 
-use super::schema::{ensure_tables, Registered};
 use crate::config::scale::Instance;
 use crate::dialect::results as sql;
 use crate::driver::PgTarget;
 use crate::error::{target, usage};
+use crate::results::schema::{ensure_tables, Registered};
 
 /// From the last instance ready to the common start: time for every
 /// instance to see it (they ask every [`POLL`]) and sleep until it.
