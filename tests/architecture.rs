@@ -392,7 +392,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     &["driver/cratedb_http.rs", "driver/cratedb_http/exec.rs"],
     &["driver/cratedb_http/export.rs", "driver/export.rs", "driver/pg/export.rs"],
     &["driver/pg/conninfo.rs", "driver/pg/mod.rs", "driver/tls.rs"],
-    &["driver/pg/sink.rs", "driver/sink.rs"],
 ];
 
 /// No two files of `src/` name each other, directly or round a longer
