@@ -20,7 +20,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
-use dbload::driver::export::ExportFile;
+use dbload::driver::export::file::ExportFile;
 use dbload::driver::pg::cursor::{raw_values, Cursor};
 use dbload::driver::pg::decode::binary_text::RowText;
 use dbload::driver::pg::export::CursorWorker;
