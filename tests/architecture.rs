@@ -390,7 +390,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     &["report/server_cost.rs", "report/text.rs"],
     // removed by the seams moves that follow
     &["driver/cratedb_http.rs", "driver/cratedb_http/exec.rs"],
-    &["driver/pg/conninfo.rs", "driver/pg/mod.rs", "driver/tls.rs"],
 ];
 
 /// No two files of `src/` name each other, directly or round a longer

@@ -28,8 +28,9 @@ use tokio_util::sync::CancellationToken;
 use super::cursor::{raw_values, Cursor};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
+use super::error::classify;
 use super::sink::{copy_committed, slices};
-use super::{classify, Canceller, PgTarget};
+use super::{Canceller, PgTarget};
 use crate::dialect::{postgres as sql, ExportFormat};
 
 use crate::encode::copy_binary::{self, TupleSplitter};
@@ -246,7 +247,7 @@ impl SourceRows {
             let next = block_on(&self.runtime, &self.stop, stream.next()).flatten();
             match next {
                 Some(Ok(chunk)) => splitter.push(&chunk),
-                Some(Err(e)) => fail(&mut self.ended, &self.error, crate::driver::pg::error_text(&e)),
+                Some(Err(e)) => fail(&mut self.ended, &self.error, super::error::error_text(&e)),
                 None if self.stop.is_cancelled() || splitter.finished() => self.ended = true,
                 None => fail(&mut self.ended, &self.error, "the stream ended before its end-of-data marker".into()),
             }
@@ -265,7 +266,7 @@ impl SourceRows {
                     b.rows += 1;
                 }
             }
-            Some(Err(e)) => fail(&mut self.ended, &self.error, crate::driver::pg::error_text(&e)),
+            Some(Err(e)) => fail(&mut self.ended, &self.error, super::error::error_text(&e)),
             None => self.ended = true,
         }
     }
@@ -378,7 +379,7 @@ impl SourceJson {
     /// the end, or when the run stops.
     fn refill(&mut self) -> std::io::Result<()> {
         let stop = &self.stop;
-        let failed = |e: &tokio_postgres::Error| std::io::Error::other(crate::driver::pg::error_text(e));
+        let failed = |e: &tokio_postgres::Error| std::io::Error::other(super::error::error_text(e));
         match &mut self.feed {
             JsonFeed::Copy { stream, decode, .. } => {
                 let next = block_on(&self.runtime, stop, stream.next());

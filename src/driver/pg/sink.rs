@@ -17,7 +17,8 @@ use futures_util::SinkExt;
 use postgres_types::ToSql;
 use tokio_postgres::{Client, CopyInSink, Statement};
 
-use super::{classify, Canceller, PgTarget};
+use super::error::classify;
+use super::{Canceller, PgTarget};
 use crate::dialect::{cratedb, postgres as sql, Engine, Method};
 use crate::driver::spec::SinkSpec;
 use crate::encode::insert_values::params;
