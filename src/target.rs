@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use crate::dialect::Engine;
 use crate::driver::admin::Admin;
-use crate::driver::cratedb_http::{CrateQueryExecutor, CrateTarget};
+use crate::driver::cratedb_http::exec::CrateQueryExecutor;
+use crate::driver::cratedb_http::CrateTarget;
 use crate::driver::pg::query::QueryExecutor;
 use crate::driver::pg::PgTarget;
 use crate::driver::query::QueryRunner;

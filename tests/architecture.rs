@@ -389,7 +389,6 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     // removed by the reports move (`group` to report/format.rs)
     &["report/server_cost.rs", "report/text.rs"],
     // removed by the seams moves that follow
-    &["driver/cratedb_http.rs", "driver/cratedb_http/exec.rs"],
 ];
 
 /// No two files of `src/` name each other, directly or round a longer

@@ -12,7 +12,7 @@ use bytes::BytesMut;
 use hdrhistogram::Histogram;
 use postgres_types::ToSql;
 
-use super::cratedb_http::CrateSink;
+use super::cratedb_http::exec::CrateSink;
 use super::pg::sink::PgSink;
 use super::spec::SinkSpec;
 use crate::dialect::Method;

@@ -27,7 +27,7 @@ use hdrhistogram::Histogram;
 
 use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::{self, postgres as sql, Dialect, Engine, Method};
-use crate::driver::cratedb_http::CrateSink;
+use crate::driver::cratedb_http::exec::CrateSink;
 use crate::driver::pg::sink::PgSink;
 use crate::driver::sink::Sink;
 use crate::driver::spec::SinkSpec;
