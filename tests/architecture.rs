@@ -388,7 +388,6 @@ fn the_modules_form_no_import_cycle() {
 const KNOWN_CIRCLES: &[&[&str]] = &[
     // removed by the reports move (`group` to report/format.rs)
     &["report/server_cost.rs", "report/text.rs"],
-    // removed by the seams moves that follow
 ];
 
 /// No two files of `src/` name each other, directly or round a longer
