@@ -357,7 +357,7 @@ async fn prepare_table(
 }
 
 /// The columns of an existing table, in table order, from the engine's catalog.
-async fn read_catalog(admin: &mut Admin, table: &TableName, engine: Engine) -> Result<Vec<TableColumn>> {
+pub(super) async fn read_catalog(admin: &mut Admin, table: &TableName, engine: Engine) -> Result<Vec<TableColumn>> {
     let reading = || format!("reading the columns of {table} from the catalog");
     Ok(match engine {
         Engine::Cratedb => {
