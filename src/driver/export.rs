@@ -2,7 +2,7 @@
 //! reader: a PostgreSQL-family server's COPY stream and CrateDB's cursor
 //! over its PostgreSQL protocol ([`pg::export`](super::pg::export)), or
 //! CrateDB's cursor over HTTP ([`cratedb_http::export`](super::cratedb_http::export)).
-//! The chunks they read and the files they write are in [`file`]. Which
+//! The chunks they read and the files they write are in [`file`](mod@file). Which
 //! rows each worker reads is SQL, in [`crate::dialect`].
 //!
 //! Nothing is collected: a chunk is read, written to the file, and its
