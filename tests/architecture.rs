@@ -393,7 +393,10 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
 /// No two files of `src/` name each other, directly or round a longer
 /// loop (test modules aside, doc links included): a circle of files has
 /// no first one to read, and none of them can be moved or tested alone.
-/// A type that two files share lives in a third they both name.
+/// A type that two files share lives in a third they both name. The paths
+/// followed are the rules' (`crate::`, `super::`, `self::`); a parent's
+/// bare `child::x` is not, as most folders' `mod.rs` re-export their
+/// children (the facade) while the children use what it defines.
 #[test]
 fn the_files_form_no_import_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
