@@ -3,6 +3,7 @@
 //! [`run()`](fn@run) is the library entry that `main` and the tests call: it takes
 //! parsed arguments, runs the command and returns its report and exit code.
 
+pub mod barrier;
 pub mod cli;
 pub mod command;
 pub mod compare;

@@ -25,7 +25,7 @@ use crate::redact;
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// The longest `--timeout`: the longest latency a histogram records (a
 /// request that took longer would be recorded as taking this long).
-const MAX_TIMEOUT: Duration = Duration::from_micros(crate::stats::recorder::MAX_US);
+const MAX_TIMEOUT: Duration = Duration::from_micros(crate::stats::hist::MAX_US);
 
 /// With `--rate` and no `--vus`: one VU per request/s, up to this many.
 pub const MAX_DEFAULT_VUS: u32 = 100;

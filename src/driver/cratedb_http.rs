@@ -10,7 +10,7 @@
 //! authentication off accepts it). Responses are read whole and parsed:
 //! the client pays for a result as an application would.
 
-mod exec;
+pub mod exec;
 pub mod export;
 #[cfg(test)]
 mod live;
@@ -27,7 +27,6 @@ use base64::Engine as _;
 use tokio::io::{AsyncRead, ReadBuf as TokioReadBuf};
 use tokio_rustls::TlsConnector;
 
-pub use self::exec::{CrateQueryExecutor, CrateSink};
 pub use self::response::{
     bulk_outcome, parse, rowcount_outcome, BulkResult, BulkResults, SqlError, SqlResponse, ROW_FAILED,
 };

@@ -27,8 +27,8 @@ use crate::error::usage;
 use crate::op::{Executor, OpError, Operation};
 use crate::redact;
 use crate::stats::buffered::lock;
+use crate::stats::hist::{record_us, MAX_US};
 use crate::stats::http::{add_checks, CheckCount, HttpStats};
-use crate::stats::recorder::{record_us, MAX_US};
 
 /// A parsed `http://` or `https://` URL.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,9 @@
 //! (`cratedb_http/`), and plain HTTP (`http/`), plus the TLS they share.
 //! The files beside the folders dispatch over either SQL protocol, so a
 //! command is written once for every engine: `admin` (detection, DDL),
-//! `sink` (ingest), `query` (query mixes), `export`. The statements they
-//! send are built in [`crate::dialect`]. What a run points at is a
+//! `sink` (ingest, with `spec`: what its sinks write), `query` (query
+//! mixes), `export`. The statements they send are built in
+//! [`crate::dialect`]. What a run points at is a
 //! `Target` (in the `target` module, which names the drivers, not the other
 //! way round).
 
@@ -16,6 +17,7 @@ pub mod http;
 pub mod pg;
 pub mod query;
 pub mod sink;
+pub mod spec;
 mod tls;
 
 /// A connection that could not be opened because this process has no file

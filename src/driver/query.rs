@@ -5,7 +5,7 @@
 use anyhow::Result;
 use hdrhistogram::Histogram;
 
-use super::cratedb_http::CrateQueryExecutor;
+use super::cratedb_http::exec::CrateQueryExecutor;
 use super::pg::query::QueryExecutor;
 use crate::op::{Executor, InDoubt, OpError};
 use crate::stats::query::StatementRecord;

@@ -12,30 +12,15 @@ use bytes::BytesMut;
 use hdrhistogram::Histogram;
 use postgres_types::ToSql;
 
-use super::cratedb_http::CrateSink;
+use super::cratedb_http::exec::CrateSink;
 use super::pg::sink::PgSink;
-use crate::dialect::{Engine, Method};
+use super::spec::SinkSpec;
+use crate::dialect::Method;
 
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, CopyPieces, CrateBody, Framing, Payload};
-use crate::ident::TableName;
-use crate::model::Schema;
 use crate::op::{Executor, InDoubt, OpError, Waiting};
-
-/// What the sinks of one run write, and how.
-#[derive(Debug, Clone)]
-pub struct SinkSpec {
-    pub table: TableName,
-    pub schema: Schema,
-    pub method: Method,
-    pub upsert: bool,
-    /// Rows per INSERT ... VALUES statement.
-    pub insert_rows: usize,
-    pub batch_size: usize,
-    /// Whose SQL the statements are written in.
-    pub engine: Engine,
-}
 
 /// Bytes of a CrateDB body written at a time, each sent as a chunk of its
 /// request: what a worker holds of a body in flight. Large enough that the
@@ -192,9 +177,11 @@ mod tests {
 
     use super::*;
     use crate::counting_alloc;
+    use crate::dialect::Engine;
     use crate::driver::cratedb_http::CrateTarget;
     use crate::encode::crate_bulk;
-    use crate::model::{measurement, Column, ModelSpec, SqlType};
+    use crate::ident::TableName;
+    use crate::model::{measurement, Column, ModelSpec, Schema, SqlType};
 
     /// Issue 18 item 3: a worker sending a COPY batch held it twice, its
     /// values and its whole encoding (10,000 rows of 10 metrics: 0.9 MB and

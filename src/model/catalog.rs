@@ -69,6 +69,17 @@ pub struct TableColumn {
     pub primary_key: bool,
     /// The type as quoted SQL without modifiers, for casts (see `model::Column::cast`).
     pub cast: String,
+    /// The type's own name: `pg_type.typname` (`int4`, `_text`, an enum's
+    /// name), or CrateDB's data type.
+    pub type_name: String,
+    /// The type's OID on a PostgreSQL-family server, by which
+    /// insert-from-sql matches a query's binary COPY output to the column;
+    /// CrateDB's catalog has none.
+    pub type_oid: Option<u32>,
+    /// `GENERATED ALWAYS AS IDENTITY`, and so `generated` for the models:
+    /// binary COPY writes it all the same (as INSERT does with `OVERRIDING
+    /// SYSTEM VALUE`), where a stored generated column takes no value.
+    pub always_identity: bool,
 }
 
 /// What binding a model to a table's columns needs to know besides them.
@@ -158,7 +169,8 @@ fn text(v: &Option<String>) -> String {
 
 /// The columns from the rows of `dialect::postgres::catalog_columns`
 /// (attnum, name, format_type, base type, is array, typmod, not null, has
-/// default, generated, type schema, type name) and the attnums of each
+/// default, generated, type schema, type name, type OID, identity ALWAYS)
+/// and the attnums of each
 /// unique index, and whether it is the primary key, from
 /// `dialect::postgres::unique_keys`.
 pub fn from_pg(rows: &[Vec<Option<String>>], unique_keys: &[Vec<Option<String>>]) -> Vec<TableColumn> {
@@ -178,6 +190,9 @@ pub fn from_pg(rows: &[Vec<Option<String>>], unique_keys: &[Vec<Option<String>>]
                 unique: false,
                 primary_key: false,
                 cast: format!("{}.{}", quote_ident(&text(&r[9])), quote_ident(&text(&r[10]))),
+                type_name: text(&r[10]),
+                type_oid: text(&r[11]).parse().ok(),
+                always_identity: flag(&r[12]),
             }
         })
         .collect();
@@ -218,6 +233,9 @@ pub fn from_crate(rows: &[Vec<Option<String>>], primary_key: &[Vec<Option<String
                 unique: false,
                 primary_key: false,
                 cast: element.to_uppercase(),
+                type_name: data_type,
+                type_oid: None,
+                always_identity: false,
             }
         })
         .collect();
@@ -273,11 +291,11 @@ mod tests {
     #[test]
     fn pg_rows_and_unique_keys() {
         let rows = [
-            row(&["1", "id", "integer", "int4", "f", "-1", "t", "t", "f", "pg_catalog", "int4"]),
-            row(&["2", "flag", "boolean", "bool", "f", "-1", "f", "f", "f", "pg_catalog", "bool"]),
-            row(&["3", "n", "bigint", "int8", "f", "-1", "f", "f", "f", "pg_catalog", "int8"]),
-            row(&["4", "tags", "text[]", "text", "t", "-1", "f", "f", "f", "pg_catalog", "_text"]),
-            row(&["5", "g", "integer", "int4", "f", "-1", "f", "f", "t", "pg_catalog", "int4"]),
+            row(&["1", "id", "integer", "int4", "f", "-1", "t", "t", "f", "pg_catalog", "int4", "23", "f"]),
+            row(&["2", "flag", "boolean", "bool", "f", "-1", "f", "f", "f", "pg_catalog", "bool", "16", "f"]),
+            row(&["3", "n", "bigint", "int8", "f", "-1", "f", "f", "f", "pg_catalog", "int8", "20", "f"]),
+            row(&["4", "tags", "text[]", "text", "t", "-1", "f", "f", "f", "pg_catalog", "_text", "1009", "f"]),
+            row(&["5", "g", "integer", "int4", "f", "-1", "f", "f", "t", "pg_catalog", "int4", "23", "f"]),
         ];
         let cols = from_pg(&rows, &[row(&["2 3", "t"]), row(&["1", "f"])]);
         assert!(cols[0].unique && cols[0].not_null && cols[0].has_default);

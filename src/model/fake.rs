@@ -644,6 +644,9 @@ mod tests {
             unique,
             primary_key: false,
             cast: String::new(),
+            type_name: "text".into(),
+            type_oid: None,
+            always_identity: false,
         }
     }
 

@@ -498,6 +498,9 @@ mod tests {
             unique: false,
             primary_key: false,
             cast: "\"pg_catalog\".\"text\"".into(),
+            type_name: "text".into(),
+            type_oid: None,
+            always_identity: false,
         }
     }
 

@@ -170,6 +170,9 @@ mod tests {
             unique,
             primary_key: unique,
             cast: "\"pg_catalog\".\"text\"".into(),
+            type_name: "text".into(),
+            type_oid: None,
+            always_identity: false,
         }
     }
 

@@ -488,7 +488,7 @@ pub(super) mod tests {
 
     /// The spectrum of 1..=100,000 µs, uniformly: p ms at percentile p.
     pub(crate) fn spectrum() -> Json {
-        let mut h = crate::stats::recorder::new_histogram();
+        let mut h = crate::stats::hist::new_histogram();
         (1..=100_000u64).for_each(|us| h.record(us).unwrap());
         serde_json::to_value(crate::stats::summary::spectrum(&h)).unwrap()
     }

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value as Json;
 use tokio_postgres::Client;
 
+use super::schema::{ensure_tables, Registered};
 use super::{Headline, Listed, Run};
 use crate::dialect::results as sql;
 use crate::driver::PgTarget;
@@ -46,27 +47,6 @@ pub fn keep(target: &PgTarget, run: &Run, log: &str) -> Result<()> {
         }
         tx.commit().await.context("committing the run")
     })
-}
-
-/// Creates the tables if they are missing, or upgrades those of version 1;
-/// refuses those of another version. Within `tx`, one instance at a time.
-pub(super) async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
-    tx.execute(&sql::lock_tables(), &[]).await.context("locking the results tables")?;
-    let comment: Option<String> = tx.query_one(&sql::version_check(), &[]).await?.get(0);
-    match comment {
-        None => tx.batch_execute(&sql::create_tables()).await.context("creating the results tables")?,
-        Some(c) if c == sql::comment() => {}
-        Some(c) if c == sql::comment_v1() => {
-            tx.batch_execute(&sql::upgrade_from_1()).await.context("upgrading the results tables to version 2")?
-        }
-        Some(c) => bail!(
-            "{} says \"{c}\", not \"{}\": it was made by another version of dbload; \
-             use another database (or schema) for this one",
-            sql::RUNS,
-            sql::comment()
-        ),
-    }
-    Ok(())
 }
 
 async fn insert_run(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>, log: &str) -> Result<()> {
@@ -190,7 +170,7 @@ pub fn show(target: &PgTarget, prefix: &str, who: &str) -> Result<(String, Strin
 
 /// The kept runs of the instances of the distributed run `run_id`, and
 /// its registration rows (none in a store that has no such table).
-pub fn instances(target: &PgTarget, run_id: &str) -> Result<(Vec<super::Kept>, Vec<super::instances::Registered>)> {
+pub fn instances(target: &PgTarget, run_id: &str) -> Result<(Vec<super::Kept>, Vec<Registered>)> {
     with_client(target, async |client| {
         let rows = client.query(&sql::kept_instances(), &[&run_id]).await.map_err(|e| missing(e, target))?;
         let mut kept = Vec::with_capacity(rows.len());
@@ -200,7 +180,7 @@ pub fn instances(target: &PgTarget, run_id: &str) -> Result<(Vec<super::Kept>, V
             kept.push(super::Kept { run_id, report, log });
         }
         let registered = match client.query(&sql::instances(), &[&run_id]).await {
-            Ok(rows) => rows.iter().map(super::instances::Registered::of).collect(),
+            Ok(rows) => rows.iter().map(Registered::of).collect(),
             Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => Vec::new(),
             Err(e) => return Err(anyhow::Error::new(e).context("reading dbload_instances")),
         };

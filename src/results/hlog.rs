@@ -128,7 +128,7 @@ fn decode(i: &IntervalLogHistogram, deserializer: &mut Deserializer) -> anyhow::
 mod tests {
     use super::*;
     use crate::report::meta::RunStart;
-    use crate::stats::recorder::record_us;
+    use crate::stats::hist::record_us;
     use crate::stats::Recorder;
 
     #[test]

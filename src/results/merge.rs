@@ -20,7 +20,7 @@ use chrono::DateTime;
 use hdrhistogram::Histogram;
 use serde_json::{json, Value as Json};
 
-use super::instances::Registered;
+use super::schema::Registered;
 use super::Kept;
 use crate::error::exit;
 use crate::report::repeat::{figure, figures_of};
@@ -358,12 +358,12 @@ pub fn render(merged: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::recorder::record_us;
+    use crate::stats::hist::record_us;
 
     /// A kept instance of `count`, index `index`, started `at`, with
     /// `rows` rows and the latencies `us` (its interval log).
     fn instance(index: u32, count: u32, at: &str, rows: u64, us: &[u64], status: &str) -> Kept {
-        let mut h = crate::stats::recorder::new_histogram();
+        let mut h = crate::stats::hist::new_histogram();
         for &u in us {
             record_us(&mut h, u);
         }

@@ -12,8 +12,8 @@
 mod db;
 mod dir;
 pub mod hlog;
-pub mod instances;
 pub mod merge;
+pub mod schema;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;

@@ -13,10 +13,11 @@ use crate::config::ExportConfig;
 use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine, ExportFormat};
 
 use crate::driver::cratedb_http::export::PageWorker;
-use crate::driver::export::{distinct_names, Chunks, ExportFile, ExportWorker};
+use crate::driver::export::file::{distinct_names, Chunks, ExportFile};
+use crate::driver::export::ExportWorker;
 use crate::driver::pg::cursor::Cursor;
+use crate::driver::pg::error::query_refused;
 use crate::driver::pg::export::{CopyWorker, CursorWorker};
-use crate::driver::pg::query_refused;
 use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
 use crate::ident::TableName;
@@ -135,7 +136,7 @@ async fn open_cursor(
     match target {
         Target::Crate(c) => {
             let opened = PageWorker::open(c, w, select, chunk_rows, file).await;
-            opened.map_err(|e| crate_refused(e, source))
+            opened.map(|p| ExportWorker::Pages(Box::new(p))).map_err(|e| crate_refused(e, source))
         }
         Target::Pg { pg, .. } => {
             let client = pg.connect().await?;
@@ -145,7 +146,7 @@ async fn open_cursor(
                 ExportSource::Query(_) => "--query",
             };
             let cursor = declared.map_err(|e| query_refused(e, option))?;
-            CursorWorker::open(cursor, format, file).map_err(usage)
+            CursorWorker::open(cursor, format, file).map(|c| ExportWorker::Cursor(Box::new(c))).map_err(usage)
         }
     }
 }
@@ -192,7 +193,8 @@ async fn copy_workers(
         .map(|(select, file)| (pg.clone(), snapshot.clone(), sql::copy_out(select, cfg.format), file));
     let (format, chunk_rows) = (cfg.format, cfg.chunk_rows);
     let workers = cores::open_each(each, move |(pg, snapshot, copy, file), _| async move {
-        CopyWorker::open(&pg, snapshot.as_deref(), copy, format, file, chunk_rows).await
+        let opened = CopyWorker::open(&pg, snapshot.as_deref(), copy, format, file, chunk_rows).await;
+        opened.map(|c| ExportWorker::Copy(Box::new(c)))
     })
     .await
     .context("opening the workers' connections")?;

@@ -12,16 +12,20 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, interrupt, measure::measure, producer, progress::Progress, server_cost, worker};
+use super::{
+    cores, describe_server, interrupt, measure::measure, producer, progress::Progress, read_catalog, server_cost,
+    worker,
+};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::FromSqlConfig;
 use crate::dialect::{Engine, Method};
-use crate::driver::pg::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableColumn, TableCopy};
-use crate::driver::pg::query_refused;
+use crate::driver::pg::error::query_refused;
+use crate::driver::pg::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableCopy};
 use crate::driver::Admin;
 use crate::error::usage;
 use crate::input::Input;
+use crate::model::catalog::TableColumn;
 use crate::model::json::{OnError, Spec};
 use crate::model::ModelSpec;
 use crate::op::{Operation, Warmup};
@@ -49,12 +53,11 @@ pub async fn insert_from_sql(
         Ok((src, cursor, query_columns, admin, info))
     };
     let (src, cursor, mut query_columns, mut admin, info) = interrupt::setting_up(&cancel, &named, connecting).await?;
-    let dst = match &admin {
-        Admin::Pg(client) if info.engine != Engine::Cratedb => client,
-        _ => return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await,
-    };
+    if !matches!(admin, Admin::Pg(_)) || info.engine == Engine::Cratedb {
+        return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await;
+    }
     let preparing = async {
-        let table = table_columns(dst, cfg, target).await?;
+        let table = table_columns(&mut admin, cfg, target, info.engine).await?;
         let convert = match cursor {
             true => from_sql::conversions(&mut query_columns, &table),
             false => Vec::new(),
@@ -179,32 +182,21 @@ async fn connect_source(target: &Target, setup: &mut Setup) -> Result<(tokio_pos
     }
 }
 
-/// The target table's columns; the table must exist.
+/// The target table's columns, read from the catalog as a model reads
+/// them; the table must exist.
 async fn table_columns(
-    client: &tokio_postgres::Client,
+    admin: &mut Admin,
     cfg: &FromSqlConfig,
     target: &Target,
+    engine: Engine,
 ) -> Result<Vec<TableColumn>> {
-    let rows = client
-        .query(crate::dialect::postgres::TABLE_COLUMNS, &[&cfg.table.sql()])
-        .await
-        .context("reading the table's columns")?;
-    if rows.is_empty() {
+    let table = read_catalog(admin, &cfg.table, engine).await?;
+    if table.is_empty() {
         return Err(usage(format!(
             "--table {}: no such table on {}; create it first (insert-from-sql writes into an existing table)",
             cfg.table,
             target.redacted()
         )));
     }
-    let table = rows
-        .iter()
-        .map(|r| TableColumn {
-            name: r.get(0),
-            oid: r.get::<_, i64>(1) as u32,
-            type_name: r.get(2),
-            declared: r.get(3),
-            generated: r.get(4),
-        })
-        .collect();
     Ok(table)
 }

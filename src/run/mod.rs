@@ -28,9 +28,10 @@ use hdrhistogram::Histogram;
 
 use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::{self, postgres as sql, Dialect, Engine, Method};
-use crate::driver::cratedb_http::CrateSink;
+use crate::driver::cratedb_http::exec::CrateSink;
 use crate::driver::pg::sink::PgSink;
-use crate::driver::sink::{Sink, SinkSpec};
+use crate::driver::sink::Sink;
+use crate::driver::spec::SinkSpec;
 use crate::driver::{Admin, EngineInfo};
 use crate::encode::Payload;
 use crate::error::usage;
@@ -252,7 +253,7 @@ pub async fn ingest(
 /// Merges per-worker histograms; none if there are none (not CrateDB over HTTP).
 pub(crate) fn merge_histograms<'a>(all: impl Iterator<Item = &'a Histogram<u64>>) -> Option<Histogram<u64>> {
     all.fold(None, |merged, h| {
-        let mut m = merged.unwrap_or_else(crate::stats::recorder::new_histogram);
+        let mut m = merged.unwrap_or_else(crate::stats::hist::new_histogram);
         m.add(h).expect("auto-resizing histograms");
         Some(m)
     })
@@ -357,7 +358,7 @@ async fn prepare_table(
 }
 
 /// The columns of an existing table, in table order, from the engine's catalog.
-async fn read_catalog(admin: &mut Admin, table: &TableName, engine: Engine) -> Result<Vec<TableColumn>> {
+pub(super) async fn read_catalog(admin: &mut Admin, table: &TableName, engine: Engine) -> Result<Vec<TableColumn>> {
     let reading = || format!("reading the columns of {table} from the catalog");
     Ok(match engine {
         Engine::Cratedb => {

@@ -1,18 +1,17 @@
 //! A distributed run's start (`--instance I/N`): this process registers
-//! in the results store (or waits for `--start-at`), instance 0 makes the
+//! in the `--results-url` database (or waits for `--start-at`), instance 0 makes the
 //! table before the others touch it, and every command's workers are held
-//! at their [`Gate`] until all instances start together. The rows it
-//! coordinates through are `results::instances`; the split of the work is
-//! `config::scale`.
+//! at their [`Gate`] until all instances start together. The barrier it
+//! waits at is `crate::barrier`; the split of the work is `config::scale`.
 
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
 use super::Gate;
+use crate::barrier::Registration;
 use crate::config::scale::StartRule;
 use crate::config::OutputConfig;
 use crate::outcome::InstanceMeta;
-use crate::results::instances::Registration;
 
 /// Runs `body` as this process's part of a distributed run (`--instance`),
 /// or as it is without one. Registered in the `--results-url` store (or

@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::recorder::new_histogram;
+use super::hist::new_histogram;
 
 /// Pass and fail counts of one `--check`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

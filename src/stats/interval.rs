@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use super::recorder::{micros, new_histogram, record_us};
+use super::hist::{micros, new_histogram, record_us};
 
 /// Slots of an [`Interval`]: workers beyond this many share them (the lock
 /// is then contended, rarely: an operation holds it for a few ns).

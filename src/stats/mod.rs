@@ -3,6 +3,7 @@
 
 pub mod buffered;
 pub mod cost;
+pub mod hist;
 pub mod http;
 pub mod interval;
 pub mod query;

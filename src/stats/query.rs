@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use super::recorder::{new_histogram, record_us, ErrorClass, Recorder};
+use super::hist::{new_histogram, record_us};
+use super::recorder::{ErrorClass, Recorder};
 use super::LatencySummary;
 
 /// One statement of a script as the executor that sends it records it

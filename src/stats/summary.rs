@@ -97,7 +97,7 @@ pub fn spectrum(h: &Histogram<u64>) -> Option<Vec<SpectrumPoint>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::recorder::new_histogram;
+    use crate::stats::hist::new_histogram;
     use rand::{RngExt, SeedableRng};
 
     fn close(a: f64, b: f64, rel: f64) -> bool {

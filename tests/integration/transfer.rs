@@ -20,7 +20,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use dbload::cli::{Cli, Command as Cmd};
-use dbload::driver::export::ExportFile;
+use dbload::driver::export::file::ExportFile;
 use dbload::driver::pg::cursor::{raw_values, Cursor};
 use dbload::driver::pg::decode::binary_text::RowText;
 use dbload::driver::pg::export::CursorWorker;
@@ -53,6 +53,11 @@ pub fn tests() -> Vec<Registered> {
         (
             "transfer::export_into_a_directory_it_cannot_write_exits_2",
             export_into_a_directory_it_cannot_write,
+            Parallel,
+        ),
+        (
+            "transfer::insert_from_sql_fills_an_identity_column_but_not_a_generated_one",
+            insert_from_sql_fills_an_identity_column_but_not_a_generated_one,
             Parallel,
         ),
     ]
@@ -444,6 +449,27 @@ fn insert_from_sql_refuses_what_does_not_fit(ctx: &Ctx) -> Result<()> {
     refused(&missing, "no_such")?;
     let count = ctx.scalar("SELECT count(*) FROM xfit")?;
     ensure(count == "0", || format!("{count} rows written by refused runs"))
+}
+
+/// Binary COPY fills a `GENERATED ALWAYS AS IDENTITY` column from the
+/// query, as INSERT does with OVERRIDING SYSTEM VALUE, while nothing can
+/// write a stored generated column: insert-from-sql copies the first and
+/// refuses the second by name, whatever catalog type it reads the
+/// table's columns into (the models leave both to the database).
+fn insert_from_sql_fills_an_identity_column_but_not_a_generated_one(ctx: &Ctx) -> Result<()> {
+    ctx.query(
+        "DROP TABLE IF EXISTS xident; \
+         CREATE TABLE xident (id int8 GENERATED ALWAYS AS IDENTITY, v int4, twice int4 GENERATED ALWAYS AS (v * 2) STORED)",
+    )?;
+    let base = ["insert-from-sql", "--url", &ctx.url, "--table", "xident", "--query"];
+    let with = |q: &'static str| [&base[..], &[q]].concat();
+    refused(&with("select 1::int4 as v, 2::int4 as twice"), "twice is a generated column: leave it out of the query")?;
+    let (code, _, stderr) =
+        dbload_bin(&with("select g::int8 + 40 as id, g::int4 as v from generate_series(1, 3) g"), &[]);
+    ensure(code == 0, || format!("insert-from-sql into an identity column: exit {code}: {stderr}"))?;
+    let rows = ctx.query("SELECT concat_ws(' ', id, v, twice) FROM xident ORDER BY id")?;
+    let rows: Vec<&str> = rows.iter().map(|r| r[0].as_deref().unwrap_or("")).collect();
+    ensure(rows == ["41 1 2", "42 2 4", "43 3 6"], || format!("{rows:?}"))
 }
 
 /// Seed 000 on CrateDB over HTTP: fake rows, an export by 2 workers (each

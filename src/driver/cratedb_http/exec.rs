@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 use super::{bulk_outcome, rowcount_outcome, CrateConn, CrateTarget, SqlResponse, NOT_SENT};
 use crate::encode::crate_bulk;
 use crate::op::{Executor, InDoubt, OpError};
-use crate::stats::recorder::{new_histogram, record_us};
+use crate::stats::hist::{new_histogram, record_us};
 use crate::workload::params::Value;
 use crate::workload::{QueryOp, QuerySpec};
 

@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use super::{CrateConn, CrateTarget};
 use crate::dialect::cratedb;
-use crate::driver::export::{Chunk, ExportFile, ExportWorker};
+use crate::driver::export::file::{Chunk, ExportFile};
 use crate::op::OpError;
 use crate::outcome::ExportedFile;
 
@@ -36,13 +36,13 @@ impl PageWorker {
         select: &str,
         page: usize,
         file: ExportFile,
-    ) -> Result<ExportWorker> {
+    ) -> Result<PageWorker> {
         let mut conn = target.connect(worker as usize).await?;
         conn.execute(&cratedb::declare_held_cursor(select), &[]).await?;
         let fetch =
             serde_json::to_vec(&serde_json::json!({ "stmt": cratedb::fetch(page) })).expect("JSON values serialize");
         let w = PageWorker { conn, fetch, page, file, ended: false };
-        Ok(ExportWorker::Pages(Box::new(w)))
+        Ok(w)
     }
 
     /// Fetches the next page and writes it. A page CrateDB refuses ends the

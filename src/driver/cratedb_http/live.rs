@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::exec::{CrateQueryExecutor, CrateSink};
 use super::*;
 use crate::encode::crate_bulk::{self, Body, Shape};
 use crate::model::Batch;

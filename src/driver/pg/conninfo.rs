@@ -9,7 +9,7 @@
 use anyhow::Context as _;
 use tokio_postgres::Config;
 
-use super::error_text;
+use super::error::error_text;
 use super::pgpass;
 use crate::error::usage;
 use crate::file_cap::{self, Cap};

@@ -12,9 +12,10 @@ use tokio_postgres::{Client, CopyOutStream};
 use super::cursor::{raw_values, Cursor};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
-use super::{classify, Canceller, PgTarget};
+use super::error::classify;
+use super::{Canceller, PgTarget};
 use crate::dialect::{postgres as sql, ExportFormat};
-use crate::driver::export::{distinct_names, Chunk, ExportFile, ExportWorker, CHUNK_BYTES};
+use crate::driver::export::file::{distinct_names, Chunk, ExportFile, CHUNK_BYTES};
 use crate::op::OpError;
 use crate::outcome::ExportedFile;
 
@@ -49,7 +50,7 @@ impl CopyWorker {
         format: ExportFormat,
         file: ExportFile,
         chunk_rows: usize,
-    ) -> Result<ExportWorker> {
+    ) -> Result<CopyWorker> {
         let client = pg.connect().await?;
         if let Some(s) = snapshot {
             client.batch_execute(&sql::import_snapshot(s)).await.context("joining the export's snapshot")?;
@@ -61,7 +62,7 @@ impl CopyWorker {
         let cancel = pg.canceller(&client);
         let chunk_rows = chunk_rows as u64;
         let w = CopyWorker { client, cancel, copy, stream: None, decode, file, chunk_rows, ended: false };
-        Ok(ExportWorker::Copy(Box::new(w)))
+        Ok(w)
     }
 
     /// Reads the next chunk and writes it. A broken stream or file ends the
@@ -124,12 +125,12 @@ pub struct CursorWorker {
 impl CursorWorker {
     /// A worker for a declared cursor; a column type it cannot write is
     /// refused, with the cast that makes it writable.
-    pub fn open(cursor: Cursor, format: ExportFormat, file: ExportFile) -> Result<ExportWorker, String> {
+    pub fn open(cursor: Cursor, format: ExportFormat, file: ExportFile) -> Result<CursorWorker, String> {
         let columns = cursor.columns();
         distinct_names(columns.iter().map(|(name, _)| name.as_str()))?;
         let text = RowText::new(&columns)?;
         let header_pending = format == ExportFormat::Csv;
-        Ok(ExportWorker::Cursor(Box::new(CursorWorker { cursor, text, format, header_pending, file })))
+        Ok(CursorWorker { cursor, text, format, header_pending, file })
     }
 
     /// Fetches the next page and writes it. A broken cursor or a value

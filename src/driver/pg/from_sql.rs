@@ -28,28 +28,20 @@ use tokio_util::sync::CancellationToken;
 use super::cursor::{raw_values, Cursor};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
+use super::error::classify;
 use super::sink::{copy_committed, slices};
-use super::{classify, Canceller, PgTarget};
+use super::{Canceller, PgTarget};
 use crate::dialect::{postgres as sql, ExportFormat};
 
 use crate::encode::copy_binary::{self, TupleSplitter};
 use crate::error::usage;
 use crate::ident::TableName;
+use crate::model::catalog::TableColumn;
 use crate::op::{Executor, OpError, Operation};
 
 /// PostgreSQL's first OID for user-defined objects: types below it are
 /// built in and have the same OID on every server.
 const FIRST_USER_OID: u32 = 16_384;
-
-/// A column of the target table, as [`TABLE_COLUMNS`](crate::dialect::postgres::TABLE_COLUMNS) reads it.
-#[derive(Debug, Clone)]
-pub struct TableColumn {
-    pub name: String,
-    pub oid: u32,
-    pub type_name: String,
-    pub declared: String,
-    pub generated: bool,
-}
 
 /// The table's columns that the query's columns (name and type, in order)
 /// fill, by name. Every column that does not fit is named at once, with
@@ -65,10 +57,12 @@ pub fn match_columns(query: &[(String, Type)], table: &[TableColumn], name: &Tab
             None => {
                 problems.push(format!("no column {col}: name the query's column after one of the table's (AS ...)"))
             }
-            Some(t) if t.generated => problems.push(format!("{col} is a generated column: leave it out of the query")),
+            Some(t) if t.generated && !t.always_identity => {
+                problems.push(format!("{col} is a generated column: leave it out of the query"))
+            }
             Some(t) if !same_type(ty, t) => problems.push(format!(
                 "column {col} is {} but the query gives {}: cast it in the query ({col}::{})",
-                t.declared,
+                t.type_sql,
                 ty.name(),
                 t.type_name
             )),
@@ -120,7 +114,7 @@ pub fn conversions(query: &mut [(String, Type)], table: &[TableColumn]) -> Vec<C
     query
         .iter_mut()
         .map(|(col, ty)| {
-            let column = table.iter().find(|t| t.name == *col).and_then(|t| Type::from_oid(t.oid));
+            let column = table.iter().find(|t| t.name == *col).and_then(|t| t.type_oid).and_then(Type::from_oid);
             convert(ty, column)
         })
         .collect()
@@ -130,10 +124,11 @@ pub fn conversions(query: &mut [(String, Type)], table: &[TableColumn]) -> Vec<C
 /// type, or text types among themselves, or a user type of the same name
 /// (another server's enum or domain has another OID).
 fn same_type(ty: &Type, column: &TableColumn) -> bool {
+    let Some(oid) = column.type_oid else { return false };
     let text = |oid: u32| [Type::TEXT.oid(), Type::VARCHAR.oid(), Type::BPCHAR.oid()].contains(&oid);
-    ty.oid() == column.oid
-        || (text(ty.oid()) && text(column.oid))
-        || (ty.oid() >= FIRST_USER_OID && column.oid >= FIRST_USER_OID && ty.name() == column.type_name)
+    ty.oid() == oid
+        || (text(ty.oid()) && text(oid))
+        || (ty.oid() >= FIRST_USER_OID && oid >= FIRST_USER_OID && ty.name() == column.type_name)
 }
 
 /// A batch of whole tuples framed as one binary COPY payload.
@@ -246,7 +241,7 @@ impl SourceRows {
             let next = block_on(&self.runtime, &self.stop, stream.next()).flatten();
             match next {
                 Some(Ok(chunk)) => splitter.push(&chunk),
-                Some(Err(e)) => fail(&mut self.ended, &self.error, crate::driver::pg::error_text(&e)),
+                Some(Err(e)) => fail(&mut self.ended, &self.error, super::error::error_text(&e)),
                 None if self.stop.is_cancelled() || splitter.finished() => self.ended = true,
                 None => fail(&mut self.ended, &self.error, "the stream ended before its end-of-data marker".into()),
             }
@@ -265,7 +260,7 @@ impl SourceRows {
                     b.rows += 1;
                 }
             }
-            Some(Err(e)) => fail(&mut self.ended, &self.error, crate::driver::pg::error_text(&e)),
+            Some(Err(e)) => fail(&mut self.ended, &self.error, super::error::error_text(&e)),
             None => self.ended = true,
         }
     }
@@ -378,7 +373,7 @@ impl SourceJson {
     /// the end, or when the run stops.
     fn refill(&mut self) -> std::io::Result<()> {
         let stop = &self.stop;
-        let failed = |e: &tokio_postgres::Error| std::io::Error::other(crate::driver::pg::error_text(e));
+        let failed = |e: &tokio_postgres::Error| std::io::Error::other(super::error::error_text(e));
         match &mut self.feed {
             JsonFeed::Copy { stream, decode, .. } => {
                 let next = block_on(&self.runtime, stop, stream.next());
@@ -491,10 +486,18 @@ mod tests {
     fn column(name: &str, ty: &Type, declared: &str) -> TableColumn {
         TableColumn {
             name: name.into(),
-            oid: ty.oid(),
-            type_name: ty.name().into(),
-            declared: declared.into(),
+            type_sql: declared.into(),
+            kind: crate::model::catalog::Kind::Other(ty.name().into()),
+            array: false,
+            not_null: false,
+            has_default: false,
             generated: false,
+            unique: false,
+            primary_key: false,
+            cast: String::new(),
+            type_name: ty.name().into(),
+            type_oid: Some(ty.oid()),
+            always_identity: false,
         }
     }
 

@@ -15,6 +15,7 @@
 pub(super) mod conninfo;
 pub mod cursor;
 pub mod decode;
+pub mod error;
 pub mod export;
 pub mod from_sql;
 mod pgpass;
@@ -31,9 +32,9 @@ use tokio_postgres::{CancelToken, Client, Config, NoTls, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use self::conninfo::{Param, Params};
+use self::error::{error_chain, error_text};
 use super::tls::{certificate_advice, tls_connector, Verification};
 use crate::error::{target, usage};
-use crate::op::OpError;
 
 /// How much TLS to insist on, with libpq's names and meanings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,40 +359,6 @@ impl Canceller {
             ));
         }
     }
-}
-
-/// tokio-postgres's own message is only the kind of failure ("error
-/// connecting to server"); the reason is further down the chain.
-pub(super) fn error_text(err: &(dyn std::error::Error + 'static)) -> String {
-    let texts: Vec<String> = error_chain(err).iter().map(ToString::to_string).collect();
-    texts.join(": ")
-}
-
-/// A query the server refused is the user's to fix (exit 2, with the
-/// server's reason); anything else (a lost connection) is not.
-pub fn query_refused(e: tokio_postgres::Error, option: &str) -> anyhow::Error {
-    match e.as_db_error() {
-        Some(db) => crate::error::usage(format!("{option}: {} (SQLSTATE {})", db.message(), db.code().code())),
-        None => anyhow::Error::new(e).context(format!("checking {option}")),
-    }
-}
-
-/// Classifies a failed operation: by SQLSTATE, or as a lost connection.
-/// A FATAL error (e.g. 57P01, `pg_terminate_backend`) ends the session
-/// even if the client has not seen the connection close yet.
-fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
-    match e.as_db_error() {
-        Some(db) => {
-            let ends_session = closed || matches!(db.severity(), "FATAL" | "PANIC");
-            OpError { fatal: ends_session, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) }
-        }
-        None if closed || e.is_closed() => OpError::fatal("connection lost", e.to_string()),
-        None => OpError::new("client error", e.to_string()),
-    }
-}
-
-fn error_chain<'a>(err: &'a (dyn std::error::Error + 'static)) -> Vec<&'a (dyn std::error::Error + 'static)> {
-    std::iter::successors(Some(err), |e| (*e).source()).collect()
 }
 
 /// Also the home of the helpers that the `conninfo` and `tls` tests share.

@@ -12,7 +12,8 @@ use futures_util::{pin_mut, TryStreamExt};
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-use super::{classify, query_refused, Canceller, PgTarget};
+use super::error::{classify, query_refused};
+use super::{Canceller, PgTarget};
 use crate::dialect::postgres as sql;
 use crate::error::usage;
 use crate::op::{Executor, OpError};

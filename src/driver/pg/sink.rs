@@ -2,7 +2,8 @@
 //! prepared once per set of columns and statement size, each batch sent in
 //! a transaction of its own (COPY, multi-row INSERT or UNNEST), and a batch
 //! left in doubt by a lost connection looked up once that connection's
-//! server process is gone. [`Sink`](crate::driver::sink::Sink) dispatches to it.
+//! server process is gone. The dispatch over the protocols (`driver/sink.rs`)
+//! sends to it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,9 +17,10 @@ use futures_util::SinkExt;
 use postgres_types::ToSql;
 use tokio_postgres::{Client, CopyInSink, Statement};
 
-use super::{classify, Canceller, PgTarget};
+use super::error::classify;
+use super::{Canceller, PgTarget};
 use crate::dialect::{cratedb, postgres as sql, Engine, Method};
-use crate::driver::sink::SinkSpec;
+use crate::driver::spec::SinkSpec;
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
 use crate::encode::{CopyPieces, Payload, COPY_PIECE};

@@ -1,7 +1,8 @@
 //! Rows of values in the PostgreSQL protocol's binary format, written out
-//! as JSON objects or CSV lines. Rows arrive this way from a cursor
-//! ([`crate::driver::pg::cursor`]) on a server whose PostgreSQL protocol has no
-//! `COPY ... TO STDOUT` to format them itself: CrateDB.
+//! as JSON objects or CSV lines. Rows arrive this way from a cursor (the
+//! PostgreSQL driver's `cursor.rs`, which writes them out with this file)
+//! on a server whose PostgreSQL protocol has no `COPY ... TO STDOUT` to
+//! format them itself: CrateDB.
 //!
 //! The JSON is what CrateDB's HTTP endpoint gives for the same row, so an
 //! export reads the same over either protocol and insert-json reads it

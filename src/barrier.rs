@@ -5,50 +5,27 @@
 //! server for the common start: the last one's readiness plus
 //! `START_LEAD` (2 s), on the server's clock, so the clients' clocks do not
 //! matter. No coordinator runs anywhere but in these rows.
+//!
+//! The rows live in the results database, whose tables it makes if missing
+//! (`results::schema`), but the barrier is not the store of finished runs:
+//! the loop (`run::scale`) waits at it and names nothing of the store.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use tokio_postgres::{Client, Row};
+use tokio_postgres::Client;
 
 use crate::config::scale::Instance;
 use crate::dialect::results as sql;
 use crate::driver::PgTarget;
 use crate::error::{target, usage};
+use crate::results::schema::{ensure_tables, Registered};
 
 /// From the last instance ready to the common start: time for every
 /// instance to see it (they ask every [`POLL`]) and sleep until it.
 const START_LEAD: Duration = Duration::from_secs(2);
 /// How often a waiting instance asks.
 const POLL: Duration = Duration::from_millis(50);
-
-/// One row of `dbload_instances`.
-#[derive(Debug, Clone)]
-pub struct Registered {
-    pub instance: u32,
-    pub count: u32,
-    pub host: String,
-    pub pid: i32,
-    pub status: String,
-    pub note: Option<String>,
-    pub table_ready: bool,
-    pub ready: bool,
-}
-
-impl Registered {
-    pub(super) fn of(r: &Row) -> Registered {
-        Registered {
-            instance: r.get::<_, i32>(0) as u32,
-            count: r.get::<_, i32>(1) as u32,
-            host: r.get(2),
-            pid: r.get(3),
-            status: r.get(4),
-            note: r.get(5),
-            table_ready: r.get(6),
-            ready: r.get(7),
-        }
-    }
-}
 
 /// This instance, registered, with the connection it waits on.
 pub struct Registration {
@@ -66,7 +43,7 @@ impl Registration {
     pub async fn register(store: &PgTarget, inst: &Instance, timeout: Duration) -> Result<Registration> {
         let mut client = store.connect().await.context("--results-url: registering the instance")?;
         let tx = client.transaction().await?;
-        super::db::ensure_tables(&tx).await?;
+        ensure_tables(&tx).await?;
         tx.commit().await.context("creating the results tables")?;
         let host = nix::unistd::gethostname().map_or_else(|_| "unknown".into(), |h| h.to_string_lossy().into_owned());
         let (index, count) = (inst.index as i32, inst.count as i32);

@@ -1,0 +1,59 @@
+//! The results database's tables (`--results-url`): made when missing,
+//! upgraded from version 1, refused when another version of dbload made
+//! them, and the row of `dbload_instances` as dbload reads it. The kept
+//! runs (`db.rs`) and a distributed run's start barrier (`src/barrier.rs`)
+//! both stand on them, so they live in neither.
+
+use anyhow::{bail, Context, Result};
+use tokio_postgres::Row;
+
+use crate::dialect::results as sql;
+
+/// Creates the tables if they are missing, or upgrades those of version 1;
+/// refuses those of another version. Within `tx`, one instance at a time.
+pub async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
+    tx.execute(&sql::lock_tables(), &[]).await.context("locking the results tables")?;
+    let comment: Option<String> = tx.query_one(&sql::version_check(), &[]).await?.get(0);
+    match comment {
+        None => tx.batch_execute(&sql::create_tables()).await.context("creating the results tables")?,
+        Some(c) if c == sql::comment() => {}
+        Some(c) if c == sql::comment_v1() => {
+            tx.batch_execute(&sql::upgrade_from_1()).await.context("upgrading the results tables to version 2")?
+        }
+        Some(c) => bail!(
+            "{} says \"{c}\", not \"{}\": it was made by another version of dbload; \
+             use another database (or schema) for this one",
+            sql::RUNS,
+            sql::comment()
+        ),
+    }
+    Ok(())
+}
+
+/// One row of `dbload_instances`.
+#[derive(Debug, Clone)]
+pub struct Registered {
+    pub instance: u32,
+    pub count: u32,
+    pub host: String,
+    pub pid: i32,
+    pub status: String,
+    pub note: Option<String>,
+    pub table_ready: bool,
+    pub ready: bool,
+}
+
+impl Registered {
+    pub fn of(r: &Row) -> Registered {
+        Registered {
+            instance: r.get::<_, i32>(0) as u32,
+            count: r.get::<_, i32>(1) as u32,
+            host: r.get(2),
+            pid: r.get(3),
+            status: r.get(4),
+            note: r.get(5),
+            table_ready: r.get(6),
+            ready: r.get(7),
+        }
+    }
+}
