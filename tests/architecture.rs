@@ -332,3 +332,44 @@ fn no_config_is_changed_after_it_is_resolved() {
     }
     assert!(found.is_empty(), "config changed after it was resolved (make a run's copy instead): {found:?}");
 }
+
+/// Lines of the files under `src/<dir>` (test modules aside) that contain
+/// one of `needles`, except in the files named in `allowed`, as `path:line`.
+fn lines_naming(dir: &str, needles: &[&str], allowed: &[&str]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect_rs(&root.join(dir), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&root).expect("under src/").to_string_lossy().replace('\\', "/");
+        if allowed.contains(&relative.as_str()) {
+            continue;
+        }
+        let text = without_tests(&fs::read_to_string(&file).expect("a source file"));
+        for (n, line) in text.lines().enumerate() {
+            if needles.iter().any(|needle| line.contains(needle)) {
+                found.push(format!("{relative}:{}", n + 1));
+            }
+        }
+    }
+    found
+}
+
+/// How a run is paced (duration, rate, stages, warm-up, first worker,
+/// reconnect) is one `config::Load` that every load-driving command holds,
+/// not the same fields declared again in each command's config. (`seed`
+/// is left out: an existing-table ingest's rows carry one of their own.)
+#[test]
+fn the_pacing_fields_are_declared_once_in_config_load() {
+    let fields = [
+        "pub duration:",
+        "pub rate:",
+        "pub stages:",
+        "pub warmup:",
+        "pub first_worker:",
+        "pub first_vu:",
+        "pub reconnect:",
+    ];
+    let found = lines_naming("config", &fields, &["config/load.rs"]);
+    assert!(found.is_empty(), "pacing fields outside config/load.rs (hold a `load: Load`): {found:?}");
+}

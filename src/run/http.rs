@@ -53,7 +53,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         // One producer per CPU, as many as the VUs could keep busy before
         // (a thread each); --threads bounds only the VUs' threads.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        rendered = Rendered::start(t, (cfg.seed, cfg.first_vu), &cfg.per_vu, cpus)?;
+        rendered = Rendered::start(t, (cfg.load.seed, cfg.load.first_worker), &cfg.per_vu, cpus)?;
         for r in &mut rendered {
             r.prime().await;
         }
@@ -64,7 +64,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
     }
 
     let meter = CostMeter::start();
-    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
+    let plan = worker::Plan::of(&cfg.load, 1, cancel.clone());
     let progress = Progress::start(&plan, cfg.iterations, "requests", cfg.output.progress);
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, executor) in executors.into_iter().enumerate() {

@@ -129,8 +129,7 @@ pub async fn ingest(
         None => None,
     };
     let meter = CostMeter::start();
-    let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
-    plan.reconnect = cfg.reconnect;
+    let plan = worker::Plan::of(&cfg.load, 1, cancel.clone());
     let reading = match &cfg.model {
         crate::model::ModelSpec::Json(json) => json.input_progress(),
         _ => None,
@@ -143,7 +142,7 @@ pub async fn ingest(
     let framing = sinks.first().map(Sink::framing);
     let fillers = (0..sinks.len()).map(|w| {
         let mut generator =
-            model.generator(cfg.seed, cfg.first_worker + w as u32, cfg.start_us, cfg.rows_per_worker[w]);
+            model.generator(cfg.load.seed, cfg.load.first_worker + w as u32, cfg.start_us, cfg.rows_per_worker[w]);
         let (framing, batch_size) = (framing.clone().expect("a sink per generator"), cfg.batch_size);
         move |p: &mut Payload| {
             let more = generator.next_batch(&mut p.batch, batch_size);

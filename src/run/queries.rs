@@ -81,7 +81,7 @@ pub async fn queries(
         let explains = match cfg.explain {
             Some(mode) => {
                 // Parameters from a stream of their own, so plans do not shift the measured mix.
-                let mut rng = rng_for(cfg.seed, u32::MAX, Purpose::Choice);
+                let mut rng = rng_for(cfg.load.seed, u32::MAX, Purpose::Choice);
                 let now_us = chrono::Utc::now().timestamp_micros();
                 let mut out = Vec::with_capacity(queries.len());
                 for q in queries.iter() {
@@ -114,23 +114,21 @@ pub async fn queries(
         if let Some(gate) = gate.take() {
             gate.pass().await;
         }
-        let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone())
-            .staged(cfg.stages.clone());
-        plan.reconnect = cfg.reconnect;
+        let plan = worker::Plan::of(&cfg.load, queries.len(), cancel.clone());
         let progress = Progress::start(&plan, cfg.max_queries, "queries", cfg.output.progress);
         let pairs = executors
             .into_iter()
             .enumerate()
             .map(|(w, executor)| {
-                let rng = rng_for(cfg.seed, cfg.first_worker + w as u32, Purpose::Choice);
+                let rng = rng_for(cfg.load.seed, cfg.load.first_worker + w as u32, Purpose::Choice);
                 (
                     Chooser::new(
                         queries.clone(),
                         rng,
                         cfg.per_worker[w],
-                        cfg.first_worker as usize + w,
+                        cfg.load.first_worker as usize + w,
                         scale,
-                        cfg.seed,
+                        cfg.load.seed,
                     ),
                     executor,
                 )
