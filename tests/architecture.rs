@@ -373,3 +373,16 @@ fn the_pacing_fields_are_declared_once_in_config_load() {
     let found = lines_naming("config", &fields, &["config/load.rs"]);
     assert!(found.is_empty(), "pacing fields outside config/load.rs (hold a `load: Load`): {found:?}");
 }
+
+/// The preamble of a measurement (its plan, its progress bar, the client's
+/// cost meter) is made by `run::measure`, not again by each command's run:
+/// a command hands it its `Load`, its labels and what it counts.
+/// `run/queries.rs` keeps one meter of its own: the cost it reports spans
+/// all its phases and what runs between them.
+#[test]
+fn the_measuring_preamble_is_made_in_run_measure() {
+    let preamble = ["Plan::new(", "Plan::of(", "Progress::start", "plan.reconnect ="];
+    let mut found = lines_naming("run", &preamble, &["run/measure.rs", "run/worker.rs", "run/progress.rs"]);
+    found.extend(lines_naming("run", &["CostMeter::start"], &["run/measure.rs", "run/queries.rs"]));
+    assert!(found.is_empty(), "a measurement's preamble made outside run/measure.rs: {found:?}");
+}

@@ -12,10 +12,11 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, interrupt, measure::measure, producer, progress::Progress, server_cost, worker};
+use super::measure::{Counted, Measurement};
+use super::{cores, describe_server, interrupt, producer, server_cost};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
-use crate::config::FromSqlConfig;
+use crate::config::{FromSqlConfig, Load};
 use crate::dialect::{Engine, Method};
 use crate::driver::pg::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableColumn, TableCopy};
 use crate::driver::pg::query_refused;
@@ -24,9 +25,8 @@ use crate::error::usage;
 use crate::input::Input;
 use crate::model::json::{OnError, Spec};
 use crate::model::ModelSpec;
-use crate::op::{Operation, Warmup};
+use crate::op::Operation;
 use crate::outcome::{FromSqlOutcome, ServerCost, Setup};
-use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
 /// Copies the rows of `cfg.query` on `source` into `cfg.table` on `target`.
@@ -73,8 +73,9 @@ pub async fn insert_from_sql(
     // Stops the producer once the workers are done, whatever they left unread.
     let stop = cancel.child_token();
     let wal_start = server_cost::wal_position(&mut admin, info.engine).await;
-    let meter = CostMeter::start();
-    let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
+    // The clock starts before the source's rows are asked for, as the transfer does.
+    let measurement =
+        Measurement::start(&Load::default(), 1, cancel.clone(), Counted::units(None, "rows", cfg.output.progress));
     let mut rows = match cursor {
         true => SourceRows::cursor(src, &cfg.query, cfg.batch_size, stop.clone(), convert).await?,
         false => SourceRows::copy(src, &cfg.query, cfg.batch_size, stop.clone()).await?,
@@ -89,10 +90,9 @@ pub async fn insert_from_sql(
         more
     })
     .context("starting the reader thread")?;
-    let progress = Progress::start(&plan, None, "rows", cfg.output.progress);
     let pairs = sinks.into_iter().map(|sink| (feed.clone(), sink)).collect();
     drop(feed);
-    let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
+    let (figures, finished) = measurement.of(pairs).await;
     stop.cancel();
     let mut server_cost = ServerCost::default();
     let after = async {

@@ -37,7 +37,6 @@ use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::catalog::{self, BindContext, TableColumn};
 use crate::outcome::{IngestOutcome, ServerCost, Setup, Verify};
-use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
 /// A mixed run's hold on its ingest: `ready` is told when the table is
@@ -128,16 +127,15 @@ pub async fn ingest(
         Some(admin) => Some(server_cost::wal_position(admin, settled.engine()).await),
         None => None,
     };
-    let meter = CostMeter::start();
-    let plan = worker::Plan::of(&cfg.load, 1, cancel.clone());
-    let reading = match &cfg.model {
-        crate::model::ModelSpec::Json(json) => json.input_progress(),
-        _ => None,
+    let counted = measure::Counted::units(cfg.total_rows(), "rows", cfg.output.progress);
+    let counted = match &cfg.model {
+        crate::model::ModelSpec::Json(json) => match json.input_progress() {
+            Some((read, size)) => counted.reading(read, size),
+            None => counted,
+        },
+        _ => counted,
     };
-    let progress = match reading {
-        Some((read, size)) => progress::Progress::start_reading(&plan, read, size, cfg.output.progress),
-        None => progress::Progress::start(&plan, cfg.total_rows(), "rows", cfg.output.progress),
-    };
+    let measurement = measure::Measurement::start(&cfg.load, 1, cancel.clone(), counted);
     // Every sink of a run frames its batches alike.
     let framing = sinks.first().map(Sink::framing);
     let fillers = (0..sinks.len()).map(|w| {
@@ -162,7 +160,7 @@ pub async fn ingest(
         pairs.push((feed.clone(), sink));
     }
     drop(feed);
-    let (mut figures, finished) = measure::measure(&plan, &meter, progress, cfg.total_rows(), pairs).await;
+    let (mut figures, finished) = measurement.of(pairs).await;
     let mut durations = Vec::new();
     for sink in finished {
         durations.extend(sink.finish()?);
@@ -176,7 +174,7 @@ pub async fn ingest(
         (cfg.verify && counted).then(|| Verify { expected, found: None, ok: false, error: Some(cut_short()) });
     let mut server_cost = ServerCost::default();
     let after = async {
-        if let (Some(t), Some(_), true) = (target, &admin, plan.reconnect) {
+        if let (Some(t), Some(_), true) = (target, &admin, cfg.load.reconnect) {
             // The server may have restarted under the run, and dbload's own
             // connection with it. One still gone leaves what needs it unknown
             // in the report (the verify failed), not the report lost.

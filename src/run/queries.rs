@@ -5,7 +5,8 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, interrupt, measure::measure, merge_histograms, progress::Progress, worker};
+use super::measure::{measure, Counted};
+use super::{cores, describe_server, interrupt, merge_histograms};
 use crate::config::query::Scale;
 use crate::config::QueryConfig;
 use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
@@ -70,6 +71,7 @@ pub async fn queries(
         Ok((planned, suite_data, scale, statements_before))
     };
     let (planned, suite_data, scale, statements_before) = interrupt::setting_up(&cancel, &named, preparing).await?;
+    // The cost reported spans every phase and what runs between them.
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
@@ -114,8 +116,6 @@ pub async fn queries(
         if let Some(gate) = gate.take() {
             gate.pass().await;
         }
-        let plan = worker::Plan::of(&cfg.load, queries.len(), cancel.clone());
-        let progress = Progress::start(&plan, cfg.max_queries, "queries", cfg.output.progress);
         let pairs = executors
             .into_iter()
             .enumerate()
@@ -134,7 +134,8 @@ pub async fn queries(
                 )
             })
             .collect();
-        let (figures, executors) = measure(&plan, &meter, progress, cfg.max_queries, pairs).await;
+        let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress);
+        let (figures, executors) = measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs).await;
         let durations = executors.iter().filter_map(QueryRunner::server_duration);
         server_duration = merge_histograms(server_duration.iter().chain(durations));
         let statements = statement_summaries(&executors);
