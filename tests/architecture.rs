@@ -386,3 +386,13 @@ fn the_measuring_preamble_is_made_in_run_measure() {
     found.extend(lines_naming("run", &["CostMeter::start"], &["run/measure.rs", "run/queries.rs"]));
     assert!(found.is_empty(), "a measurement's preamble made outside run/measure.rs: {found:?}");
 }
+
+/// Connecting to a target for a run (dbload's own connection, the engine
+/// detected, the server described for the report) is one call,
+/// `run::setup::connect`, not an admin connection and a `describe_server`
+/// paired again in each command's run.
+#[test]
+fn the_server_is_described_in_run_setup_only() {
+    let found = lines_naming("run", &["describe_server("], &["run/setup.rs"]);
+    assert!(found.is_empty(), "describe_server called outside run/setup.rs (use setup::connect): {found:?}");
+}

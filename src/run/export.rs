@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::measure::{measure, Counted};
-use super::{cores, describe_server, interrupt, server_cost};
+use super::{cores, interrupt, server_cost, setup};
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, Load};
 use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine, ExportFormat};
@@ -21,16 +21,14 @@ use crate::driver::pg::query_refused;
 use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
 use crate::ident::TableName;
-use crate::outcome::{ExportOutcome, ServerCost, Setup};
+use crate::outcome::{ExportOutcome, ServerCost};
 use crate::target::Target;
 
 /// Exports as `cfg` says, with as many workers as it settles for the
 /// engine detected.
 pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
-    let mut setup = Setup::default();
     let preparing = async {
-        let mut admin = target.admin().await?;
-        let info = describe_server(&mut admin, target, &mut setup).await?;
+        let (admin, info, setup) = setup::connect(target).await?;
         let count = cfg.workers_on(info.engine);
         let (workers, rows_estimate) = match (target, admin) {
             (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, count, admin, target).await?,
@@ -39,9 +37,10 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
             }
             _ => unreachable!("only CrateDB has an HTTP target"),
         };
-        anyhow::Ok((info, count, workers, rows_estimate))
+        anyhow::Ok((info, setup, count, workers, rows_estimate))
     };
-    let (info, count, workers, rows_estimate) = interrupt::setting_up(&cancel, &target.redacted(), preparing).await?;
+    let (info, setup, count, workers, rows_estimate) =
+        interrupt::setting_up(&cancel, &target.redacted(), preparing).await?;
 
     // The estimate ends the progress bar; with no rate, nothing is dropped below it.
     let counted = Counted::units(rows_estimate, "rows", cfg.output.progress);

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::measure::{Counted, Measurement};
-use super::{cores, describe_server, interrupt, producer, server_cost};
+use super::{cores, interrupt, producer, server_cost, setup};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::{FromSqlConfig, Load};
@@ -36,19 +36,18 @@ pub async fn insert_from_sql(
     target: &Target,
     cancel: CancellationToken,
 ) -> Result<FromSqlOutcome> {
-    let (mut src_setup, mut setup) = (Setup::default(), Setup::default());
     let named = format!("{} (reading from {})", target.redacted(), source.redacted());
     let connecting = async {
-        let (src, cursor) = connect_source(source, &mut src_setup).await.context("the source (--src-url)")?;
+        let (src, cursor, src_setup) = connect_source(source).await.context("the source (--src-url)")?;
         let query_columns = match src.prepare(&cfg.query).await {
             Ok(stmt) => stmt.columns().iter().map(|c| (c.name().to_string(), c.type_().clone())).collect::<Vec<_>>(),
             Err(e) => return Err(query_refused(e, "--query")),
         };
-        let mut admin = target.admin().await?;
-        let info = describe_server(&mut admin, target, &mut setup).await?;
-        Ok((src, cursor, query_columns, admin, info))
+        let (admin, info, setup) = setup::connect(target).await?;
+        Ok((src, cursor, src_setup, query_columns, admin, info, setup))
     };
-    let (src, cursor, mut query_columns, mut admin, info) = interrupt::setting_up(&cancel, &named, connecting).await?;
+    let (src, cursor, src_setup, mut query_columns, mut admin, info, setup) =
+        interrupt::setting_up(&cancel, &named, connecting).await?;
     let dst = match &admin {
         Admin::Pg(client) if info.engine != Engine::Cratedb => client,
         _ => return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await,
@@ -170,11 +169,10 @@ async fn into_cratedb(
 /// Connects to the source over the PostgreSQL protocol and describes it;
 /// true if it is read through a cursor (CrateDB, without COPY TO STDOUT).
 /// CrateDB over HTTP, whose JSON values come without their types, is refused.
-async fn connect_source(target: &Target, setup: &mut Setup) -> Result<(tokio_postgres::Client, bool)> {
-    let mut admin = target.admin().await?;
-    let info = describe_server(&mut admin, target, setup).await?;
+async fn connect_source(target: &Target) -> Result<(tokio_postgres::Client, bool, Setup)> {
+    let (admin, info, setup) = setup::connect(target).await?;
     match admin {
-        Admin::Pg(client) => Ok((client, info.engine == Engine::Cratedb)),
+        Admin::Pg(client) => Ok((client, info.engine == Engine::Cratedb, setup)),
         Admin::Crate(_) => Err(usage(CRATEDB_FROM_SQL)),
     }
 }

@@ -17,6 +17,7 @@ pub mod queries;
 pub mod repeat;
 pub mod scale;
 pub mod server_cost;
+pub mod setup;
 pub mod signals;
 pub mod stop;
 pub mod worker;
@@ -31,13 +32,14 @@ use crate::dialect::{self, postgres as sql, Dialect, Engine, Method};
 use crate::driver::cratedb_http::CrateSink;
 use crate::driver::pg::sink::PgSink;
 use crate::driver::sink::{Sink, SinkSpec};
-use crate::driver::{Admin, EngineInfo};
+use crate::driver::Admin;
 use crate::encode::Payload;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::catalog::{self, BindContext, TableColumn};
 use crate::outcome::{IngestOutcome, ServerCost, Setup, Verify};
 use crate::target::Target;
+use setup::text;
 
 /// A mixed run's hold on its ingest: `ready` is told when the table is
 /// ready, and the workers start only once `go` is told (or dropped), so the
@@ -74,8 +76,8 @@ pub async fn ingest(
     let preparing = async {
         let settled = match target {
             Some(t) => {
-                let admin = own.insert(t.admin().await?);
-                let info = describe_server(admin, t, &mut setup).await?;
+                let (admin, info, described) = setup::connect_into(t, &mut own).await?;
+                setup = described;
                 let http = matches!(t, Target::Crate(_));
                 let dialect = cfg.dialect_for(info.engine, http)?;
                 setup.ddl = prepare_table(admin, cfg, &dialect, t).await?;
@@ -277,43 +279,6 @@ async fn open_sinks(cfg: &IngestConfig, target: Option<&Target>, spec: &SinkSpec
     opened.context("preparing the workers' connections")
 }
 
-/// Detects the engine (checked against `--engine`) and reads what the
-/// report states about the server.
-pub(crate) async fn describe_server(admin: &mut Admin, target: &Target, setup: &mut Setup) -> Result<EngineInfo> {
-    let named = match target {
-        Target::Pg { engine, .. } => *engine,
-        Target::Crate(_) => Some(Engine::Cratedb),
-    };
-    let info = admin.detect(named).await?;
-    setup.engine = Some(info.engine);
-    setup.engine_version = info.version.clone();
-    setup.server_version = Some(info.server_version.clone());
-    if info.engine != Engine::Cratedb {
-        let rows = admin.rows(&sql::reported_settings()).await.context("reading server settings")?;
-        setup.server_settings = rows.into_iter().map(|r| (text(&r[0]), text(&r[1]))).collect();
-        let rows = admin.rows(sql::server_address()).await.context("reading the server's address")?;
-        setup.server_address = rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
-    } else {
-        let postgres = matches!(target, Target::Pg { .. });
-        let rows =
-            admin.rows(dialect::cratedb::node_addresses(postgres)).await.context("reading the nodes' addresses")?;
-        let nodes: Vec<String> = rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect();
-        setup.server_address = Some(nodes.join(", ")).filter(|a| !a.is_empty());
-    }
-    if info.engine == Engine::Citus {
-        // The report says when the workers could not be asked, rather than failing the run.
-        setup.worker_settings = match admin.rows(&dialect::citus::worker_settings()).await {
-            Ok(rows) => dialect::citus::parse_worker_settings(&rows),
-            Err(e) => vec![("workers".into(), Err(format!("{e:#}")))],
-        };
-    }
-    Ok(info)
-}
-
-fn text(v: &Option<String>) -> String {
-    v.clone().unwrap_or_default()
-}
-
 /// Creates, recreates or reuses the table as `--drop-table`/`--append` say;
 /// returns the DDL that ran. An existing table is never dropped unasked.
 async fn prepare_table(
@@ -405,8 +370,7 @@ async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec
 pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target, cancel: &CancellationToken) -> Result<Option<u64>> {
     let mut admin = None;
     let counting = async {
-        let admin = admin.insert(target.admin().await?);
-        let info = describe_server(admin, target, &mut Setup::default()).await?;
+        let (admin, info, _) = setup::connect_into(target, &mut admin).await?;
         let dialect = cfg.dialect_for(info.engine, matches!(target, Target::Crate(_)))?;
         count_rows(admin, cfg, &dialect).await
     };

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::measure::{measure, Counted};
-use super::{cores, describe_server, interrupt, merge_histograms};
+use super::{cores, interrupt, merge_histograms, setup};
 use crate::config::query::Scale;
 use crate::config::QueryConfig;
 use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
@@ -15,7 +15,7 @@ use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
 use crate::error::usage;
 use crate::model::{rng_for, Purpose};
-use crate::outcome::{Figures, PhaseOutcome, QueryOutcome, Setup};
+use crate::outcome::{Figures, PhaseOutcome, QueryOutcome};
 use crate::stats::cost::CostMeter;
 use crate::stats::query::{StatementRecord, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
@@ -31,14 +31,8 @@ pub async fn queries(
     cancel: CancellationToken,
     mut gate: Option<super::Gate>,
 ) -> Result<QueryOutcome> {
-    let mut setup = Setup::default();
     let named = target.redacted();
-    let connecting = async {
-        let mut admin = target.admin().await?;
-        let info = describe_server(&mut admin, target, &mut setup).await?;
-        anyhow::Ok((admin, info))
-    };
-    let (mut admin, info) = interrupt::setting_up(&cancel, &named, connecting).await?;
+    let (mut admin, info, setup) = interrupt::setting_up(&cancel, &named, setup::connect(target)).await?;
     let preparing = async {
         let (planned, suite_data) = match &cfg.suite {
             Some(suite) => {
