@@ -396,3 +396,15 @@ fn the_server_is_described_in_run_setup_only() {
     let found = lines_naming("run", &["describe_server("], &["run/setup.rs"]);
     assert!(found.is_empty(), "describe_server called outside run/setup.rs (use setup::connect): {found:?}");
 }
+
+/// `run/mod.rs` holds what the commands' runs share (the gate, merged
+/// histograms); the ingest orchestrator is `run/ingest.rs`, beside the
+/// other commands' runs.
+#[test]
+fn run_mod_rs_holds_no_command() {
+    let found = lines_naming("run", &["IngestConfig", "QueryConfig", "HttpConfig"], &[])
+        .into_iter()
+        .filter(|at| at.starts_with("run/mod.rs:"))
+        .collect::<Vec<_>>();
+    assert!(found.is_empty(), "a command's run in run/mod.rs (move it to run/<command>.rs): {found:?}");
+}

@@ -143,7 +143,7 @@ async fn into_cratedb(
     let model = ModelSpec::Json(spec);
     let ingest =
         into_table("insert-from-sql", model, cfg.table.clone(), cfg.target.clone(), None, rows, cfg.output.clone())?;
-    let outcome = super::ingest(&ingest, Some(target), cancel.clone(), None).await;
+    let outcome = super::ingest::ingest(&ingest, Some(target), cancel.clone(), None).await;
     // The producers may have left rows unread (a worker stopped): end the source.
     stop.cancel();
     let out = outcome?;
