@@ -554,3 +554,79 @@ fn no_config_is_changed_after_it_is_resolved() {
     }
     assert!(found.is_empty(), "config changed after it was resolved (make a run's copy instead): {found:?}");
 }
+
+/// Lines of the files under `src/<dir>` (test modules aside) that contain
+/// one of `needles`, except in the files named in `allowed`, as `path:line`.
+fn lines_naming(dir: &str, needles: &[&str], allowed: &[&str]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect_rs(&root.join(dir), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&root).expect("under src/").to_string_lossy().replace('\\', "/");
+        if allowed.contains(&relative.as_str()) {
+            continue;
+        }
+        let text = without_tests(&fs::read_to_string(&file).expect("a source file"));
+        for (n, line) in text.lines().enumerate() {
+            if needles.iter().any(|needle| line.contains(needle)) {
+                found.push(format!("{relative}:{}", n + 1));
+            }
+        }
+    }
+    found
+}
+
+/// How a run is paced (duration, rate, stages, warm-up, first worker,
+/// reconnect) is one `config::Load` that every load-driving command holds,
+/// not the same fields declared again in each command's config. (`seed`
+/// is left out: an existing-table ingest's rows carry one of their own.)
+#[test]
+fn the_pacing_fields_are_declared_once_in_config_load() {
+    let fields = [
+        "pub duration:",
+        "pub rate:",
+        "pub stages:",
+        "pub warmup:",
+        "pub first_worker:",
+        "pub first_vu:",
+        "pub reconnect:",
+    ];
+    let found = lines_naming("config", &fields, &["config/load.rs"]);
+    assert!(found.is_empty(), "pacing fields outside config/load.rs (hold a `load: Load`): {found:?}");
+}
+
+/// The preamble of a measurement (its plan, its progress bar, the client's
+/// cost meter) is made by `run::measure`, not again by each command's run:
+/// a command hands it its `Load`, its labels and what it counts.
+/// `run/queries.rs` keeps one meter of its own: the cost it reports spans
+/// all its phases and what runs between them.
+#[test]
+fn the_measuring_preamble_is_made_in_run_measure() {
+    let preamble = ["Plan::new(", "Plan::of(", "Progress::start", "plan.reconnect ="];
+    let mut found = lines_naming("run", &preamble, &["run/measure.rs", "run/worker.rs", "run/progress.rs"]);
+    found.extend(lines_naming("run", &["CostMeter::start"], &["run/measure.rs", "run/queries.rs"]));
+    assert!(found.is_empty(), "a measurement's preamble made outside run/measure.rs: {found:?}");
+}
+
+/// Connecting to a target for a run (dbload's own connection, the engine
+/// detected, the server described for the report) is one call,
+/// `run::setup::connect`, not an admin connection and a `describe_server`
+/// paired again in each command's run.
+#[test]
+fn the_server_is_described_in_run_setup_only() {
+    let found = lines_naming("run", &["describe_server("], &["run/setup.rs"]);
+    assert!(found.is_empty(), "describe_server called outside run/setup.rs (use setup::connect): {found:?}");
+}
+
+/// `run/mod.rs` holds what the commands' runs share (the gate, merged
+/// histograms); the ingest orchestrator is `run/ingest.rs`, beside the
+/// other commands' runs.
+#[test]
+fn run_mod_rs_holds_no_command() {
+    let found = lines_naming("run", &["IngestConfig", "QueryConfig", "HttpConfig"], &[])
+        .into_iter()
+        .filter(|at| at.starts_with("run/mod.rs:"))
+        .collect::<Vec<_>>();
+    assert!(found.is_empty(), "a command's run in run/mod.rs (move it to run/<command>.rs): {found:?}");
+}

@@ -81,7 +81,7 @@ impl Command for Ingest {
         cancel: CancellationToken,
         gate: Option<Gate>,
     ) -> Result<IngestOutcome> {
-        run::ingest(cfg, started.target(), cancel, gate).await
+        run::ingest::ingest(cfg, started.target(), cancel, gate).await
     }
 
     fn report(cfg: &IngestConfig, outcome: &IngestOutcome, started: &Started) -> IngestReport {

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use super::fail_if::Contract;
 use super::ingest::split_rows;
+use super::load::Load;
 use super::{resolve_target, IngestConfig, OutputConfig, TableAction};
 use crate::cli::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs, OutputArgs, TargetArgs};
 use crate::dialect::{Method, TableOptions};
@@ -19,7 +20,6 @@ use crate::input::Input;
 use crate::model::json;
 use crate::model::mapping::Mapping;
 use crate::model::{table, ModelSpec};
-use crate::op::Warmup;
 
 /// `dbload insert-fake-data`.
 pub fn insert_fake_data(a: InsertFakeDataArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
@@ -119,8 +119,9 @@ fn resolve(
         let why = "does not split its rows across instances: use ingest --instance, or a process per table";
         output = super::scale::alone(output, command, why)?;
     }
-    let cfg = into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, output)?;
-    Ok(IngestConfig { reconnect: bulk.reconnect, ..cfg })
+    let mut cfg = into_table(command, model, TableName::parse(table)?, target, bulk.method, rows, output)?;
+    cfg.load.reconnect = bulk.reconnect;
+    Ok(cfg)
 }
 
 /// How many rows an ingest into an existing table writes, and how.
@@ -160,15 +161,9 @@ pub fn into_table(
         workers,
         batch_size,
         rows_per_worker,
-        duration: None,
-        rate: None,
-        stages: None,
-        warmup: Warmup::None,
-        seed,
-        first_worker: 0,
+        load: Load { seed, ..Load::default() },
         start_us: 0,
         verify: false,
-        reconnect: false,
         output,
     };
     cfg.check_known_engine()?;

@@ -11,6 +11,7 @@ use base64::Engine as _;
 
 use super::fail_if::Contract;
 use super::ingest::split_rows;
+use super::load::Load;
 use super::{default_in_flight, parse_warmup, OutputConfig};
 use crate::cli::HttpArgs;
 use crate::driver::http::check::Check;
@@ -18,7 +19,7 @@ use crate::driver::http::template::BodyTemplate;
 use crate::driver::http::{Endpoint, RequestSpec};
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
-use crate::op::{Stages, Warmup};
+use crate::op::Stages;
 use crate::redact;
 
 /// The run length when neither `--duration` nor `--iterations` is given (wrk's).
@@ -52,18 +53,11 @@ pub struct HttpConfig {
     /// Requests per VU (u64::MAX: until the duration ends).
     pub per_vu: Vec<u64>,
     pub iterations: Option<u64>,
-    pub duration: Option<Duration>,
     /// Closed loop: think time after each request.
     pub sleep: Option<Duration>,
-    /// Total requests per second, open loop.
-    pub rate: Option<f64>,
-    /// `--stages` or `--rate-stages`; `duration` is their total.
-    pub stages: Option<Stages>,
-    pub warmup: Warmup,
-    pub seed: u64,
-    /// The number of the first VU among the whole run's (`--instance`: each
-    /// instance's VUs draw their own random streams).
-    pub first_vu: u32,
+    /// Duration, rate (total requests per second), stages, warm-up, seed,
+    /// the first VU's number; `reconnect` stays false (`dbload http` has no `--reconnect`).
+    pub load: Load,
     /// `--threads`: the threads that run the VUs (`run::cores`); none: one
     /// per CPU.
     pub threads: Option<usize>,
@@ -226,13 +220,16 @@ impl HttpConfig {
             vus,
             per_vu,
             iterations,
-            duration,
             sleep: a.sleep.filter(|s| !s.is_zero()),
-            rate,
-            stages,
-            warmup,
-            seed: a.seed,
-            first_vu: instance.as_ref().map_or(0, |i| i.first_worker(vus)),
+            load: Load {
+                duration,
+                rate,
+                stages,
+                warmup,
+                seed: a.seed,
+                first_worker: instance.as_ref().map_or(0, |i| i.first_worker(vus)),
+                reconnect: false,
+            },
             threads: super::worker_threads(a.threads)?,
             output,
         })
@@ -295,13 +292,13 @@ mod tests {
     #[test]
     fn defaults() {
         let c = resolve("http://h/x").unwrap();
-        assert_eq!((c.request.method.as_str(), c.vus, c.duration), ("GET", 1, Some(DEFAULT_DURATION)));
+        assert_eq!((c.request.method.as_str(), c.vus, c.load.duration), ("GET", 1, Some(DEFAULT_DURATION)));
         assert!(c.request.keepalive && !c.request.has_body);
         let c = resolve("-d {} http://h/x --rate 500").unwrap();
         assert_eq!((c.request.method.as_str(), c.vus), ("POST", 100));
         assert!(c.shown_headers().contains(&"Content-Type: application/json".to_string()));
         let c = resolve("put http://h/x --iterations 10 --vus 3 --no-keepalive").unwrap();
-        assert_eq!((c.request.method.as_str(), c.per_vu.clone(), c.duration), ("PUT", vec![4, 3, 3], None));
+        assert_eq!((c.request.method.as_str(), c.per_vu.clone(), c.load.duration), ("PUT", vec![4, 3, 3], None));
         assert!(!c.request.keepalive);
     }
 

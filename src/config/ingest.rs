@@ -5,11 +5,11 @@
 //! an [`IngestPlan`].
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use anyhow::Result;
 
 use super::fail_if::Contract;
+use super::load::Load;
 use super::{parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{DbArgs, IngestArgs, ModelName};
 use crate::dialect::{Dialect, Engine, Method, PartitionBy, TableOptions};
@@ -17,7 +17,7 @@ use crate::dialect::{Dialect, Engine, Method, PartitionBy, TableOptions};
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::{cpu, measurement, ModelSpec, Schema, SqlType};
-use crate::op::{Stages, Warmup};
+use crate::op::Stages;
 
 /// tsdbperf's default number of measurements per device.
 const DEFAULT_MEASUREMENTS: u64 = 100_000;
@@ -58,21 +58,11 @@ pub struct IngestConfig {
     pub batch_size: usize,
     /// Rows each worker generates (u64::MAX: until the duration ends).
     pub rows_per_worker: Vec<u64>,
-    pub duration: Option<Duration>,
-    /// Total rows per second, open loop.
-    pub rate: Option<f64>,
-    /// `--stages` or `--rate-stages`; `duration` is their total.
-    pub stages: Option<Stages>,
-    pub warmup: Warmup,
-    pub seed: u64,
-    /// The number of the first worker among the whole run's (`--instance`:
-    /// each instance's workers have their own devices and random streams).
-    pub first_worker: u32,
+    /// Duration, rate (total rows per second), stages, warm-up, seed, first worker, reconnect.
+    pub load: Load,
     /// First reading's time, µs since the Unix epoch.
     pub start_us: i64,
     pub verify: bool,
-    /// A lost connection is replaced rather than ending its worker.
-    pub reconnect: bool,
     pub output: OutputConfig,
 }
 
@@ -400,15 +390,17 @@ impl IngestConfig {
             workers,
             batch_size: a.batch_size,
             rows_per_worker,
-            duration,
-            rate,
-            stages,
-            warmup,
-            seed: a.seed,
-            first_worker: instance.as_ref().map_or(0, |i| i.first_worker(workers)),
+            load: Load {
+                duration,
+                rate,
+                stages,
+                warmup,
+                seed: a.seed,
+                first_worker: instance.as_ref().map_or(0, |i| i.first_worker(workers)),
+                reconnect: super::reconnect(a.reconnect, a.no_reconnect, duration),
+            },
             start_us,
             verify: a.verify,
-            reconnect: super::reconnect(a.reconnect, a.no_reconnect, duration),
             output,
         };
         cfg.check_known_engine()?;
@@ -515,7 +507,9 @@ fn default_start(span_us: Option<i64>) -> i64 {
 mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
+    use crate::op::Warmup;
     use clap::Parser;
+    use std::time::Duration;
 
     fn resolve(args: &str) -> Result<IngestConfig> {
         let cli = Cli::try_parse_from(format!("dbload ingest {args}").split_whitespace()).unwrap();

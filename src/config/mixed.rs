@@ -319,8 +319,8 @@ mod tests {
     fn a_top_duration_in_seconds_is_taken() {
         let c = resolve_file("duration: 3\nwarmup: 1\ningest:\n  workers: 1\n").unwrap();
         let ingest = c.ingest.unwrap();
-        assert_eq!(ingest.duration, Some(Duration::from_secs(3)));
-        assert_eq!(ingest.warmup, crate::op::Warmup::Count(1));
+        assert_eq!(ingest.load.duration, Some(Duration::from_secs(3)));
+        assert_eq!(ingest.load.warmup, crate::op::Warmup::Count(1));
         let e = resolve_file("duration: [3]\ningest:\n  workers: 1\n").unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("mixed.yml:1:") && e.to_string().contains("`duration` takes one value"), "{e}");

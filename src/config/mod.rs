@@ -7,6 +7,7 @@ pub mod fail_if;
 pub mod http;
 pub mod ingest;
 pub mod init;
+pub mod load;
 pub mod mixed;
 pub mod query;
 pub mod results;
@@ -29,6 +30,7 @@ use crate::throwaway::LocalOptions;
 use fail_if::{Condition, Contract};
 
 pub use ingest::{IngestConfig, IngestPlan, TableAction};
+pub use load::Load;
 pub use mixed::MixedConfig;
 pub use query::QueryConfig;
 pub use transfer::{ExportConfig, FromSqlConfig};

@@ -2,19 +2,19 @@
 
 use std::io::Read;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
 
 use super::fail_if::Contract;
 use super::ingest::split_rows;
+use super::load::Load;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
 use crate::cli::{QueryRunArgs, Repeat, TimeitArgs, WorkloadArgs};
 use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
 use crate::ident::TableName;
-use crate::op::{Stages, Warmup};
+use crate::op::Stages;
 use crate::workload::explain::ExplainMode;
 use crate::workload::script::Script;
 use crate::workload::tsbs::CpuSuite;
@@ -43,19 +43,9 @@ pub struct QueryConfig {
     /// Queries each worker runs in a phase (u64::MAX: until the duration ends).
     pub per_worker: Vec<u64>,
     pub max_queries: Option<u64>,
-    pub duration: Option<Duration>,
-    /// Total queries per second, open loop.
-    pub rate: Option<f64>,
-    /// `--stages` or `--rate-stages`; `duration` is their total.
-    pub stages: Option<Stages>,
-    pub warmup: Warmup,
-    pub seed: u64,
-    /// The number of the first worker among the whole run's (`--instance`:
-    /// each instance's workers draw their own random streams).
-    pub first_worker: u32,
+    /// Duration, rate (total queries per second), stages, warm-up, seed, first worker, reconnect.
+    pub load: Load,
     pub explain: Option<ExplainMode>,
-    /// A lost connection is replaced rather than ending its worker.
-    pub reconnect: bool,
     pub output: OutputConfig,
     /// The `:scale` of pgbench scripts.
     pub scale: Scale,
@@ -263,14 +253,16 @@ impl QueryConfig {
             concurrency,
             per_worker,
             max_queries,
-            duration,
-            rate,
-            stages,
-            warmup,
-            seed: r.seed,
-            first_worker: instance.as_ref().map_or(0, |i| i.first_worker(concurrency)),
+            load: Load {
+                duration,
+                rate,
+                stages,
+                warmup,
+                seed: r.seed,
+                first_worker: instance.as_ref().map_or(0, |i| i.first_worker(concurrency)),
+                reconnect: super::reconnect(r.reconnect, r.no_reconnect, duration),
+            },
             explain: r.explain,
-            reconnect: super::reconnect(r.reconnect, r.no_reconnect, duration),
             output,
             scale,
             per_statement: r.per_statement,
@@ -328,6 +320,8 @@ pub(crate) fn suite(a: &WorkloadArgs) -> Result<CpuSuite> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::op::Warmup;
+    use std::time::Duration;
 
     /// As for ingest: on by default where a deadline bounds the wait for a
     /// server that may not return, and as the flags say.
@@ -339,7 +333,7 @@ mod tests {
             let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
                 unreachable!("timeit")
             };
-            QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap().reconnect
+            QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap().load.reconnect
         };
         assert!(reconnects(&["--duration", "10s"]));
         assert!(!reconnects(&["--duration", "10s", "--no-reconnect"]));
@@ -364,18 +358,18 @@ mod tests {
     fn transactions_are_per_connection() {
         let c = select1(&["-t", "50", "-c", "2"]);
         assert_eq!((c.per_worker.clone(), c.max_queries), (vec![50, 50], Some(100)));
-        assert_eq!(c.warmup, Warmup::None);
+        assert_eq!(c.load.warmup, Warmup::None);
         let c = select1(&["-t", "1k", "-c", "3", "-T", "10"]);
-        assert_eq!((c.per_worker.clone(), c.duration), (vec![1000; 3], Some(Duration::from_secs(10))));
+        assert_eq!((c.per_worker.clone(), c.load.duration), (vec![1000; 3], Some(Duration::from_secs(10))));
     }
 
     /// cr8's -w comes before the measured --repeat, whole per connection.
     #[test]
     fn cr8_warmup_is_added_before_the_repeat() {
         let c = select1(&["-w", "5", "-r", "100", "-c", "2"]);
-        assert_eq!((c.per_worker.clone(), c.warmup), (vec![53, 53], Warmup::Count(3)));
+        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![53, 53], Warmup::Count(3)));
         let c = select1(&["-w", "30", "-t", "10", "-c", "2"]);
-        assert_eq!((c.per_worker.clone(), c.warmup), (vec![25, 25], Warmup::Count(15)));
+        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![25, 25], Warmup::Count(15)));
     }
 
     /// Issue 29, item 8: `DO $$ ... ; ... $$` from stdin was cut at its inner `;`.
@@ -398,14 +392,14 @@ mod tests {
     fn stages_set_the_workers_and_the_duration_as_k6_does() {
         use crate::op::Ramps;
         let c = select1(&["--stages", "30s:10,1m:50,30s:0"]);
-        let s = c.stages.as_ref().unwrap();
+        let s = c.load.stages.as_ref().unwrap();
         assert_eq!((s.ramps, s.start, c.concurrency), (Ramps::Vus, 1.0, 50));
-        assert_eq!((c.duration, c.max_queries, c.reconnect), (Some(Duration::from_secs(120)), None, true));
+        assert_eq!((c.load.duration, c.max_queries, c.load.reconnect), (Some(Duration::from_secs(120)), None, true));
         let c = select1(&["--stage", "10s:4", "--concurrency", "2"]);
-        assert_eq!((c.stages.unwrap().start, c.concurrency), (2.0, 4), "--concurrency is k6's startVUs");
+        assert_eq!((c.load.stages.unwrap().start, c.concurrency), (2.0, 4), "--concurrency is k6's startVUs");
         let c = select1(&["--rate-stages", "30s:100,1m:1000,30s:1000"]);
-        let s = c.stages.as_ref().unwrap();
-        assert_eq!((s.ramps, s.start, c.concurrency, c.rate), (Ramps::Rate, 0.0, 20, None));
+        let s = c.load.stages.as_ref().unwrap();
+        assert_eq!((s.ramps, s.start, c.concurrency, c.load.rate), (Ramps::Rate, 0.0, 20, None));
         assert_eq!(select1(&["--rate-stages", "10s:5", "--concurrency", "3"]).concurrency, 3);
         assert_eq!(select1(&["--rate-stages", "10s:5", "--repeat", "7"]).max_queries, Some(7), "whichever first");
     }

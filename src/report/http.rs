@@ -135,7 +135,7 @@ impl HttpReport {
         let errors = m.failed_batches + rec.warmup.failed_batches;
         let rate = |n: u64| if duration_s > 0.0 { n as f64 / duration_s } else { 0.0 };
         let spec = &cfg.request;
-        let (target_rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let (target_rate, rate_flag) = paced_rate(cfg.load.rate, cfg.load.stages.as_ref());
         let paced =
             Paced { rate: target_rate, rate_flag, unit: "requests", in_flight_flag: "--vus", reached: rate(http_reqs) };
         let pacing = Pacing::of(paced, m, f.dropped);
@@ -176,7 +176,7 @@ impl HttpReport {
             data_sent_bytes: s.bytes_sent,
             data_received_bytes: s.bytes_received,
             connections_opened: s.connections_opened,
-            warmup: (cfg.warmup != Warmup::None).then(|| HttpWarmup {
+            warmup: (cfg.load.warmup != Warmup::None).then(|| HttpWarmup {
                 requests: rec.warmup.batches + rec.warmup.failed_batches,
                 errors: rec.warmup.failed_batches,
                 duration_s: span_s(&rec.warmup),
@@ -184,7 +184,7 @@ impl HttpReport {
             }),
             client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
-            stages: stage_entries(cfg.stages.as_ref(), rec, f.wall),
+            stages: stage_entries(cfg.load.stages.as_ref(), rec, f.wall),
             setup: HttpSetup {
                 method: spec.method.clone(),
                 target: spec.endpoint.redacted.clone(),
@@ -192,17 +192,17 @@ impl HttpReport {
                 body,
                 vus: cfg.vus,
                 threads: out.threads,
-                rate_per_sec: cfg.rate,
-                stages: cfg.stages.as_ref().map(Stages::to_string),
+                rate_per_sec: cfg.load.rate,
+                stages: cfg.load.stages.as_ref().map(Stages::to_string),
                 iterations_limit: cfg.iterations,
-                duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
+                duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
                 sleep_s: cfg.sleep.map(|d| d.as_secs_f64()),
                 keepalive: spec.keepalive,
                 tls: spec.endpoint.tls,
                 tls_verified: spec.endpoint.tls && !spec.insecure,
                 timeout_s: spec.timeout.as_secs_f64(),
-                warmup: cfg.warmup,
-                seed: cfg.seed,
+                warmup: cfg.load.warmup,
+                seed: cfg.load.seed,
             },
         }
     }

@@ -126,7 +126,7 @@ impl IngestReport {
         // --compress was asked for: a compression that failed fails the run.
         let compress_failed = out.server_cost.compression.as_ref().is_some_and(|c| c.is_err());
         let metrics = cfg.schema.metrics_per_row as u64;
-        let warmup = (cfg.warmup != Warmup::None).then(|| WarmupReport {
+        let warmup = (cfg.load.warmup != Warmup::None).then(|| WarmupReport {
             rows: rec.warmup.rows,
             batches: rec.warmup.batches,
             errors: rec.warmup.failed_batches,
@@ -140,7 +140,7 @@ impl IngestReport {
         let connections = Connections::of(rec);
         // A batch nobody can vouch for may be lost: the run did not succeed.
         let lost = throughput.errors > 0 || connections.in_doubt_rows > 0;
-        let (rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let (rate, rate_flag) = paced_rate(cfg.load.rate, cfg.load.stages.as_ref());
         let paced =
             Paced { rate, rate_flag, unit: "rows", in_flight_flag: "--workers", reached: throughput.rows_per_sec };
         let pacing = Pacing::of(paced, m, f.dropped);
@@ -187,7 +187,7 @@ impl IngestReport {
             warmup,
             client: ClientReport::from(&f.cost),
             timeline: timeline(rec),
-            stages: stage_entries(cfg.stages.as_ref(), rec, f.wall),
+            stages: stage_entries(cfg.load.stages.as_ref(), rec, f.wall),
             connections,
             setup: SetupReport {
                 // A dry run has no server: nothing was sent anywhere.
@@ -209,11 +209,11 @@ impl IngestReport {
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,
                 rows_limit: cfg.total_rows(),
-                duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
-                rate_rows_per_sec: cfg.rate,
-                stages: cfg.stages.as_ref().map(Stages::to_string),
-                warmup: cfg.warmup,
-                seed: cfg.seed,
+                duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
+                rate_rows_per_sec: cfg.load.rate,
+                stages: cfg.load.stages.as_ref().map(Stages::to_string),
+                warmup: cfg.load.warmup,
+                seed: cfg.load.seed,
                 data_start: chrono::DateTime::from_timestamp_micros(cfg.start_us)
                     .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
                     .unwrap_or_default(),

@@ -203,7 +203,7 @@ impl QueryReport {
         let total = f.recorder();
         let m = &total.measured;
         let errors = m.failed_batches + total.warmup.failed_batches;
-        let (rate, rate_flag) = paced_rate(cfg.rate, cfg.stages.as_ref());
+        let (rate, rate_flag) = paced_rate(cfg.load.rate, cfg.load.stages.as_ref());
         let paced = rate.is_some();
         let setup = &out.setup;
         let qps = per_sec(m.batches, duration_s);
@@ -233,7 +233,7 @@ impl QueryReport {
             wall_s: f.wall.as_secs_f64(),
             latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
             pacing,
-            warmup: (cfg.warmup != Warmup::None).then(|| QueryWarmup {
+            warmup: (cfg.load.warmup != Warmup::None).then(|| QueryWarmup {
                 count: total.warmup.batches,
                 errors: total.warmup.failed_batches,
                 duration_s: span_s(&total.warmup),
@@ -243,7 +243,7 @@ impl QueryReport {
             queries,
             client: ClientReport::from(&f.cost),
             timeline: timeline(total),
-            stages: stage_entries(cfg.stages.as_ref(), total, f.wall),
+            stages: stage_entries(cfg.load.stages.as_ref(), total, f.wall),
             outages,
             reconnects,
             setup: QuerySetup {
@@ -253,12 +253,12 @@ impl QueryReport {
                 protocol: (!matches!(cfg.target, TargetChoice::Crate(_))).then_some(cfg.protocol),
                 concurrency: cfg.concurrency,
                 threads: out.threads,
-                rate_queries_per_sec: cfg.rate,
-                stages: cfg.stages.as_ref().map(Stages::to_string),
+                rate_queries_per_sec: cfg.load.rate,
+                stages: cfg.load.stages.as_ref().map(Stages::to_string),
                 max_queries: cfg.max_queries,
-                duration_limit_s: cfg.duration.map(|d| d.as_secs_f64()),
-                warmup: cfg.warmup,
-                seed: cfg.seed,
+                duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
+                warmup: cfg.load.warmup,
+                seed: cfg.load.seed,
                 explain: cfg.explain,
                 scale: out.scale,
                 per_statement: cfg.per_statement,

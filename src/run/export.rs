@@ -7,9 +7,10 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, interrupt, measure::measure, progress::Progress, server_cost, worker};
+use super::measure::{measure, Counted};
+use super::{cores, interrupt, server_cost, setup};
 use crate::config::transfer::ExportSource;
-use crate::config::ExportConfig;
+use crate::config::{ExportConfig, Load};
 use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine, ExportFormat};
 
 use crate::driver::cratedb_http::export::PageWorker;
@@ -21,18 +22,14 @@ use crate::driver::pg::export::{CopyWorker, CursorWorker};
 use crate::driver::{Admin, PgTarget};
 use crate::error::usage;
 use crate::ident::TableName;
-use crate::op::Warmup;
-use crate::outcome::{ExportOutcome, ServerCost, Setup};
-use crate::stats::cost::CostMeter;
+use crate::outcome::{ExportOutcome, ServerCost};
 use crate::target::Target;
 
 /// Exports as `cfg` says, with as many workers as it settles for the
 /// engine detected.
 pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationToken) -> Result<ExportOutcome> {
-    let mut setup = Setup::default();
     let preparing = async {
-        let mut admin = target.admin().await?;
-        let info = describe_server(&mut admin, target, &mut setup).await?;
+        let (admin, info, setup) = setup::connect(target).await?;
         let count = cfg.workers_on(info.engine);
         let (workers, rows_estimate) = match (target, admin) {
             (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, count, admin, target).await?,
@@ -41,15 +38,15 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
             }
             _ => unreachable!("only CrateDB has an HTTP target"),
         };
-        anyhow::Ok((info, count, workers, rows_estimate))
+        anyhow::Ok((info, setup, count, workers, rows_estimate))
     };
-    let (info, count, workers, rows_estimate) = interrupt::setting_up(&cancel, &target.redacted(), preparing).await?;
+    let (info, setup, count, workers, rows_estimate) =
+        interrupt::setting_up(&cancel, &target.redacted(), preparing).await?;
 
-    let meter = CostMeter::start();
-    let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
-    let progress = Progress::start(&plan, rows_estimate, "rows", cfg.output.progress);
+    // The estimate ends the progress bar; with no rate, nothing is dropped below it.
+    let counted = Counted::units(rows_estimate, "rows", cfg.output.progress);
     let pairs = workers.into_iter().map(|w| (Chunks::default(), w)).collect();
-    let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
+    let (figures, finished) = measure(&Load::default(), 1, cancel.clone(), counted, pairs).await;
     let files: Vec<_> = finished.into_iter().map(ExportWorker::finish).collect();
     let mut server_cost = ServerCost::default();
     if let ExportSource::Table(table) = &cfg.source {

@@ -12,13 +12,12 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    cores, describe_server, interrupt, measure::measure, producer, progress::Progress, read_catalog, server_cost,
-    worker,
-};
+use super::ingest::read_catalog;
+use super::measure::{Counted, Measurement};
+use super::{cores, interrupt, producer, server_cost, setup};
 use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
-use crate::config::FromSqlConfig;
+use crate::config::{FromSqlConfig, Load};
 use crate::dialect::{Engine, Method};
 use crate::driver::pg::error::query_refused;
 use crate::driver::pg::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableCopy};
@@ -28,9 +27,8 @@ use crate::input::Input;
 use crate::model::catalog::TableColumn;
 use crate::model::json::{OnError, Spec};
 use crate::model::ModelSpec;
-use crate::op::{Operation, Warmup};
+use crate::op::Operation;
 use crate::outcome::{FromSqlOutcome, ServerCost, Setup};
-use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
 /// Copies the rows of `cfg.query` on `source` into `cfg.table` on `target`.
@@ -40,19 +38,18 @@ pub async fn insert_from_sql(
     target: &Target,
     cancel: CancellationToken,
 ) -> Result<FromSqlOutcome> {
-    let (mut src_setup, mut setup) = (Setup::default(), Setup::default());
     let named = format!("{} (reading from {})", target.redacted(), source.redacted());
     let connecting = async {
-        let (src, cursor) = connect_source(source, &mut src_setup).await.context("the source (--src-url)")?;
+        let (src, cursor, src_setup) = connect_source(source).await.context("the source (--src-url)")?;
         let query_columns = match src.prepare(&cfg.query).await {
             Ok(stmt) => stmt.columns().iter().map(|c| (c.name().to_string(), c.type_().clone())).collect::<Vec<_>>(),
             Err(e) => return Err(query_refused(e, "--query")),
         };
-        let mut admin = target.admin().await?;
-        let info = describe_server(&mut admin, target, &mut setup).await?;
-        Ok((src, cursor, query_columns, admin, info))
+        let (admin, info, setup) = setup::connect(target).await?;
+        Ok((src, cursor, src_setup, query_columns, admin, info, setup))
     };
-    let (src, cursor, mut query_columns, mut admin, info) = interrupt::setting_up(&cancel, &named, connecting).await?;
+    let (src, cursor, src_setup, mut query_columns, mut admin, info, setup) =
+        interrupt::setting_up(&cancel, &named, connecting).await?;
     if !matches!(admin, Admin::Pg(_)) || info.engine == Engine::Cratedb {
         return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await;
     }
@@ -76,8 +73,9 @@ pub async fn insert_from_sql(
     // Stops the producer once the workers are done, whatever they left unread.
     let stop = cancel.child_token();
     let wal_start = server_cost::wal_position(&mut admin, info.engine).await;
-    let meter = CostMeter::start();
-    let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel.clone());
+    // The clock starts before the source's rows are asked for, as the transfer does.
+    let measurement =
+        Measurement::start(&Load::default(), 1, cancel.clone(), Counted::units(None, "rows", cfg.output.progress));
     let mut rows = match cursor {
         true => SourceRows::cursor(src, &cfg.query, cfg.batch_size, stop.clone(), convert).await?,
         false => SourceRows::copy(src, &cfg.query, cfg.batch_size, stop.clone()).await?,
@@ -92,10 +90,9 @@ pub async fn insert_from_sql(
         more
     })
     .context("starting the reader thread")?;
-    let progress = Progress::start(&plan, None, "rows", cfg.output.progress);
     let pairs = sinks.into_iter().map(|sink| (feed.clone(), sink)).collect();
     drop(feed);
-    let (figures, finished) = measure(&plan, &meter, progress, None, pairs).await;
+    let (figures, finished) = measurement.of(pairs).await;
     stop.cancel();
     let mut server_cost = ServerCost::default();
     let after = async {
@@ -147,7 +144,7 @@ async fn into_cratedb(
     let model = ModelSpec::Json(spec);
     let ingest =
         into_table("insert-from-sql", model, cfg.table.clone(), cfg.target.clone(), None, rows, cfg.output.clone())?;
-    let outcome = super::ingest(&ingest, Some(target), cancel.clone(), None).await;
+    let outcome = super::ingest::ingest(&ingest, Some(target), cancel.clone(), None).await;
     // The producers may have left rows unread (a worker stopped): end the source.
     stop.cancel();
     let out = outcome?;
@@ -173,11 +170,10 @@ async fn into_cratedb(
 /// Connects to the source over the PostgreSQL protocol and describes it;
 /// true if it is read through a cursor (CrateDB, without COPY TO STDOUT).
 /// CrateDB over HTTP, whose JSON values come without their types, is refused.
-async fn connect_source(target: &Target, setup: &mut Setup) -> Result<(tokio_postgres::Client, bool)> {
-    let mut admin = target.admin().await?;
-    let info = describe_server(&mut admin, target, setup).await?;
+async fn connect_source(target: &Target) -> Result<(tokio_postgres::Client, bool, Setup)> {
+    let (admin, info, setup) = setup::connect(target).await?;
     match admin {
-        Admin::Pg(client) => Ok((client, info.engine == Engine::Cratedb)),
+        Admin::Pg(client) => Ok((client, info.engine == Engine::Cratedb, setup)),
         Admin::Crate(_) => Err(usage(CRATEDB_FROM_SQL)),
     }
 }

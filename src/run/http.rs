@@ -11,9 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::measure::{measure_tasks, spawn_sharing};
+use super::measure::{spawn_sharing, Counted, Measurement};
 use super::producer::{self, Feed};
-use super::progress::Progress;
 use super::worker;
 use super::{cores, interrupt};
 use crate::config::http::{BodySource, HttpConfig};
@@ -22,7 +21,6 @@ use crate::driver::http::{HttpExecutor, HttpOp, HttpTarget};
 use crate::op::Source;
 use crate::outcome::HttpOutcome;
 use crate::stats::buffered::{lock, Buffered};
-use crate::stats::cost::CostMeter;
 use crate::stats::http::HttpStats;
 use crate::stats::Recorder;
 
@@ -53,7 +51,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         // One producer per CPU, as many as the VUs could keep busy before
         // (a thread each); --threads bounds only the VUs' threads.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        rendered = Rendered::start(t, (cfg.seed, cfg.first_vu), &cfg.per_vu, cpus)?;
+        rendered = Rendered::start(t, (cfg.load.seed, cfg.load.first_worker), &cfg.per_vu, cpus)?;
         for r in &mut rendered {
             r.prime().await;
         }
@@ -63,9 +61,9 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         gate.pass().await;
     }
 
-    let meter = CostMeter::start();
-    let plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, 1, cancel.clone()).staged(cfg.stages.clone());
-    let progress = Progress::start(&plan, cfg.iterations, "requests", cfg.output.progress);
+    let counted = Counted::units(cfg.iterations, "requests", cfg.output.progress);
+    let measurement = Measurement::start(&cfg.load, 1, cancel.clone(), counted);
+    let plan = measurement.plan();
     let mut tasks = Vec::with_capacity(executors.len());
     for (vu, executor) in executors.into_iter().enumerate() {
         let recorders = vec![Buffered::new(shard(vu).0.clone())];
@@ -83,7 +81,7 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
     // A VU records what it holds when it ends, panicking or not (the run
     // stops after a panic, and says so): once they all ended, the shared
     // recorders hold everything.
-    let (mut figures, _) = measure_tasks(&plan, &meter, progress, cfg.iterations, tasks).await;
+    let (mut figures, _) = measurement.of_tasks(tasks).await;
     let mut stats = HttpStats::new(cfg.request.checks.len());
     for (r, s) in &shared {
         figures.recorders[0].merge(&lock(r));

@@ -10,9 +10,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, interrupt, measure::measure, progress::Progress, worker};
+use super::measure::{Counted, Measurement};
+use super::{cores, interrupt};
 use crate::config::ingest::split_rows;
 use crate::config::init::InitConfig;
+use crate::config::Load;
 use crate::dialect::{pgbench as sql, Engine, Method};
 use crate::driver::pg::sink::PgSink;
 use crate::driver::sink::Sink;
@@ -21,9 +23,8 @@ use crate::encode::Payload;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::pgbench::Table;
-use crate::op::{Source, Waiting, Warmup};
+use crate::op::{Source, Waiting};
 use crate::outcome::{InitOutcome, InitStep};
-use crate::stats::cost::CostMeter;
 use crate::target::Target;
 
 /// Rows per COPY (each its own transaction): ~30 bytes a row of accounts.
@@ -106,9 +107,8 @@ async fn fill(
     let sinks = cores::open_each(each, |(pg, spec), _| async move { PgSink::open(&pg, &spec).await })
         .await
         .context("opening the workers' connections")?;
-    let plan = worker::Plan::new(None, None, Warmup::None, 1, cancel);
-    let meter = CostMeter::start();
-    let progress = Progress::start(&plan, Some(total), "rows", cfg.progress);
+    let measurement =
+        Measurement::start(&Load::default(), 1, cancel, Counted::units(Some(total), "rows", cfg.progress));
     let mut start = 0;
     let pairs = split_rows(total, workers)
         .into_iter()
@@ -119,7 +119,7 @@ async fn fill(
             (rows, Sink::Postgres(sink))
         })
         .collect();
-    let (figures, _) = measure(&plan, &meter, progress, Some(total), pairs).await;
+    let (figures, _) = measurement.of(pairs).await;
     let m = &figures.recorder().measured;
     if let Some((class, e)) = figures.recorder().errors.iter().next() {
         anyhow::bail!("init: filling {}: {} batch(es) failed: {class}: {}", table.name(), m.failed_batches, e.example);

@@ -1,34 +1,140 @@
 //! The one scaffold around the worker loop that every command measures
-//! with: spawn the workers under one [`Plan`], wait for them all (a panic
-//! stops the run and says where), merge their recorders label by label,
-//! take the wall time and the client's cost, finish the progress bar, and
-//! hand back the [`Figures`] and the executors (each command finishes its
-//! own: sinks, files, server durations). What a command does before (its
-//! setup, its sources and executors) and after (verify, its extras) stays
-//! in its own module.
+//! with: start the clock (the [`Plan`] made from the command's [`Load`]),
+//! the client's cost meter and the progress bar; spawn the workers under
+//! the plan, wait for them all (a panic stops the run and says where),
+//! merge their recorders label by label, take the wall time and the cost,
+//! finish the progress bar, and hand back the [`Figures`] and the
+//! executors (each command finishes its own: sinks, files, server
+//! durations). What a command does before (its setup, its sources and
+//! executors) and after (verify, its extras) stays in its own module; the
+//! preamble of a measurement is made here, once, not in each of them.
 
 use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::cores;
 use super::progress::Progress;
 use super::stop;
 use super::worker::{self, Plan};
+use crate::config::{Load, ProgressDisplay};
 use crate::op::{Executor, Source};
 use crate::outcome::Figures;
 use crate::stats::cost::CostMeter;
 use crate::stats::Recorder;
 
-/// Runs one worker per (source, executor) pair under `plan`, all starting
-/// together, and measures them: see [`measure_tasks`]. Worker `w` (the
-/// pair's place) runs on `cores`' thread `w`, where [`cores::open_each`]
-/// opened its executor.
-pub async fn measure<S, E>(
-    plan: &Plan,
-    meter: &CostMeter,
+/// What a measurement counts: the units asked for (the progress bar's end,
+/// and the most an open loop can have dropped), their name, and where the
+/// progress bar goes.
+pub struct Counted {
+    limit: Option<u64>,
+    unit: &'static str,
+    display: ProgressDisplay,
+    /// Rows read from input files: the bar follows the bytes read of their total.
+    reading: Option<(Arc<AtomicU64>, u64)>,
+}
+
+impl Counted {
+    /// `limit` `unit`s (none: no count bounds the run).
+    pub fn units(limit: Option<u64>, unit: &'static str, display: ProgressDisplay) -> Counted {
+        Counted { limit, unit, display, reading: None }
+    }
+
+    /// Rows, the bar following the bytes `read` of input files of `size` bytes.
+    pub fn reading(self, read: Arc<AtomicU64>, size: u64) -> Counted {
+        Counted { reading: Some((read, size)), ..self }
+    }
+}
+
+/// A measurement under way: its clock, its cost meter and its progress
+/// bar started together by [`Measurement::start`]; the workers run under
+/// [`Measurement::plan`] and are measured by [`Measurement::of`] or
+/// [`Measurement::of_tasks`].
+pub struct Measurement {
+    plan: Plan,
+    meter: CostMeter,
     progress: Progress,
     limit: Option<u64>,
+}
+
+impl Measurement {
+    /// Starts the clock now: the plan `load` paces (with `labels` recorders
+    /// per worker, stopped by `cancel`), the client's cost, the progress
+    /// bar of what is `counted`.
+    pub fn start(load: &Load, labels: usize, cancel: CancellationToken, counted: Counted) -> Measurement {
+        let meter = CostMeter::start();
+        let plan = Plan::of(load, labels, cancel);
+        let progress = match counted.reading {
+            Some((read, size)) => Progress::start_reading(&plan, read, size, counted.display),
+            None => Progress::start(&plan, counted.limit, counted.unit, counted.display),
+        };
+        Measurement { plan, meter, progress, limit: counted.limit }
+    }
+
+    /// The plan the workers run under (for a command that spawns its own tasks).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Runs one worker per (source, executor) pair under the plan, all
+    /// starting together, and measures them: see [`Measurement::of_tasks`].
+    /// Worker `w` (the pair's place) runs on `cores`' thread `w`, where
+    /// [`cores::open_each`] opened its executor.
+    pub async fn of<S, E>(self, pairs: Vec<(S, E)>) -> (Figures, Vec<E>)
+    where
+        S: Source + Send + 'static,
+        S::Op: Send,
+        E: Executor<S::Op> + Send + 'static,
+    {
+        let tasks = pairs.into_iter().enumerate().map(|(w, (source, executor))| {
+            let plan = self.plan.clone();
+            cores::spawn(w, move || worker::run(plan, source, executor))
+        });
+        let tasks = tasks.collect();
+        self.of_tasks(tasks).await
+    }
+
+    /// Waits for the workers' `tasks` (each leaves its executor and one
+    /// recorder per label, or none when it records into a shared one, as
+    /// `dbload http`'s VUs do), merges their recorders, and returns the
+    /// figures with the executors of the workers that ended. What an open
+    /// loop dropped is counted up to the limit asked for. A worker that
+    /// panicked leaves neither executor nor recorder: see `join_workers`.
+    pub async fn of_tasks<E>(self, tasks: Vec<JoinHandle<(E, Vec<Recorder>)>>) -> (Figures, Vec<E>) {
+        let Measurement { plan, meter, progress, limit } = self;
+        let mut recorders = vec![Recorder::default(); plan.labels];
+        let mut executors = Vec::new();
+        for (executor, recorded) in join_workers(&plan, tasks).await.into_iter().flatten() {
+            for (m, r) in recorders.iter_mut().zip(&recorded) {
+                m.merge(r);
+            }
+            executors.push(executor);
+        }
+        let wall = plan.t0.elapsed();
+        let cost = meter.read();
+        progress.finish().await;
+        let figures = Figures {
+            recorders,
+            wall,
+            cost,
+            interrupted: plan.interrupted(),
+            stopped: plan.stop.reason(),
+            dropped: plan.dropped(wall, limit),
+        };
+        (figures, executors)
+    }
+}
+
+/// A whole measurement in one call: [`Measurement::start`], then
+/// [`Measurement::of`] the `pairs`.
+pub async fn measure<S, E>(
+    load: &Load,
+    labels: usize,
+    cancel: CancellationToken,
+    counted: Counted,
     pairs: Vec<(S, E)>,
 ) -> (Figures, Vec<E>)
 where
@@ -36,46 +142,7 @@ where
     S::Op: Send,
     E: Executor<S::Op> + Send + 'static,
 {
-    let tasks = pairs.into_iter().enumerate().map(|(w, (source, executor))| {
-        let plan = plan.clone();
-        cores::spawn(w, move || worker::run(plan, source, executor))
-    });
-    measure_tasks(plan, meter, progress, limit, tasks.collect()).await
-}
-
-/// Waits for the workers' `tasks` (each leaves its executor and one
-/// recorder per label, or none when it records into a shared one, as
-/// `dbload http`'s VUs do), merges their recorders, and returns the
-/// figures with the executors of the workers that ended. `limit` is the
-/// count of units asked for, for what an open loop dropped. A worker that
-/// panicked leaves neither executor nor recorder: see `join_workers`.
-pub async fn measure_tasks<E>(
-    plan: &Plan,
-    meter: &CostMeter,
-    progress: Progress,
-    limit: Option<u64>,
-    tasks: Vec<JoinHandle<(E, Vec<Recorder>)>>,
-) -> (Figures, Vec<E>) {
-    let mut recorders = vec![Recorder::default(); plan.labels];
-    let mut executors = Vec::new();
-    for (executor, recorded) in join_workers(plan, tasks).await.into_iter().flatten() {
-        for (m, r) in recorders.iter_mut().zip(&recorded) {
-            m.merge(r);
-        }
-        executors.push(executor);
-    }
-    let wall = plan.t0.elapsed();
-    let cost = meter.read();
-    progress.finish().await;
-    let figures = Figures {
-        recorders,
-        wall,
-        cost,
-        interrupted: plan.interrupted(),
-        stopped: plan.stop.reason(),
-        dropped: plan.dropped(wall, limit),
-    };
-    (figures, executors)
+    Measurement::start(load, labels, cancel, counted).of(pairs).await
 }
 
 /// Waits for the workers' tasks; returns what each left, in order, or
@@ -126,7 +193,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::op::{OpError, Operation, Warmup};
+    use crate::op::{OpError, Operation};
     use crate::run::producer;
 
     /// An operation of one unit.
@@ -178,8 +245,10 @@ mod tests {
         Counting { acked: 0, panic_at, fail: false }
     }
 
-    fn plan(cancel: &CancellationToken) -> Plan {
-        Plan::new(None, None, Warmup::None, 1, cancel.clone())
+    /// A measurement with no progress bar to see.
+    fn measurement(cancel: &CancellationToken) -> Measurement {
+        let hidden = Counted::units(None, "rows", crate::config::ProgressDisplay::Hidden);
+        Measurement::start(&Load::default(), 1, cancel.clone(), hidden)
     }
 
     fn runtime() -> tokio::runtime::Runtime {
@@ -190,22 +259,11 @@ mod tests {
         r.warmup.rows + r.measured.rows
     }
 
-    /// [`measure`] with no progress bar to see.
-    async fn run_workers<S, E>(plan: &Plan, pairs: Vec<(S, E)>) -> (Figures, Vec<E>)
-    where
-        S: Source + Send + 'static,
-        S::Op: Send,
-        E: Executor<S::Op> + Send + 'static,
-    {
-        let progress = Progress::start(plan, None, "rows", crate::config::ProgressDisplay::Hidden);
-        measure(plan, &CostMeter::start(), progress, None, pairs).await
-    }
-
     #[test]
     fn a_worker_that_panics_stops_the_run_and_the_others_keep_their_counts() {
         runtime().block_on(async {
             let ctrl_c = CancellationToken::new();
-            let plan = plan(&ctrl_c);
+            let measurement = measurement(&ctrl_c);
             // Without the stop, workers 0 and 2 would run for ever.
             let pairs = vec![
                 (Units { left: u64::MAX }, counting(None)),
@@ -213,7 +271,7 @@ mod tests {
                 (Units { left: u64::MAX }, counting(None)),
             ];
             let started = Instant::now();
-            let (figures, executors) = run_workers(&plan, pairs).await;
+            let (figures, executors) = measurement.of(pairs).await;
             assert!(started.elapsed() < Duration::from_secs(10), "the other workers were not stopped");
             assert_eq!(figures.stopped.as_deref(), Some("worker 1 panicked: boom at 20"));
             assert!(!ctrl_c.is_cancelled(), "a stop is not Ctrl-C: the run is failed, not interrupted");
@@ -248,7 +306,7 @@ mod tests {
     #[test]
     fn a_worker_runs_on_the_thread_its_executor_was_opened_on() {
         runtime().block_on(async {
-            let plan = plan(&CancellationToken::new());
+            let measurement = measurement(&CancellationToken::new());
             let n = cores::threads() * 2 + 1;
             let opened = cores::open_each(0..n, |_, _| async {
                 Ok(OnItsThread { opened_on: std::thread::current().id(), elsewhere: 0 })
@@ -258,7 +316,7 @@ mod tests {
             let threads: std::collections::HashSet<_> = opened.iter().map(|e| e.opened_on).collect();
             assert_eq!(threads.len(), cores::threads());
             let pairs = opened.into_iter().map(|e| (Units { left: 200 }, e)).collect();
-            let (figures, executors) = run_workers(&plan, pairs).await;
+            let (figures, executors) = measurement.of(pairs).await;
             assert_eq!(rows(figures.recorder()), 200 * n as u64);
             assert_eq!(executors.iter().map(|e| e.elsewhere).collect::<Vec<_>>(), vec![0; n]);
         });
@@ -268,7 +326,7 @@ mod tests {
     fn a_producer_that_panics_is_not_the_end_of_its_input() {
         runtime().block_on(async {
             let ctrl_c = CancellationToken::new();
-            let plan = plan(&ctrl_c);
+            let measurement = measurement(&ctrl_c);
             let pool = || (0..producer::POOL).map(|_| Unit).collect();
             let mut filled = 0;
             let failing = producer::spawn(pool(), move |_: &mut Unit| {
@@ -279,7 +337,7 @@ mod tests {
             .unwrap();
             let endless = producer::spawn(pool(), |_: &mut Unit| true).unwrap();
             let pairs = vec![(endless, counting(None)), (failing, counting(None))];
-            let (figures, executors) = run_workers(&plan, pairs).await;
+            let (figures, executors) = measurement.of(pairs).await;
             let why = figures.stopped.unwrap_or_default();
             assert!(why.starts_with("the producer of worker 1 panicked: bad row 10"), "{why}");
             assert_eq!(executors.len(), 1);
@@ -290,11 +348,11 @@ mod tests {
     #[test]
     fn operations_that_all_fail_stop_the_run_after_the_sustained_stretch() {
         runtime().block_on(async {
-            let plan = plan(&CancellationToken::new());
+            let measurement = measurement(&CancellationToken::new());
             let failing = || Counting { acked: 0, panic_at: None, fail: true };
             let pairs = vec![(Units { left: u64::MAX }, failing()), (Units { left: u64::MAX }, failing())];
             let started = Instant::now();
-            let (figures, _) = run_workers(&plan, pairs).await;
+            let (figures, _) = measurement.of(pairs).await;
             let took = started.elapsed();
             assert!((stop::SUSTAINED_FOR..stop::SUSTAINED_FOR * 3).contains(&took), "{took:?}");
             let why = figures.stopped.clone().unwrap_or_default();
@@ -310,14 +368,14 @@ mod tests {
     fn ctrl_c_is_told_from_the_runs_own_stop() {
         runtime().block_on(async {
             let ctrl_c = CancellationToken::new();
-            let plan = plan(&ctrl_c);
+            let measurement = measurement(&ctrl_c);
             let pairs = vec![(Units { left: u64::MAX }, counting(None))];
             let pressing = ctrl_c.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 pressing.cancel();
             });
-            let (figures, _) = run_workers(&plan, pairs).await;
+            let (figures, _) = measurement.of(pairs).await;
             assert!(figures.interrupted && figures.stopped.is_none());
             assert!(rows(figures.recorder()) > 0);
         });

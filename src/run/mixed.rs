@@ -11,8 +11,9 @@ use futures_util::future::try_join_all;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::ingest::{ingest, table_rows};
 use super::queries::queries;
-use super::{ingest, table_rows, Gate};
+use super::Gate;
 use crate::config::MixedConfig;
 use crate::outcome::{MixedOutcome, QueryOutcome, WorkloadOutcome};
 use crate::target::Target;

@@ -5,7 +5,8 @@
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
-use super::{cores, describe_server, interrupt, measure::measure, merge_histograms, progress::Progress, worker};
+use super::measure::{measure, Counted};
+use super::{cores, interrupt, merge_histograms, setup};
 use crate::config::query::Scale;
 use crate::config::QueryConfig;
 use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
@@ -14,7 +15,7 @@ use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
 use crate::error::usage;
 use crate::model::{rng_for, Purpose};
-use crate::outcome::{Figures, PhaseOutcome, QueryOutcome, Setup};
+use crate::outcome::{Figures, PhaseOutcome, QueryOutcome};
 use crate::stats::cost::CostMeter;
 use crate::stats::query::{StatementRecord, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
@@ -30,14 +31,8 @@ pub async fn queries(
     cancel: CancellationToken,
     mut gate: Option<super::Gate>,
 ) -> Result<QueryOutcome> {
-    let mut setup = Setup::default();
     let named = target.redacted();
-    let connecting = async {
-        let mut admin = target.admin().await?;
-        let info = describe_server(&mut admin, target, &mut setup).await?;
-        anyhow::Ok((admin, info))
-    };
-    let (mut admin, info) = interrupt::setting_up(&cancel, &named, connecting).await?;
+    let (mut admin, info, setup) = interrupt::setting_up(&cancel, &named, setup::connect(target)).await?;
     let preparing = async {
         let (planned, suite_data) = match &cfg.suite {
             Some(suite) => {
@@ -70,6 +65,7 @@ pub async fn queries(
         Ok((planned, suite_data, scale, statements_before))
     };
     let (planned, suite_data, scale, statements_before) = interrupt::setting_up(&cancel, &named, preparing).await?;
+    // The cost reported spans every phase and what runs between them.
     let meter = CostMeter::start();
     let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
@@ -81,7 +77,7 @@ pub async fn queries(
         let explains = match cfg.explain {
             Some(mode) => {
                 // Parameters from a stream of their own, so plans do not shift the measured mix.
-                let mut rng = rng_for(cfg.seed, u32::MAX, Purpose::Choice);
+                let mut rng = rng_for(cfg.load.seed, u32::MAX, Purpose::Choice);
                 let now_us = chrono::Utc::now().timestamp_micros();
                 let mut out = Vec::with_capacity(queries.len());
                 for q in queries.iter() {
@@ -114,29 +110,26 @@ pub async fn queries(
         if let Some(gate) = gate.take() {
             gate.pass().await;
         }
-        let mut plan = worker::Plan::new(cfg.duration, cfg.rate, cfg.warmup, queries.len(), cancel.clone())
-            .staged(cfg.stages.clone());
-        plan.reconnect = cfg.reconnect;
-        let progress = Progress::start(&plan, cfg.max_queries, "queries", cfg.output.progress);
         let pairs = executors
             .into_iter()
             .enumerate()
             .map(|(w, executor)| {
-                let rng = rng_for(cfg.seed, cfg.first_worker + w as u32, Purpose::Choice);
+                let rng = rng_for(cfg.load.seed, cfg.load.first_worker + w as u32, Purpose::Choice);
                 (
                     Chooser::new(
                         queries.clone(),
                         rng,
                         cfg.per_worker[w],
-                        cfg.first_worker as usize + w,
+                        cfg.load.first_worker as usize + w,
                         scale,
-                        cfg.seed,
+                        cfg.load.seed,
                     ),
                     executor,
                 )
             })
             .collect();
-        let (figures, executors) = measure(&plan, &meter, progress, cfg.max_queries, pairs).await;
+        let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress);
+        let (figures, executors) = measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs).await;
         let durations = executors.iter().filter_map(QueryRunner::server_duration);
         server_duration = merge_histograms(server_duration.iter().chain(durations));
         let statements = statement_summaries(&executors);

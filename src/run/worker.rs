@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::pacer::{Clock, Schedule, Turn};
 use super::stop::Stop;
-use crate::config::LATE_AFTER;
+use crate::config::{Load, LATE_AFTER};
 use crate::op::{Executor, InDoubt, OpError, Operation, Source, Stages, Warmup};
 use crate::stats::buffered::Record;
 use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
@@ -77,6 +77,14 @@ impl Plan {
             live: Arc::new(Live::default()),
             reconnect: false,
         }
+    }
+
+    /// The plan of a run paced as `load` says (its duration, rate, stages,
+    /// warm-up and reconnect), with `labels` recorders per worker: every
+    /// command's plan is made from its config's one [`Load`] here.
+    pub fn of(load: &Load, labels: usize, cancel: CancellationToken) -> Plan {
+        let plan = Plan::new(load.duration, load.rate, load.warmup, labels, cancel).staged(load.stages.clone());
+        Plan { reconnect: load.reconnect, ..plan }
     }
 
     /// The plan with `stages` (`--stages`, `--rate-stages`) as its

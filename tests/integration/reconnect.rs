@@ -303,7 +303,7 @@ fn the_in_doubt_lookup_finds_written_batches(ctx: &Ctx) -> Result<()> {
         for (start, want) in [(START, 500), ("--start 2030-01-01T00:00:00Z", 0)] {
             let cfg = crate::support::config(&format!("{args} {start}"));
             let mut batch = dbload::model::Batch::new(&cfg.schema);
-            cfg.model.generator(cfg.seed, 0, cfg.start_us, 1000).next_batch(&mut batch, 500);
+            cfg.model.generator(cfg.load.seed, 0, cfg.start_us, 1000).next_batch(&mut batch, 500);
             let stmt = dbload::dialect::postgres::batch_rows_found(&cfg.table, &cfg.schema).context("a key")?;
             let found = ctx.count_bound(&stmt, &batch)?;
             ensure(found == want, || format!("{model} {start}: found {found} of a batch, want {want}"))?;

@@ -128,7 +128,7 @@ pub fn expected(cfg: &IngestConfig) -> Checksum {
     let mut sum = Checksum::default();
     let mut batch = Batch::new(&cfg.schema);
     for (w, &rows) in cfg.rows_per_worker.iter().enumerate() {
-        let mut g = cfg.model.generator(cfg.seed, w as u32, cfg.start_us, rows);
+        let mut g = cfg.model.generator(cfg.load.seed, w as u32, cfg.start_us, rows);
         while g.next_batch(&mut batch, 10_000) {
             sum.rows += batch.len as u64;
             for (i, col) in batch.columns.iter().enumerate() {
