@@ -108,12 +108,43 @@ pub struct OpError {
     /// Units the target acknowledged although the operation failed: the
     /// rows of a CrateDB bulk request that succeeded beside those that did not.
     pub acked: u64,
+    /// The code the database gave, when it gave one.
+    pub code: Option<ErrorCode>,
+}
+
+/// The code a database gave with an error, kept typed: code that branches
+/// on an error reads this, never the error's wording (which a server's
+/// version or locale changes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// A PostgreSQL-protocol server's SQLSTATE, e.g. `42601`.
+    Sqlstate(String),
+    /// CrateDB's HTTP error code: 4000 a syntax error, 4041 an unknown
+    /// table, 4091 a duplicate key, ...
+    CrateDb(i64),
+}
+
+impl ErrorCode {
+    /// The code of the statement `e` says the database refused, anywhere
+    /// in its chain; none for any other error.
+    pub fn of(e: &anyhow::Error) -> Option<ErrorCode> {
+        e.chain().find_map(|c| c.downcast_ref::<Refused>()).and_then(|r| r.error.code.clone())
+    }
+}
+
+/// A statement the database refused, as an error whose code a caller can
+/// read ([`ErrorCode::of`]) through `anyhow`'s chain.
+#[derive(Debug, thiserror::Error)]
+#[error("{statement}: {}: {}", error.class, error.message)]
+pub struct Refused {
+    pub statement: String,
+    pub error: OpError,
 }
 
 impl OpError {
     /// An operation that failed as a whole; the worker may go on.
     pub fn new(class: impl Into<String>, message: impl Into<String>) -> OpError {
-        OpError { class: class.into(), message: message.into(), fatal: false, acked: 0 }
+        OpError { class: class.into(), message: message.into(), fatal: false, acked: 0, code: None }
     }
 
     /// An operation that failed and left the worker unable to go on.

@@ -10,17 +10,27 @@ use anyhow::Result;
 use std::sync::Arc;
 
 use crate::config::TargetChoice;
-use crate::dialect::Engine;
+use crate::dialect::{Engine, ExportFormat, Method};
 use crate::driver::admin::Admin;
-use crate::driver::cratedb_http::exec::CrateQueryExecutor;
+use crate::driver::cratedb_http::exec::{CrateQueryExecutor, CrateSink};
 use crate::driver::cratedb_http::CrateTarget;
+use crate::driver::export::file::ExportFile;
+use crate::driver::export::ExportWorker;
+use crate::driver::pg::from_sql::TableCopy;
 use crate::driver::pg::query::QueryExecutor;
+use crate::driver::pg::sink::PgSink;
 use crate::driver::pg::PgTarget;
 use crate::driver::query::QueryRunner;
+use crate::driver::sink::Sink;
+use crate::driver::spec::SinkSpec;
+use crate::error::usage;
 use crate::throwaway::LocalPostgres;
 use crate::workload::{Protocol, QuerySpec};
 
-/// A target as a run holds it once started.
+/// A target as a run holds it once started. It hands out the connections a
+/// run needs (admin, sinks, query runners, export workers, COPY-in), each
+/// from the driver of its protocol: `run/` asks for them and never names a
+/// protocol, so a new way to reach a server is a variant and its arms here.
 #[derive(Debug, Clone)]
 pub enum Target {
     /// A server speaking the PostgreSQL protocol (CrateDB's port 5432 too),
@@ -39,10 +49,30 @@ impl Target {
         }
     }
 
+    /// The engine the run may assume before asking the server: `--engine`'s,
+    /// and CrateDB for its HTTP endpoint, which no other engine serves.
+    pub fn named_engine(&self) -> Option<Engine> {
+        match self {
+            Target::Pg { engine, .. } => *engine,
+            Target::Crate(_) => Some(Engine::Cratedb),
+        }
+    }
+
+    /// Whether the target is CrateDB's HTTP endpoint: rows go as JSON, there
+    /// is no COPY, no cancel request and no PostgreSQL-protocol statement.
+    pub fn over_http(&self) -> bool {
+        matches!(self, Target::Crate(_))
+    }
+
+    /// dbload's own connection (outside the measured path).
     pub async fn admin(&self) -> Result<Admin> {
         Ok(match self {
-            Target::Pg { pg, .. } => Admin::Pg(pg.connect().await?),
-            Target::Crate(c) => Admin::Crate(c.connect_any().await?),
+            Target::Pg { pg, .. } => {
+                let client = pg.connect().await?;
+                let canceller = pg.canceller(&client);
+                Admin::pg(client, canceller)
+            }
+            Target::Crate(c) => Admin::crate_http(c.connect_any().await?),
         })
     }
 
@@ -52,6 +82,57 @@ impl Target {
             Target::Pg { pg, .. } => QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol).await?),
             Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
         })
+    }
+
+    /// Opens worker `w`'s ingest sink for `spec` (CrateDB: to its round-robin host).
+    pub async fn sink(&self, w: usize, spec: &SinkSpec) -> Result<Sink> {
+        Ok(match self {
+            Target::Pg { pg, .. } => Sink::Postgres(PgSink::open(pg, spec).await?),
+            Target::Crate(c) => Sink::crate_http(CrateSink::open(c, w, spec.method == Method::Bulk).await?, spec),
+        })
+    }
+
+    /// Opens a worker's binary COPY into a table (`copy`: its statement),
+    /// for rows that come as COPY tuples (insert-from-sql's).
+    pub async fn table_copy(&self, copy: &str) -> Result<TableCopy> {
+        match self {
+            Target::Pg { pg, .. } => TableCopy::open(pg, copy).await,
+            Target::Crate(_) => Err(usage("a binary copy runs over the PostgreSQL protocol: give a postgres:// URL")),
+        }
+    }
+
+    /// Opens an export worker that streams `copy` (a `COPY ... TO STDOUT`)
+    /// into `file`, in `snapshot` when the export has one; a
+    /// PostgreSQL-family server's.
+    pub async fn copy_export(
+        &self,
+        snapshot: Option<&str>,
+        copy: String,
+        format: ExportFormat,
+        file: ExportFile,
+        chunk_rows: usize,
+    ) -> Result<ExportWorker> {
+        match self {
+            Target::Pg { pg, .. } => ExportWorker::copy(pg, snapshot, copy, format, file, chunk_rows).await,
+            Target::Crate(_) => Err(usage("a binary copy runs over the PostgreSQL protocol: give a postgres:// URL")),
+        }
+    }
+
+    /// Opens worker `w`'s export through a cursor over `select` (CrateDB,
+    /// over either protocol), `chunk_rows` a page; `option` names what the
+    /// user gave the select with, for an error that is theirs to fix.
+    pub async fn cursor_export(
+        &self,
+        w: u32,
+        select: &str,
+        file: ExportFile,
+        (format, chunk_rows): (ExportFormat, usize),
+        option: &str,
+    ) -> Result<ExportWorker> {
+        match self {
+            Target::Crate(c) => ExportWorker::pages(c, w, select, chunk_rows, file, option).await,
+            Target::Pg { pg, .. } => ExportWorker::cursor(pg, select, format, file, chunk_rows, option).await,
+        }
     }
 }
 

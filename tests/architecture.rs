@@ -630,3 +630,41 @@ fn run_mod_rs_holds_no_command() {
         .collect::<Vec<_>>();
     assert!(found.is_empty(), "a command's run in run/mod.rs (move it to run/<command>.rs): {found:?}");
 }
+/// root ask `Target` and the driver's dispatch (`driver::sink`, `query`,
+/// `export`, `source`, `Admin`) for connections and never name a protocol,
+/// so a second way to speak one (dbload's own PostgreSQL connection) or a
+/// new one touches `target.rs` and `driver/`, not every command. Checked on
+/// the paths named (`crate::`, `super::`, `self::`, groups expanded) and on
+/// the protocol's own crate and `Target`'s variants, not on a count that a
+/// glob import could hide.
+#[test]
+fn run_and_the_commands_name_no_protocol() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let protocols = [["driver", "pg"], ["driver", "cratedb_http"]];
+    let words = ["tokio_postgres", "Target::Pg", "Target::Crate"];
+    let mut found = Vec::new();
+    for source in sources(&src).iter().filter(|s| ["run", "command", "lib"].contains(&s.layer.as_str())) {
+        for path in paths_in(&source.text) {
+            let Some(path) = absolute(&source.module, &path) else { continue };
+            if protocols.iter().any(|p| path.starts_with(&p.map(String::from))) {
+                found.push(format!("{}: {}", source.file, path.join("::")));
+            }
+        }
+        for (n, line) in source.text.lines().enumerate() {
+            if words.iter().any(|w| line.contains(w)) {
+                found.push(format!("{}:{}", source.file, n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "protocol named outside target.rs and driver/ (ask the Target): {found:?}");
+}
+
+/// Code that branches on a database's error reads its code (`SQLSTATE`,
+/// CrateDB's error code: `op::ErrorCode`) or a field, never its wording,
+/// which a server's version or `lc_messages` changes.
+#[test]
+fn no_error_is_told_apart_by_its_wording() {
+    let wording = [".message().contains(", ".to_string().contains(", ".message.contains("];
+    let found = lines_naming("", &wording, &[]);
+    assert!(found.is_empty(), "an error told apart by its wording (read its code): {found:?}");
+}

@@ -1,13 +1,20 @@
 //! The one connection a run uses besides its workers': to find out which
-//! engine it talks to, create the table, count rows. It speaks either
-//! protocol, so the run's setup is written once for every engine.
+//! engine it talks to, create the table, count rows, check a mix's
+//! queries, plan an export. It speaks either protocol behind one type
+//! whose protocol is private, so the run's setup is written once for every
+//! engine and `run/` cannot branch on the protocol: what only one protocol
+//! can do is a method here that says so for the other.
 
 use anyhow::{Context, Result};
-use tokio_postgres::SimpleQueryMessage;
+use tokio_postgres::{Client, SimpleQueryMessage};
 
 use super::cratedb_http::CrateConn;
+use super::pg::{query, Canceller};
 use crate::dialect::{cratedb, postgres, Engine};
 use crate::error::usage;
+use crate::workload::explain::{Explain, ExplainMode};
+use crate::workload::params::Value;
+use crate::workload::{Protocol, QuerySpec};
 
 /// What detection found: the engine, its own version (the extension's for
 /// TimescaleDB and Citus) and the server's.
@@ -18,26 +25,100 @@ pub struct EngineInfo {
     pub server_version: String,
 }
 
-pub enum Admin {
-    Pg(tokio_postgres::Client),
+/// dbload's own connection to a target, over either protocol.
+pub struct Admin(Conn);
+
+enum Conn {
+    /// With what cancels its statement: a signal that ends a phase cancels
+    /// what this connection left running (a DDL waiting on a lock).
+    Pg {
+        client: Client,
+        canceller: Canceller,
+    },
     Crate(CrateConn),
 }
 
 impl Admin {
+    pub(crate) fn pg(client: Client, canceller: Canceller) -> Admin {
+        Admin(Conn::Pg { client, canceller })
+    }
+
+    pub(crate) fn crate_http(conn: CrateConn) -> Admin {
+        Admin(Conn::Crate(conn))
+    }
+
+    /// The PostgreSQL-protocol client, for what only that protocol does
+    /// (an export's plan, insert-from-sql's source); `what` names the
+    /// command that needs it when the connection is CrateDB's HTTP one.
+    pub(crate) fn into_client(self, what: &str) -> Result<Client> {
+        match self.0 {
+            Conn::Pg { client, .. } => Ok(client),
+            Conn::Crate(_) => Err(usage(what.to_string())),
+        }
+    }
+
+    /// The PostgreSQL-protocol client, borrowed; see [`Admin::into_client`].
+    pub(crate) fn client(&self, what: &str) -> Result<&Client> {
+        match &self.0 {
+            Conn::Pg { client, .. } => Ok(client),
+            Conn::Crate(_) => Err(usage(what.to_string())),
+        }
+    }
+
+    /// Asks the server to cancel what this connection is running. Over
+    /// HTTP, CrateDB has no cancel request: nothing is sent.
+    pub async fn cancel(&self) {
+        if let Conn::Pg { canceller, .. } = &self.0 {
+            canceller.cancel().await;
+        }
+    }
+
     /// Runs statements that return nothing to read (DDL).
     pub async fn execute(&mut self, sql: &str) -> Result<()> {
-        match self {
-            Admin::Pg(c) => c.batch_execute(sql).await.map_err(Into::into),
-            Admin::Crate(c) => c.execute(sql, &[]).await.map(drop),
+        match &mut self.0 {
+            Conn::Pg { client, .. } => client.batch_execute(sql).await.map_err(Into::into),
+            Conn::Crate(c) => c.execute(sql, &[]).await.map(drop),
+        }
+    }
+
+    /// Checks a mix's queries before the run: over the PostgreSQL protocol
+    /// the server prepares each (see [`query::check`]); CrateDB's HTTP
+    /// endpoint runs no pgbench scripts and has its placeholders counted.
+    pub async fn check_queries(&self, queries: &[QuerySpec], protocol: Protocol) -> Result<()> {
+        match &self.0 {
+            Conn::Pg { client, .. } => query::check(client, queries, protocol).await,
+            Conn::Crate(_) if queries.iter().any(|q| q.script.is_some()) => {
+                Err(usage("pgbench scripts run over the PostgreSQL protocol: give CrateDB's postgres:// URL"))
+            }
+            Conn::Crate(_) => crate::workload::check_placeholders(queries),
+        }
+    }
+
+    /// The scale of pgbench's tables, which `:scale` reads; 1 over HTTP,
+    /// where no pgbench script runs.
+    pub async fn pgbench_scale(&self) -> Result<i64> {
+        match &self.0 {
+            Conn::Pg { client, .. } => query::pgbench_scale(client).await,
+            Conn::Crate(_) => Ok(1),
+        }
+    }
+
+    /// The plan of `q` with `params`, captured over the PostgreSQL protocol.
+    pub async fn explain(&self, q: &QuerySpec, params: &[Value], mode: ExplainMode) -> Result<Explain, String> {
+        match &self.0 {
+            Conn::Pg { client, .. } => query::explain(client, q, params, mode).await,
+            Conn::Crate(_) => {
+                Err("plans are captured over the PostgreSQL protocol: give CrateDB's postgres:// URL".into())
+            }
         }
     }
 
     /// Runs a query and returns its rows as text (NULL as None), as the
     /// simple protocol gives them on PostgreSQL.
     pub async fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-        match self {
-            Admin::Pg(c) => {
-                let messages = c.simple_query(sql).await?;
+        match &mut self.0 {
+            Conn::Pg { client, .. } => {
+                let messages = client.simple_query(sql).await?;
                 Ok(messages
                     .iter()
                     .filter_map(|m| match m {
@@ -48,7 +129,7 @@ impl Admin {
                     })
                     .collect())
             }
-            Admin::Crate(c) => {
+            Conn::Crate(c) => {
                 let r = c.execute(sql, &[]).await?;
                 Ok(r.rows
                     .iter()
@@ -80,7 +161,7 @@ impl Admin {
 
     /// Finds out which engine this is, and checks it against `--engine`.
     pub async fn detect(&mut self, named: Option<Engine>) -> Result<EngineInfo> {
-        if let Admin::Crate(_) = self {
+        if let Conn::Crate(_) = self.0 {
             let version = self.scalar(cratedb::NODE_VERSION).await?;
             let version = version.unwrap_or_default();
             return Ok(EngineInfo { engine: Engine::Cratedb, version: Some(version.clone()), server_version: version });

@@ -34,7 +34,7 @@ use super::http::conn::{self, Conn, Connector, Failure, Stream};
 use super::http::percent_decode;
 use super::http::wire::{self, ReadError, RequestHead};
 use crate::error::{target, usage};
-use crate::op::OpError;
+use crate::op::{OpError, Refused};
 use crate::redact;
 
 /// CrateDB's HTTP port, for `cratedb://` URLs without one.
@@ -355,7 +355,7 @@ impl CrateConn {
                 response::excerpt(self.conn.body.kept()).trim_end()
             )));
         }
-        parse(status, self.conn.body.kept()).map_err(|e| anyhow::anyhow!("{stmt}: {}: {}", e.class, e.message))
+        parse(status, self.conn.body.kept()).map_err(|error| Refused { statement: stmt.to_string(), error }.into())
     }
 
     /// The CrateDB version of the node this connection reaches, e.g. `6.4.3`.

@@ -11,11 +11,44 @@
 
 pub mod file;
 
-use self::file::Chunk;
+use anyhow::Result;
+
+use self::file::{Chunk, ExportFile};
+use super::admin::Admin;
 use super::cratedb_http::export::PageWorker;
+use super::cratedb_http::CrateTarget;
+use super::pg::cursor::Cursor;
+use super::pg::error::query_refused;
 use super::pg::export::{CopyWorker, CursorWorker};
-use crate::op::{Executor, OpError};
+use super::pg::PgTarget;
+use crate::dialect::{Engine, ExportFormat};
+use crate::error::usage;
+use crate::ident::TableName;
+use crate::op::{ErrorCode, Executor, OpError};
 use crate::outcome::ExportedFile;
+
+/// What only a PostgreSQL-family server's export does (CrateDB's reads
+/// cursors), asked of an HTTP connection.
+const COPY_ONLY: &str = "a COPY export runs over the PostgreSQL protocol: give a postgres:// URL";
+
+/// One SELECT per worker over `table`'s block ranges (a hypertable's time
+/// ranges), and the planner's estimate of its rows; `target` names the
+/// server in an error.
+pub async fn split_table(
+    admin: &Admin,
+    table: &TableName,
+    workers: u32,
+    engine: Engine,
+    target: &str,
+) -> Result<(Vec<String>, Option<u64>)> {
+    super::pg::export::split_table(admin.client(COPY_ONLY)?, table, workers, engine, target).await
+}
+
+/// A `--query` that does not parse, returns no columns or two of one name
+/// is the user's to fix.
+pub async fn check_query(admin: &Admin, query: &str) -> Result<()> {
+    super::pg::export::check_query(admin.client(COPY_ONLY)?, query).await
+}
 
 /// One worker of an export: its connection, what it reads, its file.
 pub enum ExportWorker {
@@ -28,6 +61,55 @@ pub enum ExportWorker {
 }
 
 impl ExportWorker {
+    /// Connects and streams `copy` (`COPY ... TO STDOUT`), in `snapshot`
+    /// when the export has one.
+    pub async fn copy(
+        pg: &PgTarget,
+        snapshot: Option<&str>,
+        copy: String,
+        format: ExportFormat,
+        file: ExportFile,
+        chunk_rows: usize,
+    ) -> Result<ExportWorker> {
+        let opened = CopyWorker::open(pg, snapshot, copy, format, file, chunk_rows).await;
+        opened.map(|c| ExportWorker::Copy(Box::new(c)))
+    }
+
+    /// Worker `w`'s cursor over `select` on CrateDB's HTTP endpoint, a page
+    /// of `page` rows per fetch. A select CrateDB refuses as a syntax error
+    /// (its code 4000) is the user's `option` to fix (exit 2).
+    pub async fn pages(
+        c: &CrateTarget,
+        w: u32,
+        select: &str,
+        page: usize,
+        file: ExportFile,
+        option: &str,
+    ) -> Result<ExportWorker> {
+        match PageWorker::open(c, w, select, page, file).await {
+            Ok(p) => Ok(ExportWorker::Pages(Box::new(p))),
+            Err(e) if option == "--query" && ErrorCode::of(&e) == Some(ErrorCode::CrateDb(4000)) => {
+                Err(usage(format!("--query: {e}")))
+            }
+            Err(e) => Err(e.context("opening the workers' connections")),
+        }
+    }
+
+    /// A cursor over `select` on a PostgreSQL-protocol connection of its
+    /// own (CrateDB's, which has no `COPY TO STDOUT`), a page of `page` rows.
+    pub async fn cursor(
+        pg: &PgTarget,
+        select: &str,
+        format: ExportFormat,
+        file: ExportFile,
+        page: usize,
+        option: &str,
+    ) -> Result<ExportWorker> {
+        let client = pg.connect().await?;
+        let cursor = Cursor::declare(client, select, page).await.map_err(|e| query_refused(e, option))?;
+        CursorWorker::open(cursor, format, file).map(|c| ExportWorker::Cursor(Box::new(c))).map_err(usage)
+    }
+
     /// Flushes and closes the file (a gzip file gets its trailer), also
     /// after Ctrl-C: whatever was written is readable.
     pub fn finish(self) -> ExportedFile {

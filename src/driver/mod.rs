@@ -5,7 +5,7 @@
 //! The files beside the folders dispatch over either SQL protocol, so a
 //! command is written once for every engine: `admin` (detection, DDL),
 //! `sink` (ingest, with `spec`: what its sinks write), `query` (query
-//! mixes), `export`. The statements they send are built in
+//! mixes), `export`, `source` (insert-from-sql's). The statements they send are built in
 //! [`crate::dialect`]. What a run points at is a
 //! `Target` (in the `target` module, which names the drivers, not the other
 //! way round).
@@ -17,6 +17,7 @@ pub mod http;
 pub mod pg;
 pub mod query;
 pub mod sink;
+pub mod source;
 pub mod spec;
 mod tls;
 

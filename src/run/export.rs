@@ -11,17 +11,11 @@ use super::measure::{measure, Counted};
 use super::{cores, interrupt, server_cost, setup};
 use crate::config::transfer::ExportSource;
 use crate::config::{ExportConfig, Load};
-use crate::dialect::{cratedb, literal, postgres as sql, timescaledb, Engine, ExportFormat};
-
-use crate::driver::cratedb_http::export::PageWorker;
-use crate::driver::export::file::{distinct_names, Chunks, ExportFile};
-use crate::driver::export::ExportWorker;
-use crate::driver::pg::cursor::Cursor;
-use crate::driver::pg::error::query_refused;
-use crate::driver::pg::export::{CopyWorker, CursorWorker};
-use crate::driver::{Admin, PgTarget};
+use crate::dialect::{cratedb, postgres as sql, Engine};
+use crate::driver::export::file::{Chunks, ExportFile};
+use crate::driver::export::{self, ExportWorker};
+use crate::driver::Admin;
 use crate::error::usage;
-use crate::ident::TableName;
 use crate::outcome::{ExportOutcome, ServerCost};
 use crate::target::Target;
 
@@ -31,12 +25,9 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
     let preparing = async {
         let (admin, info, setup) = setup::connect(target).await?;
         let count = cfg.workers_on(info.engine);
-        let (workers, rows_estimate) = match (target, admin) {
-            (_, admin) if info.engine == Engine::Cratedb => cursor_workers(cfg, count, admin, target).await?,
-            (Target::Pg { pg, .. }, Admin::Pg(client)) => {
-                copy_workers(cfg, count, pg, client, info.engine, target).await?
-            }
-            _ => unreachable!("only CrateDB has an HTTP target"),
+        let (workers, rows_estimate) = match info.engine {
+            Engine::Cratedb => cursor_workers(cfg, count, admin, target).await?,
+            engine => copy_workers(cfg, count, admin, engine, target).await?,
         };
         anyhow::Ok((info, setup, count, workers, rows_estimate))
     };
@@ -64,7 +55,7 @@ pub async fn export(cfg: &ExportConfig, target: &Target, cancel: CancellationTok
             Some(size) => size,
             None => {
                 if let Some(admin) = &admin {
-                    interrupt::cancel_on_server(target, admin).await;
+                    interrupt::cancel_on_server(admin).await;
                 }
                 Err(format!("not measured: {}", interrupt::CUT_SHORT))
             }
@@ -112,48 +103,17 @@ async fn cursor_workers(
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
     let (selects, rows) = crate_selects(cfg, workers, &mut admin, target).await?;
     let files = create_files(cfg, workers)?;
+    let option = match cfg.source {
+        ExportSource::Table(_) => "--table",
+        ExportSource::Query(_) => "--query",
+    };
     let each = selects.into_iter().zip(files).map(|(select, file)| (target.clone(), select, file));
-    let (source, format, chunk_rows) = (cfg.source.clone(), cfg.format, cfg.chunk_rows);
+    let (format, chunk_rows) = (cfg.format, cfg.chunk_rows);
     let workers = cores::open_each(each, move |(target, select, file), w| async move {
-        open_cursor(&target, w as u32, &select, file, (&source, format, chunk_rows)).await
+        target.cursor_export(w as u32, &select, file, (format, chunk_rows), option).await
     })
     .await?;
     Ok((workers, rows))
-}
-
-/// Worker `w`'s connection and cursor: over HTTP (a session per
-/// connection) or over the PostgreSQL protocol; `chunk_rows` a page.
-async fn open_cursor(
-    target: &Target,
-    w: u32,
-    select: &str,
-    file: ExportFile,
-    (source, format, chunk_rows): (&ExportSource, ExportFormat, usize),
-) -> Result<ExportWorker> {
-    match target {
-        Target::Crate(c) => {
-            let opened = PageWorker::open(c, w, select, chunk_rows, file).await;
-            opened.map(|p| ExportWorker::Pages(Box::new(p))).map_err(|e| crate_refused(e, source))
-        }
-        Target::Pg { pg, .. } => {
-            let client = pg.connect().await?;
-            let declared = Cursor::declare(client, select, chunk_rows).await;
-            let option = match source {
-                ExportSource::Table(_) => "--table",
-                ExportSource::Query(_) => "--query",
-            };
-            let cursor = declared.map_err(|e| query_refused(e, option))?;
-            CursorWorker::open(cursor, format, file).map(|c| ExportWorker::Cursor(Box::new(c))).map_err(usage)
-        }
-    }
-}
-
-/// A query CrateDB refused over HTTP is the user's to fix (exit 2).
-fn crate_refused(e: anyhow::Error, source: &ExportSource) -> anyhow::Error {
-    match (source, e.to_string().contains("CrateDB 4000")) {
-        (ExportSource::Query(_), true) => usage(format!("--query: {e}")),
-        _ => e.context("opening the workers' connections"),
-    }
 }
 
 /// A PostgreSQL-family server's `workers`, each with the COPY of its block
@@ -162,15 +122,14 @@ fn crate_refused(e: anyhow::Error, source: &ExportSource) -> anyhow::Error {
 async fn copy_workers(
     cfg: &ExportConfig,
     workers: u32,
-    pg: &PgTarget,
-    client: tokio_postgres::Client,
+    mut admin: Admin,
     engine: Engine,
     target: &Target,
 ) -> Result<(Vec<ExportWorker>, Option<u64>)> {
     let (selects, rows_estimate) = match &cfg.source {
-        ExportSource::Table(t) => split_table(&client, t, workers, engine, target).await?,
+        ExportSource::Table(t) => export::split_table(&admin, t, workers, engine, &target.redacted()).await?,
         ExportSource::Query(q) => {
-            check_query(&client, q).await?;
+            export::check_query(&admin, q).await?;
             (vec![q.clone()], None)
         }
     };
@@ -179,75 +138,24 @@ async fn copy_workers(
     let snapshot = match workers {
         1 => None,
         _ => {
-            client.batch_execute(sql::BEGIN_EXPORT).await.context("starting the export")?;
-            let row = client.query_one(sql::EXPORT_SNAPSHOT, &[]).await.context("taking a snapshot")?;
-            Some(row.get::<_, String>(0))
+            admin.execute(sql::BEGIN_EXPORT).await.context("starting the export")?;
+            Some(admin.scalar(sql::EXPORT_SNAPSHOT).await.context("taking a snapshot")?.unwrap_or_default())
         }
     };
     let each = selects
         .iter()
         .zip(files)
-        .map(|(select, file)| (pg.clone(), snapshot.clone(), sql::copy_out(select, cfg.format), file));
+        .map(|(select, file)| (target.clone(), snapshot.clone(), sql::copy_out(select, cfg.format), file));
     let (format, chunk_rows) = (cfg.format, cfg.chunk_rows);
-    let workers = cores::open_each(each, move |(pg, snapshot, copy, file), _| async move {
-        let opened = CopyWorker::open(&pg, snapshot.as_deref(), copy, format, file, chunk_rows).await;
-        opened.map(|c| ExportWorker::Copy(Box::new(c)))
+    let workers = cores::open_each(each, move |(target, snapshot, copy, file), _| async move {
+        target.copy_export(snapshot.as_deref(), copy, format, file, chunk_rows).await
     })
     .await
     .context("opening the workers' connections")?;
     if snapshot.is_some() {
-        client.batch_execute(sql::COMMIT).await.context("releasing the exported snapshot")?;
+        admin.execute(sql::COMMIT).await.context("releasing the exported snapshot")?;
     }
     Ok((workers, rows_estimate))
-}
-
-/// One SELECT per worker over the table's block ranges (a hypertable's
-/// time ranges), and the planner's estimate of its rows.
-async fn split_table(
-    client: &tokio_postgres::Client,
-    table: &TableName,
-    workers: u32,
-    engine: Engine,
-    target: &Target,
-) -> Result<(Vec<String>, Option<u64>)> {
-    let row = client.query_opt(sql::TABLE_FACTS, &[&table.sql()]).await.context("reading the table's size")?;
-    let Some(row) = row else {
-        return Err(usage(format!("--table {table}: no such table on {}", target.redacted())));
-    };
-    let (relkind, blocks, estimate): (String, i64, Option<i64>) = (row.get(0), row.get(1), row.get(2));
-    if workers > 1 && !sql::has_ctid(&relkind) {
-        return Err(usage(format!(
-            "--table {table} is not a table (a view or a foreign table): its rows have no block ranges to split \
-             between workers; use --workers 1"
-        )));
-    }
-    if workers > 1 && engine == Engine::Citus {
-        return Err(usage(format!(
-            "--workers {workers} on Citus: block ranges do not split a distributed table (its rows are on the \
-             workers' shards); use --workers 1, Citus reads the shards in parallel itself"
-        )));
-    }
-    let estimate = estimate.filter(|&n| n > 0).map(|n| n as u64);
-    if workers > 1 && engine == Engine::Timescaledb {
-        let slices = client.query(timescaledb::TIME_SLICES, &[&table.sql()]).await.context("reading the chunks")?;
-        if let Some(first) = slices.first() {
-            let starts: Vec<String> = slices.iter().map(|r| r.get(1)).collect();
-            return Ok((timescaledb::time_selects(table, first.get(0), &starts, workers), estimate));
-        }
-    }
-    Ok((sql::table_selects(table, blocks.max(0) as u64, workers), estimate))
-}
-
-/// A query that does not parse, returns no columns or two of one name is
-/// the user's to fix.
-async fn check_query(client: &tokio_postgres::Client, query: &str) -> Result<()> {
-    match client.prepare(query).await {
-        Ok(s) if s.columns().is_empty() => {
-            Err(usage(format!("--query {}: returns no rows to export; give a SELECT", literal(query))))
-        }
-        Ok(s) => distinct_names(s.columns().iter().map(|c| c.name())).map_err(usage),
-        Err(e) => Err(query_refused(e, "--query")),
-    }
 }
 
 /// Creates `--out` if missing. Files of an earlier export under the same

@@ -19,8 +19,7 @@ use crate::config::data::{into_table, RowsInto};
 use crate::config::transfer::{CRATEDB_FROM_SQL, CRATEDB_METHOD};
 use crate::config::{FromSqlConfig, Load};
 use crate::dialect::{Engine, Method};
-use crate::driver::pg::error::query_refused;
-use crate::driver::pg::from_sql::{self, CopyBatch, SourceJson, SourceRows, TableCopy};
+use crate::driver::source::{self, CopyBatch, Source};
 use crate::driver::Admin;
 use crate::error::usage;
 use crate::input::Input;
@@ -40,30 +39,26 @@ pub async fn insert_from_sql(
 ) -> Result<FromSqlOutcome> {
     let named = format!("{} (reading from {})", target.redacted(), source.redacted());
     let connecting = async {
-        let (src, cursor, src_setup) = connect_source(source).await.context("the source (--src-url)")?;
-        let query_columns = match src.prepare(&cfg.query).await {
-            Ok(stmt) => stmt.columns().iter().map(|c| (c.name().to_string(), c.type_().clone())).collect::<Vec<_>>(),
-            Err(e) => return Err(query_refused(e, "--query")),
-        };
+        let (src, src_setup) = connect_source(source).await.context("the source (--src-url)")?;
+        let query_columns = src.columns(&cfg.query).await?;
         let (admin, info, setup) = setup::connect(target).await?;
-        Ok((src, cursor, src_setup, query_columns, admin, info, setup))
+        Ok((src, src_setup, query_columns, admin, info, setup))
     };
-    let (src, cursor, src_setup, mut query_columns, mut admin, info, setup) =
+    let (src, src_setup, mut query_columns, mut admin, info, setup) =
         interrupt::setting_up(&cancel, &named, connecting).await?;
-    if !matches!(admin, Admin::Pg(_)) || info.engine == Engine::Cratedb {
-        return into_cratedb(cfg, src, cursor, src_setup, &query_columns, target, cancel).await;
+    if target.over_http() || info.engine == Engine::Cratedb {
+        return into_cratedb(cfg, src, src_setup, &query_columns, target, cancel).await;
     }
     let preparing = async {
         let table = table_columns(&mut admin, cfg, target, info.engine).await?;
-        let convert = match cursor {
-            true => from_sql::conversions(&mut query_columns, &table),
+        let convert = match src.cursor() {
+            true => source::conversions(&mut query_columns, &table),
             false => Vec::new(),
         };
-        let columns = from_sql::match_columns(&query_columns, &table, &cfg.table)?;
-        let Target::Pg { pg, .. } = target else { unreachable!("a PostgreSQL-protocol admin connection above") };
+        let columns = source::match_columns(&query_columns, &table, &cfg.table)?;
         let copy = crate::dialect::postgres::copy_in_binary(&cfg.table, &columns);
-        let each = (0..cfg.workers).map(|_| (pg.clone(), copy.clone()));
-        let sinks = cores::open_each(each, |(pg, copy), _| async move { TableCopy::open(&pg, &copy).await })
+        let each = (0..cfg.workers).map(|_| (target.clone(), copy.clone()));
+        let sinks = cores::open_each(each, |(target, copy), _| async move { target.table_copy(&copy).await })
             .await
             .context("opening the workers' connections")?;
         anyhow::Ok((convert, columns, sinks))
@@ -76,10 +71,7 @@ pub async fn insert_from_sql(
     // The clock starts before the source's rows are asked for, as the transfer does.
     let measurement =
         Measurement::start(&Load::default(), 1, cancel.clone(), Counted::units(None, "rows", cfg.output.progress));
-    let mut rows = match cursor {
-        true => SourceRows::cursor(src, &cfg.query, cfg.batch_size, stop.clone(), convert).await?,
-        false => SourceRows::copy(src, &cfg.query, cfg.batch_size, stop.clone()).await?,
-    };
+    let mut rows = src.rows(&cfg.query, cfg.batch_size, stop.clone(), convert).await?;
     let source_error: Arc<OnceLock<String>> = rows.error();
     let pool = (0..cfg.workers as usize + 2).map(|_| CopyBatch::default()).collect();
     let read = Arc::new(AtomicU64::new(0));
@@ -100,7 +92,7 @@ pub async fn insert_from_sql(
         server_cost.size = Some(server_cost::table_size(&mut admin, info.engine, &cfg.table, None).await);
     };
     if interrupt::after_run(&cancel, after).await.is_none() {
-        interrupt::cancel_on_server(target, &admin).await;
+        interrupt::cancel_on_server(&admin).await;
         server_cost.size.get_or_insert_with(|| Err(format!("not measured: {}", interrupt::CUT_SHORT)));
     }
     Ok(FromSqlOutcome {
@@ -121,8 +113,7 @@ pub async fn insert_from_sql(
 /// (an ingest run), reported as insert-from-sql.
 async fn into_cratedb(
     cfg: &FromSqlConfig,
-    src: tokio_postgres::Client,
-    cursor: bool,
+    src: Source,
     source: Setup,
     query_columns: &[(String, postgres_types::Type)],
     target: &Target,
@@ -132,10 +123,7 @@ async fn into_cratedb(
         return Err(usage(CRATEDB_METHOD));
     }
     let stop = cancel.child_token();
-    let rows = match cursor {
-        true => SourceJson::cursor(src, &cfg.query, cfg.batch_size, stop.clone()).await?,
-        false => SourceJson::copy(src, &cfg.query, stop.clone()).await?,
-    };
+    let rows = src.json(&cfg.query, cfg.batch_size, stop.clone()).await?;
     let bytes = rows.bytes();
     let spec = Spec::new(Input::from_reader("the query's rows", Box::new(rows)), OnError::Abort, None, false);
     let workers = cfg.workers;
@@ -167,15 +155,14 @@ async fn into_cratedb(
     })
 }
 
-/// Connects to the source over the PostgreSQL protocol and describes it;
-/// true if it is read through a cursor (CrateDB, without COPY TO STDOUT).
+/// Connects to the source over the PostgreSQL protocol and describes it.
 /// CrateDB over HTTP, whose JSON values come without their types, is refused.
-async fn connect_source(target: &Target) -> Result<(tokio_postgres::Client, bool, Setup)> {
-    let (admin, info, setup) = setup::connect(target).await?;
-    match admin {
-        Admin::Pg(client) => Ok((client, info.engine == Engine::Cratedb, setup)),
-        Admin::Crate(_) => Err(usage(CRATEDB_FROM_SQL)),
+async fn connect_source(target: &Target) -> Result<(Source, Setup)> {
+    if target.over_http() {
+        return Err(usage(CRATEDB_FROM_SQL));
     }
+    let (admin, info, setup) = setup::connect(target).await?;
+    Ok((Source::new(admin, info.engine, CRATEDB_FROM_SQL)?, setup))
 }
 
 /// The target table's columns, read from the catalog as a model reads

@@ -12,8 +12,6 @@ use super::setup::{self, text};
 use super::{cores, interrupt, measure, merge_histograms, producer, server_cost, Gate};
 use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::{self, postgres as sql, Dialect, Engine, Method};
-use crate::driver::cratedb_http::exec::CrateSink;
-use crate::driver::pg::sink::PgSink;
 use crate::driver::sink::Sink;
 use crate::driver::spec::SinkSpec;
 use crate::driver::Admin;
@@ -43,7 +41,7 @@ pub async fn ingest(
             Some(t) => {
                 let (admin, info, described) = setup::connect_into(t, &mut own).await?;
                 setup = described;
-                let http = matches!(t, Target::Crate(_));
+                let http = t.over_http();
                 let dialect = cfg.dialect_for(info.engine, http)?;
                 setup.ddl = prepare_table(admin, cfg, &dialect, t).await?;
                 if cfg.model.reads_catalog() {
@@ -84,7 +82,7 @@ pub async fn ingest(
     };
     let named = target.map_or_else(|| "no database (a dry run)".into(), Target::redacted);
     let prepared = interrupt::setting_up(&cancel, &named, preparing).await;
-    let (settled, spec, sinks) = interrupt::cancel_if_interrupted(prepared, &cancel, target, own.as_ref()).await?;
+    let (settled, spec, sinks) = interrupt::cancel_if_interrupted(prepared, &cancel, own.as_ref()).await?;
     let mut admin = own;
 
     if let Some(gate) = gate {
@@ -196,8 +194,8 @@ pub async fn ingest(
     match interrupt::after_run(&cancel, after).await {
         Some(done) => done?,
         None => {
-            if let (Some(t), Some(admin)) = (target, &admin) {
-                interrupt::cancel_on_server(t, admin).await;
+            if let Some(admin) = &admin {
+                interrupt::cancel_on_server(admin).await;
             }
             if counted && server_cost.size.is_none() {
                 server_cost.size = Some(Err(cut_short()));
@@ -214,23 +212,16 @@ pub async fn ingest(
 }
 async fn open_sinks(cfg: &IngestConfig, target: Option<&Target>, spec: &SinkSpec) -> Result<Vec<Sink>> {
     let workers = cfg.workers as usize;
-    let opened = match (target, &cfg.target) {
-        (Some(Target::Pg { pg, .. }), _) => {
-            let each = (0..workers).map(|_| (pg.clone(), spec.clone()));
-            let sinks = cores::open_each(each, |(pg, spec), _| async move { PgSink::open(&pg, &spec).await }).await;
-            sinks.map(|s| s.into_iter().map(Sink::Postgres).collect())
-        }
-        (Some(Target::Crate(c)), _) => {
-            let bulk = spec.method == Method::Bulk;
-            let each = (0..workers).map(|_| c.clone());
-            let sinks = cores::open_each(each, move |c, w| async move { CrateSink::open(&c, w, bulk).await }).await;
-            sinks.map(|s| s.into_iter().map(|s| Sink::crate_http(s, spec)).collect())
-        }
-        (None, TargetChoice::DryRun { copy_file: Some(f) }) => {
-            return (0..workers).map(|w| Sink::copy_file(f.replace("{worker}", &w.to_string()))).collect()
-        }
-        (None, _) => return Ok((0..workers).map(|_| Sink::dry_run(spec)).collect()),
+    let Some(target) = target else {
+        return match &cfg.target {
+            TargetChoice::DryRun { copy_file: Some(f) } => {
+                (0..workers).map(|w| Sink::copy_file(f.replace("{worker}", &w.to_string()))).collect()
+            }
+            _ => Ok((0..workers).map(|_| Sink::dry_run(spec)).collect()),
+        };
     };
+    let each = (0..workers).map(|_| (target.clone(), spec.clone()));
+    let opened = cores::open_each(each, |(target, spec), w| async move { target.sink(w, &spec).await }).await;
     opened.context("preparing the workers' connections")
 }
 
@@ -326,14 +317,14 @@ pub(crate) async fn table_rows(cfg: &IngestConfig, target: &Target, cancel: &Can
     let mut admin = None;
     let counting = async {
         let (admin, info, _) = setup::connect_into(target, &mut admin).await?;
-        let dialect = cfg.dialect_for(info.engine, matches!(target, Target::Crate(_)))?;
+        let dialect = cfg.dialect_for(info.engine, target.over_http())?;
         count_rows(admin, cfg, &dialect).await
     };
     match interrupt::after_run(cancel, counting).await {
         Some(counted) => counted.map(Some),
         None => {
             if let Some(admin) = &admin {
-                interrupt::cancel_on_server(target, admin).await;
+                interrupt::cancel_on_server(admin).await;
             }
             Ok(None)
         }

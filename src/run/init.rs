@@ -16,9 +16,8 @@ use crate::config::ingest::split_rows;
 use crate::config::init::InitConfig;
 use crate::config::Load;
 use crate::dialect::{pgbench as sql, Engine, Method};
-use crate::driver::pg::sink::PgSink;
-use crate::driver::sink::Sink;
 use crate::driver::spec::SinkSpec;
+use crate::driver::Admin;
 use crate::encode::Payload;
 use crate::error::usage;
 use crate::ident::TableName;
@@ -31,35 +30,28 @@ use crate::target::Target;
 const BATCH_ROWS: u64 = 50_000;
 
 pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) -> Result<InitOutcome> {
-    let Target::Pg { pg, .. } = target else {
+    if target.over_http() {
         return Err(usage("init makes pgbench's tables over the PostgreSQL protocol: give a postgres:// URL"));
-    };
-    let admin = interrupt::setting_up(&cancel, pg.redacted(), pg.connect()).await?;
+    }
+    let named = target.redacted();
+    let mut admin = interrupt::setting_up(&cancel, &named, target.admin()).await?;
     let started = Instant::now();
     let mut out = InitOutcome { scale: cfg.scale, ..InitOutcome::default() };
-    let timed = async |out: &mut InitOutcome, step: &'static str, statements: &[&str]| -> Result<()> {
-        let t = Instant::now();
-        for s in statements {
-            admin.batch_execute(s).await.with_context(|| format!("init: {step}: `{s}`"))?;
-        }
-        out.steps.push(InitStep { step, seconds: t.elapsed().as_secs_f64(), rows: None });
-        Ok(())
-    };
     let creating = async {
-        timed(&mut out, "drop tables", &[&sql::drop_tables()]).await?;
-        timed(&mut out, "create tables", &sql::CREATE_TABLES).await
+        timed(&mut admin, &mut out, "drop tables", &[&sql::drop_tables()]).await?;
+        timed(&mut admin, &mut out, "create tables", &sql::CREATE_TABLES).await
     };
-    if let Err(e) = interrupt::setting_up(&cancel, pg.redacted(), creating).await {
+    if let Err(e) = interrupt::setting_up(&cancel, &named, creating).await {
         // A DROP waiting on a lock would otherwise run once it is free.
         if cancel.is_cancelled() {
-            interrupt::cancel_client(pg, &admin).await;
+            interrupt::cancel_on_server(&admin).await;
         }
         return Err(e);
     }
     let t = Instant::now();
     let mut rows = 0;
     for table in Table::ALL {
-        let written = fill(cfg, pg, table, cancel.clone()).await?;
+        let written = fill(cfg, target, table, cancel.clone()).await?;
         rows += written;
         if cancel.is_cancelled() {
             out.interrupted = true;
@@ -69,13 +61,13 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
     out.steps.push(InitStep { step: "generate (binary COPY)", seconds: t.elapsed().as_secs_f64(), rows: Some(rows) });
     if !out.interrupted {
         let finishing = async {
-            timed(&mut out, "vacuum", &sql::VACUUM).await?;
-            timed(&mut out, "primary keys", &sql::PRIMARY_KEYS).await
+            timed(&mut admin, &mut out, "vacuum", &sql::VACUUM).await?;
+            timed(&mut admin, &mut out, "primary keys", &sql::PRIMARY_KEYS).await
         };
         match interrupt::after_run(&cancel, finishing).await {
             Some(done) => done?,
             None => {
-                interrupt::cancel_client(pg, &admin).await;
+                interrupt::cancel_on_server(&admin).await;
                 out.interrupted = true;
             }
         }
@@ -84,14 +76,19 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
     Ok(out)
 }
 
+/// Runs `statements` as init's step `step`, timed into `out`.
+async fn timed(admin: &mut Admin, out: &mut InitOutcome, step: &'static str, statements: &[&str]) -> Result<()> {
+    let t = Instant::now();
+    for s in statements {
+        admin.execute(s).await.with_context(|| format!("init: {step}: `{s}`"))?;
+    }
+    out.steps.push(InitStep { step, seconds: t.elapsed().as_secs_f64(), rows: None });
+    Ok(())
+}
+
 /// Fills `table` from `cfg.workers` connections; returns the rows written.
 /// A batch that failed fails the init: pgbench's tables are whole or unusable.
-async fn fill(
-    cfg: &InitConfig,
-    pg: &crate::driver::pg::PgTarget,
-    table: Table,
-    cancel: CancellationToken,
-) -> Result<u64> {
+async fn fill(cfg: &InitConfig, target: &Target, table: Table, cancel: CancellationToken) -> Result<u64> {
     let total = table.per_scale() * cfg.scale as u64;
     let workers = cfg.workers.min(total.div_ceil(BATCH_ROWS) as u32).max(1);
     let spec = SinkSpec {
@@ -103,8 +100,8 @@ async fn fill(
         batch_size: BATCH_ROWS as usize,
         engine: Engine::Postgres,
     };
-    let each = (0..workers).map(|_| (pg.clone(), spec.clone()));
-    let sinks = cores::open_each(each, |(pg, spec), _| async move { PgSink::open(&pg, &spec).await })
+    let each = (0..workers).map(|_| (target.clone(), spec.clone()));
+    let sinks = cores::open_each(each, |(target, spec), w| async move { target.sink(w, &spec).await })
         .await
         .context("opening the workers' connections")?;
     let measurement =
@@ -116,7 +113,7 @@ async fn fill(
         .map(|(n, sink)| {
             let rows = TableRows::new(table, start..start + n);
             start += n;
-            (rows, Sink::Postgres(sink))
+            (rows, sink)
         })
         .collect();
     let (figures, _) = measurement.of(pairs).await;

@@ -13,9 +13,8 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio_util::sync::CancellationToken;
 
-use crate::driver::{Admin, PgTarget};
+use crate::driver::Admin;
 use crate::error::interrupted;
-use crate::target::Target;
 
 /// How long what follows a run may go on after a stop signal (or after it
 /// began, for a signal that came before): long enough for a count on a
@@ -56,11 +55,10 @@ pub async fn setting_up<T>(
 pub async fn cancel_if_interrupted<T>(
     setup: Result<T>,
     cancel: &CancellationToken,
-    target: Option<&Target>,
     admin: Option<&Admin>,
 ) -> Result<T> {
-    if let (Err(_), true, Some(target), Some(admin)) = (&setup, cancel.is_cancelled(), target, admin) {
-        cancel_on_server(target, admin).await;
+    if let (Err(_), true, Some(admin)) = (&setup, cancel.is_cancelled(), admin) {
+        cancel_on_server(admin).await;
     }
     setup
 }
@@ -84,16 +82,9 @@ pub async fn after_run<T>(cancel: &CancellationToken, work: impl Future<Output =
 /// Cancels what `admin` was running when [`after_run`] gave it up, so
 /// that it does not go on holding (or waiting for) locks on the server.
 /// Over HTTP, CrateDB has no cancel request: nothing is sent.
-pub async fn cancel_on_server(target: &Target, admin: &Admin) {
-    if let (Target::Pg { pg, .. }, Admin::Pg(client)) = (target, admin) {
-        cancel_client(pg, client).await;
-    }
-}
-
-/// [`cancel_on_server`] for a plain PostgreSQL connection to `pg`.
-pub async fn cancel_client(pg: &PgTarget, client: &tokio_postgres::Client) {
+pub async fn cancel_on_server(admin: &Admin) {
     // Bounded: the report is not held for a server that stopped answering.
-    let _ = tokio::time::timeout(AFTER_RUN_GRACE, pg.canceller(client).cancel()).await;
+    let _ = tokio::time::timeout(AFTER_RUN_GRACE, admin.cancel()).await;
 }
 
 #[cfg(test)]

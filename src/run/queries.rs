@@ -10,7 +10,6 @@ use super::{cores, interrupt, merge_histograms, setup};
 use crate::config::query::Scale;
 use crate::config::QueryConfig;
 use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
-use crate::driver::pg::query;
 use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
 use crate::error::usage;
@@ -41,25 +40,12 @@ pub async fn queries(
             }
             None => (cfg.phases.clone(), None),
         };
-        let scale = match &admin {
-            Admin::Pg(client) => {
-                for queries in &planned {
-                    query::check(client, queries, cfg.protocol).await?;
-                }
-                match cfg.scale {
-                    Scale::Given(n) => n,
-                    Scale::Counted => query::pgbench_scale(client).await?,
-                }
-            }
-            Admin::Crate(_) if cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) => {
-                return Err(usage("pgbench scripts run over the PostgreSQL protocol: give CrateDB's postgres:// URL"));
-            }
-            Admin::Crate(_) => {
-                for queries in &planned {
-                    crate::workload::check_placeholders(queries)?;
-                }
-                1
-            }
+        for queries in &planned {
+            admin.check_queries(queries, cfg.protocol).await?;
+        }
+        let scale = match cfg.scale {
+            Scale::Given(n) => n,
+            Scale::Counted => admin.pgbench_scale().await?,
         };
         let statements_before = super::server_cost::statements(&mut admin, info.engine).await;
         Ok((planned, suite_data, scale, statements_before))
@@ -82,13 +68,7 @@ pub async fn queries(
                 let mut out = Vec::with_capacity(queries.len());
                 for q in queries.iter() {
                     let params = q.draw(&mut rng, now_us);
-                    out.push(match &admin {
-                        Admin::Pg(client) => query::explain(client, q, &params, mode).await,
-                        Admin::Crate(_) => {
-                            Err("plans are captured over the PostgreSQL protocol: give CrateDB's postgres:// URL"
-                                .into())
-                        }
-                    });
+                    out.push(admin.explain(q, &params, mode).await);
                 }
                 out
             }
@@ -150,7 +130,7 @@ pub async fn queries(
                     super::server_cost::deltas(&before, &after, sent)
                 }),
                 None => {
-                    interrupt::cancel_on_server(target, &admin).await;
+                    interrupt::cancel_on_server(&admin).await;
                     Err(format!("not read: {}", interrupt::CUT_SHORT))
                 }
             }

@@ -37,11 +37,7 @@ pub async fn connect_into<'a>(
 /// report states about the server.
 async fn describe_server(admin: &mut Admin, target: &Target) -> Result<(EngineInfo, Setup)> {
     let mut setup = Setup::default();
-    let named = match target {
-        Target::Pg { engine, .. } => *engine,
-        Target::Crate(_) => Some(Engine::Cratedb),
-    };
-    let info = admin.detect(named).await?;
+    let info = admin.detect(target.named_engine()).await?;
     setup.engine = Some(info.engine);
     setup.engine_version = info.version.clone();
     setup.server_version = Some(info.server_version.clone());
@@ -51,7 +47,7 @@ async fn describe_server(admin: &mut Admin, target: &Target) -> Result<(EngineIn
         let rows = admin.rows(sql::server_address()).await.context("reading the server's address")?;
         setup.server_address = rows.into_iter().next().and_then(|r| r.into_iter().next().flatten());
     } else {
-        let postgres = matches!(target, Target::Pg { .. });
+        let postgres = !target.over_http();
         let rows =
             admin.rows(dialect::cratedb::node_addresses(postgres)).await.context("reading the nodes' addresses")?;
         let nodes: Vec<String> = rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect();

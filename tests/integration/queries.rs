@@ -13,6 +13,11 @@ use crate::Registered;
 pub fn tests() -> Vec<Registered> {
     vec![
         ("queries::timeit_counts_and_percentiles", timeit_counts_and_percentiles, Parallel),
+        (
+            "queries::several_statements_in_one_query_are_the_simple_protocols",
+            several_statements_in_one_query_are_the_simple_protocols,
+            Parallel,
+        ),
         ("queries::timeit_reads_statements_from_stdin", timeit_reads_statements_from_stdin, Parallel),
         (
             "queries::timeit_keeps_dollar_quotes_and_comments_whole",
@@ -250,6 +255,27 @@ fn bad_workload_files_exit_2_naming_file_and_line(ctx: &Ctx) -> Result<()> {
     let (code, _, stderr) =
         dbload_bin(&["workload", "/nonexistent/q.yml", "--url", &ctx.url, "--max-queries", "1"], &[]);
     ensure(code == 2 && stderr.contains("/nonexistent/q.yml"), || format!("exit {code}: {stderr}"))
+}
+
+/// A query of several statements runs over the simple protocol, which
+/// the server cannot prepare ("cannot insert multiple commands", told by
+/// its code and the missing position, not its wording); a syntax error
+/// in one of them is still refused before the run (exit 2), as are
+/// several statements over the extended protocol.
+fn several_statements_in_one_query_are_the_simple_protocols(ctx: &Ctx) -> Result<()> {
+    let run = |protocol: &str, sql: &str| {
+        dbload_bin(&["timeit", "--url", &ctx.url, "-M", protocol, "-t", "20", "-s", sql, "--quiet"], &[])
+    };
+    let (code, _, stderr) = run("simple", "select 1; select 2");
+    ensure(code == 0, || format!("several statements, simple: exit {code}: {stderr}"))?;
+    let (code, _, stderr) = run("simple", "select 1; selec 2");
+    ensure(code == 2 && stderr.contains("SQLSTATE 42601"), || {
+        format!("a syntax error, simple: exit {code}: {stderr}")
+    })?;
+    let (code, _, stderr) = run("prepared", "select 1; select 2");
+    ensure(code == 2 && stderr.contains("SQLSTATE 42601"), || {
+        format!("several statements, prepared: exit {code}: {stderr}")
+    })
 }
 
 fn failing_query_is_counted_not_fatal(ctx: &Ctx) -> Result<()> {

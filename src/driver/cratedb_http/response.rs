@@ -13,7 +13,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::op::OpError;
+use crate::op::{ErrorCode, OpError};
 
 /// CrateDB's answer to one `_sql` request that it did not refuse.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -118,7 +118,9 @@ impl SqlError {
 pub fn parse(status: u16, body: &[u8]) -> Result<SqlResponse, OpError> {
     let success = (200..300).contains(&status);
     match serde_json::from_slice::<SqlResponse>(body) {
-        Ok(SqlResponse { error: Some(e), .. }) => Err(OpError::new(e.class(), e.message)),
+        Ok(SqlResponse { error: Some(e), .. }) => {
+            Err(OpError { code: Some(ErrorCode::CrateDb(e.code)), ..OpError::new(e.class(), e.message) })
+        }
         Ok(r) if success => Ok(r),
         Err(e) if success => Err(OpError::new(
             "bad response",
@@ -268,6 +270,20 @@ pub(super) mod tests {
         }
         let e = bulk_outcome(parse(404, fixture!("08g_bulk_missing_table")), 3).unwrap_err();
         assert_eq!((e.class.as_str(), e.acked), ("CrateDB 4041", 0));
+    }
+
+    /// A caller that branches on CrateDB's error (export's `--query`
+    /// refused as a syntax error) reads its code through `anyhow`'s chain,
+    /// where `CrateConn::execute` puts it, not the message.
+    #[test]
+    fn crates_error_code_is_kept_typed() {
+        let error = parse(400, fixture!("07_bulk_insert_3_middle_cast_fail")).unwrap_err();
+        assert_eq!(error.code, Some(ErrorCode::CrateDb(4000)));
+        let e = anyhow::Error::new(crate::op::Refused { statement: "select".into(), error });
+        let e = e.context("opening the workers' connections");
+        assert_eq!(ErrorCode::of(&e), Some(ErrorCode::CrateDb(4000)));
+        assert!(format!("{e:#}").contains("select: CrateDB 4000: SQLParseException"), "{e:#}");
+        assert_eq!(ErrorCode::of(&anyhow::anyhow!("CrateDB 4000")), None);
     }
 
     #[test]

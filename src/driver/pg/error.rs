@@ -5,7 +5,7 @@
 //! (`conninfo.rs`) and the sinks, queries and exports all tell errors the
 //! same way without naming the target that uses them.
 
-use crate::op::OpError;
+use crate::op::{ErrorCode, OpError};
 
 /// tokio-postgres's own message is only the kind of failure ("error
 /// connecting to server"); the reason is further down the chain.
@@ -30,7 +30,12 @@ pub(super) fn classify(e: &tokio_postgres::Error, closed: bool) -> OpError {
     match e.as_db_error() {
         Some(db) => {
             let ends_session = closed || matches!(db.severity(), "FATAL" | "PANIC");
-            OpError { fatal: ends_session, ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message()) }
+            let code = Some(ErrorCode::Sqlstate(db.code().code().to_string()));
+            OpError {
+                fatal: ends_session,
+                code,
+                ..OpError::new(format!("SQLSTATE {}", db.code().code()), db.message())
+            }
         }
         None if closed || e.is_closed() => OpError::fatal("connection lost", e.to_string()),
         None => OpError::new("client error", e.to_string()),

@@ -13,9 +13,12 @@ use super::cursor::{raw_values, Cursor};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
 use super::error::classify;
+use super::error::query_refused;
 use super::{Canceller, PgTarget};
-use crate::dialect::{postgres as sql, ExportFormat};
+use crate::dialect::{literal, postgres as sql, timescaledb, Engine, ExportFormat};
 use crate::driver::export::file::{distinct_names, Chunk, ExportFile, CHUNK_BYTES};
+use crate::error::usage;
+use crate::ident::TableName;
 use crate::op::OpError;
 use crate::outcome::ExportedFile;
 
@@ -157,5 +160,54 @@ impl CursorWorker {
     pub(in crate::driver) fn finish(self) -> ExportedFile {
         let ended = self.cursor.ended();
         self.file.finish(ended)
+    }
+}
+
+/// One SELECT per worker over the table's block ranges (a hypertable's
+/// time ranges), and the planner's estimate of its rows.
+pub async fn split_table(
+    client: &Client,
+    table: &TableName,
+    workers: u32,
+    engine: Engine,
+    target: &str,
+) -> Result<(Vec<String>, Option<u64>)> {
+    let row = client.query_opt(sql::TABLE_FACTS, &[&table.sql()]).await.context("reading the table's size")?;
+    let Some(row) = row else {
+        return Err(usage(format!("--table {table}: no such table on {target}")));
+    };
+    let (relkind, blocks, estimate): (String, i64, Option<i64>) = (row.get(0), row.get(1), row.get(2));
+    if workers > 1 && !sql::has_ctid(&relkind) {
+        return Err(usage(format!(
+            "--table {table} is not a table (a view or a foreign table): its rows have no block ranges to split \
+             between workers; use --workers 1"
+        )));
+    }
+    if workers > 1 && engine == Engine::Citus {
+        return Err(usage(format!(
+            "--workers {workers} on Citus: block ranges do not split a distributed table (its rows are on the \
+             workers' shards); use --workers 1, Citus reads the shards in parallel itself"
+        )));
+    }
+    let estimate = estimate.filter(|&n| n > 0).map(|n| n as u64);
+    if workers > 1 && engine == Engine::Timescaledb {
+        let slices = client.query(timescaledb::TIME_SLICES, &[&table.sql()]).await.context("reading the chunks")?;
+        if let Some(first) = slices.first() {
+            let starts: Vec<String> = slices.iter().map(|r| r.get(1)).collect();
+            return Ok((timescaledb::time_selects(table, first.get(0), &starts, workers), estimate));
+        }
+    }
+    Ok((sql::table_selects(table, blocks.max(0) as u64, workers), estimate))
+}
+
+/// A query that does not parse, returns no columns or two of one name is
+/// the user's to fix.
+pub async fn check_query(client: &Client, query: &str) -> Result<()> {
+    match client.prepare(query).await {
+        Ok(s) if s.columns().is_empty() => {
+            Err(usage(format!("--query {}: returns no rows to export; give a SELECT", literal(query))))
+        }
+        Ok(s) => distinct_names(s.columns().iter().map(|c| c.name())).map_err(usage),
+        Err(e) => Err(query_refused(e, "--query")),
     }
 }

@@ -48,7 +48,7 @@ pub async fn check(client: &Client, queries: &[QuerySpec], protocol: Protocol) -
                 Ok(statement) => statement,
                 // Several statements in one query are the simple protocol's to
                 // send; the server checks them only when they run.
-                Err(e) if protocol == Protocol::Simple && several_statements(&e) => continue,
+                Err(e) if protocol == Protocol::Simple && several_statements(&e, sql) => continue,
                 Err(e) => return Err(query_refused(e, &what())),
             };
             let wanted = statement.params().len();
@@ -108,9 +108,15 @@ async fn check_texts(client: &Client, params: &[ParamGen], types: &[Type], what:
     Ok(())
 }
 
-/// Whether the server refused to prepare a query for holding several statements.
-fn several_statements(e: &tokio_postgres::Error) -> bool {
-    e.as_db_error().is_some_and(|db| db.message().contains("multiple commands"))
+/// Whether the server refused to prepare `sql` for holding several
+/// statements: a syntax error (42601) with no position in the text (a
+/// parse error has one), for a text that dbload's lexer cuts in several.
+/// Told by code and field, not by the message, which the server translates.
+fn several_statements(e: &tokio_postgres::Error, sql: &str) -> bool {
+    let refused = e
+        .as_db_error()
+        .is_some_and(|db| *db.code() == tokio_postgres::error::SqlState::SYNTAX_ERROR && db.position().is_none());
+    refused && crate::sqltext::statements(sql).len() > 1
 }
 
 /// A worker's connection, sending queries with the chosen protocol.
