@@ -93,7 +93,7 @@ impl Command for Ingest {
     }
 
     fn text(_: &IngestConfig) -> fn(&IngestReport) -> String {
-        report::text::render
+        report::ingest::render
     }
 
     fn parts<'a>(_: &'a IngestReport, outcome: &'a IngestOutcome) -> Vec<(&'a str, &'a Figures)> {

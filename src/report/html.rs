@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn ingest_report_is_one_offline_page_with_charts() {
-        let report = crate::report::text::tests::report("");
+        let report = crate::report::ingest::tests::report("");
         let html = render(&report).unwrap();
         assert!(html.starts_with("<!doctype html>"), "{}", &html[..80]);
         assert!(html.trim_end().ends_with("</html>"));
@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn a_cluster_s_page_shows_each_node_s_part_of_the_table() {
         use crate::report::server_cost::tests::{cost_with, share};
-        let mut report = crate::report::text::tests::report("");
+        let mut report = crate::report::ingest::tests::report("");
         report.server_cost = Some(cost_with(Ok(vec![
             share(Some("w1:5432"), 11, Some(6000), 7 << 20),
             share(Some("w2:5432"), 11, Some(2000), 1 << 20),
@@ -281,7 +281,7 @@ mod tests {
             charts(&workload(one_second, latency())).unwrap().into_iter().map(|c| c.title).collect();
         assert_eq!(titles, ["Latency by percentile"], "one second is one point, not a line");
         // A dry run: no target, no server fields.
-        let mut dry = serde_json::to_value(crate::report::text::tests::report("")).unwrap();
+        let mut dry = serde_json::to_value(crate::report::ingest::tests::report("")).unwrap();
         dry["setup"].as_object_mut().unwrap().extend([
             ("target_kind".into(), json!("none")),
             ("target".into(), Json::Null),
@@ -300,7 +300,7 @@ mod tests {
         let run = json!({
             "schema_version": 2, "dbload_version": "0.1.0", "command": "run", "status": "failed", "exit_code": 1,
             "fail_if": [{"condition": "errors > 0", "held": true}],
-            "ingest": serde_json::to_value(crate::report::text::tests::report("")).unwrap(),
+            "ingest": serde_json::to_value(crate::report::ingest::tests::report("")).unwrap(),
             "workloads": [{"name": "dashboards", "under_load": w, "alone_before": w, "alone_after": w}],
             "table_rows_before": 0, "table_rows_after": 120000, "comparison": "each workload alone ..."
         });

@@ -7,9 +7,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::ingest::render as render_ingest;
 use super::ingest::IngestReport;
 use super::query::{render_workload, QueryReport};
-use super::text::{fail_if_lines, render as render_ingest};
+use super::text::fail_if_lines;
 use super::{Header, Status, Verdict};
 use crate::config::MixedConfig;
 use crate::format::group;

@@ -72,7 +72,7 @@ fn exact(ctx: &Ctx, table: &str, args: &str) -> Result<IngestReport> {
 fn postgres_is_detected_and_named(ctx: &Ctx) -> Result<()> {
     let r = exact(ctx, "engine_pg", "--rows 500")?;
     ensure(r.setup.server.engine == Some(Engine::Postgres), || format!("{:?}", r.setup.server.engine))?;
-    let text = dbload::report::text::render(&r);
+    let text = dbload::report::ingest::render(&r);
     ensure(text.contains("(server, PostgreSQL 1"), || text.clone())
 }
 

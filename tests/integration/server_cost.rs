@@ -69,7 +69,7 @@ fn ingest_cost(ctx: &Ctx, table: &str, args: &str) -> Result<serde_json::Value> 
     let run = RunStart::now("dbload ingest".into()).end();
     let report = serde_json::to_value(Stamped { report: &out.report, run: &run })?;
     follows(include_str!("../../schema/report.schema.json"), &report)?;
-    let text = dbload::report::text::render(&out.report);
+    let text = dbload::report::ingest::render(&out.report);
     ensure(text.contains("Server cost: table ") && text.contains("B/row"), || text.clone())?;
     let html = dbload::report::html::render(&out.report)?;
     ensure(html.contains("<h3>Server cost</h3>") && html.contains("B/row</b>"), || {
@@ -303,7 +303,7 @@ fn one_server_has_no_per_node_section(ctx: &Ctx) -> Result<()> {
     ensure(out.exit_code == 0, || format!("exit {}", out.exit_code))?;
     let cost = serde_json::to_value(&out.report.server_cost)?;
     ensure(cost["table_bytes"].is_u64() && cost.get("nodes").is_none(), || cost.to_string())?;
-    let text = dbload::report::text::render(&out.report);
+    let text = dbload::report::ingest::render(&out.report);
     ensure(!text.contains("Per node"), || text.clone())?;
     let html = dbload::report::html::render(&out.report)?;
     ensure(!html.contains("of mean"), || "a per-node table in the HTML".into())
@@ -367,7 +367,7 @@ fn cratedb_shows_each_nodes_shards(_: &Ctx) -> Result<()> {
     let docs: u64 = assigned.iter().filter_map(|n| n["rows"].as_u64()).sum();
     let replicas: u64 = nodes.iter().filter_map(|n| n["replica_shards"].as_u64()).sum();
     ensure(docs >= 3000 && replicas == 3, || cost.to_string())?;
-    let text = dbload::report::text::render(&out.report);
+    let text = dbload::report::ingest::render(&out.report);
     let unassigned = nodes.iter().any(|n| n["node"].is_null());
     ensure(text.contains("Per node:") && (!unassigned || text.contains("(unassigned)")), || text.clone())
 }
