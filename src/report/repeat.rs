@@ -101,6 +101,7 @@ pub const INTERVAL_METHOD: &str = "order statistics (distribution-free): [X(k), 
 
 /// The `repeat` object of a report made with `--runs`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepeatReport {
     /// `--runs`.
     pub runs_asked: u32,
@@ -121,6 +122,7 @@ pub struct RepeatReport {
 
 /// One run of a repeat: how it ended and its headline figures.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunFigures {
     /// 1-based.
     pub run: u32,
