@@ -16,8 +16,10 @@ use crate::stats::repeat::Spread;
 use super::table::columns;
 use super::{Status, Verdict};
 
-/// Which way a figure is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which way a figure is better (`compare`'s JSON: `higher`, `lower`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum Better {
     Higher,
     Lower,

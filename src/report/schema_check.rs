@@ -29,6 +29,7 @@ use super::query::QueryReport;
 use super::repeat::RepeatReport;
 use super::sweep::SweepReport;
 use super::transfer::TransferReport;
+use crate::compare::CompareReport;
 
 /// A measuring command's document as `command::output::emit` writes it:
 /// the report, its `run` object ([`Stamped`]), and with `--runs` the
@@ -354,4 +355,9 @@ fn transfer_report_schema_matches_the_transfer_report() {
 #[test]
 fn sweep_schema_matches_the_sweep_report() {
     check::<Stamped<'static, SweepReport>>("sweep.schema.json");
+}
+
+#[test]
+fn compare_schema_matches_the_comparison() {
+    check::<CompareReport<'static>>("compare.schema.json");
 }
