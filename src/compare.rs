@@ -151,6 +151,7 @@ impl WorseLimit {
 /// verdict its column shows (and the JSON's `verdict`). Not a run's
 /// verdict (`report::Verdict`: how a run ended), hence its own name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Better,
@@ -176,14 +177,18 @@ impl Change {
 }
 
 /// A figure of one report: its median over its runs and, but for the
-/// first report, how it stands against the first.
-#[derive(Debug, Clone)]
+/// first report, how it stands against the first. As the JSON's `cells`.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Cell {
     pub median: f64,
     pub runs: usize,
     /// Median over the first report's median (None for the first).
     pub ratio: Option<f64>,
-    /// The 95 % bootstrap interval of that ratio, with enough runs on both sides.
+    /// The 95 % bootstrap interval of that ratio, with enough runs on both
+    /// sides; written as `{low, high}`.
+    #[serde(serialize_with = "low_high")]
+    #[cfg_attr(test, schemars(with = "Option<Interval>"))]
     pub ratio_ci95: Option<(f64, f64)>,
     /// The exact Mann–Whitney p-value of the runs, with enough runs on both sides.
     pub p_value: Option<f64>,
@@ -191,7 +196,9 @@ pub struct Cell {
 }
 
 /// One headline figure across the reports (None where a report lacks it).
-#[derive(Debug, Clone)]
+/// As the JSON's `figures`.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Row {
     pub figure: String,
     pub label: String,
@@ -404,51 +411,89 @@ impl Comparison {
     /// the reports, per figure each report's cell, and the `--fail-if-worse`
     /// breaches.
     pub fn to_json(&self, reports: &[Loaded], breaches: &[String]) -> Json {
-        let cell = |c: &Cell| {
-            json!({
-                "median": c.median,
-                "runs": c.runs,
-                "ratio": c.ratio,
-                "ratio_ci95": c.ratio_ci95.map(|(low, high)| json!({"low": low, "high": high})),
-                "p_value": c.p_value,
-                "verdict": c.verdict,
+        let reports = reports
+            .iter()
+            .map(|r| ReportEntry {
+                name: &r.name,
+                command: r.command(),
+                runs: r.runs(),
+                run_id: r.json.pointer("/run/run_id"),
             })
+            .collect();
+        let document = CompareReport {
+            schema_version: JSON_VERSION,
+            command: "compare",
+            method: METHOD,
+            reports,
+            figures: &self.rows,
+            notes: &self.notes,
+            fail_if_worse: breaches,
         };
-        let figures: Vec<Json> = self
-            .rows
-            .iter()
-            .map(|row| {
-                json!({
-                    "figure": row.figure,
-                    "label": row.label,
-                    "better": if row.better == Better::Higher { "higher" } else { "lower" },
-                    "cells": row.cells.iter().map(|c| c.as_ref().map(cell)).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        let reports: Vec<Json> = reports
-            .iter()
-            .map(|r| {
-                json!({"name": r.name, "command": r.command(), "runs": r.runs(), "run_id": r.json.pointer("/run/run_id")})
-            })
-            .collect();
-        json!({
-            "schema_version": JSON_VERSION,
-            "command": "compare",
-            "method": {
-                "min_runs": MIN_RUNS,
-                "confidence": 1.0 - ALPHA,
-                "bootstrap_resamples": RESAMPLES,
-                "bootstrap_seed": SEED,
-                "rank_test": "mann_whitney_exact",
-                "alpha": ALPHA,
-            },
-            "reports": reports,
-            "figures": figures,
-            "notes": self.notes,
-            "fail_if_worse": breaches,
-        })
+        json!(document)
     }
+}
+
+/// `compare --output json`: the contract `schema/compare.schema.json`,
+/// which `report::schema_check` holds to this type.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct CompareReport<'a> {
+    schema_version: u32,
+    command: &'static str,
+    method: Method,
+    reports: Vec<ReportEntry<'a>>,
+    figures: &'a [Row],
+    notes: &'a [String],
+    /// The `--fail-if-worse` limits breached.
+    fail_if_worse: &'a [String],
+}
+
+/// How a verdict is reached (`stats::repeat`), as the JSON states it.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct Method {
+    min_runs: usize,
+    confidence: f64,
+    bootstrap_resamples: usize,
+    bootstrap_seed: u64,
+    rank_test: &'static str,
+    alpha: f64,
+}
+
+const METHOD: Method = Method {
+    min_runs: MIN_RUNS,
+    confidence: 1.0 - ALPHA,
+    bootstrap_resamples: RESAMPLES,
+    bootstrap_seed: SEED,
+    rank_test: "mann_whitney_exact",
+    alpha: ALPHA,
+};
+
+/// A report compared, as the JSON names it.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct ReportEntry<'a> {
+    name: &'a str,
+    command: &'a str,
+    runs: usize,
+    /// Its `run.run_id` as the report has it; null without one.
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
+    run_id: Option<&'a Json>,
+}
+
+/// A cell's `ratio_ci95` as written.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct Interval {
+    /// An end over a median of 0 is infinite, which JSON writes as null.
+    #[cfg_attr(test, schemars(with = "Option<f64>"))]
+    low: f64,
+    #[cfg_attr(test, schemars(with = "Option<f64>"))]
+    high: f64,
+}
+
+fn low_high<S: serde::Serializer>(ci: &Option<(f64, f64)>, s: S) -> Result<S::Ok, S::Error> {
+    ci.map(|(low, high)| Interval { low, high }).serialize(s)
 }
 
 fn verdict_text(c: &Cell) -> String {
@@ -523,6 +568,24 @@ mod tests {
         let reports = vec![report("a.json", &runs), report("b.json", &runs), report("c.json", &runs.map(|r| r / 2.0))];
         let mut out = Vec::new();
         run(reports, &[], None, false, &mut out).unwrap();
+        insta::assert_snapshot!(String::from_utf8(out).unwrap());
+    }
+
+    /// The JSON `dbload compare --output json` prints, on the reports of
+    /// `compare_text`: the first with a run_id, the third without a p99.
+    #[test]
+    fn compare_json() {
+        let runs = [100.0, 104.0, 98.0, 101.0, 97.0];
+        let mut a = report("a.json", &runs);
+        a.json["run"] = json!({"run_id": "0190a1b2-0000-7000-8000-000000000001"});
+        let mut c = report("c.json", &runs.map(|r| r / 2.0));
+        c.json["latency_ms"].as_object_mut().unwrap().remove("p99");
+        for r in c.json["repeat"]["runs"].as_array_mut().unwrap() {
+            r["figures"].as_object_mut().unwrap().remove("p99_ms");
+        }
+        let limit = WorseLimit { figure: "rows_per_sec".into(), percent: 10.0 };
+        let mut out = Vec::new();
+        run(vec![a, report("b.json", &runs), c], &[limit], None, true, &mut out).unwrap();
         insta::assert_snapshot!(String::from_utf8(out).unwrap());
     }
 

@@ -167,10 +167,15 @@ impl OpError {
 
 /// Warm-up, excluded from the measured figures.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Warmup {
     None,
-    Duration(#[serde(serialize_with = "secs")] Duration),
+    Duration(
+        #[serde(serialize_with = "secs")]
+        #[cfg_attr(test, schemars(with = "f64"))]
+        Duration,
+    ),
     /// Units (rows, queries) per worker.
     Count(u64),
 }
@@ -194,6 +199,7 @@ pub struct Stages {
 
 /// What stages ramp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Ramps {
     /// Workers (connections, VUs) busy at once: a closed loop.

@@ -55,6 +55,7 @@ pub struct Setup {
 /// `verify`: rows the table gained (`found`) against rows the database
 /// acknowledged (`expected`); equal, or with upserts, no more than them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Verify {
     pub expected: u64,
     /// None when the rows could not be counted (`error` says why).
@@ -250,6 +251,7 @@ pub struct HttpOutcome {
 
 /// What became of one file of an export.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ExportedFile {
     pub path: PathBuf,
     pub rows: u64,
@@ -323,6 +325,7 @@ pub struct WorkloadOutcome {
 /// and when its workers started (what `dbload report --run-id` lines the
 /// instances' timelines up by).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct InstanceMeta {
     /// `--run-id`, shared by the instances.
     pub run_id: String,

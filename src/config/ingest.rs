@@ -24,6 +24,7 @@ const DEFAULT_MEASUREMENTS: u64 = 100_000;
 
 /// What happens to the table before the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum TableAction {
     /// Create it; refuse if it exists.

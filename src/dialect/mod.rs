@@ -22,6 +22,7 @@ use crate::model::Schema;
 
 /// The kind of database behind a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
     Postgres,
@@ -76,6 +77,7 @@ impl fmt::Display for Engine {
 
 /// How `--partitions` splits a PostgreSQL table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum PartitionBy {
     /// Hash of the series column (device_id; ts for the cpu model).
@@ -87,6 +89,7 @@ pub enum PartitionBy {
 /// The table flags of the seeds' tools, as given; what each engine makes
 /// of them (or refuses) is decided by [`TableOptions::check`].
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TableOptions {
     /// Citus shard count, CrateDB `CLUSTERED INTO n SHARDS`.
     pub shards: Option<u32>,
@@ -291,6 +294,7 @@ pub fn derived_name(table: &str, suffix: &str) -> String {
 
 /// How rows travel to the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// Binary COPY FROM STDIN, one COPY per batch (the fastest).
@@ -321,6 +325,7 @@ impl fmt::Display for Method {
 
 /// What an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {
     /// JSON lines: one object per row, keys = column names (what insert-json reads).

@@ -25,6 +25,7 @@ use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HttpReport {
     #[serde(flatten)]
     pub header: Header,
@@ -82,6 +83,7 @@ pub struct HttpReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CheckEntry {
     pub check: String,
     pub passes: u64,
@@ -89,6 +91,7 @@ pub struct CheckEntry {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HttpWarmup {
     pub requests: u64,
     pub errors: u64,
@@ -98,6 +101,7 @@ pub struct HttpWarmup {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HttpSetup {
     pub method: String,
     /// The URL with its password and secret query values redacted.

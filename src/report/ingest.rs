@@ -31,6 +31,7 @@ use crate::stats::LatencySummary;
 /// The report of the commands that write generated or read rows into a
 /// table: `ingest` and its aliases, `insert-fake-data`, `insert-json`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IngestReport {
     #[serde(flatten)]
     pub header: Header,
@@ -71,6 +72,7 @@ pub struct IngestReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct WarmupReport {
     pub rows: u64,
     pub batches: u64,
@@ -82,6 +84,7 @@ pub struct WarmupReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SetupReport {
     #[serde(flatten)]
     pub server: Server,

@@ -18,6 +18,7 @@ pub const GIT_COMMIT: &str = env!("DBLOAD_GIT_COMMIT");
 
 /// The `run` object of a report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunMeta {
     /// A UUID v7: unique, and ordered by the time the run started. Names
     /// the run in the results store.
@@ -37,11 +38,13 @@ pub struct RunMeta {
     pub tags: BTreeMap<String, String>,
     /// `--instance`: this run's part in a distributed run; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "InstanceMeta"))] // absent or an object, never null
     pub instance: Option<InstanceMeta>,
 }
 
 /// The machine dbload ran on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ClientHost {
     pub host_name: String,
     /// The OS and its kernel release (`linux 6.1.0`).
@@ -176,6 +179,7 @@ pub fn tags_text(tags: &BTreeMap<String, String>) -> String {
 /// results store) is written from, so that no report type needs a field
 /// the run fills in only at the end.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Stamped<'a, R> {
     #[serde(flatten)]
     pub report: &'a R,

@@ -21,6 +21,8 @@ pub mod mixed;
 mod page;
 pub mod query;
 pub mod repeat;
+#[cfg(test)]
+mod schema_check;
 pub mod server_cost;
 pub mod sweep;
 pub mod table;
@@ -51,6 +53,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// What every report opens with: the contract its JSON follows, the dbload
 /// that wrote it and the command. Flattened, so the keys stay at the top.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Header {
     pub schema_version: u32,
     pub dbload_version: &'static str,
@@ -64,6 +67,7 @@ impl Header {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Every batch was acknowledged (and verified, if asked).
@@ -77,6 +81,7 @@ pub enum Status {
 /// How a run ended and the exit code that says so, with the `--fail-if`
 /// conditions that were checked. Flattened into every report.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Verdict {
     pub status: Status,
     pub exit_code: u8,
@@ -87,6 +92,7 @@ pub struct Verdict {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FailIfResult {
     pub condition: String,
     pub held: bool,
@@ -146,6 +152,7 @@ pub fn judge_json(json: &serde_json::Value, v: &mut Verdict, conditions: &[Condi
 
 /// What the client cost, as every report shows it (flattened into its JSON).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ClientReport {
     pub client_cpu_s: f64,
     pub client_cpu_user_s: f64,
@@ -169,6 +176,7 @@ impl From<&ClientCost> for ClientReport {
 /// batches (ingest and the insert commands, export, insert-from-sql), each
 /// flattening them into its report.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Throughput {
     /// Rows acknowledged by the target (exported, for export) in the
     /// measured window, warm-up excluded.
@@ -212,6 +220,7 @@ impl Throughput {
 /// the figures. Warm-up is included where the command counts it in its
 /// total (ingest, http) and left out where it comes on top (timeit, workload).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Accounting {
     /// `rows`, `queries` or `requests`.
     pub unit: &'static str,
@@ -253,6 +262,7 @@ impl Accounting {
 /// under `--rate` the time from the actual start and how late that start
 /// was. Flattened into the reports of ingest and the query commands.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Latencies {
     /// Per operation; from its intended start when paced (`--rate`).
     pub latency_ms: Option<LatencySummary>,
@@ -299,6 +309,7 @@ const SHARE_HELD: f64 = 0.90;
 /// `dropped` are null. A run that fell far behind fails (exit 1), because
 /// its figures describe a lighter load than the one asked for.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Pacing {
     /// Operations (batches, queries, requests) of the measured window that
     /// started more than `late_after_ms` after their intended start.
@@ -377,6 +388,7 @@ pub(crate) fn count_above(h: &Histogram<u64>, us: u64) -> u64 {
 /// ingest and of the query commands; export and insert-from-sql name their
 /// source and their target with it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Server {
     /// `throwaway` (dbload started it for the run), `server`, or `none`
     /// (an ingest dry run, which sends nothing).
@@ -412,6 +424,7 @@ impl Server {
 /// those that make it not durable. Flattened into the setup of every
 /// report that names a PostgreSQL-family server.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Settings {
     /// As `current_setting` shows them: `shared_buffers` = `512MB`.
     pub server_settings: BTreeMap<String, String>,
@@ -491,6 +504,7 @@ pub fn error_entries(errors: &BTreeMap<String, ErrorClass>) -> Vec<ErrorEntry> {
 /// Lost connections (`--reconnect`): when writes were unavailable, and
 /// whether anything was lost. Flattened into the ingest report.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Connections {
     /// Windows during which at least one worker had no connection (the
     /// outages of several workers that overlap are one window).
@@ -504,6 +518,7 @@ pub struct Connections {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutageEntry {
     /// Since the workers' common start.
     pub start_s: f64,
@@ -519,6 +534,7 @@ pub struct OutageEntry {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct InDoubtEntry {
     /// When the batch was sent, since the workers' common start.
     pub at_s: f64,
@@ -555,6 +571,7 @@ impl Connections {
 /// One stage of a `--stages` or `--rate-stages` run: its target, and what
 /// the measured operations that started in it reached.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StageEntry {
     /// 1 for the first.
     pub stage: usize,
@@ -618,6 +635,7 @@ pub fn paced_rate(rate: Option<f64>, stages: Option<&Stages>) -> (Option<f64>, &
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ErrorEntry {
     pub class: String,
     pub count: u64,
@@ -625,6 +643,7 @@ pub struct ErrorEntry {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TimelineEntry {
     pub second: u64,
     pub rows: u64,

@@ -27,6 +27,7 @@ use crate::workload::tsbs::CpuData;
 use crate::workload::{Protocol, QuerySpec};
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryReport {
     /// `command`: `timeit` or `workload`.
     #[serde(flatten)]
@@ -67,6 +68,7 @@ pub struct QueryReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryEntry {
     pub name: String,
     pub query: String,
@@ -92,6 +94,7 @@ pub struct QueryEntry {
 
 /// One statement of a script: its measured executions in the script's runs.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StatementEntry {
     /// Its line in the script.
     pub line: usize,
@@ -102,6 +105,7 @@ pub struct StatementEntry {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryWarmup {
     pub count: u64,
     pub errors: u64,
@@ -111,6 +115,7 @@ pub struct QueryWarmup {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QuerySetup {
     #[serde(flatten)]
     pub server: Server,
@@ -141,6 +146,7 @@ pub struct QuerySetup {
 
 /// A suite's table, as read before the run: its hosts and time range.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SuiteSetup {
     pub name: &'static str,
     pub table: String,

@@ -16,8 +16,10 @@ use crate::stats::repeat::Spread;
 use super::table::columns;
 use super::{Status, Verdict};
 
-/// Which way a figure is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which way a figure is better (`compare`'s JSON: `higher`, `lower`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum Better {
     Higher,
     Lower,
@@ -101,6 +103,7 @@ pub const INTERVAL_METHOD: &str = "order statistics (distribution-free): [X(k), 
 
 /// The `repeat` object of a report made with `--runs`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepeatReport {
     /// `--runs`.
     pub runs_asked: u32,
@@ -121,6 +124,7 @@ pub struct RepeatReport {
 
 /// One run of a repeat: how it ended and its headline figures.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunFigures {
     /// 1-based.
     pub run: u32,

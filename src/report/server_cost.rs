@@ -14,6 +14,7 @@ use crate::workload::QuerySpec;
 
 /// The cost of a run that wrote (or read) a table.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TableCost {
     /// The table's bytes after the run (heap, TOAST and maps, summed over
     /// partitions, chunks or shards; CrateDB: its primary shards).
@@ -45,6 +46,7 @@ pub struct TableCost {
     /// Citus and CrateDB: the table's part on each node; absent on the
     /// engines that keep a table on one server.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, schemars(with = "NodesReport"))] // absent or an object, never null
     pub nodes: Option<NodesReport>,
 }
 
@@ -57,6 +59,7 @@ const SKEW: f64 = 1.5;
 /// Where a cluster keeps the table, node by node. Read back from a kept
 /// report too, for `dbload report --run-id`'s text.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct NodesReport {
     /// Each node that holds or may hold the table's shards, by name; on
     /// CrateDB also the unassigned shards (`node` null).
@@ -72,6 +75,7 @@ pub struct NodesReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct NodeReport {
     /// `host:port` (Citus) or the node's name (CrateDB); null for shards no node holds.
     pub node: Option<String>,
@@ -128,6 +132,7 @@ impl NodesReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CompressionReport {
     pub chunks: u64,
     /// Table and index bytes before compression.
@@ -181,6 +186,7 @@ impl TableCost {
 
 /// The cost of a query run: `pg_stat_statements` over the run.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryCost {
     /// Why there are no counters (the extension not installed, CrateDB).
     pub statements_unavailable: Option<String>,
@@ -190,6 +196,7 @@ pub struct QueryCost {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StatementReport {
     /// The query's name in the run; queries that differ only in their
     /// constants are one statement to pg_stat_statements: their names joined by ` + `.

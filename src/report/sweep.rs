@@ -16,6 +16,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// A sweep, as it ended.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SweepReport {
     pub schema_version: u32,
     /// Always `sweep`.
@@ -59,6 +60,7 @@ pub struct SweepReport {
 
 /// One `--vary` flag and its values.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Varied {
     pub flag: String,
     pub values: Vec<String>,
@@ -67,6 +69,7 @@ pub struct Varied {
 /// `--objective`: which figure the best point has the most (`max`) or the
 /// least (`min`) of.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Objective {
     pub direction: &'static str,
     pub figure: String,
@@ -74,6 +77,7 @@ pub struct Objective {
 
 /// One point of the sweep.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Point {
     pub index: usize,
     /// `batch-size=500,workers=2`: its tag in the store.
@@ -97,6 +101,7 @@ pub struct Point {
 
 /// One run of a point.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PointRun {
     /// 1-based.
     pub round: u32,
@@ -109,6 +114,7 @@ pub struct PointRun {
 
 /// The best point against the runner-up, on the objective figure.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Margin {
     pub runner_up: usize,
     /// The best point's median over the runner-up's.
@@ -126,6 +132,7 @@ pub struct Margin {
 
 /// The 95 % bootstrap interval of a ratio of medians.
 #[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RatioInterval {
     pub low: f64,
     pub high: f64,
@@ -133,6 +140,7 @@ pub struct RatioInterval {
 
 /// `--find-max-rate`: the search and its answer.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Search {
     pub slo: Vec<String>,
     pub start_rate: f64,
@@ -146,6 +154,7 @@ pub struct Search {
 
 /// One step of the search.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Step {
     /// Its point's index.
     pub point: usize,

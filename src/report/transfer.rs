@@ -25,6 +25,7 @@ use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TransferReport {
     /// `command`: `export` or `insert-from-sql`.
     #[serde(flatten)]
@@ -63,6 +64,7 @@ pub struct TransferReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TransferSetup {
     /// Where the rows were read.
     pub source: Server,

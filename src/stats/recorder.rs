@@ -94,6 +94,7 @@ pub struct Outage {
 
 /// What became of a batch that was in flight when its connection was lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Resolution {
     /// Its rows were found in the table: counted as written.

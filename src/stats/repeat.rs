@@ -38,6 +38,7 @@ fn median_of_sorted(v: &[f64]) -> Option<f64> {
 /// A figure over repeated runs: median, range, and the 95 % interval of
 /// the median.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Spread {
     pub median: f64,
     pub min: f64,

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 /// What `--explain` captures before the measured run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExplainMode {
     /// EXPLAIN (ANALYZE, VERBOSE, BUFFERS, FORMAT JSON), rolled back.
@@ -16,6 +17,7 @@ pub enum ExplainMode {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Explain {
     pub mode: ExplainMode,
     /// The top plan node, e.g. `Aggregate` or `Custom Scan (Citus Adaptive)`.
@@ -32,6 +34,7 @@ pub struct Explain {
 
 /// A Citus distributed plan: the coordinator's `Distributed Query` job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Distributed {
     pub task_count: Option<u64>,
     /// e.g. `One of 32` or `All`.

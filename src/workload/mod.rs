@@ -24,6 +24,7 @@ use crate::sqltext::{self, Kind, Token};
 
 /// How statements are sent (pgbench's -M).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Protocol {
     /// Simple query protocol: one message, parameters inlined as quoted literals.
