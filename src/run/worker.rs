@@ -132,6 +132,9 @@ where
     R: Record,
 {
     let mut attempted = 0u64;
+    // Whether the loop ended at the deadline (not at Ctrl-C, a stop or
+    // the source's end).
+    let mut ran_out = false;
     let mut clock = Clock::default();
     let slot = plan.live.join();
     let cancel = &plan.cancel;
@@ -182,6 +185,7 @@ where
         let units = op.units();
         let intended = plan.schedule.take(units, plan.t0.elapsed());
         if plan.deadline.is_some_and(|d| intended >= d) {
+            ran_out = true;
             break;
         }
         // Only sleep when ahead of the schedule (a closed loop never is).
@@ -195,6 +199,7 @@ where
         }
         let started = plan.t0.elapsed();
         if plan.deadline.is_some_and(|d| started >= d) {
+            ran_out = true;
             break;
         }
         plan.schedule.started(units);
@@ -257,6 +262,13 @@ where
             }
         }
         source.recycle(op);
+    }
+    // An open loop whose schedule ran out at the deadline was measured
+    // over the whole run: its last operation was due before the deadline,
+    // and the time after it is the rate's too (a closed loop's window ends
+    // with its last operation; one that stopped early, with its stop).
+    if let (true, Some(deadline), false) = (ran_out, plan.deadline, plan.schedule.back_to_back()) {
+        recorders.iter_mut().for_each(|rec| rec.ran_until(deadline));
     }
     (executor, recorders)
 }
@@ -776,6 +788,21 @@ mod tests {
             let elapsed = started.elapsed();
             assert!(elapsed >= Duration::from_millis(200), "5 operations 50 ms apart took {elapsed:?}");
             assert_eq!(recs[0].measured.batches, 5);
+        }
+
+        /// An open loop's measured window runs to its deadline: its last
+        /// operation was due before it, and the time after is the rate's
+        /// too. Before, the window ended with the last operation, so N
+        /// operations over (N-1)/R read as R·N/(N-1): `--rate 2
+        /// --duration 1s` reported 3.99/s.
+        #[tokio::test]
+        async fn an_open_loop_is_measured_to_its_deadline() {
+            // One operation of 10 units every 100 ms: at 0, 100 and 200 ms.
+            let deadline = Duration::from_millis(300);
+            let (_, recs) = run(plan(Some(deadline), Some(100.0), Warmup::None), Ops(u32::MAX), quick()).await;
+            let m = &recs[0].measured;
+            assert_eq!(m.batches, 3);
+            assert!(m.last_end >= Some(deadline), "the window ends at {:?}", m.last_end);
         }
 
         #[tokio::test(start_paused = true)]

@@ -7,6 +7,7 @@
 //! operation.
 
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use super::recorder::{InDoubtBatch, Outage, Timing};
 use super::Recorder;
@@ -23,6 +24,8 @@ pub trait Record {
     fn outage(&mut self, outage: Outage);
     /// What became of an operation in flight when its connection was lost.
     fn settled(&mut self, batch: InDoubtBatch);
+    /// The measured window runs at least to `end` (an open loop's deadline).
+    fn ran_until(&mut self, end: Duration);
 }
 
 impl Record for Recorder {
@@ -40,6 +43,9 @@ impl Record for Recorder {
     }
     fn settled(&mut self, batch: InDoubtBatch) {
         self.in_doubt.push(batch);
+    }
+    fn ran_until(&mut self, end: Duration) {
+        Recorder::ran_until(self, end)
     }
 }
 
@@ -130,6 +136,10 @@ impl Record for Buffered {
     fn outage(&mut self, outage: Outage) {
         self.flush();
         lock(&self.into).outages.push(outage);
+    }
+    fn ran_until(&mut self, end: Duration) {
+        self.flush();
+        lock(&self.into).ran_until(end);
     }
     fn settled(&mut self, batch: InDoubtBatch) {
         self.flush();

@@ -308,6 +308,18 @@ impl Recorder {
         self.errors.entry(class).and_modify(|e| e.count += 1).or_insert(ErrorClass { count: 1, example: message });
     }
 
+    /// The measured window runs at least to `end`: an open loop's
+    /// operations were due over the whole run, the time after the last one
+    /// included, so its rate is counted over the run to its deadline (not to
+    /// its last operation's end: N operations over (N-1)/R would read as
+    /// R·N/(N-1)). Nothing measured, nothing to extend.
+    pub fn ran_until(&mut self, end: Duration) {
+        let m = &mut self.measured;
+        if m.first_start.is_some() {
+            m.last_end = Some(m.last_end.map_or(end, |e| e.max(end)));
+        }
+    }
+
     /// A batch whose connection was lost before it was answered and which
     /// nothing could settle: neither written nor failed, it is counted apart.
     pub fn in_doubt(&mut self, warmup: bool, rows: u64, t: Timing) {
