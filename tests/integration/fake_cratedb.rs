@@ -21,6 +21,9 @@ use serde_json::{json, Value};
 /// The statement the query tests run: an operation, like a bulk insert.
 pub const QUERY: &str = "SELECT 42";
 
+/// A select the nodes refuse as CrateDB refuses a syntax error (code 4000).
+pub const SYNTAX_ERROR: &str = "SELEC 1";
+
 /// What the nodes share: the rows acknowledged by any of them.
 #[derive(Default)]
 pub struct Cluster {
@@ -150,6 +153,10 @@ impl State {
             self.answered.fetch_add(1, Ordering::SeqCst);
         }
         let rows = |rows: Value| json!({"cols": ["x"], "rows": rows, "rowcount": 1, "duration": 0.25});
+        if stmt.contains(SYNTAX_ERROR) {
+            let error = json!({"message": "SQLParseException[line 1:1: mismatched input 'SELEC']", "code": 4000});
+            return (Some(json!({ "error": error }).to_string()), after);
+        }
         let answer = match bulk {
             Some(n) => {
                 self.cluster.rows.fetch_add(n as u64, Ordering::SeqCst);

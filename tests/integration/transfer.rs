@@ -29,6 +29,7 @@ use dbload::report::transfer::TransferReport;
 use dbload::Finished;
 
 use crate::engines::{crate_count, crate_rows, crate_target, engine_url, CRATEDB_HTTP, CRATEDB_PG, TIMESCALEDB};
+use crate::fake_cratedb::{Cluster, Node, SYNTAX_ERROR};
 use crate::support::{dbload_bin, ensure, refused, Ctx};
 use crate::Phase::Parallel;
 use crate::{EngineTest, Registered};
@@ -36,6 +37,11 @@ use crate::{EngineTest, Registered};
 pub fn tests() -> Vec<Registered> {
     vec![
         ("transfer::export_json_round_trips_every_type", export_json_round_trips_every_type, Parallel),
+        (
+            "transfer::a_query_cratedb_refuses_as_a_syntax_error_is_the_users",
+            a_query_cratedb_refuses_as_a_syntax_error_is_the_users,
+            Parallel,
+        ),
         ("transfer::export_gzip_csv_round_trips", export_gzip_csv_round_trips, Parallel),
         ("transfer::export_a_query_and_refuse_leftovers", export_a_query_and_refuse_leftovers, Parallel),
         (
@@ -838,5 +844,20 @@ fn timescaledb_export_of_a_compressed_hypertable_reads_every_row(_: &Ctx) -> Res
     }
     ensure(r.throughput.rows == 43_200 && keys.len() == 43_200, || {
         format!("{} rows exported, {} distinct: {:?}", r.throughput.rows, keys.len(), r.files)
+    })
+}
+
+/// An export `--query` that CrateDB's HTTP endpoint refuses as a syntax
+/// error (its code 4000, read as a code, not from the message) is the
+/// user's to fix: exit 2 naming `--query`. A fake node (see
+/// `fake_cratedb`): no CrateDB runs in CI.
+fn a_query_cratedb_refuses_as_a_syntax_error_is_the_users(_: &Ctx) -> Result<()> {
+    let node = Node::start(&std::sync::Arc::new(Cluster::default()), None)?;
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().to_str().context("a temporary path")?;
+    let url = format!("cratedb://{}", node.addr);
+    let (code, _, stderr) = dbload_bin(&["export", "--url", &url, "--query", SYNTAX_ERROR, "--out", out], &[]);
+    ensure(code == 2 && stderr.contains("--query: ") && stderr.contains("CrateDB 4000"), || {
+        format!("exit {code}: {stderr}")
     })
 }
