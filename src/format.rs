@@ -200,6 +200,30 @@ fn significant(v: f64, digits: i32) -> f64 {
     (v * scale).round() / scale
 }
 
+/// A number as JavaScript's `toLocaleString()` writes it in English (what
+/// nodeIngestBench prints): grouped thousands, at most three decimals,
+/// trailing zeros dropped (`239088.1349` → `239,088.135`, `25.5` → `25.5`).
+pub fn js_locale(v: f64) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "NaN".into()
+        } else if v > 0.0 {
+            "∞".into()
+        } else {
+            "-∞".into()
+        };
+    }
+    let fixed = format!("{:.3}", v.abs());
+    let (whole, fraction) = fixed.split_once('.').unwrap_or((&fixed, ""));
+    let fraction = fraction.trim_end_matches('0');
+    let sign = if v < 0.0 && fixed.bytes().any(|b| b.is_ascii_digit() && b != b'0') { "-" } else { "" };
+    let whole = group(whole.parse().unwrap_or(u64::MAX));
+    match fraction {
+        "" => format!("{sign}{whole}"),
+        f => format!("{sign}{whole}.{f}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,5 +312,21 @@ mod tests {
         assert_eq!(slowdown(Some(10.2), Some(10.0)), "same");
         assert_eq!(slowdown(None, Some(10.0)), "–");
         assert_eq!(slowdown(Some(1.0), Some(0.0)), "–");
+    }
+
+    /// As nodeIngestBench's Global Results print them (Node's `toLocaleString`).
+    #[test]
+    fn js_locale_writes_as_node_does() {
+        for (v, want) in [
+            (25.179, "25.179"),
+            (6_020_000.0, "6,020,000"),
+            (239_088.134_9, "239,088.135"),
+            (1133.787, "1,133.787"),
+            (0.4410, "0.441"),
+            (2.5, "2.5"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(js_locale(v), want, "{v}");
+        }
     }
 }

@@ -18,8 +18,10 @@ Examples:
   # tsdbperf's command line, same meaning (80 devices, 8,000,000 rows)
   dbload ingest --workers 8 --devices 10 --measurements 100000 --metrics 10
 
-  # nodeIngestBench's TSBS cpu model
-  dbload ingest --model cpu --batch-size 20000 --rows 6000000
+  # nodeIngestBench's command line, same meaning: 2 × 1,000,000 cpu rows,
+  # 40 batches in flight, the table recreated; CRATE_HOST ... read as it does
+  dbload ingest --batch_size 20000 --max_rows 1000000 --shards 12 \\
+      --concurrent_requests 20 --processes 2
 
   # Open loop at 200,000 rows/s for 5 minutes, after 30 s of warm-up
   dbload ingest --rate 200000 --duration 5m --warmup 30s
@@ -54,9 +56,9 @@ pub struct IngestArgs {
     #[command(flatten)]
     pub db: DbArgs,
 
-    /// Data model.
-    #[arg(long, value_enum, default_value_t = ModelName::Measurement, help_heading = "Data")]
-    pub model: ModelName,
+    /// Data model [default: measurement; cpu with nodeIngestBench's flags].
+    #[arg(long, value_enum, help_heading = "Data")]
+    pub model: Option<ModelName>,
 
     /// Table to write (NAME or SCHEMA.NAME; default: the model's name).
     #[arg(long, value_name = "NAME", help_heading = "Data")]
@@ -84,7 +86,7 @@ pub struct IngestArgs {
     pub metrics: Option<u32>,
 
     /// Extra string tags per host (cpu model), for wider rows.
-    #[arg(long, value_name = "N", help_heading = "Data")]
+    #[arg(long, alias = "extra_tags_length", value_name = "N", help_heading = "Data")]
     pub extra_tags: Option<u32>,
 
     /// Store the metrics as one jsonb column (measurement model).
@@ -105,7 +107,7 @@ pub struct IngestArgs {
     pub method: Option<Method>,
 
     /// Rows per batch; each batch is one transaction.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
+    #[arg(long, alias = "batch_size", value_name = "N", allow_negative_numbers = true, value_parser = count::<usize>, default_value_t = 10_000, help_heading = "Method")]
     pub batch_size: usize,
 
     /// Update rows whose key exists (INSERT ... ON CONFLICT DO UPDATE; COPY goes through a staging table).
@@ -217,6 +219,9 @@ pub struct IngestArgs {
     /// several workers FILE must contain {worker}).
     #[arg(long, value_name = "FILE", help_heading = "Run")]
     pub copy_file: Option<String>,
+
+    #[command(flatten)]
+    pub node: super::node_ingest::NodeIngestArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,

@@ -8,6 +8,7 @@ mod http;
 mod ingest;
 mod init;
 pub mod mistake;
+mod node_ingest;
 mod query;
 mod results;
 mod scale;
@@ -29,6 +30,7 @@ use ingest::INGEST_EXAMPLES;
 pub use ingest::{DbArgs, IngestArgs};
 pub use init::InitArgs;
 use init::INIT_EXAMPLES;
+pub use node_ingest::NodeIngestArgs;
 pub use query::{QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 use results::RESULTS_EXAMPLES;
@@ -184,7 +186,9 @@ impl StagesArgs {
 pub struct TargetArgs {
     /// Target as a libpq URL or conninfo string (postgres://user@host:port/db?sslmode=...), or
     /// CrateDB's HTTP endpoint (cratedb://user@host1:4200,host2:4200). Without it, DATABASE_URL,
-    /// then PG* variables (when PGHOST or PGSERVICE is set); with none of them a throwaway local PostgreSQL is
+    /// then PG* variables (when PGHOST or PGSERVICE is set), then nodeIngestBench's CRATE_HOST,
+    /// CRATE_PORT, CRATE_USER, CRATE_PASSWORD, CRATE_SSL (environment, or ./.env as it reads
+    /// them); with none of them a throwaway local PostgreSQL is
     /// started and removed at exit. A password in the URL is visible to every local user (ps):
     /// prefer ~/.pgpass or PGPASSFILE, PGSERVICE, or PGPASSWORD, read as libpq reads them.
     #[arg(long, value_name = "URL")]

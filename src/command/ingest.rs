@@ -92,8 +92,11 @@ impl Command for Ingest {
         &mut report.verdict
     }
 
-    fn text(_: &IngestConfig) -> fn(&IngestReport) -> String {
-        report::ingest::render
+    fn text(cfg: &IngestConfig) -> fn(&IngestReport) -> String {
+        match cfg.global_results {
+            true => report::ingest::render_with_global_results,
+            false => report::ingest::render,
+        }
     }
 
     fn parts<'a>(_: &'a IngestReport, outcome: &'a IngestOutcome) -> Vec<(&'a str, &'a Figures)> {

@@ -164,6 +164,7 @@ pub fn into_table(
         load: Load { seed, ..Load::default() },
         start_us: 0,
         verify: false,
+        global_results: false,
         output,
     };
     cfg.check_known_engine()?;

@@ -64,6 +64,8 @@ pub struct IngestConfig {
     /// First reading's time, µs since the Unix epoch.
     pub start_us: i64,
     pub verify: bool,
+    /// nodeIngestBench's flags were given: its Global Results block follows the report.
+    pub global_results: bool,
     pub output: OutputConfig,
 }
 
@@ -205,6 +207,7 @@ impl IngestConfig {
         if let Some(conninfo) = tsdbperf_target(&a.db) {
             a.target.url = Some(conninfo);
         }
+        let global_results = super::node_ingest::habit(&mut a)?;
         let stages = super::resolve_stages(&a.stages, a.duration, a.rate, ("--workers", a.workers))?;
         let duration = stages.as_ref().map(Stages::duration).or(super::check_duration(a.duration)?);
         let workers = match (super::stage_workers(stages.as_ref()), a.workers) {
@@ -402,6 +405,7 @@ impl IngestConfig {
             },
             start_us,
             verify: a.verify,
+            global_results,
             output,
         };
         cfg.check_known_engine()?;
@@ -472,7 +476,7 @@ fn tsdbperf_target(db: &DbArgs) -> Option<String> {
 }
 
 fn resolve_model(a: &IngestArgs) -> Result<ModelSpec> {
-    Ok(match a.model {
+    Ok(match a.model.unwrap_or(ModelName::Measurement) {
         ModelName::Measurement => {
             if a.extra_tags.is_some() {
                 return Err(usage("--extra-tags applies to the cpu model; add --model cpu"));

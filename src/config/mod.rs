@@ -9,6 +9,7 @@ pub mod ingest;
 pub mod init;
 pub mod load;
 pub mod mixed;
+pub mod node_ingest;
 pub mod query;
 pub mod results;
 pub mod scale;
@@ -177,7 +178,9 @@ pub fn check_writable(option: &str, path: &Path) -> Result<()> {
 }
 
 /// `--url`, then `DATABASE_URL`, then `PG*` variables when `PGHOST` is set,
-/// else a throwaway local PostgreSQL sized for `connections`. A cratedb://
+/// then nodeIngestBench's `CRATE_*` variables when `CRATE_HOST` is set (in
+/// the environment or `./.env`, as it reads them), else a throwaway local
+/// PostgreSQL sized for `connections`. A cratedb://
 /// URL, or http(s):// with `--engine cratedb`, is CrateDB's HTTP endpoint.
 pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Option<String>) -> Result<TargetChoice> {
     let engine = a.engine.engine();
@@ -217,6 +220,12 @@ pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Op
     // A service names a server as PGHOST does.
     if ["PGHOST", "PGSERVICE"].into_iter().any(|var| env(var).is_some_and(|v| !v.is_empty())) {
         return Ok(TargetChoice::Remote(Box::new(PgTarget::from_env(env)?), engine));
+    }
+    if let Some(url) = node_ingest::crate_target(env, std::path::Path::new(".env"))? {
+        if let Some(e) = engine.filter(|e| *e != Engine::Cratedb) {
+            return Err(usage(format!("--engine {e} with CRATE_HOST set: that names CrateDB's HTTP endpoint")));
+        }
+        return Ok(TargetChoice::Crate(Box::new(CrateTarget::parse(&url, "CRATE_HOST", a.insecure)?)));
     }
     if let Some(e) = engine.filter(|e| *e != Engine::Postgres) {
         return Err(usage(format!(

@@ -418,6 +418,15 @@ pub fn render(r: &IngestReport) -> String {
     out
 }
 
+/// [`render`], then nodeIngestBench's Global Results block (its flags
+/// were given): the rows written over the measured time.
+pub fn render_with_global_results(r: &IngestReport) -> String {
+    let mut out = render(r);
+    let (rows, seconds) = (r.throughput.rows, r.throughput.duration_s);
+    super::node_ingest::global_results(&mut out, super::node_ingest::ROWS, rows, seconds);
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub mod init;
 pub mod json;
 pub mod meta;
 pub mod mixed;
+pub mod node_ingest;
 mod page;
 pub mod query;
 pub mod repeat;

@@ -15,6 +15,7 @@ mod html;
 mod http;
 mod ingest;
 mod lost;
+mod node_ingest;
 mod pacing;
 mod peers;
 mod pgbench;
@@ -93,6 +94,7 @@ fn main() -> std::process::ExitCode {
         sweep::tests(),
         tsbs::tests(),
         peers::tests(),
+        node_ingest::tests(),
         scale::tests(),
         charts::tests(),
     ]

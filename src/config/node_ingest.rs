@@ -1,0 +1,150 @@
+//! nodeIngestBench's habits, turned into dbload's own flags before they
+//! are resolved, so that its users' command lines run unchanged and then
+//! mean what dbload's would: `--processes` × `--concurrent_requests`
+//! workers, `--processes` × `--max_rows` rows (exactly: nodeIngestBench
+//! itself writes whole batches past `--max_rows`), the table dropped and
+//! recreated unless `--drop_table false`, the cpu model (its TSBS rows);
+//! and its connection, `CRATE_HOST`, `CRATE_PORT`, `CRATE_USER`,
+//! `CRATE_PASSWORD`, `CRATE_SSL`, from the environment or its `.env` file.
+
+use std::path::Path;
+
+use anyhow::Result;
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+
+use crate::cli::{IngestArgs, ModelName};
+use crate::error::usage;
+
+/// nodeIngestBench's defaults: rows per process, requests per process.
+const MAX_ROWS: u64 = 1_000_000;
+const CONCURRENT_REQUESTS: u32 = 20;
+
+/// Rewrites `a` as nodeIngestBench's flags in it ask; true if any was
+/// given (its Global Results block is then printed after the report).
+pub fn habit(a: &mut IngestArgs) -> Result<bool> {
+    let n = a.node.clone();
+    if !n.given() {
+        return Ok(false);
+    }
+    // One Node.js process per CPU, as nodeIngestBench forks by default.
+    let processes = n.processes.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get() as u32));
+    let concurrent = n.concurrent_requests.unwrap_or(CONCURRENT_REQUESTS);
+    if processes == 0 || concurrent == 0 {
+        return Err(usage(format!(
+            "--processes {processes} --concurrent_requests {concurrent}: each needs at least 1 (nodeIngestBench's \
+             processes each keep --concurrent_requests batches in flight)"
+        )));
+    }
+    let workers = processes.checked_mul(concurrent).ok_or_else(|| {
+        usage(format!("--processes {processes} × --concurrent_requests {concurrent}: too many workers"))
+    })?;
+    a.workers = Some(workers);
+    let bounded_otherwise = a.rows.is_some() || a.measurements.is_some() || a.duration.is_some();
+    let max_rows = match n.max_rows {
+        Some(m) => Some(m),
+        None if bounded_otherwise || a.stages.given() => None,
+        None => Some(MAX_ROWS),
+    };
+    if let Some(m) = max_rows {
+        let rows = m
+            .checked_mul(processes as u64)
+            .ok_or_else(|| usage(format!("--max_rows {m} × --processes {processes}: out of range; give fewer rows")))?;
+        a.rows = Some(rows);
+    }
+    match n.drop_table.unwrap_or(true) {
+        true => a.drop_table = true,
+        false => a.append = true,
+    }
+    a.model.get_or_insert(ModelName::Cpu);
+    Ok(true)
+}
+
+/// CrateDB's HTTP endpoint as nodeIngestBench connects to it, when
+/// `CRATE_HOST` is set: in the environment, else in `dot_env` (its `.env`
+/// file, whose other keys are left alone, as is the process's
+/// environment). Its defaults: port 4200, user `crate`, no password, no TLS.
+pub fn crate_target(env: &dyn Fn(&str) -> Option<String>, dot_env: &Path) -> Result<Option<String>> {
+    let unreadable = |e: dotenvy::Error| usage(format!("{}: {e}: fix the file or remove it", dot_env.display()));
+    let file: Vec<(String, String)> = match dotenvy::from_path_iter(dot_env) {
+        Ok(items) => items.collect::<Result<Vec<_>, _>>().map_err(unreadable)?,
+        Err(e) if e.not_found() => Vec::new(),
+        Err(e) => return Err(unreadable(e)),
+    };
+    let var = |k: &str| {
+        let from_file = || file.iter().find(|(name, _)| name == k).map(|(_, v)| v.clone());
+        env(k).or_else(from_file).filter(|v| !v.is_empty())
+    };
+    let Some(host) = var("CRATE_HOST") else { return Ok(None) };
+    let port = var("CRATE_PORT").unwrap_or_else(|| "4200".into());
+    let user = var("CRATE_USER").unwrap_or_else(|| "crate".into());
+    let user = utf8_percent_encode(&user, NON_ALPHANUMERIC);
+    let password = var("CRATE_PASSWORD").map(|p| format!(":{}", utf8_percent_encode(&p, NON_ALPHANUMERIC)));
+    let ssl = if var("CRATE_SSL").as_deref() == Some("true") { "?ssl=true" } else { "" };
+    Ok(Some(format!("cratedb://{user}{}@{host}:{port}{ssl}", password.unwrap_or_default())))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+    use crate::config::{IngestConfig, TableAction};
+
+    fn resolve(args: &str) -> anyhow::Result<IngestConfig> {
+        let argv = format!("dbload ingest --url postgres://h/db {args}");
+        let Command::Ingest(a) = Cli::try_parse_from(argv.split_whitespace())?.command else { unreachable!("ingest") };
+        IngestConfig::resolve(a, &|_| None)
+    }
+
+    /// The seed's command line: rows per process, requests per process,
+    /// the table dropped first, the cpu model, its batch size.
+    #[test]
+    fn nodeingestbenchs_command_line_means_what_it_means_there() {
+        let c = resolve("--batch_size 20000 --max_rows 1000000 --shards 12 --concurrent_requests 20 --processes 2")
+            .unwrap();
+        assert_eq!((c.workers, c.total_rows(), c.batch_size), (40, Some(2_000_000), 20_000));
+        assert_eq!((c.table_action, c.model.name()), (TableAction::Recreate, "cpu"));
+        assert!(c.global_results);
+        let c = resolve("--processes 1 --concurrent_requests 4 --drop_table false --extra_tags_length 3").unwrap();
+        assert_eq!((c.workers, c.total_rows(), c.table_action), (4, Some(1_000_000), TableAction::Append));
+        let c = resolve("--processes 1 --concurrent_requests 2 --duration 5s").unwrap();
+        assert_eq!(c.total_rows(), None, "a duration bounds the run instead of the default --max_rows");
+        assert!(!resolve("--rows 10").unwrap().global_results, "dbload's own flags print no Global Results");
+    }
+
+    /// nodeIngestBench's connection: the environment first, then its
+    /// `.env`; its defaults for what neither gives; none without CRATE_HOST.
+    #[test]
+    fn crate_variables_name_the_target_as_nodeingestbench_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let dot_env = dir.path().join(".env");
+        let none = |_: &str| None;
+        assert_eq!(super::crate_target(&none, &dot_env).unwrap(), None, "no .env, no CRATE_HOST");
+        let file = "CRATE_HOST=db1\nCRATE_USER=admin\nCRATE_PASSWORD=\"p@ss word\"\nCRATE_SSL=true\nOTHER=x\n";
+        std::fs::write(&dot_env, file).unwrap();
+        let url = super::crate_target(&none, &dot_env).unwrap();
+        assert_eq!(url.as_deref(), Some("cratedb://admin:p%40ss%20word@db1:4200?ssl=true"));
+        let env = |k: &str| (k == "CRATE_HOST").then(|| "db2".to_string());
+        let url = super::crate_target(&env, &dot_env).unwrap().unwrap();
+        assert!(url.contains("@db2:4200"), "the environment wins over the file: {url}");
+        let local = |k: &str| (k == "CRATE_HOST").then(|| "localhost".to_string());
+        std::fs::write(&dot_env, "CRATE_HOST=db1\nCRATE_PASSWORD=two words\n").unwrap();
+        let e = super::crate_target(&none, &dot_env).unwrap_err().to_string();
+        assert!(e.contains(".env") && e.contains("fix the file"), "a line it cannot read is named, not skipped: {e}");
+        std::fs::remove_file(&dot_env).unwrap();
+        assert_eq!(super::crate_target(&local, &dot_env).unwrap().as_deref(), Some("cratedb://crate@localhost:4200"));
+    }
+
+    #[test]
+    fn nodeingestbenchs_flags_that_contradict_dbloads_are_refused() {
+        for (args, culprit) in [
+            ("--processes 2 --workers 4", "--workers"),
+            ("--max_rows 10 --rows 10", "--rows"),
+            ("--drop_table --append", "--append"),
+            ("--processes 0", "--processes 0"),
+        ] {
+            let e = resolve(args).unwrap_err().to_string();
+            assert!(e.contains(culprit), "{args}: {e}");
+        }
+    }
+}

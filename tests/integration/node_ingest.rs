@@ -1,0 +1,69 @@
+//! nodeIngestBench's command lines, typed as its users type them: on the
+//! harness's PostgreSQL (the rows counted in the table) and on a fake
+//! CrateDB node reached through its `CRATE_*` variables (see
+//! `fake_cratedb`: no CrateDB runs in CI).
+
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use crate::fake_cratedb::{Cluster, Node};
+use crate::support::{dbload_bin, ensure, Ctx};
+use crate::Phase::Parallel;
+use crate::Registered;
+
+pub fn tests() -> Vec<Registered> {
+    vec![
+        ("node_ingest::max_rows_is_per_process_and_exact", max_rows_is_per_process_and_exact, Parallel),
+        (
+            "node_ingest::crate_variables_reach_the_node_and_global_results_print",
+            crate_variables_reach_the_node_and_global_results_print,
+            Parallel,
+        ),
+    ]
+}
+
+/// `--processes 2 --max_rows 1000 --batch_size 300`: 2,000 rows exactly
+/// (nodeIngestBench itself writes whole batches: 2 × 1,200); the table is
+/// recreated each time, as its `--drop_table` defaults to true, and added
+/// to with `--drop_table false` (other rows: a seed of its own, as the
+/// table's unique key refuses the same rows twice).
+fn max_rows_is_per_process_and_exact(ctx: &Ctx) -> Result<()> {
+    let run = |extra: &[&str]| {
+        let args = [
+            &["ingest", "--url", &ctx.url, "--table", "node_cpu", "--batch_size", "300", "--max_rows", "1000"][..],
+            &["--processes", "2", "--concurrent_requests", "2", "--quiet"],
+            extra,
+        ]
+        .concat();
+        dbload_bin(&args, &[])
+    };
+    for (extra, want) in [(&[][..], 2_000), (&[][..], 2_000), (&["--drop_table", "false", "--seed", "2"][..], 4_000)] {
+        let (code, stdout, stderr) = run(extra);
+        ensure(code == 0, || format!("{extra:?}: exit {code}: {stderr}"))?;
+        let rows = ctx.scalar("SELECT count(*) FROM node_cpu")?;
+        ensure(rows == want.to_string(), || format!("{extra:?}: the table holds {rows} rows, not {want}"))?;
+        ensure(stdout.contains("Rows\t 2,000 records\n"), || format!("{extra:?}: no Global Results:\n{stdout}"))?;
+    }
+    let tags = ctx.scalar(
+        "SELECT count(*) FROM information_schema.columns WHERE table_name = 'node_cpu' AND column_name = 'tags'",
+    )?;
+    ensure(tags == "1", || "the cpu model (tags jsonb), nodeIngestBench's rows".into())
+}
+
+/// No `--url`: `CRATE_HOST` and `CRATE_PORT` name the node, as
+/// nodeIngestBench reads them; its Global Results block follows the report.
+fn crate_variables_reach_the_node_and_global_results_print(_: &Ctx) -> Result<()> {
+    let cluster = Arc::new(Cluster::default());
+    let node = Node::start(&cluster, None)?;
+    let (host, port) = node.addr.split_once(':').expect("host:port");
+    let args =
+        ["ingest", "--batch_size", "500", "--max_rows", "1500", "--processes", "1", "--concurrent_requests", "2"];
+    let (code, stdout, stderr) =
+        dbload_bin(&args, &[("CRATE_HOST", host), ("CRATE_PORT", port), ("PGHOST", ""), ("DATABASE_URL", "")]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(cluster.rows() == 1_500, || format!("the node took {} rows, not 1,500", cluster.rows()))?;
+    let block = stdout.split_once("-------- Global Results ---------\n").map(|(_, b)| b).unwrap_or_default();
+    ensure(block.starts_with("Time\t ") && block.contains("\nRows\t 1,500 records\nSpeed\t "), || stdout.clone())?;
+    ensure(stdout.contains(&format!("cratedb://crate@{host}:{port}")), || format!("the target line:\n{stdout}"))
+}
