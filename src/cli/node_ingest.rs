@@ -1,8 +1,12 @@
-//! nodeIngestBench's ingest flags (`node appClusterIngest.js --batch_size
-//! 20000 --max_rows 1000000 --processes 2 --concurrent_requests 20`),
-//! typed as its users type them: underscores, rows per process, a request
-//! per concurrent slot. `--batch_size` and `--extra_tags_length` are
-//! aliases of dbload's own flags; these are the ones whose meaning differs.
+//! nodeIngestBench's flags, typed as its users type them: underscores,
+//! counts per process. Ingest (`node appClusterIngest.js --batch_size
+//! 20000 --max_rows 1000000 --processes 2 --concurrent_requests 20`):
+//! `--batch_size` and `--extra_tags_length` are aliases of dbload's own
+//! flags; these are the ones whose meaning differs. Queries (`node
+//! appClusterAnalytical.js --queries_config queries.yml --max_queries 500
+//! --concurrent_queries 10 --processes 1`) on `dbload workload`.
+
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -42,5 +46,49 @@ impl NodeIngestArgs {
             || self.processes.is_some()
             || self.concurrent_requests.is_some()
             || self.drop_table.is_some()
+    }
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct NodeQueryArgs {
+    /// nodeIngestBench: the queries file (what FILE gives).
+    #[arg(long = "queries_config", value_name = "FILE", conflicts_with_all = ["file", "suite"], help_heading = "nodeIngestBench")]
+    pub queries_config: Option<PathBuf>,
+
+    /// nodeIngestBench: queries per process; dbload runs --processes × --max_queries in all
+    /// (default 100 when another of these flags is given).
+    #[arg(id = "node_max_queries", long = "max_queries", value_name = "N", value_parser = count::<u64>, conflicts_with = "max_queries", help_heading = "nodeIngestBench")]
+    pub max_queries: Option<u64>,
+
+    /// nodeIngestBench: queries in flight per process (default 20; its code reads
+    /// --concurrent_requests, also taken).
+    #[arg(
+        long = "concurrent_queries",
+        alias = "concurrent_requests",
+        value_name = "N",
+        conflicts_with = "concurrency",
+        help_heading = "nodeIngestBench"
+    )]
+    pub concurrent_queries: Option<u32>,
+
+    /// nodeIngestBench: processes, each with --concurrent_queries queries in flight; dbload
+    /// runs processes × concurrent_queries connections in one process (default 1).
+    #[arg(
+        id = "node_processes",
+        long = "processes",
+        value_name = "N",
+        conflicts_with = "concurrency",
+        help_heading = "nodeIngestBench"
+    )]
+    pub processes: Option<u32>,
+}
+
+impl NodeQueryArgs {
+    /// Whether any of nodeIngestBench's own flags was given.
+    pub fn given(&self) -> bool {
+        self.queries_config.is_some()
+            || self.max_queries.is_some()
+            || self.concurrent_queries.is_some()
+            || self.processes.is_some()
     }
 }

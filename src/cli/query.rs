@@ -202,7 +202,7 @@ fn repeat_value(s: &str) -> Result<Repeat, String> {
 #[derive(Debug, Args)]
 pub struct WorkloadArgs {
     /// The workload file: a YAML list of {query, ratio, name?, params?}; or --suite instead.
-    #[arg(value_name = "FILE", required_unless_present = "suite")]
+    #[arg(value_name = "FILE", required_unless_present_any = ["suite", "queries_config"])]
     pub file: Option<PathBuf>,
 
     #[command(flatten)]
@@ -231,6 +231,9 @@ pub struct WorkloadArgs {
 
     #[command(flatten)]
     pub run: QueryRunArgs,
+
+    #[command(flatten)]
+    pub node: super::node_ingest::NodeQueryArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,

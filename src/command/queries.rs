@@ -60,10 +60,10 @@ impl Command for Queries {
     }
 
     fn text(cfg: &QueryConfig) -> fn(&QueryReport) -> String {
-        if cfg.command == "timeit" {
-            query::render_timeit
-        } else {
-            query::render_workload
+        match (cfg.command, cfg.global_results) {
+            ("timeit", _) => query::render_timeit,
+            (_, true) => crate::report::node_ingest::render_workload,
+            _ => query::render_workload,
         }
     }
 

@@ -12,12 +12,14 @@ use std::path::Path;
 use anyhow::Result;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 
-use crate::cli::{IngestArgs, ModelName};
+use crate::cli::{IngestArgs, ModelName, WorkloadArgs};
 use crate::error::usage;
 
-/// nodeIngestBench's defaults: rows per process, requests per process.
+/// nodeIngestBench's defaults: rows per process, requests per process,
+/// queries per process.
 const MAX_ROWS: u64 = 1_000_000;
 const CONCURRENT_REQUESTS: u32 = 20;
+const MAX_QUERIES: u64 = 100;
 
 /// Rewrites `a` as nodeIngestBench's flags in it ask; true if any was
 /// given (its Global Results block is then printed after the report).
@@ -59,6 +61,45 @@ pub fn habit(a: &mut IngestArgs) -> Result<bool> {
     Ok(true)
 }
 
+/// Rewrites `a` as nodeIngestBench's analytical flags in it ask
+/// (`--queries_config`, `--max_queries` and `--concurrent_queries` per
+/// process, `--processes`, one by default); true if any was given.
+pub fn query_habit(a: &mut WorkloadArgs) -> Result<bool> {
+    let n = a.node.clone();
+    if !n.given() {
+        return Ok(false);
+    }
+    let processes = n.processes.unwrap_or(1);
+    let concurrent = n.concurrent_queries.unwrap_or(CONCURRENT_REQUESTS);
+    if processes == 0 || concurrent == 0 {
+        return Err(usage(format!(
+            "--processes {processes} --concurrent_queries {concurrent}: each needs at least 1 (nodeIngestBench's \
+             processes each keep --concurrent_queries queries in flight)"
+        )));
+    }
+    let connections = processes.checked_mul(concurrent).ok_or_else(|| {
+        usage(format!("--processes {processes} × --concurrent_queries {concurrent}: too many connections"))
+    })?;
+    a.run.concurrency = Some(connections);
+    if let Some(file) = n.queries_config {
+        a.file = Some(file);
+    }
+    let bounded_otherwise =
+        a.max_queries.is_some() || a.run.duration.is_some() || a.run.transactions.is_some() || a.run.stages.given();
+    let per_process = match n.max_queries {
+        Some(m) => Some(m),
+        None if bounded_otherwise => None,
+        None => Some(MAX_QUERIES),
+    };
+    if let Some(m) = per_process {
+        let all = m.checked_mul(processes as u64).ok_or_else(|| {
+            usage(format!("--max_queries {m} × --processes {processes}: out of range; give fewer queries"))
+        })?;
+        a.max_queries = Some(all);
+    }
+    Ok(true)
+}
+
 /// CrateDB's HTTP endpoint as nodeIngestBench connects to it, when
 /// `CRATE_HOST` is set: in the environment, else in `dot_env` (its `.env`
 /// file, whose other keys are left alone, as is the process's
@@ -88,7 +129,7 @@ mod tests {
     use clap::Parser;
 
     use crate::cli::{Cli, Command};
-    use crate::config::{IngestConfig, TableAction};
+    use crate::config::{IngestConfig, QueryConfig, TableAction};
 
     fn resolve(args: &str) -> anyhow::Result<IngestConfig> {
         let argv = format!("dbload ingest --url postgres://h/db {args}");
@@ -133,6 +174,29 @@ mod tests {
         assert!(e.contains(".env") && e.contains("fix the file"), "a line it cannot read is named, not skipped: {e}");
         std::fs::remove_file(&dot_env).unwrap();
         assert_eq!(super::crate_target(&local, &dot_env).unwrap().as_deref(), Some("cratedb://crate@localhost:4200"));
+    }
+
+    /// The seed's analytical command line: 500 queries, 10 in flight (its
+    /// README's flag; its code reads --concurrent_requests, taken too).
+    #[test]
+    fn nodeingestbenchs_analytical_command_line_runs_the_workload() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("queries.yml");
+        std::fs::write(&file, "- query: SELECT 1\n  ratio: 0.4\n- query: SELECT 2\n  ratio: 0.6\n").unwrap();
+        let workload = |flags: &str| {
+            let argv = format!("dbload workload --url postgres://h/db --queries_config {} {flags}", file.display());
+            let Command::Workload(a) = Cli::try_parse_from(argv.split_whitespace()).unwrap().command else {
+                unreachable!("workload")
+            };
+            QueryConfig::workload(a, &|_| None).unwrap()
+        };
+        let c = workload("--max_queries 500 --concurrent_queries 10 --processes 1");
+        assert_eq!((c.concurrency, c.max_queries, c.phases[0].len()), (10, Some(500), 2));
+        assert!(c.global_results);
+        let c = workload("--max_queries 50 --concurrent_requests 3 --processes 2");
+        assert_eq!((c.concurrency, c.max_queries), (6, Some(100)));
+        let c = workload("--processes 1");
+        assert_eq!((c.concurrency, c.max_queries), (20, Some(100)), "nodeIngestBench's defaults");
     }
 
     #[test]

@@ -54,6 +54,8 @@ pub struct QueryConfig {
     /// `--threads` (pgbench's `-j`): the threads that run the workers
     /// (`run::cores`); none: one per CPU.
     pub threads: Option<usize>,
+    /// nodeIngestBench's flags were given: its Global Results block follows the report.
+    pub global_results: bool,
 }
 
 /// Where pgbench scripts' `:scale` comes from.
@@ -138,7 +140,8 @@ impl QueryConfig {
             .collect())
     }
 
-    pub fn workload(a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+    pub fn workload(mut a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+        let global_results = super::node_ingest::query_habit(&mut a)?;
         let (phases, suite) = match (&a.file, a.suite) {
             (Some(f), Some(_)) => {
                 return Err(usage(format!(
@@ -161,6 +164,7 @@ impl QueryConfig {
         }
         let mut cfg = Self::resolve("workload", phases, a.max_queries, None, a.run, a.target, a.output, env)?;
         cfg.suite = suite;
+        cfg.global_results = global_results;
         Ok(cfg)
     }
 
@@ -267,6 +271,7 @@ impl QueryConfig {
             scale,
             per_statement: r.per_statement,
             threads: super::worker_threads(r.threads)?,
+            global_results: false,
         })
     }
 }

@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use super::query::{render_workload as workload, QueryReport};
 use crate::format::js_locale;
 
 /// The block for `count` units (`Rows`/`records`/`rows per sec`, or
@@ -22,6 +23,14 @@ pub fn global_results(out: &mut String, (label, noun, rate): (&str, &str, &str),
         let _ = writeln!(out, "No queries ran");
     }
     let _ = writeln!(out, "---------------------------------");
+}
+
+/// `dbload workload`'s report, then the block: the queries that succeeded
+/// over the measured time.
+pub fn render_workload(r: &QueryReport) -> String {
+    let mut out = workload(r);
+    global_results(&mut out, QUERIES, r.count, r.duration_s);
+    out
 }
 
 /// What an ingest's block counts.

@@ -20,14 +20,19 @@ pub fn tests() -> Vec<Registered> {
             crate_variables_reach_the_node_and_global_results_print,
             Parallel,
         ),
+        (
+            "node_ingest::the_analytical_command_line_runs_its_queries",
+            the_analytical_command_line_runs_its_queries,
+            Parallel,
+        ),
     ]
 }
 
 /// `--processes 2 --max_rows 1000 --batch_size 300`: 2,000 rows exactly
 /// (nodeIngestBench itself writes whole batches: 2 × 1,200); the table is
 /// recreated each time, as its `--drop_table` defaults to true, and added
-/// to with `--drop_table false` (other rows: a seed of its own, as the
-/// table's unique key refuses the same rows twice).
+/// to with `--drop_table false` (rows of another time: the table's unique
+/// key, host and time, refuses the same rows twice).
 fn max_rows_is_per_process_and_exact(ctx: &Ctx) -> Result<()> {
     let run = |extra: &[&str]| {
         let args = [
@@ -38,7 +43,9 @@ fn max_rows_is_per_process_and_exact(ctx: &Ctx) -> Result<()> {
         .concat();
         dbload_bin(&args, &[])
     };
-    for (extra, want) in [(&[][..], 2_000), (&[][..], 2_000), (&["--drop_table", "false", "--seed", "2"][..], 4_000)] {
+    for (extra, want) in
+        [(&[][..], 2_000), (&[][..], 2_000), (&["--drop_table", "false", "--start", "2030-01-01T00:00:00Z"][..], 4_000)]
+    {
         let (code, stdout, stderr) = run(extra);
         ensure(code == 0, || format!("{extra:?}: exit {code}: {stderr}"))?;
         let rows = ctx.scalar("SELECT count(*) FROM node_cpu")?;
@@ -66,4 +73,21 @@ fn crate_variables_reach_the_node_and_global_results_print(_: &Ctx) -> Result<()
     let block = stdout.split_once("-------- Global Results ---------\n").map(|(_, b)| b).unwrap_or_default();
     ensure(block.starts_with("Time\t ") && block.contains("\nRows\t 1,500 records\nSpeed\t "), || stdout.clone())?;
     ensure(stdout.contains(&format!("cratedb://crate@{host}:{port}")), || format!("the target line:\n{stdout}"))
+}
+
+/// `appClusterAnalytical.js`'s flags on `dbload workload`: its queries
+/// file, `--max_queries` per process, `--concurrent_queries` per process;
+/// its Global Results block counts the queries.
+fn the_analytical_command_line_runs_its_queries(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("queries.yml");
+    std::fs::write(&file, "---\n  - query: |\n      SELECT 1\n      ORDER BY 1\n    ratio: 0.4\n  - query: |\n      SELECT 2\n      ORDER BY 1\n    ratio: 0.6\n")?;
+    let file = file.to_str().expect("a UTF-8 path");
+    let args = ["workload", "--url", &ctx.url, "--queries_config", file, "--max_queries", "50", "--processes", "2"];
+    let (code, stdout, stderr) = dbload_bin(&[&args[..], &["--concurrent_queries", "2", "--quiet"]].concat(), &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(stdout.contains("\nQueries\t 100 queries\nSpeed\t "), || format!("2 × 50 queries:\n{stdout}"))?;
+    ensure(stdout.contains("concurrency 4") || stdout.contains("4 connections"), || {
+        format!("2 × 2 in flight:\n{stdout}")
+    })
 }
