@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{measured, Command, Finished, Instances};
 use crate::config::{OutputConfig, QueryConfig};
 use crate::outcome::{Figures, QueryOutcome};
+use crate::report::pgbench;
 use crate::report::query::{self, QueryReport};
 use crate::report::Verdict;
 use crate::run::{self, signals::note_early_signals, Gate};
@@ -60,7 +61,10 @@ impl Command for Queries {
     }
 
     fn text(cfg: &QueryConfig) -> fn(&QueryReport) -> String {
-        if cfg.command == "timeit" {
+        let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
+        if cfg.command == "timeit" && scripts {
+            pgbench::render
+        } else if cfg.command == "timeit" {
             query::render_timeit
         } else {
             query::render_workload

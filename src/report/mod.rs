@@ -19,6 +19,7 @@ pub mod json;
 pub mod meta;
 pub mod mixed;
 mod page;
+pub mod pgbench;
 pub mod query;
 pub mod repeat;
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod http;
 mod ingest;
 mod lost;
 mod pacing;
+mod parity;
 mod peers;
 mod pgbench;
 mod queries;
@@ -77,6 +78,7 @@ fn main() -> std::process::ExitCode {
         commit::tests(),
         queries::tests(),
         pgbench::tests(),
+        parity::tests(),
         stop::tests(),
         http::tests(),
         hang::tests(),
