@@ -219,6 +219,9 @@ pub struct QueryOutcome {
     pub statements: Result<Vec<SentStatement>, String>,
     /// The threads its workers ran on (pgbench's `-j`).
     pub threads: usize,
+    /// Opening the workers' connections, before each phase's measured
+    /// window, phases summed (pgbench's initial connection time).
+    pub connecting: Duration,
 }
 
 /// `dbload init`: pgbench's tables made and filled.

@@ -151,7 +151,7 @@ pub struct TimeitArgs {
     /// --builtin scripts. To run the whole measurement again, --runs.
     #[arg(short = 'r', long, value_name = "N", num_args = 0..=1, default_missing_value = "",
           allow_negative_numbers = true, value_parser = repeat_value, action = clap::ArgAction::Append,
-          conflicts_with = "transactions", help_heading = "Queries")]
+          help_heading = "Queries")]
     pub repeat: Vec<Repeat>,
 
     /// A pgbench script (repeatable; FILE@WEIGHT weighs it against the others, as pgbench's -f):

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::{measured, Command, Finished, Instances};
 use crate::config::{OutputConfig, QueryConfig};
 use crate::outcome::{Figures, QueryOutcome};
+use crate::report::pgbench;
 use crate::report::query::{self, QueryReport};
 use crate::report::Verdict;
 use crate::run::{self, signals::note_early_signals, Gate};
@@ -60,9 +61,11 @@ impl Command for Queries {
     }
 
     fn text(cfg: &QueryConfig) -> fn(&QueryReport) -> String {
-        match (cfg.command, cfg.global_results) {
-            ("timeit", _) => query::render_timeit,
-            (_, true) => crate::report::node_ingest::render_workload,
+        let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
+        match (cfg.command, scripts, cfg.global_results) {
+            ("timeit", true, _) => pgbench::render,
+            ("timeit", false, _) => query::render_timeit,
+            (_, _, true) => crate::report::node_ingest::render_workload,
             _ => query::render_workload,
         }
     }

@@ -84,6 +84,10 @@ impl QueryConfig {
                  to run each statement N times, give -r N",
             ));
         }
+        // pgbench's `-t N -r` is a count and its per-statement report; cr8's `-r N` is a second count.
+        if repeat.is_some() && a.run.transactions.is_some() {
+            return Err(usage("--repeat N (-r N) and --transactions N (-t N) both count executions: give one"));
+        }
         if scripts && !a.stmts.is_empty() {
             return Err(usage("timeit: give statements (-s) or pgbench scripts (-f, --builtin), not both"));
         }
@@ -134,6 +138,7 @@ impl QueryConfig {
                     params: Vec::new(),
                     line: 0,
                     script: None,
+                    weight: None,
                 };
                 Arc::from(vec![spec])
             })
@@ -299,7 +304,10 @@ fn scripts_phase(files: &[String], builtins: &[String]) -> Result<Arc<[QuerySpec
     let total: u64 = scripts.iter().map(|(_, _, w)| w).sum();
     Ok(scripts
         .into_iter()
-        .map(|(name, script, w)| QuerySpec::of_script(name, script, w as f64 / total as f64))
+        .map(|(name, script, w)| QuerySpec {
+            weight: Some(w),
+            ..QuerySpec::of_script(name, script, w as f64 / total as f64)
+        })
         .collect())
 }
 

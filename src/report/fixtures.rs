@@ -12,9 +12,10 @@ use crate::config::QueryConfig;
 use crate::dialect::Engine;
 use crate::outcome::{Figures, IngestOutcome, PhaseOutcome, QueryOutcome, Setup, Verify};
 use crate::stats::cost::ClientCost;
-use crate::stats::query::PhaseSummary;
+use crate::stats::query::{PhaseSummary, StatementRecord, StatementSummary};
 use crate::stats::recorder::Timing;
 use crate::stats::Recorder;
+use crate::workload::QuerySpec;
 
 /// The redacted URL the fixtures' reports name as their target.
 pub(crate) const URL: &str = "postgres://bench:***@db:5432/bench";
@@ -89,10 +90,11 @@ pub(crate) fn ingested(stopped: Option<String>) -> IngestOutcome {
 }
 
 /// A query run of `cfg`'s phases in which each query ran [`recorder`]'s
-/// eleven queries.
+/// eleven queries; a script's statements each took 1, 2, ... 10 ms in the
+/// ten runs that succeeded, and its last statement failed in the other.
 pub(crate) fn queried(cfg: &QueryConfig) -> QueryOutcome {
     let mut total = Recorder::default();
-    let phases = cfg
+    let phases: Vec<PhaseOutcome> = cfg
         .phases
         .iter()
         .map(|queries| {
@@ -101,18 +103,44 @@ pub(crate) fn queried(cfg: &QueryConfig) -> QueryOutcome {
                 queries: queries.clone(),
                 summary: PhaseSummary::of(&recorders, &mut total),
                 explains: Vec::new(),
-                statements: Vec::new(),
+                statements: queries.iter().map(statements).collect(),
             }
         })
         .collect();
+    let scripts = phases.iter().flat_map(|p| p.queries.iter()).any(|q| q.script.is_some());
     QueryOutcome {
         setup: postgres(),
         phases,
         figures: figures(vec![total]),
         server_duration: None,
-        scale: None,
+        scale: scripts.then_some(1),
         suite_data: None,
         statements: Err("not installed".into()),
         threads: 2,
+        connecting: Duration::from_micros(12_345),
     }
+}
+
+/// A script's statements as [`queried`] ran them; none for a query.
+fn statements(q: &QuerySpec) -> Vec<StatementSummary> {
+    let Some(script) = &q.script else { return Vec::new() };
+    let last = script.statements.len().saturating_sub(1);
+    (0..script.statements.len())
+        .map(|i| {
+            let mut record = StatementRecord::default();
+            for ms in 1..=10 {
+                record.ok(Duration::from_millis(ms * (i as u64 + 1)));
+            }
+            record.failed = u64::from(i == last);
+            StatementSummary::of(&record)
+        })
+        .collect()
+}
+
+/// A timeit report of [`queried`]'s outcome for `flags` after the URL.
+pub(crate) fn timeit(flags: &[&str]) -> crate::report::query::QueryReport {
+    let argv = [&["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench"][..], flags].concat();
+    let Command::Timeit(a) = command(&argv) else { unreachable!("timeit") };
+    let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+    crate::report::query::QueryReport::new(&cfg, &queried(&cfg), Some(URL.into()), false)
 }

@@ -20,6 +20,7 @@ pub mod meta;
 pub mod mixed;
 pub mod node_ingest;
 mod page;
+pub mod pgbench;
 pub mod query;
 pub mod repeat;
 #[cfg(test)]

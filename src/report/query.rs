@@ -15,6 +15,7 @@ use super::{
     ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::{QueryConfig, TargetChoice};
+use crate::dialect::pgbench::BUILTINS;
 use crate::format::group;
 use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
@@ -42,6 +43,15 @@ pub struct QueryReport {
     /// failed + unattempted, warm-up (which comes on top) left out.
     pub accounting: Accounting,
     pub qps: f64,
+    /// pgbench scripts (`-f`, `--builtin`): `count` in pgbench's word, a
+    /// transaction being one run of a script; null for queries.
+    pub transactions: Option<u64>,
+    /// pgbench scripts: `qps` in pgbench's word (transactions per second of
+    /// the measured window, without the connections' opening); null for queries.
+    pub tps: Option<f64>,
+    /// Opening the workers' connections before the measured window (each
+    /// statement's, summed): pgbench's initial connection time.
+    pub initial_connection_ms: f64,
     pub duration_s: f64,
     pub wall_s: f64,
     /// Per query, all queries together.
@@ -74,6 +84,12 @@ pub struct QueryEntry {
     pub query: String,
     /// The intended share of executions.
     pub ratio: f64,
+    /// A `-f` or `--builtin` script's `@weight` (pgbench's), of which
+    /// `ratio` is the share; null for a workload file's entry.
+    pub weight: Option<u64>,
+    /// A pgbench script's name as pgbench prints it after `transaction
+    /// type:` (`<builtin: TPC-B (sort of)>`, or the file as given); null for a query.
+    pub transaction_type: Option<String>,
     /// The share it actually got, of all executions attempted in its phase.
     pub share: f64,
     pub count: u64,
@@ -190,6 +206,8 @@ impl QueryReport {
                     name: q.name.clone(),
                     query: q.query.clone(),
                     ratio: q.ratio,
+                    weight: q.weight,
+                    transaction_type: q.script.as_ref().map(|s| transaction_type(&s.origin)),
                     share: if attempted > 0 { s.attempted() as f64 / attempted as f64 } else { 0.0 },
                     count: s.ok,
                     errors: s.failed + s.warmup_failed,
@@ -220,6 +238,7 @@ impl QueryReport {
             m,
             f.dropped,
         );
+        let scripts = !queries.is_empty() && queries.iter().all(|q| q.transaction_type.is_some());
         QueryReport {
             header: Header::new(cfg.command),
             verdict: Verdict::new(f.interrupted, errors > 0 || pacing.behind()).stopped(f.stopped.clone()),
@@ -235,6 +254,9 @@ impl QueryReport {
                 0,
             ),
             qps,
+            transactions: scripts.then_some(m.batches),
+            tps: scripts.then_some(qps),
+            initial_connection_ms: out.connecting.as_secs_f64() * 1e3,
             duration_s,
             wall_s: f.wall.as_secs_f64(),
             latencies: Latencies::of(m, paced, out.server_duration.as_ref()),
@@ -275,6 +297,29 @@ impl QueryReport {
                 out.phases.iter().flat_map(|p| p.queries.iter()),
             ),
         }
+    }
+}
+
+impl QueryReport {
+    /// What one operation is called: a run of pgbench scripts counts
+    /// transactions, in pgbench's words; any other, queries.
+    fn unit(&self) -> &'static str {
+        if self.transactions.is_some() {
+            "transactions"
+        } else {
+            "queries"
+        }
+    }
+}
+
+/// pgbench's name for a script (its `desc`): `<builtin: TPC-B (sort of)>`
+/// for a built-in one, else the file as given. `origin` is the script's
+/// (`builtin:NAME` or the path).
+fn transaction_type(origin: &str) -> String {
+    let builtin = origin.strip_prefix("builtin:").and_then(|name| BUILTINS.iter().find(|(n, _, _)| *n == name));
+    match builtin {
+        Some((_, desc, _)) => format!("<builtin: {desc}>"),
+        None => origin.to_string(),
     }
 }
 
@@ -345,13 +390,14 @@ fn plan_line(out: &mut String, q: &QueryEntry) {
     }
 }
 
-fn header(out: &mut String, r: &QueryReport) {
+/// What every timeit and workload text opens with: the target, the setup, the warm-up.
+pub(crate) fn header(out: &mut String, r: &QueryReport) {
     let s = &r.setup;
     interrupted_banner(out, &r.verdict);
     let _ = writeln!(out, "dbload {} {}", r.header.dbload_version, r.header.command);
     target_lines(out, &s.server, s.tls_unverified);
     durability_line(out, &s.settings);
-    let pacing = pacing_words(s.stages.as_deref(), s.rate_queries_per_sec, "queries");
+    let pacing = pacing_words(s.stages.as_deref(), s.rate_queries_per_sec, r.unit());
     let protocol = match s.protocol.as_ref().and_then(clap::ValueEnum::to_possible_value) {
         Some(p) => format!("protocol {}", p.get_name()),
         None => "CrateDB's HTTP endpoint (_sql)".into(),
@@ -366,19 +412,21 @@ fn header(out: &mut String, r: &QueryReport) {
         );
     }
     if let Some(w) = &r.warmup {
-        let _ = writeln!(out, "Warm-up:  {} queries over {:.2} s, not measured", group(w.count), w.duration_s);
+        let _ = writeln!(out, "Warm-up:  {} {} over {:.2} s, not measured", group(w.count), r.unit(), w.duration_s);
     }
     out.push('\n');
 }
 
-fn footer(out: &mut String, r: &QueryReport) {
-    accounting_line(out, &r.accounting);
+/// What every timeit and workload text ends with: the accounting, errors,
+/// stages, latency's parts, the server's cost, the client's and the verdict.
+pub(crate) fn footer(out: &mut String, r: &QueryReport) {
+    accounting_line(out, &Accounting { unit: r.unit(), ..r.accounting.clone() });
     error_lines(out, &r.error_classes);
     outage_lines(out, &r.outages);
     if !r.outages.is_empty() {
         let _ = writeln!(out, "Reconnects: {}", group(r.reconnects));
     }
-    stage_lines(out, &r.stages, "queries");
+    stage_lines(out, &r.stages, r.unit());
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {
@@ -394,14 +442,23 @@ fn footer(out: &mut String, r: &QueryReport) {
 pub fn render_timeit(r: &QueryReport) -> String {
     let mut out = String::new();
     header(&mut out, r);
+    query_blocks(&mut out, r);
+    footer(&mut out, r);
+    out
+}
+
+/// cr8's block per statement (or script): its runtime, count and rate,
+/// its share of a weighted mix, its statements and plan.
+pub(crate) fn query_blocks(out: &mut String, r: &QueryReport) {
+    let (done, rate) = if r.transactions.is_some() { ("Transactions:", "tps") } else { ("Queries:   ", "queries/s") };
     for q in &r.queries {
         let _ = writeln!(out, "{}: {}", q.name, q.query.replace('\n', " "));
         if let Some(l) = &q.latency_ms {
-            runtime_block(&mut out, "Runtime (in ms):", l);
+            runtime_block(out, "Runtime (in ms):", l);
         }
         let _ = writeln!(
             out,
-            "Queries:    {} in {:.2} s = {:.1} queries/s, {} failed",
+            "{done} {} in {:.2} s = {:.1} {rate}, {} failed",
             group(q.count),
             q.duration_s,
             q.qps,
@@ -411,12 +468,10 @@ pub fn render_timeit(r: &QueryReport) -> String {
             // Weighted scripts (-f FILE@W): pgbench's "targets x % of total" beside what each got.
             let _ = writeln!(out, "Share:      {:.3} intended, {:.3} got", q.ratio, q.share);
         }
-        statement_lines(&mut out, q);
-        plan_line(&mut out, q);
+        statement_lines(out, q);
+        plan_line(out, q);
         out.push('\n');
     }
-    footer(&mut out, r);
-    out
 }
 
 /// workload: a row per query (intended ratio beside achieved share), the totals, then cr8's block.
@@ -493,6 +548,7 @@ mod tests {
             suite_data: None,
             statements: Err("not installed".into()),
             threads: 2,
+            connecting: std::time::Duration::ZERO,
         };
         QueryReport::new(&cfg, &out, None, false)
     }

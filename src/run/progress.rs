@@ -65,7 +65,8 @@ impl Progress {
             ProgressDisplay::Lines(every) => Some(every),
             ProgressDisplay::Auto => (!std::io::stderr().is_terminal()).then_some(AUTO_PROGRESS_EVERY),
         };
-        let lines = every.map(|every| print_lines(plan, every, unit));
+        let stop = CancellationToken::new();
+        let lines = every.map(|every| print_lines(plan, every, unit, stop.clone()));
         let bar_shown = display == ProgressDisplay::Auto && lines.is_none();
         let target = if bar_shown { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
         let live = plan.live.clone();
@@ -89,7 +90,6 @@ impl Progress {
             })
             .progress_chars("=> ");
         bar.set_style(style);
-        let stop = CancellationToken::new();
         let task = tokio::spawn({
             let (bar, stop, unit) = (bar.clone(), stop.clone(), unit.to_string());
             async move {
@@ -114,17 +114,19 @@ impl Progress {
         self.stop.cancel();
         let _ = self.task.await;
         if let Some(lines) = self.lines {
-            lines.abort();
             let _ = lines.await;
         }
         self.bar.finish_and_clear();
     }
 }
 
-/// Prints a progress line every `every` since the run's start, until
-/// aborted. Turns on the workers' interval latencies: called before they
-/// start.
-fn print_lines(plan: &Plan, every: Duration, unit: &str) -> JoinHandle<()> {
+/// Prints a progress line every `every` since the run's start, and one for
+/// the run's last stretch when `stop` comes at least half an interval after
+/// the last line: a run that ends on time (`-T` under `-R`, where no
+/// operation runs over the deadline) ends just before its last tick, whose
+/// line would otherwise be lost (pgbench loses it). Turns on the workers'
+/// interval latencies: called before they start.
+fn print_lines(plan: &Plan, every: Duration, unit: &str, stop: CancellationToken) -> JoinHandle<()> {
     let live = plan.live.clone();
     let _ = live.interval.set(Interval::default());
     let (t0, open_loop) = (plan.t0, plan.schedule.open());
@@ -135,8 +137,14 @@ fn print_lines(plan: &Plan, every: Duration, unit: &str) -> JoinHandle<()> {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let (mut last, mut rows, mut failed) = (t0, 0, 0);
         loop {
-            tick.tick().await;
+            let last_one = tokio::select! {
+                _ = tick.tick() => false,
+                _ = stop.cancelled() => true,
+            };
             let now = Instant::now();
+            if last_one && now.duration_since(last) < every / 2 {
+                return;
+            }
             let latency = live.interval.get().map(Interval::take).unwrap_or_default();
             let (rows_now, failed_now) = (live.rows(), live.failed());
             let secs = now.duration_since(last).as_secs_f64();
@@ -146,6 +154,9 @@ fn print_lines(plan: &Plan, every: Duration, unit: &str) -> JoinHandle<()> {
                 "{}",
                 line(at, rate, &rate_unit, &latency, failed_now - failed, open_loop)
             ));
+            if last_one {
+                return;
+            }
             (last, rows, failed) = (now, rows_now, failed_now);
         }
     })

@@ -40,13 +40,14 @@ pub async fn queries(
             }
             None => (cfg.phases.clone(), None),
         };
-        for queries in &planned {
-            admin.check_queries(queries, cfg.protocol).await?;
-        }
+        // Counted first: on a database without pgbench's tables, its error says to run init.
         let scale = match cfg.scale {
             Scale::Given(n) => n,
             Scale::Counted => admin.pgbench_scale().await?,
         };
+        for queries in &planned {
+            admin.check_queries(queries, cfg.protocol).await?;
+        }
         let statements_before = super::server_cost::statements(&mut admin, info.engine).await;
         Ok((planned, suite_data, scale, statements_before))
     };
@@ -56,6 +57,7 @@ pub async fn queries(
     let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
     let mut server_duration = None;
+    let mut connecting = std::time::Duration::ZERO;
     for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
@@ -77,7 +79,9 @@ pub async fn queries(
         let protocol = cfg.protocol;
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
         let opening = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await });
+        let opening_at = std::time::Instant::now();
         let opened = interrupt::setting_up(&cancel, &named, opening).await;
+        connecting += opening_at.elapsed();
         let executors = match opened.context("opening the workers' connections") {
             Ok(executors) => executors,
             // The statements done are kept and reported: the run stops here.
@@ -139,7 +143,17 @@ pub async fn queries(
     };
     let scale = scripts.then_some(scale);
     let threads = cores::threads();
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale, suite_data, statements, threads })
+    Ok(QueryOutcome {
+        setup,
+        phases,
+        figures: total,
+        server_duration,
+        scale,
+        suite_data,
+        statements,
+        threads,
+        connecting,
+    })
 }
 
 /// Per query, its script's statements with every worker's records merged.

@@ -38,13 +38,16 @@ pub struct QuerySpec {
     /// A pgbench script run as one operation (`query` is then its
     /// statements, for the report).
     pub script: Option<Arc<Script>>,
+    /// pgbench's `@weight` of a `-f` or `--builtin` script, of which `ratio`
+    /// is the share; none in a workload file, whose ratios are fractions.
+    pub weight: Option<u64>,
 }
 
 impl QuerySpec {
     /// A pgbench script as a query of the mix: `ratio` is its share (pgbench's `@weight`).
     pub fn of_script(name: String, script: Script, ratio: f64) -> QuerySpec {
         let query = script.statements.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("; ");
-        QuerySpec { name, query, ratio, params: Vec::new(), line: 0, script: Some(Arc::new(script)) }
+        QuerySpec { name, query, ratio, params: Vec::new(), line: 0, script: Some(Arc::new(script)), weight: None }
     }
 }
 
@@ -315,7 +318,7 @@ fn entry(origin: &str, dir: &Path, n: usize, item: &Node, several: bool) -> Resu
     let line = item.referenced.line() as usize;
     let spec = match script {
         Some(script) => QuerySpec { line, ..QuerySpec::of_script(name, script, ratio) },
-        None => QuerySpec { name, query, ratio, params, line, script: None },
+        None => QuerySpec { name, query, ratio, params, line, script: None, weight: None },
     };
     Ok((spec, field("name").is_some()))
 }
@@ -467,6 +470,7 @@ mod tests {
                 params: vec![],
                 line: 2,
                 script: None,
+                weight: None,
             }]
         );
     }

@@ -203,7 +203,15 @@ mod tests {
     use crate::model::{rng_for, Purpose};
 
     fn spec(name: &str, ratio: f64) -> QuerySpec {
-        QuerySpec { name: name.into(), query: "select 1".into(), ratio, params: vec![], line: 1, script: None }
+        QuerySpec {
+            name: name.into(),
+            query: "select 1".into(),
+            ratio,
+            params: vec![],
+            line: 1,
+            script: None,
+            weight: None,
+        }
     }
 
     #[test]

@@ -161,6 +161,7 @@ impl CpuSuite {
                     params,
                     line: 0,
                     script: None,
+                    weight: None,
                 }
             })
             .collect())

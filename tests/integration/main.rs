@@ -17,6 +17,7 @@ mod ingest;
 mod lost;
 mod node_ingest;
 mod pacing;
+mod parity;
 mod peers;
 mod pgbench;
 mod queries;
@@ -78,6 +79,7 @@ fn main() -> std::process::ExitCode {
         commit::tests(),
         queries::tests(),
         pgbench::tests(),
+        parity::tests(),
         stop::tests(),
         http::tests(),
         hang::tests(),

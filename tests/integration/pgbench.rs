@@ -31,7 +31,7 @@ pub fn tests() -> Vec<Registered> {
 }
 
 /// A database of its own on the harness's server, made (again) empty, and `init --scale` run in it if asked.
-fn own_database(ctx: &Ctx, name: &str, scale: Option<u32>) -> Result<Ctx> {
+pub(crate) fn own_database(ctx: &Ctx, name: &str, scale: Option<u32>) -> Result<Ctx> {
     ctx.query(&format!("DROP DATABASE IF EXISTS {name}"))?;
     ctx.query(&format!("CREATE DATABASE {name}"))?;
     let url = ctx.url.replacen("/postgres?", &format!("/{name}?"), 1);

@@ -119,8 +119,17 @@ async fn ingest_and_queries_against_a_real_cratedb() {
             params: vec![],
             line: 1,
             script: None,
+            weight: None,
         },
-        QuerySpec { name: "bad".into(), query: "SELEC 1".into(), ratio: 0.5, params: vec![], line: 2, script: None },
+        QuerySpec {
+            name: "bad".into(),
+            query: "SELEC 1".into(),
+            ratio: 0.5,
+            params: vec![],
+            line: 2,
+            script: None,
+            weight: None,
+        },
     ]
     .into();
     let mut q = CrateQueryExecutor::open(&t, 3, queries).await.unwrap();

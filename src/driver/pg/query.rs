@@ -295,8 +295,9 @@ pub async fn explain(
 pub async fn pgbench_scale(client: &Client) -> Result<i64> {
     let row = client.query_one(crate::dialect::pgbench::COUNT_SCALE, &[]).await.map_err(|e| {
         crate::error::usage(format!(
-            "--builtin needs pgbench's tables, which could not be read ({e}): make them with `dbload init --scale N`, \
-             or give --scale"
+            "--builtin needs pgbench's tables, which could not be read ({}): run `dbload init --scale N` first \
+             (pgbench -i makes the same tables)",
+            super::error::error_text(&e)
         ))
     })?;
     Ok(row.get::<_, i64>(0).max(1))

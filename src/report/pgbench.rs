@@ -1,0 +1,172 @@
+//! pgbench's summary of a script run, in its words, order and number
+//! formats (PostgreSQL 15's `printResults`): the lines that every script
+//! around pgbench greps (`transaction type:`, `tps = …`, `-r`'s block, a
+//! section per script of a weighted mix), so that `dbload timeit -f` or
+//! `--builtin` answers a pgbench user as pgbench does. dbload's own
+//! figures (percentiles, p99 per statement, server cost) follow it, in
+//! `query.rs`.
+
+use std::fmt::Write as _;
+
+use super::query::{footer, header, query_blocks, QueryEntry, QueryReport, StatementEntry};
+
+/// dbload does not retry a failed transaction: pgbench's default of one try.
+const MAX_TRIES: u32 = 1;
+
+/// `100 × part / whole`, 0 where there is no whole (pgbench would print nan).
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// timeit of pgbench scripts: dbload's header, pgbench's summary, then
+/// dbload's block per script and its footer.
+pub fn render(r: &QueryReport) -> String {
+    let mut out = String::new();
+    header(&mut out, r);
+    summary(&mut out, r);
+    out.push('\n');
+    query_blocks(&mut out, r);
+    footer(&mut out, r);
+    out
+}
+
+/// The summary, from `transaction type:` to the last per-script line.
+fn summary(out: &mut String, r: &QueryReport) {
+    let s = &r.setup;
+    let kind = match r.queries.as_slice() {
+        [one] => one.transaction_type.as_deref().unwrap_or(&one.name),
+        _ => "multiple scripts",
+    };
+    let _ = writeln!(out, "transaction type: {kind}");
+    let _ = writeln!(out, "scaling factor: {}", s.scale.unwrap_or(1));
+    if let Some(mode) = s.protocol.as_ref().and_then(clap::ValueEnum::to_possible_value) {
+        let _ = writeln!(out, "query mode: {}", mode.get_name());
+    }
+    let _ = writeln!(out, "number of clients: {}", s.concurrency);
+    let _ = writeln!(out, "number of threads: {}", s.threads);
+    let _ = writeln!(out, "maximum number of tries: {MAX_TRIES}");
+    let processed = "number of transactions actually processed";
+    match (s.duration_limit_s, r.accounting.requested) {
+        (None, Some(requested)) => {
+            // pgbench's -t is per client; dbload's --repeat is in all, and may not split evenly.
+            if requested % u64::from(s.concurrency.max(1)) == 0 {
+                let _ = writeln!(out, "number of transactions per client: {}", requested / u64::from(s.concurrency));
+            }
+            let _ = writeln!(out, "{processed}: {}/{requested}", r.count);
+        }
+        (duration, _) => {
+            if let Some(d) = duration {
+                let _ = writeln!(out, "duration: {d} s");
+            }
+            let _ = writeln!(out, "{processed}: {}", r.count);
+        }
+    }
+    let _ =
+        writeln!(out, "number of failed transactions: {} ({:.3}%)", r.errors, percent(r.errors, r.count + r.errors));
+    // pgbench stops here when nothing succeeded: the rest would be meaningless.
+    let Some(latency) = &r.latencies.latency_ms else { return };
+    let _ = writeln!(out, "latency average = {:.3} ms", latency.mean);
+    let _ = writeln!(out, "latency stddev = {:.3} ms", latency.stdev);
+    if let Some(lag) = &r.latencies.schedule_lag_ms {
+        let _ = writeln!(out, "rate limit schedule lag: avg {:.3} (max {:.3}) ms", lag.mean, lag.max);
+    }
+    let _ = writeln!(out, "initial connection time = {:.3} ms", r.initial_connection_ms);
+    let _ = writeln!(out, "tps = {:.6} (without initial connection time)", r.qps);
+    if let [one] = r.queries.as_slice() {
+        statement_rows(out, "", one);
+        return;
+    }
+    for (i, q) in r.queries.iter().enumerate() {
+        script_section(out, i + 1, q, r.count);
+    }
+}
+
+/// A weighted mix's section for one script: its weight beside the share
+/// it got, its count, failures and latency, and `-r`'s rows.
+fn script_section(out: &mut String, n: usize, q: &QueryEntry, total: u64) {
+    let _ = writeln!(out, "SQL script {n}: {}", q.transaction_type.as_deref().unwrap_or(&q.name));
+    if let Some(weight) = q.weight {
+        let _ = writeln!(out, " - weight: {weight} (targets {:.1}% of total)", 100.0 * q.ratio);
+    }
+    let _ = writeln!(out, " - {} transactions ({:.1}% of total, tps = {:.6})", q.count, percent(q.count, total), q.qps);
+    let _ =
+        writeln!(out, " - number of failed transactions: {} ({:.3}%)", q.errors, percent(q.errors, q.count + q.errors));
+    if let Some(l) = &q.latency_ms {
+        let _ = writeln!(out, " - latency average = {:.3} ms", l.mean);
+        let _ = writeln!(out, " - latency stddev = {:.3} ms", l.stdev);
+    }
+    statement_rows(out, " - ", q);
+}
+
+/// `-r`: the mean latency and the failures of each SQL statement, and the
+/// statement's first line as pgbench shows it (with its `;` when the
+/// statement is one line). pgbench also lists its `\set` lines, which
+/// dbload does not time: they have no row.
+fn statement_rows(out: &mut String, prefix: &str, q: &QueryEntry) {
+    let Some(statements) = &q.statements else { return };
+    let _ = writeln!(out, "{prefix}statement latencies in milliseconds and failures:");
+    for st in statements {
+        let mean = st.latency_ms.as_ref().map_or(0.0, |l| l.mean);
+        let _ = writeln!(out, "   {mean:>11.3}  {:>10}  {}", st.errors, first_line(st));
+    }
+}
+
+fn first_line(st: &StatementEntry) -> String {
+    match st.statement.split_once('\n') {
+        Some((first, _)) => first.to_string(),
+        None => format!("{};", st.statement),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures;
+
+    /// pgbench's `-b tpcb-like -T 3 -M prepared -r`: its summary lines
+    /// first, in its words and formats, then dbload's figures.
+    #[test]
+    fn pgbench_builtin_text() {
+        let r = fixtures::timeit(&["--builtin", "tpcb-like", "-c", "2", "-j", "2", "-T", "3", "-M", "prepared", "-r"]);
+        insta::assert_snapshot!(render(&r));
+    }
+
+    /// A weighted mix: pgbench's total lines, then a section per script
+    /// with its weight beside the share it got.
+    #[test]
+    fn pgbench_weighted_mix_text() {
+        let r = fixtures::timeit(&["-b", "tpcb-like@5", "-b", "select-only@5", "-c", "2", "-t", "11", "-r"]);
+        insta::assert_snapshot!(render(&r));
+    }
+
+    /// A script file under -R: pgbench's schedule lag line, and the file named as given.
+    #[test]
+    fn pgbench_script_under_rate_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("update.sql");
+        std::fs::write(&file, "\\set aid random(1, 10)\nUPDATE t\n   SET n = n + 1 WHERE id = :aid;\n").unwrap();
+        let r = fixtures::timeit(&["-f", file.to_str().unwrap(), "-R", "10", "-T", "1", "-r"]);
+        let text = render(&r).replace(file.to_str().unwrap(), "update.sql");
+        insta::assert_snapshot!(text);
+    }
+
+    /// The JSON names a script run's figures in pgbench's words too, beside
+    /// the keys scripts already read; a run of statements has no transactions.
+    #[test]
+    fn script_runs_have_tps_and_transactions_in_json() {
+        let json = serde_json::to_value(fixtures::timeit(&["-b", "select-only", "-t", "10"])).unwrap();
+        assert_eq!((&json["transactions"], &json["count"]), (&serde_json::json!(10), &serde_json::json!(10)));
+        assert_eq!(json["tps"], json["qps"]);
+        assert!(json["tps"].as_f64().unwrap() > 0.0, "{json}");
+        assert_eq!(json["initial_connection_ms"], 12.345);
+        assert_eq!(json["queries"][0]["weight"], 1);
+        assert_eq!(json["queries"][0]["transaction_type"], "<builtin: select only>");
+        let json = serde_json::to_value(fixtures::timeit(&["-s", "select 1"])).unwrap();
+        assert!(json["tps"].is_null() && json["transactions"].is_null(), "{json}");
+        assert!(json["queries"][0]["weight"].is_null() && json["queries"][0]["transaction_type"].is_null());
+    }
+}
