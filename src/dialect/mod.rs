@@ -81,8 +81,10 @@ impl fmt::Display for Engine {
 #[serde(rename_all = "lowercase")]
 pub enum PartitionBy {
     /// Hash of the series column (device_id; ts for the cpu model).
+    #[value(alias = "hash")]
     Key,
     /// Equal ranges of the generated time span, plus a DEFAULT partition.
+    #[value(alias = "range")]
     Time,
 }
 
