@@ -132,7 +132,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "SECONDS", help_heading = "Table (per engine)")]
     pub chunk_interval: Option<u64>,
 
-    /// On TimescaleDB, create a plain table instead of a hypertable.
+    /// On TimescaleDB, create a plain table instead of a hypertable (elsewhere tables are plain already:
+    /// accepted, so that tsdbperf's command lines run unchanged).
     #[arg(long, help_heading = "Table (per engine)")]
     pub no_hypertables: bool,
 
