@@ -23,7 +23,7 @@ use super::{
 use crate::config::{IngestConfig, TableAction};
 use crate::dialect::{Method, TableOptions};
 use crate::error::exit;
-use crate::format::group;
+use crate::format::{group, human, Unit};
 use crate::op::{Stages, Warmup};
 use crate::outcome::{IngestOutcome, Verify};
 use crate::stats::LatencySummary;
@@ -353,10 +353,10 @@ pub fn render(r: &IngestReport) -> String {
     let metrics = if time_series { format!("{} metrics/s, ", group(r.metrics_per_sec as u64)) } else { String::new() };
     let _ = writeln!(
         out,
-        "Throughput: {} rows/s, {metrics}{:.1} batches/s over {:.2} s",
+        "Throughput: {} rows/s, {metrics}{:.1} batches/s over {}",
         group(t.rows_per_sec as u64),
         t.batches_per_sec,
-        t.duration_s
+        human(Some(t.duration_s), Unit::S)
     );
     let _ = writeln!(
         out,
@@ -383,10 +383,10 @@ pub fn render(r: &IngestReport) -> String {
         Some(w) => {
             let _ = writeln!(
                 out,
-                "Warm-up:    {} rows in {} batches over {:.2} s, excluded from the figures",
+                "Warm-up:    {} rows in {} batches over {}, excluded from the figures",
                 group(w.rows),
                 group(w.batches),
-                w.duration_s
+                human(Some(w.duration_s), Unit::S)
             );
         }
         None => out.push_str("Warm-up:    none\n"),
@@ -592,6 +592,20 @@ pub(crate) mod tests {
         let text = render(&by_time);
         assert!(text.contains("Measurements per device: until --duration ends\n"), "{text}");
         assert!(!render(&report("--model cpu")).contains("Devices per worker:"), "tsdbperf's model alone");
+    }
+
+    /// Issue 32: cr8's insert commands print this report too: a fast run
+    /// said "over 0.00 s"; times under a second are in ms.
+    #[test]
+    fn a_fast_run_is_timed_in_ms() {
+        let mut r = report("");
+        r.throughput.duration_s = 0.0042;
+        r.warmup =
+            Some(WarmupReport { rows: 10, batches: 1, errors: 0, duration_s: 0.0009, end_s: None, latency_ms: None });
+        let text = render(&r);
+        assert!(text.contains("batches/s over 4.20 ms\n") && text.contains("over 900 µs, excluded"), "{text}");
+        // tsdbperf's own line keeps its form ("in 0.00 seconds"): scripts read it.
+        assert!(!text.contains("over 0.00 s"), "{text}");
     }
 
     /// Issue 17, item 6: an UNLOGGED table (`--unlogged`) loses its rows in
