@@ -228,7 +228,7 @@ pub struct QueryOutcome {
 #[derive(Debug, Default)]
 pub struct InitOutcome {
     pub scale: i64,
-    /// In order: drop, create, generate, vacuum, primary keys.
+    /// The steps done, in the order `-I` gave them (pgbench's words).
     pub steps: Vec<InitStep>,
     /// All steps together.
     pub seconds: f64,

@@ -134,7 +134,8 @@ pub struct IngestArgs {
     #[arg(long, value_name = "SECONDS", help_heading = "Table (per engine)")]
     pub chunk_interval: Option<u64>,
 
-    /// On TimescaleDB, create a plain table instead of a hypertable.
+    /// On TimescaleDB, create a plain table instead of a hypertable (elsewhere tables are plain already:
+    /// accepted, so that tsdbperf's command lines run unchanged).
     #[arg(long, help_heading = "Table (per engine)")]
     pub no_hypertables: bool,
 
@@ -150,13 +151,20 @@ pub struct IngestArgs {
     #[arg(long, value_name = "N", help_heading = "Table (per engine)")]
     pub partitions: Option<u32>,
 
-    /// How --partitions splits rows: key (hash of the series column) or time (equal ranges of
-    /// the generated time span, and a DEFAULT partition) [default: key].
-    #[arg(long, value_enum, value_name = "HOW", help_heading = "Table (per engine)")]
+    /// How --partitions splits rows: key (hash of the series column; pgbench's hash) or time
+    /// (equal ranges of the generated time span, and a DEFAULT partition; pgbench's range)
+    /// [default: key].
+    #[arg(
+        long,
+        visible_alias = "partition-method",
+        value_enum,
+        value_name = "HOW",
+        help_heading = "Table (per engine)"
+    )]
     pub partition_by: Option<PartitionBy>,
 
     /// PostgreSQL, TimescaleDB (with --no-hypertables), Citus: CREATE UNLOGGED TABLE (no WAL).
-    #[arg(long, help_heading = "Table (per engine)")]
+    #[arg(long, visible_alias = "unlogged-tables", help_heading = "Table (per engine)")]
     pub unlogged: bool,
 
     /// TimescaleDB: after the load, compress every chunk (segmented by measurement's device_id, by

@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::TargetArgs;
+use crate::dialect::pgbench::PartitionMethod;
 
 pub(super) const INIT_EXAMPLES: &str = "\
 Examples:
@@ -11,7 +12,11 @@ Examples:
   dbload init --url $URL --scale 10
   dbload timeit --url $URL --builtin tpcb-like --concurrency 4 --duration 1m
 
-It drops and recreates pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers with pgbench's columns, fill factor and rows (binary COPY, from several connections), then vacuums and analyzes them and adds their primary keys, as `pgbench -i -s N` does.";
+  # pgbench -i's table flags, with its meanings
+  dbload init --url $URL -s 10 -F 90 --partitions 4 --partition-method hash
+  dbload init --url $URL -s 10 -I dtGvpf --unlogged-tables
+
+It drops and recreates pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers with pgbench's columns, fill factor and rows (binary COPY, from several connections), then vacuums and analyzes them and adds their primary keys, as `pgbench -i -s N` does; -I chooses and orders those steps as pgbench's does.";
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -27,7 +32,37 @@ pub struct InitArgs {
     #[arg(long, value_name = "N", help_heading = "Tables")]
     pub workers: Option<u32>,
 
-    /// No progress bar.
+    /// pgbench's -I: the steps, in this order: d drop tables, t create tables, g generate rows
+    /// here (binary COPY), G generate them on the server (INSERT ... SELECT generate_series),
+    /// v vacuum, p primary keys, f foreign keys.
+    #[arg(short = 'I', long, value_name = "STEPS", default_value = "dtgvp", help_heading = "Steps")]
+    pub init_steps: String,
+
+    /// pgbench's -n: leave out the vacuum (v) of the steps.
+    #[arg(short = 'n', long, help_heading = "Steps")]
+    pub no_vacuum: bool,
+
+    /// Add foreign keys (f) to the steps, if -I has none.
+    #[arg(long, help_heading = "Steps")]
+    pub foreign_keys: bool,
+
+    /// Fill factor of accounts, branches and tellers (10 to 100).
+    #[arg(short = 'F', long, value_name = "N", default_value_t = 100, help_heading = "Tables")]
+    pub fillfactor: u32,
+
+    /// pgbench_accounts as a partitioned table of N partitions (ingest's --partitions).
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Tables")]
+    pub partitions: u32,
+
+    /// How --partitions splits the accounts' ids [default: range].
+    #[arg(long, visible_alias = "partition-by", value_enum, value_name = "range|hash", help_heading = "Tables")]
+    pub partition_method: Option<PartitionMethod>,
+
+    /// CREATE UNLOGGED TABLE: no WAL, lost in a crash (ingest's --unlogged).
+    #[arg(long, visible_alias = "unlogged", help_heading = "Tables")]
+    pub unlogged_tables: bool,
+
+    /// No progress bar (pgbench's -q, which makes its progress quieter).
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
 }

@@ -528,6 +528,18 @@ mod tests {
         e.to_string()
     }
 
+    /// Issue 32: `init`'s pgbench names for partitions and unlogged tables
+    /// are ingest's too (one concept, one vocabulary): `--partition-method
+    /// hash` is `--partition-by key`, `range` is `time`, `--unlogged-tables` is `--unlogged`.
+    #[test]
+    fn pgbench_s_partition_names_are_ingest_s() {
+        let c = resolve("--rows 1000 --partitions 4 --partition-method hash --unlogged-tables").unwrap();
+        let o = &c.table_options;
+        assert_eq!((o.partitions, o.partition_by, o.unlogged), (Some(4), Some(PartitionBy::Key), true));
+        let c = resolve("--rows 1000 --partitions 4 --partition-by range").unwrap();
+        assert_eq!(c.table_options.partition_by, Some(PartitionBy::Time));
+    }
+
     #[test]
     fn rows_take_the_forms_people_write() {
         for (rows, want) in [("1M", 1_000_000), ("1e6", 1_000_000), ("1_000_000", 1_000_000), ("2.5M", 2_500_000)] {

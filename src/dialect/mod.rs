@@ -81,8 +81,10 @@ impl fmt::Display for Engine {
 #[serde(rename_all = "lowercase")]
 pub enum PartitionBy {
     /// Hash of the series column (device_id; ts for the cpu model).
+    #[value(alias = "hash")]
     Key,
     /// Equal ranges of the generated time span, plus a DEFAULT partition.
+    #[value(alias = "range")]
     Time,
 }
 
@@ -158,9 +160,8 @@ impl TableOptions {
                 "it is TimescaleDB's hypertable chunk width (use --partitions on PostgreSQL)",
             );
         }
-        if self.no_hypertables && engine != Engine::Timescaledb {
-            return refuse("--no-hypertables", "tables are plain tables there already");
-        }
+        // --no-hypertables asks for a plain table: on an engine without
+        // hypertables it holds already, and a tsdbperf script runs unchanged.
         if (self.distribution_column.is_some() || self.reference_table) && engine != Engine::Citus {
             let flag = if self.reference_table { "--reference-table" } else { "--distribution-column" };
             return refuse(flag, "it is a Citus table setting");
@@ -483,6 +484,11 @@ mod tests {
         assert!(refused(Engine::Postgres, TableOptions { compress: true, ..o() }).contains("TimescaleDB"));
         let plain = TableOptions { compress: true, no_hypertables: true, ..o() };
         assert!(refused(Engine::Timescaledb, plain).contains("--no-hypertables"));
+        // Issue 32: what --no-hypertables asks holds already where there are no hypertables.
+        let schema = &models()[0].1;
+        for engine in [Engine::Postgres, Engine::Citus, Engine::Cratedb] {
+            TableOptions { no_hypertables: true, ..o() }.check(engine, schema, false).unwrap();
+        }
         assert!(refused(Engine::Postgres, TableOptions { reference_table: true, ..o() }).contains("Citus"));
         let dist = |c: &str| TableOptions { distribution_column: Some(c.into()), ..o() };
         assert!(refused(Engine::Citus, dist("m1")).contains("unique key"));

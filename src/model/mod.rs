@@ -374,6 +374,11 @@ impl ModelSpec {
         }
     }
 
+    /// Whether the metrics are one jsonb column (`--with-jsonb`).
+    pub fn jsonb(&self) -> bool {
+        matches!(self, ModelSpec::Measurement(o) if o.jsonb)
+    }
+
     /// The generator of worker `worker`, producing at most `rows` rows.
     pub fn generator(&self, seed: u64, worker: u32, start_us: i64, rows: u64) -> Generator {
         let rng = rng_for(seed, worker, Purpose::Data);

@@ -23,7 +23,7 @@ use super::{
 use crate::config::{IngestConfig, TableAction};
 use crate::dialect::{Method, TableOptions};
 use crate::error::exit;
-use crate::format::group;
+use crate::format::{group, human, Unit};
 use crate::op::{Stages, Warmup};
 use crate::outcome::{IngestOutcome, Verify};
 use crate::stats::LatencySummary;
@@ -108,6 +108,8 @@ pub struct SetupReport {
     pub workers: u32,
     pub devices_per_worker: u32,
     pub metrics_per_row: u32,
+    /// `--with-jsonb`: the measurement model's metrics in one jsonb column.
+    pub jsonb: bool,
     pub rows_limit: Option<u64>,
     pub duration_limit_s: Option<f64>,
     pub rate_rows_per_sec: Option<f64>,
@@ -218,6 +220,7 @@ impl IngestReport {
                 workers: cfg.workers,
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,
+                jsonb: cfg.model.jsonb(),
                 rows_limit: cfg.total_rows(),
                 duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
                 rate_rows_per_sec: cfg.load.rate,
@@ -270,12 +273,13 @@ fn connection_lines(out: &mut String, c: &Connections) {
 fn tsdbperf_setup(out: &mut String, s: &SetupReport) {
     let _ = writeln!(
         out,
-        "Setup:    model {} ({} {}/worker, {} metrics/row), method {}{}, batch {}, {} worker{}, {}",
+        "Setup:    model {} ({} {}/worker, {} metrics/row{}), method {}{}, batch {}, {} worker{}, {}",
         s.model,
         s.devices_per_worker,
         // TSBS's cpu rows are per host (its tags' hostname).
         if s.model == "cpu" { "hosts" } else { "devices" },
         s.metrics_per_row,
+        if s.jsonb { " as jsonb" } else { "" },
         s.method,
         if s.upsert { " + upsert" } else { "" },
         group(s.batch_size as u64),
@@ -283,6 +287,26 @@ fn tsdbperf_setup(out: &mut String, s: &SetupReport) {
         if s.workers == 1 { "" } else { "s" },
         pacing_words(s.stages.as_deref(), s.rate_rows_per_sec, "rows")
     );
+}
+
+/// tsdbperf's four lines before its `Wrote` lines, in its words and
+/// alignment, so that what reads its output finds them. A run bounded by
+/// time (which tsdbperf has not) has no count per device, and says so.
+fn tsdbperf_header(out: &mut String, s: &SetupReport) {
+    let series = u64::from(s.workers) * u64::from(s.devices_per_worker);
+    let measurements = match s.rows_limit {
+        Some(rows) if series > 0 && rows % series == 0 => (rows / series).to_string(),
+        Some(rows) => format!("{:.1} (--rows {rows} over {series} devices)", rows as f64 / series.max(1) as f64),
+        None => "until --duration ends".to_string(),
+    };
+    for (label, value) in [
+        ("Number of workers:", s.workers.to_string()),
+        ("Devices per worker:", s.devices_per_worker.to_string()),
+        ("Metrics per device:", s.metrics_per_row.to_string()),
+        ("Measurements per device:", measurements),
+    ] {
+        let _ = writeln!(out, "{label:<24} {value}");
+    }
 }
 
 pub fn render(r: &IngestReport) -> String {
@@ -316,6 +340,9 @@ pub fn render(r: &IngestReport) -> String {
     out.push('\n');
     if time_series {
         // tsdbperf's lines; a dry run wrote nothing, it generated.
+        if s.model == "measurement" {
+            tsdbperf_header(&mut out, s);
+        }
         let verb = if s.dry_run { "Generated" } else { "Wrote" };
         let _ = writeln!(out, "{verb} {:>9} measurements in {:.2} seconds", t.rows, t.duration_s);
         let _ = writeln!(out, "{verb} {:>9} measurements per second", t.rows_per_sec as u64);
@@ -326,10 +353,10 @@ pub fn render(r: &IngestReport) -> String {
     let metrics = if time_series { format!("{} metrics/s, ", group(r.metrics_per_sec as u64)) } else { String::new() };
     let _ = writeln!(
         out,
-        "Throughput: {} rows/s, {metrics}{:.1} batches/s over {:.2} s",
+        "Throughput: {} rows/s, {metrics}{:.1} batches/s over {}",
         group(t.rows_per_sec as u64),
         t.batches_per_sec,
-        t.duration_s
+        human(Some(t.duration_s), Unit::S)
     );
     let _ = writeln!(
         out,
@@ -356,10 +383,10 @@ pub fn render(r: &IngestReport) -> String {
         Some(w) => {
             let _ = writeln!(
                 out,
-                "Warm-up:    {} rows in {} batches over {:.2} s, excluded from the figures",
+                "Warm-up:    {} rows in {} batches over {}, excluded from the figures",
                 group(w.rows),
                 group(w.batches),
-                w.duration_s
+                human(Some(w.duration_s), Unit::S)
             );
         }
         None => out.push_str("Warm-up:    none\n"),
@@ -554,6 +581,40 @@ pub(crate) mod tests {
         let text = render(&report(""));
         assert!(text.contains("Wrote     10000 measurements in ") && text.contains("(10 devices/worker, "), "{text}");
         assert!(text.contains("Requested:  12,000 rows: 10,000 written, "), "{text}");
+    }
+
+    /// Issue 32: tsdbperf's four header lines, in its words and alignment,
+    /// just before its `Wrote` lines; `--with-jsonb` said in the Setup line.
+    #[test]
+    fn tsdbperf_s_header_lines_and_jsonb() {
+        let text = render(&report("--devices 5 --metrics 3 --with-jsonb"));
+        let header = "Number of workers:       2\n\
+                      Devices per worker:      5\n\
+                      Metrics per device:      3\n\
+                      Measurements per device: 1200\n\
+                      Wrote ";
+        assert!(text.contains(header), "{text}");
+        assert!(text.contains("(5 devices/worker, 3 metrics/row as jsonb)"), "{text}");
+        // A run bounded by time has no count per device: the line says so.
+        let mut by_time = report("--duration 10s");
+        by_time.setup.rows_limit = None;
+        let text = render(&by_time);
+        assert!(text.contains("Measurements per device: until --duration ends\n"), "{text}");
+        assert!(!render(&report("--model cpu")).contains("Devices per worker:"), "tsdbperf's model alone");
+    }
+
+    /// Issue 32: cr8's insert commands print this report too: a fast run
+    /// said "over 0.00 s"; times under a second are in ms.
+    #[test]
+    fn a_fast_run_is_timed_in_ms() {
+        let mut r = report("");
+        r.throughput.duration_s = 0.0042;
+        r.warmup =
+            Some(WarmupReport { rows: 10, batches: 1, errors: 0, duration_s: 0.0009, end_s: None, latency_ms: None });
+        let text = render(&r);
+        assert!(text.contains("batches/s over 4.20 ms\n") && text.contains("over 900 µs, excluded"), "{text}");
+        // tsdbperf's own line keeps its form ("in 0.00 seconds"): scripts read it.
+        assert!(!text.contains("over 0.00 s"), "{text}");
     }
 
     /// Issue 17, item 6: an UNLOGGED table (`--unlogged`) loses its rows in

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::config::{QueryConfig, TargetChoice};
 use crate::dialect::pgbench::BUILTINS;
-use crate::format::group;
+use crate::format::{group, human, Unit};
 use crate::ident::TableName;
 use crate::op::{Stages, Warmup};
 use crate::outcome::QueryOutcome;
@@ -412,7 +412,16 @@ pub(crate) fn header(out: &mut String, r: &QueryReport) {
         );
     }
     if let Some(w) = &r.warmup {
-        let _ = writeln!(out, "Warm-up:  {} {} over {:.2} s, not measured", group(w.count), r.unit(), w.duration_s);
+        // A count is whole per connection (cr8's -w, --warmup N): say so when that rounded it up.
+        let each = match s.warmup {
+            Warmup::Count(n) if s.concurrency > 1 => format!(
+                " ({n} per connection × {} connections: -w rounds up to whole warm-ups per connection)",
+                s.concurrency
+            ),
+            _ => String::new(),
+        };
+        let over = human(Some(w.duration_s), Unit::S);
+        let _ = writeln!(out, "Warm-up:  {} {} over {over}{each}, not measured", group(w.count), r.unit());
     }
     out.push('\n');
 }
@@ -458,9 +467,9 @@ pub(crate) fn query_blocks(out: &mut String, r: &QueryReport) {
         }
         let _ = writeln!(
             out,
-            "{done} {} in {:.2} s = {:.1} {rate}, {} failed",
+            "{done} {} in {} = {:.1} {rate}, {} failed",
             group(q.count),
-            q.duration_s,
+            human(Some(q.duration_s), Unit::S),
             q.qps,
             group(q.errors)
         );
@@ -592,5 +601,26 @@ mod tests {
         let cfg = QueryConfig::workload(a, &|_| None).unwrap();
         let r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
         insta::assert_snapshot!(render_workload(&r));
+    }
+
+    /// Issue 32: cr8's `-w 10` on 4 connections warmed up with 12 queries
+    /// without saying why; a fast run said "0.00 s". The warm-up line says
+    /// how the count came about, and short times are in ms.
+    #[test]
+    fn cr8_warmup_says_its_count_and_fast_runs_are_in_ms() {
+        let argv = ["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench", "-s", "select 1"];
+        let crate::cli::Command::Timeit(a) = fixtures::command(&[&argv[..], &["-w", "10", "-c", "4"]].concat()) else {
+            unreachable!("timeit")
+        };
+        let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+        let mut r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
+        r.warmup = Some(QueryWarmup { count: 12, errors: 0, duration_s: 0.0031, end_s: None });
+        r.queries[0].duration_s = 0.0042;
+        let text = render_timeit(&r);
+        assert!(
+            text.contains("Warm-up:  12 queries over 3.10 ms (3 per connection × 4 connections: -w rounds up to whole warm-ups per connection), not measured"),
+            "{text}"
+        );
+        assert!(text.contains(" in 4.20 ms = ") && !text.contains("0.00 s"), "{text}");
     }
 }

@@ -1,7 +1,8 @@
 //! `dbload init`: pgbench's tables made and filled as `pgbench -i -s N`
-//! does (drop, create, generate, vacuum, primary keys), the rows sent by
-//! binary COPY through the ingest's own sink and the one worker loop, each
-//! table's rows split between the workers.
+//! does, its steps (drop, create, generate, vacuum, primary and foreign
+//! keys) in the order `-I` gives them; the rows of `g` sent by binary COPY
+//! through the ingest's own sink and the one worker loop, each table's rows
+//! split between the workers (those of `G` made by the server).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::measure::{Counted, Measurement};
 use super::{cores, interrupt};
 use crate::config::ingest::split_rows;
-use crate::config::init::InitConfig;
+use crate::config::init::{InitConfig, Step};
 use crate::config::Load;
 use crate::dialect::{pgbench as sql, Engine, Method};
 use crate::driver::spec::SinkSpec;
@@ -37,38 +38,47 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
     let mut admin = interrupt::setting_up(&cancel, &named, target.admin()).await?;
     let started = Instant::now();
     let mut out = InitOutcome { scale: cfg.scale, ..InitOutcome::default() };
-    let creating = async {
-        timed(&mut admin, &mut out, "drop tables", &[&sql::drop_tables()]).await?;
-        timed(&mut admin, &mut out, "create tables", &sql::CREATE_TABLES).await
-    };
-    if let Err(e) = interrupt::setting_up(&cancel, &named, creating).await {
-        // A DROP waiting on a lock would otherwise run once it is free.
-        if cancel.is_cancelled() {
-            interrupt::cancel_on_server(&admin).await;
+    // Before rows are in, a signal ends init with nothing to report; after,
+    // the report says what was done.
+    let mut filled = false;
+    for &step in &cfg.steps {
+        if step == Step::Generate {
+            let t = Instant::now();
+            admin.execute(sql::TRUNCATE).await.with_context(|| format!("init: {}", step.name()))?;
+            let mut rows = 0;
+            for table in Table::ALL {
+                rows += fill(cfg, target, table, cancel.clone()).await?;
+                if cancel.is_cancelled() {
+                    out.interrupted = true;
+                    break;
+                }
+            }
+            out.steps.push(InitStep { step: step.name(), seconds: t.elapsed().as_secs_f64(), rows: Some(rows) });
+            if out.interrupted {
+                break;
+            }
+            filled = true;
+            continue;
         }
-        return Err(e);
-    }
-    let t = Instant::now();
-    let mut rows = 0;
-    for table in Table::ALL {
-        let written = fill(cfg, target, table, cancel.clone()).await?;
-        rows += written;
-        if cancel.is_cancelled() {
-            out.interrupted = true;
-            break;
+        let statements = statements(cfg, step);
+        let doing = timed(&mut admin, &mut out, step.name(), &statements);
+        if !filled {
+            if let Err(e) = interrupt::setting_up(&cancel, &named, doing).await {
+                // A DROP waiting on a lock would otherwise run once it is free.
+                if cancel.is_cancelled() {
+                    interrupt::cancel_on_server(&admin).await;
+                }
+                return Err(e);
+            }
+            filled = step == Step::GenerateOnServer;
+            continue;
         }
-    }
-    out.steps.push(InitStep { step: "generate (binary COPY)", seconds: t.elapsed().as_secs_f64(), rows: Some(rows) });
-    if !out.interrupted {
-        let finishing = async {
-            timed(&mut admin, &mut out, "vacuum", &sql::VACUUM).await?;
-            timed(&mut admin, &mut out, "primary keys", &sql::PRIMARY_KEYS).await
-        };
-        match interrupt::after_run(&cancel, finishing).await {
+        match interrupt::after_run(&cancel, doing).await {
             Some(done) => done?,
             None => {
                 interrupt::cancel_on_server(&admin).await;
                 out.interrupted = true;
+                break;
             }
         }
     }
@@ -76,8 +86,22 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
     Ok(out)
 }
 
+/// The SQL of a step that the server does alone (all but `g`).
+fn statements(cfg: &InitConfig, step: Step) -> Vec<String> {
+    let all = |s: &[&str]| s.iter().map(|s| s.to_string()).collect();
+    match step {
+        Step::Drop => vec![sql::drop_tables()],
+        Step::Create => sql::create_tables(&cfg.layout, cfg.scale),
+        Step::GenerateOnServer => sql::generate_on_server(cfg.scale),
+        Step::Vacuum => all(&sql::VACUUM),
+        Step::PrimaryKeys => all(&sql::PRIMARY_KEYS),
+        Step::ForeignKeys => all(&sql::FOREIGN_KEYS),
+        Step::Generate => unreachable!("init fills the tables itself"),
+    }
+}
+
 /// Runs `statements` as init's step `step`, timed into `out`.
-async fn timed(admin: &mut Admin, out: &mut InitOutcome, step: &'static str, statements: &[&str]) -> Result<()> {
+async fn timed(admin: &mut Admin, out: &mut InitOutcome, step: &'static str, statements: &[String]) -> Result<()> {
     let t = Instant::now();
     for s in statements {
         admin.execute(s).await.with_context(|| format!("init: {step}: `{s}`"))?;

@@ -15,6 +15,7 @@ pub fn tests() -> Vec<Registered> {
         ("peers::cr8_w_warms_up_before_the_measured_repeat", cr8_w_warms_up_before_the_measured_repeat, Parallel),
         ("peers::progress_lines_have_pgbench_fields", progress_lines_have_pgbench_fields, Parallel),
         ("peers::tsdbperf_db_flags_reach_the_server", tsdbperf_db_flags_reach_the_server, Parallel),
+        ("peers::tsdbperf_command_line_runs_on_plain_postgres", tsdbperf_command_line_runs_on_plain_postgres, Parallel),
         ("peers::bad_counts_are_refused_naming_the_flag", bad_counts_are_refused_naming_the_flag, Parallel),
         ("peers::bash_accepts_the_completion_script", bash_accepts_the_completion_script, Parallel),
     ]
@@ -93,6 +94,39 @@ fn progress_lines_have_pgbench_fields(ctx: &Ctx) -> Result<()> {
         ensure((1.0..2.0).contains(&first), || format!("{args:?}: the first line is not 1 s in: {}", lines[0]))?;
     }
     Ok(())
+}
+
+/// Issue 32: a tsdbperf command line with `--no-hypertables` runs on plain
+/// PostgreSQL (where its table is plain already) and prints tsdbperf's four
+/// header lines before its `Wrote` lines, `--with-jsonb` said in Setup.
+fn tsdbperf_command_line_runs_on_plain_postgres(ctx: &Ctx) -> Result<()> {
+    let argv = [
+        "ingest",
+        "--url",
+        &ctx.url,
+        "--quiet",
+        "--workers",
+        "2",
+        "--devices",
+        "3",
+        "--measurements",
+        "50",
+        "--metrics",
+        "4",
+        "--no-hypertables",
+        "--with-jsonb",
+        "--table",
+        "peers_tsdbperf_plain",
+        "--drop-table",
+    ];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("{argv:?}: exit {code}: {stderr}"))?;
+    let header = "Number of workers:       2\nDevices per worker:      3\nMetrics per device:      4\n\
+                  Measurements per device: 50\nWrote       300 measurements in ";
+    ensure(stdout.contains(header), || format!("no tsdbperf header before its Wrote lines:\n{stdout}"))?;
+    ensure(stdout.contains("(3 devices/worker, 4 metrics/row as jsonb)"), || format!("no jsonb in Setup:\n{stdout}"))?;
+    let rows = ctx.scalar("SELECT count(*) FROM peers_tsdbperf_plain")?;
+    ensure(rows == "300", || format!("{rows} rows in the table, not 2 workers × 3 devices × 50"))
 }
 
 /// tsdbperf's `--db-host --db-user --db-password --db-name` name the

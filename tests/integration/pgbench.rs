@@ -19,6 +19,8 @@ pub fn tests() -> Vec<Registered> {
             init_makes_pgbench_tables_with_its_row_counts,
             Parallel,
         ),
+        ("pgbench::init_flags_make_what_pgbench_i_makes", init_flags_make_what_pgbench_i_makes, Parallel),
+        ("pgbench::init_refuses_what_pgbench_i_refuses", init_refuses_what_pgbench_i_refuses, Parallel),
         ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count, Parallel),
         ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back, Parallel),
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
@@ -84,6 +86,77 @@ fn init_makes_pgbench_tables_with_its_row_counts(ctx: &Ctx) -> Result<()> {
          AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL",
     )?;
     ensure(vacuumed == 4, || format!("{vacuumed} of the 4 tables vacuumed and analyzed"))
+}
+
+/// What `pgbench -i` leaves in a database, as text to compare: each
+/// relation's kind, persistence, reloptions and partition bound; the
+/// partition key; each constraint; each table's rows; the tables vacuumed.
+fn pgbench_tables(db: &Ctx) -> Result<Vec<String>> {
+    let rows =
+        |sql: &str| -> Result<Vec<String>> { Ok(db.query(sql)?.into_iter().map(|r| format!("{r:?}")).collect()) };
+    let mut all = rows(
+        "SELECT c.relname, c.relkind, c.relpersistence, c.reloptions::text, pg_get_expr(c.relpartbound, c.oid) \
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = 'public' AND c.relname LIKE 'pgbench%' ORDER BY 1",
+    )?;
+    all.extend(rows(
+        "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint \
+         WHERE conrelid::regclass::text LIKE 'pgbench%' ORDER BY 1, 2",
+    )?);
+    all.extend(rows(
+        "SELECT relname, pg_get_partkeydef(oid) FROM pg_class WHERE relname LIKE 'pgbench%' AND relkind = 'p'",
+    )?);
+    all.extend(rows(
+        "SELECT (SELECT count(*) FROM pgbench_accounts), (SELECT count(*) FROM pgbench_branches), \
+         (SELECT count(*) FROM pgbench_tellers), (SELECT count(*) FROM pgbench_history), \
+         (SELECT sum(abalance) FROM pgbench_accounts), (SELECT count(DISTINCT bid) FROM pgbench_accounts)",
+    )?);
+    all.extend(rows(
+        "SELECT relname, last_vacuum IS NOT NULL, last_analyze IS NOT NULL FROM pg_stat_user_tables \
+         WHERE relname LIKE 'pgbench%' ORDER BY 1",
+    )?);
+    Ok(all)
+}
+
+/// Issue 32: `init` took none of `pgbench -i`'s table flags. With each set
+/// of them, `pgbench -i` (installed beside the server) and `dbload init`
+/// make the same relations (kind, persistence, fill factor, partitions and
+/// their bounds), the same keys and the same rows, each in a database of its own.
+fn init_flags_make_what_pgbench_i_makes(ctx: &Ctx) -> Result<()> {
+    if std::process::Command::new("pgbench").arg("--version").output().is_err() {
+        eprintln!("pgbench::init_flags_make_what_pgbench_i_makes: SKIPPED, no pgbench on PATH to compare with");
+        return Ok(());
+    }
+    let flag_sets: [&[&str]; 4] = [
+        &["-s", "2", "-F", "80", "--foreign-keys", "--partitions", "3", "--partition-method", "range", "-n"],
+        &["-s", "1", "--partitions", "2", "--partition-method", "hash", "-I", "dtGvpf", "--unlogged-tables"],
+        &["-s", "1", "-I", "dtgp", "--partitions", "4"],
+        &["-s", "1", "-n", "--foreign-keys", "-F", "10"],
+    ];
+    for (i, flags) in flag_sets.iter().enumerate() {
+        let theirs = own_database(ctx, &format!("pgbench_i_flags_{i}"), None)?;
+        let out = std::process::Command::new("pgbench").arg("-i").args(*flags).arg(&theirs.url).output()?;
+        ensure(out.status.success(), || format!("pgbench -i {flags:?}: {}", String::from_utf8_lossy(&out.stderr)))?;
+        let ours = own_database(ctx, &format!("dbload_init_flags_{i}"), None)?;
+        let args: Vec<&str> =
+            ["init", "--url", ours.url.as_str(), "-q"].into_iter().chain(flags.iter().copied()).collect();
+        let (code, stdout, stderr) = dbload_bin(&args, &[]);
+        ensure(code == 0, || format!("dbload init {flags:?}: exit {code}: {stdout}{stderr}"))?;
+        let (want, got) = (pgbench_tables(&theirs)?, pgbench_tables(&ours)?);
+        ensure(want == got, || {
+            format!("{flags:?}:\npgbench -i made\n{}\ndbload init made\n{}", want.join("\n"), got.join("\n"))
+        })?;
+    }
+    Ok(())
+}
+
+/// Issue 32: what `pgbench -i` refuses, `init` refuses too (exit 2), naming the flag.
+fn init_refuses_what_pgbench_i_refuses(_ctx: &Ctx) -> Result<()> {
+    let url = "postgres://nobody@127.0.0.1:1/none";
+    refused(&["init", "--url", url, "-I", "dtx"], "-I dtx")?;
+    refused(&["init", "--url", url, "-F", "5"], "--fillfactor 5")?;
+    refused(&["init", "--url", url, "--partition-method", "hash"], "--partitions")?;
+    refused(&["init", "--url", url, "--partitions", "2", "--partition-method", "list"], "list")
 }
 
 /// `n_tup_upd` of pgbench_accounts as the server counts it, once every
