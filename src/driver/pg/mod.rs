@@ -21,6 +21,7 @@ pub mod from_sql;
 mod pgpass;
 pub mod query;
 pub mod sink;
+pub mod wire;
 
 use std::fmt;
 use std::io;
@@ -141,6 +142,17 @@ impl PgTarget {
     /// any, is never shown. Use this wherever the target is printed or stored.
     pub fn redacted(&self) -> &str {
         &self.redacted
+    }
+
+    /// The resolved connection settings, for dbload's own connection
+    /// ([`wire`]), which reaches the server as tokio-postgres does.
+    pub(in crate::driver::pg) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether a connection to this target uses TLS.
+    pub(in crate::driver::pg) fn uses_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     pub fn ssl_mode(&self) -> SslMode {

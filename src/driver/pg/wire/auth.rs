@@ -1,0 +1,109 @@
+//! The startup of dbload's own connection: the startup message, the login
+//! the server asks for (none, a cleartext or MD5 password, SCRAM-SHA-256:
+//! the exchanges are `postgres-protocol`'s), then the server's parameters
+//! and the cancel key, up to the first ReadyForQuery.
+
+use anyhow::Result;
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
+use postgres_protocol::message::backend::Message;
+use postgres_protocol::message::frontend;
+
+use super::{db_error, Wire};
+use crate::driver::pg::PgTarget;
+use crate::error::target;
+use crate::op::OpError;
+
+/// Logs `wire` in to `pg` and waits for the server to be ready.
+pub(super) async fn start(wire: &mut Wire, pg: &PgTarget) -> Result<()> {
+    let config = pg.config();
+    let user = config.get_user().unwrap_or("postgres");
+    let mut params = vec![("user", user), ("client_encoding", "UTF8")];
+    if let Some(db) = config.get_dbname() {
+        params.push(("database", db));
+    }
+    if let Some(app) = config.get_application_name() {
+        params.push(("application_name", app));
+    }
+    if let Some(options) = config.get_options() {
+        params.push(("options", options));
+    }
+    let refused = |e: OpError| target(format!("cannot connect to {}: {}", pg.redacted(), e.message));
+    frontend::startup_message(params, &mut wire.write).map_err(|e| refused(super::broken(e)))?;
+    wire.flush().await.map_err(refused)?;
+    let password = || {
+        config.get_password().ok_or_else(|| {
+            target(format!(
+                "cannot connect to {}: the server asks for a password: put it in ~/.pgpass or the file \
+                 PGPASSFILE names (mode 0600), or set PGPASSWORD",
+                pg.redacted()
+            ))
+        })
+    };
+    let said = |e: OpError| target(format!("cannot connect to {}: {} ({})", pg.redacted(), e.message, e.class));
+    loop {
+        match wire.message().await.map_err(refused)? {
+            Message::AuthenticationOk => break,
+            Message::AuthenticationCleartextPassword => {
+                frontend::password_message(password()?, &mut wire.write).map_err(|e| refused(super::broken(e)))?;
+                wire.flush().await.map_err(refused)?;
+            }
+            Message::AuthenticationMd5Password(body) => {
+                let hash = md5_hash(user.as_bytes(), password()?, body.salt());
+                frontend::password_message(hash.as_bytes(), &mut wire.write).map_err(|e| refused(super::broken(e)))?;
+                wire.flush().await.map_err(refused)?;
+            }
+            Message::AuthenticationSasl(body) => {
+                let mut mechanisms = body.mechanisms();
+                let mut scram = false;
+                while let Some(m) =
+                    fallible_iterator::FallibleIterator::next(&mut mechanisms).map_err(|e| refused(super::broken(e)))?
+                {
+                    scram |= m == SCRAM_SHA_256;
+                }
+                if !scram {
+                    return Err(target(format!(
+                        "cannot connect to {}: the server offers no SASL mechanism dbload speaks (SCRAM-SHA-256)",
+                        pg.redacted()
+                    )));
+                }
+                sasl(wire, password()?).await.map_err(said)?;
+            }
+            Message::ErrorResponse(body) => return Err(said(db_error(&body))),
+            _ => {
+                return Err(target(format!(
+                    "cannot connect to {}: the server asks for a login dbload does not speak (GSS, SSPI or \
+                     Kerberos); use a password or trust",
+                    pg.redacted()
+                )))
+            }
+        }
+    }
+    loop {
+        match wire.message().await.map_err(refused)? {
+            Message::BackendKeyData(body) => wire.key = (body.process_id(), body.secret_key()),
+            Message::ReadyForQuery(_) => return Ok(()),
+            Message::ErrorResponse(body) => return Err(said(db_error(&body))),
+            _ => {}
+        }
+    }
+}
+
+/// SCRAM-SHA-256 without channel binding (no TLS to bind to).
+async fn sasl(wire: &mut Wire, password: &[u8]) -> Result<(), OpError> {
+    let mut scram = ScramSha256::new(password, ChannelBinding::unsupported());
+    frontend::sasl_initial_response(SCRAM_SHA_256, scram.message(), &mut wire.write).map_err(super::broken)?;
+    wire.flush().await?;
+    match wire.message().await? {
+        Message::AuthenticationSaslContinue(body) => scram.update(body.data()).map_err(super::broken)?,
+        Message::ErrorResponse(body) => return Err(db_error(&body)),
+        _ => return Err(super::broken("an unexpected message in the SCRAM exchange")),
+    }
+    frontend::sasl_response(scram.message(), &mut wire.write).map_err(super::broken)?;
+    wire.flush().await?;
+    match wire.message().await? {
+        Message::AuthenticationSaslFinal(body) => scram.finish(body.data()).map_err(super::broken),
+        Message::ErrorResponse(body) => Err(db_error(&body)),
+        _ => Err(super::broken("an unexpected message in the SCRAM exchange")),
+    }
+}
