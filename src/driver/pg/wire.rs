@@ -254,11 +254,12 @@ impl Wire {
                     self.in_flight = self.in_flight.saturating_sub(1);
                     return failed.map_or(Ok(rows), Err);
                 }
-                _ => match self.parse()? {
-                    Message::ErrorResponse(body) => failed = Some(db_error(&body)),
-                    // Notices, parameter changes and notifications: not the statement's answer.
-                    _ => {}
-                },
+                // Notices, parameter changes and notifications are not the statement's answer.
+                _ => {
+                    if let Message::ErrorResponse(body) = self.parse()? {
+                        failed = Some(db_error(&body));
+                    }
+                }
             }
         }
     }
