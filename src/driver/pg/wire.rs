@@ -15,7 +15,11 @@
 //! its pipeline.
 
 mod auth;
+mod cancel;
+mod copy;
+mod stream;
 
+use std::collections::HashMap;
 use std::io;
 use std::time::Duration;
 
@@ -25,11 +29,10 @@ use postgres_protocol::message::backend::{self, Header, Message};
 use postgres_protocol::message::frontend;
 use postgres_types::{ToSql, Type};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpStream, UnixStream};
-use tokio_postgres::config::Host;
-use tokio_util::either::Either;
 
-use super::PgTarget;
+pub use self::cancel::Cancel;
+use self::stream::{Endpoint, Session, Stream, Tls};
+use super::{PgTarget, SslMode};
 use crate::error::target;
 use crate::op::OpError;
 
@@ -38,9 +41,6 @@ use crate::op::OpError;
 /// make room for.
 const MAX_MESSAGE: usize = 1 << 30;
 
-/// The stream a connection reads and writes: TCP or a Unix socket.
-type Stream = Either<TcpStream, UnixStream>;
-
 /// A connection of dbload's own, logged in and idle between statements.
 pub struct Wire {
     stream: Stream,
@@ -48,10 +48,19 @@ pub struct Wire {
     read: BytesMut,
     /// What is to be sent: statements wait here until [`Wire::flush`].
     write: BytesMut,
-    /// The key a cancel request names this connection's backend with.
-    key: (i32, i32),
     /// Statements sent (or buffered) whose answer was not read yet.
     in_flight: usize,
+    /// How to cancel what this connection runs: where it went, in TLS or
+    /// not, and the key its backend gave ([`Wire::canceller`]).
+    cancel: Cancel,
+    /// The server's parameters as it last reported them (ParameterStatus:
+    /// at login, and whenever a `SET` changes one it reports).
+    parameters: HashMap<String, String>,
+    /// Notices the server sent (warnings, `RAISE NOTICE`): counted, never
+    /// an error of the statement they came with.
+    notices: u64,
+    /// Whether the login was bound to the TLS session (SCRAM-SHA-256-PLUS).
+    channel_bound: bool,
 }
 
 /// A statement prepared on one connection, by name, with the types of its
@@ -100,26 +109,30 @@ fn broken(what: impl std::fmt::Display) -> OpError {
 impl Wire {
     /// Connects to `target`'s first host that answers and logs in, within
     /// its `connect_timeout` per host (the whole of it: the TCP connect, the
-    /// startup and the login, as [`PgTarget::connect`] bounds it).
+    /// TLS handshake, the startup and the login, as [`PgTarget::connect`]
+    /// bounds it). TLS as its `sslmode` says (libpq's meanings).
     pub async fn connect(pg: &PgTarget) -> anyhow::Result<Wire> {
         let config = pg.config();
-        if pg.uses_tls() {
-            return Err(target(format!(
-                "{}: dbload's own connection does not speak TLS yet; use sslmode=disable or a Unix socket",
-                pg.redacted()
-            )));
-        }
         let per_host = config.get_connect_timeout().copied().unwrap_or(Duration::from_secs(10));
+        let tls = match (pg.tls_config(), pg.ssl_mode()) {
+            (None, _) => Tls::Off,
+            (Some(config), SslMode::Prefer) => Tls::Prefer(config.clone()),
+            (Some(config), mode) => Tls::Require(config.clone(), mode),
+        };
         let ports = config.get_ports();
+        let addrs = config.get_hostaddrs();
         let mut last = None;
         for (i, host) in config.get_hosts().iter().enumerate() {
             let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
-            match tokio::time::timeout(per_host, Wire::connect_to(pg, host, port)).await {
+            let to = Endpoint { host: host.clone(), addr: addrs.get(i).copied(), port };
+            match tokio::time::timeout(per_host, Wire::connect_to(pg, to, &tls, per_host)).await {
                 Ok(Ok(wire)) => return Ok(wire),
                 Ok(Err(e)) => last = Some(e),
                 Err(_) => {
                     last = Some(target(format!(
-                        "cannot connect to {}: no answer to the startup and login within connect_timeout ({} s)",
+                        "cannot connect to {}: no answer to the startup and login within connect_timeout ({} s): \
+                         is a PostgreSQL server listening there? check the host and port, or raise \
+                         connect_timeout (in the URL, or PGCONNECT_TIMEOUT)",
                         pg.redacted(),
                         per_host.as_secs_f64()
                     )))
@@ -129,33 +142,63 @@ impl Wire {
         Err(last.unwrap_or_else(|| target(format!("cannot connect to {}: no host to connect to", pg.redacted()))))
     }
 
-    async fn connect_to(pg: &PgTarget, host: &Host, port: u16) -> anyhow::Result<Wire> {
-        let refused = |e: io::Error| target(format!("cannot connect to {}: {e}", pg.redacted()));
-        let stream = match host {
-            Host::Tcp(name) => {
-                let tcp = TcpStream::connect((name.as_str(), port)).await.map_err(refused)?;
-                // Statements are small and answered one by one: no Nagle delay.
-                tcp.set_nodelay(true).map_err(refused)?;
-                Either::Left(tcp)
-            }
-            Host::Unix(dir) => {
-                Either::Right(UnixStream::connect(dir.join(format!(".s.PGSQL.{port}"))).await.map_err(refused)?)
-            }
+    async fn connect_to(pg: &PgTarget, to: Endpoint, tls: &Tls, timeout: Duration) -> anyhow::Result<Wire> {
+        let opened = stream::open(&to, tls, pg.redacted()).await?;
+        // The cancel request goes where this connection went, encrypted if
+        // this one is (libpq's rule), whatever the server says then.
+        let tls = match (tls, &opened.session) {
+            (Tls::Prefer(config), Session::Tls(_)) => Tls::Require(config.clone(), SslMode::Require),
+            (Tls::Prefer(_), Session::Plain) => Tls::Off,
+            (tls, _) => tls.clone(),
         };
-        let mut wire = Wire {
+        let cancel = Cancel::new(to, tls, timeout, pg.redacted());
+        let mut wire = Wire::over(opened.stream, cancel);
+        auth::start(&mut wire, pg, opened.session).await?;
+        Ok(wire)
+    }
+
+    /// A connection over `stream`, before its startup.
+    fn over(stream: Stream, cancel: Cancel) -> Wire {
+        Wire {
             stream,
             read: BytesMut::with_capacity(8192),
             write: BytesMut::with_capacity(8192),
-            key: (0, 0),
             in_flight: 0,
-        };
-        auth::start(&mut wire, pg).await?;
-        Ok(wire)
+            cancel,
+            parameters: HashMap::new(),
+            notices: 0,
+            channel_bound: false,
+        }
+    }
+
+    /// What cancels the statement this connection runs: cheap to clone and
+    /// `Send`, so a deadline or Ctrl-C elsewhere can use it while this
+    /// connection waits for the answer.
+    pub fn canceller(&self) -> Cancel {
+        self.cancel.clone()
+    }
+
+    /// The server's parameter `name` as it last reported it
+    /// (`server_version`, `application_name`, `TimeZone`, ...).
+    pub fn parameter(&self, name: &str) -> Option<&str> {
+        self.parameters.get(name).map(String::as_str)
+    }
+
+    /// How many notices the server sent on this connection.
+    pub fn notices(&self) -> u64 {
+        self.notices
+    }
+
+    /// Whether the login was bound to the TLS session: SCRAM-SHA-256-PLUS
+    /// with the server certificate's hash (tls-server-end-point), so a man
+    /// in the middle with another certificate could not have logged in.
+    pub fn channel_bound(&self) -> bool {
+        self.channel_bound
     }
 
     /// The backend's process id and secret key, for a cancel request.
     pub fn cancel_key(&self) -> (i32, i32) {
-        self.key
+        self.cancel.key
     }
 
     /// Prepares `sql` as statement `name` (Parse, Describe, Sync), the
@@ -255,12 +298,25 @@ impl Wire {
                     return failed.map_or(Ok(rows), Err);
                 }
                 // Notices, parameter changes and notifications are not the statement's answer.
-                _ => {
-                    if let Message::ErrorResponse(body) = self.parse()? {
-                        failed = Some(db_error(&body));
-                    }
+                _ => match self.parse()? {
+                    Message::ErrorResponse(body) => failed = Some(db_error(&body)),
+                    other => self.aside(other),
+                },
+            }
+        }
+    }
+
+    /// Keeps what the server says beside the answers: its parameters as
+    /// they change, and a count of its notices. Anything else is dropped.
+    fn aside(&mut self, message: Message) {
+        match message {
+            Message::ParameterStatus(body) => {
+                if let (Ok(name), Ok(value)) = (body.name(), body.value()) {
+                    self.parameters.insert(name.to_owned(), value.to_owned());
                 }
             }
+            Message::NoticeResponse(_) => self.notices += 1,
+            _ => {}
         }
     }
 
@@ -298,10 +354,16 @@ impl Wire {
         Message::parse(&mut self.read).map_err(broken)?.ok_or_else(|| broken("a message cut short"))
     }
 
-    /// The next message, read and parsed.
+    /// The next message, read and parsed, past the server's parameters
+    /// and notices (kept by [`Wire::aside`]).
     async fn message(&mut self) -> Result<Message, OpError> {
-        self.header().await?;
-        self.parse()
+        loop {
+            self.header().await?;
+            match self.parse()? {
+                message @ (Message::ParameterStatus(_) | Message::NoticeResponse(_)) => self.aside(message),
+                message => return Ok(message),
+            }
+        }
     }
 }
 
@@ -313,20 +375,17 @@ fn affected(tag: &str) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use std::future::Future;
+    use std::path::PathBuf;
+
+    use proptest::prelude::*;
+    use tokio::net::UnixStream;
+    use tokio_postgres::config::Host;
+    use tokio_util::either::Either;
 
     use super::*;
-    use crate::throwaway::{LocalOptions, LocalPostgres};
-
-    /// Runs `test` on a runtime of its own against a throwaway server,
-    /// reached over its Unix socket and over TCP with SCRAM-SHA-256.
-    fn on_a_server<F: Future<Output = ()>>(test: impl FnOnce(PgTarget, PgTarget) -> F) {
-        let server = LocalPostgres::start(&LocalOptions { max_connections: 10, ..LocalOptions::default() }).unwrap();
-        let tcp = format!("{}?sslmode=disable&passfile={}", server.url(), server.passfile().display());
-        let tcp = PgTarget::from_url(&tcp, "--url", &|_| None).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(test(server.target(), tcp));
-    }
+    use crate::driver::pg::tests::{block_on, no_env};
+    use crate::driver::tls::tests::TlsServer;
+    use crate::error::{exit, exit_code};
 
     #[test]
     fn command_tags_give_their_rows() {
@@ -336,71 +395,115 @@ mod tests {
         assert_eq!(affected("BEGIN"), 0);
     }
 
-    #[test]
-    fn statements_are_answered_one_by_one_and_in_a_pipeline() {
-        on_a_server(|socket, tcp| async move {
-            for pg in [socket, tcp] {
-                let mut wire = Wire::connect(&pg).await.unwrap();
-                assert_ne!(wire.cancel_key(), (0, 0));
-                let s = wire.prepare("s1", "SELECT g FROM generate_series(1, $1::int4) g").await.unwrap();
-                assert_eq!(s.params(), [Type::INT4]);
-                wire.push(&s, &[&3i32]).unwrap();
-                wire.flush().await.unwrap();
-                assert_eq!(wire.answer().await.unwrap(), 3);
-                // 16 in flight, answered in order.
-                for n in 1..=16i32 {
-                    wire.push(&s, &[&n]).unwrap();
+    /// Reads `bytes` as a server's answers, with both readers (the hot
+    /// path's, which skips rows unparsed, and the parsing one), until the
+    /// stream ends: every step is a message or an error.
+    async fn read_all(bytes: &[u8]) {
+        for parsing in [false, true] {
+            let (ours, mut theirs) = UnixStream::pair().unwrap();
+            let nowhere = Endpoint { host: Host::Unix(PathBuf::from("/nonexistent")), addr: None, port: 0 };
+            let cancel = Cancel::new(nowhere, Tls::Off, Duration::from_secs(1), "test");
+            let mut wire = Wire::over(Either::Left(Either::Right(ours)), cancel);
+            theirs.write_all(bytes).await.unwrap();
+            drop(theirs);
+            let reading = async {
+                loop {
+                    let step = if parsing { wire.message().await.map(drop) } else { wire.answer().await.map(drop) };
+                    if step.is_err() {
+                        return;
+                    }
                 }
-                assert_eq!(wire.in_flight(), 16);
+            };
+            tokio::time::timeout(Duration::from_secs(5), reading).await.expect("the reader hung");
+        }
+    }
+
+    /// Frames of a tag and a body, as the server sends them.
+    fn frames(messages: &[(u8, Vec<u8>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (tag, body) in messages {
+            out.push(*tag);
+            out.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+            out.extend_from_slice(body);
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Any bytes at all: a message or an error, never a panic or a hang.
+        #[test]
+        fn arbitrary_bytes_are_a_message_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
+            block_on(read_all(&bytes));
+        }
+
+        /// Well-framed messages of the tags a server sends, with arbitrary
+        /// bodies, then arbitrary bytes: each body reaches its parser.
+        #[test]
+        fn arbitrary_bodies_are_a_message_or_an_error(
+            messages in proptest::collection::vec(
+                (prop::sample::select(b"123ACDEGHIKNRSTZcdnst".to_vec()), proptest::collection::vec(any::<u8>(), 0..64)),
+                0..16,
+            ),
+            tail in proptest::collection::vec(any::<u8>(), 0..16),
+        ) {
+            let mut bytes = frames(&messages);
+            bytes.extend(tail);
+            block_on(read_all(&bytes));
+        }
+    }
+
+    /// TLS as `sslmode` says, SCRAM-SHA-256-PLUS bound to the session where
+    /// there is one, and the cancel request sent the way the connection went.
+    #[test]
+    fn tls_as_sslmode_says_with_the_login_bound_to_it() {
+        let tls = TlsServer::start();
+        let ca = tls.ca.display().to_string();
+        let verified = format!("sslmode=verify-full&sslrootcert={ca}");
+        let url = |query: &str| tls.url("bench:right", "postgres", query);
+        // The certificate names 127.0.0.1 only; `localhost` reaches the
+        // same address under a name it does not list.
+        let by_name = |query: &str| format!("{}&host=localhost&hostaddr=127.0.0.1", url(query));
+        let connect = |url: String| async move { Wire::connect(&PgTarget::from_url(&url, "--url", &no_env)?).await };
+        block_on(async {
+            let admin = tls.server.target().connect().await.unwrap();
+            admin.batch_execute("CREATE ROLE bench LOGIN PASSWORD 'right'").await.unwrap();
+            for (query, encrypted) in [
+                (verified.clone(), true),
+                (format!("sslmode=verify-ca&sslrootcert={ca}"), true),
+                ("sslmode=require".to_owned(), true),
+                ("sslmode=prefer".to_owned(), true),
+                ("sslmode=disable".to_owned(), false),
+            ] {
+                let mut wire = connect(url(&query)).await.unwrap_or_else(|e| panic!("{query}: {e:#}"));
+                let ssl = wire.simple("SELECT FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl").await.unwrap();
+                assert_eq!((ssl, wire.channel_bound()), (u64::from(encrypted), encrypted), "{query}");
+                let sleep = wire.prepare("sleep", "SELECT pg_sleep(30)").await.unwrap();
+                wire.push(&sleep, &[]).unwrap();
                 wire.flush().await.unwrap();
-                for n in 1..=16u64 {
-                    assert_eq!(wire.answer().await.unwrap(), n);
-                }
-                assert_eq!(wire.in_flight(), 0);
+                let cancel = wire.canceller();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    cancel.cancel().await.unwrap();
+                });
+                let e = tokio::time::timeout(Duration::from_secs(5), wire.answer()).await.unwrap().unwrap_err();
+                assert_eq!(e.class, "SQLSTATE 57014", "{query}: {e:?}");
             }
-        });
-    }
+            assert!(connect(by_name(&format!("sslmode=verify-ca&sslrootcert={ca}"))).await.is_ok());
 
-    #[test]
-    fn an_error_in_a_pipeline_fails_its_statement_alone() {
-        on_a_server(|pg, _| async move {
-            let mut wire = Wire::connect(&pg).await.unwrap();
-            let s = wire.prepare("div", "SELECT 10 / $1::int4").await.unwrap();
-            for d in [1i32, 0, 2] {
-                wire.push(&s, &[&d]).unwrap();
+            for (url, expected) in [
+                (by_name(&verified), "not issued for this host name"),
+                (tls.url("bench:wrong", "postgres", "sslmode=require"), "(SQLSTATE 28P01): check the password"),
+                (tls.url("bench", "postgres", "sslmode=require"), "the server asks for a password"),
+                (tls.url("stranger", "postgres", "sslmode=require"), "(SQLSTATE 28000): check the user name"),
+            ] {
+                let err = connect(url).await.err().unwrap();
+                assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
+                let message = err.to_string();
+                assert!(message.contains(expected), "{message}");
+                assert!(!message.contains("wrong"), "{message}");
             }
-            wire.flush().await.unwrap();
-            assert_eq!(wire.answer().await.unwrap(), 1);
-            let e = wire.answer().await.unwrap_err();
-            assert_eq!((e.class.as_str(), e.fatal), ("SQLSTATE 22012", false), "{}", e.message);
-            assert!(e.message.contains("division by zero"), "{}", e.message);
-            assert_eq!(wire.answer().await.unwrap(), 1);
-            // A statement that does not prepare says why, and the connection goes on.
-            let e = wire.prepare("bad", "SELEC 1").await.unwrap_err();
-            assert_eq!(e.class, "SQLSTATE 42601");
-            assert_eq!(wire.simple("SELECT 1; SELECT 2, 3").await.unwrap(), 1);
-        });
-    }
-
-    #[test]
-    fn notices_and_parameter_changes_are_not_answers() {
-        on_a_server(|pg, _| async move {
-            let mut wire = Wire::connect(&pg).await.unwrap();
-            // A notice, then a ParameterStatus (TimeZone), each before their statement's answer.
-            wire.simple("DO $$ BEGIN RAISE NOTICE 'hello'; END $$").await.unwrap();
-            wire.simple("SET TimeZone = 'UTC'").await.unwrap();
-            assert_eq!(wire.simple("SELECT 1").await.unwrap(), 1);
-        });
-    }
-
-    #[test]
-    fn a_terminated_backend_is_a_lost_connection() {
-        on_a_server(|pg, _| async move {
-            let mut wire = Wire::connect(&pg).await.unwrap();
-            let mut admin = Wire::connect(&pg).await.unwrap();
-            admin.simple(&format!("SELECT pg_terminate_backend({})", wire.cancel_key().0)).await.unwrap();
-            let e = wire.simple("SELECT 1").await.unwrap_err();
-            assert!(e.fatal, "{e:?}");
         });
     }
 }
