@@ -272,7 +272,7 @@ pub(super) mod tests {
     /// Writes a file that the local server can read: when the tests run as
     /// root, the server runs as another account, and PostgreSQL wants its
     /// key file private to the account that runs it.
-    fn write_for_server(dir: &Path, name: &str, contents: &str) -> PathBuf {
+    pub(in crate::driver) fn write_for_server(dir: &Path, name: &str, contents: &str) -> PathBuf {
         let path = dir.join(name);
         fs::write(&path, contents).unwrap();
         fs::set_permissions(&path, Permissions::from_mode(0o600)).unwrap();

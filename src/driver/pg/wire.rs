@@ -384,8 +384,9 @@ mod tests {
 
     use super::*;
     use crate::driver::pg::tests::{block_on, no_env};
-    use crate::driver::tls::tests::TlsServer;
+    use crate::driver::tls::tests::{write_for_server, TlsServer};
     use crate::error::{exit, exit_code};
+    use crate::throwaway::{LocalOptions, LocalPostgres};
 
     #[test]
     fn command_tags_give_their_rows() {
@@ -452,6 +453,71 @@ mod tests {
             bytes.extend(tail);
             block_on(read_all(&bytes));
         }
+    }
+
+    /// Each login method the server can ask for, by a role of its own and
+    /// the pg_hba.conf line that makes the server ask for it: the right
+    /// password logs in, a wrong one or none is refused, saying what to check.
+    #[test]
+    fn each_login_method_logs_in_and_checks_the_password() {
+        let files = tempfile::TempDir::new().unwrap();
+        // The server account must be able to enter the directory.
+        std::fs::set_permissions(files.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let hba = write_for_server(
+            files.path(),
+            "pg_hba.conf",
+            "local all all trust\n\
+             host all trusted 127.0.0.1/32 trust\n\
+             host all cleartext 127.0.0.1/32 password\n\
+             host all hashed 127.0.0.1/32 md5\n\
+             host all salted 127.0.0.1/32 scram-sha-256\n\
+             host all all 127.0.0.1/32 reject\n",
+        );
+        let options = LocalOptions {
+            extra_settings: vec![("hba_file".into(), hba.display().to_string())],
+            ..LocalOptions::default()
+        };
+        let server = LocalPostgres::start(&options).unwrap();
+        let port = server.url().rsplit(':').next().unwrap().split('/').next().unwrap().to_owned();
+        let url = |userinfo: &str| format!("postgres://{userinfo}@127.0.0.1:{port}/postgres?sslmode=disable");
+        let connect = |url: String| async move { Wire::connect(&PgTarget::from_url(&url, "--url", &no_env)?).await };
+        block_on(async {
+            let admin = server.target().connect().await.unwrap();
+            // md5's role keeps an MD5 hash: with a SCRAM secret the server
+            // would answer an md5 line with SCRAM.
+            admin
+                .batch_execute(
+                    "CREATE ROLE trusted LOGIN; CREATE ROLE cleartext LOGIN PASSWORD 'pw-c'; \
+                     SET password_encryption = 'md5'; CREATE ROLE hashed LOGIN PASSWORD 'pw-h'; \
+                     RESET password_encryption; CREATE ROLE salted LOGIN PASSWORD 'pw-s'",
+                )
+                .await
+                .unwrap();
+            let secret = "SELECT left(rolpassword, 3) FROM pg_authid WHERE rolname = 'hashed'";
+            assert_eq!(admin.query_one(secret, &[]).await.unwrap().get::<_, String>(0), "md5");
+            for (user, password) in
+                [("trusted", None), ("cleartext", Some("pw-c")), ("hashed", Some("pw-h")), ("salted", Some("pw-s"))]
+            {
+                let userinfo = password.map_or(user.to_owned(), |p| format!("{user}:{p}"));
+                let mut wire = connect(url(&userinfo)).await.unwrap_or_else(|e| panic!("{user}: {e:#}"));
+                assert_eq!(wire.simple("SELECT 1").await.unwrap(), 1, "{user}");
+                assert!(!wire.channel_bound(), "{user}: no TLS to bind to");
+                if password.is_none() {
+                    continue;
+                }
+                for (userinfo, expected) in [
+                    (format!("{user}:wrong"), "(SQLSTATE 28P01): check the password"),
+                    (user.to_owned(), "the server asks for a password"),
+                ] {
+                    let err = connect(url(&userinfo)).await.err().unwrap_or_else(|| panic!("{userinfo} logged in"));
+                    assert_eq!(exit_code(&err), exit::TARGET, "{err:#}");
+                    let message = err.to_string();
+                    assert!(message.contains(expected) && !message.contains("wrong"), "{user}: {message}");
+                }
+            }
+            let err = connect(url("stranger")).await.err().unwrap();
+            assert!(err.to_string().contains("(SQLSTATE 28000): check the user name `stranger`"), "{err:#}");
+        });
     }
 
     /// TLS as `sslmode` says, SCRAM-SHA-256-PLUS bound to the session where
