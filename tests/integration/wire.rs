@@ -45,6 +45,11 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         (
+            "wire::a_copy_window_lost_with_its_backend_fails_every_batch_in_flight",
+            a_copy_window_lost_with_its_backend_fails_every_batch_in_flight,
+            Parallel,
+        ),
+        (
             "wire::a_set_updates_the_parameter_the_server_reports",
             a_set_updates_the_parameter_the_server_reports,
             Parallel,
@@ -245,6 +250,40 @@ fn a_copy_window_counts_exactly_the_batches_acknowledged(ctx: &Ctx) -> Result<()
             let in_table = wire.simple("SELECT FROM wire_copy_window").await.op()?;
             ensure!(written == in_table && written == acked as u64 * 100, "depth {depth}: {written} vs {in_table}");
         }
+        Ok(())
+    })
+}
+
+/// The backend of a window of 4 batches, waiting on a lock, is
+/// terminated (`pg_terminate_backend`): every batch in flight is reported
+/// failed with a fatal error, none acknowledged, and the table holds none.
+fn a_copy_window_lost_with_its_backend_fails_every_batch_in_flight(ctx: &Ctx) -> Result<()> {
+    both(ctx, |pg| async move {
+        let mut admin = Wire::connect(&pg).await?;
+        admin
+            .simple("DROP TABLE IF EXISTS wire_copy_lost; CREATE TABLE wire_copy_lost (id int, name text)")
+            .await
+            .op()?;
+        admin.simple("BEGIN; LOCK TABLE wire_copy_lost IN ACCESS EXCLUSIVE MODE").await.op()?;
+        let mut wire = Wire::connect(&pg).await?;
+        let backend = wire.cancel_key().0;
+        let mut killer = Wire::connect(&pg).await?;
+        let terminating = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            killer.simple(&format!("SELECT pg_terminate_backend({backend})")).await.op()
+        });
+        let batches: Vec<Vec<u8>> = (0..4).map(|k| rows(k * 10, 10)).collect();
+        let mut answers = Vec::new();
+        let reported = wire
+            .copy_window("COPY wire_copy_lost FROM STDIN", batches.iter().map(Vec::as_slice), 4, |i, answer| {
+                answers.push((i, answer.map_err(|e| e.fatal)))
+            })
+            .await;
+        terminating.await??;
+        admin.simple("ROLLBACK").await.op()?;
+        ensure!(reported == 4, "{answers:?}");
+        ensure!(answers == (0..4).map(|i| (i, Err(true))).collect::<Vec<_>>(), "{answers:?}");
+        ensure!(admin.simple("SELECT FROM wire_copy_lost").await.op()? == 0);
         Ok(())
     })
 }
