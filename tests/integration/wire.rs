@@ -31,6 +31,11 @@ pub fn tests() -> Vec<Registered> {
             an_error_in_a_pipeline_fails_its_statement_alone,
             Parallel,
         ),
+        (
+            "wire::a_pipeline_synced_once_answers_each_statement_and_skips_those_after_an_error",
+            a_pipeline_synced_once_answers_each_statement_and_skips_those_after_an_error,
+            Parallel,
+        ),
         ("wire::a_terminated_backend_is_a_lost_connection", a_terminated_backend_is_a_lost_connection, Parallel),
         ("wire::a_cancelled_statement_answers_57014_at_once", a_cancelled_statement_answers_57014_at_once, Parallel),
         ("wire::copy_rows_land_with_and_without_the_wait", copy_rows_land_with_and_without_the_wait, Parallel),
@@ -133,6 +138,58 @@ fn an_error_in_a_pipeline_fails_its_statement_alone(ctx: &Ctx) -> Result<()> {
         // A statement that does not prepare says why, and the connection goes on.
         ensure!(wire.prepare("bad", "SELEC 1").await.unwrap_err().class == "SQLSTATE 42601");
         ensure!(wire.simple("SELECT 1; SELECT 2, 3").await.op()? == 1);
+        Ok(())
+    })
+}
+
+/// pgbench's `\startpipeline` ... `\endpipeline`: statements piped with one
+/// Sync for them all. Each is answered on its own; after an error the
+/// server skips the rest up to the Sync, and each of those is counted not
+/// executed. The statements up to a Sync are one transaction: an error
+/// rolls back the writes before it.
+fn a_pipeline_synced_once_answers_each_statement_and_skips_those_after_an_error(ctx: &Ctx) -> Result<()> {
+    both(ctx, |pg| async move {
+        let mut wire = Wire::connect(&pg).await?;
+        let div = wire.prepare("div", "SELECT 10 / $1::int4").await.op()?;
+        for _ in 0..2 {
+            for d in [1i32, 2, 0, 5, 10] {
+                wire.pipe(&div, &[&d]).op()?;
+            }
+            wire.sync();
+            ensure!(wire.in_flight() == 5);
+            wire.flush().await.op()?;
+            let mut answers = Vec::new();
+            for _ in 0..5 {
+                answers.push(wire.answer().await.map_err(|e| e.class));
+            }
+            let skipped = Err("pipeline aborted".to_owned());
+            ensure!(
+                answers == [Ok(1), Ok(1), Err("SQLSTATE 22012".to_owned()), skipped.clone(), skipped],
+                "{answers:?}"
+            );
+            ensure!(wire.in_flight() == 0);
+        }
+        // 16 in one pipeline, then one statement synced alone behind it.
+        for _ in 0..16 {
+            wire.pipe(&div, &[&1i32]).op()?;
+        }
+        wire.sync();
+        wire.push(&div, &[&2i32]).op()?;
+        wire.flush().await.op()?;
+        for _ in 0..17 {
+            ensure!(wire.answer().await.op()? == 1);
+        }
+        // One transaction up to the Sync.
+        wire.simple("DROP TABLE IF EXISTS wire_pipeline_tx; CREATE TABLE wire_pipeline_tx (v int)").await.op()?;
+        let insert = wire.prepare("insert", "INSERT INTO wire_pipeline_tx VALUES (10 / $1::int4)").await.op()?;
+        for d in [1i32, 1, 0] {
+            wire.pipe(&insert, &[&d]).op()?;
+        }
+        wire.sync();
+        wire.flush().await.op()?;
+        ensure!(wire.answer().await.op()? == 1 && wire.answer().await.op()? == 1);
+        ensure!(wire.answer().await.is_err());
+        ensure!(wire.simple("SELECT FROM wire_pipeline_tx").await.op()? == 0);
         Ok(())
     })
 }

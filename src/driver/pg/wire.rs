@@ -19,7 +19,7 @@ mod cancel;
 mod copy;
 mod stream;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::time::Duration;
 
@@ -48,8 +48,16 @@ pub struct Wire {
     read: BytesMut,
     /// What is to be sent: statements wait here until [`Wire::flush`].
     write: BytesMut,
-    /// Statements sent (or buffered) whose answer was not read yet.
-    in_flight: usize,
+    /// Statements sent (or buffered) whose answer was not read yet, oldest
+    /// first, each with whether a Sync follows it (it ends its pipeline:
+    /// its answer ends with ReadyForQuery). Kept, not reallocated, between
+    /// statements.
+    in_flight: VecDeque<bool>,
+    /// Statements piped since the last Sync ([`Wire::pipe`]).
+    unsynced: usize,
+    /// The error that aborted the oldest pipeline in flight: the server
+    /// skips its statements up to the Sync, and each answers it.
+    aborted: Option<String>,
     /// How to cancel what this connection runs: where it went, in TLS or
     /// not, and the key its backend gave ([`Wire::canceller`]).
     cancel: Cancel,
@@ -163,7 +171,9 @@ impl Wire {
             stream,
             read: BytesMut::with_capacity(8192),
             write: BytesMut::with_capacity(8192),
-            in_flight: 0,
+            in_flight: VecDeque::with_capacity(64),
+            unsynced: 0,
+            aborted: None,
             cancel,
             parameters: HashMap::new(),
             notices: 0,
@@ -235,6 +245,20 @@ impl Wire {
     /// reads its answer. Results come back in binary and are not decoded:
     /// the measured path counts rows, it does not read them.
     pub fn push(&mut self, statement: &Prepared, values: &[&(dyn ToSql + Sync)]) -> Result<(), OpError> {
+        self.pipe(statement, values)?;
+        self.sync();
+        Ok(())
+    }
+
+    /// Adds one execution of `statement` with `values` to the pipeline,
+    /// without a Sync (Bind, Execute): pgbench's statements between
+    /// `\startpipeline` and `\syncpipeline` or `\endpipeline`. The server
+    /// answers each at once; they are one transaction up to the next
+    /// [`Wire::sync`], and after an error it skips the rest up to it (each
+    /// answers "pipeline aborted"). The server sends its answers only at
+    /// the Sync: one write and one read for the whole pipeline, and no
+    /// answer to wait for before it.
+    pub fn pipe(&mut self, statement: &Prepared, values: &[&(dyn ToSql + Sync)]) -> Result<(), OpError> {
         if values.len() != statement.params.len() {
             return Err(OpError::new(
                 "client error",
@@ -259,9 +283,28 @@ impl Wire {
             Err(frontend::BindError::Serialization(e)) => return Err(broken(e)),
         }
         frontend::execute("", 0, &mut self.write).map_err(broken)?;
-        frontend::sync(&mut self.write);
-        self.in_flight += 1;
+        self.in_flight.push_back(false);
+        self.unsynced += 1;
         Ok(())
+    }
+
+    /// Ends the pipeline of statements piped since the last Sync (none: a
+    /// no-op).
+    pub fn sync(&mut self) {
+        if self.unsynced == 0 {
+            return;
+        }
+        frontend::sync(&mut self.write);
+        if let Some(last) = self.in_flight.back_mut() {
+            *last = true;
+        }
+        self.unsynced = 0;
+    }
+
+    /// Counts a statement sent with its own end (a simple Query, a COPY),
+    /// answered up to its ReadyForQuery.
+    fn sent_whole(&mut self) {
+        self.in_flight.push_back(true);
     }
 
     /// Sends what [`Wire::push`] buffered.
@@ -273,12 +316,53 @@ impl Wire {
 
     /// Statements pushed whose answer was not read yet.
     pub fn in_flight(&self) -> usize {
-        self.in_flight
+        self.in_flight.len()
     }
 
-    /// Reads the answer to the oldest statement in flight, up to its
-    /// ReadyForQuery: the rows it returned or affected, or its error.
+    /// Whether the oldest answer in flight is already read whole (up to its
+    /// ReadyForQuery), so [`Wire::answer`] returns it without waiting. A
+    /// pipeline reads these before it refills: one write then carries as
+    /// many statements as answers came in one read, as pgbench's pipelines
+    /// do, where refilling after each answer costs a write per statement.
+    pub fn answer_buffered(&self) -> bool {
+        let Some(&synced) = self.in_flight.front() else { return false };
+        if self.aborted.is_some() && !synced {
+            return true;
+        }
+        let mut rest = &self.read[..];
+        while let Ok(Some(header)) = Header::parse(rest) {
+            let len = header.len() as usize + 1;
+            if rest.len() < len {
+                return false;
+            }
+            match header.tag() {
+                backend::READY_FOR_QUERY_TAG => return true,
+                b'C' | backend::ERROR_RESPONSE_TAG if !synced => return true,
+                _ => rest = &rest[len..],
+            }
+        }
+        false
+    }
+
+    /// Reads the answer to the oldest statement in flight: the rows it
+    /// returned or affected, or its error. A statement that ends its
+    /// pipeline is read up to the ReadyForQuery of its Sync.
     pub async fn answer(&mut self) -> Result<u64, OpError> {
+        let Some(&synced) = self.in_flight.front() else {
+            return Err(OpError::new("client error", "no statement in flight to answer"));
+        };
+        if let Some(cause) = &self.aborted {
+            let skipped = OpError::new(
+                "pipeline aborted",
+                format!("not executed: an earlier statement of its pipeline failed ({cause})"),
+            );
+            if synced {
+                self.ready().await?;
+                self.aborted = None;
+            }
+            self.in_flight.pop_front();
+            return Err(skipped);
+        }
         let mut rows = 0;
         let mut failed = None;
         loop {
@@ -289,20 +373,46 @@ impl Wire {
                     self.read.advance(len)
                 }
                 b'C' => match self.parse()? {
-                    Message::CommandComplete(body) => rows = affected(body.tag().map_err(broken)?),
+                    Message::CommandComplete(body) => {
+                        rows = affected(body.tag().map_err(broken)?);
+                        if !synced {
+                            self.in_flight.pop_front();
+                            return Ok(rows);
+                        }
+                    }
                     _ => unreachable!("a CommandComplete tag"),
                 },
                 backend::READY_FOR_QUERY_TAG => {
                     self.read.advance(len);
-                    self.in_flight = self.in_flight.saturating_sub(1);
+                    self.in_flight.pop_front();
                     return failed.map_or(Ok(rows), Err);
                 }
                 // Notices, parameter changes and notifications are not the statement's answer.
                 _ => match self.parse()? {
+                    Message::ErrorResponse(body) if !synced => {
+                        let e = db_error(&body);
+                        self.aborted = Some(e.class.clone());
+                        self.in_flight.pop_front();
+                        return Err(e);
+                    }
                     Message::ErrorResponse(body) => failed = Some(db_error(&body)),
                     other => self.aside(other),
                 },
             }
+        }
+    }
+
+    /// Reads up to the next ReadyForQuery: the end of a pipeline whose
+    /// statements the server skipped after an error.
+    async fn ready(&mut self) -> Result<(), OpError> {
+        loop {
+            let (tag, len) = self.header().await?;
+            if tag == backend::READY_FOR_QUERY_TAG {
+                self.read.advance(len);
+                return Ok(());
+            }
+            let message = self.parse()?;
+            self.aside(message);
         }
     }
 
@@ -324,7 +434,7 @@ impl Wire {
     /// reads its answer: the rows of its last statement, or its error.
     pub async fn simple(&mut self, sql: &str) -> Result<u64, OpError> {
         frontend::query(sql, &mut self.write).map_err(broken)?;
-        self.in_flight += 1;
+        self.sent_whole();
         self.flush().await?;
         self.answer().await
     }
@@ -428,6 +538,40 @@ mod tests {
             out.extend_from_slice(body);
         }
         out
+    }
+
+    /// An answer is buffered once its end is read: ReadyForQuery for a
+    /// statement synced alone, CommandComplete for one inside a pipeline.
+    #[test]
+    fn an_answer_is_buffered_once_its_end_is_read() {
+        block_on(async {
+            let (ours, theirs) = UnixStream::pair().unwrap();
+            let nowhere = Endpoint { host: Host::Unix(PathBuf::from("/nonexistent")), addr: None, port: 0 };
+            let cancel = Cancel::new(nowhere, Tls::Off, Duration::from_secs(1), "test");
+            let mut wire = Wire::over(Either::Left(Either::Right(ours)), cancel);
+            // Two statements in one pipeline, then one synced alone.
+            wire.in_flight.extend([false, true, true]);
+            let row = frames(&[(b'2', vec![]), (b'D', vec![0, 1, 0, 0, 0, 1, b'1']), (b'C', b"SELECT 1\0".to_vec())]);
+            let ready = frames(&[(b'Z', b"I".to_vec())]);
+            let send = |bytes: &[u8]| theirs.try_write(bytes).unwrap();
+            send(&row);
+            assert!(!wire.answer_buffered(), "nothing read yet");
+            wire.stream.read_buf(&mut wire.read).await.unwrap();
+            assert!(wire.answer_buffered(), "inside a pipeline: CommandComplete ends it");
+            assert_eq!(wire.answer().await.unwrap(), 1);
+            send(&[row.as_slice(), ready.as_slice()].concat());
+            wire.stream.read_buf(&mut wire.read).await.unwrap();
+            assert!(wire.answer_buffered());
+            assert_eq!(wire.answer().await.unwrap(), 1);
+            send(&row);
+            wire.stream.read_buf(&mut wire.read).await.unwrap();
+            assert!(!wire.answer_buffered(), "synced alone: no ReadyForQuery yet");
+            send(&ready);
+            wire.stream.read_buf(&mut wire.read).await.unwrap();
+            assert!(wire.answer_buffered());
+            assert_eq!(wire.answer().await.unwrap(), 1);
+            assert!(!wire.answer_buffered(), "nothing in flight");
+        });
     }
 
     proptest! {

@@ -29,7 +29,7 @@ impl Wire {
         frontend::query(statement, &mut self.write).map_err(broken)?;
         copy_data.write(&mut self.write);
         frontend::copy_done(&mut self.write);
-        self.in_flight += 1;
+        self.sent_whole();
         Ok(())
     }
 
@@ -47,7 +47,7 @@ impl Wire {
     pub async fn copy_in_waiting(&mut self, statement: &str, data: &[u8]) -> Result<u64, OpError> {
         let copy_data = frontend::CopyData::new(data).map_err(|e| OpError::new("client error", e.to_string()))?;
         frontend::query(statement, &mut self.write).map_err(broken)?;
-        self.in_flight += 1;
+        self.sent_whole();
         self.flush().await?;
         let mut failed = None;
         loop {
@@ -55,7 +55,7 @@ impl Wire {
                 Message::CopyInResponse(_) => break,
                 Message::ErrorResponse(body) => failed = Some(db_error(&body)),
                 Message::ReadyForQuery(_) => {
-                    self.in_flight -= 1;
+                    self.in_flight.pop_front();
                     return Err(failed.unwrap_or_else(|| {
                         OpError::new("client error", format!("not a COPY ... FROM STDIN: {statement}"))
                     }));
@@ -91,7 +91,7 @@ impl Wire {
         let mut unsendable = None;
         let mut stop = false;
         loop {
-            while !stop && self.in_flight < depth.max(1) {
+            while !stop && self.in_flight() < depth.max(1) {
                 let Some(batch) = batches.next() else { break };
                 match self.push_copy(statement, batch) {
                     Ok(()) => sent += 1,
@@ -101,7 +101,7 @@ impl Wire {
                     }
                 }
             }
-            if self.in_flight == 0 {
+            if self.in_flight.is_empty() {
                 break;
             }
             let answer = match self.flush().await {
@@ -117,7 +117,7 @@ impl Wire {
                     acknowledged(index, Err(OpError::fatal("connection lost", "lost while the batch was in flight")));
                 }
                 answered = sent;
-                self.in_flight = 0;
+                self.in_flight.clear();
                 self.write.clear();
                 break;
             }
