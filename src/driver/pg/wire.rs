@@ -12,7 +12,20 @@
 //! on one connection, which pgbench's pipelines do. The messages and the
 //! SCRAM exchange are `postgres-protocol`'s (the rust-postgres project's
 //! codec); what is written here is the connection's state, its buffers and
-//! its pipeline.
+//! its pipeline. Its parts: the login (`auth`), the socket and TLS
+//! (`stream`), the cancel request (`cancel`), COPY without the wait (`copy`).
+//!
+//! Measured (release build, one connection over loopback TCP to the
+//! throwaway server, `select 1` prepared, 6 alternating rounds against
+//! pgbench `-M prepared -c 1 -j 1`, load average 7-8 from other builds;
+//! client CPU from getrusage / `/usr/bin/time`, whole process): one at a
+//! time, median 1.34 µs user + 4.66 µs sys per query against pgbench's
+//! 1.87 + 5.08 (rate ratio median 1.19, 0.99-1.23); 16 piped with one Sync
+//! ([`Wire::pipe`], [`Wire::sync`]) against pgbench's `\startpipeline` script
+//! of 16, median 0.32 + 0.46 µs against 0.69 + 0.42 (rate ratio median
+//! 1.13, 0.69-2.15 under that load). With a Sync per statement and a refill
+//! per answer, 16 in flight cost 4-5.5 µs per query: the server sends each
+//! answer on its own, and the client paid a write and a read for each.
 
 mod auth;
 mod cancel;
