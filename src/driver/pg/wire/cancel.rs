@@ -14,7 +14,7 @@ use tokio::io::AsyncWriteExt;
 use super::stream::{self, Endpoint, Tls};
 use crate::error::target;
 
-/// What cancels the statement a [`Wire`](super::Wire) runs: where that
+/// What cancels the statement a `Wire` runs: where that
 /// connection went, encrypted as it is, and its backend's key. Cheap to
 /// clone and `Send`, for a deadline or a signal handler elsewhere.
 #[derive(Clone)]
