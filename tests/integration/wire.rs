@@ -36,6 +36,11 @@ pub fn tests() -> Vec<Registered> {
             a_pipeline_synced_once_answers_each_statement_and_skips_those_after_an_error,
             Parallel,
         ),
+        (
+            "wire::a_pipeline_lost_with_its_backend_counts_what_the_table_holds",
+            a_pipeline_lost_with_its_backend_counts_what_the_table_holds,
+            Parallel,
+        ),
         ("wire::a_terminated_backend_is_a_lost_connection", a_terminated_backend_is_a_lost_connection, Parallel),
         ("wire::a_cancelled_statement_answers_57014_at_once", a_cancelled_statement_answers_57014_at_once, Parallel),
         ("wire::copy_rows_land_with_and_without_the_wait", copy_rows_land_with_and_without_the_wait, Parallel),
@@ -190,6 +195,43 @@ fn a_pipeline_synced_once_answers_each_statement_and_skips_those_after_an_error(
         ensure!(wire.answer().await.op()? == 1 && wire.answer().await.op()? == 1);
         ensure!(wire.answer().await.is_err());
         ensure!(wire.simple("SELECT FROM wire_pipeline_tx").await.op()? == 0);
+        Ok(())
+    })
+}
+
+/// 10 inserts of 100 ms each in flight, each its own transaction, and
+/// the backend terminated after 350 ms: those answered are what the table
+/// holds, and every answer is fatal from the first error on (the server's
+/// FATAL 57P01, or the lost connection: over TCP, a server that closes
+/// with statements unread resets the connection, and its last message
+/// can be lost with it).
+fn a_pipeline_lost_with_its_backend_counts_what_the_table_holds(ctx: &Ctx) -> Result<()> {
+    both(ctx, |pg| async move {
+        let mut admin = Wire::connect(&pg).await?;
+        admin.simple("DROP TABLE IF EXISTS wire_pipeline_lost; CREATE TABLE wire_pipeline_lost (v int)").await.op()?;
+        let mut wire = Wire::connect(&pg).await?;
+        let insert =
+            wire.prepare("insert", "INSERT INTO wire_pipeline_lost SELECT $1::int4 FROM pg_sleep(0.1)").await.op()?;
+        for v in 0..10i32 {
+            wire.push(&insert, &[&v]).op()?;
+        }
+        wire.flush().await.op()?;
+        let backend = wire.cancel_key().0;
+        let terminating = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(350)).await;
+            admin.simple(&format!("SELECT pg_terminate_backend({backend})")).await.op()?;
+            Ok::<_, anyhow::Error>(admin)
+        });
+        let mut answers = Vec::new();
+        for _ in 0..10 {
+            answers.push(wire.answer().await.map_err(|e| (e.class, e.fatal)));
+        }
+        let mut admin = terminating.await??;
+        let written = answers.iter().take_while(|a| a.is_ok()).count();
+        ensure!((1..10).contains(&written), "{answers:?}");
+        ensure!(answers[..written].iter().all(|a| *a == Ok(1)), "{answers:?}");
+        ensure!(answers[written..].iter().all(|a| matches!(a, Err((_, true)))), "{answers:?}");
+        ensure!(admin.simple("SELECT FROM wire_pipeline_lost").await.op()? == written as u64, "{answers:?}");
         Ok(())
     })
 }
