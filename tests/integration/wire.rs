@@ -13,7 +13,7 @@ use postgres_types::Type;
 
 use dbload::driver::pg::wire::Wire;
 use dbload::driver::PgTarget;
-use dbload::op::OpError;
+use dbload::op::{ErrorCode, OpError};
 
 use crate::support::Ctx;
 use crate::Phase::Parallel;
@@ -138,6 +138,8 @@ fn an_error_in_a_pipeline_fails_its_statement_alone(ctx: &Ctx) -> Result<()> {
         ensure!(wire.answer().await.op()? == 1);
         let e = wire.answer().await.unwrap_err();
         ensure!((e.class.as_str(), e.fatal) == ("SQLSTATE 22012", false), "{e:?}");
+        // Kept typed, for code that branches on it (op::ErrorCode).
+        ensure!(e.code == Some(ErrorCode::Sqlstate("22012".into())), "{e:?}");
         ensure!(e.message.contains("division by zero"), "{}", e.message);
         ensure!(wire.answer().await.op()? == 1);
         // A statement that does not prepare says why, and the connection goes on.

@@ -47,7 +47,7 @@ pub use self::cancel::Cancel;
 use self::stream::{Endpoint, Session, Stream, Tls};
 use super::{PgTarget, SslMode};
 use crate::error::target;
-use crate::op::OpError;
+use crate::op::{ErrorCode, OpError};
 
 /// The largest message the server may send: PostgreSQL's own limit on a
 /// message (1 GiB). A longer length is a broken stream, not a message to
@@ -116,7 +116,8 @@ fn db_error(body: &backend::ErrorResponseBody) -> OpError {
             _ => {}
         }
     }
-    OpError { fatal, ..OpError::new(format!("SQLSTATE {code}"), message) }
+    let class = format!("SQLSTATE {code}");
+    OpError { fatal, code: Some(ErrorCode::Sqlstate(code)), ..OpError::new(class, message) }
 }
 
 fn lost(e: io::Error) -> OpError {

@@ -15,7 +15,7 @@ use super::stream::Session;
 use super::{broken, db_error, Wire};
 use crate::driver::pg::{PgTarget, PASSWORD_ADVICE};
 use crate::error::target;
-use crate::op::OpError;
+use crate::op::{ErrorCode, OpError};
 
 /// Logs `wire` in to `pg` and waits for the server to be ready.
 pub(super) async fn start(wire: &mut Wire, pg: &PgTarget, session: Session) -> Result<()> {
@@ -39,18 +39,15 @@ pub(super) async fn start(wire: &mut Wire, pg: &PgTarget, session: Session) -> R
     };
     // The server's refusal, with what to check (as tokio-postgres's
     // connections say it: `PgTarget::refusal_advice`).
-    let said = |e: OpError| {
-        let code = e.class.strip_prefix("SQLSTATE ").map(SqlState::from_code);
-        match code {
-            Some(code) => target(format!(
-                "cannot connect to {}: {} ({}): {}",
-                pg.redacted(),
-                e.message,
-                e.class,
-                pg.refusal_advice(&code)
-            )),
-            None => refused(e),
-        }
+    let said = |e: OpError| match &e.code {
+        Some(ErrorCode::Sqlstate(code)) => target(format!(
+            "cannot connect to {}: {} ({}): {}",
+            pg.redacted(),
+            e.message,
+            e.class,
+            pg.refusal_advice(&SqlState::from_code(code))
+        )),
+        _ => refused(e),
     };
     loop {
         match wire.message().await.map_err(refused)? {
