@@ -15,7 +15,6 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
-use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::pg::conninfo::Param;
 use super::SslMode;
@@ -33,13 +32,14 @@ pub(super) enum Verification {
     ChainAndName,
 }
 
-/// Builds the rustls client of a PostgreSQL target for one ssl mode.
-pub(super) fn tls_connector(
+/// Builds the rustls client of a PostgreSQL target for one ssl mode, for
+/// both of its connections: tokio-postgres's and dbload's own.
+pub(super) fn pg_client_config(
     verification: Verification,
     ssl_mode: SslMode,
     root_cert: Option<&Param>,
-) -> anyhow::Result<MakeRustlsConnect> {
-    Ok(MakeRustlsConnect::new(client_config(verification, || root_store(ssl_mode, root_cert))?))
+) -> anyhow::Result<Arc<ClientConfig>> {
+    Ok(Arc::new(client_config(verification, || root_store(ssl_mode, root_cert))?))
 }
 
 /// The rustls client for one way of checking the server, for every kind of
@@ -272,7 +272,7 @@ pub(super) mod tests {
     /// Writes a file that the local server can read: when the tests run as
     /// root, the server runs as another account, and PostgreSQL wants its
     /// key file private to the account that runs it.
-    fn write_for_server(dir: &Path, name: &str, contents: &str) -> PathBuf {
+    pub(in crate::driver) fn write_for_server(dir: &Path, name: &str, contents: &str) -> PathBuf {
         let path = dir.join(name);
         fs::write(&path, contents).unwrap();
         fs::set_permissions(&path, Permissions::from_mode(0o600)).unwrap();
@@ -285,14 +285,15 @@ pub(super) mod tests {
     /// A local server with TLS on, whose certificate (signed by `ca`) names
     /// only 127.0.0.1, and whose network logins are: `postgres` trusted,
     /// `bench` by password, anyone else rejected.
-    struct TlsServer {
-        server: LocalPostgres,
-        ca: PathBuf,
+    pub(in crate::driver) struct TlsServer {
+        pub server: LocalPostgres,
+        /// The CA's certificate file, for `sslrootcert`.
+        pub ca: PathBuf,
         _files: TempDir,
     }
 
     impl TlsServer {
-        fn start() -> TlsServer {
+        pub fn start() -> TlsServer {
             let files = TempDir::new().unwrap();
             // The server account must be able to enter the directory.
             fs::set_permissions(files.path(), Permissions::from_mode(0o755)).unwrap();
@@ -327,7 +328,7 @@ pub(super) mod tests {
         }
 
         /// `user[:password]@127.0.0.1:PORT/dbname?query`
-        fn url(&self, userinfo: &str, dbname: &str, query: &str) -> String {
+        pub fn url(&self, userinfo: &str, dbname: &str, query: &str) -> String {
             let port = self.server.url().rsplit(':').next().unwrap().to_owned();
             let port = port.split('/').next().unwrap();
             format!("postgres://{userinfo}@127.0.0.1:{port}/{dbname}?{query}")

@@ -33,6 +33,7 @@ mod support;
 mod sweep;
 mod transfer;
 mod tsbs;
+mod wire;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -99,6 +100,7 @@ fn main() -> std::process::ExitCode {
         node_ingest::tests(),
         scale::tests(),
         charts::tests(),
+        wire::tests(),
     ]
     .concat();
     let (timed, tests): (Vec<_>, Vec<_>) = tests.into_iter().partition(|(_, _, phase)| *phase == Phase::Quiet);

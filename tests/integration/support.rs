@@ -29,6 +29,11 @@ impl Ctx {
         Ctx { url, target: server.target() }
     }
 
+    /// The server's Unix socket, logged in as trusted.
+    pub fn target(&self) -> &PgTarget {
+        &self.target
+    }
+
     /// The harness URL with one more parameter (it already has a `?`).
     pub fn url_with(&self, param: &str) -> String {
         let sep = if self.url.contains('?') { '&' } else { '?' };

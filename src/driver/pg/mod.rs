@@ -21,11 +21,14 @@ pub mod from_sql;
 mod pgpass;
 pub mod query;
 pub mod sink;
+pub mod wire;
 
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use rustls::ClientConfig;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{CancelToken, Client, Config, NoTls, Socket};
@@ -33,7 +36,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use self::conninfo::{Param, Params};
 use self::error::{error_chain, error_text};
-use super::tls::{certificate_advice, tls_connector, Verification};
+use super::tls::{certificate_advice, pg_client_config, Verification};
 use crate::error::{target, usage};
 
 /// How much TLS to insist on, with libpq's names and meanings.
@@ -101,8 +104,9 @@ pub struct PgTarget {
     ssl_root_cert: Option<PathBuf>,
     /// The TLS client, built once so a bad `sslrootcert` is a usage error
     /// before the run rather than a connect error in every worker; `None`
-    /// when no connection uses TLS.
-    tls: Option<MakeRustlsConnect>,
+    /// when no connection uses TLS. The one config serves tokio-postgres's
+    /// connections ([`PgTarget::tokio_tls`]) and dbload's own ([`wire`]).
+    tls: Option<Arc<ClientConfig>>,
     redacted: String,
 }
 
@@ -143,6 +147,22 @@ impl PgTarget {
         &self.redacted
     }
 
+    /// The resolved connection settings, for dbload's own connection
+    /// ([`wire`]), which reaches the server as tokio-postgres does.
+    pub(in crate::driver::pg) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The TLS client, if connections to this target may use TLS.
+    pub(in crate::driver::pg) fn tls_config(&self) -> Option<&Arc<ClientConfig>> {
+        self.tls.as_ref()
+    }
+
+    /// The TLS client in tokio-postgres's form.
+    fn tokio_tls(&self) -> Option<MakeRustlsConnect> {
+        self.tls.as_ref().map(|config| MakeRustlsConnect::new(ClientConfig::clone(config)))
+    }
+
     pub fn ssl_mode(&self) -> SslMode {
         self.ssl_mode
     }
@@ -158,8 +178,8 @@ impl PgTarget {
     /// hold dbload forever.
     pub async fn connect(&self) -> anyhow::Result<Client> {
         let connecting = async {
-            match &self.tls {
-                Some(tls) => self.connect_with(tls.clone()).await,
+            match self.tokio_tls() {
+                Some(tls) => self.connect_with(tls).await,
                 None => self.connect_with(NoTls).await,
             }
         };
@@ -193,7 +213,7 @@ impl PgTarget {
     /// connection of its own made as `client`'s was (same TLS).
     pub fn canceller(&self, client: &Client) -> Canceller {
         let timeout = self.config.get_connect_timeout().copied();
-        Canceller { token: Box::new(client.cancel_token()), tls: self.tls.clone(), timeout }
+        Canceller { token: Box::new(client.cancel_token()), tls: self.tokio_tls(), timeout }
     }
 
     fn resolve(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
@@ -223,7 +243,7 @@ impl PgTarget {
             )));
         }
         let tls = verification
-            .map(|verification| tls_connector(verification, ssl_mode, ssl_root_cert.as_ref()))
+            .map(|verification| pg_client_config(verification, ssl_mode, ssl_root_cert.as_ref()))
             .transpose()?;
 
         let mut config = params.to_config()?;
@@ -241,30 +261,33 @@ impl PgTarget {
         })
     }
 
+    /// What to check when the server refused a login with `code`, for
+    /// tokio-postgres's connections and dbload's own alike.
+    pub(in crate::driver::pg) fn refusal_advice(&self, code: &SqlState) -> String {
+        let user = self.config.get_user().unwrap_or_default();
+        let dbname = self.config.get_dbname().unwrap_or_default();
+        match *code {
+            SqlState::INVALID_PASSWORD => {
+                "check the password (in ~/.pgpass, PGPASSFILE, PGPASSWORD, a service or the URL)".to_owned()
+            }
+            SqlState::INVALID_AUTHORIZATION_SPECIFICATION => format!(
+                "check the user name `{user}`, or ask for a pg_hba.conf entry that lets it in \
+                 from this host"
+            ),
+            SqlState::INVALID_CATALOG_NAME => {
+                format!("create it (createdb {dbname}) or name an existing database in the URL or PGDATABASE")
+            }
+            SqlState::TOO_MANY_CONNECTIONS => "use fewer workers, or raise max_connections on the server".to_owned(),
+            SqlState::CANNOT_CONNECT_NOW => "the server is starting or stopping: try again in a moment".to_owned(),
+            _ => "the server refused the connection: see its message".to_owned(),
+        }
+    }
+
     /// Turns a failed connect into a message that says what to check.
     fn connect_error(&self, err: &tokio_postgres::Error) -> anyhow::Error {
         let url = &self.redacted;
         if let Some(db) = err.as_db_error() {
-            let user = self.config.get_user().unwrap_or_default();
-            let dbname = self.config.get_dbname().unwrap_or_default();
-            let advice = match *db.code() {
-                SqlState::INVALID_PASSWORD => {
-                    "check the password (in ~/.pgpass, PGPASSFILE, PGPASSWORD, a service or the URL)".to_owned()
-                }
-                SqlState::INVALID_AUTHORIZATION_SPECIFICATION => format!(
-                    "check the user name `{user}`, or ask for a pg_hba.conf entry that lets it in \
-                     from this host"
-                ),
-                SqlState::INVALID_CATALOG_NAME => format!(
-                    "create it (createdb {dbname}) or name an existing database in the URL or \
-                     PGDATABASE"
-                ),
-                SqlState::TOO_MANY_CONNECTIONS => {
-                    "use fewer workers, or raise max_connections on the server".to_owned()
-                }
-                SqlState::CANNOT_CONNECT_NOW => "the server is starting or stopping: try again in a moment".to_owned(),
-                _ => "the server refused the connection: see its message".to_owned(),
-            };
+            let advice = self.refusal_advice(db.code());
             return target(format!(
                 "cannot connect to {url}: {} (SQLSTATE {}): {advice}",
                 db.message(),
@@ -277,37 +300,57 @@ impl PgTarget {
         if let Some(e) = io.and_then(|io| super::out_of_descriptors(url, io)) {
             return e;
         }
-        // tokio-rustls wraps the rustls error in an io::Error, whose
-        // `source()` skips it, so it is reached through `get_ref`.
-        let tls = io.and_then(io::Error::get_ref).and_then(|e| e.downcast_ref::<rustls::Error>());
-        let advice = match (tls, io.map(io::Error::kind)) {
-            (Some(rustls::Error::InvalidCertificate(cert)), _) => certificate_advice(cert),
-            (Some(_), _) => "the TLS handshake failed: check the server's ssl settings, or try \
-                             another sslmode"
-                .to_owned(),
-            (None, Some(io::ErrorKind::ConnectionRefused)) => "is the server running? check the \
-                host and port (in the URL, or PGHOST and PGPORT)"
-                .to_owned(),
-            (None, Some(io::ErrorKind::NotFound)) => "no server socket there: is the server \
-                running? check the socket directory (host) and the port"
-                .to_owned(),
-            (None, Some(io::ErrorKind::TimedOut)) => "no answer within connect_timeout: check the \
-                host, the port and firewalls, or raise connect_timeout"
-                .to_owned(),
+        let advice = match io.and_then(socket_advice) {
+            Some(advice) => advice,
             // tokio-postgres gives these two no error kind or type to test,
             // only their text.
-            _ if text.contains("does not support TLS") => format!(
-                "sslmode={} needs TLS, which this server does not offer: enable ssl on the \
-                 server, or use sslmode=prefer or sslmode=disable",
-                self.ssl_mode
-            ),
-            _ if text.contains("password missing") => "the server asks for a password: put it in ~/.pgpass or \
-                the file PGPASSFILE names (mode 0600), or set PGPASSWORD"
-                .to_owned(),
-            _ => "check the host name and port, and that the server is running and reachable".to_owned(),
+            None if text.contains("does not support TLS") => no_tls_advice(self.ssl_mode),
+            None if text.contains("password missing") => PASSWORD_ADVICE.to_owned(),
+            None => UNREACHED_ADVICE.to_owned(),
         };
         target(format!("cannot connect to {url}: {text}: {advice}"))
     }
+}
+
+/// What to do when the server asks for a password and none was given.
+pub(in crate::driver::pg) const PASSWORD_ADVICE: &str =
+    "the server asks for a password: put it in ~/.pgpass or the file PGPASSFILE names \
+                               (mode 0600), or set PGPASSWORD";
+
+/// What to check when a connection failed and nothing says why.
+pub(in crate::driver::pg) const UNREACHED_ADVICE: &str =
+    "check the host name and port, and that the server is running and reachable";
+
+/// What to do when `mode` needs TLS and the server has none.
+pub(in crate::driver::pg) fn no_tls_advice(mode: SslMode) -> String {
+    format!(
+        "sslmode={mode} needs TLS, which this server does not offer: enable ssl on the server, or use \
+         sslmode=prefer or sslmode=disable"
+    )
+}
+
+/// What to check when a connection failed in its socket or its TLS
+/// handshake, for tokio-postgres's connections and dbload's own alike;
+/// `None` when the error says nothing that points anywhere.
+pub(in crate::driver::pg) fn socket_advice(io: &io::Error) -> Option<String> {
+    // tokio-rustls wraps the rustls error in an io::Error, whose
+    // `source()` skips it, so it is reached through `get_ref`.
+    let tls = io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
+    let advice = match (tls, io.kind()) {
+        (Some(rustls::Error::InvalidCertificate(cert)), _) => return Some(certificate_advice(cert)),
+        (Some(_), _) => "the TLS handshake failed: check the server's ssl settings, or try another sslmode",
+        (None, io::ErrorKind::ConnectionRefused) => {
+            "is the server running? check the host and port (in the URL, or PGHOST and PGPORT)"
+        }
+        (None, io::ErrorKind::NotFound) => {
+            "no server socket there: is the server running? check the socket directory (host) and the port"
+        }
+        (None, io::ErrorKind::TimedOut) => {
+            "no answer within connect_timeout: check the host, the port and firewalls, or raise connect_timeout"
+        }
+        _ => return None,
+    };
+    Some(advice.to_owned())
 }
 
 impl fmt::Debug for PgTarget {

@@ -1,0 +1,131 @@
+//! COPY on dbload's own connection, without the wait: a batch's COPY
+//! statement, its rows and its end go out in one write, so a batch costs
+//! the server's work and one round trip, where tokio-postgres's `copy_in`
+//! waits for the server to answer the statement before it sends a row.
+//! The server takes data before its CopyInResponse; a server that does not
+//! (a pooler, a wire-compatible engine) gets the waiting form.
+//!
+//! Each batch is a simple Query of its own, so its own transaction: it
+//! commits when the server answers it. The server also discards the data
+//! behind a COPY it refused (it ignores CopyData and CopyDone outside a
+//! COPY), so the connection is usable after any error. And that is the
+//! trap of a window of batches in flight: those sent behind a refused one
+//! still run and commit. [`Wire::copy_window`] stops sending at the first
+//! error and reports every batch it sent, acknowledged or not.
+
+use postgres_protocol::message::backend::Message;
+use postgres_protocol::message::frontend;
+
+use super::{broken, db_error, Wire};
+use crate::op::OpError;
+
+impl Wire {
+    /// Adds one batch to what is to be sent: `statement` (a `COPY ... FROM
+    /// STDIN`, as a simple Query), `data` as one CopyData, and CopyDone.
+    /// [`Wire::flush`] sends it, [`Wire::answer`] reads its answer (the
+    /// rows the server wrote, or its error), as for a statement.
+    pub fn push_copy(&mut self, statement: &str, data: &[u8]) -> Result<(), OpError> {
+        let copy_data = frontend::CopyData::new(data).map_err(|e| OpError::new("client error", e.to_string()))?;
+        frontend::query(statement, &mut self.write).map_err(broken)?;
+        copy_data.write(&mut self.write);
+        frontend::copy_done(&mut self.write);
+        self.sent_whole();
+        Ok(())
+    }
+
+    /// Sends one batch without waiting for the COPY to be answered first,
+    /// and returns the rows the server wrote (and committed).
+    pub async fn copy_in(&mut self, statement: &str, data: &[u8]) -> Result<u64, OpError> {
+        self.push_copy(statement, data)?;
+        self.flush().await?;
+        self.answer().await
+    }
+
+    /// Sends one batch the waiting way: the COPY statement, then its data
+    /// once the server answered it with CopyInResponse. For servers that
+    /// do not take data before that answer.
+    pub async fn copy_in_waiting(&mut self, statement: &str, data: &[u8]) -> Result<u64, OpError> {
+        let copy_data = frontend::CopyData::new(data).map_err(|e| OpError::new("client error", e.to_string()))?;
+        frontend::query(statement, &mut self.write).map_err(broken)?;
+        self.sent_whole();
+        self.flush().await?;
+        let mut failed = None;
+        loop {
+            match self.message().await? {
+                Message::CopyInResponse(_) => break,
+                Message::ErrorResponse(body) => failed = Some(db_error(&body)),
+                Message::ReadyForQuery(_) => {
+                    self.in_flight.pop_front();
+                    return Err(failed.unwrap_or_else(|| {
+                        OpError::new("client error", format!("not a COPY ... FROM STDIN: {statement}"))
+                    }));
+                }
+                _ => {}
+            }
+        }
+        copy_data.write(&mut self.write);
+        frontend::copy_done(&mut self.write);
+        self.flush().await?;
+        self.answer().await
+    }
+
+    /// Sends `batches`, each a COPY of its own by `statement`, with up to
+    /// `depth` of them in flight, and tells `acknowledged` each batch sent
+    /// with its index and answer, in order. Batches behind a refused one
+    /// still commit, so none is sent once an error was read; those already
+    /// in flight are read to their answers, each counted as the server said.
+    /// A lost connection fails every batch in flight (whether the server
+    /// wrote them is unknown). Returns how many batches it reported (sent,
+    /// or too large for a message and refused before that); those after
+    /// are not attempted. Call it with no statement in flight.
+    pub async fn copy_window<'a>(
+        &mut self,
+        statement: &str,
+        batches: impl IntoIterator<Item = &'a [u8]>,
+        depth: usize,
+        mut acknowledged: impl FnMut(usize, Result<u64, OpError>),
+    ) -> usize {
+        let mut batches = batches.into_iter();
+        let (mut sent, mut answered) = (0, 0);
+        // A batch that could not be framed: after those before it.
+        let mut unsendable = None;
+        let mut stop = false;
+        loop {
+            while !stop && self.in_flight() < depth.max(1) {
+                let Some(batch) = batches.next() else { break };
+                match self.push_copy(statement, batch) {
+                    Ok(()) => sent += 1,
+                    Err(e) => {
+                        unsendable = Some(e);
+                        stop = true;
+                    }
+                }
+            }
+            if self.in_flight.is_empty() {
+                break;
+            }
+            let answer = match self.flush().await {
+                Ok(()) => self.answer().await,
+                Err(e) => Err(e),
+            };
+            let fatal = matches!(&answer, Err(e) if e.fatal);
+            stop |= answer.is_err();
+            acknowledged(answered, answer);
+            answered += 1;
+            if fatal {
+                for index in answered..sent {
+                    acknowledged(index, Err(OpError::fatal("connection lost", "lost while the batch was in flight")));
+                }
+                answered = sent;
+                self.in_flight.clear();
+                self.write.clear();
+                break;
+            }
+        }
+        if let Some(e) = unsendable {
+            acknowledged(answered, Err(e));
+            sent += 1;
+        }
+        sent
+    }
+}
