@@ -121,7 +121,7 @@ pub struct QueryRunArgs {
     #[arg(long, help_heading = "Scripts")]
     pub per_statement: bool,
 
-    /// pgbench scripts: the value of :scale (pgbench's -s; timeit's -s is cr8's statement)
+    /// pgbench scripts: the value of :scale (pgbench's -s; timeit takes -s N beside a script too)
     /// [default: with --builtin, the rows of pgbench_branches, as pgbench counts it; else 1].
     #[arg(long, value_name = "N", help_heading = "Scripts")]
     pub scale: Option<i64>,
@@ -142,7 +142,9 @@ pub struct TimeitArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// A statement to time (repeatable); without -s, -f or --builtin, statements are read from stdin.
+    /// A statement to time (repeatable; cr8's -s); without -s, -f or --builtin, statements are read
+    /// from stdin. With a script (-f, -b, -S, -N), a whole number after -s is pgbench's scale
+    /// (--scale N); a bare number is never a statement.
     #[arg(short = 's', long = "stmt", value_name = "SQL", help_heading = "Queries")]
     pub stmts: Vec<String>,
 
@@ -163,6 +165,19 @@ pub struct TimeitArgs {
     /// pgbench's built-in script (repeatable, NAME@WEIGHT) on the tables `dbload init` makes.
     #[arg(short = 'b', long, value_name = "tpcb-like|simple-update|select-only[@WEIGHT]", help_heading = "Queries")]
     pub builtin: Vec<String>,
+
+    /// pgbench's -S: its built-in select-only script (-b select-only).
+    #[arg(short = 'S', long, help_heading = "Queries")]
+    pub select_only: bool,
+
+    /// pgbench's -N: its built-in simple-update script (-b simple-update).
+    #[arg(short = 'N', long, help_heading = "Queries")]
+    pub skip_some_updates: bool,
+
+    /// pgbench's -D: a variable every script sees from its first line, an integer or a double
+    /// (repeatable); a \set may overwrite it, and -D scale=N sets :scale.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", help_heading = "Scripts")]
+    pub defines: Vec<String>,
 
     /// cr8's -w: N executions of each statement (rounded up to a multiple of --concurrency) before
     /// the measured ones, which --repeat or -t then counts in full; --warmup N instead takes the

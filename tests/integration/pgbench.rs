@@ -22,6 +22,12 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count, Parallel),
         ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back, Parallel),
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
+        ("pgbench::s_n_and_scale_after_s_run_as_pgbench", s_n_and_scale_after_s_run_as_pgbench, Parallel),
+        (
+            "pgbench::defined_variables_reach_the_server_as_pgbench_s",
+            defined_variables_reach_the_server_as_pgbench_s,
+            Parallel,
+        ),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -229,4 +235,48 @@ fn bad_scripts_exit_2_naming_file_line_and_column(ctx: &Ctx) -> Result<()> {
     refused(&["timeit", "--url", &ctx.url, "--builtin", "tpcc"], "--builtin tpcc: no such script")?;
     refused(&["timeit", "--url", &ctx.url, "-s", "select 1", "-r"], "-r without a number")?;
     refused(&["init", "--url", &ctx.url, "--scale", "0"], "--scale 0")
+}
+
+/// Issue 32: `-S` and `-N` are pgbench's built-in scripts, `-s 1` beside them
+/// its scale: the server's history rows are the simple-update runs, one each.
+fn s_n_and_scale_after_s_run_as_pgbench(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_s_n", Some(1))?;
+    let argv = ["timeit", "--url", &db.url, "-S", "-N", "-s", "1", "-n", "-c", "2", "-t", "30", "--output", "json"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let queries = r["queries"].as_array().context("queries")?;
+    let names: Vec<&str> = queries.iter().filter_map(|q| q["name"].as_str()).collect();
+    ensure(names == ["select-only", "simple-update"], || format!("{names:?}"))?;
+    let updates = queries[1]["count"].as_u64().context("simple-update's count")?;
+    let history = count(&db, "SELECT count(*) FROM pgbench_history")?;
+    ensure(r["count"] == 60 && r["errors"] == 0, || stdout.clone())?;
+    ensure(history == updates, || format!("{updates} simple-update runs, {history} history rows"))?;
+    ensure(r["setup"]["scale"] == 1, || r["setup"].to_string())?;
+    refused(&["timeit", "--url", &db.url, "-s", "10"], "-s 10: a whole number after -s is pgbench's scale")
+}
+
+/// Issue 32: `-D NAME=VALUE` as pgbench's: the same script, run by pgbench
+/// and by dbload with the same `-D`s, leaves the same rows on the server
+/// (`-D scale=3` sets `:scale`, a `\set` overwrites a defined variable).
+fn defined_variables_reach_the_server_as_pgbench_s(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_define", None)?;
+    db.query("CREATE TABLE marks (tool text, v bigint, ratio float8, scale int, w bigint)")?;
+    let dir = tempfile::tempdir()?;
+    let script = |tool: &str| format!("\\set w :v * 2\nINSERT INTO marks VALUES ('{tool}', :v, :ratio, :scale, :w);\n");
+    let defines = ["-D", "v=21", "-D", "ratio=0.25", "-D", "scale=3", "--define", "w=1"];
+    let mine = write_file(&dir, "dbload.sql", &script("dbload"))?;
+    let argv = [&["timeit", "--url", &db.url, "-f", &mine, "-t", "2"][..], &defines].concat();
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("dbload: exit {code}: {stdout}{stderr}"))?;
+    let theirs = write_file(&dir, "pgbench.sql", &script("pgbench"))?;
+    let out = std::process::Command::new("pgbench")
+        .args([&["-n", "-f", &theirs, "-t", "2"][..], &defines, &[&db.url]].concat())
+        .output()
+        .context("running pgbench")?;
+    ensure(out.status.success(), || format!("pgbench: {}", String::from_utf8_lossy(&out.stderr)))?;
+    let rows = db.query("SELECT tool, v, ratio, scale, w, count(*) FROM marks GROUP BY 1, 2, 3, 4, 5 ORDER BY 1")?;
+    let row =
+        |tool: &str| ["v", "21", "0.25", "3", "42", "2"].map(|v| Some(if v == "v" { tool } else { v }.to_string()));
+    ensure(rows == [row("dbload"), row("pgbench")], || format!("{rows:?}"))
 }
