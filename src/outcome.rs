@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
-use crate::stats::query::StatementSummary;
+use crate::stats::query::{Retries, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
 use crate::workload::tsbs::CpuData;
@@ -219,6 +219,8 @@ pub struct QueryOutcome {
     pub statements: Result<Vec<SentStatement>, String>,
     /// The threads its workers ran on (pgbench's `-j`).
     pub threads: usize,
+    /// Script runs tried more than once (`--max-tries`), over every phase.
+    pub retries: Retries,
 }
 
 /// `dbload init`: pgbench's tables made and filled.

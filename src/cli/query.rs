@@ -126,6 +126,17 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "N", help_heading = "Scripts")]
     pub scale: Option<i64>,
 
+    /// pgbench's --max-tries: a script run that fails with a serialization failure or a deadlock
+    /// (SQLSTATE 40001, 40P01) is rolled back and run again from its start with the same values,
+    /// up to N tries in all; it counts once, done or failed. pgbench's unlimited 0 is not taken.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Scripts")]
+    pub max_tries: u32,
+
+    /// pgbench's --failures-detailed: the report also counts the failed runs by kind, pgbench's
+    /// serialization failures (SQLSTATE 40001) and deadlock failures (40P01).
+    #[arg(long, help_heading = "Scripts")]
+    pub failures_detailed: bool,
+
     /// pgbench's -n, accepted and ignored: dbload never vacuums before a run.
     #[arg(short = 'n', long, help_heading = "Run")]
     pub no_vacuum: bool,

@@ -51,6 +51,10 @@ pub struct QueryConfig {
     pub scale: Scale,
     /// Scripts' statements are reported one by one (pgbench's `-r`).
     pub per_statement: bool,
+    /// Tries a pgbench script run gets (`--max-tries`, at least 1).
+    pub max_tries: u32,
+    /// `--failures-detailed`: the report counts failures by pgbench's kinds.
+    pub failures_detailed: bool,
     /// `--threads` (pgbench's `-j`): the threads that run the workers
     /// (`run::cores`); none: one per CPU.
     pub threads: Option<usize>,
@@ -280,6 +284,16 @@ impl QueryConfig {
             output,
             scale,
             per_statement: r.per_statement,
+            max_tries: match r.max_tries {
+                0 => {
+                    return Err(usage(
+                        "--max-tries 0: pgbench's unlimited tries are not taken (a run could retry past its end); \
+                         give a number, such as --max-tries 100",
+                    ))
+                }
+                n => n,
+            },
+            failures_detailed: r.failures_detailed,
             threads: super::worker_threads(r.threads)?,
         })
     }

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use super::cratedb_http::exec::CrateQueryExecutor;
 use super::pg::query::QueryExecutor;
 use crate::op::{Executor, InDoubt, OpError};
-use crate::stats::query::StatementRecord;
+use crate::stats::query::{Retries, StatementRecord};
 use crate::workload::QueryOp;
 
 /// A worker's query connection over either protocol.
@@ -23,6 +23,15 @@ impl QueryRunner {
         match self {
             QueryRunner::Crate(e) => Some(e.server_duration()),
             QueryRunner::Pg(_) => None,
+        }
+    }
+
+    /// The measured script runs this worker tried more than once (scripts
+    /// run over the PostgreSQL protocol only).
+    pub fn retries(&self) -> Retries {
+        match self {
+            QueryRunner::Pg(e) => e.retries(),
+            QueryRunner::Crate(_) => Retries::default(),
         }
     }
 

@@ -114,5 +114,6 @@ pub(crate) fn queried(cfg: &QueryConfig) -> QueryOutcome {
         suite_data: None,
         statements: Err("not installed".into()),
         threads: 2,
+        retries: Default::default(),
     }
 }

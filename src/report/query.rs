@@ -62,6 +62,11 @@ pub struct QueryReport {
     pub outages: Vec<OutageEntry>,
     /// Connections made again after one was lost, over all workers.
     pub reconnects: u64,
+    /// pgbench's "number of transactions retried": measured script runs
+    /// that took more than one try (`--max-tries`).
+    pub retried: u64,
+    /// pgbench's "total number of retries": their tries beyond the first.
+    pub retries: u64,
     pub setup: QuerySetup,
     /// What the server paid per statement (`pg_stat_statements`).
     pub server_cost: super::server_cost::QueryCost,
@@ -140,6 +145,10 @@ pub struct QuerySetup {
     /// pgbench scripts' `:scale`; none without scripts.
     pub scale: Option<i64>,
     pub per_statement: bool,
+    /// `--max-tries`: tries a script run gets (pgbench's "maximum number of tries").
+    pub max_tries: u32,
+    /// `--failures-detailed`: the text counts failures by pgbench's kinds.
+    pub failures_detailed: bool,
     /// `--suite`: what its parameters were drawn from.
     pub suite: Option<SuiteSetup>,
 }
@@ -252,6 +261,8 @@ impl QueryReport {
             stages: stage_entries(cfg.load.stages.as_ref(), total, f.wall),
             outages,
             reconnects,
+            retried: out.retries.retried,
+            retries: out.retries.retries,
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
                 settings: Settings::of(setup),
@@ -268,6 +279,8 @@ impl QueryReport {
                 explain: cfg.explain,
                 scale: out.scale,
                 per_statement: cfg.per_statement,
+                max_tries: cfg.max_tries,
+                failures_detailed: cfg.failures_detailed,
                 suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },
             server_cost: super::server_cost::QueryCost::of(
@@ -379,6 +392,8 @@ fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Reconnects: {}", group(r.reconnects));
     }
     stage_lines(out, &r.stages, "queries");
+    failure_lines(out, r);
+    retry_lines(out, r);
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {
@@ -388,6 +403,31 @@ fn footer(out: &mut String, r: &QueryReport) {
     super::server_cost::query_lines(out, &r.server_cost);
     rate_warning_line(out, &r.pacing);
     client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
+}
+
+/// `--failures-detailed`: pgbench's failures by kind, in its words, read from
+/// the error classes (a serialization failure is SQLSTATE 40001, a deadlock 40P01).
+fn failure_lines(out: &mut String, r: &QueryReport) {
+    if !r.setup.failures_detailed {
+        return;
+    }
+    for (kind, code) in [("serialization", "40001"), ("deadlock", "40P01")] {
+        let class = format!("SQLSTATE {code}");
+        let n: u64 = r.error_classes.iter().filter(|e| e.class == class).map(|e| e.count).sum();
+        let share = 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
+        let _ = writeln!(out, "number of {kind} failures: {n} ({share:.3}%)");
+    }
+}
+
+/// `--max-tries` above 1: pgbench's lines on its retries, in its words.
+fn retry_lines(out: &mut String, r: &QueryReport) {
+    if r.setup.max_tries <= 1 {
+        return;
+    }
+    let share = |n: u64| 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
+    let _ = writeln!(out, "maximum number of tries: {}", r.setup.max_tries);
+    let _ = writeln!(out, "number of transactions retried: {} ({:.3}%)", r.retried, share(r.retried));
+    let _ = writeln!(out, "total number of retries: {}", r.retries);
 }
 
 /// timeit: cr8's block per statement.
@@ -493,6 +533,7 @@ mod tests {
             suite_data: None,
             statements: Err("not installed".into()),
             threads: 2,
+            retries: Default::default(),
         };
         QueryReport::new(&cfg, &out, None, false)
     }

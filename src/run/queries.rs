@@ -16,7 +16,7 @@ use crate::error::usage;
 use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome};
 use crate::stats::cost::CostMeter;
-use crate::stats::query::{StatementRecord, StatementSummary};
+use crate::stats::query::{Retries, StatementRecord, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::tsbs::{CpuData, CpuSuite};
@@ -56,6 +56,7 @@ pub async fn queries(
     let mut phases = Vec::with_capacity(planned.len());
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
     let mut server_duration = None;
+    let mut retries = Retries::default();
     for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
@@ -74,9 +75,10 @@ pub async fn queries(
             }
             None => Vec::new(),
         };
-        let protocol = cfg.protocol;
+        let (protocol, max_tries) = (cfg.protocol, cfg.max_tries);
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
-        let opening = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await });
+        let opening =
+            cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol, max_tries).await });
         let opened = interrupt::setting_up(&cancel, &named, opening).await;
         let executors = match opened.context("opening the workers' connections") {
             Ok(executors) => executors,
@@ -113,6 +115,7 @@ pub async fn queries(
         let durations = executors.iter().filter_map(QueryRunner::server_duration);
         server_duration = merge_histograms(server_duration.iter().chain(durations));
         let statements = statement_summaries(&executors);
+        executors.iter().for_each(|e| retries.merge(e.retries()));
         let summary = PhaseSummary::of(&figures.recorders, &mut total.recorders[0]);
         total.wall += figures.wall;
         total.dropped = [total.dropped, figures.dropped].into_iter().flatten().reduce(|a, b| a + b);
@@ -139,7 +142,7 @@ pub async fn queries(
     };
     let scale = scripts.then_some(scale);
     let threads = cores::threads();
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale, suite_data, statements, threads })
+    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale, suite_data, statements, threads, retries })
 }
 
 /// Per query, its script's statements with every worker's records merged.

@@ -28,6 +28,7 @@ pub fn tests() -> Vec<Registered> {
             defined_variables_reach_the_server_as_pgbench_s,
             Parallel,
         ),
+        ("pgbench::max_tries_retries_serialization_failures", max_tries_retries_serialization_failures, Parallel),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -279,4 +280,57 @@ fn defined_variables_reach_the_server_as_pgbench_s(ctx: &Ctx) -> Result<()> {
     let row =
         |tool: &str| ["v", "21", "0.25", "3", "42", "2"].map(|v| Some(if v == "v" { tool } else { v }.to_string()));
     ensure(rows == [row("dbload"), row("pgbench")], || format!("{rows:?}"))
+}
+
+/// Issue 32: `--max-tries N` runs a script again from its start after a
+/// serialization failure (40001), provoked for real: four clients update
+/// one row in repeatable-read transactions that read it first. A run counted
+/// done committed once: the server's counter is the count, retries or not.
+fn max_tries_retries_serialization_failures(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_retries", None)?;
+    db.query("CREATE TABLE counter (id int PRIMARY KEY, n bigint); INSERT INTO counter VALUES (1, 0)")?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(
+        &dir,
+        "bump.sql",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT n FROM counter WHERE id = 1;\n\\sleep 2 ms\n\
+         UPDATE counter SET n = n + 1 WHERE id = 1;\nEND;\n",
+    )?;
+    let run = |flags: &[&str]| -> Result<(i32, serde_json::Value)> {
+        let argv = [&["timeit", "--url", &db.url, "-f", &script, "-c", "4", "-t", "25", "--output", "json"][..], flags];
+        let (code, stdout, stderr) = dbload_bin(&argv.concat(), &[]);
+        ensure(code <= 1, || format!("exit {code}: {stdout}{stderr}"))?;
+        Ok((code, json(&stdout)?))
+    };
+    let counter = || count(&db, "SELECT n FROM counter");
+
+    // One try, pgbench's default: the conflicts fail, and only commits count.
+    let (code, r) = run(&[])?;
+    let failed = r["errors"].as_u64().context("errors")?;
+    ensure(code == 1 && failed > 0, || format!("no serialization failure provoked: {r}"))?;
+    ensure(r["error_classes"].to_string().contains("40001"), || r["error_classes"].to_string())?;
+    ensure(r["count"].as_u64() == Some(counter()?), || {
+        format!("count {} against the server's {}", r["count"], counter().unwrap_or(0))
+    })?;
+    ensure(r["setup"]["max_tries"] == 1 && r["retried"] == 0 && r["retries"] == 0, || r.to_string())?;
+    // --failures-detailed: pgbench's lines, by kind.
+    db.query("UPDATE counter SET n = 0")?;
+    let argv =
+        ["timeit", "--url", &db.url, "-f", &script, "-c", "4", "-t", "25", "--failures-detailed", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 1 && stdout.contains("number of deadlock failures: 0 (0.000%)\n"), || format!("{stdout}{stderr}"))?;
+    let serialization = stdout.lines().find_map(|l| l.strip_prefix("number of serialization failures: "));
+    let n: u64 = serialization.and_then(|s| s.split(' ').next()?.parse().ok()).context("serialization failures")?;
+    ensure(n > 0 && n + counter()? == 100, || {
+        format!("{n} serialization failures, counter {}", counter().unwrap_or(0))
+    })?;
+
+    // With tries enough, every transaction commits, some after retries.
+    db.query("UPDATE counter SET n = 0")?;
+    let (code, r) = run(&["--max-tries", "1000"])?;
+    ensure(code == 0 && r["count"] == 100 && r["errors"] == 0, || r.to_string())?;
+    ensure(counter()? == 100, || format!("the server's counter is {}, not the 100 counted", counter().unwrap_or(0)))?;
+    let (retried, retries) = (r["retried"].as_u64().context("retried")?, r["retries"].as_u64().context("retries")?);
+    ensure(retried > 0 && retries >= retried && r["setup"]["max_tries"] == 1000, || r.to_string())?;
+    refused(&["timeit", "--url", &db.url, "-f", &script, "--max-tries", "0"], "--max-tries 0")
 }
