@@ -132,6 +132,12 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Scripts")]
     pub max_tries: u32,
 
+    /// pgbench's -L: count the runs whose latency is above this many milliseconds (from the
+    /// intended start under --rate, as pgbench's), in pgbench's words. With --rate, a run whose
+    /// slot passed more than this before it could start is skipped, not sent, and counted.
+    #[arg(short = 'L', long, value_name = "MS", help_heading = "Scripts")]
+    pub latency_limit: Option<f64>,
+
     /// pgbench's --failures-detailed: the report also counts the failed runs by kind, pgbench's
     /// serialization failures (SQLSTATE 40001) and deadlock failures (40P01).
     #[arg(long, help_heading = "Scripts")]

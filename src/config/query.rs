@@ -2,6 +2,7 @@
 
 use std::io::Read;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -55,6 +56,8 @@ pub struct QueryConfig {
     pub max_tries: u32,
     /// `--failures-detailed`: the report counts failures by pgbench's kinds.
     pub failures_detailed: bool,
+    /// `-L`: the latency above which a run is counted late (pgbench's latency limit).
+    pub latency_limit: Option<Duration>,
     /// `--threads` (pgbench's `-j`): the threads that run the workers
     /// (`run::cores`); none: one per CPU.
     pub threads: Option<usize>,
@@ -262,6 +265,14 @@ impl QueryConfig {
             (None, _) => vec![u64::MAX; concurrency as usize],
         };
         let max_queries = total.map(|_| per_worker.iter().sum());
+        let latency_limit = match r.latency_limit {
+            Some(ms) if !(ms > 0.0 && ms <= 3_600_000.0) => {
+                return Err(usage(format!(
+                    "-L {ms}: the latency limit is milliseconds above 0 (up to an hour), such as -L 10"
+                )))
+            }
+            ms => ms.map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+        };
         Ok(QueryConfig {
             command,
             target: resolve_target(&target, concurrency, env)?,
@@ -279,6 +290,7 @@ impl QueryConfig {
                 seed: r.seed,
                 first_worker: instance.as_ref().map_or(0, |i| i.first_worker(concurrency)),
                 reconnect: super::reconnect(r.reconnect, r.no_reconnect, duration),
+                skip_late: latency_limit.filter(|_| rate.is_some()),
             },
             explain: r.explain,
             output,
@@ -294,6 +306,7 @@ impl QueryConfig {
                 n => n,
             },
             failures_detailed: r.failures_detailed,
+            latency_limit,
             threads: super::worker_threads(r.threads)?,
         })
     }

@@ -67,6 +67,12 @@ pub struct QueryReport {
     pub retried: u64,
     /// pgbench's "total number of retries": their tries beyond the first.
     pub retries: u64,
+    /// `-L`: the measured runs that succeeded with a latency above the limit
+    /// (from the merged histogram: to its 3 significant digits); none without -L.
+    pub above_latency_limit: Option<u64>,
+    /// `-L` with `--rate`: measured runs skipped, not sent, their slot more
+    /// than the limit past when they could start (pgbench's "skipped").
+    pub skipped: u64,
     pub setup: QuerySetup,
     /// What the server paid per statement (`pg_stat_statements`).
     pub server_cost: super::server_cost::QueryCost,
@@ -149,6 +155,8 @@ pub struct QuerySetup {
     pub max_tries: u32,
     /// `--failures-detailed`: the text counts failures by pgbench's kinds.
     pub failures_detailed: bool,
+    /// `-L`: pgbench's latency limit.
+    pub latency_limit_ms: Option<f64>,
     /// `--suite`: what its parameters were drawn from.
     pub suite: Option<SuiteSetup>,
 }
@@ -263,6 +271,8 @@ impl QueryReport {
             reconnects,
             retried: out.retries.retried,
             retries: out.retries.retries,
+            above_latency_limit: cfg.latency_limit.map(|limit| above(&m.latency, limit)),
+            skipped: m.skipped,
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
                 settings: Settings::of(setup),
@@ -281,6 +291,7 @@ impl QueryReport {
                 per_statement: cfg.per_statement,
                 max_tries: cfg.max_tries,
                 failures_detailed: cfg.failures_detailed,
+                latency_limit_ms: cfg.latency_limit.map(|l| l.as_secs_f64() * 1000.0),
                 suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },
             server_cost: super::server_cost::QueryCost::of(
@@ -392,6 +403,7 @@ fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Reconnects: {}", group(r.reconnects));
     }
     stage_lines(out, &r.stages, "queries");
+    latency_limit_line(out, r);
     failure_lines(out, r);
     retry_lines(out, r);
     let latencies = &r.latencies;
@@ -403,6 +415,24 @@ fn footer(out: &mut String, r: &QueryReport) {
     super::server_cost::query_lines(out, &r.server_cost);
     rate_warning_line(out, &r.pacing);
     client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
+}
+
+/// The values of a latency histogram (µs) above `limit`.
+fn above(latency: &hdrhistogram::Histogram<u64>, limit: std::time::Duration) -> u64 {
+    let limit_us = u64::try_from(limit.as_micros()).unwrap_or(u64::MAX);
+    latency.iter_recorded().filter(|v| v.value_iterated_to() > limit_us).map(|v| v.count_at_value()).sum()
+}
+
+/// `-L`: pgbench's line on the runs above its latency limit, in its words.
+fn latency_limit_line(out: &mut String, r: &QueryReport) {
+    let (Some(limit), Some(n)) = (r.setup.latency_limit_ms, r.above_latency_limit) else { return };
+    if r.setup.rate_queries_per_sec.is_some() {
+        let share = 100.0 * r.skipped as f64 / (r.count + r.skipped + r.errors).max(1) as f64;
+        let _ = writeln!(out, "number of transactions skipped: {} ({share:.3}%)", r.skipped);
+    }
+    let share = 100.0 * n as f64 / r.count.max(1) as f64;
+    let _ =
+        writeln!(out, "number of transactions above the {limit:.1} ms latency limit: {n}/{} ({share:.3}%)", r.count);
 }
 
 /// `--failures-detailed`: pgbench's failures by kind, in its words, read from

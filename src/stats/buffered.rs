@@ -23,6 +23,8 @@ pub trait Record {
     fn outage(&mut self, outage: Outage);
     /// What became of an operation in flight when its connection was lost.
     fn settled(&mut self, batch: InDoubtBatch);
+    /// An operation skipped, not sent: its slot passed too long ago (pgbench's `-L` with `-R`).
+    fn skipped(&mut self, warmup: bool);
 }
 
 impl Record for Recorder {
@@ -40,6 +42,9 @@ impl Record for Recorder {
     }
     fn settled(&mut self, batch: InDoubtBatch) {
         self.in_doubt.push(batch);
+    }
+    fn skipped(&mut self, warmup: bool) {
+        Recorder::skipped(self, warmup)
     }
 }
 
@@ -134,6 +139,10 @@ impl Record for Buffered {
     fn settled(&mut self, batch: InDoubtBatch) {
         self.flush();
         lock(&self.into).in_doubt.push(batch);
+    }
+    /// Rare (and never under `dbload http`, which has no `-L`): recorded at once.
+    fn skipped(&mut self, warmup: bool) {
+        lock(&self.into).skipped(warmup);
     }
 }
 

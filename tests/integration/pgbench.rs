@@ -29,6 +29,8 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("pgbench::max_tries_retries_serialization_failures", max_tries_retries_serialization_failures, Parallel),
+        ("pgbench::latency_limit_counts_the_runs_above_it", latency_limit_counts_the_runs_above_it, Parallel),
+        ("pgbench::latency_limit_with_a_rate_skips_late_starts", latency_limit_with_a_rate_skips_late_starts, Parallel),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -333,4 +335,44 @@ fn max_tries_retries_serialization_failures(ctx: &Ctx) -> Result<()> {
     let (retried, retries) = (r["retried"].as_u64().context("retried")?, r["retries"].as_u64().context("retries")?);
     ensure(retried > 0 && retries >= retried && r["setup"]["max_tries"] == 1000, || r.to_string())?;
     refused(&["timeit", "--url", &db.url, "-f", &script, "--max-tries", "0"], "--max-tries 0")
+}
+
+/// Issue 32: `-L MS` counts the transactions whose latency is above the
+/// limit, in pgbench's words: a slow script (a 30 ms `\\sleep`) beside a
+/// fast one, and exactly the slow one's runs are above 10 ms.
+fn latency_limit_counts_the_runs_above_it(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let fast = write_file(&dir, "fast.sql", "SELECT 1;\n")?;
+    let slow = write_file(&dir, "slow.sql", "\\sleep 30 ms\nSELECT 1;\n")?;
+    let argv =
+        ["timeit", "--url", &ctx.url, "-f", &fast, "-f", &slow, "-c", "2", "-t", "20", "-L", "10", "--output", "json"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let slow_runs = r["queries"][1]["count"].as_u64().context("slow.sql's count")?;
+    ensure(slow_runs > 0 && r["above_latency_limit"] == slow_runs, || format!("{slow_runs} slow runs: {r}"))?;
+    ensure(r["setup"]["latency_limit_ms"] == 10.0, || r["setup"].to_string())?;
+    let text = ["timeit", "--url", &ctx.url, "-f", &slow, "-t", "3", "--latency-limit", "10", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&text, &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let line = "number of transactions above the 10.0 ms latency limit: 3/3 (100.000%)\n";
+    ensure(stdout.contains(line), || stdout.clone())?;
+    refused(&["timeit", "--url", &ctx.url, "-f", &fast, "-L", "0"], "-L 0")
+}
+
+/// Issue 32: `-L` with `-R`, as pgbench: a run whose slot passed more than
+/// the limit before it could start is skipped, not sent. One client, 200
+/// slots a second, a script that takes 20 ms: most slots are skipped, each
+/// counted, and `ok + failed + skipped` is every slot the schedule gave.
+fn latency_limit_with_a_rate_skips_late_starts(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let slow = write_file(&dir, "slow.sql", "\\sleep 20 ms\nSELECT 1;\n")?;
+    let argv = ["timeit", "--url", &ctx.url, "-f", &slow, "-c", "1", "-R", "200", "-L", "5", "-t", "100"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--output", "json"]].concat(), &[]);
+    ensure(code <= 1, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let (ok, skipped) = (r["count"].as_u64().context("count")?, r["skipped"].as_u64().context("skipped")?);
+    ensure(skipped > 50 && ok + skipped + r["errors"].as_u64().unwrap_or(0) == 100, || r.to_string())?;
+    let (_, stdout, _) = dbload_bin(&[&argv[..], &["--no-results"]].concat(), &[]);
+    ensure(stdout.contains("number of transactions skipped: "), || stdout.clone())
 }
