@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
-use crate::stats::query::{Retries, StatementSummary};
+use crate::stats::query::{Connects, Retries, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
 use crate::workload::tsbs::CpuData;
@@ -221,6 +221,8 @@ pub struct QueryOutcome {
     pub threads: usize,
     /// Script runs tried more than once (`--max-tries`), over every phase.
     pub retries: Retries,
+    /// `-C`: the connections made for each run, over every phase.
+    pub connects: Connects,
 }
 
 /// `dbload init`: pgbench's tables made and filled.

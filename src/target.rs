@@ -83,9 +83,12 @@ impl Target {
         queries: Arc<[QuerySpec]>,
         protocol: Protocol,
         max_tries: u32,
+        connect_each: bool,
     ) -> Result<QueryRunner> {
         Ok(match self {
-            Target::Pg { pg, .. } => QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol, max_tries).await?),
+            Target::Pg { pg, .. } => {
+                QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol, max_tries, connect_each).await?)
+            }
             Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
         })
     }

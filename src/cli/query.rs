@@ -138,6 +138,12 @@ pub struct QueryRunArgs {
     #[arg(short = 'L', long, value_name = "MS", help_heading = "Scripts")]
     pub latency_limit: Option<f64>,
 
+    /// pgbench's -C: a new connection for each query or script run (its statements prepared on it
+    /// again with -M prepared), made before the run starts; the time it takes is reported apart
+    /// (pgbench's "average connection time"), not in the latency.
+    #[arg(short = 'C', long, help_heading = "Run")]
+    pub connect: bool,
+
     /// pgbench's --failures-detailed: the report also counts the failed runs by kind, pgbench's
     /// serialization failures (SQLSTATE 40001) and deadlock failures (40P01).
     #[arg(long, help_heading = "Scripts")]

@@ -56,6 +56,8 @@ pub struct QueryConfig {
     pub max_tries: u32,
     /// `--failures-detailed`: the report counts failures by pgbench's kinds.
     pub failures_detailed: bool,
+    /// `-C`: a new connection for each query or script run.
+    pub connect_each: bool,
     /// `-L`: the latency above which a run is counted late (pgbench's latency limit).
     pub latency_limit: Option<Duration>,
     /// `--threads` (pgbench's `-j`): the threads that run the workers
@@ -307,6 +309,7 @@ impl QueryConfig {
             },
             failures_detailed: r.failures_detailed,
             latency_limit,
+            connect_each: r.connect,
             threads: super::worker_threads(r.threads)?,
         })
     }

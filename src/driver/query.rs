@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use super::cratedb_http::exec::CrateQueryExecutor;
 use super::pg::query::QueryExecutor;
 use crate::op::{Executor, InDoubt, OpError};
-use crate::stats::query::{Retries, StatementRecord};
+use crate::stats::query::{Connects, Retries, StatementRecord};
 use crate::workload::QueryOp;
 
 /// A worker's query connection over either protocol.
@@ -35,6 +35,14 @@ impl QueryRunner {
         }
     }
 
+    /// The connections this worker made for each run (`-C`; PostgreSQL protocol only).
+    pub fn connects(&self) -> Connects {
+        match self {
+            QueryRunner::Pg(e) => e.connects(),
+            QueryRunner::Crate(_) => Connects::default(),
+        }
+    }
+
     /// Per query, its script's statements as this worker measured them
     /// (scripts run over the PostgreSQL protocol only).
     pub fn statement_records(&self) -> &[Vec<StatementRecord>] {
@@ -50,6 +58,12 @@ impl Executor<QueryOp> for QueryRunner {
         match self {
             QueryRunner::Pg(e) => e.execute(op, warm).await,
             QueryRunner::Crate(e) => e.execute(op, warm).await,
+        }
+    }
+
+    async fn ready(&mut self) {
+        if let QueryRunner::Pg(e) = self {
+            e.ready().await
         }
     }
 

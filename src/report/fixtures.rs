@@ -115,5 +115,6 @@ pub(crate) fn queried(cfg: &QueryConfig) -> QueryOutcome {
         statements: Err("not installed".into()),
         threads: 2,
         retries: Default::default(),
+        connects: Default::default(),
     }
 }

@@ -73,6 +73,9 @@ pub struct QueryReport {
     /// `-L` with `--rate`: measured runs skipped, not sent, their slot more
     /// than the limit past when they could start (pgbench's "skipped").
     pub skipped: u64,
+    /// `-C`: pgbench's "average connection time", of the connections made
+    /// for each run; none without -C.
+    pub average_connection_ms: Option<f64>,
     pub setup: QuerySetup,
     /// What the server paid per statement (`pg_stat_statements`).
     pub server_cost: super::server_cost::QueryCost,
@@ -157,6 +160,8 @@ pub struct QuerySetup {
     pub failures_detailed: bool,
     /// `-L`: pgbench's latency limit.
     pub latency_limit_ms: Option<f64>,
+    /// `-C`: a new connection for each run.
+    pub connect: bool,
     /// `--suite`: what its parameters were drawn from.
     pub suite: Option<SuiteSetup>,
 }
@@ -273,6 +278,7 @@ impl QueryReport {
             retries: out.retries.retries,
             above_latency_limit: cfg.latency_limit.map(|limit| above(&m.latency, limit)),
             skipped: m.skipped,
+            average_connection_ms: out.connects.average_ms().filter(|_| cfg.connect_each),
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
                 settings: Settings::of(setup),
@@ -292,6 +298,7 @@ impl QueryReport {
                 max_tries: cfg.max_tries,
                 failures_detailed: cfg.failures_detailed,
                 latency_limit_ms: cfg.latency_limit.map(|l| l.as_secs_f64() * 1000.0),
+                connect: cfg.connect_each,
                 suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },
             server_cost: super::server_cost::QueryCost::of(
@@ -406,6 +413,7 @@ fn footer(out: &mut String, r: &QueryReport) {
     latency_limit_line(out, r);
     failure_lines(out, r);
     retry_lines(out, r);
+    connection_time_line(out, r);
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {
@@ -446,6 +454,13 @@ fn failure_lines(out: &mut String, r: &QueryReport) {
         let n: u64 = r.error_classes.iter().filter(|e| e.class == class).map(|e| e.count).sum();
         let share = 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
         let _ = writeln!(out, "number of {kind} failures: {n} ({share:.3}%)");
+    }
+}
+
+/// `-C`: pgbench's line on the connections made for each run.
+fn connection_time_line(out: &mut String, r: &QueryReport) {
+    if let Some(ms) = r.average_connection_ms {
+        let _ = writeln!(out, "average connection time = {ms:.3} ms");
     }
 }
 
@@ -564,6 +579,7 @@ mod tests {
             statements: Err("not installed".into()),
             threads: 2,
             retries: Default::default(),
+            connects: Default::default(),
         };
         QueryReport::new(&cfg, &out, None, false)
     }

@@ -16,7 +16,7 @@ use crate::error::usage;
 use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome};
 use crate::stats::cost::CostMeter;
-use crate::stats::query::{Retries, StatementRecord, StatementSummary};
+use crate::stats::query::{Connects, Retries, StatementRecord, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::tsbs::{CpuData, CpuSuite};
@@ -57,6 +57,7 @@ pub async fn queries(
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
     let mut server_duration = None;
     let mut retries = Retries::default();
+    let mut connects = Connects::default();
     for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
@@ -75,10 +76,11 @@ pub async fn queries(
             }
             None => Vec::new(),
         };
-        let (protocol, max_tries) = (cfg.protocol, cfg.max_tries);
+        let (protocol, max_tries, connect_each) = (cfg.protocol, cfg.max_tries, cfg.connect_each);
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
-        let opening =
-            cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol, max_tries).await });
+        let opening = cores::open_each(each, move |(t, q), w| async move {
+            t.query_runner(w, q, protocol, max_tries, connect_each).await
+        });
         let opened = interrupt::setting_up(&cancel, &named, opening).await;
         let executors = match opened.context("opening the workers' connections") {
             Ok(executors) => executors,
@@ -116,6 +118,7 @@ pub async fn queries(
         server_duration = merge_histograms(server_duration.iter().chain(durations));
         let statements = statement_summaries(&executors);
         executors.iter().for_each(|e| retries.merge(e.retries()));
+        executors.iter().for_each(|e| connects.merge(e.connects()));
         let summary = PhaseSummary::of(&figures.recorders, &mut total.recorders[0]);
         total.wall += figures.wall;
         total.dropped = [total.dropped, figures.dropped].into_iter().flatten().reduce(|a, b| a + b);
@@ -142,7 +145,18 @@ pub async fn queries(
     };
     let scale = scripts.then_some(scale);
     let threads = cores::threads();
-    Ok(QueryOutcome { setup, phases, figures: total, server_duration, scale, suite_data, statements, threads, retries })
+    Ok(QueryOutcome {
+        setup,
+        phases,
+        figures: total,
+        server_duration,
+        scale,
+        suite_data,
+        statements,
+        threads,
+        retries,
+        connects,
+    })
 }
 
 /// Per query, its script's statements with every worker's records merged.

@@ -183,6 +183,11 @@ where
             _ = &mut cancelled => break,
             op = source.next() => match op { Some(op) => op, None => break },
         };
+        tokio::select! {
+            biased;
+            _ = &mut cancelled => break,
+            _ = executor.ready() => {}
+        }
         let units = op.units();
         let intended = plan.schedule.take(units, plan.t0.elapsed());
         if plan.deadline.is_some_and(|d| intended >= d) {

@@ -66,6 +66,25 @@ impl Retries {
     }
 }
 
+/// pgbench's `-C`: the connections made for each run, and the time they took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Connects {
+    pub made: u64,
+    pub total: Duration,
+}
+
+impl Connects {
+    pub fn merge(&mut self, other: Connects) {
+        self.made += other.made;
+        self.total += other.total;
+    }
+
+    /// pgbench's "average connection time"; none when none was made.
+    pub fn average_ms(&self) -> Option<f64> {
+        (self.made > 0).then(|| self.total.as_secs_f64() * 1000.0 / self.made as f64)
+    }
+}
+
 /// A script's statement in the report: its workers' records merged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatementSummary {

@@ -31,6 +31,7 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::max_tries_retries_serialization_failures", max_tries_retries_serialization_failures, Parallel),
         ("pgbench::latency_limit_counts_the_runs_above_it", latency_limit_counts_the_runs_above_it, Parallel),
         ("pgbench::latency_limit_with_a_rate_skips_late_starts", latency_limit_with_a_rate_skips_late_starts, Parallel),
+        ("pgbench::connect_opens_a_connection_per_transaction", connect_opens_a_connection_per_transaction, Parallel),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -375,4 +376,31 @@ fn latency_limit_with_a_rate_skips_late_starts(ctx: &Ctx) -> Result<()> {
     ensure(skipped > 50 && ok + skipped + r["errors"].as_u64().unwrap_or(0) == 100, || r.to_string())?;
     let (_, stdout, _) = dbload_bin(&[&argv[..], &["--no-results"]].concat(), &[]);
     ensure(stdout.contains("number of transactions skipped: "), || stdout.clone())
+}
+
+/// Issue 32: `-C` opens a connection per transaction, as pgbench: each run
+/// of the script writes its server process id, and there are as many as
+/// runs; the connection time is reported apart, with pgbench's line.
+fn connect_opens_a_connection_per_transaction(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_connect", None)?;
+    db.query("CREATE TABLE backends (pid int)")?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(&dir, "pid.sql", "INSERT INTO backends SELECT pg_backend_pid();\n")?;
+    let pids = |flags: &[&str]| -> Result<(u64, serde_json::Value)> {
+        db.query("TRUNCATE backends")?;
+        let argv = [&["timeit", "--url", &db.url, "-f", &script, "-c", "2", "-t", "10", "--output", "json"][..], flags];
+        let (code, stdout, stderr) = dbload_bin(&argv.concat(), &[]);
+        ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+        Ok((count(&db, "SELECT count(DISTINCT pid) FROM backends")?, json(&stdout)?))
+    };
+    let (once, r) = pids(&[])?;
+    ensure(once == 2 && r["average_connection_ms"].is_null(), || format!("{once} server processes: {r}"))?;
+    let (each, r) = pids(&["-C"])?;
+    ensure(each == 20 && r["count"] == 20, || format!("{each} server processes for 20 runs: {r}"))?;
+    ensure(r["average_connection_ms"].as_f64().is_some_and(|ms| ms > 0.0) && r["setup"]["connect"] == true, || {
+        r.to_string()
+    })?;
+    let argv = ["timeit", "--url", &db.url, "-f", &script, "-t", "3", "--connect", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0 && stdout.contains("average connection time = "), || format!("{stdout}{stderr}"))
 }

@@ -17,7 +17,7 @@ use super::{Canceller, PgTarget};
 use crate::dialect::postgres as sql;
 use crate::error::usage;
 use crate::op::{ErrorCode, Executor, OpError};
-use crate::stats::query::{Retries, StatementRecord};
+use crate::stats::query::{Connects, Retries, StatementRecord};
 use crate::workload::explain::{self, Explain, ExplainMode};
 use crate::workload::params::{ParamGen, Value};
 use crate::workload::script::{Action, Script};
@@ -138,6 +138,15 @@ pub struct QueryExecutor {
     max_tries: u32,
     /// The measured runs that needed them; kept across reconnects.
     retries: Retries,
+    /// pgbench's `-C`: a new connection before each run but the first.
+    connect_each: bool,
+    /// Whether a run was sent on this connection (with `-C`, the next needs another).
+    used: bool,
+    /// With `-C`, why the connection for the next run could not be made:
+    /// that run fails with it, unsent.
+    not_ready: Option<OpError>,
+    /// The connections made for each run (`-C`); kept across them.
+    connects: Connects,
 }
 
 /// The SQLSTATEs after which pgbench's `--max-tries` runs a script again:
@@ -156,6 +165,7 @@ impl QueryExecutor {
         queries: Arc<[QuerySpec]>,
         protocol: Protocol,
         max_tries: u32,
+        connect_each: bool,
     ) -> Result<Self> {
         let client = target.connect().await?;
         let mut prepared = Vec::new();
@@ -174,23 +184,61 @@ impl QueryExecutor {
             .map(|q| q.script.as_ref().map_or(Vec::new(), |s| vec![StatementRecord::default(); s.statements.len()]))
             .collect();
         let target = Box::new(target.clone());
-        let retries = Retries::default();
-        Ok(QueryExecutor { client, target, cancel, protocol, queries, prepared, records, max_tries, retries })
+        Ok(QueryExecutor {
+            client,
+            target,
+            cancel,
+            protocol,
+            queries,
+            prepared,
+            records,
+            max_tries,
+            retries: Retries::default(),
+            connect_each,
+            used: false,
+            not_ready: None,
+            connects: Connects::default(),
+        })
     }
 
     /// Replaces a lost connection with a new one, its statements prepared
     /// again and its canceller with it (a cancel must reach the server
     /// process running the query now, not the one that was lost).
     pub(in crate::driver) async fn reconnect(&mut self) -> Result<()> {
-        let (records, retries) = (std::mem::take(&mut self.records), self.retries);
-        let opened = QueryExecutor::open(&self.target, self.queries.clone(), self.protocol, self.max_tries).await?;
-        *self = QueryExecutor { records, retries, ..opened };
+        let (records, retries, connects) = (std::mem::take(&mut self.records), self.retries, self.connects);
+        let (protocol, max_tries) = (self.protocol, self.max_tries);
+        let opened = QueryExecutor::open(&self.target, self.queries.clone(), protocol, max_tries, self.connect_each);
+        *self = QueryExecutor { records, retries, connects, ..opened.await? };
         Ok(())
     }
 
     /// Per query, its script's statements as this worker measured them.
     pub fn statement_records(&self) -> &[Vec<StatementRecord>] {
         &self.records
+    }
+
+    /// pgbench's `-C`: a new connection for the next run, once this one has
+    /// served one, timed apart from the run (outside its latency).
+    pub(in crate::driver) async fn ready(&mut self) {
+        if !(self.connect_each && self.used) {
+            return;
+        }
+        let started = Instant::now();
+        match self.reconnect().await {
+            Ok(()) => {
+                self.connects.made += 1;
+                self.connects.total += started.elapsed();
+            }
+            Err(e) => {
+                self.not_ready =
+                    Some(OpError::fatal("connection lost", format!("-C: connecting for the next run: {e:#}")));
+            }
+        }
+    }
+
+    /// The connections made for each run (`-C`).
+    pub fn connects(&self) -> Connects {
+        self.connects
     }
 
     /// The measured script runs this worker tried more than once.
@@ -211,6 +259,10 @@ impl QueryExecutor {
     }
 
     async fn run(&mut self, op: &QueryOp, warm: bool) -> Result<u64, OpError> {
+        if let Some(e) = self.not_ready.take() {
+            return Err(e);
+        }
+        self.used = true;
         let query = &self.queries[op.label];
         let result = match query.script.clone() {
             Some(script) => return self.run_script(op, &script, warm).await,
