@@ -144,6 +144,11 @@ pub struct QueryRunArgs {
     #[arg(short = 'C', long, help_heading = "Run")]
     pub connect: bool,
 
+    /// pgbench's -l, --log-prefix, --sampling-rate and --aggregate-interval (its transaction log):
+    /// taken only to be refused by name, saying what dbload gives instead (see config).
+    #[command(flatten)]
+    pub pgbench_log: PgbenchLogArgs,
+
     /// pgbench's --failures-detailed: the report also counts the failed runs by kind, pgbench's
     /// serialization failures (SQLSTATE 40001) and deadlock failures (40P01).
     #[arg(long, help_heading = "Scripts")]
@@ -158,6 +163,35 @@ pub struct QueryRunArgs {
     /// fewer leave it more.
     #[arg(short = 'j', long, value_name = "N", help_heading = "Run")]
     pub threads: Option<usize>,
+}
+
+/// pgbench's transaction log flags, hidden: dbload does not write that log
+/// yet, and a pgbench habit should hear why and what to use, not "unexpected
+/// argument".
+#[derive(Debug, Args)]
+pub struct PgbenchLogArgs {
+    #[arg(short = 'l', long = "log", hide = true)]
+    pub log: bool,
+    #[arg(long, value_name = "PREFIX", hide = true)]
+    pub log_prefix: Option<String>,
+    #[arg(long, value_name = "RATE", hide = true)]
+    pub sampling_rate: Option<String>,
+    #[arg(long, value_name = "SECONDS", hide = true)]
+    pub aggregate_interval: Option<String>,
+}
+
+impl PgbenchLogArgs {
+    /// The first of them given, as named on the command line.
+    pub fn given(&self) -> Option<&'static str> {
+        [
+            (self.log, "-l"),
+            (self.log_prefix.is_some(), "--log-prefix"),
+            (self.sampling_rate.is_some(), "--sampling-rate"),
+            (self.aggregate_interval.is_some(), "--aggregate-interval"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
 }
 
 #[derive(Debug, Args)]

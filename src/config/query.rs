@@ -206,6 +206,13 @@ impl QueryConfig {
         output: crate::cli::OutputArgs,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
+        if let Some(flag) = r.pgbench_log.given() {
+            return Err(usage(format!(
+                "{flag}: pgbench's transaction log is not written yet; per second, the JSON report (--output json) \
+                 has each second's runs, failures and mean and max latency in `timeline` (pgbench's \
+                 --aggregate-interval 1), and the latency percentiles of the whole run"
+            )));
+        }
         let output = OutputConfig::resolve(output, Contract::Query)?;
         let instance = output.instance.clone();
         super::stages_not_split(&r.stages, instance.as_ref())?;
@@ -644,6 +651,26 @@ mod tests {
         }
         let e = timeit(&["-s", "select 1", "-D", "n=1"]).unwrap_err();
         assert!(e.to_string().starts_with("-D n=1: "), "{e}");
+    }
+
+    /// Issue 32: pgbench's log flags are not written yet: each is refused
+    /// by name, saying what dbload gives instead, not as an unknown argument.
+    #[test]
+    fn pgbench_log_flags_are_refused_naming_the_timeline() {
+        for flags in [
+            &["-l"][..],
+            &["--log"],
+            &["--log-prefix", "x"],
+            &["--sampling-rate", "0.1"],
+            &["--aggregate-interval", "1"],
+        ] {
+            let e = timeit(&[&["-b", "select-only"][..], flags].concat()).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2);
+            let e = e.to_string();
+            let name = if flags[0] == "--log" { "-l" } else { flags[0] };
+            assert!(e.starts_with(&format!("{name}: pgbench's transaction log is not written yet")), "{e}");
+            assert!(e.contains("--output json") && e.contains("timeline"), "{e}");
+        }
     }
 
     /// Issue 29, item 7, for queries: a time past the clock, a warm-up as
