@@ -61,6 +61,13 @@ pub trait Executor<Op> {
     /// started early holds the server (a COPY, its transaction).
     fn follow(&mut self, _waiting: Waiting) {}
 
+    /// Before each operation, outside its timing: what the executor does
+    /// to be ready for it (pgbench's `-C`: a new connection). A failure
+    /// here is the operation's, returned by [`Self::execute`].
+    fn ready(&mut self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+
     /// Replaces a lost connection with a new one (`--reconnect`); a CrateDB
     /// HTTP worker moves on to the next node. `None`: this executor cannot,
     /// and its worker stops at the first lost connection.

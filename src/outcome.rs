@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
-use crate::stats::query::StatementSummary;
+use crate::stats::query::{Connects, Retries, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
 use crate::workload::tsbs::CpuData;
@@ -222,6 +222,10 @@ pub struct QueryOutcome {
     /// Opening the workers' connections, before each phase's measured
     /// window, phases summed (pgbench's initial connection time).
     pub connecting: Duration,
+    /// Script runs tried more than once (`--max-tries`), over every phase.
+    pub retries: Retries,
+    /// `-C`: the connections made for each run, over every phase.
+    pub connects: Connects,
 }
 
 /// `dbload init`: pgbench's tables made and filled.

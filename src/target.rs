@@ -77,9 +77,18 @@ impl Target {
     }
 
     /// Opens worker `w`'s query connection (CrateDB: to its round-robin host).
-    pub async fn query_runner(&self, w: usize, queries: Arc<[QuerySpec]>, protocol: Protocol) -> Result<QueryRunner> {
+    pub async fn query_runner(
+        &self,
+        w: usize,
+        queries: Arc<[QuerySpec]>,
+        protocol: Protocol,
+        max_tries: u32,
+        connect_each: bool,
+    ) -> Result<QueryRunner> {
         Ok(match self {
-            Target::Pg { pg, .. } => QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol).await?),
+            Target::Pg { pg, .. } => {
+                QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol, max_tries, connect_each).await?)
+            }
             Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
         })
     }

@@ -121,10 +121,38 @@ pub struct QueryRunArgs {
     #[arg(long, help_heading = "Scripts")]
     pub per_statement: bool,
 
-    /// pgbench scripts: the value of :scale (pgbench's -s; timeit's -s is cr8's statement)
+    /// pgbench scripts: the value of :scale (pgbench's -s; timeit takes -s N beside a script too)
     /// [default: with --builtin, the rows of pgbench_branches, as pgbench counts it; else 1].
     #[arg(long, value_name = "N", help_heading = "Scripts")]
     pub scale: Option<i64>,
+
+    /// pgbench's --max-tries: a script run that fails with a serialization failure or a deadlock
+    /// (SQLSTATE 40001, 40P01) is rolled back and run again from its start with the same values,
+    /// up to N tries in all; it counts once, done or failed. pgbench's unlimited 0 is not taken.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Scripts")]
+    pub max_tries: u32,
+
+    /// pgbench's -L: count the runs whose latency is above this many milliseconds (from the
+    /// intended start under --rate, as pgbench's), in pgbench's words. With --rate, a run whose
+    /// slot passed more than this before it could start is skipped, not sent, and counted.
+    #[arg(short = 'L', long, value_name = "MS", help_heading = "Scripts")]
+    pub latency_limit: Option<f64>,
+
+    /// pgbench's -C: a new connection for each query or script run (its statements prepared on it
+    /// again with -M prepared), made before the run starts; the time it takes is reported apart
+    /// (pgbench's "average connection time"), not in the latency.
+    #[arg(short = 'C', long, help_heading = "Run")]
+    pub connect: bool,
+
+    /// pgbench's -l, --log-prefix, --sampling-rate and --aggregate-interval (its transaction log):
+    /// taken only to be refused by name, saying what dbload gives instead (see config).
+    #[command(flatten)]
+    pub pgbench_log: PgbenchLogArgs,
+
+    /// pgbench's --failures-detailed: the report also counts the failed runs by kind, pgbench's
+    /// serialization failures (SQLSTATE 40001) and deadlock failures (40P01).
+    #[arg(long, help_heading = "Scripts")]
+    pub failures_detailed: bool,
 
     /// pgbench's -n, accepted and ignored: dbload never vacuums before a run.
     #[arg(short = 'n', long, help_heading = "Run")]
@@ -137,12 +165,43 @@ pub struct QueryRunArgs {
     pub threads: Option<usize>,
 }
 
+/// pgbench's transaction log flags, hidden: dbload does not write that log
+/// yet, and a pgbench habit should hear why and what to use, not "unexpected
+/// argument".
+#[derive(Debug, Args)]
+pub struct PgbenchLogArgs {
+    #[arg(short = 'l', long = "log", hide = true)]
+    pub log: bool,
+    #[arg(long, value_name = "PREFIX", hide = true)]
+    pub log_prefix: Option<String>,
+    #[arg(long, value_name = "RATE", hide = true)]
+    pub sampling_rate: Option<String>,
+    #[arg(long, value_name = "SECONDS", hide = true)]
+    pub aggregate_interval: Option<String>,
+}
+
+impl PgbenchLogArgs {
+    /// The first of them given, as named on the command line.
+    pub fn given(&self) -> Option<&'static str> {
+        [
+            (self.log, "-l"),
+            (self.log_prefix.is_some(), "--log-prefix"),
+            (self.sampling_rate.is_some(), "--sampling-rate"),
+            (self.aggregate_interval.is_some(), "--aggregate-interval"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct TimeitArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// A statement to time (repeatable); without -s, -f or --builtin, statements are read from stdin.
+    /// A statement to time (repeatable; cr8's -s); without -s, -f or --builtin, statements are read
+    /// from stdin. With a script (-f, -b, -S, -N), a whole number after -s is pgbench's scale
+    /// (--scale N); a bare number is never a statement.
     #[arg(short = 's', long = "stmt", value_name = "SQL", help_heading = "Queries")]
     pub stmts: Vec<String>,
 
@@ -163,6 +222,19 @@ pub struct TimeitArgs {
     /// pgbench's built-in script (repeatable, NAME@WEIGHT) on the tables `dbload init` makes.
     #[arg(short = 'b', long, value_name = "tpcb-like|simple-update|select-only[@WEIGHT]", help_heading = "Queries")]
     pub builtin: Vec<String>,
+
+    /// pgbench's -S: its built-in select-only script (-b select-only).
+    #[arg(short = 'S', long, help_heading = "Queries")]
+    pub select_only: bool,
+
+    /// pgbench's -N: its built-in simple-update script (-b simple-update).
+    #[arg(short = 'N', long, help_heading = "Queries")]
+    pub skip_some_updates: bool,
+
+    /// pgbench's -D: a variable every script sees from its first line, an integer or a double
+    /// (repeatable); a \set may overwrite it, and -D scale=N sets :scale.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", help_heading = "Scripts")]
+    pub defines: Vec<String>,
 
     /// cr8's -w: N executions of each statement (rounded up to a multiple of --concurrency) before
     /// the measured ones, which --repeat or -t then counts in full; --warmup N instead takes the

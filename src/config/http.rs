@@ -229,6 +229,7 @@ impl HttpConfig {
                 seed: a.seed,
                 first_worker: instance.as_ref().map_or(0, |i| i.first_worker(vus)),
                 reconnect: false,
+                skip_late: None,
             },
             threads: super::worker_threads(a.threads)?,
             output,

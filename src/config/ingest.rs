@@ -402,6 +402,7 @@ impl IngestConfig {
                 seed: a.seed,
                 first_worker: instance.as_ref().map_or(0, |i| i.first_worker(workers)),
                 reconnect: super::reconnect(a.reconnect, a.no_reconnect, duration),
+                skip_late: None,
             },
             start_us,
             verify: a.verify,

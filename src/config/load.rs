@@ -27,6 +27,9 @@ pub struct Load {
     /// A lost connection is replaced rather than ending its worker
     /// (`--reconnect`; `dbload http` has no such option: false).
     pub reconnect: bool,
+    /// pgbench's `-L` with `-R`: an operation that would start more than
+    /// this after its slot is skipped, not sent (counted as skipped).
+    pub skip_late: Option<Duration>,
 }
 
 impl Default for Load {
@@ -41,6 +44,7 @@ impl Default for Load {
             seed: 0,
             first_worker: 0,
             reconnect: false,
+            skip_late: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use std::io::Read;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -16,7 +17,7 @@ use crate::file_cap::{self, Cap};
 use crate::ident::TableName;
 use crate::op::Stages;
 use crate::workload::explain::ExplainMode;
-use crate::workload::script::Script;
+use crate::workload::script::{Define, Script};
 use crate::workload::tsbs::CpuSuite;
 use crate::workload::Protocol;
 use crate::workload::{file, QuerySpec};
@@ -51,6 +52,14 @@ pub struct QueryConfig {
     pub scale: Scale,
     /// Scripts' statements are reported one by one (pgbench's `-r`).
     pub per_statement: bool,
+    /// Tries a pgbench script run gets (`--max-tries`, at least 1).
+    pub max_tries: u32,
+    /// `--failures-detailed`: the report counts failures by pgbench's kinds.
+    pub failures_detailed: bool,
+    /// `-C`: a new connection for each query or script run.
+    pub connect_each: bool,
+    /// `-L`: the latency above which a run is counted late (pgbench's latency limit).
+    pub latency_limit: Option<Duration>,
     /// `--threads` (pgbench's `-j`): the threads that run the workers
     /// (`run::cores`); none: one per CPU.
     pub threads: Option<usize>,
@@ -77,7 +86,18 @@ impl QueryConfig {
             Repeat::Times(n) => Some(*n),
             Repeat::PerStatement => None,
         });
-        let scripts = !a.files.is_empty() || !a.builtin.is_empty();
+        // pgbench's -S and -N are two of its built-in scripts.
+        let mut builtins = std::mem::take(&mut a.builtin);
+        builtins.extend(a.select_only.then(|| "select-only".to_string()));
+        builtins.extend(a.skip_some_updates.then(|| "simple-update".to_string()));
+        let scripts = !a.files.is_empty() || !builtins.is_empty();
+        scale_from_s(&mut a.stmts, scripts, &mut a.run.scale)?;
+        let defines: Vec<Define> = a.defines.iter().map(|d| Define::parse(d)).collect::<Result<_>>()?;
+        if let (Some(d), false) = (a.defines.first(), scripts) {
+            return Err(usage(format!(
+                "-D {d}: variables are for pgbench scripts (-f FILE, -b NAME, -S, -N); a -s statement has none"
+            )));
+        }
         if pgbench_r && !scripts {
             return Err(usage(
                 "-r without a number is pgbench's per-statement report, for scripts (-f FILE or --builtin NAME); \
@@ -91,8 +111,11 @@ impl QueryConfig {
         if scripts && !a.stmts.is_empty() {
             return Err(usage("timeit: give statements (-s) or pgbench scripts (-f, --builtin), not both"));
         }
-        let phases =
-            if scripts { vec![scripts_phase(&a.files, &a.builtin)?] } else { Self::statement_phases(&a, stdin)? };
+        let phases = if scripts {
+            vec![scripts_phase(&a.files, &builtins, &defines)?]
+        } else {
+            Self::statement_phases(&a, stdin)?
+        };
         // -t counts per connection (see `resolve`); --duration and stages bound by time.
         let bounded = a.run.duration.is_some() || a.run.stages.given() || a.run.transactions.is_some();
         let total = match (repeat, bounded) {
@@ -101,7 +124,7 @@ impl QueryConfig {
             (None, true) => None,
             (None, false) => Some(DEFAULT_REPEAT),
         };
-        let count_scale = a.run.scale.is_none() && !a.builtin.is_empty();
+        let count_scale = a.run.scale.is_none() && !builtins.is_empty();
         let mut cfg = Self::resolve("timeit", phases, total, a.warmup_before, a.run, a.target, a.output, env)?;
         cfg.per_statement |= pgbench_r;
         if count_scale {
@@ -192,6 +215,13 @@ impl QueryConfig {
         output: crate::cli::OutputArgs,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
+        if let Some(flag) = r.pgbench_log.given() {
+            return Err(usage(format!(
+                "{flag}: pgbench's transaction log is not written yet; per second, the JSON report (--output json) \
+                 has each second's runs, failures and mean and max latency in `timeline` (pgbench's \
+                 --aggregate-interval 1), and the latency percentiles of the whole run"
+            )));
+        }
         let output = OutputConfig::resolve(output, Contract::Query)?;
         let instance = output.instance.clone();
         super::stages_not_split(&r.stages, instance.as_ref())?;
@@ -253,6 +283,14 @@ impl QueryConfig {
             (None, _) => vec![u64::MAX; concurrency as usize],
         };
         let max_queries = total.map(|_| per_worker.iter().sum());
+        let latency_limit = match r.latency_limit {
+            Some(ms) if !(ms > 0.0 && ms <= 3_600_000.0) => {
+                return Err(usage(format!(
+                    "-L {ms}: the latency limit is milliseconds above 0 (up to an hour), such as -L 10"
+                )))
+            }
+            ms => ms.map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+        };
         Ok(QueryConfig {
             command,
             target: resolve_target(&target, concurrency, env)?,
@@ -270,25 +308,65 @@ impl QueryConfig {
                 seed: r.seed,
                 first_worker: instance.as_ref().map_or(0, |i| i.first_worker(concurrency)),
                 reconnect: super::reconnect(r.reconnect, r.no_reconnect, duration),
+                skip_late: latency_limit.filter(|_| rate.is_some()),
             },
             explain: r.explain,
             output,
             scale,
             per_statement: r.per_statement,
+            max_tries: match r.max_tries {
+                0 => {
+                    return Err(usage(
+                        "--max-tries 0: pgbench's unlimited tries are not taken (a run could retry past its end); \
+                         give a number, such as --max-tries 100",
+                    ))
+                }
+                n => n,
+            },
+            failures_detailed: r.failures_detailed,
+            latency_limit,
+            connect_each: r.connect,
             threads: super::worker_threads(r.threads)?,
             global_results: false,
         })
     }
 }
 
+/// `-s N` beside a script is pgbench's scale, not cr8's statement: whole
+/// numbers are taken out of `stmts` into `scale` (the last one given). A
+/// bare number is never a statement, so without a script it is refused.
+fn scale_from_s(stmts: &mut Vec<String>, scripts: bool, scale: &mut Option<i64>) -> Result<()> {
+    let (numbers, sql): (Vec<String>, Vec<String>) =
+        std::mem::take(stmts).into_iter().partition(|s| s.trim().parse::<i64>().is_ok());
+    *stmts = sql;
+    let Some(given) = numbers.last() else { return Ok(()) };
+    let n: i64 = given.trim().parse()?;
+    if !scripts {
+        return Err(usage(format!(
+            "-s {given}: a whole number after -s is pgbench's scale, for scripts (-f FILE, -b NAME, -S, -N; or \
+             --scale {n}); to time a statement, give its SQL, such as -s 'select {n}'"
+        )));
+    }
+    match *scale {
+        Some(other) if other != n => {
+            Err(usage(format!("-s {given} and --scale {other}: two scale factors; give one of them")))
+        }
+        _ => {
+            *scale = Some(n);
+            Ok(())
+        }
+    }
+}
+
 /// The one phase of `-f` and `--builtin` scripts, each run as often as its
-/// `@weight` says against the others' (pgbench's rule; default weight 1).
-fn scripts_phase(files: &[String], builtins: &[String]) -> Result<Arc<[QuerySpec]>> {
+/// `@weight` says against the others' (pgbench's rule; default weight 1),
+/// each with the `-D` variables.
+fn scripts_phase(files: &[String], builtins: &[String], defines: &[Define]) -> Result<Arc<[QuerySpec]>> {
     let mut scripts = Vec::new();
     for given in files {
         let (path, weight) = weighted("-f", given)?;
         let name = std::path::Path::new(path).file_name().map_or(path.into(), |n| n.to_string_lossy().into_owned());
-        scripts.push((name, file::load_script(std::path::Path::new(path))?, weight));
+        scripts.push((name, file::load_script(std::path::Path::new(path), defines)?, weight));
     }
     for given in builtins {
         let (name, weight) = weighted("--builtin", given)?;
@@ -299,7 +377,7 @@ fn scripts_phase(files: &[String], builtins: &[String]) -> Result<Arc<[QuerySpec
                 names.join(", ")
             )));
         };
-        scripts.push((name.to_string(), Script::parse(text, &format!("builtin:{name}"))?, weight));
+        scripts.push((name.to_string(), Script::parse_defined(text, &format!("builtin:{name}"), defines)?, weight));
     }
     let total: u64 = scripts.iter().map(|(_, _, w)| w).sum();
     Ok(scripts
@@ -518,6 +596,94 @@ mod tests {
         assert!(e.to_string().contains("drop --explain"), "{e}");
         let e = timeit(&["-b", "select-only", "-s", "select 1"]).unwrap_err();
         assert!(e.to_string().contains("not both"), "{e}");
+    }
+
+    /// Issue 32: pgbench's `-S` and `-N` are its `-b select-only` and `-b
+    /// simple-update`, beside any `-b`, each weighing 1.
+    #[test]
+    fn pgbench_s_and_n_are_its_builtin_scripts() {
+        let names = |c: &QueryConfig| c.phases[0].iter().map(|q| (q.name.clone(), q.ratio)).collect::<Vec<_>>();
+        let c = timeit(&["-S"]).unwrap();
+        assert_eq!(names(&c), [("select-only".to_string(), 1.0)]);
+        assert_eq!(c.scale, Scale::Counted, "a built-in script's scale is counted, as pgbench does");
+        assert_eq!(names(&timeit(&["--skip-some-updates"]).unwrap()), [("simple-update".to_string(), 1.0)]);
+        let c = timeit(&["-b", "tpcb-like", "-N", "--select-only"]).unwrap();
+        let third = 1.0 / 3.0;
+        assert_eq!(
+            names(&c),
+            [
+                ("tpcb-like".to_string(), third),
+                ("select-only".to_string(), third),
+                ("simple-update".to_string(), third)
+            ]
+        );
+    }
+
+    /// Issue 32: beside a script (`-f`, `-b`, `-S`, `-N`), `-s N` is
+    /// pgbench's scale; a bare number is never a statement; `-s SQL` stays
+    /// cr8's statement.
+    #[test]
+    fn s_with_a_whole_number_beside_scripts_is_the_scale() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("x.sql");
+        std::fs::write(&script, "select :scale;\n").unwrap();
+        let script = script.to_str().unwrap();
+        assert_eq!(timeit(&["-f", script, "-s", "10"]).unwrap().scale, Scale::Given(10));
+        assert_eq!(timeit(&["-S", "-s", "7"]).unwrap().scale, Scale::Given(7));
+        assert_eq!(timeit(&["-s", "3", "-b", "tpcb-like", "--scale", "3"]).unwrap().scale, Scale::Given(3));
+        let e = timeit(&["-s", "10"]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().starts_with("-s 10: a whole number after -s is pgbench's scale"), "{e}");
+        assert!(e.to_string().contains("--scale"), "{e}");
+        let e = timeit(&["-S", "-s", "10", "--scale", "5"]).unwrap_err();
+        assert!(e.to_string().starts_with("-s 10 and --scale 5"), "{e}");
+        let e = timeit(&["-S", "-s", "select 1"]).unwrap_err();
+        assert!(e.to_string().contains("not both"), "{e}");
+        let c = timeit(&["-s", "select 10"]).unwrap();
+        assert_eq!(c.phases[0][0].query, "select 10");
+    }
+
+    /// Issue 32: pgbench's `-D NAME=VALUE` defines a script variable (an
+    /// integer or a double), which a `\set` may overwrite.
+    #[test]
+    fn d_defines_script_variables() {
+        use rand::SeedableRng;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("x.sql");
+        std::fs::write(&script, "select :n, :ratio, :m;\n\\set n :n + 1\nselect :n;\n").unwrap();
+        let script = script.to_str().unwrap();
+        let c = timeit(&["-f", script, "-D", "n=5", "--define", "ratio=0.5", "-D", "m=-2"]).unwrap();
+        let s = c.phases[0][0].script.clone().unwrap();
+        let drawn = s.draw(&mut rand::rngs::ChaCha8Rng::seed_from_u64(1), [1, 0, 0]).unwrap();
+        use crate::workload::params::Value;
+        assert_eq!(drawn.params, [Value::Int(5), Value::Float(0.5), Value::Int(-2), Value::Int(6)]);
+        for (given, why) in [("n", "NAME=VALUE"), ("1n=2", "variable name"), ("n=abc", "a number")] {
+            let e = timeit(&["-f", script, "-D", given]).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2);
+            assert!(e.to_string().starts_with(&format!("-D {given}: ")) && e.to_string().contains(why), "{e}");
+        }
+        let e = timeit(&["-s", "select 1", "-D", "n=1"]).unwrap_err();
+        assert!(e.to_string().starts_with("-D n=1: "), "{e}");
+    }
+
+    /// Issue 32: pgbench's log flags are not written yet: each is refused
+    /// by name, saying what dbload gives instead, not as an unknown argument.
+    #[test]
+    fn pgbench_log_flags_are_refused_naming_the_timeline() {
+        for flags in [
+            &["-l"][..],
+            &["--log"],
+            &["--log-prefix", "x"],
+            &["--sampling-rate", "0.1"],
+            &["--aggregate-interval", "1"],
+        ] {
+            let e = timeit(&[&["-b", "select-only"][..], flags].concat()).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2);
+            let e = e.to_string();
+            let name = if flags[0] == "--log" { "-l" } else { flags[0] };
+            assert!(e.starts_with(&format!("{name}: pgbench's transaction log is not written yet")), "{e}");
+            assert!(e.contains("--output json") && e.contains("timeline"), "{e}");
+        }
     }
 
     /// Issue 29, item 7, for queries: a time past the clock, a warm-up as

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use super::cratedb_http::exec::CrateQueryExecutor;
 use super::pg::query::QueryExecutor;
 use crate::op::{Executor, InDoubt, OpError};
-use crate::stats::query::StatementRecord;
+use crate::stats::query::{Connects, Retries, StatementRecord};
 use crate::workload::QueryOp;
 
 /// A worker's query connection over either protocol.
@@ -23,6 +23,23 @@ impl QueryRunner {
         match self {
             QueryRunner::Crate(e) => Some(e.server_duration()),
             QueryRunner::Pg(_) => None,
+        }
+    }
+
+    /// The measured script runs this worker tried more than once (scripts
+    /// run over the PostgreSQL protocol only).
+    pub fn retries(&self) -> Retries {
+        match self {
+            QueryRunner::Pg(e) => e.retries(),
+            QueryRunner::Crate(_) => Retries::default(),
+        }
+    }
+
+    /// The connections this worker made for each run (`-C`; PostgreSQL protocol only).
+    pub fn connects(&self) -> Connects {
+        match self {
+            QueryRunner::Pg(e) => e.connects(),
+            QueryRunner::Crate(_) => Connects::default(),
         }
     }
 
@@ -41,6 +58,12 @@ impl Executor<QueryOp> for QueryRunner {
         match self {
             QueryRunner::Pg(e) => e.execute(op, warm).await,
             QueryRunner::Crate(e) => e.execute(op, warm).await,
+        }
+    }
+
+    async fn ready(&mut self) {
+        if let QueryRunner::Pg(e) = self {
+            e.ready().await
         }
     }
 

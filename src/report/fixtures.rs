@@ -118,6 +118,8 @@ pub(crate) fn queried(cfg: &QueryConfig) -> QueryOutcome {
         statements: Err("not installed".into()),
         threads: 2,
         connecting: Duration::from_micros(12_345),
+        retries: Default::default(),
+        connects: Default::default(),
     }
 }
 

@@ -72,6 +72,20 @@ pub struct QueryReport {
     pub outages: Vec<OutageEntry>,
     /// Connections made again after one was lost, over all workers.
     pub reconnects: u64,
+    /// pgbench's "number of transactions retried": measured script runs
+    /// that took more than one try (`--max-tries`).
+    pub retried: u64,
+    /// pgbench's "total number of retries": their tries beyond the first.
+    pub retries: u64,
+    /// `-L`: the measured runs that succeeded with a latency above the limit
+    /// (from the merged histogram: to its 3 significant digits); none without -L.
+    pub above_latency_limit: Option<u64>,
+    /// `-L` with `--rate`: measured runs skipped, not sent, their slot more
+    /// than the limit past when they could start (pgbench's "skipped").
+    pub skipped: u64,
+    /// `-C`: pgbench's "average connection time", of the connections made
+    /// for each run; none without -C.
+    pub average_connection_ms: Option<f64>,
     pub setup: QuerySetup,
     /// What the server paid per statement (`pg_stat_statements`).
     pub server_cost: super::server_cost::QueryCost,
@@ -156,6 +170,14 @@ pub struct QuerySetup {
     /// pgbench scripts' `:scale`; none without scripts.
     pub scale: Option<i64>,
     pub per_statement: bool,
+    /// `--max-tries`: tries a script run gets (pgbench's "maximum number of tries").
+    pub max_tries: u32,
+    /// `--failures-detailed`: the text counts failures by pgbench's kinds.
+    pub failures_detailed: bool,
+    /// `-L`: pgbench's latency limit.
+    pub latency_limit_ms: Option<f64>,
+    /// `-C`: a new connection for each run.
+    pub connect: bool,
     /// `--suite`: what its parameters were drawn from.
     pub suite: Option<SuiteSetup>,
 }
@@ -274,6 +296,11 @@ impl QueryReport {
             stages: stage_entries(cfg.load.stages.as_ref(), total, f.wall),
             outages,
             reconnects,
+            retried: out.retries.retried,
+            retries: out.retries.retries,
+            above_latency_limit: cfg.latency_limit.map(|limit| above(&m.latency, limit)),
+            skipped: m.skipped,
+            average_connection_ms: out.connects.average_ms().filter(|_| cfg.connect_each),
             setup: QuerySetup {
                 server: Server::of(setup, target_url, throwaway),
                 settings: Settings::of(setup),
@@ -290,6 +317,10 @@ impl QueryReport {
                 explain: cfg.explain,
                 scale: out.scale,
                 per_statement: cfg.per_statement,
+                max_tries: cfg.max_tries,
+                failures_detailed: cfg.failures_detailed,
+                latency_limit_ms: cfg.latency_limit.map(|l| l.as_secs_f64() * 1000.0),
+                connect: cfg.connect_each,
                 suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },
             server_cost: super::server_cost::QueryCost::of(
@@ -436,6 +467,10 @@ pub(crate) fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Reconnects: {}", group(r.reconnects));
     }
     stage_lines(out, &r.stages, r.unit());
+    latency_limit_line(out, r);
+    failure_lines(out, r);
+    retry_lines(out, r);
+    connection_time_line(out, r);
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {
@@ -445,6 +480,56 @@ pub(crate) fn footer(out: &mut String, r: &QueryReport) {
     super::server_cost::query_lines(out, &r.server_cost);
     rate_warning_line(out, &r.pacing);
     client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
+}
+
+/// The values of a latency histogram (µs) above `limit`.
+fn above(latency: &hdrhistogram::Histogram<u64>, limit: std::time::Duration) -> u64 {
+    let limit_us = u64::try_from(limit.as_micros()).unwrap_or(u64::MAX);
+    latency.iter_recorded().filter(|v| v.value_iterated_to() > limit_us).map(|v| v.count_at_value()).sum()
+}
+
+/// `-L`: pgbench's line on the runs above its latency limit, in its words.
+fn latency_limit_line(out: &mut String, r: &QueryReport) {
+    let (Some(limit), Some(n)) = (r.setup.latency_limit_ms, r.above_latency_limit) else { return };
+    if r.setup.rate_queries_per_sec.is_some() {
+        let share = 100.0 * r.skipped as f64 / (r.count + r.skipped + r.errors).max(1) as f64;
+        let _ = writeln!(out, "number of transactions skipped: {} ({share:.3}%)", r.skipped);
+    }
+    let share = 100.0 * n as f64 / r.count.max(1) as f64;
+    let _ =
+        writeln!(out, "number of transactions above the {limit:.1} ms latency limit: {n}/{} ({share:.3}%)", r.count);
+}
+
+/// `--failures-detailed`: pgbench's failures by kind, in its words, read from
+/// the error classes (a serialization failure is SQLSTATE 40001, a deadlock 40P01).
+fn failure_lines(out: &mut String, r: &QueryReport) {
+    if !r.setup.failures_detailed {
+        return;
+    }
+    for (kind, code) in [("serialization", "40001"), ("deadlock", "40P01")] {
+        let class = format!("SQLSTATE {code}");
+        let n: u64 = r.error_classes.iter().filter(|e| e.class == class).map(|e| e.count).sum();
+        let share = 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
+        let _ = writeln!(out, "number of {kind} failures: {n} ({share:.3}%)");
+    }
+}
+
+/// `-C`: pgbench's line on the connections made for each run.
+fn connection_time_line(out: &mut String, r: &QueryReport) {
+    if let Some(ms) = r.average_connection_ms {
+        let _ = writeln!(out, "average connection time = {ms:.3} ms");
+    }
+}
+
+/// `--max-tries` above 1: pgbench's lines on its retries, in its words.
+fn retry_lines(out: &mut String, r: &QueryReport) {
+    if r.setup.max_tries <= 1 {
+        return;
+    }
+    let share = |n: u64| 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
+    let _ = writeln!(out, "maximum number of tries: {}", r.setup.max_tries);
+    let _ = writeln!(out, "number of transactions retried: {} ({:.3}%)", r.retried, share(r.retried));
+    let _ = writeln!(out, "total number of retries: {}", r.retries);
 }
 
 /// timeit: cr8's block per statement.
@@ -558,6 +643,8 @@ mod tests {
             statements: Err("not installed".into()),
             threads: 2,
             connecting: std::time::Duration::ZERO,
+            retries: Default::default(),
+            connects: Default::default(),
         };
         QueryReport::new(&cfg, &out, None, false)
     }

@@ -16,7 +16,7 @@ use crate::error::usage;
 use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome};
 use crate::stats::cost::CostMeter;
-use crate::stats::query::{StatementRecord, StatementSummary};
+use crate::stats::query::{Connects, Retries, StatementRecord, StatementSummary};
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::tsbs::{CpuData, CpuSuite};
@@ -58,6 +58,8 @@ pub async fn queries(
     let mut total = Figures { recorders: vec![Recorder::default()], ..Figures::default() };
     let mut server_duration = None;
     let mut connecting = std::time::Duration::ZERO;
+    let mut retries = Retries::default();
+    let mut connects = Connects::default();
     for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
@@ -76,9 +78,11 @@ pub async fn queries(
             }
             None => Vec::new(),
         };
-        let protocol = cfg.protocol;
+        let (protocol, max_tries, connect_each) = (cfg.protocol, cfg.max_tries, cfg.connect_each);
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
-        let opening = cores::open_each(each, move |(t, q), w| async move { t.query_runner(w, q, protocol).await });
+        let opening = cores::open_each(each, move |(t, q), w| async move {
+            t.query_runner(w, q, protocol, max_tries, connect_each).await
+        });
         let opening_at = std::time::Instant::now();
         let opened = interrupt::setting_up(&cancel, &named, opening).await;
         connecting += opening_at.elapsed();
@@ -117,6 +121,8 @@ pub async fn queries(
         let durations = executors.iter().filter_map(QueryRunner::server_duration);
         server_duration = merge_histograms(server_duration.iter().chain(durations));
         let statements = statement_summaries(&executors);
+        executors.iter().for_each(|e| retries.merge(e.retries()));
+        executors.iter().for_each(|e| connects.merge(e.connects()));
         let summary = PhaseSummary::of(&figures.recorders, &mut total.recorders[0]);
         total.wall += figures.wall;
         total.dropped = [total.dropped, figures.dropped].into_iter().flatten().reduce(|a, b| a + b);
@@ -153,6 +159,8 @@ pub async fn queries(
         statements,
         threads,
         connecting,
+        retries,
+        connects,
     })
 }
 

@@ -51,6 +51,9 @@ pub struct Plan {
     /// A lost connection is replaced (until the deadline or Ctrl-C) rather
     /// than ending the worker: `--reconnect`.
     pub reconnect: bool,
+    /// pgbench's `-L` with `-R`: an operation whose slot passed more than
+    /// this before it could start is skipped.
+    pub skip_late: Option<Duration>,
 }
 
 impl Plan {
@@ -76,6 +79,7 @@ impl Plan {
             interrupt,
             live: Arc::new(Live::default()),
             reconnect: false,
+            skip_late: None,
         }
     }
 
@@ -84,7 +88,7 @@ impl Plan {
     /// command's plan is made from its config's one [`Load`] here.
     pub fn of(load: &Load, labels: usize, cancel: CancellationToken) -> Plan {
         let plan = Plan::new(load.duration, load.rate, load.warmup, labels, cancel).staged(load.stages.clone());
-        Plan { reconnect: load.reconnect, ..plan }
+        Plan { reconnect: load.reconnect, skip_late: load.skip_late, ..plan }
     }
 
     /// The plan with `stages` (`--stages`, `--rate-stages`) as its
@@ -182,11 +186,24 @@ where
             _ = &mut cancelled => break,
             op = source.next() => match op { Some(op) => op, None => break },
         };
+        tokio::select! {
+            biased;
+            _ = &mut cancelled => break,
+            _ = executor.ready() => {}
+        }
         let units = op.units();
         let intended = plan.schedule.take(units, plan.t0.elapsed());
         if plan.deadline.is_some_and(|d| intended >= d) {
             ran_out = true;
             break;
+        }
+        // pgbench's -L with -R: a slot already more than the limit behind is
+        // skipped rather than started late (its latency would be over it anyway).
+        if plan.skip_late.is_some_and(|limit| plan.t0.elapsed() > intended + limit) {
+            plan.schedule.started(units);
+            recorders[op.label()].skipped(warming_up(plan.warmup, intended, attempted));
+            source.recycle(op);
+            continue;
         }
         // Only sleep when ahead of the schedule (a closed loop never is).
         // (Ctrl-C was just checked above, before taking the operation.)

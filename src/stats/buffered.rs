@@ -26,6 +26,8 @@ pub trait Record {
     fn settled(&mut self, batch: InDoubtBatch);
     /// The measured window runs at least to `end` (an open loop's deadline).
     fn ran_until(&mut self, end: Duration);
+    /// An operation skipped, not sent: its slot passed too long ago (pgbench's `-L` with `-R`).
+    fn skipped(&mut self, warmup: bool);
 }
 
 impl Record for Recorder {
@@ -46,6 +48,9 @@ impl Record for Recorder {
     }
     fn ran_until(&mut self, end: Duration) {
         Recorder::ran_until(self, end)
+    }
+    fn skipped(&mut self, warmup: bool) {
+        Recorder::skipped(self, warmup)
     }
 }
 
@@ -144,6 +149,10 @@ impl Record for Buffered {
     fn settled(&mut self, batch: InDoubtBatch) {
         self.flush();
         lock(&self.into).in_doubt.push(batch);
+    }
+    /// Rare (and never under `dbload http`, which has no `-L`): recorded at once.
+    fn skipped(&mut self, warmup: bool) {
+        lock(&self.into).skipped(warmup);
     }
 }
 

@@ -43,6 +43,48 @@ impl StatementRecord {
     }
 }
 
+/// pgbench's `--max-tries` accounting: the script runs that needed more than
+/// one try, and the tries beyond the first, over all of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retries {
+    pub retried: u64,
+    pub retries: u64,
+}
+
+impl Retries {
+    /// One measured run that took `tries` tries (the last one its outcome).
+    pub fn ran(&mut self, tries: u32) {
+        if tries > 1 {
+            self.retried += 1;
+            self.retries += u64::from(tries - 1);
+        }
+    }
+
+    pub fn merge(&mut self, other: Retries) {
+        self.retried += other.retried;
+        self.retries += other.retries;
+    }
+}
+
+/// pgbench's `-C`: the connections made for each run, and the time they took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Connects {
+    pub made: u64,
+    pub total: Duration,
+}
+
+impl Connects {
+    pub fn merge(&mut self, other: Connects) {
+        self.made += other.made;
+        self.total += other.total;
+    }
+
+    /// pgbench's "average connection time"; none when none was made.
+    pub fn average_ms(&self) -> Option<f64> {
+        (self.made > 0).then(|| self.total.as_secs_f64() * 1000.0 / self.made as f64)
+    }
+}
+
 /// A script's statement in the report: its workers' records merged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatementSummary {

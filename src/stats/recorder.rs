@@ -175,6 +175,9 @@ pub struct Phase {
     /// Rows of batches whose connection was lost before they were answered
     /// and which no check could settle (see [`Resolution::InDoubt`]).
     pub in_doubt_rows: u64,
+    /// Operations skipped, not sent: their slot passed more than pgbench's
+    /// `-L` before they could start (under `--rate`).
+    pub skipped: u64,
     /// Earliest start and latest end of a batch in this phase.
     pub first_start: Option<Duration>,
     pub last_end: Option<Duration>,
@@ -191,6 +194,7 @@ impl Default for Phase {
             failed_batches: 0,
             failed_rows: 0,
             in_doubt_rows: 0,
+            skipped: 0,
             first_start: None,
             last_end: None,
         }
@@ -237,6 +241,7 @@ impl Phase {
         self.failed_batches += o.failed_batches;
         self.failed_rows += o.failed_rows;
         self.in_doubt_rows += o.in_doubt_rows;
+        self.skipped += o.skipped;
         self.first_start = match (self.first_start, o.first_start) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -322,6 +327,12 @@ impl Recorder {
 
     /// A batch whose connection was lost before it was answered and which
     /// nothing could settle: neither written nor failed, it is counted apart.
+    /// An operation skipped, not sent (pgbench's `-L` with `-R`).
+    pub fn skipped(&mut self, warmup: bool) {
+        let phase = if warmup { &mut self.warmup } else { &mut self.measured };
+        phase.skipped += 1;
+    }
+
     pub fn in_doubt(&mut self, warmup: bool, rows: u64, t: Timing) {
         if let Some(stage) = self.stage(warmup, &t) {
             stage.in_doubt(rows, &t);

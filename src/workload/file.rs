@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::params::{ParamGen, Value};
-use super::script::Script;
+use super::script::{Define, Script};
 use crate::file_cap::{self, Cap};
 use crate::hint::{did_you_mean, suggest};
 use crate::yaml::{self, fail, key_list, show, Node, Yaml};
@@ -81,11 +81,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<QuerySpec>> {
     queries(&yaml::read(text, origin)?, origin, Path::new("."))
 }
 
-/// Reads and parses a pgbench script file; errors name it with line and column.
-pub fn load_script(path: &Path) -> Result<Script> {
+/// Reads and parses a pgbench script file, `defines` set before its first
+/// line; errors name it with line and column.
+pub fn load_script(path: &Path, defines: &[Define]) -> Result<Script> {
     let origin = path.display().to_string();
     let text = file_cap::read_text(path, &origin, Cap::config("the script"))?;
-    Script::parse(&text, &origin)
+    Script::parse_defined(&text, &origin, defines)
 }
 
 /// The queries of a list node (a workload file, or a list inside another
@@ -219,7 +220,7 @@ fn entry(origin: &str, dir: &Path, n: usize, item: &Node, several: bool) -> Resu
 
     let script = match (field("script"), field("query").or(field("params"))) {
         (Some(v), None) => match v.value.as_str() {
-            Some(path) if !path.trim().is_empty() => Some(load_script(&dir.join(path.trim()))?),
+            Some(path) if !path.trim().is_empty() => Some(load_script(&dir.join(path.trim()), &[])?),
             _ => {
                 return Err(fail(
                     origin,

@@ -32,6 +32,46 @@ pub struct Script {
     steps: Vec<Step>,
     /// Variable names by slot, the predefined ones first.
     vars: Vec<String>,
+    /// `-D`'s values by slot, set before each run's first step.
+    defined: Vec<(usize, Num)>,
+}
+
+/// A variable defined on the command line (pgbench's `-D NAME=VALUE`): every
+/// script sees it from its first line, and a `\set` may overwrite it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Define {
+    pub name: String,
+    pub value: Num,
+}
+
+impl Define {
+    /// `-D NAME=VALUE` as given: an integer or a double, as pgbench's
+    /// expressions take them (exit 2 naming the option otherwise).
+    pub fn parse(given: &str) -> Result<Define> {
+        let fail = |why: String| usage(format!("-D {given}: {why}"));
+        let Some((name, value)) = given.split_once('=') else {
+            return Err(fail("give NAME=VALUE, as pgbench's -D (e.g. -D nbranches=10)".into()));
+        };
+        if !is_name(name) {
+            return Err(fail(format!(
+                "`{name}` is not a variable name (letters, digits, _; not starting with a digit)"
+            )));
+        }
+        if name == PREDEFINED[1] {
+            return Err(fail("pgbench sets :client_id for each client, over any -D; use another name".into()));
+        }
+        let value = match (value.trim().parse::<i64>(), value.trim().parse::<f64>()) {
+            (Ok(i), _) => Num::Int(i),
+            (_, Ok(d)) if d.is_finite() => Num::Double(d),
+            _ => {
+                return Err(fail(format!(
+                    "`{value}` is not a number: dbload's script variables hold integers and doubles; write text \
+                     into the script's SQL instead"
+                )))
+            }
+        };
+        Ok(Define { name: name.to_string(), value })
+    }
 }
 
 /// One SQL statement of a script.
@@ -81,12 +121,22 @@ impl Script {
     /// Statements end at a `;` as psql reads them ([`sqltext`]); a `\`
     /// command starts a line that begins no statement's text.
     pub fn parse(text: &str, origin: &str) -> Result<Script> {
+        Script::parse_defined(text, origin, &[])
+    }
+
+    /// [`Script::parse`], with variables defined before its first line (`-D`).
+    pub fn parse_defined(text: &str, origin: &str, defines: &[Define]) -> Result<Script> {
         let mut script = Script {
             origin: origin.to_string(),
             statements: Vec::new(),
             steps: Vec::new(),
             vars: PREDEFINED.iter().map(|v| v.to_string()).collect(),
+            defined: Vec::new(),
         };
+        for d in defines {
+            let slot = script.slot(&d.name);
+            script.defined.push((slot, d.value));
+        }
         let fail = |line: usize, col: usize, msg: String| usage(format!("{origin}:{line}:{col}: {msg}"));
         let mut pending = Pending::default();
         let mut tokens = sqltext::tokens(text);
@@ -240,10 +290,13 @@ impl Script {
     }
 
     /// Draws one run's values: the `\set`s in order, with `predefined` the
-    /// values of [`PREDEFINED`]. An error says which line failed and why.
+    /// values of [`PREDEFINED`] (a `-D` of the same name wins, as in pgbench). An error says which line failed and why.
     pub fn draw(&self, rng: &mut ChaCha8Rng, predefined: [i64; 3]) -> Result<Drawn, String> {
         let mut vars: Vec<Num> = predefined.iter().map(|v| Num::Int(*v)).collect();
         vars.resize(self.vars.len(), Num::Int(0));
+        for &(slot, value) in &self.defined {
+            vars[slot] = value;
+        }
         let mut drawn = Drawn::default();
         for step in &self.steps {
             match step {

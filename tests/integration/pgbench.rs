@@ -24,6 +24,16 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count, Parallel),
         ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back, Parallel),
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
+        ("pgbench::s_n_and_scale_after_s_run_as_pgbench", s_n_and_scale_after_s_run_as_pgbench, Parallel),
+        (
+            "pgbench::defined_variables_reach_the_server_as_pgbench_s",
+            defined_variables_reach_the_server_as_pgbench_s,
+            Parallel,
+        ),
+        ("pgbench::max_tries_retries_serialization_failures", max_tries_retries_serialization_failures, Parallel),
+        ("pgbench::latency_limit_counts_the_runs_above_it", latency_limit_counts_the_runs_above_it, Parallel),
+        ("pgbench::latency_limit_with_a_rate_skips_late_starts", latency_limit_with_a_rate_skips_late_starts, Parallel),
+        ("pgbench::connect_opens_a_connection_per_transaction", connect_opens_a_connection_per_transaction, Parallel),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -302,4 +312,168 @@ fn bad_scripts_exit_2_naming_file_line_and_column(ctx: &Ctx) -> Result<()> {
     refused(&["timeit", "--url", &ctx.url, "--builtin", "tpcc"], "--builtin tpcc: no such script")?;
     refused(&["timeit", "--url", &ctx.url, "-s", "select 1", "-r"], "-r without a number")?;
     refused(&["init", "--url", &ctx.url, "--scale", "0"], "--scale 0")
+}
+
+/// Issue 32: `-S` and `-N` are pgbench's built-in scripts, `-s 1` beside them
+/// its scale: the server's history rows are the simple-update runs, one each.
+fn s_n_and_scale_after_s_run_as_pgbench(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_s_n", Some(1))?;
+    let argv = ["timeit", "--url", &db.url, "-S", "-N", "-s", "1", "-n", "-c", "2", "-t", "30", "--output", "json"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let queries = r["queries"].as_array().context("queries")?;
+    let names: Vec<&str> = queries.iter().filter_map(|q| q["name"].as_str()).collect();
+    ensure(names == ["select-only", "simple-update"], || format!("{names:?}"))?;
+    let updates = queries[1]["count"].as_u64().context("simple-update's count")?;
+    let history = count(&db, "SELECT count(*) FROM pgbench_history")?;
+    ensure(r["count"] == 60 && r["errors"] == 0, || stdout.clone())?;
+    ensure(history == updates, || format!("{updates} simple-update runs, {history} history rows"))?;
+    ensure(r["setup"]["scale"] == 1, || r["setup"].to_string())?;
+    refused(&["timeit", "--url", &db.url, "-s", "10"], "-s 10: a whole number after -s is pgbench's scale")
+}
+
+/// Issue 32: `-D NAME=VALUE` as pgbench's: the same script, run by pgbench
+/// and by dbload with the same `-D`s, leaves the same rows on the server
+/// (`-D scale=3` sets `:scale`, a `\set` overwrites a defined variable).
+fn defined_variables_reach_the_server_as_pgbench_s(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_define", None)?;
+    db.query("CREATE TABLE marks (tool text, v bigint, ratio float8, scale int, w bigint)")?;
+    let dir = tempfile::tempdir()?;
+    let script = |tool: &str| format!("\\set w :v * 2\nINSERT INTO marks VALUES ('{tool}', :v, :ratio, :scale, :w);\n");
+    let defines = ["-D", "v=21", "-D", "ratio=0.25", "-D", "scale=3", "--define", "w=1"];
+    let mine = write_file(&dir, "dbload.sql", &script("dbload"))?;
+    let argv = [&["timeit", "--url", &db.url, "-f", &mine, "-t", "2"][..], &defines].concat();
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("dbload: exit {code}: {stdout}{stderr}"))?;
+    let theirs = write_file(&dir, "pgbench.sql", &script("pgbench"))?;
+    let out = std::process::Command::new("pgbench")
+        .args([&["-n", "-f", &theirs, "-t", "2"][..], &defines, &[&db.url]].concat())
+        .output()
+        .context("running pgbench")?;
+    ensure(out.status.success(), || format!("pgbench: {}", String::from_utf8_lossy(&out.stderr)))?;
+    let rows = db.query("SELECT tool, v, ratio, scale, w, count(*) FROM marks GROUP BY 1, 2, 3, 4, 5 ORDER BY 1")?;
+    let row =
+        |tool: &str| ["v", "21", "0.25", "3", "42", "2"].map(|v| Some(if v == "v" { tool } else { v }.to_string()));
+    ensure(rows == [row("dbload"), row("pgbench")], || format!("{rows:?}"))
+}
+
+/// Issue 32: `--max-tries N` runs a script again from its start after a
+/// serialization failure (40001), provoked for real: four clients update
+/// one row in repeatable-read transactions that read it first. A run counted
+/// done committed once: the server's counter is the count, retries or not.
+fn max_tries_retries_serialization_failures(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_retries", None)?;
+    db.query("CREATE TABLE counter (id int PRIMARY KEY, n bigint); INSERT INTO counter VALUES (1, 0)")?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(
+        &dir,
+        "bump.sql",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT n FROM counter WHERE id = 1;\n\\sleep 2 ms\n\
+         UPDATE counter SET n = n + 1 WHERE id = 1;\nEND;\n",
+    )?;
+    let run = |flags: &[&str]| -> Result<(i32, serde_json::Value)> {
+        let argv = [&["timeit", "--url", &db.url, "-f", &script, "-c", "4", "-t", "25", "--output", "json"][..], flags];
+        let (code, stdout, stderr) = dbload_bin(&argv.concat(), &[]);
+        ensure(code <= 1, || format!("exit {code}: {stdout}{stderr}"))?;
+        Ok((code, json(&stdout)?))
+    };
+    let counter = || count(&db, "SELECT n FROM counter");
+
+    // One try, pgbench's default: the conflicts fail, and only commits count.
+    let (code, r) = run(&[])?;
+    let failed = r["errors"].as_u64().context("errors")?;
+    ensure(code == 1 && failed > 0, || format!("no serialization failure provoked: {r}"))?;
+    ensure(r["error_classes"].to_string().contains("40001"), || r["error_classes"].to_string())?;
+    ensure(r["count"].as_u64() == Some(counter()?), || {
+        format!("count {} against the server's {}", r["count"], counter().unwrap_or(0))
+    })?;
+    ensure(r["setup"]["max_tries"] == 1 && r["retried"] == 0 && r["retries"] == 0, || r.to_string())?;
+    // --failures-detailed: pgbench's lines, by kind.
+    db.query("UPDATE counter SET n = 0")?;
+    let argv =
+        ["timeit", "--url", &db.url, "-f", &script, "-c", "4", "-t", "25", "--failures-detailed", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 1 && stdout.contains("number of deadlock failures: 0 (0.000%)\n"), || format!("{stdout}{stderr}"))?;
+    let serialization = stdout.lines().find_map(|l| l.strip_prefix("number of serialization failures: "));
+    let n: u64 = serialization.and_then(|s| s.split(' ').next()?.parse().ok()).context("serialization failures")?;
+    ensure(n > 0 && n + counter()? == 100, || {
+        format!("{n} serialization failures, counter {}", counter().unwrap_or(0))
+    })?;
+
+    // With tries enough, every transaction commits, some after retries.
+    db.query("UPDATE counter SET n = 0")?;
+    let (code, r) = run(&["--max-tries", "1000"])?;
+    ensure(code == 0 && r["count"] == 100 && r["errors"] == 0, || r.to_string())?;
+    ensure(counter()? == 100, || format!("the server's counter is {}, not the 100 counted", counter().unwrap_or(0)))?;
+    let (retried, retries) = (r["retried"].as_u64().context("retried")?, r["retries"].as_u64().context("retries")?);
+    ensure(retried > 0 && retries >= retried && r["setup"]["max_tries"] == 1000, || r.to_string())?;
+    refused(&["timeit", "--url", &db.url, "-f", &script, "--max-tries", "0"], "--max-tries 0")
+}
+
+/// Issue 32: `-L MS` counts the transactions whose latency is above the
+/// limit, in pgbench's words: a slow script (a 30 ms `\\sleep`) beside a
+/// fast one, and exactly the slow one's runs are above 10 ms.
+fn latency_limit_counts_the_runs_above_it(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let fast = write_file(&dir, "fast.sql", "SELECT 1;\n")?;
+    let slow = write_file(&dir, "slow.sql", "\\sleep 30 ms\nSELECT 1;\n")?;
+    let argv =
+        ["timeit", "--url", &ctx.url, "-f", &fast, "-f", &slow, "-c", "2", "-t", "20", "-L", "10", "--output", "json"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let slow_runs = r["queries"][1]["count"].as_u64().context("slow.sql's count")?;
+    ensure(slow_runs > 0 && r["above_latency_limit"] == slow_runs, || format!("{slow_runs} slow runs: {r}"))?;
+    ensure(r["setup"]["latency_limit_ms"] == 10.0, || r["setup"].to_string())?;
+    let text = ["timeit", "--url", &ctx.url, "-f", &slow, "-t", "3", "--latency-limit", "10", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&text, &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let line = "number of transactions above the 10.0 ms latency limit: 3/3 (100.000%)\n";
+    ensure(stdout.contains(line), || stdout.clone())?;
+    refused(&["timeit", "--url", &ctx.url, "-f", &fast, "-L", "0"], "-L 0")
+}
+
+/// Issue 32: `-L` with `-R`, as pgbench: a run whose slot passed more than
+/// the limit before it could start is skipped, not sent. One client, 200
+/// slots a second, a script that takes 20 ms: most slots are skipped, each
+/// counted, and `ok + failed + skipped` is every slot the schedule gave.
+fn latency_limit_with_a_rate_skips_late_starts(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let slow = write_file(&dir, "slow.sql", "\\sleep 20 ms\nSELECT 1;\n")?;
+    let argv = ["timeit", "--url", &ctx.url, "-f", &slow, "-c", "1", "-R", "200", "-L", "5", "-t", "100"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--output", "json"]].concat(), &[]);
+    ensure(code <= 1, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let (ok, skipped) = (r["count"].as_u64().context("count")?, r["skipped"].as_u64().context("skipped")?);
+    ensure(skipped > 50 && ok + skipped + r["errors"].as_u64().unwrap_or(0) == 100, || r.to_string())?;
+    let (_, stdout, _) = dbload_bin(&[&argv[..], &["--no-results"]].concat(), &[]);
+    ensure(stdout.contains("number of transactions skipped: "), || stdout.clone())
+}
+
+/// Issue 32: `-C` opens a connection per transaction, as pgbench: each run
+/// of the script writes its server process id, and there are as many as
+/// runs; the connection time is reported apart, with pgbench's line.
+fn connect_opens_a_connection_per_transaction(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_connect", None)?;
+    db.query("CREATE TABLE backends (pid int)")?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(&dir, "pid.sql", "INSERT INTO backends SELECT pg_backend_pid();\n")?;
+    let pids = |flags: &[&str]| -> Result<(u64, serde_json::Value)> {
+        db.query("TRUNCATE backends")?;
+        let argv = [&["timeit", "--url", &db.url, "-f", &script, "-c", "2", "-t", "10", "--output", "json"][..], flags];
+        let (code, stdout, stderr) = dbload_bin(&argv.concat(), &[]);
+        ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+        Ok((count(&db, "SELECT count(DISTINCT pid) FROM backends")?, json(&stdout)?))
+    };
+    let (once, r) = pids(&[])?;
+    ensure(once == 2 && r["average_connection_ms"].is_null(), || format!("{once} server processes: {r}"))?;
+    let (each, r) = pids(&["-C"])?;
+    ensure(each == 20 && r["count"] == 20, || format!("{each} server processes for 20 runs: {r}"))?;
+    ensure(r["average_connection_ms"].as_f64().is_some_and(|ms| ms > 0.0) && r["setup"]["connect"] == true, || {
+        r.to_string()
+    })?;
+    let argv = ["timeit", "--url", &db.url, "-f", &script, "-t", "3", "--connect", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0 && stdout.contains("average connection time = "), || format!("{stdout}{stderr}"))
 }

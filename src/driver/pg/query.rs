@@ -16,8 +16,8 @@ use super::error::{classify, query_refused};
 use super::{Canceller, PgTarget};
 use crate::dialect::postgres as sql;
 use crate::error::usage;
-use crate::op::{Executor, OpError};
-use crate::stats::query::StatementRecord;
+use crate::op::{ErrorCode, Executor, OpError};
+use crate::stats::query::{Connects, Retries, StatementRecord};
 use crate::workload::explain::{self, Explain, ExplainMode};
 use crate::workload::params::{ParamGen, Value};
 use crate::workload::script::{Action, Script};
@@ -134,10 +134,39 @@ pub struct QueryExecutor {
     /// Per query, its script's statements as this worker measured them
     /// (none for a query); kept across reconnects.
     records: Vec<Vec<StatementRecord>>,
+    /// Tries a script run gets (pgbench's `--max-tries`).
+    max_tries: u32,
+    /// The measured runs that needed them; kept across reconnects.
+    retries: Retries,
+    /// pgbench's `-C`: a new connection before each run but the first.
+    connect_each: bool,
+    /// Whether a run was sent on this connection (with `-C`, the next needs another).
+    used: bool,
+    /// With `-C`, why the connection for the next run could not be made:
+    /// that run fails with it, unsent.
+    not_ready: Option<OpError>,
+    /// The connections made for each run (`-C`); kept across them.
+    connects: Connects,
+}
+
+/// The SQLSTATEs after which pgbench's `--max-tries` runs a script again:
+/// a serialization failure and a deadlock, which the same transaction,
+/// run again, may pass.
+const RETRIED: [&str; 2] = ["40001", "40P01"];
+
+/// Whether a script run that failed with `e` may be run again.
+fn retriable(e: &OpError) -> bool {
+    !e.fatal && matches!(&e.code, Some(ErrorCode::Sqlstate(code)) if RETRIED.contains(&code.as_str()))
 }
 
 impl QueryExecutor {
-    pub async fn open(target: &PgTarget, queries: Arc<[QuerySpec]>, protocol: Protocol) -> Result<Self> {
+    pub async fn open(
+        target: &PgTarget,
+        queries: Arc<[QuerySpec]>,
+        protocol: Protocol,
+        max_tries: u32,
+        connect_each: bool,
+    ) -> Result<Self> {
         let client = target.connect().await?;
         let mut prepared = Vec::new();
         if protocol == Protocol::Prepared {
@@ -154,22 +183,67 @@ impl QueryExecutor {
             .iter()
             .map(|q| q.script.as_ref().map_or(Vec::new(), |s| vec![StatementRecord::default(); s.statements.len()]))
             .collect();
-        Ok(QueryExecutor { client, target: Box::new(target.clone()), cancel, protocol, queries, prepared, records })
+        let target = Box::new(target.clone());
+        Ok(QueryExecutor {
+            client,
+            target,
+            cancel,
+            protocol,
+            queries,
+            prepared,
+            records,
+            max_tries,
+            retries: Retries::default(),
+            connect_each,
+            used: false,
+            not_ready: None,
+            connects: Connects::default(),
+        })
     }
 
     /// Replaces a lost connection with a new one, its statements prepared
     /// again and its canceller with it (a cancel must reach the server
     /// process running the query now, not the one that was lost).
     pub(in crate::driver) async fn reconnect(&mut self) -> Result<()> {
-        let records = std::mem::take(&mut self.records);
-        *self =
-            QueryExecutor { records, ..QueryExecutor::open(&self.target, self.queries.clone(), self.protocol).await? };
+        let (records, retries, connects) = (std::mem::take(&mut self.records), self.retries, self.connects);
+        let (protocol, max_tries) = (self.protocol, self.max_tries);
+        let opened = QueryExecutor::open(&self.target, self.queries.clone(), protocol, max_tries, self.connect_each);
+        *self = QueryExecutor { records, retries, connects, ..opened.await? };
         Ok(())
     }
 
     /// Per query, its script's statements as this worker measured them.
     pub fn statement_records(&self) -> &[Vec<StatementRecord>] {
         &self.records
+    }
+
+    /// pgbench's `-C`: a new connection for the next run, once this one has
+    /// served one, timed apart from the run (outside its latency).
+    pub(in crate::driver) async fn ready(&mut self) {
+        if !(self.connect_each && self.used) {
+            return;
+        }
+        let started = Instant::now();
+        match self.reconnect().await {
+            Ok(()) => {
+                self.connects.made += 1;
+                self.connects.total += started.elapsed();
+            }
+            Err(e) => {
+                self.not_ready =
+                    Some(OpError::fatal("connection lost", format!("-C: connecting for the next run: {e:#}")));
+            }
+        }
+    }
+
+    /// The connections made for each run (`-C`).
+    pub fn connects(&self) -> Connects {
+        self.connects
+    }
+
+    /// The measured script runs this worker tried more than once.
+    pub fn retries(&self) -> Retries {
+        self.retries
     }
 
     /// Sends statement `i` of query `label` with `params`.
@@ -185,6 +259,10 @@ impl QueryExecutor {
     }
 
     async fn run(&mut self, op: &QueryOp, warm: bool) -> Result<u64, OpError> {
+        if let Some(e) = self.not_ready.take() {
+            return Err(e);
+        }
+        self.used = true;
         let query = &self.queries[op.label];
         let result = match query.script.clone() {
             Some(script) => return self.run_script(op, &script, warm).await,
@@ -193,13 +271,32 @@ impl QueryExecutor {
         result.map_err(|e| classify(&e, self.client.is_closed()))
     }
 
-    /// One run of a script: its statements in order with their share of the
-    /// drawn parameters, its sleeps between them. The first statement that
-    /// fails ends the run, rolling back a transaction the script opened.
+    /// One run of a script, tried again from its start with the same values
+    /// after a serialization failure or a deadlock while tries are left
+    /// (pgbench's `--max-tries`): the run counts once, on its last try.
     async fn run_script(&mut self, op: &QueryOp, script: &Script, warm: bool) -> Result<u64, OpError> {
         if let Some(why) = &op.invalid {
             return Err(OpError::new("script error", why.clone()));
         }
+        let mut tries = 1;
+        loop {
+            match self.try_script(op, script, warm, tries == self.max_tries).await {
+                Err(e) if tries < self.max_tries && retriable(&e) => tries += 1,
+                result => {
+                    if !warm {
+                        self.retries.ran(tries);
+                    }
+                    return result;
+                }
+            }
+        }
+    }
+
+    /// One try of a script: its statements in order with their share of the
+    /// drawn parameters, its sleeps between them. The first statement that
+    /// fails ends the try, rolling back a transaction the script opened; it
+    /// counts as the statement's failure unless the run is to be tried again.
+    async fn try_script(&mut self, op: &QueryOp, script: &Script, warm: bool, last: bool) -> Result<u64, OpError> {
         let (mut params, mut sleeps) = (&op.params[..], op.sleeps.iter());
         for action in script.actions() {
             let i = match action {
@@ -218,16 +315,16 @@ impl QueryExecutor {
                 Ok(_) if warm => {}
                 Ok(_) => record.ok(started.elapsed()),
                 Err(e) => {
-                    if !warm {
+                    let lost = self.client.is_closed();
+                    let mut failed = classify(&e, lost);
+                    if !warm && (last || !retriable(&failed)) {
                         record.failed += 1;
                     }
-                    let lost = self.client.is_closed();
                     if !lost {
                         // A statement that fails inside BEGIN ... END leaves the
                         // transaction aborted; outside one this is a no-op.
                         let _ = self.client.batch_execute(sql::ROLLBACK).await;
                     }
-                    let mut failed = classify(&e, lost);
                     failed.message =
                         format!("{} line {}: {}", script.origin, script.statements[i].line, failed.message);
                     return Err(failed);
