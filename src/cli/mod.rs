@@ -31,7 +31,7 @@ pub use ingest::{DbArgs, IngestArgs};
 pub use init::InitArgs;
 use init::INIT_EXAMPLES;
 pub use node_ingest::{NodeIngestArgs, NodeQueryArgs};
-pub use query::{QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
+pub use query::{PgbenchLogArgs, QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
 use results::RESULTS_EXAMPLES;
 pub use results::{ResultsAction, ResultsArgs, ResultsCommandArgs, StoreArgs};

@@ -144,8 +144,7 @@ pub struct QueryRunArgs {
     #[arg(short = 'C', long, help_heading = "Run")]
     pub connect: bool,
 
-    /// pgbench's -l, --log-prefix, --sampling-rate and --aggregate-interval (its transaction log):
-    /// taken only to be refused by name, saying what dbload gives instead (see config).
+    /// pgbench's -l, --log-prefix, --sampling-rate and --aggregate-interval (its transaction log).
     #[command(flatten)]
     pub pgbench_log: PgbenchLogArgs,
 
@@ -165,33 +164,29 @@ pub struct QueryRunArgs {
     pub threads: Option<usize>,
 }
 
-/// pgbench's transaction log flags, hidden: dbload does not write that log
-/// yet, and a pgbench habit should hear why and what to use, not "unexpected
-/// argument".
+/// pgbench's transaction log (`-l`) and the flags that shape it.
 #[derive(Debug, Args)]
 pub struct PgbenchLogArgs {
-    #[arg(short = 'l', long = "log", hide = true)]
+    /// pgbench's -l: a line per transaction in pgbench_log.PID (thread 0 of --threads) and
+    /// pgbench_log.PID.N (thread N) in the current directory, in pgbench 15's columns: client_id
+    /// transaction_no time (µs, or failed, serialization, deadlock, skipped) script_no time_epoch
+    /// time_us [schedule_lag under --rate]. Warm-up runs are not logged.
+    #[arg(short = 'l', long = "log", help_heading = "Scripts")]
     pub log: bool,
-    #[arg(long, value_name = "PREFIX", hide = true)]
+    /// pgbench's --log-prefix: the log files' names start with PREFIX, not pgbench_log.
+    #[arg(long, value_name = "PREFIX", help_heading = "Scripts")]
     pub log_prefix: Option<String>,
-    #[arg(long, value_name = "RATE", hide = true)]
-    pub sampling_rate: Option<String>,
-    #[arg(long, value_name = "SECONDS", hide = true)]
-    pub aggregate_interval: Option<String>,
-}
-
-impl PgbenchLogArgs {
-    /// The first of them given, as named on the command line.
-    pub fn given(&self) -> Option<&'static str> {
-        [
-            (self.log, "-l"),
-            (self.log_prefix.is_some(), "--log-prefix"),
-            (self.sampling_rate.is_some(), "--sampling-rate"),
-            (self.aggregate_interval.is_some(), "--aggregate-interval"),
-        ]
-        .into_iter()
-        .find_map(|(given, name)| given.then_some(name))
-    }
+    /// pgbench's --sampling-rate: log only this share of the transactions (0 < RATE <= 1),
+    /// drawn from --seed.
+    #[arg(long, value_name = "RATE", help_heading = "Scripts")]
+    pub sampling_rate: Option<f64>,
+    /// pgbench's --aggregate-interval: a line per interval of this many seconds instead, in
+    /// pgbench 15's 15 columns: interval_start num_transactions sum_latency sum_latency_2
+    /// min_latency max_latency sum_lag sum_lag_2 min_lag max_lag skipped retried retries
+    /// serialization_failures deadlock_failures (0 where their flag is not given). The last,
+    /// partial interval is written too.
+    #[arg(long, value_name = "SECONDS", help_heading = "Scripts")]
+    pub aggregate_interval: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -221,6 +221,14 @@ impl MixedConfig {
             };
             let mut cfg =
                 QueryConfig::resolve("workload", phases, w.max_queries, None, w.run, w.target, w.output, env)?;
+            if cfg.log.is_some() {
+                // Every part would write the same pgbench_log.PID files.
+                return Err(fail(
+                    &origin,
+                    &node.referenced,
+                    format!("{part}: pgbench's transaction log (-l) is not taken by a part: run the workload alone"),
+                ));
+            }
             cfg.suite = suite;
             workloads.push((name, cfg));
         }
@@ -290,6 +298,16 @@ mod tests {
         let e = MixedConfig::resolve(a, &|_| None).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().contains("`threads` is not taken by a part"), "{e}");
+    }
+
+    /// Issue 32: every part would write the same pgbench_log.PID files, so
+    /// a part's `log` (pgbench's -l) is refused, saying why.
+    #[test]
+    fn a_part_cannot_write_pgbench_s_log() {
+        let yaml = "duration: 5s\nworkloads:\n  - name: reads\n    log: true\n    queries:\n      - query: select 1\n        ratio: 1\n";
+        let e = resolve_file(yaml).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains("(-l) is not taken by a part"), "{e}");
     }
 
     /// Issue 29, item 6: a run file's line echoed as a key showed a URL's password.

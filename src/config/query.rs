@@ -10,12 +10,13 @@ use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::load::Load;
 use super::{default_in_flight, parse_warmup, resolve_target, OutputConfig, TargetChoice};
-use crate::cli::{QueryRunArgs, Repeat, TimeitArgs, WorkloadArgs};
+use crate::cli::{PgbenchLogArgs, QueryRunArgs, Repeat, TimeitArgs, WorkloadArgs};
 use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
 use crate::ident::TableName;
 use crate::op::Stages;
+use crate::stats::txlog::{Columns, LogConfig};
 use crate::workload::explain::ExplainMode;
 use crate::workload::script::{Define, Script};
 use crate::workload::tsbs::CpuSuite;
@@ -56,6 +57,8 @@ pub struct QueryConfig {
     pub max_tries: u32,
     /// `--failures-detailed`: the report counts failures by pgbench's kinds.
     pub failures_detailed: bool,
+    /// `-l`: pgbench's transaction log.
+    pub log: Option<LogConfig>,
     /// `-C`: a new connection for each query or script run.
     pub connect_each: bool,
     /// `-L`: the latency above which a run is counted late (pgbench's latency limit).
@@ -215,13 +218,6 @@ impl QueryConfig {
         output: crate::cli::OutputArgs,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
-        if let Some(flag) = r.pgbench_log.given() {
-            return Err(usage(format!(
-                "{flag}: pgbench's transaction log is not written yet; per second, the JSON report (--output json) \
-                 has each second's runs, failures and mean and max latency in `timeline` (pgbench's \
-                 --aggregate-interval 1), and the latency percentiles of the whole run"
-            )));
-        }
         let output = OutputConfig::resolve(output, Contract::Query)?;
         let instance = output.instance.clone();
         super::stages_not_split(&r.stages, instance.as_ref())?;
@@ -291,6 +287,8 @@ impl QueryConfig {
             }
             ms => ms.map(|ms| Duration::from_secs_f64(ms / 1000.0)),
         };
+        let pgbench = (r.max_tries, r.failures_detailed, rate.is_some());
+        let log = transaction_log(&r.pgbench_log, pgbench)?;
         Ok(QueryConfig {
             command,
             target: resolve_target(&target, concurrency, env)?,
@@ -323,6 +321,7 @@ impl QueryConfig {
                 }
                 n => n,
             },
+            log,
             failures_detailed: r.failures_detailed,
             latency_limit,
             connect_each: r.connect,
@@ -330,6 +329,54 @@ impl QueryConfig {
             global_results: false,
         })
     }
+}
+
+/// `-l` and the flags that shape its log, checked as pgbench checks them,
+/// with the run's `--max-tries`, `--failures-detailed`, and whether `--rate`
+/// was given (the columns they fill).
+fn transaction_log(l: &PgbenchLogArgs, (max_tries, detailed, rated): (u32, bool, bool)) -> Result<Option<LogConfig>> {
+    if !l.log {
+        let given = [
+            (l.log_prefix.is_some(), "--log-prefix"),
+            (l.sampling_rate.is_some(), "--sampling-rate"),
+            (l.aggregate_interval.is_some(), "--aggregate-interval"),
+        ];
+        return match given.into_iter().find_map(|(given, name)| given.then_some(name)) {
+            Some(name) => Err(usage(format!("{name}: shapes pgbench's transaction log: add -l to write it"))),
+            None => Ok(None),
+        };
+    }
+    if let Some(rate) = l.sampling_rate.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
+        return Err(usage(format!(
+            "--sampling-rate {rate}: give the share of transactions logged, above 0 and at most 1"
+        )));
+    }
+    if l.aggregate_interval == Some(0) {
+        return Err(usage("--aggregate-interval 0: give the interval in whole seconds, 1 or more"));
+    }
+    if l.sampling_rate.is_some() && l.aggregate_interval.is_some() {
+        return Err(usage(
+            "--sampling-rate with --aggregate-interval: an interval's figures are of all its transactions \
+             (as pgbench, which refuses them together): give one",
+        ));
+    }
+    if max_tries > 1 {
+        return Err(usage(format!(
+            "-l with --max-tries {max_tries}: the log's retries column is not written yet: drop one of them"
+        )));
+    }
+    let prefix = l.log_prefix.clone().unwrap_or_else(|| "pgbench_log".to_string());
+    if prefix.is_empty() || prefix.contains('/') {
+        return Err(usage(format!(
+            "--log-prefix {prefix:?}: give a file name start (the files go to the current directory, as pgbench's)"
+        )));
+    }
+    Ok(Some(LogConfig {
+        prefix,
+        sampling_rate: l.sampling_rate,
+        aggregate: l.aggregate_interval,
+        columns: Columns { lag: rated, detailed },
+    }))
 }
 
 /// `-s N` beside a script is pgbench's scale, not cr8's statement: whole
@@ -666,23 +713,33 @@ mod tests {
         assert!(e.to_string().starts_with("-D n=1: "), "{e}");
     }
 
-    /// Issue 32: pgbench's log flags are not written yet: each is refused
-    /// by name, saying what dbload gives instead, not as an unknown argument.
+    /// Issue 32: `-l` gives pgbench's log with the columns its flags add;
+    /// the flags that shape it are refused without it, or out of range, by name.
     #[test]
-    fn pgbench_log_flags_are_refused_naming_the_timeline() {
-        for flags in [
-            &["-l"][..],
-            &["--log"],
-            &["--log-prefix", "x"],
-            &["--sampling-rate", "0.1"],
-            &["--aggregate-interval", "1"],
+    fn pgbench_log_flags_are_checked_as_pgbench_s() {
+        let log = |flags: &[&str]| timeit(&[&["-b", "select-only"][..], flags].concat()).map(|c| c.log);
+        let plain = log(&["-l"]).unwrap().unwrap();
+        assert_eq!((plain.prefix.as_str(), plain.columns), ("pgbench_log", Columns::default()));
+        let shaped = log(&["-l", "--log-prefix", "x", "-R", "10", "-L", "5", "--failures-detailed"]).unwrap().unwrap();
+        assert_eq!((shaped.prefix.as_str(), shaped.columns), ("x", Columns { lag: true, detailed: true }));
+        assert_eq!(log(&[]).unwrap(), None);
+        for (flags, culprit) in [
+            (&["--log-prefix", "x"][..], "--log-prefix: shapes pgbench's transaction log: add -l"),
+            (&["--sampling-rate", "0.1"], "--sampling-rate: shapes"),
+            (&["--aggregate-interval", "1"], "--aggregate-interval: shapes"),
+            (&["-l", "--sampling-rate", "0"], "--sampling-rate 0: "),
+            (&["-l", "--sampling-rate", "1.5"], "--sampling-rate 1.5: "),
+            (&["-l", "--aggregate-interval", "0"], "--aggregate-interval 0: "),
+            (
+                &["-l", "--aggregate-interval", "1", "--sampling-rate", "0.5"],
+                "--sampling-rate with --aggregate-interval",
+            ),
+            (&["-l", "--max-tries", "3"], "-l with --max-tries 3: "),
+            (&["-l", "--log-prefix", "a/b"], "--log-prefix \"a/b\": "),
         ] {
-            let e = timeit(&[&["-b", "select-only"][..], flags].concat()).unwrap_err();
+            let e = log(flags).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2);
-            let e = e.to_string();
-            let name = if flags[0] == "--log" { "-l" } else { flags[0] };
-            assert!(e.starts_with(&format!("{name}: pgbench's transaction log is not written yet")), "{e}");
-            assert!(e.contains("--output json") && e.contains("timeline"), "{e}");
+            assert!(e.to_string().starts_with(culprit), "{flags:?}: {e}");
         }
     }
 

@@ -399,6 +399,8 @@ pub enum Purpose {
     Data = 1,
     /// Which query of a workload runs next, and its parameters.
     Choice = 2,
+    /// Which transactions pgbench's log samples (`--sampling-rate`).
+    Sampling = 3,
 }
 
 /// A ChaCha8 stream derived from (seed, worker, purpose).

@@ -24,6 +24,7 @@ pub mod server_cost;
 pub mod setup;
 pub mod signals;
 pub mod stop;
+pub mod txlog;
 pub mod worker;
 
 use hdrhistogram::Histogram;

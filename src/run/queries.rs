@@ -60,6 +60,9 @@ pub async fn queries(
     let mut connecting = std::time::Duration::ZERO;
     let mut retries = Retries::default();
     let mut connects = Connects::default();
+    // `-l`: each thread's logged transactions, written once the phases ended.
+    let started = std::time::SystemTime::now();
+    let mut logs = vec![Vec::new(); cores::threads().min(cfg.concurrency as usize)];
     for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
@@ -117,7 +120,12 @@ pub async fn queries(
             })
             .collect();
         let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress);
-        let (figures, executors) = measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs).await;
+        let (figures, executors) = match &cfg.log {
+            Some(log) => {
+                super::txlog::measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs, log, &mut logs).await
+            }
+            None => measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs).await,
+        };
         let durations = executors.iter().filter_map(QueryRunner::server_duration);
         server_duration = merge_histograms(server_duration.iter().chain(durations));
         let statements = statement_summaries(&executors);
@@ -131,6 +139,9 @@ pub async fn queries(
     }
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
+    if let Some(log) = &cfg.log {
+        crate::stats::txlog::write_files(log, &mut logs, started).context("writing the transaction log (-l)")?;
+    }
     let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
     let statements = match statements_before {
         Ok(before) => {

@@ -10,6 +10,7 @@ pub mod query;
 pub mod recorder;
 pub mod repeat;
 pub mod summary;
+pub mod txlog;
 
 pub use query::{PhaseSummary, QuerySummary};
 pub use recorder::{Live, Recorder};

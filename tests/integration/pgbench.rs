@@ -35,6 +35,11 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::latency_limit_with_a_rate_skips_late_starts", latency_limit_with_a_rate_skips_late_starts, Parallel),
         ("pgbench::connect_opens_a_connection_per_transaction", connect_opens_a_connection_per_transaction, Parallel),
         (
+            "pgbench::transaction_log_has_pgbench_s_files_and_lines",
+            transaction_log_has_pgbench_s_files_and_lines,
+            Parallel,
+        ),
+        (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
             Parallel,
@@ -476,4 +481,92 @@ fn connect_opens_a_connection_per_transaction(ctx: &Ctx) -> Result<()> {
     let argv = ["timeit", "--url", &db.url, "-f", &script, "-t", "3", "--connect", "--no-results"];
     let (code, stdout, stderr) = dbload_bin(&argv, &[]);
     ensure(code == 0 && stdout.contains("average connection time = "), || format!("{stdout}{stderr}"))
+}
+
+/// Runs `program` with `args` in `dir` (its transaction log goes to the
+/// current directory) and returns the log files it left, named with the
+/// process id replaced by `PID`, each with its lines, and its stdout.
+type Logs = Vec<(String, Vec<String>)>;
+fn logs_of(program: &str, args: &[&str], dir: &std::path::Path) -> Result<(Logs, String)> {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args).current_dir(dir).env_remove("DATABASE_URL").env_remove("PGHOST").env_remove("PGPORT");
+    let child = cmd.stdout(std::process::Stdio::piped()).spawn().with_context(|| format!("running {program}"))?;
+    let pid = child.id().to_string();
+    let out = child.wait_with_output()?;
+    ensure(out.status.success(), || format!("{program} {args:?}: {:?}", out.status))?;
+    let mut logs = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().context("a file name")?.to_string_lossy().replacen(&pid, "PID", 1);
+        if name.ends_with(".sql") {
+            continue;
+        }
+        logs.push((name, std::fs::read_to_string(&path)?.lines().map(str::to_string).collect()));
+    }
+    logs.sort();
+    Ok((logs, String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+/// Issue 32: `-l` writes pgbench's per-transaction log: the same script and
+/// flags run by pgbench and by dbload leave files of the same names (one
+/// per thread, `-j`, `--log-prefix` in place of `pgbench_log`), the same
+/// number of lines (one per transaction) and the same columns per line; with
+/// --aggregate-interval, the same columns and transaction counts that add
+/// up to the whole run.
+fn transaction_log_has_pgbench_s_files_and_lines(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_log", None)?;
+    let columns = |logs: &Logs| -> Vec<(String, usize, Vec<usize>)> {
+        logs.iter()
+            .map(|(name, lines)| {
+                let mut widths: Vec<usize> = lines.iter().map(|l| l.split(' ').count()).collect();
+                widths.dedup();
+                (name.clone(), lines.len(), widths)
+            })
+            .collect()
+    };
+    let runs: [&[&str]; 3] = [
+        &["-c", "3", "-j", "2", "-t", "20", "-l"],
+        &["-c", "2", "-j", "1", "-t", "15", "-l", "--log-prefix", "mine", "-R", "500"],
+        &["-c", "2", "-j", "2", "-t", "25", "-l", "--sampling-rate", "1.0", "--max-tries", "1"],
+    ];
+    for flags in runs {
+        let (theirs, mine) = (tempfile::tempdir()?, tempfile::tempdir()?);
+        let script = |dir: &tempfile::TempDir| write_file(dir, "s.sql", "SELECT 1;\n");
+        let theirs_script = script(&theirs)?;
+        let pgbench =
+            logs_of("pgbench", &[&["-n", "-f", &theirs_script][..], flags, &[&db.url]].concat(), theirs.path())?.0;
+        let mine_script = script(&mine)?;
+        let argv = [&["timeit", "--url", &db.url, "-f", &mine_script, "-q"][..], flags].concat();
+        let dbload = logs_of(env!("CARGO_BIN_EXE_dbload"), &argv, mine.path())?.0;
+        ensure(columns(&dbload) == columns(&pgbench), || {
+            format!(
+                "{flags:?}: dbload {:?}\npgbench {:?}\n{dbload:?}\n{pgbench:?}",
+                columns(&dbload),
+                columns(&pgbench)
+            )
+        })?;
+    }
+    let (theirs, mine) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let flags = ["-c", "2", "-j", "2", "-T", "2", "-l", "--aggregate-interval", "1"];
+    let theirs_script = write_file(&theirs, "s.sql", "SELECT 1;\n")?;
+    let pgbench =
+        logs_of("pgbench", &[&["-n", "-f", &theirs_script][..], &flags, &[&db.url]].concat(), theirs.path())?.0;
+    let mine_script = write_file(&mine, "s.sql", "SELECT 1;\n")?;
+    let argv = [&["timeit", "--url", &db.url, "-f", &mine_script, "-q", "--output", "json"][..], &flags].concat();
+    let (dbload, stdout) = logs_of(env!("CARGO_BIN_EXE_dbload"), &argv, mine.path())?;
+    let names = |logs: &Logs| {
+        logs.iter()
+            .map(|(n, l)| {
+                (n.clone(), l.iter().map(|l| l.split(' ').count()).collect::<std::collections::BTreeSet<_>>())
+            })
+            .collect::<Vec<_>>()
+    };
+    ensure(names(&dbload) == names(&pgbench), || format!("dbload {dbload:?}\npgbench {pgbench:?}"))?;
+    let total: u64 = dbload
+        .iter()
+        .flat_map(|(_, l)| l)
+        .map(|l| l.split(' ').nth(1).and_then(|n| n.parse::<u64>().ok()).unwrap_or(0))
+        .sum();
+    let count = json(&stdout)?["count"].as_u64().context("the report's count")?;
+    ensure(total > 0 && total == count, || format!("{total} in the log, {count} run: {dbload:?}"))
 }
