@@ -55,7 +55,7 @@ pub enum End {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Entry {
     pub client: u32,
-    /// The client's transactions before this one, logged or not.
+    /// The client's transactions up to this one, logged or not (from 1, as pgbench's).
     pub tx: u64,
     pub end: End,
     /// The script's place in the mix (pgbench's script_no).
@@ -203,8 +203,9 @@ impl ClientLog {
     }
 
     fn push(&mut self, script: u32, end: End, at: Duration, latency: Duration, lag: Duration) {
-        let tx = self.next_tx;
+        // Numbered from 1, as pgbench's.
         self.next_tx += 1;
+        let tx = self.next_tx;
         if let Some((rate, rng)) = &mut self.sampling {
             if rng.random::<f64>() >= *rate {
                 return;
@@ -336,6 +337,24 @@ mod tests {
         assert_eq!(line(entry(End::Serialization), detailed), "1 7 serialization 0 1700000000 123456\n");
         assert_eq!(line(entry(End::Deadlock), detailed), "1 7 deadlock 0 1700000000 123456\n");
         assert_eq!(line(entry(End::Failed), detailed), "1 7 failed 0 1700000000 123456\n");
+    }
+
+    /// pgbench numbers a client's transactions from 1 (seen in pgbench
+    /// 15.18's log), the sampled-out ones counted too.
+    #[test]
+    fn a_client_s_transactions_are_numbered_from_1_as_pgbench_s() {
+        use rand::SeedableRng;
+        let t0 = Instant::now();
+        let mut log = ClientLog::new(3, t0, None);
+        log.push(0, End::Done, Duration::from_millis(1), Duration::from_micros(10), Duration::ZERO);
+        log.push(0, End::Done, Duration::from_millis(2), Duration::from_micros(10), Duration::ZERO);
+        let numbers: Vec<(u32, u64)> = log.into_entries().iter().map(|e| (e.client, e.tx)).collect();
+        assert_eq!(numbers, [(3, 1), (3, 2)]);
+        let mut sampled = ClientLog::new(0, t0, Some((0.5, ChaCha8Rng::seed_from_u64(1))));
+        (0..1000).for_each(|_| sampled.push(0, End::Done, Duration::ZERO, Duration::ZERO, Duration::ZERO));
+        let entries = sampled.into_entries();
+        assert!((400..600).contains(&entries.len()), "{}", entries.len());
+        assert!(entries.windows(2).all(|w| w[0].tx < w[1].tx) && entries.last().unwrap().tx <= 1000);
     }
 
     #[test]
