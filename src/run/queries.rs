@@ -2,6 +2,8 @@
 //! mix with one connection per worker through the same worker loop as
 //! ingest, one phase per statement group, each recorded per query.
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +19,7 @@ use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome};
 use crate::stats::cost::CostMeter;
 use crate::stats::query::{Connects, Retries, StatementRecord, StatementSummary};
+use crate::stats::txlog::ThreadLog;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::tsbs::{CpuData, CpuSuite};
@@ -60,9 +63,17 @@ pub async fn queries(
     let mut connecting = std::time::Duration::ZERO;
     let mut retries = Retries::default();
     let mut connects = Connects::default();
-    // `-l`: each thread's logged transactions, written once the phases ended.
-    let started = std::time::SystemTime::now();
-    let mut logs = vec![Vec::new(); cores::threads().min(cfg.concurrency as usize)];
+    // `-l`: a log per thread, shared by the phases, complete once they ended.
+    let logs = match &cfg.log {
+        Some(log) => {
+            let (started, here) = (std::time::SystemTime::now(), std::path::Path::new("."));
+            let threads = 0..cores::threads().min(cfg.concurrency as usize);
+            let made: std::io::Result<Vec<_>> =
+                threads.map(|n| ThreadLog::create(log, here, n, started).map(Arc::new)).collect();
+            made.context("creating the transaction log (-l) in the current directory")?
+        }
+        None => Vec::new(),
+    };
     for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
             break;
@@ -122,7 +133,7 @@ pub async fn queries(
         let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress);
         let (figures, executors) = match &cfg.log {
             Some(log) => {
-                super::txlog::measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs, log, &mut logs).await
+                super::txlog::measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs, log, &logs).await
             }
             None => measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs).await,
         };
@@ -139,8 +150,8 @@ pub async fn queries(
     }
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
-    if let Some(log) = &cfg.log {
-        crate::stats::txlog::write_files(log, &mut logs, started).context("writing the transaction log (-l)")?;
+    for log in logs.into_iter().filter_map(Arc::into_inner) {
+        log.finish().context("writing the transaction log (-l)")?;
     }
     let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
     let statements = match statements_before {

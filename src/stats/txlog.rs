@@ -2,13 +2,16 @@
 //! scripts: one line per transaction, or with `--aggregate-interval` one
 //! line per interval, in pgbench 15's columns. The worker loop must not pay
 //! for it: a worker's [`Logged`] recorders push a fixed-size [`Entry`] into
-//! the worker's own vector (no lock, no system call per transaction), and
-//! the files are written once the workers ended (Ctrl-C and errors end them
-//! too, so the log holds every transaction that ran).
+//! the worker's own chunk (no lock, no system call per transaction), handed
+//! to its thread's [`ThreadLog`] every [`CHUNK`] transactions and when the
+//! worker ends (Ctrl-C and errors end it too, so the log holds every
+//! transaction that ran), so memory stays bounded however long the run.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
+use std::path::Path;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rand::rngs::ChaCha8Rng;
@@ -151,37 +154,116 @@ impl Interval {
     }
 }
 
-/// pgbench's aggregated log of `entries` (in the order they ended): a
-/// line per `interval` seconds from `start_s` (the run's start), empty
-/// intervals included, up to the last transaction's. Unlike pgbench 15's,
-/// the last interval is written even when the run ended within it, so the
-/// log counts every transaction.
-pub fn write_aggregated(
-    entries: &[Entry],
+/// pgbench's aggregated log: a line per `step` seconds from `start_s` (the
+/// run's start), empty intervals included, up to the last transaction's.
+/// Unlike pgbench 15's, the last interval is written even when the run
+/// ended within it, so the log counts every transaction.
+#[derive(Debug)]
+struct Intervals {
     start_s: i64,
-    interval: u64,
-    columns: Columns,
-    out: &mut impl Write,
-) -> io::Result<()> {
-    let step = interval as i64;
-    let mut current = Interval { start_s, ..Interval::default() };
-    for e in entries {
-        while e.at_us.div_euclid(1_000_000) >= current.start_s + step {
-            current.write(columns, out)?;
-            current = Interval { start_s: current.start_s + step, ..Interval::default() };
+    step: u64,
+    list: Vec<Interval>,
+}
+
+impl Intervals {
+    fn add(&mut self, e: &Entry) {
+        let k = (e.at_us.div_euclid(1_000_000) - self.start_s).max(0) as u64 / self.step;
+        while self.list.len() as u64 <= k {
+            let start_s = self.start_s + (self.list.len() as u64 * self.step) as i64;
+            self.list.push(Interval { start_s, ..Interval::default() });
         }
-        current.add(e);
+        self.list[k as usize].add(e);
     }
-    current.write(columns, out)
+
+    fn write(&self, columns: Columns, out: &mut impl Write) -> io::Result<()> {
+        self.list.iter().try_for_each(|i| i.write(columns, out))
+    }
+}
+
+/// Entries a client keeps before it hands them to its thread's log, whose
+/// lock it takes once per this many transactions (and the file's write
+/// system call about once per 20 of these chunks).
+pub const CHUNK: usize = 4096;
+
+/// A thread's log file, `prefix.PID` for thread 0 and `prefix.PID.n` for
+/// thread n (as pgbench names them, in the current directory), shared by
+/// the clients that run on that thread: each hands it [`CHUNK`] entries at
+/// a time. Its lines are in the order of those chunks; an aggregated log
+/// is kept in memory (a few numbers per interval) and written at the end.
+#[derive(Debug)]
+pub struct ThreadLog {
+    name: String,
+    columns: Columns,
+    inner: Mutex<ThreadLogInner>,
+}
+
+#[derive(Debug)]
+struct ThreadLogInner {
+    out: io::BufWriter<std::fs::File>,
+    intervals: Option<Intervals>,
+    /// The first write that failed: reported when the log is finished.
+    error: Option<io::Error>,
+}
+
+impl ThreadLog {
+    /// Creates thread `thread`'s file in `dir` (pgbench's: the current
+    /// directory); `start`: the run's start, where the first interval of an
+    /// aggregated log begins.
+    pub fn create(cfg: &LogConfig, dir: &Path, thread: usize, start: SystemTime) -> io::Result<ThreadLog> {
+        let pid = std::process::id();
+        let name = match thread {
+            0 => format!("{}.{pid}", cfg.prefix),
+            n => format!("{}.{pid}.{n}", cfg.prefix),
+        };
+        let out = io::BufWriter::with_capacity(1 << 17, std::fs::File::create(dir.join(&name))?);
+        let start_s = start.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        let intervals = cfg.aggregate.map(|step| Intervals { start_s, step, list: Vec::new() });
+        let inner = Mutex::new(ThreadLogInner { out, intervals, error: None });
+        Ok(ThreadLog { name, columns: cfg.columns, inner })
+    }
+
+    /// Writes (or aggregates) `entries` and empties it.
+    fn take(&self, entries: &mut Vec<Entry>) {
+        let mut inner = super::buffered::lock(&self.inner);
+        let ThreadLogInner { out, intervals, error } = &mut *inner;
+        if error.is_none() {
+            let written = match intervals {
+                Some(intervals) => {
+                    entries.iter().for_each(|e| intervals.add(e));
+                    Ok(())
+                }
+                None => entries.iter().try_for_each(|e| e.write(self.columns, out)),
+            };
+            *error = written.err();
+        }
+        entries.clear();
+    }
+
+    /// Writes the aggregated intervals, if any, and flushes: the file is
+    /// complete. Returns its name, or the first error writing it.
+    pub fn finish(self) -> io::Result<String> {
+        let inner = self.inner.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let ThreadLogInner { mut out, intervals, error } = inner;
+        if let Some(e) = error {
+            return Err(e);
+        }
+        if let Some(intervals) = intervals {
+            intervals.write(self.columns, &mut out)?;
+        }
+        out.flush()?;
+        Ok(self.name)
+    }
 }
 
 /// What a worker's [`Logged`] recorders share: its client id, its count
-/// of transactions, what was logged, and the sampling stream.
+/// of transactions, the chunk not yet handed to its thread's log, and the
+/// sampling stream.
 #[derive(Debug)]
 pub struct ClientLog {
     client: u32,
     next_tx: u64,
     entries: Vec<Entry>,
+    thread: Arc<ThreadLog>,
     sampling: Option<(f64, ChaCha8Rng)>,
     /// The run's start, `t0`, and when that was in µs since the Unix epoch.
     t0: Instant,
@@ -189,17 +271,17 @@ pub struct ClientLog {
 }
 
 impl ClientLog {
-    /// The log of client `client` of a run that started at `t0`;
-    /// `sampling`: the share logged and its random stream.
-    pub fn new(client: u32, t0: Instant, sampling: Option<(f64, ChaCha8Rng)>) -> ClientLog {
+    /// The log of client `client` of a run that started at `t0`, into
+    /// its `thread`'s log; `sampling`: the share logged and its random stream.
+    pub fn new(client: u32, t0: Instant, thread: Arc<ThreadLog>, sampling: Option<(f64, ChaCha8Rng)>) -> ClientLog {
         let now_us = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
         let t0_us = now_us - t0.elapsed().as_micros() as i64;
-        ClientLog { client, next_tx: 0, entries: Vec::new(), sampling, t0, t0_us }
+        ClientLog { client, next_tx: 0, entries: Vec::with_capacity(CHUNK), thread, sampling, t0, t0_us }
     }
 
-    /// The transactions logged, in the order they ended.
-    pub fn into_entries(self) -> Vec<Entry> {
-        self.entries
+    /// Hands what is left to the thread's log (the worker ended).
+    pub fn finish(mut self) {
+        self.thread.take(&mut self.entries);
     }
 
     fn push(&mut self, script: u32, end: End, at: Duration, latency: Duration, lag: Duration) {
@@ -220,6 +302,9 @@ impl ClientLog {
             latency_us: latency.as_micros() as u64,
             lag_us: lag.as_micros() as u64,
         });
+        if self.entries.len() == CHUNK {
+            self.thread.take(&mut self.entries);
+        }
     }
 }
 
@@ -286,31 +371,6 @@ impl<R: Record> Record for Logged<R> {
     }
 }
 
-/// Writes the log of each thread (`threads[n]`: its clients' entries) to
-/// `prefix.PID` for thread 0 and `prefix.PID.n` for thread n, as pgbench
-/// names them, in the current directory; `start`: the run's start, where
-/// the first interval of an aggregated log begins.
-pub fn write_files(cfg: &LogConfig, threads: &mut [Vec<Entry>], start: SystemTime) -> io::Result<Vec<String>> {
-    let pid = std::process::id();
-    let start_s = start.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-    let mut names = Vec::with_capacity(threads.len());
-    for (n, entries) in threads.iter_mut().enumerate() {
-        let name = match n {
-            0 => format!("{}.{pid}", cfg.prefix),
-            n => format!("{}.{pid}.{n}", cfg.prefix),
-        };
-        entries.sort_by_key(|e| e.at_us);
-        let mut out = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&name)?);
-        match cfg.aggregate {
-            Some(interval) => write_aggregated(entries, start_s, interval, cfg.columns, &mut out)?,
-            None => entries.iter().try_for_each(|e| e.write(cfg.columns, &mut out))?,
-        }
-        out.flush()?;
-        names.push(name);
-    }
-    Ok(names)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,22 +399,41 @@ mod tests {
         assert_eq!(line(entry(End::Failed), detailed), "1 7 failed 0 1700000000 123456\n");
     }
 
+    /// A log of one thread in a temporary directory, as `-l` with `aggregate` makes it.
+    fn thread_log(dir: &tempfile::TempDir, aggregate: Option<u64>) -> Arc<ThreadLog> {
+        let cfg = LogConfig { prefix: "p".into(), sampling_rate: None, aggregate, columns: Columns::default() };
+        Arc::new(ThreadLog::create(&cfg, dir.path(), 0, UNIX_EPOCH + Duration::from_secs(100)).unwrap())
+    }
+
     /// pgbench numbers a client's transactions from 1 (seen in pgbench
-    /// 15.18's log), the sampled-out ones counted too.
+    /// 15.18's log), the sampled-out ones counted too; the file has every
+    /// transaction logged, across chunks.
     #[test]
     fn a_client_s_transactions_are_numbered_from_1_as_pgbench_s() {
         use rand::SeedableRng;
+        let dir = tempfile::tempdir().unwrap();
         let t0 = Instant::now();
-        let mut log = ClientLog::new(3, t0, None);
-        log.push(0, End::Done, Duration::from_millis(1), Duration::from_micros(10), Duration::ZERO);
-        log.push(0, End::Done, Duration::from_millis(2), Duration::from_micros(10), Duration::ZERO);
-        let numbers: Vec<(u32, u64)> = log.into_entries().iter().map(|e| (e.client, e.tx)).collect();
-        assert_eq!(numbers, [(3, 1), (3, 2)]);
-        let mut sampled = ClientLog::new(0, t0, Some((0.5, ChaCha8Rng::seed_from_u64(1))));
+        let read = |name: String| -> Vec<(u32, u64)> {
+            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            text.lines()
+                .map(|l| l.split(' ').collect::<Vec<_>>())
+                .map(|c| (c[0].parse().unwrap(), c[1].parse().unwrap()))
+                .collect()
+        };
+        let thread = thread_log(&dir, None);
+        let mut log = ClientLog::new(3, t0, thread.clone(), None);
+        (0..CHUNK + 2).for_each(|_| log.push(0, End::Done, Duration::ZERO, Duration::from_micros(10), Duration::ZERO));
+        log.finish();
+        let numbers = read(Arc::into_inner(thread).unwrap().finish().unwrap());
+        assert_eq!(numbers.len(), CHUNK + 2);
+        assert_eq!((numbers[0], numbers[CHUNK + 1]), ((3, 1), (3, CHUNK as u64 + 2)));
+        let thread = thread_log(&dir, None);
+        let mut sampled = ClientLog::new(0, t0, thread.clone(), Some((0.5, ChaCha8Rng::seed_from_u64(1))));
         (0..1000).for_each(|_| sampled.push(0, End::Done, Duration::ZERO, Duration::ZERO, Duration::ZERO));
-        let entries = sampled.into_entries();
-        assert!((400..600).contains(&entries.len()), "{}", entries.len());
-        assert!(entries.windows(2).all(|w| w[0].tx < w[1].tx) && entries.last().unwrap().tx <= 1000);
+        sampled.finish();
+        let numbers = read(Arc::into_inner(thread).unwrap().finish().unwrap());
+        assert!((400..600).contains(&numbers.len()), "{}", numbers.len());
+        assert!(numbers.windows(2).all(|w| w[0].1 < w[1].1) && numbers.last().unwrap().1 <= 1000);
     }
 
     #[test]
@@ -367,9 +446,11 @@ mod tests {
             at(101, 0, End::Skipped),
             at(103, 20, End::Done),
         ];
-        let aggregated = |entries: &[Entry], interval, columns| {
+        let aggregated = |entries: &[Entry], step, columns| {
+            let mut intervals = Intervals { start_s: 100, step, list: Vec::new() };
+            entries.iter().for_each(|e| intervals.add(e));
             let mut out = Vec::new();
-            write_aggregated(entries, 100, interval, columns, &mut out).unwrap();
+            intervals.write(columns, &mut out).unwrap();
             String::from_utf8(out).unwrap()
         };
         assert_eq!(
