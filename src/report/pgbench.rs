@@ -8,10 +8,16 @@
 
 use std::fmt::Write as _;
 
-use super::query::{footer, header, query_blocks, QueryEntry, QueryReport, StatementEntry};
+use super::query::{
+    failure_lines, footer, header, latency_limit_lines, query_blocks, retry_lines, QueryEntry, QueryReport,
+    StatementEntry,
+};
 
-/// dbload does not retry a failed transaction: pgbench's default of one try.
-const MAX_TRIES: u32 = 1;
+/// Whether `r`'s text opens with pgbench's summary ([`render`]: timeit of
+/// pgbench scripts), which then holds the lines pgbench's flags add.
+pub(super) fn summarized(r: &QueryReport) -> bool {
+    r.transactions.is_some() && r.header.command == "timeit"
+}
 
 /// `100 × part / whole`, 0 where there is no whole (pgbench would print nan).
 fn percent(part: u64, whole: u64) -> f64 {
@@ -48,7 +54,7 @@ fn summary(out: &mut String, r: &QueryReport) {
     }
     let _ = writeln!(out, "number of clients: {}", s.concurrency);
     let _ = writeln!(out, "number of threads: {}", s.threads);
-    let _ = writeln!(out, "maximum number of tries: {MAX_TRIES}");
+    let _ = writeln!(out, "maximum number of tries: {}", s.max_tries);
     let processed = "number of transactions actually processed";
     match (s.duration_limit_s, r.accounting.requested) {
         (None, Some(requested)) => {
@@ -67,6 +73,10 @@ fn summary(out: &mut String, r: &QueryReport) {
     }
     let _ =
         writeln!(out, "number of failed transactions: {} ({:.3}%)", r.errors, percent(r.errors, r.count + r.errors));
+    // Then, in pgbench's order, the lines its flags add.
+    failure_lines(out, r);
+    retry_lines(out, r);
+    latency_limit_lines(out, r);
     // pgbench stops here when nothing succeeded: the rest would be meaningless.
     let Some(latency) = &r.latencies.latency_ms else { return };
     let _ = writeln!(out, "latency average = {:.3} ms", latency.mean);
@@ -74,8 +84,17 @@ fn summary(out: &mut String, r: &QueryReport) {
     if let Some(lag) = &r.latencies.schedule_lag_ms {
         let _ = writeln!(out, "rate limit schedule lag: avg {:.3} (max {:.3}) ms", lag.mean, lag.max);
     }
-    let _ = writeln!(out, "initial connection time = {:.3} ms", r.initial_connection_ms);
-    let _ = writeln!(out, "tps = {:.6} (without initial connection time)", r.qps);
+    match r.average_connection_ms {
+        // -C: the window the rate is counted over holds each run's new connection.
+        Some(ms) => {
+            let _ = writeln!(out, "average connection time = {ms:.3} ms");
+            let _ = writeln!(out, "tps = {:.6} (including reconnection times)", r.qps);
+        }
+        None => {
+            let _ = writeln!(out, "initial connection time = {:.3} ms", r.initial_connection_ms);
+            let _ = writeln!(out, "tps = {:.6} (without initial connection time)", r.qps);
+        }
+    }
     if let [one] = r.queries.as_slice() {
         statement_rows(out, "", one);
         return;
@@ -168,5 +187,38 @@ mod tests {
         let json = serde_json::to_value(fixtures::timeit(&["-s", "select 1"])).unwrap();
         assert!(json["tps"].is_null() && json["transactions"].is_null(), "{json}");
         assert!(json["queries"][0]["weight"].is_null() && json["queries"][0]["transaction_type"].is_null());
+    }
+
+    /// The lines pgbench's flags add (`--failures-detailed`, `--max-tries`,
+    /// `-L`, `-C`) come inside its summary, in its order, and once: before,
+    /// they came after dbload's block, and "maximum number of tries" said 1.
+    #[test]
+    fn the_lines_flags_add_are_in_pgbench_s_order() {
+        let mut r = fixtures::timeit(&["-b", "select-only", "-T", "3", "-R", "100", "-L", "5"]);
+        r.setup.failures_detailed = true;
+        r.setup.max_tries = 3;
+        r.above_latency_limit = Some(2);
+        r.average_connection_ms = Some(1.5);
+        let text = render(&r);
+        let order = [
+            "maximum number of tries: 3\n",
+            "number of failed transactions:",
+            "number of serialization failures:",
+            "number of deadlock failures:",
+            "number of transactions retried:",
+            "total number of retries:",
+            "number of transactions skipped:",
+            "number of transactions above the 5.0 ms latency limit:",
+            "latency average =",
+            "rate limit schedule lag:",
+            "average connection time = 1.500 ms\n",
+            "(including reconnection times)\n",
+        ];
+        let at: Vec<usize> = order.iter().map(|line| text.find(line).unwrap_or(usize::MAX)).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "pgbench's order {order:?}, found at {at:?}:\n{text}");
+        for line in &order[..8] {
+            assert_eq!(text.matches(line).count(), 1, "{line} once:\n{text}");
+        }
+        assert!(!text.contains("initial connection time"), "-C says the average connection time instead");
     }
 }

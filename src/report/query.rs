@@ -467,10 +467,13 @@ pub(crate) fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Reconnects: {}", group(r.reconnects));
     }
     stage_lines(out, &r.stages, r.unit());
-    latency_limit_line(out, r);
-    failure_lines(out, r);
-    retry_lines(out, r);
-    connection_time_line(out, r);
+    // A pgbench script run has these in pgbench's summary, in its order.
+    if !super::pgbench::summarized(r) {
+        latency_limit_lines(out, r);
+        failure_lines(out, r);
+        retry_lines(out, r);
+        connection_time_line(out, r);
+    }
     let latencies = &r.latencies;
     server_duration_line(out, latencies.server_duration_ms.as_ref());
     if let (Some(svc), Some(lag)) = (&latencies.service_time_ms, &latencies.schedule_lag_ms) {
@@ -489,7 +492,7 @@ fn above(latency: &hdrhistogram::Histogram<u64>, limit: std::time::Duration) -> 
 }
 
 /// `-L`: pgbench's line on the runs above its latency limit, in its words.
-fn latency_limit_line(out: &mut String, r: &QueryReport) {
+pub(super) fn latency_limit_lines(out: &mut String, r: &QueryReport) {
     let (Some(limit), Some(n)) = (r.setup.latency_limit_ms, r.above_latency_limit) else { return };
     if r.setup.rate_queries_per_sec.is_some() {
         let share = 100.0 * r.skipped as f64 / (r.count + r.skipped + r.errors).max(1) as f64;
@@ -502,7 +505,7 @@ fn latency_limit_line(out: &mut String, r: &QueryReport) {
 
 /// `--failures-detailed`: pgbench's failures by kind, in its words, read from
 /// the error classes (a serialization failure is SQLSTATE 40001, a deadlock 40P01).
-fn failure_lines(out: &mut String, r: &QueryReport) {
+pub(super) fn failure_lines(out: &mut String, r: &QueryReport) {
     if !r.setup.failures_detailed {
         return;
     }
@@ -522,12 +525,14 @@ fn connection_time_line(out: &mut String, r: &QueryReport) {
 }
 
 /// `--max-tries` above 1: pgbench's lines on its retries, in its words.
-fn retry_lines(out: &mut String, r: &QueryReport) {
+pub(super) fn retry_lines(out: &mut String, r: &QueryReport) {
     if r.setup.max_tries <= 1 {
         return;
     }
     let share = |n: u64| 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
-    let _ = writeln!(out, "maximum number of tries: {}", r.setup.max_tries);
+    if !super::pgbench::summarized(r) {
+        let _ = writeln!(out, "maximum number of tries: {}", r.setup.max_tries);
+    }
     let _ = writeln!(out, "number of transactions retried: {} ({:.3}%)", r.retried, share(r.retried));
     let _ = writeln!(out, "total number of retries: {}", r.retries);
 }
