@@ -13,12 +13,6 @@ use super::query::{
     StatementEntry,
 };
 
-/// Whether `r`'s text opens with pgbench's summary ([`render`]: timeit of
-/// pgbench scripts), which then holds the lines pgbench's flags add.
-pub(super) fn summarized(r: &QueryReport) -> bool {
-    r.transactions.is_some() && r.header.command == "timeit"
-}
-
 /// `100 × part / whole`, 0 where there is no whole (pgbench would print nan).
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {

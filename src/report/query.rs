@@ -457,6 +457,15 @@ pub(crate) fn header(out: &mut String, r: &QueryReport) {
     out.push('\n');
 }
 
+impl QueryReport {
+    /// Whether the text opens with pgbench's summary (`pgbench::render`:
+    /// timeit of pgbench scripts), which then holds the lines pgbench's
+    /// flags add.
+    fn pgbench_summarized(&self) -> bool {
+        self.transactions.is_some() && self.header.command == "timeit"
+    }
+}
+
 /// What every timeit and workload text ends with: the accounting, errors,
 /// stages, latency's parts, the server's cost, the client's and the verdict.
 pub(crate) fn footer(out: &mut String, r: &QueryReport) {
@@ -468,7 +477,7 @@ pub(crate) fn footer(out: &mut String, r: &QueryReport) {
     }
     stage_lines(out, &r.stages, r.unit());
     // A pgbench script run has these in pgbench's summary, in its order.
-    if !super::pgbench::summarized(r) {
+    if !r.pgbench_summarized() {
         latency_limit_lines(out, r);
         failure_lines(out, r);
         retry_lines(out, r);
@@ -530,7 +539,7 @@ pub(super) fn retry_lines(out: &mut String, r: &QueryReport) {
         return;
     }
     let share = |n: u64| 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
-    if !super::pgbench::summarized(r) {
+    if !r.pgbench_summarized() {
         let _ = writeln!(out, "maximum number of tries: {}", r.setup.max_tries);
     }
     let _ = writeln!(out, "number of transactions retried: {} ({:.3}%)", r.retried, share(r.retried));
