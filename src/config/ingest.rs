@@ -213,7 +213,7 @@ impl IngestConfig {
         let workers = match (super::stage_workers(stages.as_ref()), a.workers) {
             (Some(n), _) => n,
             (None, Some(w)) => super::connections("--workers", w, "worker")?,
-            (None, None) => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            (None, None) => super::cpus(),
         };
         if a.batch_size == 0 {
             return Err(usage("--batch-size 0: a batch needs at least 1 row"));

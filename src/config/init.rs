@@ -113,7 +113,7 @@ impl InitConfig {
             unlogged: a.unlogged_tables,
         };
         let steps = steps(&a.init_steps, a.no_vacuum, a.foreign_keys)?;
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let cpus = super::cpus();
         let workers = match a.workers {
             Some(n) => super::connections("--workers", n, "connection")?,
             None => cpus.min(MAX_DEFAULT_WORKERS),

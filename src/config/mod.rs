@@ -177,6 +177,12 @@ pub fn check_writable(option: &str, path: &Path) -> Result<()> {
     std::fs::remove_file(path).map_err(|e| refuse(format!("cannot remove the probe file ({e})")))
 }
 
+/// This machine's CPUs: the default count of workers, init's fillers and
+/// nodeIngestBench's processes.
+pub(crate) fn cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
 /// `--url`, then `DATABASE_URL`, then `PG*` variables when `PGHOST` is set,
 /// then nodeIngestBench's `CRATE_*` variables when `CRATE_HOST` is set (in
 /// the environment or `./.env`, as it reads them), else a throwaway local

@@ -29,18 +29,9 @@ pub fn habit(a: &mut IngestArgs) -> Result<bool> {
         return Ok(false);
     }
     // One Node.js process per CPU, as nodeIngestBench forks by default.
-    let processes = n.processes.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get() as u32));
+    let processes = n.processes.unwrap_or_else(super::cpus);
     let concurrent = n.concurrent_requests.unwrap_or(CONCURRENT_REQUESTS);
-    if processes == 0 || concurrent == 0 {
-        return Err(usage(format!(
-            "--processes {processes} --concurrent_requests {concurrent}: each needs at least 1 (nodeIngestBench's \
-             processes each keep --concurrent_requests batches in flight)"
-        )));
-    }
-    let workers = processes.checked_mul(concurrent).ok_or_else(|| {
-        usage(format!("--processes {processes} × --concurrent_requests {concurrent}: too many workers"))
-    })?;
-    a.workers = Some(workers);
+    a.workers = Some(in_flight(processes, (concurrent, "--concurrent_requests"))?);
     let bounded_otherwise = a.rows.is_some() || a.measurements.is_some() || a.duration.is_some();
     let max_rows = match n.max_rows {
         Some(m) => Some(m),
@@ -48,10 +39,7 @@ pub fn habit(a: &mut IngestArgs) -> Result<bool> {
         None => Some(MAX_ROWS),
     };
     if let Some(m) = max_rows {
-        let rows = m
-            .checked_mul(processes as u64)
-            .ok_or_else(|| usage(format!("--max_rows {m} × --processes {processes}: out of range; give fewer rows")))?;
-        a.rows = Some(rows);
+        a.rows = Some(for_all_processes((m, "--max_rows"), processes)?);
     }
     match n.drop_table.unwrap_or(true) {
         true => a.drop_table = true,
@@ -71,16 +59,7 @@ pub fn query_habit(a: &mut WorkloadArgs) -> Result<bool> {
     }
     let processes = n.processes.unwrap_or(1);
     let concurrent = n.concurrent_queries.unwrap_or(CONCURRENT_REQUESTS);
-    if processes == 0 || concurrent == 0 {
-        return Err(usage(format!(
-            "--processes {processes} --concurrent_queries {concurrent}: each needs at least 1 (nodeIngestBench's \
-             processes each keep --concurrent_queries queries in flight)"
-        )));
-    }
-    let connections = processes.checked_mul(concurrent).ok_or_else(|| {
-        usage(format!("--processes {processes} × --concurrent_queries {concurrent}: too many connections"))
-    })?;
-    a.run.concurrency = Some(connections);
+    a.run.concurrency = Some(in_flight(processes, (concurrent, "--concurrent_queries"))?);
     if let Some(file) = n.queries_config {
         a.file = Some(file);
     }
@@ -92,12 +71,30 @@ pub fn query_habit(a: &mut WorkloadArgs) -> Result<bool> {
         None => Some(MAX_QUERIES),
     };
     if let Some(m) = per_process {
-        let all = m.checked_mul(processes as u64).ok_or_else(|| {
-            usage(format!("--max_queries {m} × --processes {processes}: out of range; give fewer queries"))
-        })?;
-        a.max_queries = Some(all);
+        a.max_queries = Some(for_all_processes((m, "--max_queries"), processes)?);
     }
     Ok(true)
+}
+
+/// What dbload keeps in flight for `processes` of nodeIngestBench's, each
+/// with `concurrent` (the flag that gave it) operations in flight.
+fn in_flight(processes: u32, (concurrent, flag): (u32, &str)) -> Result<u32> {
+    if processes == 0 || concurrent == 0 {
+        return Err(usage(format!(
+            "--processes {processes} {flag} {concurrent}: each needs at least 1 (nodeIngestBench's processes each \
+             keep {flag} operations in flight)"
+        )));
+    }
+    processes
+        .checked_mul(concurrent)
+        .ok_or_else(|| usage(format!("--processes {processes} × {flag} {concurrent}: too many connections")))
+}
+
+/// A count nodeIngestBench gives per process (`flag`), for all `processes`.
+fn for_all_processes((count, flag): (u64, &str), processes: u32) -> Result<u64> {
+    count
+        .checked_mul(u64::from(processes))
+        .ok_or_else(|| usage(format!("{flag} {count} × --processes {processes}: out of range; give fewer")))
 }
 
 /// CrateDB's HTTP endpoint as nodeIngestBench connects to it, when

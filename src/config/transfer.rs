@@ -107,7 +107,7 @@ impl ExportConfig {
             )));
         }
         check_out_dir(&a.out)?;
-        let target = resolve_target(&a.target, workers.unwrap_or_else(cpus), env)?;
+        let target = resolve_target(&a.target, workers.unwrap_or_else(super::cpus), env)?;
         if matches!(target, TargetChoice::Crate(_)) && a.format == ExportFormat::Csv {
             return Err(usage(
                 "--format csv over CrateDB's HTTP endpoint: JSON lines only there (its values come without their \
@@ -138,7 +138,7 @@ impl ExportConfig {
     /// parallel itself). The run asks once it has detected the engine, and
     /// its outcome says what it ran: the config is not changed for it.
     pub fn workers_on(&self, engine: Engine) -> u32 {
-        self.workers.unwrap_or_else(|| if engine == Engine::Citus { 1 } else { cpus() })
+        self.workers.unwrap_or_else(|| if engine == Engine::Citus { 1 } else { super::cpus() })
     }
 
     /// The file of `worker`: `my_table_0.json`, as CrateDB's `COPY TO
@@ -176,7 +176,7 @@ impl FromSqlConfig {
     pub fn resolve(a: InsertFromSqlArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<FromSqlConfig> {
         let workers = match a.workers {
             Some(w) => super::connections("--workers", w, "worker")?,
-            None => cpus(),
+            None => super::cpus(),
         };
         if a.batch_size == 0 {
             return Err(usage("--batch-size 0: a batch needs at least 1 row"));
@@ -211,10 +211,6 @@ impl FromSqlConfig {
             )?,
         })
     }
-}
-
-fn cpus() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
 }
 
 /// A query as it can be wrapped in `COPY (...)` or a cursor: its one
@@ -264,7 +260,7 @@ mod tests {
     fn export_workers_are_settled_for_the_engine() {
         let c = export("--table t --out /tmp/x").unwrap();
         assert_eq!(c.workers, None);
-        assert_eq!((c.workers_on(Engine::Citus), c.workers_on(Engine::Postgres)), (1, cpus()));
+        assert_eq!((c.workers_on(Engine::Citus), c.workers_on(Engine::Postgres)), (1, crate::config::cpus()));
         let c = export("--table t --out /tmp/x --workers 3").unwrap();
         assert_eq!((c.workers_on(Engine::Citus), c.workers_on(Engine::Postgres)), (3, 3));
     }
