@@ -490,10 +490,17 @@ type Logs = Vec<(String, Vec<String>)>;
 fn logs_of(program: &str, args: &[&str], dir: &std::path::Path) -> Result<(Logs, String)> {
     let mut cmd = std::process::Command::new(program);
     cmd.args(args).current_dir(dir).env_remove("DATABASE_URL").env_remove("PGHOST").env_remove("PGPORT");
-    let child = cmd.stdout(std::process::Stdio::piped()).spawn().with_context(|| format!("running {program}"))?;
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("running {program}"))?;
     let pid = child.id().to_string();
     let out = child.wait_with_output()?;
-    ensure(out.status.success(), || format!("{program} {args:?}: {:?}", out.status))?;
+    ensure(out.status.success(), || {
+        let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        format!("{program} {args:?}: {:?}\n{}{}", out.status, said(&out.stdout), said(&out.stderr))
+    })?;
     let mut logs = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();

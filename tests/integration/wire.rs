@@ -19,6 +19,9 @@ use crate::support::Ctx;
 use crate::Phase::Parallel;
 use crate::Registered;
 
+/// The values of a statement without parameters.
+const NO_VALUES: &[i32] = &[];
+
 pub fn tests() -> Vec<Registered> {
     vec![
         (
@@ -65,6 +68,16 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("wire::a_notice_is_counted_not_an_error", a_notice_is_counted_not_an_error, Parallel),
+        (
+            "wire::a_value_that_cannot_be_sent_fails_its_statement_alone",
+            a_value_that_cannot_be_sent_fails_its_statement_alone,
+            Parallel,
+        ),
+        (
+            "wire::a_described_statement_is_parsed_again_at_each_execution",
+            a_described_statement_is_parsed_again_at_each_execution,
+            Parallel,
+        ),
         (
             "wire::sslmode_require_without_tls_on_the_server_is_refused",
             sslmode_require_without_tls_on_the_server_is_refused,
@@ -123,6 +136,52 @@ fn statements_are_answered_one_by_one_and_in_a_pipeline(ctx: &Ctx) -> Result<()>
             ensure!(wire.answer().await.op()? == n);
         }
         ensure!(wire.in_flight() == 0);
+        Ok(())
+    })
+}
+
+/// A value its parameter's type cannot take (an int8 for an int4, text
+/// that is not a number) fails its statement before anything is sent, naming
+/// the parameter, and leaves nothing half-written behind: the statements
+/// before and after it on the same connection are answered.
+fn a_value_that_cannot_be_sent_fails_its_statement_alone(ctx: &Ctx) -> Result<()> {
+    both(ctx, |pg| async move {
+        let mut wire = Wire::connect(&pg).await?;
+        let s = wire.prepare("pair", "SELECT $1::int4 + $2::int4").await.op()?;
+        wire.push(&s, &[&1i32, &2i32]).op()?;
+        let e = wire.push(&s, &[&3i64, &4i64]).unwrap_err();
+        ensure!(e.class == "client error" && e.message.starts_with("parameter $1: "), "{e:?}");
+        wire.push(&s, &[&5i32, &6i32]).op()?;
+        ensure!(wire.in_flight() == 2);
+        wire.flush().await.op()?;
+        ensure!(wire.answer().await.op()? == 1);
+        ensure!(wire.answer().await.op()? == 1);
+        ensure!(wire.simple("SELECT 1").await.op()? == 1);
+        Ok(())
+    })
+}
+
+/// pgbench's `-M extended`: a statement described once for its parameters'
+/// types, then parsed by the server at each execution (the unnamed
+/// statement, in the same write as its Bind), so a named statement
+/// prepared beside it is not disturbed.
+fn a_described_statement_is_parsed_again_at_each_execution(ctx: &Ctx) -> Result<()> {
+    both(ctx, |pg| async move {
+        let mut wire = Wire::connect(&pg).await?;
+        let described = wire.describe("SELECT g FROM generate_series(1, $1::int4) g").await.op()?;
+        ensure!(described.params() == [Type::INT4]);
+        let prepared = wire.prepare("named", "SELECT 10 / $1::int4").await.op()?;
+        for n in 1..=3i32 {
+            wire.push(&described, &[&n]).op()?;
+            wire.push(&prepared, &[&n]).op()?;
+        }
+        wire.flush().await.op()?;
+        for n in 1..=3u64 {
+            ensure!(wire.answer().await.op()? == n);
+            ensure!(wire.answer().await.op()? == 1);
+        }
+        let parsed = "SELECT name FROM pg_prepared_statements";
+        ensure!(wire.simple(parsed).await.op()? == 1);
         Ok(())
     })
 }
@@ -257,7 +316,7 @@ fn a_cancelled_statement_answers_57014_at_once(ctx: &Ctx) -> Result<()> {
         let mut wire = Wire::connect(&pg).await?;
         let cancel = wire.canceller();
         let sleep = wire.prepare("sleep", "SELECT pg_sleep(30)").await.op()?;
-        wire.push(&sleep, &[]).op()?;
+        wire.push(&sleep, NO_VALUES).op()?;
         wire.flush().await.op()?;
         let sent = Instant::now();
         // From another task, as a deadline would: the handle is Send.
@@ -397,7 +456,7 @@ fn a_set_updates_the_parameter_the_server_reports(ctx: &Ctx) -> Result<()> {
         ensure!(wire.parameter("application_name") == Some("x"), "set: {:?}", wire.parameter("application_name"));
         // Also when the SET is one statement of a pipeline.
         let set = wire.prepare("set", "SELECT set_config('application_name', 'y', false)").await.op()?;
-        wire.push(&set, &[]).op()?;
+        wire.push(&set, NO_VALUES).op()?;
         wire.flush().await.op()?;
         wire.answer().await.op()?;
         ensure!(wire.parameter("application_name") == Some("y"), "{:?}", wire.parameter("application_name"));
@@ -417,7 +476,7 @@ fn a_notice_is_counted_not_an_error(ctx: &Ctx) -> Result<()> {
         wire.simple("DO $$ BEGIN RAISE NOTICE 'n'; END $$").await.op()?;
         ensure!(wire.notices() == 1);
         let s = wire.prepare("notice", "SELECT 1 FROM (SELECT pg_notify('c', 'x')) n").await.op()?;
-        wire.push(&s, &[]).op()?;
+        wire.push(&s, NO_VALUES).op()?;
         wire.flush().await.op()?;
         ensure!(wire.answer().await.op()? == 1);
         ensure!(wire.simple("DO $$ BEGIN RAISE WARNING 'w'; END $$").await.op()? == 0);

@@ -7,13 +7,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use futures_util::{pin_mut, TryStreamExt};
+use anyhow::{anyhow, Result};
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
-use super::error::{classify, query_refused};
-use super::{Canceller, PgTarget};
+use super::error::query_refused;
+use super::wire::{Prepared, Wire};
+use super::PgTarget;
 use crate::dialect::postgres as sql;
 use crate::error::usage;
 use crate::op::{ErrorCode, Executor, OpError};
@@ -119,18 +119,20 @@ fn several_statements(e: &tokio_postgres::Error, sql: &str) -> bool {
     refused && crate::sqltext::statements(sql).len() > 1
 }
 
-/// A worker's connection, sending queries with the chosen protocol.
+/// A worker's connection of dbload's own ([`Wire`]), sending queries with
+/// the chosen protocol.
 pub struct QueryExecutor {
-    client: Client,
+    wire: Wire,
     /// Where to connect again after the connection was lost (boxed: a
     /// libpq config is large, and the executor is moved around by value).
     target: Box<PgTarget>,
-    cancel: Canceller,
     protocol: Protocol,
     queries: Arc<[QuerySpec]>,
-    /// With `Protocol::Prepared`: per query, its statements (a script has
-    /// several) prepared at open (each checked by [`check`] before).
-    prepared: Vec<Vec<Statement>>,
+    /// Per query, its statements (a script has several), each checked by
+    /// [`check`] before: prepared at open with `Protocol::Prepared`,
+    /// described at open and parsed again at each execution with
+    /// `Protocol::Extended`; none with `Protocol::Simple`.
+    statements: Vec<Vec<Prepared>>,
     /// Per query, its script's statements as this worker measured them
     /// (none for a query); kept across reconnects.
     records: Vec<Vec<StatementRecord>>,
@@ -167,30 +169,34 @@ impl QueryExecutor {
         max_tries: u32,
         connect_each: bool,
     ) -> Result<Self> {
-        let client = target.connect().await?;
-        let mut prepared = Vec::new();
-        if protocol == Protocol::Prepared {
-            for q in queries.iter() {
+        let mut wire = Wire::connect(target).await?;
+        let mut statements = Vec::new();
+        if protocol != Protocol::Simple {
+            for (label, q) in queries.iter().enumerate() {
                 let mut each = Vec::new();
-                for (sql, _) in statements(q) {
-                    each.push(client.prepare(sql).await.with_context(|| format!("preparing query {}", q.name))?);
+                for (i, (sql, _)) in self::statements(q).into_iter().enumerate() {
+                    let statement = match protocol {
+                        Protocol::Prepared => wire.prepare(&format!("q{label}_{i}"), sql).await,
+                        _ => wire.describe(sql).await,
+                    };
+                    each.push(
+                        statement.map_err(|e| anyhow!("preparing query {}: {}: {}", q.name, e.class, e.message))?,
+                    );
                 }
-                prepared.push(each);
+                statements.push(each);
             }
         }
-        let cancel = target.canceller(&client);
         let records = queries
             .iter()
             .map(|q| q.script.as_ref().map_or(Vec::new(), |s| vec![StatementRecord::default(); s.statements.len()]))
             .collect();
         let target = Box::new(target.clone());
         Ok(QueryExecutor {
-            client,
+            wire,
             target,
-            cancel,
             protocol,
             queries,
-            prepared,
+            statements,
             records,
             max_tries,
             retries: Retries::default(),
@@ -202,8 +208,8 @@ impl QueryExecutor {
     }
 
     /// Replaces a lost connection with a new one, its statements prepared
-    /// again and its canceller with it (a cancel must reach the server
-    /// process running the query now, not the one that was lost).
+    /// again (a cancel then reaches the server process running the query
+    /// now, not the one that was lost).
     pub(in crate::driver) async fn reconnect(&mut self) -> Result<()> {
         let (records, retries, connects) = (std::mem::take(&mut self.records), self.retries, self.connects);
         let (protocol, max_tries) = (self.protocol, self.max_tries);
@@ -246,16 +252,18 @@ impl QueryExecutor {
         self.retries
     }
 
-    /// Sends statement `i` of query `label` with `params`.
-    async fn send(&self, label: usize, i: usize, sql: &str, params: &[Value]) -> Result<u64, tokio_postgres::Error> {
-        match self.protocol {
-            Protocol::Simple => {
-                let messages = self.client.simple_query(&inline_params(sql, params)).await;
-                messages.map(|m| m.iter().filter(|m| matches!(m, SimpleQueryMessage::Row(_))).count() as u64)
-            }
-            Protocol::Extended => drain(&self.client, sql, params).await,
-            Protocol::Prepared => drain(&self.client, &self.prepared[label][i], params).await,
+    /// Sends statement `i` of query `label` with `params` and reads its
+    /// answer: the simple protocol's text with the values spliced in, or
+    /// the statement bound to them, in one write.
+    async fn send(&mut self, label: usize, i: usize, params: &[Value]) -> Result<u64, OpError> {
+        if self.protocol == Protocol::Simple {
+            let query = &self.queries[label];
+            let sql = query.script.as_ref().map_or(&query.query, |s| &s.statements[i].sql);
+            return self.wire.simple(&inline_params(sql, params)).await;
         }
+        self.wire.push(&self.statements[label][i], params)?;
+        self.wire.flush().await?;
+        self.wire.answer().await
     }
 
     async fn run(&mut self, op: &QueryOp, warm: bool) -> Result<u64, OpError> {
@@ -263,12 +271,10 @@ impl QueryExecutor {
             return Err(e);
         }
         self.used = true;
-        let query = &self.queries[op.label];
-        let result = match query.script.clone() {
-            Some(script) => return self.run_script(op, &script, warm).await,
-            None => self.send(op.label, 0, &query.query, &op.params).await,
-        };
-        result.map_err(|e| classify(&e, self.client.is_closed()))
+        match self.queries[op.label].script.clone() {
+            Some(script) => self.run_script(op, &script, warm).await,
+            None => self.send(op.label, 0, &op.params).await,
+        }
     }
 
     /// One run of a script, tried again from its start with the same values
@@ -309,21 +315,19 @@ impl QueryExecutor {
             let (own, rest) = params.split_at(script.param_count(i));
             params = rest;
             let started = Instant::now();
-            let result = self.send(op.label, i, &script.statements[i].sql, own).await;
+            let result = self.send(op.label, i, own).await;
             let record = &mut self.records[op.label][i];
             match result {
                 Ok(_) if warm => {}
                 Ok(_) => record.ok(started.elapsed()),
-                Err(e) => {
-                    let lost = self.client.is_closed();
-                    let mut failed = classify(&e, lost);
+                Err(mut failed) => {
                     if !warm && (last || !retriable(&failed)) {
                         record.failed += 1;
                     }
-                    if !lost {
+                    if !failed.fatal {
                         // A statement that fails inside BEGIN ... END leaves the
                         // transaction aborted; outside one this is a no-op.
-                        let _ = self.client.batch_execute(sql::ROLLBACK).await;
+                        let _ = self.wire.simple(sql::ROLLBACK).await;
                     }
                     failed.message =
                         format!("{} line {}: {}", script.origin, script.statements[i].line, failed.message);
@@ -335,28 +339,13 @@ impl QueryExecutor {
     }
 }
 
-/// Runs a query and reads every row it returns (the client must pay for
-/// the result, as an application would); returns how many there were.
-async fn drain<T>(client: &Client, statement: &T, params: &[Value]) -> Result<u64, tokio_postgres::Error>
-where
-    T: ?Sized + tokio_postgres::ToStatement,
-{
-    let rows = client.query_raw(statement, params).await?;
-    pin_mut!(rows);
-    let mut n = 0;
-    while rows.try_next().await?.is_some() {
-        n += 1;
-    }
-    Ok(n)
-}
-
 impl Executor<QueryOp> for QueryExecutor {
     async fn execute(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
         self.run(op, warm).await.map(|_rows| 1)
     }
 
     async fn cancel(&mut self) {
-        self.cancel.cancel().await
+        self.wire.canceller().cancel_or_say().await
     }
 }
 

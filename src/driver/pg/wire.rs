@@ -85,11 +85,14 @@ pub struct Wire {
 }
 
 /// A statement prepared on one connection, by name, with the types of its
-/// parameters as the server inferred them.
+/// parameters as the server inferred them; or, unnamed ([`Wire::describe`]),
+/// a statement parsed again at each execution.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     name: String,
     params: Vec<Type>,
+    /// For an unnamed statement, its text: sent in a Parse before each Bind.
+    parse: Option<Box<str>>,
 }
 
 impl Prepared {
@@ -249,8 +252,18 @@ impl Wire {
         }
         match failed {
             Some(e) => Err(e),
-            None => Ok(Prepared { name: name.to_string(), params }),
+            None => Ok(Prepared { name: name.to_string(), params, parse: None }),
         }
+    }
+
+    /// Learns the types of `sql`'s parameters (as [`Wire::prepare`] does, on
+    /// the unnamed statement) for a statement parsed again at each execution:
+    /// the extended protocol unprepared (pgbench's `-M extended`), where the
+    /// server parses and plans every execution, in the same write as its
+    /// Bind and Execute.
+    pub async fn describe(&mut self, sql: &str) -> Result<Prepared, OpError> {
+        let described = self.prepare("", sql).await?;
+        Ok(Prepared { parse: Some(sql.into()), ..described })
     }
 
     /// Adds one execution of `statement` with `values` to what is to be sent
@@ -258,7 +271,7 @@ impl Wire {
     /// this statement alone); [`Wire::flush`] sends it, [`Wire::answer`]
     /// reads its answer. Results come back in binary and are not decoded:
     /// the measured path counts rows, it does not read them.
-    pub fn push(&mut self, statement: &Prepared, values: &[&(dyn ToSql + Sync)]) -> Result<(), OpError> {
+    pub fn push<T: ToSql>(&mut self, statement: &Prepared, values: &[T]) -> Result<(), OpError> {
         self.pipe(statement, values)?;
         self.sync();
         Ok(())
@@ -272,29 +285,41 @@ impl Wire {
     /// answers "pipeline aborted"). The server sends its answers only at
     /// the Sync: one write and one read for the whole pipeline, and no
     /// answer to wait for before it.
-    pub fn pipe(&mut self, statement: &Prepared, values: &[&(dyn ToSql + Sync)]) -> Result<(), OpError> {
+    pub fn pipe<T: ToSql>(&mut self, statement: &Prepared, values: &[T]) -> Result<(), OpError> {
         if values.len() != statement.params.len() {
             return Err(OpError::new(
                 "client error",
                 format!("{} values for {} parameters", values.len(), statement.params.len()),
             ));
         }
+        // A value that cannot be encoded leaves half a message: the buffer
+        // goes back to where this statement began.
+        let start = self.write.len();
+        if let Some(sql) = &statement.parse {
+            frontend::parse("", sql, std::iter::empty(), &mut self.write).map_err(broken)?;
+        }
+        let mut at = 0;
         let bound = frontend::bind(
             "",
             &statement.name,
-            Some(1),
+            values.iter().zip(&statement.params).map(|(value, ty)| value.encode_format(ty) as i16),
             values.iter().zip(&statement.params),
-            |(value, ty), out| match value.to_sql_checked(ty, out)? {
-                postgres_types::IsNull::Yes => Ok(postgres_protocol::IsNull::Yes),
-                postgres_types::IsNull::No => Ok(postgres_protocol::IsNull::No),
+            |(value, ty), out| {
+                at += 1;
+                match value.to_sql_checked(ty, out)? {
+                    postgres_types::IsNull::Yes => Ok(postgres_protocol::IsNull::Yes),
+                    postgres_types::IsNull::No => Ok(postgres_protocol::IsNull::No),
+                }
             },
             Some(1),
             &mut self.write,
         );
-        match bound {
-            Ok(()) => {}
-            Err(frontend::BindError::Conversion(e)) => return Err(OpError::new("client error", e.to_string())),
-            Err(frontend::BindError::Serialization(e)) => return Err(broken(e)),
+        if let Err(e) = bound {
+            self.write.truncate(start);
+            return Err(match e {
+                frontend::BindError::Conversion(e) => OpError::new("client error", format!("parameter ${at}: {e}")),
+                frontend::BindError::Serialization(e) => broken(e),
+            });
         }
         frontend::execute("", 0, &mut self.write).map_err(broken)?;
         self.in_flight.push_back(false);
@@ -378,9 +403,14 @@ impl Wire {
             return Err(skipped);
         }
         let mut rows = 0;
-        let mut failed = None;
+        let mut failed: Option<OpError> = None;
         loop {
-            let (tag, len) = self.header().await?;
+            let (tag, len) = match self.header().await {
+                Ok(header) => header,
+                // A server that ends the session says why first (FATAL
+                // 57P01 when terminated): that is the statement's error.
+                Err(lost) => return Err(failed.map_or(lost, |e| OpError { fatal: true, ..e })),
+            };
             match tag {
                 // Skipped without being parsed: the hot path's messages.
                 backend::DATA_ROW_TAG | b'2' | b'1' | backend::NO_DATA_TAG | backend::EMPTY_QUERY_RESPONSE_TAG => {
@@ -508,6 +538,9 @@ mod tests {
 
     use super::*;
     use crate::driver::pg::tests::{block_on, no_env};
+
+    /// The values of a statement without parameters.
+    const NO_VALUES: &[i32] = &[];
     use crate::driver::tls::tests::{write_for_server, TlsServer};
     use crate::error::{exit, exit_code};
     use crate::throwaway::{LocalOptions, LocalPostgres};
@@ -704,7 +737,7 @@ mod tests {
                 let ssl = wire.simple("SELECT FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl").await.unwrap();
                 assert_eq!((ssl, wire.channel_bound()), (u64::from(encrypted), encrypted), "{query}");
                 let sleep = wire.prepare("sleep", "SELECT pg_sleep(30)").await.unwrap();
-                wire.push(&sleep, &[]).unwrap();
+                wire.push(&sleep, NO_VALUES).unwrap();
                 wire.flush().await.unwrap();
                 let cancel = wire.canceller();
                 tokio::spawn(async move {

@@ -56,4 +56,15 @@ impl Cancel {
             )))
         })
     }
+
+    /// [`Cancel::cancel`], for a statement the run gave up on: a request
+    /// that cannot be sent is said on stderr, as the statement may still be
+    /// running on the server.
+    pub async fn cancel_or_say(&self) {
+        if let Err(e) = self.cancel().await {
+            crate::console::line(format_args!(
+                "dbload: could not cancel a statement still running on the server: {e:#}"
+            ));
+        }
+    }
 }
