@@ -192,14 +192,18 @@ where
             _ = executor.ready() => {}
         }
         let units = op.units();
-        let intended = plan.schedule.take(units, plan.t0.elapsed());
+        // One clock read serves the schedule, the lateness check and, where
+        // no sleep comes between, the start: a closed loop reads the clock
+        // twice per operation, at its start and its end.
+        let now = plan.t0.elapsed();
+        let intended = plan.schedule.take(units, now);
         if plan.deadline.is_some_and(|d| intended >= d) {
             ran_out = true;
             break;
         }
         // pgbench's -L with -R: a slot already more than the limit behind is
         // skipped rather than started late (its latency would be over it anyway).
-        if plan.skip_late.is_some_and(|limit| plan.t0.elapsed() > intended + limit) {
+        if plan.skip_late.is_some_and(|limit| now > intended + limit) {
             plan.schedule.started(units);
             recorders[op.label()].skipped(warming_up(plan.warmup, intended, attempted));
             source.recycle(op);
@@ -207,14 +211,16 @@ where
         }
         // Only sleep when ahead of the schedule (a closed loop never is).
         // (Ctrl-C was just checked above, before taking the operation.)
-        if plan.t0 + intended > Instant::now() {
+        let started = if intended > now {
             tokio::select! {
                 biased;
                 _ = &mut cancelled => break,
                 _ = clock.sleep_until(plan.t0 + intended) => {}
             }
-        }
-        let started = plan.t0.elapsed();
+            plan.t0.elapsed()
+        } else {
+            now
+        };
         if plan.deadline.is_some_and(|d| started >= d) {
             ran_out = true;
             break;
@@ -222,6 +228,8 @@ where
         plan.schedule.started(units);
         let warmup = warming_up(plan.warmup, started, attempted);
         let mut outcome = tokio::select! {
+            // The operation first: the grace is polled only when it waits.
+            biased;
             r = executor.execute(&mut op, warmup) => Ok(r),
             why = &mut grace => Err(why),
         };

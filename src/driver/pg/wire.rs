@@ -416,16 +416,16 @@ impl Wire {
                 backend::DATA_ROW_TAG | b'2' | b'1' | backend::NO_DATA_TAG | backend::EMPTY_QUERY_RESPONSE_TAG => {
                     self.read.advance(len)
                 }
-                b'C' => match self.parse()? {
-                    Message::CommandComplete(body) => {
-                        rows = affected(body.tag().map_err(broken)?);
-                        if !synced {
-                            self.in_flight.pop_front();
-                            return Ok(rows);
-                        }
+                // Read in place: parsing it as a Message splits the buffer
+                // off, which makes it shared and costs two atomic counts.
+                backend::COMMAND_COMPLETE_TAG => {
+                    rows = affected(&self.read[5..len]);
+                    self.read.advance(len);
+                    if !synced {
+                        self.in_flight.pop_front();
+                        return Ok(rows);
                     }
-                    _ => unreachable!("a CommandComplete tag"),
-                },
+                }
                 backend::READY_FOR_QUERY_TAG => {
                     self.read.advance(len);
                     self.in_flight.pop_front();
@@ -521,10 +521,12 @@ impl Wire {
     }
 }
 
-/// The rows a command tag says (`SELECT 3`, `INSERT 0 5`, `COPY 100`), 0
-/// for those without (`BEGIN`).
-fn affected(tag: &str) -> u64 {
-    tag.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+/// The rows a CommandComplete's tag says (`SELECT 3`, `INSERT 0 5`, `COPY
+/// 100`, ending in its NUL), 0 for those without (`BEGIN`).
+fn affected(tag: &[u8]) -> u64 {
+    let tag = tag.strip_suffix(b"\0").unwrap_or(tag);
+    let count = tag.rsplit(|&b| b == b' ').next().unwrap_or_default();
+    std::str::from_utf8(count).ok().and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -547,10 +549,12 @@ mod tests {
 
     #[test]
     fn command_tags_give_their_rows() {
-        assert_eq!(affected("SELECT 3"), 3);
-        assert_eq!(affected("INSERT 0 5"), 5);
-        assert_eq!(affected("COPY 100"), 100);
-        assert_eq!(affected("BEGIN"), 0);
+        assert_eq!(affected(b"SELECT 3\0"), 3);
+        assert_eq!(affected(b"INSERT 0 5\0"), 5);
+        assert_eq!(affected(b"COPY 100\0"), 100);
+        assert_eq!(affected(b"BEGIN\0"), 0);
+        assert_eq!(affected(b"SELECT 3"), 3, "a tag without its NUL");
+        assert_eq!(affected(b""), 0);
     }
 
     /// Reads `bytes` as a server's answers, with both readers (the hot
