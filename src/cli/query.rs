@@ -210,7 +210,8 @@ pub struct TimeitArgs {
 
     /// A pgbench script (repeatable; FILE@WEIGHT weighs it against the others, as pgbench's -f):
     /// SQL statements ending in `;`, \set NAME EXPR, \sleep N [us|ms|s], :NAME bound as a
-    /// parameter. One run of the script is one operation.
+    /// parameter, \startpipeline … \syncpipeline … \endpipeline (not with -M simple). One run of
+    /// the script is one operation.
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]", help_heading = "Queries")]
     pub files: Vec<String>,
 

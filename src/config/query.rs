@@ -235,6 +235,15 @@ impl QueryConfig {
         if r.explain.is_some() && phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) {
             return Err(usage("--explain captures the plans of queries; a pgbench script has several: drop --explain"));
         }
+        if r.protocol == Protocol::Simple {
+            let scripts = phases.iter().flat_map(|p| p.iter()).filter_map(|q| q.script.as_deref());
+            if let Some((origin, line)) = scripts.filter_map(|s| Some((&s.origin, s.pipeline()?))).next() {
+                return Err(usage(format!(
+                    "{origin}:{line}: a pipeline needs the extended protocol, as in pgbench: give -M extended or \
+                     -M prepared (not -M simple)"
+                )));
+            }
+        }
         let scale = match r.scale {
             Some(n) if !(1..=i32::MAX as i64).contains(&n) => {
                 return Err(usage(format!("--scale {n}: give a scale factor of at least 1")))

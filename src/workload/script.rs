@@ -34,6 +34,10 @@ pub struct Script {
     vars: Vec<String>,
     /// `-D`'s values by slot, set before each run's first step.
     defined: Vec<(usize, Num)>,
+    /// The line of the first `\startpipeline` (pipelines need the extended
+    /// protocol), and of the one still open while parsing.
+    pipeline: Option<usize>,
+    open_pipeline: Option<usize>,
 }
 
 /// A variable defined on the command line (pgbench's `-D NAME=VALUE`): every
@@ -92,6 +96,18 @@ enum Step {
     Set { slot: usize, expr: Expr, line: usize },
     Run(usize),
     Sleep { amount: Amount, unit_us: u64 },
+    Pipeline(Pipeline),
+}
+
+/// pgbench's pipeline commands: the statements between `\startpipeline`
+/// and `\endpipeline` are sent without waiting for each other's answers,
+/// `\syncpipeline` ends a transaction inside (a Sync, not sent yet), and
+/// `\endpipeline` sends the last Sync and reads every answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pipeline {
+    Start,
+    Sync,
+    End,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +123,7 @@ pub enum Action {
     Statement(usize),
     /// Sleep the next of the drawn sleeps.
     Sleep,
+    Pipeline(Pipeline),
 }
 
 /// One run's values: the parameters of all its statements in order, and its sleeps.
@@ -132,6 +149,8 @@ impl Script {
             steps: Vec::new(),
             vars: PREDEFINED.iter().map(|v| v.to_string()).collect(),
             defined: Vec::new(),
+            pipeline: None,
+            open_pipeline: None,
         };
         for d in defines {
             let slot = script.slot(&d.name);
@@ -181,6 +200,13 @@ impl Script {
             }
         }
         script.run(pending.finish());
+        if let Some(line) = script.open_pipeline {
+            return Err(fail(
+                line,
+                1,
+                "\\startpipeline has no \\endpipeline: end the pipeline before the script ends".into(),
+            ));
+        }
         if script.statements.is_empty() {
             return Err(usage(format!("{origin}: the script has no SQL statement; write at least one, ending in `;`")));
         }
@@ -260,9 +286,36 @@ impl Script {
                 self.steps.push(Step::Sleep { amount, unit_us });
                 Ok(())
             }
+            "startpipeline" | "syncpipeline" | "endpipeline" => {
+                if !args.is_empty() {
+                    return Err((args_col, format!("\\{word} takes no argument")));
+                }
+                let mark = match (word, self.open_pipeline) {
+                    ("startpipeline", None) => {
+                        self.open_pipeline = Some(n);
+                        self.pipeline.get_or_insert(n);
+                        Pipeline::Start
+                    }
+                    ("startpipeline", Some(open)) => {
+                        return Err((indent + 1, format!("\\startpipeline inside the pipeline of line {open}")))
+                    }
+                    (_, None) => {
+                        return Err((indent + 1, format!("\\{word} outside a pipeline: begin it with \\startpipeline")))
+                    }
+                    ("syncpipeline", Some(_)) => Pipeline::Sync,
+                    _ => {
+                        self.open_pipeline = None;
+                        Pipeline::End
+                    }
+                };
+                self.steps.push(Step::Pipeline(mark));
+                Ok(())
+            }
             other => Err((
                 indent + 1,
-                format!("\\{other} is not supported: dbload runs pgbench's \\set and \\sleep; remove or rewrite it"),
+                format!(
+                    "\\{other} is not supported: dbload runs pgbench's \\set, \\sleep and pipelines \\startpipeline, \\syncpipeline, \\endpipeline; remove or rewrite it"
+                ),
             )),
         }
     }
@@ -280,8 +333,15 @@ impl Script {
         self.steps.iter().filter_map(|s| match s {
             Step::Run(i) => Some(Action::Statement(*i)),
             Step::Sleep { .. } => Some(Action::Sleep),
+            Step::Pipeline(mark) => Some(Action::Pipeline(*mark)),
             Step::Set { .. } => None,
         })
+    }
+
+    /// The line of its first `\startpipeline`, if it has one: pipelines
+    /// need the extended protocol (`-M extended` or `-M prepared`).
+    pub fn pipeline(&self) -> Option<usize> {
+        self.pipeline
     }
 
     /// How many parameters statement `i` binds.
@@ -316,6 +376,7 @@ impl Script {
                     };
                     drawn.sleeps.push(Duration::from_micros((n.max(0) as u64).saturating_mul(*unit_us)));
                 }
+                Step::Pipeline(_) => {}
             }
         }
         Ok(drawn)
@@ -435,6 +496,39 @@ mod tests {
         let [Value::Int(delta), Value::Int(aid), Value::Int(aid_again)] = drawn.params[..] else { panic!("{drawn:?}") };
         assert!((1..=200_000).contains(&aid) && (-5000..=5000).contains(&delta), "scale 2: {drawn:?}");
         assert_eq!(aid, aid_again);
+    }
+
+    /// pgbench's pipeline commands, in the order of the script; each
+    /// misuse is refused at its line and column, as pgbench refuses it.
+    #[test]
+    fn pipelines_are_read_and_their_misuse_refused() {
+        let text = "select 0;\n\\startpipeline\nselect 1;\n\\syncpipeline\nselect 2;\n\\endpipeline\n";
+        let s = Script::parse(text, "p.sql").unwrap();
+        use Action::*;
+        let actions: Vec<Action> = s.actions().collect();
+        assert_eq!(
+            actions,
+            [
+                Statement(0),
+                Pipeline(super::Pipeline::Start),
+                Statement(1),
+                Pipeline(super::Pipeline::Sync),
+                Statement(2),
+                Pipeline(super::Pipeline::End)
+            ]
+        );
+        assert_eq!(s.pipeline(), Some(2));
+        assert_eq!(Script::parse("select 1;\n", "p.sql").unwrap().pipeline(), None);
+        for (text, expected) in [
+            ("\\startpipeline\nselect 1;\n", "p.sql:1:1: \\startpipeline has no \\endpipeline"),
+            ("\\startpipeline\n\\startpipeline\n", "p.sql:2:1: \\startpipeline inside the pipeline of line 1"),
+            ("select 1;\n\\endpipeline\n", "p.sql:2:1: \\endpipeline outside a pipeline"),
+            ("select 1;\n  \\syncpipeline\n", "p.sql:2:3: \\syncpipeline outside a pipeline"),
+            ("\\startpipeline now\n", "p.sql:1:16: \\startpipeline takes no argument"),
+        ] {
+            let e = Script::parse(text, "p.sql").unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{text:?}: {e}");
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::init_refuses_what_pgbench_i_refuses", init_refuses_what_pgbench_i_refuses, Parallel),
         ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count, Parallel),
         ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back, Parallel),
+        ("pgbench::pipelines_run_as_pgbench_runs_them", pipelines_run_as_pgbench_runs_them, Parallel),
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
         ("pgbench::s_n_and_scale_after_s_run_as_pgbench", s_n_and_scale_after_s_run_as_pgbench, Parallel),
         (
@@ -234,6 +235,67 @@ fn script_runs_match_the_servers_update_count(ctx: &Ctx) -> Result<()> {
         dbload_bin(&["timeit", "--url", &db.url, "-f", &format!("{script}@2"), "--per-statement", "-r", "20"], &[]);
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;
     ensure(stdout.contains("Statements:") && stdout.contains("  SELECT abalance FROM pgbench_accounts"), || stdout)
+}
+
+/// Issue 31: pgbench's `\startpipeline` ... `\syncpipeline` ...
+/// `\endpipeline`: the statements between are sent in one write and answered
+/// in order; every run's rows reach the table, as pgbench's do with the same
+/// script; an error fails its statement, and the statements after it up to
+/// the next Sync were not executed and count as failed too, while those
+/// after the Sync ran (and committed); `-M simple` is refused, as pgbench
+/// refuses it.
+fn pipelines_run_as_pgbench_runs_them(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_pipeline", None)?;
+    db.query("CREATE TABLE piped (run int, n int)")?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(
+        &dir,
+        "piped.sql",
+        "\\set run random(1, 1000)\n\\startpipeline\nINSERT INTO piped VALUES (:run, 1);\n\
+         INSERT INTO piped VALUES (:run, 2);\nSELECT 1;\n\\endpipeline\n",
+    )?;
+    let pgbench = std::process::Command::new("pgbench")
+        .args(["-n", "-M", "prepared", "-c", "2", "-t", "10", "-f", &script, &db.url])
+        .env_remove("PGHOST")
+        .output()?;
+    ensure(pgbench.status.success(), || String::from_utf8_lossy(&pgbench.stderr).into_owned())?;
+    ensure(count(&db, "SELECT count(*) FROM piped")? == 40, || "pgbench's 20 runs, 2 rows each".into())?;
+    db.query("TRUNCATE piped")?;
+    let argv = ["timeit", "--url", &db.url, "-f", &script, "-M", "prepared", "-c", "2", "-t", "10", "-r"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--output", "json"]].concat(), &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    ensure(r["count"] == 20 && r["errors"] == 0, || stdout.clone())?;
+    ensure(count(&db, "SELECT count(*) FROM piped")? == 40, || "20 runs, 2 rows each".into())?;
+    let statements = r["queries"][0]["statements"].as_array().context("statements with -r")?;
+    ensure(statements.len() == 3 && statements.iter().all(|s| s["count"] == 20), || format!("{statements:?}"))?;
+
+    db.query("TRUNCATE piped")?;
+    let failing = write_file(
+        &dir,
+        "failing.sql",
+        "\\startpipeline\nINSERT INTO piped VALUES (1, 1);\nSELECT 1 / 0;\nINSERT INTO piped VALUES (1, 2);\n\
+         \\syncpipeline\nINSERT INTO piped VALUES (1, 3);\n\\endpipeline\n",
+    )?;
+    let argv = ["timeit", "--url", &db.url, "-f", &failing, "-M", "extended", "-t", "4", "-r", "--output", "json"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 1, || format!("exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let counts: Vec<(u64, u64)> = r["queries"][0]["statements"]
+        .as_array()
+        .context("statements with -r")?
+        .iter()
+        .map(|s| (s["count"].as_u64().unwrap_or(99), s["errors"].as_u64().unwrap_or(99)))
+        .collect();
+    // The first insert was answered, then rolled back with its transaction
+    // (pgbench 17's \syncpipeline ends it); the third ran after the Sync.
+    ensure(counts == [(4, 0), (0, 4), (0, 4), (4, 0)], || format!("{counts:?}: {stdout}"))?;
+    ensure(r["error_classes"][0]["class"] == "SQLSTATE 22012", || stdout.clone())?;
+    ensure(count(&db, "SELECT count(*) FROM piped WHERE n = 3")? == 4, || "the statement after the Sync ran".into())?;
+    ensure(count(&db, "SELECT count(*) FROM piped WHERE n < 3")? == 0, || "the aborted transaction's rows".into())?;
+
+    let (code, _, stderr) = dbload_bin(&["timeit", "--url", &db.url, "-f", &failing, "-M", "simple", "-t", "1"], &[]);
+    ensure(code == 2 && stderr.contains("failing.sql:1: a pipeline needs the extended protocol"), || stderr)
 }
 
 fn a_failed_statement_rolls_its_script_back(ctx: &Ctx) -> Result<()> {

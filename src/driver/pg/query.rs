@@ -20,7 +20,7 @@ use crate::op::{ErrorCode, Executor, OpError};
 use crate::stats::query::{Connects, Retries, StatementRecord};
 use crate::workload::explain::{self, Explain, ExplainMode};
 use crate::workload::params::{ParamGen, Value};
-use crate::workload::script::{Action, Script};
+use crate::workload::script::{Action, Pipeline, Script};
 use crate::workload::{inline_params, Protocol, QueryOp, QuerySpec};
 
 /// The statements a query sends, with how many parameters each binds: one
@@ -145,10 +145,13 @@ pub struct QueryExecutor {
     /// Whether a run was sent on this connection (with `-C`, the next needs another).
     used: bool,
     /// With `-C`, why the connection for the next run could not be made:
-    /// that run fails with it, unsent.
-    not_ready: Option<OpError>,
+    /// that run fails with it, unsent (boxed: rare, and an error is large).
+    not_ready: Option<Box<OpError>>,
     /// The connections made for each run (`-C`); kept across them.
     connects: Connects,
+    /// The statements of the script's pipeline under way, by index: kept
+    /// between runs, so a pipeline allocates nothing.
+    piped: Vec<usize>,
 }
 
 /// The SQLSTATEs after which pgbench's `--max-tries` runs a script again:
@@ -204,6 +207,7 @@ impl QueryExecutor {
             used: false,
             not_ready: None,
             connects: Connects::default(),
+            piped: Vec::new(),
         })
     }
 
@@ -236,8 +240,8 @@ impl QueryExecutor {
                 self.connects.total += started.elapsed();
             }
             Err(e) => {
-                self.not_ready =
-                    Some(OpError::fatal("connection lost", format!("-C: connecting for the next run: {e:#}")));
+                let why = format!("-C: connecting for the next run: {e:#}");
+                self.not_ready = Some(Box::new(OpError::fatal("connection lost", why)));
             }
         }
     }
@@ -268,7 +272,7 @@ impl QueryExecutor {
 
     async fn run(&mut self, op: &QueryOp, warm: bool) -> Result<u64, OpError> {
         if let Some(e) = self.not_ready.take() {
-            return Err(e);
+            return Err(*e);
         }
         self.used = true;
         match self.queries[op.label].script.clone() {
@@ -299,43 +303,119 @@ impl QueryExecutor {
     }
 
     /// One try of a script: its statements in order with their share of the
-    /// drawn parameters, its sleeps between them. The first statement that
-    /// fails ends the try, rolling back a transaction the script opened; it
-    /// counts as the statement's failure unless the run is to be tried again.
+    /// drawn parameters, its sleeps between them, its pipelines sent whole.
+    /// The first statement that fails ends the try, rolling back a
+    /// transaction the script opened; it counts as the statement's failure
+    /// unless the run is to be tried again.
     async fn try_script(&mut self, op: &QueryOp, script: &Script, warm: bool, last: bool) -> Result<u64, OpError> {
         let (mut params, mut sleeps) = (&op.params[..], op.sleeps.iter());
+        let mut piped = std::mem::take(&mut self.piped);
+        piped.clear();
+        let mut in_pipeline = false;
+        let mut failed = None;
         for action in script.actions() {
             let i = match action {
                 Action::Sleep => {
                     tokio::time::sleep(*sleeps.next().expect("one drawn per sleep")).await;
                     continue;
                 }
+                Action::Pipeline(Pipeline::Start) => {
+                    in_pipeline = true;
+                    continue;
+                }
+                Action::Pipeline(Pipeline::Sync) => {
+                    self.wire.sync();
+                    continue;
+                }
+                Action::Pipeline(Pipeline::End) => {
+                    in_pipeline = false;
+                    failed = self.end_pipeline(op.label, &piped, warm, last).await;
+                    piped.clear();
+                    if failed.is_some() {
+                        break;
+                    }
+                    continue;
+                }
                 Action::Statement(i) => i,
             };
             let (own, rest) = params.split_at(script.param_count(i));
             params = rest;
+            if in_pipeline {
+                match self.wire.pipe(&self.statements[op.label][i], own) {
+                    Ok(()) => piped.push(i),
+                    Err(e) => {
+                        // Not sent: what was piped before it is, and answered.
+                        self.count(op.label, i, &e, warm, last);
+                        let before = self.end_pipeline(op.label, &piped, warm, last).await;
+                        failed = Some((i, before.map_or(e, |(_, e)| e)));
+                        break;
+                    }
+                }
+                continue;
+            }
             let started = Instant::now();
-            let result = self.send(op.label, i, own).await;
-            let record = &mut self.records[op.label][i];
-            match result {
+            match self.send(op.label, i, own).await {
                 Ok(_) if warm => {}
-                Ok(_) => record.ok(started.elapsed()),
-                Err(mut failed) => {
-                    if !warm && (last || !retriable(&failed)) {
-                        record.failed += 1;
-                    }
-                    if !failed.fatal {
-                        // A statement that fails inside BEGIN ... END leaves the
-                        // transaction aborted; outside one this is a no-op.
-                        let _ = self.wire.simple(sql::ROLLBACK).await;
-                    }
-                    failed.message =
-                        format!("{} line {}: {}", script.origin, script.statements[i].line, failed.message);
-                    return Err(failed);
+                Ok(_) => self.records[op.label][i].ok(started.elapsed()),
+                Err(e) => {
+                    self.count(op.label, i, &e, warm, last);
+                    failed = Some((i, e));
+                    break;
                 }
             }
         }
-        Ok(1)
+        self.piped = piped;
+        let Some((i, mut e)) = failed else { return Ok(1) };
+        if !e.fatal {
+            // A statement that fails inside BEGIN ... END leaves the
+            // transaction aborted; outside one this is a no-op.
+            let _ = self.wire.simple(sql::ROLLBACK).await;
+        }
+        e.message = format!("{} line {}: {}", script.origin, script.statements[i].line, e.message);
+        Err(e)
+    }
+
+    /// Counts statement `i`'s failure, unless it is warm-up or its run is
+    /// to be tried again.
+    fn count(&mut self, label: usize, i: usize, e: &OpError, warm: bool, last: bool) {
+        if !warm && (last || !retriable(e)) {
+            self.records[label][i].failed += 1;
+        }
+    }
+
+    /// Ends a pipeline of `piped` statements: its last Sync, one write, and
+    /// every answer read in order, each statement timed from that write
+    /// (when the server got it). After an error the server skips the rest
+    /// of its transaction up to the next Sync: each of those counts as
+    /// failed too, not executed. Returns the first error, with its statement.
+    async fn end_pipeline(
+        &mut self,
+        label: usize,
+        piped: &[usize],
+        warm: bool,
+        last: bool,
+    ) -> Option<(usize, OpError)> {
+        self.wire.sync();
+        if let Err(e) = self.wire.flush().await {
+            return piped.first().map(|&i| (i, e));
+        }
+        let sent = Instant::now();
+        let mut first = None;
+        for &i in piped {
+            match self.wire.answer().await {
+                Ok(_) if warm => {}
+                Ok(_) => self.records[label][i].ok(sent.elapsed()),
+                Err(e) => {
+                    self.count(label, i, &e, warm, last);
+                    let fatal = e.fatal;
+                    first.get_or_insert((i, e));
+                    if fatal {
+                        break;
+                    }
+                }
+            }
+        }
+        first
     }
 }
 
