@@ -7,6 +7,8 @@
 #   median 3 1 2                            the median of numbers
 #   need_gnu_time NAME                      /usr/bin/time, installed from the system packages if missing
 #   need_pgbench NAME                       pgbench on PATH, or exit 2 saying where it comes from
+#   need_dbload                             $DBLOAD, this tree's release build unless set
+#   against_pgbench NAME                    all of the above and a throwaway server
 #   load_average                            the 1, 5 and 15 minute load averages
 #
 # Alternating rounds: on a 2-core machine shared with the server a single
@@ -58,6 +60,28 @@ need_pgbench() {
   exit 2
 }
 
+# need_dbload: DBLOAD=path runs that binary; otherwise this tree's release
+# build, brought up to date (a stale binary would be measured otherwise).
+need_dbload() {
+  [ -z "${DBLOAD:-}" ] || return 0
+  cargo build --release --quiet
+  DBLOAD=./target/release/dbload
+}
+
+# against_pgbench NAME: what a comparison with pgbench needs: GNU time,
+# pgbench, dbload, the table, and a throwaway server (bench/server.sh sets
+# url and work).
+against_pgbench() {
+  need_gnu_time "$1"
+  need_pgbench "$1"
+  need_dbload
+  # shellcheck source=bench/server.sh
+  . bench/server.sh
+  # shellcheck source=bench/table.sh
+  . bench/table.sh
+  start_server
+}
+
 ROUNDS=${ROUNDS:-10}
 
 # The round under way, for the lines a side prints.
@@ -93,14 +117,14 @@ ratios() { paste "$work/figures/$1.$3" "$work/figures/$2.$3" | awk '{ printf "%.
 # on its last line (above it, "Command exited with non-zero status 1" when
 # some operations failed); `-` for a side with no client of its own.
 record_run() {
-  local side=$1 ops=$2 rate=$3 timefile=$4 errors=$5 cpu=-
+  local side=$1 ops=$2 rate=$3 timefile=$4 errors=$5 cpu=""
   record "$side" rate "$rate"
   if [ "$timefile" != - ]; then
     cpu=$(tail -1 "$timefile" | awk -v n="$ops" '{ printf "%.3f", ($1 + $2) / n * 1e6 }')
     record "$side" cpu "$cpu"
+    cpu=$(printf '%8s us client CPU per %s' "$cpu" "$unit")
   fi
-  printf '  round %s %-16s %12.0f %s/s  %8s us client CPU per %s  %s errors\n' \
-    "$round" "$side:" "$rate" "${unit:?}" "$cpu" "$unit" "$errors" >&2
+  printf '  round %s %-16s %12.0f %s/s, %s errors  %s\n' "$round" "$side:" "$rate" "${unit:?}" "$errors" "$cpu" >&2
 }
 
 # timed_dbload SIDE N ARGS...: N is the queries in one operation of dbload's

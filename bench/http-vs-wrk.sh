@@ -38,11 +38,7 @@ if ! command -v wrk >/dev/null; then
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq wrk >/dev/null
 fi
-# DBLOAD=path runs that binary; otherwise the release build of this tree.
-if [ -z "${DBLOAD:-}" ]; then
-  cargo build --release --quiet
-  DBLOAD=./target/release/dbload
-fi
+need_dbload
 
 work=$(mktemp -d /tmp/dbload-http-bench-XXXXXX)
 chmod 755 "$work"
@@ -85,7 +81,7 @@ echo "http-vs-wrk: nginx 1 worker on 127.0.0.1, POST notify body, $CONNECTIONS c
   "${DURATION} s; $ROUNDS alternating rounds (medians)"
 versus dbload wrk "http POST, $CONNECTIONS connections, req/s" 0.9
 cpu_versus dbload wrk "  client CPU per request, us" 7
-peak=$(figures dbload rss | sort -g | tail -1)
+peak=$(printf '%.1f' "$(figures dbload rss | sort -g | tail -1)")
 echo "  dbload peak RSS $peak MiB (target <= 32)"
 bench_row "  peak RSS, MiB" "$peak" - - - "<= 32" "$(met "$peak" '<=' 32)"
 echo "  load average: $load_start before, $(load_average) after"

@@ -30,18 +30,7 @@ export TRANSPORT=${TRANSPORT:-tcp}
 
 # shellcheck source=bench/common.sh
 . bench/common.sh
-need_gnu_time pgbench-builtin
-need_pgbench pgbench-builtin
-if [ -z "${DBLOAD:-}" ]; then
-  cargo build --release --quiet
-  DBLOAD=./target/release/dbload
-fi
-
-# shellcheck source=bench/server.sh
-. bench/server.sh
-# shellcheck source=bench/table.sh
-. bench/table.sh
-start_server
+against_pgbench pgbench-builtin
 
 # init_in SIDE COMMAND...: the wall seconds of one init, kept as the side's `seconds`.
 init_in() {

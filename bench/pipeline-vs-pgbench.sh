@@ -30,18 +30,7 @@ export TRANSPORT=${TRANSPORT:-tcp}
 
 # shellcheck source=bench/common.sh
 . bench/common.sh
-need_gnu_time pipeline-vs-pgbench
-need_pgbench pipeline-vs-pgbench
-if [ -z "${DBLOAD:-}" ]; then
-  cargo build --release --quiet
-  DBLOAD=./target/release/dbload
-fi
-
-# shellcheck source=bench/server.sh
-. bench/server.sh
-# shellcheck source=bench/table.sh
-. bench/table.sh
-start_server
+against_pgbench pipeline-vs-pgbench
 script="$work/pipeline.sql"
 {
   printf '%s\n' '\startpipeline'

@@ -32,19 +32,7 @@ export TRANSPORT=${TRANSPORT:-tcp}
 
 # shellcheck source=bench/common.sh
 . bench/common.sh
-need_gnu_time select1-vs-pgbench
-need_pgbench select1-vs-pgbench
-# This tree's release build, brought up to date (a stale binary would be measured otherwise).
-if [ -z "${DBLOAD:-}" ]; then
-  cargo build --release --quiet
-  DBLOAD=./target/release/dbload
-fi
-
-# shellcheck source=bench/server.sh
-. bench/server.sh
-# shellcheck source=bench/table.sh
-. bench/table.sh
-start_server
+against_pgbench select1-vs-pgbench
 printf 'select 1;\n' >"$work/select1.sql"
 
 unit=query
