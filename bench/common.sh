@@ -88,6 +88,9 @@ ROUNDS=${ROUNDS:-10}
 round=0
 available() { [ ! -e "$work/figures/$1.unavailable" ]; }
 
+# alternate SIDE...: a comparison's rounds, its figures afresh. A side's
+# function exits 0 with its figures recorded, 2 when this build cannot run it
+# (from then on it is skipped, and versus says so), anything else to stop.
 alternate() {
   rm -rf "${work:?}/figures"
   mkdir -p "$work/figures"

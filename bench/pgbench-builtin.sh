@@ -55,8 +55,8 @@ echo "pgbench-builtin: dbload $("$DBLOAD" --version | cut -d' ' -f2) vs $(pgbenc
 alternate init_dbload init_pgbench
 echo
 echo "pgbench-builtin: scale $SCALE; tpcb-like, $PROTOCOL, $CLIENTS clients, ${DURATION} s; $ROUNDS alternating rounds (medians)"
-di=$(median_of init_dbload seconds)
-pi=$(median_of init_pgbench seconds)
+di=$(printf '%.2f' "$(median_of init_dbload seconds)")
+pi=$(printf '%.2f' "$(median_of init_pgbench seconds)")
 # The init's ratio is pgbench's time over dbload's: above 1.0, dbload is faster.
 read -r q1 ratio q3 < <(ratios init_pgbench init_dbload seconds | quartiles)
 printf '  init --scale %s: dbload %.2f s, pgbench -i %.2f s; pgbench/dbload %.2f x, IQR %.2f-%.2f\n' \
