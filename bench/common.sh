@@ -125,6 +125,8 @@ record_run() {
   if [ "$timefile" != - ]; then
     cpu=$(tail -1 "$timefile" | awk -v n="$ops" '{ printf "%.3f", ($1 + $2) / n * 1e6 }')
     record "$side" cpu "$cpu"
+    # The kernel's share grows with the machine's load for every client alike; user time is the client's own.
+    record "$side" user "$(tail -1 "$timefile" | awk -v n="$ops" '{ printf "%.3f", $1 / n * 1e6 }')"
     cpu=$(printf '%8s us client CPU per %s' "$cpu" "$unit")
   fi
   printf '  round %s %-16s %12.0f %s/s, %s errors  %s\n' "$round" "$side:" "$rate" "${unit:?}" "$errors" "$cpu" >&2
@@ -191,10 +193,10 @@ versus() {
     ">= $target x" "$(met "$ratio" '>=' "$target")"
 }
 
-# cpu_versus A B WHAT [LIMIT]: A's median client CPU per op against B's, and
-# the median of their ratio round by round with its IQR. LIMIT `gate` (issue
-# 31's gate for `select 1`): met when A's median is at or below B's; a number:
-# met when A's median is at or below that many us.
+# cpu_versus A B WHAT [LIMIT]: A's median client CPU per op against B's (and
+# the user part of each), and the median of their ratio round by round with
+# its IQR. LIMIT `gate` (issue 31's gate for `select 1`): met when A's median
+# is at or below B's; a number: met when A's median is at most that many us.
 cpu_versus() {
   local a=$1 b=$2 what=$3 limit=${4:-} mine peer q1 ratio q3 target=- ok=-
   available "$a" || return 0
@@ -206,7 +208,8 @@ cpu_versus() {
   gate) target="<= $b's" ok=$(met "$mine" '<=' "$peer") ;;
   *) target="<= $limit us" ok=$(met "$mine" '<=' "$limit") ;;
   esac
-  printf '  %-44s %s %s us, %s %s us; ratio %.2f x, IQR %.2f-%.2f%s\n' "$what" "$a" "$mine" "$b" "$peer" \
+  printf '  %-44s %s %s us (user %.2f), %s %s us (user %.2f); ratio %.2f x, IQR %.2f-%.2f%s\n' \
+    "$what" "$a" "$mine" "$(median_of "$a" user)" "$b" "$peer" "$(median_of "$b" user)" \
     "$ratio" "$q1" "$q3" "${limit:+; target $target, met: $ok}"
   bench_row "$what" "$mine" "$peer ($b)" "$(printf '%.2f' "$ratio")" "$(printf '%.2f-%.2f' "$q1" "$q3")" \
     "$target" "$ok"
