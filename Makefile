@@ -34,7 +34,9 @@ test: deps
 	# The timer's precision, alone (beside the parallel unit tests, their load would be in it).
 	$(CARGO) test --lib -- --ignored --exact run::pacer::tests::wake_ups_are_on_time
 
-## Every bench (dbload against the server's own COPY, pgbench, wrk; memory
-## per worker and per VU), then one table of figures, ratios and targets.
+## Every bench (dbload against pgbench, pipelined too, the server's own COPY and wrk;
+## memory per worker, connection and VU), each comparison in 10 alternating rounds
+## (ROUNDS=3 make bench for fewer), then one table: figures, the median ratio and its
+## interquartile range, targets, the load average and the time it took (about 25 minutes).
 bench: build
 	bench/all.sh

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # `make bench`: every speed and memory bench, one after the other on this
 # machine, then one table: each figure, dbload's value, its peer's or the
-# server's own limit, the ratio, the target (issue 18) and whether it is
-# met, with the load average before and after (this is a 2-core machine
-# shared with the server: a busy one lowers every ratio). Each script's own
-# output goes to bench/out/NAME.txt.
+# server's own limit, the ratio (the median of the ratios of alternating
+# rounds: dbload, peer, dbload, peer ...) and its interquartile range, the
+# target (issues 18 and 31) and whether it is met, with the load average
+# before and after (this is a 2-core machine shared with the server: a busy
+# one lowers every ratio) and the time it all took. Each script's own output
+# (its per-round lines included) goes to bench/out/NAME.txt.
 #
-#   make bench                          # or bench/all.sh
+#   make bench                          # or bench/all.sh: 10 rounds each, about 25 minutes
+#   ROUNDS=3 make bench                 # fewer rounds, a quicker and noisier look
 #   BENCHES="select1-vs-pgbench http-vs-wrk" bench/all.sh
 #
 # The knobs of each script (ROUNDS, DURATION, ROWS ...) pass through.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BENCHES=${BENCHES:-ingest-vs-copy select1-vs-pgbench pgbench-builtin http-vs-wrk memory}
+BENCHES=${BENCHES:-select1-vs-pgbench pipeline-vs-pgbench pgbench-builtin ingest-vs-copy http-vs-wrk memory}
 if [ -z "${DBLOAD:-}" ]; then
   cargo build --release --quiet
   export DBLOAD=./target/release/dbload
@@ -24,6 +27,7 @@ export BENCH_TABLE
 trap 'rm -f "$BENCH_TABLE"' EXIT
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date +%s)
 failed=()
 for bench in $BENCHES; do
   echo "bench/all: $bench (output in bench/out/$bench.txt)" >&2
@@ -39,10 +43,12 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo
 echo "dbload $("$DBLOAD" --version | cut -d' ' -f2) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown))," \
   "$(date -u +%Y-%m-%d), $(nproc) x $cpu, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
-echo "load average (1, 5, 15 min): $load_start before, $load_end after"
+took=$(($(date +%s) - started))
+echo "load average (1, 5, 15 min): $load_start before, $load_end after;" \
+  "$((took / 60)) min $((took % 60)) s for BENCHES=\"$BENCHES\", ROUNDS=${ROUNDS:-10}"
 echo
 {
-  printf 'figure\tdbload\tpeer or limit\tratio\ttarget\tmet\n'
+  printf 'figure\tdbload\tpeer or limit\tratio\tIQR\ttarget\tmet\n'
   cat "$BENCH_TABLE"
 } | column -t -s $'\t'
 if [ ${#failed[@]} -gt 0 ]; then

@@ -4,23 +4,24 @@
 # process, `return 200` for every request, POST included), seed 003's
 # notify body, the same connections, duration and threads, alternating the
 # two tools round by round. Prints requests/s of each and their ratio, the
-# client CPU each spent per 100,000 requests, and dbload's peak RSS.
+# client CPU each spent per request, and dbload's peak RSS.
 #
-#   bench/http-vs-wrk.sh                          # 30 connections, 15 s, 1 thread, 3 rounds
+#   bench/http-vs-wrk.sh                          # 30 connections, 1 thread, 10 rounds of 5 s each
 #   DURATION=60 ROUNDS=1 bench/http-vs-wrk.sh      # memory must stay flat however long
 #   CONNECTIONS=100 THREADS=2 bench/http-vs-wrk.sh
 #
 # One thread each by default: on a 2-core machine nginx needs the other core,
 # and a second client thread only competes with it (both tools lose).
 #
-# Targets (issue 6): dbload >= 0.9 x wrk's requests/s, <= 0.7 CPU-s per
-# 100k requests, peak RSS <= 32 MiB whatever the duration.
+# Targets (issue 6): dbload >= 0.9 x wrk's requests/s (the median of the
+# rounds' ratios, with its IQR), <= 7 us of client CPU per request (0.7
+# CPU-s per 100k; GNU time's user+sys of each process, as bench/common.sh
+# measures every client), peak RSS <= 32 MiB whatever the duration.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${DURATION:-15}
+DURATION=${DURATION:-5}
 CONNECTIONS=${CONNECTIONS:-30}
-ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18668}
 THREADS=${THREADS:-1}
 BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"},"pressure":{"value":720,"type":"Integer"}}]}'
@@ -31,16 +32,13 @@ BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"
 . bench/nginx.sh
 # shellcheck source=bench/table.sh
 . bench/table.sh
+need_gnu_time http-vs-wrk
 if ! command -v wrk >/dev/null; then
   echo "http-vs-wrk: installing wrk from the system packages" >&2
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq wrk >/dev/null
 fi
-# DBLOAD=path runs that binary; otherwise the release build of this tree.
-if [ -z "${DBLOAD:-}" ]; then
-  cargo build --release --quiet
-  DBLOAD=./target/release/dbload
-fi
+need_dbload
 
 work=$(mktemp -d /tmp/dbload-http-bench-XXXXXX)
 chmod 755 "$work"
@@ -55,45 +53,35 @@ trap cleanup EXIT
 start_nginx "$work" "$PORT"
 
 url="http://127.0.0.1:$PORT/v2/notify"
-TIMEFORMAT='%U %S'
 
-wrk_rates=() dbload_rates=() wrk_cpu=() dbload_cpu=() rss=()
-for round in $(seq "$ROUNDS"); do
-  # wrk: requests/s from its summary, CPU from the shell's accounting.
-  { time wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s "$work/post.lua" "$url" >"$work/wrk.txt" 2>&1; } 2>"$work/wrk.time"
-  w_rate=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$work/wrk.txt")
-  w_reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")
-  w_cpu=$(awk '{print $1 + $2}' "$work/wrk.time")
-  wrk_rates+=("$w_rate")
-  wrk_cpu+=("$(awk -v c="$w_cpu" -v n="$w_reqs" 'BEGIN{printf "%.3f", c / n * 100000}')")
+unit=request
+side_wrk() {
+  /usr/bin/time -o "$work/wrk.time" -f '%U %S' \
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" -s "$work/post.lua" "$url" >"$work/wrk.txt" 2>&1
+  record_run wrk "$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$work/wrk.txt")" \
+    "$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$work/wrk.txt")" "$work/wrk.time" \
+    "$(sed -n 's/^ *Non-2xx or 3xx responses: *\([0-9]*\).*/\1/p' "$work/wrk.txt" | grep . || echo 0)"
+}
+side_dbload() {
+  /usr/bin/time -o "$work/dbload.time" -f '%U %S' \
+    "$DBLOAD" http POST "$url" --body-file "$work/notify.json" --vus "$CONNECTIONS" --threads "$THREADS" \
+    --duration "${DURATION}s" --quiet --output json >"$work/dbload.json"
+  record dbload rss "$(json_field '["client_peak_rss_mib"]' <"$work/dbload.json")"
+  record_run dbload "$(json_field '["http_reqs"]' <"$work/dbload.json")" \
+    "$(json_field '["http_reqs_per_sec"]' <"$work/dbload.json")" "$work/dbload.time" \
+    "$(json_field '["errors"]' <"$work/dbload.json")"
+}
 
-  report=$("$DBLOAD" http POST "$url" --body-file "$work/notify.json" --vus "$CONNECTIONS" --threads "$THREADS" \
-    --duration "${DURATION}s" --quiet --output json)
-  d_rate=$(echo "$report" | json_field '["http_reqs_per_sec"]')
-  d_reqs=$(echo "$report" | json_field '["http_reqs"]')
-  d_cpu=$(echo "$report" | json_field '["client_cpu_s"]')
-  d_err=$(echo "$report" | json_field '["errors"]')
-  dbload_rates+=("$(printf '%.0f' "$d_rate")")
-  dbload_cpu+=("$(awk -v c="$d_cpu" -v n="$d_reqs" 'BEGIN{printf "%.3f", c / n * 100000}')")
-  rss+=("$(printf '%.1f' "$(echo "$report" | json_field '["client_peak_rss_mib"]')")")
-  echo "  round $round: wrk ${w_rate} req/s (${wrk_cpu[-1]} CPU-s/100k), dbload ${dbload_rates[-1]} req/s" \
-    "(${dbload_cpu[-1]} CPU-s/100k, ${rss[-1]} MiB, $d_err errors)" >&2
-done
+load_start=$(load_average)
+echo "http-vs-wrk: dbload $("$DBLOAD" --version | cut -d' ' -f2) vs wrk; $(nproc) cores; load average $load_start" >&2
+alternate dbload wrk
 
-w=$(median "${wrk_rates[@]}")
-d=$(median "${dbload_rates[@]}")
 echo
-echo "http-vs-wrk: nginx 1 worker on 127.0.0.1, POST notify body, $CONNECTIONS connections, ${DURATION} s, $ROUNDS rounds (medians)"
-printf '  wrk     %10.0f req/s   %6.3f CPU-s per 100k requests (%s threads)\n' "$w" "$(median "${wrk_cpu[@]}")" "$THREADS"
-printf '  dbload  %10.0f req/s   %6.3f CPU-s per 100k requests   peak RSS %s MiB (max %s)\n' \
-  "$d" "$(median "${dbload_cpu[@]}")" "$(median "${rss[@]}")" "$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)"
-ratio=$(awk -v d="$d" -v w="$w" 'BEGIN{printf "%.2f", d / w}')
-echo "  ratio   $(printf '%10s' "$ratio") x wrk (target >= 0.90)"
-w_cpu=$(median "${wrk_cpu[@]}")
-d_cpu=$(median "${dbload_cpu[@]}")
-peak=$(printf '%s\n' "${rss[@]}" | sort -g | tail -1)
-bench_row "http POST, $CONNECTIONS connections, req/s" "$(printf '%.0f' "$d")" "$(printf '%.0f' "$w") (wrk)" "$ratio" \
-  ">= 0.9" "$(met "$ratio" '>=' 0.9)"
-bench_row "  client CPU-s per 100k requests" "$d_cpu" "$w_cpu (wrk)" \
-  "$(awk -v d="$d_cpu" -v w="$w_cpu" 'BEGIN{printf "%.2f", d / w}')" "<= 0.7 s" "$(met "$d_cpu" '<=' 0.7)"
-bench_row "  peak RSS, MiB" "$peak" - - "<= 32" "$(met "$peak" '<=' 32)"
+echo "http-vs-wrk: nginx 1 worker on 127.0.0.1, POST notify body, $CONNECTIONS connections, $THREADS thread(s)," \
+  "${DURATION} s; $ROUNDS alternating rounds (medians)"
+versus dbload wrk "http POST, $CONNECTIONS connections, req/s" 0.9
+cpu_versus dbload wrk "  client CPU per request, us" 7
+peak=$(printf '%.1f' "$(figures dbload rss | sort -g | tail -1)")
+echo "  dbload peak RSS $peak MiB (target <= 32)"
+bench_row "  peak RSS, MiB" "$peak" - - - "<= 32" "$(met "$peak" '<=' 32)"
+echo "  load average: $load_start before, $(load_average) after"

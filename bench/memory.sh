@@ -12,6 +12,8 @@
 #           bench/http-vs-wrk.sh starts it), a fixed body and --body-template
 #   timeit  distinct statements of `dbload timeit -s ...`, each run --repeat
 #           times, against one throwaway server (bench/server.sh)
+#   connections  connections of `dbload timeit -s 'select 1' -c N` for
+#           CONNECTION_DURATION on that server: the RSS each added one adds
 #   bodies  VUs of `dbload http GET` fetching large answers (BODY_BYTES, 20 MB)
 #           from nginx with a status check, which reads no body: bodies are
 #           read and dropped, so peak RSS must not grow with VUs x body
@@ -20,7 +22,7 @@
 #   bench/memory.sh                                  # every part, default points
 #   PARTS="ingest timeit" bench/memory.sh
 #   PARTS=bodies BODY_VUS="1 50" bench/memory.sh
-#   WORKERS="1 16 64 256" VUS="1 100 500 2000" STATEMENTS="1 200 2000" bench/memory.sh
+#   WORKERS="1 16 64 256" VUS="1 100 500 2000" STATEMENTS="1 200 2000" CONNECTIONS="1 16 64" bench/memory.sh
 #   MEASURED=/path/to/other/dbload bench/memory.sh   # another build beside this one
 #
 # Targets (issues 14 and 18): <= 1 MiB per ingest worker, <= 64 KiB per HTTP
@@ -38,10 +40,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PARTS=${PARTS:-ingest http timeit bodies}
+PARTS=${PARTS:-ingest connections http timeit bodies}
 WORKERS=${WORKERS:-1 16 64 256}
 VUS=${VUS:-1 100 500 2000}
 STATEMENTS=${STATEMENTS:-1 200 2000}
+# The throwaway server takes 100 connections.
+CONNECTIONS=${CONNECTIONS:-1 16 64}
+CONNECTION_DURATION=${CONNECTION_DURATION:-2s}
 BATCH=${BATCH:-10000}
 # Readings per device: 10 devices per worker, so 50,000 rows (5 batches) per worker.
 MEASUREMENTS=${MEASUREMENTS:-5000}
@@ -71,6 +76,15 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
+
+# The throwaway server of the timeit and connections parts, started once.
+need_server() {
+  [ -z "${url:-}" ] || return 0
+  # shellcheck source=bench/server.sh
+  . bench/server.sh
+  start_server
+  trap cleanup EXIT
+}
 
 rss_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["client_peak_rss_mib"])'; }
 
@@ -126,9 +140,9 @@ measure() {
   echo "$line"
   kib=$(slope "${first[0]}" "${last[0]}")
   if [ -n "${TARGET_KIB:-}" ] && [ "$kib" != - ]; then
-    bench_row "memory per $unit, ${label%% (*}" "$kib KiB" - - "<= $TARGET_KIB KiB" "$(met "$kib" '<=' "$TARGET_KIB")"
+    bench_row "memory per $unit, ${label%% (*}" "$kib KiB" - - - "<= $TARGET_KIB KiB" "$(met "$kib" '<=' "$TARGET_KIB")"
   else
-    bench_row "memory per $unit, ${label%% (*}" "$kib KiB" - - - -
+    bench_row "memory per $unit, ${label%% (*}" "$kib KiB" - - - - -
   fi
   echo
 }
@@ -162,13 +176,13 @@ EOF
       http POST "http://127.0.0.1:$PORT/v2/notify" --body-template "$scratch/body.j2" --vus UNITS \
       --duration "$HTTP_DURATION"
     ;;
+  connections)
+    need_server
+    measure "timeit -s 'select 1', $CONNECTION_DURATION" connection "$CONNECTIONS" \
+      timeit --url "$url" -s 'select 1' --concurrency UNITS --duration "$CONNECTION_DURATION"
+    ;;
   timeit)
-    if [ -z "${url:-}" ]; then
-      # shellcheck source=bench/server.sh
-      . bench/server.sh
-      start_server
-      trap cleanup EXIT
-    fi
+    need_server
     for n in $STATEMENTS; do
       seq "$n" | sed 's/.*/select & as n;/' >"$scratch/statements-$n.sql"
     done
@@ -184,7 +198,7 @@ EOF
       http "http://127.0.0.1:$PORT/files/body" --vus UNITS --duration "$HTTP_DURATION" --check status=200
     ;;
   *)
-    echo "memory: unknown part $part (ingest, http, timeit, bodies)" >&2
+    echo "memory: unknown part $part (ingest, connections, http, timeit, bodies)" >&2
     exit 2
     ;;
   esac

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the HTTP benchmarks: nginx from the system packages (installed
 # if missing) on loopback, one worker process, `return 200` for every
 # request (POST included) but GET /files/NAME, which serves DIR/files/NAME,

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the bench scripts: a throwaway server from dbload itself, left
 # running with --keep and stopped (its directory removed) with `dbload stop`,
 # so the benchmarks run against the same server as `dbload ingest` alone.
