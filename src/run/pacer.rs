@@ -133,6 +133,12 @@ impl Schedule {
         }
     }
 
+    /// Whether workers take turns at all (VU stages): without, [`Self::turn`]
+    /// is always now, and a worker need not read the clock to ask.
+    pub fn has_turns(&self) -> bool {
+        self.stages.as_ref().is_some_and(|s| s.ramps == Ramps::Vus)
+    }
+
     /// The stage (0-based) that `t` falls in, for the recorder; `None`
     /// without stages or past their end.
     pub fn stage_at(&self, t: Duration) -> Option<usize> {

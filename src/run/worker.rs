@@ -167,10 +167,18 @@ where
     if let (true, Some(waiting)) = (plan.schedule.back_to_back(), source.waiting()) {
         executor.follow(waiting);
     }
+    let has_turns = plan.schedule.has_turns();
+    let mut pending = Pending::default();
     loop {
+        // Ctrl-C and a stop, once per operation: the waits below race them
+        // only when they wait (the work is polled first), so an operation
+        // that is ready at once costs no registration with the token.
+        if cancel.is_cancelled() {
+            break;
+        }
         // VU stages: a worker beyond the current target waits until the
         // ramp passes it (the operation of one that was working finishes).
-        match plan.schedule.turn(turn, plan.t0.elapsed()) {
+        match if has_turns { plan.schedule.turn(turn, plan.t0.elapsed()) } else { Turn::Now } {
             Turn::Now => {}
             Turn::Never => break,
             Turn::At(at) => {
@@ -183,13 +191,13 @@ where
         }
         let mut op = tokio::select! {
             biased;
-            _ = &mut cancelled => break,
             op = source.next() => match op { Some(op) => op, None => break },
+            _ = &mut cancelled => break,
         };
         tokio::select! {
             biased;
-            _ = &mut cancelled => break,
             _ = executor.ready() => {}
+            _ = &mut cancelled => break,
         }
         let units = op.units();
         // One clock read serves the schedule, the lateness check and, where
@@ -265,7 +273,7 @@ where
             }
             Ok(Ok(acked)) => {
                 rec.ok(warmup, acked, t);
-                plan.live.rows.fetch_add(acked, Ordering::Relaxed);
+                pending.add(&plan.live, acked, 0, t.ended);
                 plan.live.succeeded(slot, &t);
                 plan.stop.succeeded();
             }
@@ -273,8 +281,7 @@ where
                 let acked = e.acked.min(units);
                 let stopped = plan.stop.failed(t.ended, &e);
                 rec.failed(warmup, acked, units - acked, t, e.class, e.message);
-                plan.live.rows.fetch_add(acked, Ordering::Relaxed);
-                plan.live.failed.fetch_add(units - acked, Ordering::Relaxed);
+                pending.add(&plan.live, acked, units - acked, t.ended);
                 if e.fatal || stopped {
                     break;
                 }
@@ -288,6 +295,7 @@ where
         }
         source.recycle(op);
     }
+    pending.publish(&plan.live);
     // An open loop whose schedule ran out at the deadline was measured
     // over the whole run: its last operation was due before the deadline,
     // and the time after it is the rate's too (a closed loop's window ends
@@ -296,6 +304,38 @@ where
         recorders.iter_mut().for_each(|rec| rec.ran_until(deadline));
     }
     (executor, recorders)
+}
+
+/// A worker's rows and failures not yet added to the progress counters
+/// ([`Live`]): added every [`PUBLISH`] of run time, not at every operation,
+/// because workers on other threads adding to the same counters at 100k
+/// operations/s pass their cache line back and forth.
+#[derive(Default)]
+struct Pending {
+    rows: u64,
+    failed: u64,
+    /// When to add them next, since the run's start.
+    due: Duration,
+}
+
+/// How often a worker adds to the progress counters: far below what a
+/// progress line or bar shows.
+const PUBLISH: Duration = Duration::from_millis(10);
+
+impl Pending {
+    fn add(&mut self, live: &Live, rows: u64, failed: u64, now: Duration) {
+        self.rows += rows;
+        self.failed += failed;
+        if now >= self.due {
+            self.publish(live);
+            self.due = now + PUBLISH;
+        }
+    }
+
+    fn publish(&mut self, live: &Live) {
+        live.rows.fetch_add(std::mem::take(&mut self.rows), Ordering::Relaxed);
+        live.failed.fetch_add(std::mem::take(&mut self.failed), Ordering::Relaxed);
+    }
 }
 
 /// When an operation started, and whether it is warm-up: a resend after
