@@ -66,6 +66,11 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("wire::a_notice_is_counted_not_an_error", a_notice_is_counted_not_an_error, Parallel),
         (
+            "wire::a_value_that_cannot_be_bound_fails_its_statement_alone",
+            a_value_that_cannot_be_bound_fails_its_statement_alone,
+            Parallel,
+        ),
+        (
             "wire::sslmode_require_without_tls_on_the_server_is_refused",
             sslmode_require_without_tls_on_the_server_is_refused,
             Parallel,
@@ -276,6 +281,25 @@ fn a_cancelled_statement_answers_57014_at_once(ctx: &Ctx) -> Result<()> {
 }
 
 /// Rows of `n` (id, name) in COPY's text format, ids from `first`.
+/// A value of a type the parameter does not take is refused by the client
+/// before anything of its statement is sent: the statements before and
+/// after it on the connection are answered as if it had not been tried.
+fn a_value_that_cannot_be_bound_fails_its_statement_alone(ctx: &Ctx) -> Result<()> {
+    both(ctx, |pg| async move {
+        let mut wire = Wire::connect(&pg).await?;
+        let s = wire.prepare("twice", "SELECT $1::int4 * 2").await.op()?;
+        wire.push(&s, &[&1i32]).op()?;
+        let refused = wire.push(&s, &[&"one"]).unwrap_err();
+        ensure!(refused.class == "client error" && !refused.fatal, "{refused:?}");
+        wire.push(&s, &[&3i32]).op()?;
+        wire.flush().await.op()?;
+        ensure!(wire.answer().await.op()? == 1);
+        ensure!(wire.answer().await.op()? == 1);
+        ensure!(wire.in_flight() == 0);
+        Ok(())
+    })
+}
+
 fn rows(first: u32, n: u32) -> Vec<u8> {
     (first..first + n).map(|i| format!("{i}\tname {i}\n")).collect::<String>().into_bytes()
 }

@@ -40,10 +40,11 @@ use bytes::{Buf, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{self, Header, Message};
 use postgres_protocol::message::frontend;
-use postgres_types::{ToSql, Type};
+use postgres_types::{BorrowToSql, ToSql, Type};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub use self::cancel::Cancel;
+pub use self::copy::Answered;
 use self::stream::{Endpoint, Session, Stream, Tls};
 use super::{PgTarget, SslMode};
 use crate::error::target;
@@ -273,24 +274,44 @@ impl Wire {
     /// the Sync: one write and one read for the whole pipeline, and no
     /// answer to wait for before it.
     pub fn pipe(&mut self, statement: &Prepared, values: &[&(dyn ToSql + Sync)]) -> Result<(), OpError> {
+        self.pipe_values(statement, values.iter().copied())
+    }
+
+    /// [`Wire::pipe`] for values given as an iterator (ingest's rows, a
+    /// batch's columns as arrays), so a batch's parameters are bound as
+    /// they are encoded, with no list of them made per statement. Each
+    /// value in the format it asks for (`ToSql::encode_format`): text
+    /// where its type is not the column's, as tokio-postgres binds it. A
+    /// value that cannot be converted fails this statement alone: nothing
+    /// of it is left to send.
+    pub fn pipe_values<P: BorrowToSql>(
+        &mut self,
+        statement: &Prepared,
+        values: impl ExactSizeIterator<Item = P> + Clone,
+    ) -> Result<(), OpError> {
         if values.len() != statement.params.len() {
             return Err(OpError::new(
                 "client error",
                 format!("{} values for {} parameters", values.len(), statement.params.len()),
             ));
         }
+        let formats = values.clone().zip(&statement.params).map(|(v, ty)| v.borrow_to_sql().encode_format(ty) as i16);
+        let unsent = self.write.len();
         let bound = frontend::bind(
             "",
             &statement.name,
-            Some(1),
-            values.iter().zip(&statement.params),
-            |(value, ty), out| match value.to_sql_checked(ty, out)? {
+            formats,
+            values.zip(&statement.params),
+            |(value, ty), out| match value.borrow_to_sql().to_sql_checked(ty, out)? {
                 postgres_types::IsNull::Yes => Ok(postgres_protocol::IsNull::Yes),
                 postgres_types::IsNull::No => Ok(postgres_protocol::IsNull::No),
             },
             Some(1),
             &mut self.write,
         );
+        if bound.is_err() {
+            self.write.truncate(unsent);
+        }
         match bound {
             Ok(()) => {}
             Err(frontend::BindError::Conversion(e)) => return Err(OpError::new("client error", e.to_string())),
@@ -300,6 +321,17 @@ impl Wire {
         self.in_flight.push_back(false);
         self.unsynced += 1;
         Ok(())
+    }
+
+    /// Closes `statement` on the server (Close, Sync), freeing what it
+    /// holds there: for a connection that keeps a bounded set of prepared
+    /// statements and replaces the oldest. Call it with nothing in flight.
+    pub async fn close(&mut self, statement: Prepared) -> Result<(), OpError> {
+        frontend::close(b'S', &statement.name, &mut self.write).map_err(broken)?;
+        frontend::sync(&mut self.write);
+        self.sent_whole();
+        self.flush().await?;
+        self.answer().await.map(drop)
     }
 
     /// Ends the pipeline of statements piped since the last Sync (none: a

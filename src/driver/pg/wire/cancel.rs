@@ -56,4 +56,15 @@ impl Cancel {
             )))
         })
     }
+
+    /// [`Cancel::cancel`] for a worker at the deadline or at Ctrl-C, which
+    /// goes on with its report whatever came of it: a request that cannot
+    /// be sent is said on stderr, as the statement may still be running.
+    pub async fn cancel_or_say(&self) {
+        if let Err(e) = self.cancel().await {
+            crate::console::line(format_args!(
+                "dbload: could not cancel a statement still running on the server: {e:#}"
+            ));
+        }
+    }
 }
