@@ -44,7 +44,6 @@ use postgres_types::{BorrowToSql, ToSql, Type};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub use self::cancel::Cancel;
-pub use self::copy::Answered;
 use self::stream::{Endpoint, Session, Stream, Tls};
 use super::{PgTarget, SslMode};
 use crate::error::target;
@@ -98,6 +97,17 @@ impl Prepared {
     pub fn params(&self) -> &[Type] {
         &self.params
     }
+}
+
+/// Whether a COPY's data waits for the server's CopyInResponse
+/// ([`Wire::copy_pieces`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answered {
+    /// Sent right behind the statement: PostgreSQL takes it.
+    NotAwaited,
+    /// Sent once the server answered the statement: for servers that do
+    /// not take data before (a pooler, a wire-compatible engine).
+    Awaited,
 }
 
 /// What a statement failed with, in the loop's terms: the server's error

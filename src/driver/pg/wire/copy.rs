@@ -16,23 +16,13 @@
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
-use super::{broken, db_error, Wire};
+use super::{broken, db_error, Answered, Wire};
 use crate::op::OpError;
 
 /// Bytes of a COPY's data buffered before they are sent: large beside a
 /// CopyData's 5 bytes of framing and a write's cost, small beside a batch
 /// (10,000 rows of 10 metrics: 1.4 MB), which is never held whole.
 const SEND_AT: usize = 64 * 1024;
-
-/// Whether a COPY's data waits for the server's CopyInResponse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answered {
-    /// Sent right behind the statement: PostgreSQL takes it.
-    NotAwaited,
-    /// Sent once the server answered the statement: for servers that do
-    /// not take data before (a pooler, a wire-compatible engine).
-    Awaited,
-}
 
 impl Wire {
     /// Adds one batch to what is to be sent: `statement` (a `COPY ... FROM
