@@ -31,16 +31,7 @@ pub trait Source {
     fn next(&mut self) -> impl Future<Output = Option<Self::Op>> + Send;
     /// Gives a sent operation back, so its buffers can be reused.
     fn recycle(&mut self, _op: Self::Op) {}
-    /// Where an executor can ask whether an operation is waiting (so that
-    /// `next` returns at once), if this source can tell.
-    fn waiting(&self) -> Option<Waiting> {
-        None
-    }
 }
-
-/// Whether a source's next operation is waiting, asked from its worker's
-/// executor while it runs the one before ([`Source::waiting`]).
-pub type Waiting = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Runs operations against the target.
 pub trait Executor<Op> {
@@ -51,15 +42,6 @@ pub trait Executor<Op> {
     /// executor keeps of its own (HTTP phases, CrateDB's server-side
     /// durations) leave it out as the recorder does.
     fn execute(&mut self, op: &mut Op, warm: bool) -> impl Future<Output = Result<u64, OpError>> + Send;
-
-    /// Given once, before the first operation, where the next operation
-    /// starts as soon as the one before ends (a closed loop without stages):
-    /// while an operation runs, `waiting` says whether the next one is
-    /// already there. The executor may then start on it early, as a COPY
-    /// worker opens the next batch's COPY behind this one's COMMIT. Not
-    /// given where the next one waits for its time (an open loop): what is
-    /// started early holds the server (a COPY, its transaction).
-    fn follow(&mut self, _waiting: Waiting) {}
 
     /// Before each operation, outside its timing: what the executor does
     /// to be ready for it (pgbench's `-C`: a new connection). A failure

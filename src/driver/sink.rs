@@ -20,7 +20,7 @@ use crate::dialect::Method;
 use crate::encode::insert_values::params;
 use crate::encode::unnest::ArrayParam;
 use crate::encode::{copy_binary, pg_array_type, pg_type, CopyPieces, CrateBody, Framing, Payload};
-use crate::op::{Executor, InDoubt, OpError, Waiting};
+use crate::op::{Executor, InDoubt, OpError};
 
 /// Bytes of a CrateDB body written at a time, each sent as a chunk of its
 /// request: what a worker holds of a body in flight. Large enough that the
@@ -138,12 +138,6 @@ impl Executor<Payload> for Sink {
     async fn cancel(&mut self) {
         if let Sink::Postgres(s) = self {
             s.cancel().await;
-        }
-    }
-
-    fn follow(&mut self, waiting: Waiting) {
-        if let Sink::Postgres(s) = self {
-            s.follow(waiting);
         }
     }
 }

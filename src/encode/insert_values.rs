@@ -49,7 +49,7 @@ impl ToSql for Param<'_> {
 
 /// The parameters of rows `rows` of a batch (the columns it sends),
 /// row-major as `VALUES` lists them.
-pub fn params(batch: &Batch, rows: std::ops::Range<usize>) -> impl ExactSizeIterator<Item = Param<'_>> {
+pub fn params(batch: &Batch, rows: std::ops::Range<usize>) -> impl ExactSizeIterator<Item = Param<'_>> + Clone {
     let width = batch.sent_len();
     let first = rows.start;
     (0..rows.len() * width).map(move |k| Param { values: batch.sent_column(k % width), row: first + k / width })

@@ -4,8 +4,6 @@
 //! through the ingest's own sink and the one worker loop, each table's rows
 //! split between the workers (those of `G` made by the server).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -23,7 +21,7 @@ use crate::encode::Payload;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::pgbench::Table;
-use crate::op::{Source, Waiting};
+use crate::op::Source;
 use crate::outcome::{InitOutcome, InitStep};
 use crate::target::Target;
 
@@ -159,15 +157,11 @@ struct TableRows {
     end: u64,
     /// A sent payload, given back to be filled again.
     spare: Option<Payload>,
-    /// Whether rows are left: the next batch is made at once, so it is
-    /// waiting as long as there are (see [`Source::waiting`]).
-    left: Arc<AtomicBool>,
 }
 
 impl TableRows {
     fn new(table: Table, rows: std::ops::Range<u64>) -> TableRows {
-        let left = Arc::new(AtomicBool::new(!rows.is_empty()));
-        TableRows { table, next: rows.start, end: rows.end, spare: None, left }
+        TableRows { table, next: rows.start, end: rows.end, spare: None }
     }
 }
 
@@ -182,17 +176,11 @@ impl Source for TableRows {
         let mut p = self.spare.take().unwrap_or_else(|| Payload::new(&self.table.schema()));
         self.table.fill(&mut p.batch, self.next..to);
         self.next = to;
-        self.left.store(to < self.end, Ordering::Relaxed);
         Some(p)
     }
 
     fn recycle(&mut self, op: Payload) {
         self.spare = Some(op);
-    }
-
-    fn waiting(&self) -> Option<Waiting> {
-        let left = self.left.clone();
-        Some(Arc::new(move || left.load(Ordering::Relaxed)))
     }
 }
 
@@ -200,21 +188,15 @@ impl Source for TableRows {
 mod tests {
     use super::*;
 
-    /// Issue 18: init's COPY workers open their next batch's COPY behind
-    /// the COMMIT as ingest's do. A batch follows while rows are left.
+    /// A worker's range of rows comes in whole batches, the last one short.
     #[tokio::test]
-    async fn a_worker_s_next_batch_waits_while_rows_are_left() {
+    async fn a_worker_s_rows_come_in_batches() {
         let mut rows = TableRows::new(Table::Accounts, 0..BATCH_ROWS * 2 + 1);
-        let waiting = rows.waiting().unwrap();
         let mut sizes = Vec::new();
-        let mut told = Vec::new();
         while let Some(p) = rows.next().await {
             sizes.push(p.rows());
-            told.push(waiting());
         }
         assert_eq!(sizes, [BATCH_ROWS, BATCH_ROWS, 1]);
-        assert_eq!(told, [true, true, false]);
-        let none = TableRows::new(Table::Accounts, 5..5);
-        assert!(!none.waiting().unwrap()());
+        assert!(TableRows::new(Table::Accounts, 5..5).next().await.is_none());
     }
 }

@@ -67,14 +67,6 @@ struct Ends<T> {
     index: usize,
 }
 
-impl<T> Ends<T> {
-    /// A clone that waits for an item holds the channel's lock, and then
-    /// none waits: the answer is no.
-    fn ready(&self) -> bool {
-        self.filled.try_lock().is_ok_and(|filled| !filled.is_empty())
-    }
-}
-
 impl<T> Drop for Ends<T> {
     fn drop(&mut self) {
         self.free.feed_gone();
@@ -106,17 +98,6 @@ impl<T> Feed<T> {
             (None, Some(msg)) => Err(ProducerPanicked(msg.clone())),
             (item, _) => Ok(item),
         }
-    }
-
-    /// Whether a filled item waits, so that `recv` returns at once; asked
-    /// without keeping the feed open (the producers stop once the workers
-    /// drop their feeds, whoever still holds this).
-    pub fn waiting(&self) -> crate::op::Waiting
-    where
-        T: Send + 'static,
-    {
-        let ends = Arc::downgrade(&self.ends);
-        Arc::new(move || ends.upgrade().is_some_and(|ends| ends.ready()))
     }
 
     /// Gives a used item back to be filled again.
@@ -214,10 +195,6 @@ impl<T: Operation + Send + 'static> Source for Feed<T> {
 
     fn recycle(&mut self, item: T) {
         self.give_back(item)
-    }
-
-    fn waiting(&self) -> Option<crate::op::Waiting> {
-        Some(Feed::waiting(self))
     }
 }
 
@@ -392,29 +369,6 @@ mod tests {
                 }
             })
             .collect()
-    }
-
-    /// Issue 18: a COPY worker opens its next batch's COPY early only when
-    /// that batch waits. A filled item waits until read; none once the
-    /// producers are done.
-    #[tokio::test]
-    async fn a_feed_tells_whether_an_item_waits() {
-        let mut feed = spawn_shared(counting(1, 3), 1, Tagged::default).unwrap();
-        let ready = feed.waiting();
-        let since = std::time::Instant::now();
-        while !ready() {
-            assert!(since.elapsed() < std::time::Duration::from_secs(10), "no item filled");
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-        }
-        let mut read = 0;
-        while let Some(item) = feed.recv().await {
-            feed.give_back(item);
-            read += 1;
-        }
-        assert_eq!(read, 3);
-        assert!(!ready());
-        drop(feed);
-        assert!(!ready(), "the feed is gone");
     }
 
     /// Issue 14 item 3: 256 workers kept 3 batches each (1.4 GiB). The items

@@ -164,9 +164,6 @@ where
     };
     tokio::pin!(grace);
     let turn = plan.schedule.join();
-    if let (true, Some(waiting)) = (plan.schedule.back_to_back(), source.waiting()) {
-        executor.follow(waiting);
-    }
     let has_turns = plan.schedule.has_turns();
     let mut pending = Pending::default();
     loop {
@@ -504,10 +501,7 @@ fn warming_up(warmup: Warmup, started: Duration, attempted: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicU32;
-
     use super::*;
-    use crate::op::Waiting;
 
     /// An operation of 10 units.
     /// A batch of ten rows.
@@ -530,52 +524,6 @@ mod tests {
             self.0 = self.0.saturating_sub(1);
             std::future::ready(more.then_some(Ten))
         }
-    }
-
-    /// `n` operations; `waiting` tells whether one is left.
-    struct Queued(Arc<AtomicU32>);
-    impl Source for Queued {
-        type Op = Ten;
-        fn next(&mut self) -> impl Future<Output = Option<Ten>> + Send {
-            let left = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-            std::future::ready(left.ok().map(|_| Ten))
-        }
-        fn waiting(&self) -> Option<Waiting> {
-            let left = self.0.clone();
-            Some(Arc::new(move || left.load(Ordering::Relaxed) > 0))
-        }
-    }
-
-    /// Whether, while each operation ran, it could tell that another waited.
-    #[derive(Default)]
-    struct Followed {
-        waiting: Option<Waiting>,
-        told: Vec<Option<bool>>,
-    }
-    impl Executor<Ten> for Followed {
-        async fn execute(&mut self, op: &mut Ten, _warm: bool) -> Result<u64, OpError> {
-            self.told.push(self.waiting.as_ref().map(|w| w()));
-            Ok(op.units())
-        }
-        fn follow(&mut self, waiting: Waiting) {
-            self.waiting = Some(waiting);
-        }
-    }
-
-    /// Issue 18: an executor may start on the next operation early (a COPY
-    /// worker opens the next batch's COPY behind this one's COMMIT) only
-    /// where it follows at once: no schedule holds it back, and it can ask
-    /// the source whether the next one waits.
-    #[tokio::test]
-    async fn an_executor_can_tell_whether_the_next_operation_follows_at_once() {
-        let plan = |rate| Plan::new(None, rate, Warmup::None, 1, CancellationToken::new());
-        let three = || Queued(Arc::new(AtomicU32::new(3)));
-        let (f, _) = run(plan(None), three(), Followed::default()).await;
-        assert_eq!(f.told, [Some(true), Some(true), Some(false)], "none follows the last");
-        let (f, _) = run(plan(Some(10_000.0)), three(), Followed::default()).await;
-        assert_eq!(f.told, [None; 3], "an open loop waits for each one's time");
-        let (f, _) = run(plan(None), Ops(2), Followed::default()).await;
-        assert_eq!(f.told, [None; 2], "a source that cannot tell");
     }
 
     /// Writes 7 of each operation's 10 units, without an error.

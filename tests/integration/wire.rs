@@ -11,16 +11,13 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use postgres_types::Type;
 
-use dbload::driver::pg::wire::Wire;
+use dbload::driver::pg::wire::{Wire, NO_VALUES};
 use dbload::driver::PgTarget;
 use dbload::op::{ErrorCode, OpError};
 
 use crate::support::Ctx;
 use crate::Phase::Parallel;
 use crate::Registered;
-
-/// The values of a statement without parameters.
-const NO_VALUES: &[i32] = &[];
 
 pub fn tests() -> Vec<Registered> {
     vec![

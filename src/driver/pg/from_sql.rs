@@ -19,25 +19,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use postgres_types::{Kind, Type};
-use tokio_postgres::{Client, CopyOutStream, Statement};
+use tokio_postgres::{Client, CopyOutStream};
 use tokio_util::sync::CancellationToken;
 
 use super::cursor::{raw_values, Cursor};
 use super::decode::binary_text::RowText;
 use super::decode::copy_text::JsonLines;
-use super::error::classify;
-use super::sink::{copy_committed, slices};
-use super::{Canceller, PgTarget};
+use super::wire::{Answered, Cancel, Wire};
+use super::PgTarget;
 use crate::dialect::{postgres as sql, ExportFormat};
 
 use crate::encode::copy_binary::{self, TupleSplitter};
+use crate::encode::COPY_PIECE;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::model::catalog::TableColumn;
-use crate::op::{Executor, OpError, Operation};
+use crate::op::{Executor, OpError, Operation, Refused};
 
 /// PostgreSQL's first OID for user-defined objects: types below it are
 /// built in and have the same OID on every server.
@@ -446,37 +446,48 @@ impl BufRead for SourceJson {
     }
 }
 
-/// A worker's connection to the target table, its COPY prepared.
+/// A worker's connection to the target table (dbload's own, the measured
+/// path), its COPY checked by the server.
 pub struct TableCopy {
-    client: Client,
-    cancel: Canceller,
-    statement: Statement,
+    wire: Wire,
+    cancel: Cancel,
+    /// The `COPY ... FROM STDIN (FORMAT binary)` each batch is sent by.
+    copy: String,
     /// Bytes of the batches the target took.
     pub bytes: u64,
 }
 
 impl TableCopy {
     pub async fn open(pg: &PgTarget, copy: &str) -> Result<TableCopy> {
-        let client = pg.connect().await?;
-        let statement = client.prepare(copy).await.with_context(|| format!("preparing {copy}"))?;
-        let cancel = pg.canceller(&client);
-        Ok(TableCopy { client, cancel, statement, bytes: 0 })
+        let mut wire = Wire::connect(pg).await?;
+        // Sent as a simple Query per batch; parsed here only so that a COPY
+        // the server refuses is found before the first batch.
+        wire.prepare("", copy).await.map_err(|error| Refused { statement: copy.to_owned(), error })?;
+        Ok(TableCopy { cancel: wire.canceller(), wire, copy: copy.to_owned(), bytes: 0 })
     }
 }
 
 impl Executor<CopyBatch> for TableCopy {
+    /// One batch, one Query: its own transaction, committed when answered.
     async fn execute(&mut self, b: &mut CopyBatch, _warm: bool) -> Result<u64, OpError> {
         let bytes = b.bytes.split().freeze();
         let len = bytes.len() as u64;
-        let (sent, _) = copy_committed(&self.client, &self.statement, slices(bytes), None, None, || None).await;
-        let rows = sent.map_err(|e| classify(&e, self.client.is_closed()))?;
+        let rows = self.wire.copy_pieces(&self.copy, slices(bytes), Answered::NotAwaited).await?;
         self.bytes += len;
         Ok(rows)
     }
 
     async fn cancel(&mut self) {
-        self.cancel.cancel().await
+        self.cancel.cancel_or_say().await
     }
+}
+
+/// An encoded COPY payload (the tuples as the source sent them) cut into
+/// pieces of at most [`COPY_PIECE`] (views of it, not copies): the
+/// connection copies each into its write buffer and sends what it holds
+/// every so often, so the buffer never grows to a whole batch.
+fn slices(bytes: Bytes) -> impl Iterator<Item = Bytes> + Send {
+    (0..bytes.len()).step_by(COPY_PIECE).map(move |at| bytes.slice(at..(at + COPY_PIECE).min(bytes.len())))
 }
 
 #[cfg(test)]
@@ -499,6 +510,16 @@ mod tests {
             type_oid: Some(ty.oid()),
             always_identity: false,
         }
+    }
+
+    #[test]
+    fn a_copy_payload_is_sent_in_slices_that_together_are_the_payload() {
+        let payload: Bytes = (0..=255u8).cycle().take(2 * COPY_PIECE + 1).collect::<Vec<_>>().into();
+        let cut: Vec<Bytes> = slices(payload.clone()).collect();
+        assert_eq!(cut.len(), 3);
+        assert!(cut.iter().all(|s| s.len() <= COPY_PIECE));
+        assert_eq!(cut.concat(), payload.to_vec());
+        assert_eq!(slices(Bytes::new()).count(), 0);
     }
 
     #[test]

@@ -40,7 +40,7 @@ use bytes::{Buf, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{self, Header, Message};
 use postgres_protocol::message::frontend;
-use postgres_types::{ToSql, Type};
+use postgres_types::{BorrowToSql, ToSql, Type};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub use self::cancel::Cancel;
@@ -53,6 +53,9 @@ use crate::op::{ErrorCode, OpError};
 /// message (1 GiB). A longer length is a broken stream, not a message to
 /// make room for.
 const MAX_MESSAGE: usize = 1 << 30;
+
+/// The values of a statement without parameters (`BEGIN`, `COMMIT`).
+pub const NO_VALUES: &[i32] = &[];
 
 /// A connection of dbload's own, logged in and idle between statements.
 pub struct Wire {
@@ -100,6 +103,17 @@ impl Prepared {
     pub fn params(&self) -> &[Type] {
         &self.params
     }
+}
+
+/// Whether a COPY's data waits for the server's CopyInResponse
+/// ([`Wire::copy_pieces`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answered {
+    /// Sent right behind the statement: PostgreSQL takes it.
+    NotAwaited,
+    /// Sent once the server answered the statement: for servers that do
+    /// not take data before (a pooler, a wire-compatible engine).
+    Awaited,
 }
 
 /// What a statement failed with, in the loop's terms: the server's error
@@ -286,27 +300,41 @@ impl Wire {
     /// the Sync: one write and one read for the whole pipeline, and no
     /// answer to wait for before it.
     pub fn pipe<T: ToSql>(&mut self, statement: &Prepared, values: &[T]) -> Result<(), OpError> {
+        self.pipe_values(statement, values.iter())
+    }
+
+    /// [`Wire::pipe`] for values given as an iterator (ingest's rows, a
+    /// batch's columns as arrays), so a batch's parameters are bound as
+    /// they are encoded, with no list of them made per statement. Each
+    /// value in the format it asks for (`ToSql::encode_format`): text
+    /// where its type is not the column's, as tokio-postgres binds it. A
+    /// value that cannot be converted fails this statement alone, naming
+    /// its parameter: nothing of it is left to send.
+    pub fn pipe_values<P: BorrowToSql>(
+        &mut self,
+        statement: &Prepared,
+        values: impl ExactSizeIterator<Item = P> + Clone,
+    ) -> Result<(), OpError> {
         if values.len() != statement.params.len() {
             return Err(OpError::new(
                 "client error",
                 format!("{} values for {} parameters", values.len(), statement.params.len()),
             ));
         }
-        // A value that cannot be encoded leaves half a message: the buffer
-        // goes back to where this statement began.
-        let start = self.write.len();
+        let unsent = self.write.len();
         if let Some(sql) = &statement.parse {
             frontend::parse("", sql, std::iter::empty(), &mut self.write).map_err(broken)?;
         }
+        let formats = values.clone().zip(&statement.params).map(|(v, ty)| v.borrow_to_sql().encode_format(ty) as i16);
         let mut at = 0;
         let bound = frontend::bind(
             "",
             &statement.name,
-            values.iter().zip(&statement.params).map(|(value, ty)| value.encode_format(ty) as i16),
-            values.iter().zip(&statement.params),
+            formats,
+            values.zip(&statement.params),
             |(value, ty), out| {
                 at += 1;
-                match value.to_sql_checked(ty, out)? {
+                match value.borrow_to_sql().to_sql_checked(ty, out)? {
                     postgres_types::IsNull::Yes => Ok(postgres_protocol::IsNull::Yes),
                     postgres_types::IsNull::No => Ok(postgres_protocol::IsNull::No),
                 }
@@ -315,7 +343,7 @@ impl Wire {
             &mut self.write,
         );
         if let Err(e) = bound {
-            self.write.truncate(start);
+            self.write.truncate(unsent);
             return Err(match e {
                 frontend::BindError::Conversion(e) => OpError::new("client error", format!("parameter ${at}: {e}")),
                 frontend::BindError::Serialization(e) => broken(e),
@@ -325,6 +353,17 @@ impl Wire {
         self.in_flight.push_back(false);
         self.unsynced += 1;
         Ok(())
+    }
+
+    /// Closes `statement` on the server (Close, Sync), freeing what it
+    /// holds there: for a connection that keeps a bounded set of prepared
+    /// statements and replaces the oldest. Call it with nothing in flight.
+    pub async fn close(&mut self, statement: Prepared) -> Result<(), OpError> {
+        frontend::close(b'S', &statement.name, &mut self.write).map_err(broken)?;
+        frontend::sync(&mut self.write);
+        self.sent_whole();
+        self.flush().await?;
+        self.answer().await.map(drop)
     }
 
     /// Ends the pipeline of statements piped since the last Sync (none: a
@@ -541,8 +580,6 @@ mod tests {
     use super::*;
     use crate::driver::pg::tests::{block_on, no_env};
 
-    /// The values of a statement without parameters.
-    const NO_VALUES: &[i32] = &[];
     use crate::driver::tls::tests::{write_for_server, TlsServer};
     use crate::error::{exit, exit_code};
     use crate::throwaway::{LocalOptions, LocalPostgres};

@@ -16,8 +16,13 @@
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 
-use super::{broken, db_error, Wire};
+use super::{broken, db_error, Answered, Wire};
 use crate::op::OpError;
+
+/// Bytes of a COPY's data buffered before they are sent: large beside a
+/// CopyData's 5 bytes of framing and a write's cost, small beside a batch
+/// (10,000 rows of 10 metrics: 1.4 MB), which is never held whole.
+const SEND_AT: usize = 64 * 1024;
 
 impl Wire {
     /// Adds one batch to what is to be sent: `statement` (a `COPY ... FROM
@@ -36,23 +41,67 @@ impl Wire {
     /// Sends one batch without waiting for the COPY to be answered first,
     /// and returns the rows the server wrote (and committed).
     pub async fn copy_in(&mut self, statement: &str, data: &[u8]) -> Result<u64, OpError> {
-        self.push_copy(statement, data)?;
-        self.flush().await?;
-        self.answer().await
+        self.copy_pieces(statement, std::iter::once(data), Answered::NotAwaited).await
     }
 
     /// Sends one batch the waiting way: the COPY statement, then its data
     /// once the server answered it with CopyInResponse. For servers that
     /// do not take data before that answer.
     pub async fn copy_in_waiting(&mut self, statement: &str, data: &[u8]) -> Result<u64, OpError> {
-        let copy_data = frontend::CopyData::new(data).map_err(|e| OpError::new("client error", e.to_string()))?;
+        self.copy_pieces(statement, std::iter::once(data), Answered::Awaited).await
+    }
+
+    /// Sends one batch whose data comes in `pieces` (a batch encoded as it
+    /// is sent, as ingest's are), each a CopyData message, and returns the
+    /// rows the server wrote (and committed). What is buffered goes out
+    /// each time it passes [`SEND_AT`], so the connection holds about that
+    /// much of a batch, never the whole of it; the first write carries the
+    /// statement with the first pieces unless `answered` says to wait for
+    /// the server's CopyInResponse first. `statement` may go on after the
+    /// COPY (`COPY stage FROM STDIN; INSERT ... SELECT FROM stage`): the
+    /// whole Query is one transaction, answered with its last statement's
+    /// count.
+    pub async fn copy_pieces<P: AsRef<[u8]>>(
+        &mut self,
+        statement: &str,
+        pieces: impl Iterator<Item = P>,
+        answered: Answered,
+    ) -> Result<u64, OpError> {
         frontend::query(statement, &mut self.write).map_err(broken)?;
         self.sent_whole();
+        if answered == Answered::Awaited {
+            self.flush().await?;
+            self.copy_in_response(statement).await?;
+        }
+        for piece in pieces {
+            let data = frontend::CopyData::new(piece.as_ref()).map_err(|e| OpError::new("client error", e.to_string()));
+            match data {
+                Ok(data) => data.write(&mut self.write),
+                Err(e) => {
+                    // Ends the COPY, so the connection goes on: the server
+                    // answers CopyFail with an error.
+                    frontend::copy_fail(&e.message, &mut self.write).map_err(broken)?;
+                    self.flush().await?;
+                    let _ = self.answer().await;
+                    return Err(e);
+                }
+            }
+            if self.write.len() >= SEND_AT {
+                self.flush().await?;
+            }
+        }
+        frontend::copy_done(&mut self.write);
         self.flush().await?;
+        self.answer().await
+    }
+
+    /// Reads the server's answer to a COPY statement sent alone: its
+    /// CopyInResponse, or its error (then the statement is answered).
+    async fn copy_in_response(&mut self, statement: &str) -> Result<(), OpError> {
         let mut failed = None;
         loop {
             match self.message().await? {
-                Message::CopyInResponse(_) => break,
+                Message::CopyInResponse(_) => return Ok(()),
                 Message::ErrorResponse(body) => failed = Some(db_error(&body)),
                 Message::ReadyForQuery(_) => {
                     self.in_flight.pop_front();
@@ -63,10 +112,6 @@ impl Wire {
                 _ => {}
             }
         }
-        copy_data.write(&mut self.write);
-        frontend::copy_done(&mut self.write);
-        self.flush().await?;
-        self.answer().await
     }
 
     /// Sends `batches`, each a COPY of its own by `statement`, with up to
