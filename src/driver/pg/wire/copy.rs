@@ -54,7 +54,7 @@ impl Wire {
     /// Sends one batch whose data comes in `pieces` (a batch encoded as it
     /// is sent, as ingest's are), each a CopyData message, and returns the
     /// rows the server wrote (and committed). What is buffered goes out
-    /// each time it passes [`SEND_AT`], so the connection holds about that
+    /// each time it passes `SEND_AT`, so the connection holds about that
     /// much of a batch, never the whole of it; the first write carries the
     /// statement with the first pieces unless `answered` says to wait for
     /// the server's CopyInResponse first. `statement` may go on after the
