@@ -162,15 +162,20 @@ where
     let mut ran_out = false;
     let mut clock = Clock::default();
     let slot = plan.live.join();
-    let cancel = &plan.cancel;
+    // The worker's own child of the run's token: `is_cancelled`, read once
+    // per operation, locks the token's node, and one node shared by the
+    // workers of every thread passed its lock's cache line between them.
+    let cancel = &plan.cancel.child_token();
     // Waiting for Ctrl-C registers with the token: done once per worker,
     // not once per operation (at 100k requests/s that lock would show).
     let cancelled = cancel.cancelled();
     tokio::pin!(cancelled);
     // Once per worker too: what an operation in flight gets after Ctrl-C
     // or the deadline before it is given up.
+    // Polled whenever an operation waits: the worker's own child too.
+    let over = plan.over.child_token();
     let grace = async {
-        plan.over.cancelled().await;
+        over.cancelled().await;
         let why = match (cancel.is_cancelled(), plan.stop.reason().is_some()) {
             (false, _) => "the deadline",
             (true, true) => "the run stopped",
