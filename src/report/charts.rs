@@ -104,6 +104,7 @@ impl Line {
 /// latency charts when nothing completed.
 pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
     let timeline = part["timeline"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let timeline = &timeline[..whole_seconds(part, timeline.len())];
     let unit = match part["command"].as_str() {
         Some("ingest") => "rows",
         Some("http") => "requests",
@@ -149,7 +150,7 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
         let what = if unit == "requests" { "successful requests" } else { unit };
         out.push(Chart {
             title: format!("Throughput: {unit} per second"),
-            caption: format!("{what} completed in each second since the start; the last second may be partial"),
+            caption: format!("{what} completed in each whole second since the start"),
             legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(mark_keys.clone()).collect(),
             svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &marks, |v| {
                 group(v.round().max(0.0) as u64)
@@ -168,7 +169,7 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
                 svg: line_chart(&lines, &SECONDS, unit, None, &marks, tick)?,
             });
         }
-        if let Some(chart) = per_query_chart(part, &marks, &mark_keys)? {
+        if let Some(chart) = per_query_chart(part, timeline.len(), &marks, &mark_keys)? {
             out.push(chart);
         }
     }
@@ -178,10 +179,22 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
     Ok(out)
 }
 
-/// A workload's queries, a line each of their mean latency per second:
-/// which query slowed down, and when. Not for timeit, whose statements run
-/// one after another, each timed from its own start.
-fn per_query_chart(part: &Json, marks: &Marks, mark_keys: &[LegendKey]) -> Result<Option<Chart>> {
+/// How many of a timeline's `len` seconds to draw: those that ended by the
+/// end of the run's last operation (`wall_s`, give or take 50 ms). A run
+/// ends inside a second, and that second's few operations, drawn, made
+/// every time chart end in a cliff that nothing in the run caused.
+fn whole_seconds(part: &Json, len: usize) -> usize {
+    match part["wall_s"].as_f64() {
+        Some(end) => len.min((end + 0.05).floor() as usize),
+        None => len,
+    }
+}
+
+/// A workload's queries, a line each of their mean latency per second
+/// over the first `seconds` of the timeline: which query slowed down, and
+/// when. Not for timeit, whose statements run one after another, each
+/// timed from its own start.
+fn per_query_chart(part: &Json, seconds: usize, marks: &Marks, mark_keys: &[LegendKey]) -> Result<Option<Chart>> {
     let queries = part["queries"].as_array().map(Vec::as_slice).unwrap_or_default();
     if part["command"] != "workload" || queries.len() < 2 {
         return Ok(None);
@@ -196,6 +209,7 @@ fn per_query_chart(part: &Json, marks: &Marks, mark_keys: &[LegendKey]) -> Resul
                 .as_array()
                 .into_iter()
                 .flatten()
+                .take(seconds)
                 .enumerate()
                 .map(|(second, ms)| Some((second as f64, ms.as_f64()?)))
                 .collect(),
@@ -514,6 +528,37 @@ pub(super) mod tests {
         for c in &charts {
             assert!(c.svg.starts_with("<svg") && c.svg.trim_end().ends_with("</svg>"), "{}", c.title);
         }
+    }
+
+    /// The points of the line drawn in `color` (upper-case hex) in `svg`.
+    fn points(svg: &str, color: &str) -> usize {
+        let svg = svg.to_uppercase();
+        let line = svg.lines().find(|l| l.starts_with("<POLYLINE") && l.contains(color)).expect("the line");
+        line.split("POINTS=\"").nth(1).unwrap().split('"').next().unwrap().split_whitespace().count()
+    }
+
+    /// A run ends inside a second: that second's few operations, drawn,
+    /// made every time chart end in a cliff. Only whole seconds are drawn.
+    #[test]
+    fn the_partial_last_second_is_left_out_of_the_time_charts() {
+        let mut timeline = timeline();
+        timeline[2] = json!({"second": 2, "rows": 2, "batches": 2, "errors": 0, "latency_mean_ms": 0.1,
+                              "latency_max_ms": 0.1});
+        let mut report = workload(timeline, latency());
+        report["queries"][0]["timeline_latency_mean_ms"] = json!([4.0, 4.5, 0.1]);
+        let second = report["queries"][0].clone();
+        report["queries"].as_array_mut().unwrap().push(second);
+        report["wall_s"] = json!(2.0004);
+        let charts = charts(&report).unwrap();
+        assert_eq!(points(&charts[0].svg, "#2563EB"), 2, "seconds 0 and 1; second 2 lasted 0.4 ms");
+        assert!(!charts[0].caption.contains("may be partial"), "{}", charts[0].caption);
+        let per_query = charts.iter().find(|c| c.title.contains("per query")).unwrap();
+        assert_eq!(points(&per_query.svg, "#2563EB"), 2);
+        // A run of 2.5 s: second 2 is half a second, left out too.
+        report["wall_s"] = json!(2.5);
+        assert_eq!(points(&super::charts(&report).unwrap()[0].svg, "#2563EB"), 2);
+        report["wall_s"] = json!(3.0);
+        assert_eq!(points(&super::charts(&report).unwrap()[0].svg, "#2563EB"), 3);
     }
 
     #[test]
