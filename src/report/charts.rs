@@ -156,15 +156,33 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
                 group(v.round().max(0.0) as u64)
             })?,
         });
+        // The median and p99 of each second: a mean and a max let one
+        // outlier set the axis and flatten everything else. A merge of
+        // instances has neither (no second's distribution is kept): its
+        // mean and max then.
+        let percentiles = timeline.iter().any(|e| e["latency_p50_ms"].is_number());
+        let ((low, low_key), (high, high_key), what) = match percentiles {
+            true => (
+                ("p50", "latency_p50_ms"),
+                ("p99", "latency_p99_ms"),
+                "the median and 99th percentile of the latencies of the operations that completed in each second \
+                 (each to within 6.25 %); the run's max is on the percentile chart",
+            ),
+            false => (
+                ("mean", "latency_mean_ms"),
+                ("max", "latency_max_ms"),
+                "mean and max latency of the operations that completed in each second",
+            ),
+        };
         let lines = [
-            Line { label: "mean".into(), color: BLUE, points: timeline.iter().map(field("latency_mean_ms")).collect() },
-            Line { label: "max".into(), color: ORANGE, points: timeline.iter().map(field("latency_max_ms")).collect() },
+            Line { label: low.into(), color: BLUE, points: timeline.iter().map(field(low_key)).collect() },
+            Line { label: high.into(), color: ORANGE, points: timeline.iter().map(field(high_key)).collect() },
         ];
         if lines.iter().any(|l| l.points.iter().any(Option::is_some)) {
             let (lines, unit) = in_unit(lines.into());
             out.push(Chart {
                 title: "Latency per second".into(),
-                caption: "mean and max latency of the operations that completed in each second".into(),
+                caption: what.into(),
                 legend: lines.iter().map(Line::key).chain(mark_keys.clone()).collect(),
                 svg: line_chart(&lines, &SECONDS, unit, None, &marks, tick)?,
             });
@@ -509,9 +527,12 @@ pub(super) mod tests {
 
     pub(crate) fn timeline() -> Json {
         json!([
-            {"second": 0, "rows": 70, "batches": 72, "errors": 2, "latency_mean_ms": 4.0, "latency_max_ms": 20.5},
-            {"second": 1, "rows": 50, "batches": 51, "errors": 1, "latency_mean_ms": 4.5, "latency_max_ms": 9.0},
-            {"second": 2, "rows": 0, "batches": 0, "errors": 0, "latency_mean_ms": null, "latency_max_ms": null}
+            {"second": 0, "rows": 70, "batches": 72, "errors": 2, "latency_mean_ms": 4.0, "latency_p50_ms": 3.9,
+             "latency_p99_ms": 12.0, "latency_max_ms": 20.5},
+            {"second": 1, "rows": 50, "batches": 51, "errors": 1, "latency_mean_ms": 4.5, "latency_p50_ms": 4.1,
+             "latency_p99_ms": 8.5, "latency_max_ms": 9.0},
+            {"second": 2, "rows": 0, "batches": 0, "errors": 0, "latency_mean_ms": null, "latency_p50_ms": null,
+             "latency_p99_ms": null, "latency_max_ms": null}
         ])
     }
 
@@ -598,6 +619,29 @@ pub(super) mod tests {
         assert_eq!((lines("#2563EB"), lines("#EA580C")), (2, 2));
     }
 
+    /// One slow operation in a second set the per-second chart's axis
+    /// (its max line) and flattened the rest: the chart draws each
+    /// second's p50 and p99, and a merge of instances, which has no
+    /// percentiles per second, its mean and max.
+    #[test]
+    fn latency_per_second_is_p50_and_p99_not_flattened_by_one_outlier() {
+        let mut report = workload(timeline(), latency());
+        report["timeline"][0]["latency_max_ms"] = json!(40_566.783);
+        let charts = charts(&report).unwrap();
+        let c = charts.iter().find(|c| c.title == "Latency per second").unwrap();
+        let keys: Vec<&str> = c.legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(keys, ["p50", "p99"]);
+        assert!(has_text(&c.svg, "ms") && !has_text(&c.svg, "s"), "the axis in ms: the 40 s max is not on it");
+        for e in report["timeline"].as_array_mut().unwrap() {
+            e["latency_p50_ms"] = Json::Null;
+            e["latency_p99_ms"] = Json::Null;
+        }
+        let charts = super::charts(&report).unwrap();
+        let c = charts.iter().find(|c| c.title == "Latency per second").unwrap();
+        let keys: Vec<&str> = c.legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(keys, ["mean", "max"]);
+    }
+
     #[test]
     fn latencies_read_in_the_unit_that_fits() {
         assert_eq!(human(Some(40_566.783), Unit::Ms), "40.6 s");
@@ -605,7 +649,7 @@ pub(super) mod tests {
         assert_eq!(human(Some(0.42), Unit::Ms), "420 µs");
         assert_eq!(human(Some(0.0), Unit::Ms), "0 ms");
         let mut slow = workload(timeline(), latency());
-        slow["timeline"][0]["latency_max_ms"] = json!(40_566.783);
+        slow["timeline"][0]["latency_p99_ms"] = json!(40_566.783);
         let charts = charts(&slow).unwrap();
         let per_second = charts.iter().find(|c| c.title == "Latency per second").unwrap();
         assert!(has_text(&per_second.svg, "s") && !has_text(&per_second.svg, "ms"), "the axis in s");

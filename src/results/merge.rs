@@ -293,8 +293,11 @@ fn timeline(kept: &[Kept], starts: &[f64]) -> Json {
             .into_iter()
             .map(|(second, s)| {
                 let mean = (s.batches > 0).then(|| s.latency_sum_ms / s.batches as f64);
+                // The instances' reports keep no second's distribution: no
+                // percentile per second can be merged from them.
                 json!({"second": second, "rows": s.rows, "batches": s.batches, "errors": s.errors,
-                       "latency_mean_ms": mean, "latency_max_ms": s.latency_max_ms})
+                       "latency_mean_ms": mean, "latency_p50_ms": null, "latency_p99_ms": null,
+                       "latency_max_ms": s.latency_max_ms})
             })
             .collect(),
     )

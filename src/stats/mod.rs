@@ -2,6 +2,7 @@
 //! at the end; percentiles always come from the merged histogram.
 
 pub mod buffered;
+pub mod coarse;
 pub mod cost;
 pub mod hist;
 pub mod http;

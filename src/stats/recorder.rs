@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::coarse::Coarse;
 use super::hist::{micros, new_histogram, record_us};
 use super::interval::Interval;
 
@@ -55,6 +56,9 @@ pub struct Second {
     pub latency_sum_us: u64,
     #[serde(skip)]
     pub latency_max_us: u64,
+    /// The second's latencies, for its p50 and p99.
+    #[serde(skip)]
+    pub latency: Coarse,
 }
 
 impl Second {
@@ -66,6 +70,12 @@ impl Second {
 
     pub fn latency_max_ms(&self) -> Option<f64> {
         (self.batches > 0).then(|| self.latency_max_us as f64 / 1000.0)
+    }
+
+    /// The latency at quantile `q` of the operations that completed in
+    /// this second, to within its bucket (see [`Coarse`]); `None` when none did.
+    pub fn latency_quantile_ms(&self, q: f64) -> Option<f64> {
+        self.latency.quantile(q).map(|us| us / 1000.0)
     }
 }
 
@@ -297,6 +307,7 @@ impl Recorder {
         sec.batches += 1;
         sec.latency_sum_us += latency;
         sec.latency_max_us = sec.latency_max_us.max(latency);
+        sec.latency.record(latency);
     }
 
     /// A batch that failed: `rows` of its rows are not written, `acked` of
@@ -367,6 +378,7 @@ impl Recorder {
             a.errors += b.errors;
             a.latency_sum_us += b.latency_sum_us;
             a.latency_max_us = a.latency_max_us.max(b.latency_max_us);
+            a.latency.add(&b.latency);
         }
     }
 }
@@ -402,6 +414,22 @@ mod tests {
         assert_eq!(r.measured.rows, 10);
         assert_eq!(r.timeline.len(), 2);
         assert_eq!(r.timeline[1].rows, 10);
+    }
+
+    /// Each second keeps its distribution: its p50 and p99 come through
+    /// the merge of the workers' recorders, one outlier moving neither.
+    #[test]
+    fn a_second_s_percentiles_survive_the_merge_of_workers() {
+        let (mut a, mut b) = (Recorder::default(), Recorder::default());
+        (0..60).for_each(|_| a.ok(false, 1, t(0, 0, 2)));
+        (0..39).for_each(|_| b.ok(false, 1, t(0, 0, 2)));
+        b.ok(false, 1, t(0, 0, 900));
+        a.merge(&b);
+        let s = &a.timeline[0];
+        let (p50, p99) = (s.latency_quantile_ms(0.5).unwrap(), s.latency_quantile_ms(0.99).unwrap());
+        assert!((p50 - 2.0).abs() < 0.125 && (p99 - 2.0).abs() < 0.125, "p50 {p50}, p99 {p99}");
+        assert_eq!(s.latency_max_ms(), Some(900.0));
+        assert_eq!(a.timeline.len(), 1);
     }
 
     #[test]
