@@ -134,7 +134,7 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
     // The warm-up, from the start to its last operation's end.
     let warmup = part["warmup"]["end_s"].as_f64().filter(|end| *end > 0.0);
     let warmup_key = warmup.map(|_| LegendKey::band("warm-up (left out of the figures)", WARMUP));
-    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup };
+    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup, target: None };
     // What every time chart's legend ends with: the marks behind its lines.
     let mark_keys: Vec<LegendKey> = warmup_key.into_iter().chain(outage_key).chain(stage_key).collect();
     let mut out = Vec::new();
@@ -148,13 +148,24 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
         };
         let errors = (errors.max_y() > 0.0).then_some(errors);
         let what = if unit == "requests" { "successful requests" } else { unit };
+        let target = target_rate(part, (timeline.len() - 1) as f64);
         out.push(Chart {
             title: format!("Throughput: {unit} per second"),
             caption: format!("{what} completed in each whole second since the start"),
-            legend: std::iter::once(&done).chain(&errors).map(Line::key).chain(mark_keys.clone()).collect(),
-            svg: line_chart(&[done], &SECONDS, &format!("{unit}/s"), errors.as_ref(), &marks, |v| {
-                group(v.round().max(0.0) as u64)
-            })?,
+            legend: [Some(&done), target.as_ref(), errors.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(Line::key)
+                .chain(mark_keys.clone())
+                .collect(),
+            svg: line_chart(
+                &[done],
+                &SECONDS,
+                &format!("{unit}/s"),
+                errors.as_ref(),
+                &Marks { target: target.as_ref(), ..marks },
+                |v| group(v.round().max(0.0) as u64),
+            )?,
         });
         // The median and p99 of each second: a mean and a max let one
         // outlier set the axis and flatten everything else. A merge of
@@ -195,6 +206,34 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
         out.push(chart);
     }
     Ok(out)
+}
+
+/// What an open loop was asked for, per second, up to second `last`:
+/// `--rate` as a level, `--rate-stages` as their ramps; `None` for a
+/// closed loop. The setup names the rate by what it counts.
+fn target_rate(part: &Json, last: f64) -> Option<Line> {
+    let stages = part["stages"].as_array().filter(|s| s.first().is_some_and(|s| s["ramps"] == "rate"));
+    let points: Vec<Option<(f64, f64)>> = match stages {
+        Some(stages) => stages
+            .iter()
+            .filter_map(|s| {
+                Some((s["start_s"].as_f64()?, s["end_s"].as_f64()?, s["from"].as_f64()?, s["to"].as_f64()?))
+            })
+            .filter(|&(start, ..)| start <= last)
+            .flat_map(|(start, end, from, to)| {
+                let clipped = end.min(last);
+                let at = from + (to - from) * (clipped - start) / (end - start).max(f64::EPSILON);
+                [Some((start, from)), Some((clipped, at))]
+            })
+            .collect(),
+        None => {
+            let setup = &part["setup"];
+            let rate =
+                ["rate_rows_per_sec", "rate_queries_per_sec", "rate_per_sec"].iter().find_map(|k| setup[k].as_f64())?;
+            vec![Some((0.0, rate)), Some((last, rate))]
+        }
+    };
+    (!points.is_empty()).then(|| Line { label: "target rate".into(), color: INK, points })
 }
 
 /// How many of a timeline's `len` seconds to draw: those that ended by the
@@ -382,7 +421,7 @@ pub(super) fn percentile(nines: &f64) -> String {
 }
 
 /// What a timeline chart marks behind its lines, in seconds since the start.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 pub(super) struct Marks<'a> {
     /// Outage windows (start, end), shaded.
     pub(super) outages: &'a [(f64, f64)],
@@ -390,6 +429,8 @@ pub(super) struct Marks<'a> {
     pub(super) boundaries: &'a [f64],
     /// The warm-up's end: shaded from the start to it.
     pub(super) warmup: Option<f64>,
+    /// What the open loop was asked for (the throughput chart's), dashed.
+    pub(super) target: Option<&'a Line>,
 }
 
 /// Lines over `x` on the left axis, and an optional line on a right
@@ -405,7 +446,7 @@ pub(super) fn line_chart(
 ) -> Result<String> {
     let x_max = lines.iter().chain(right).flat_map(|l| l.points.iter().flatten()).map(|p| p.0).fold(1.0, f64::max);
     let headroom = |m: f64| if m > 0.0 { m * 1.1 } else { 1.0 };
-    let y_max = headroom(lines.iter().map(Line::max_y).fold(0.0, f64::max));
+    let y_max = headroom(lines.iter().chain(marks.target).map(Line::max_y).fold(0.0, f64::max));
     let y2_max = headroom(right.map_or(0.0, Line::max_y));
     // Dots as well as lines when there are few points: a one-second run is one point.
     let dots = if x_max <= 60.0 { 2 } else { 0 };
@@ -430,6 +471,9 @@ pub(super) fn line_chart(
         chart.draw_series(
             marks.boundaries.iter().map(|&at| PathElement::new(vec![(at, 0.0), (at, y_max)], BOUNDARY.stroke_width(2))),
         )?;
+        for run in marks.target.iter().flat_map(|t| t.segments()) {
+            chart.draw_series(DashedLineSeries::new(run, 8, 6, INK.stroke_width(1)))?;
+        }
         for line in lines {
             for run in line.segments() {
                 chart.draw_series(LineSeries::new(run, line.color.filled().stroke_width(2)).point_size(dots))?;
@@ -580,6 +624,30 @@ pub(super) mod tests {
         assert_eq!(points(&super::charts(&report).unwrap()[0].svg, "#2563EB"), 2);
         report["wall_s"] = json!(3.0);
         assert_eq!(points(&super::charts(&report).unwrap()[0].svg, "#2563EB"), 3);
+    }
+
+    /// Under `--rate` the throughput chart shows what was asked beside
+    /// what was done: a dashed level at the rate, or the ramps of
+    /// `--rate-stages`, up to the last whole second; none in a closed loop.
+    #[test]
+    fn the_target_rate_is_drawn_under_an_open_loop() {
+        // The dashes: many short strokes in the ink's colour.
+        let ink = |svg: &str| svg.to_uppercase().matches("#374151").count();
+        let mut report = workload(timeline(), latency());
+        let closed = charts(&report).unwrap();
+        assert!(!closed[0].legend.iter().any(|k| k.label == "target rate"));
+        report["setup"]["rate_queries_per_sec"] = json!(60.0);
+        let paced = charts(&report).unwrap();
+        let keys: Vec<&str> = paced[0].legend.iter().map(|k| k.label.as_str()).collect();
+        assert_eq!(keys[..2], ["queries/s", "target rate"]);
+        assert!(ink(&paced[0].svg) > ink(&closed[0].svg) + 10, "{} vs {}", ink(&paced[0].svg), ink(&closed[0].svg));
+        // Rate stages: their ramps, clipped to the charted seconds.
+        report["stages"] = json!([
+            {"stage": 1, "ramps": "rate", "start_s": 0.0, "end_s": 1.0, "from": 0.0, "to": 100.0},
+            {"stage": 2, "ramps": "rate", "start_s": 1.0, "end_s": 4.0, "from": 100.0, "to": 400.0}
+        ]);
+        let line = target_rate(&report, 2.0).unwrap();
+        assert_eq!(line.points, [Some((0.0, 0.0)), Some((1.0, 100.0)), Some((1.0, 100.0)), Some((2.0, 200.0))]);
     }
 
     #[test]
