@@ -22,6 +22,12 @@ pub trait Operation {
     fn in_doubt_when_lost(&self) -> bool {
         false
     }
+    /// How many times its executor ran it again before its outcome (pgbench's
+    /// `--max-tries`, after a serialization failure or a deadlock), which
+    /// pgbench's transaction log (`-l`) gives per transaction.
+    fn retries(&self) -> u32 {
+        0
+    }
 }
 
 /// Where a worker's operations come from.

@@ -369,11 +369,6 @@ fn transaction_log(l: &PgbenchLogArgs, (max_tries, detailed, rated): (u32, bool,
              (as pgbench, which refuses them together): give one",
         ));
     }
-    if max_tries > 1 {
-        return Err(usage(format!(
-            "-l with --max-tries {max_tries}: the log's retries column is not written yet: drop one of them"
-        )));
-    }
     let prefix = l.log_prefix.clone().unwrap_or_else(|| "pgbench_log".to_string());
     if prefix.is_empty() || prefix.contains('/') {
         return Err(usage(format!(
@@ -384,7 +379,7 @@ fn transaction_log(l: &PgbenchLogArgs, (max_tries, detailed, rated): (u32, bool,
         prefix,
         sampling_rate: l.sampling_rate,
         aggregate: l.aggregate_interval,
-        columns: Columns { lag: rated, detailed },
+        columns: Columns { lag: rated, detailed, retries: max_tries != 1 },
     }))
 }
 
@@ -730,7 +725,13 @@ mod tests {
         let plain = log(&["-l"]).unwrap().unwrap();
         assert_eq!((plain.prefix.as_str(), plain.columns), ("pgbench_log", Columns::default()));
         let shaped = log(&["-l", "--log-prefix", "x", "-R", "10", "-L", "5", "--failures-detailed"]).unwrap().unwrap();
-        assert_eq!((shaped.prefix.as_str(), shaped.columns), ("x", Columns { lag: true, detailed: true }));
+        assert_eq!(
+            (shaped.prefix.as_str(), shaped.columns),
+            ("x", Columns { lag: true, detailed: true, retries: false })
+        );
+        // --max-tries other than 1 adds pgbench 15's retries column (it was refused with -l before).
+        let tried = log(&["-l", "--max-tries", "3"]).unwrap().unwrap();
+        assert_eq!(tried.columns, Columns { retries: true, ..Columns::default() });
         assert_eq!(log(&[]).unwrap(), None);
         for (flags, culprit) in [
             (&["--log-prefix", "x"][..], "--log-prefix: shapes pgbench's transaction log: add -l"),
@@ -743,7 +744,6 @@ mod tests {
                 &["-l", "--aggregate-interval", "1", "--sampling-rate", "0.5"],
                 "--sampling-rate with --aggregate-interval",
             ),
-            (&["-l", "--max-tries", "3"], "-l with --max-tries 3: "),
             (&["-l", "--log-prefix", "a/b"], "--log-prefix \"a/b\": "),
         ] {
             let e = log(flags).unwrap_err();

@@ -31,15 +31,26 @@ pub(crate) fn recorder(units: u64) -> Recorder {
     let mut recorder = Recorder::default();
     for i in 0..10u64 {
         let ms = Duration::from_millis;
-        let t =
-            Timing { intended: ms(i * 100), started: ms(i * 100 + i), ended: ms(i * 100 + 10 * (i + 1)), stage: None };
+        let t = Timing {
+            intended: ms(i * 100),
+            started: ms(i * 100 + i),
+            ended: ms(i * 100 + 10 * (i + 1)),
+            stage: None,
+            retries: 0,
+        };
         recorder.ok(false, units, t);
     }
     recorder.failed(
         false,
         0,
         units,
-        Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5), stage: None },
+        Timing {
+            intended: Duration::ZERO,
+            started: Duration::ZERO,
+            ended: Duration::from_millis(5),
+            stage: None,
+            retries: 0,
+        },
         "SQLSTATE 23505".into(),
         "duplicate key value violates unique constraint".into(),
     );

@@ -259,7 +259,8 @@ where
                 outcome = Ok(Err(OpError::short(acked, units)));
             }
         }
-        let t = Timing { intended, started, ended: plan.t0.elapsed(), stage: plan.schedule.stage_at(started) };
+        let (ended, stage, retries) = (plan.t0.elapsed(), plan.schedule.stage_at(started), op.retries());
+        let t = Timing { intended, started, ended, stage, retries };
         match outcome {
             _ if in_doubt => {
                 rec.in_doubt(warmup, units, t);

@@ -174,7 +174,7 @@ mod tests {
 
     fn at(start_ms: u64, end_ms: u64) -> Timing {
         let ms = Duration::from_millis;
-        Timing { intended: ms(start_ms), started: ms(start_ms), ended: ms(end_ms), stage: None }
+        Timing { intended: ms(start_ms), started: ms(start_ms), ended: ms(end_ms), stage: None, retries: 0 }
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct Columns {
     pub lag: bool,
     /// `--failures-detailed`: failures by kind.
     pub detailed: bool,
+    /// `--max-tries` other than 1: each transaction's retries.
+    pub retries: bool,
 }
 
 /// How a transaction ended, in the log's words.
@@ -67,10 +69,12 @@ pub struct Entry {
     pub at_us: i64,
     pub latency_us: u64,
     pub lag_us: u64,
+    /// How many times it was run again (`--max-tries`).
+    pub retries: u32,
 }
 
 impl Entry {
-    /// pgbench's line: `client_id transaction_no time script_no time_epoch time_us [schedule_lag]`.
+    /// pgbench's line: `client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]`.
     pub fn write(&self, columns: Columns, out: &mut impl Write) -> io::Result<()> {
         write!(out, "{} {} ", self.client, self.tx)?;
         match self.end {
@@ -85,6 +89,9 @@ impl Entry {
         write!(out, " {} {secs} {us}", self.script)?;
         if columns.lag {
             write!(out, " {}", self.lag_us)?;
+        }
+        if columns.retries {
+            write!(out, " {}", self.retries)?;
         }
         out.write_all(b"\n")
     }
@@ -117,12 +124,20 @@ struct Interval {
     latency: Moments,
     lag: Moments,
     skipped: u64,
+    /// Transactions run again at least once, and how many times in all.
+    retried: u64,
+    retries: u64,
     serialization: u64,
     deadlock: u64,
 }
 
 impl Interval {
     fn add(&mut self, e: &Entry) {
+        // As pgbench counts them: of every transaction sent, done or failed.
+        if e.retries > 0 {
+            self.retried += 1;
+            self.retries += u64::from(e.retries);
+        }
         match e.end {
             End::Done => {
                 self.latency.add(self.count, e.latency_us);
@@ -140,7 +155,6 @@ impl Interval {
     /// pgbench 15's line, every column present (zero where its flag is not given):
     /// `interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency sum_lag
     /// sum_lag_2 min_lag max_lag skipped retried retries serialization_failures deadlock_failures`.
-    /// Retries are not logged (`-l` refuses `--max-tries` above 1): 0, as pgbench's with one try.
     fn write(&self, columns: Columns, out: &mut impl Write) -> io::Result<()> {
         let (l, g) = (&self.latency, &self.lag);
         write!(out, "{} {} {:.0} {:.0} {:.0} {:.0}", self.start_s, self.count, l.sum, l.sum2, l.min, l.max)?;
@@ -150,7 +164,7 @@ impl Interval {
             out.write_all(b" 0 0 0 0")?;
         }
         let (serialization, deadlock) = if columns.detailed { (self.serialization, self.deadlock) } else { (0, 0) };
-        writeln!(out, " {} 0 0 {serialization} {deadlock}", self.skipped)
+        writeln!(out, " {} {} {} {serialization} {deadlock}", self.skipped, self.retried, self.retries)
     }
 }
 
@@ -284,7 +298,7 @@ impl ClientLog {
         self.thread.take(&mut self.entries);
     }
 
-    fn push(&mut self, script: u32, end: End, at: Duration, latency: Duration, lag: Duration) {
+    fn push(&mut self, script: u32, end: End, at: Duration, latency: Duration, lag: Duration, retries: u32) {
         // Numbered from 1, as pgbench's.
         self.next_tx += 1;
         let tx = self.next_tx;
@@ -301,6 +315,7 @@ impl ClientLog {
             at_us: self.t0_us + at.as_micros() as i64,
             latency_us: latency.as_micros() as u64,
             lag_us: lag.as_micros() as u64,
+            retries,
         });
         if self.entries.len() == CHUNK {
             self.thread.take(&mut self.entries);
@@ -325,7 +340,7 @@ impl<R> Logged<R> {
 
     fn push(&self, warmup: bool, end: End, t: &Timing) {
         if !warmup {
-            self.log.borrow_mut().push(self.script, end, t.ended, t.latency(), t.lag());
+            self.log.borrow_mut().push(self.script, end, t.ended, t.latency(), t.lag(), t.retries);
         }
     }
 }
@@ -365,7 +380,7 @@ impl<R: Record> Record for Logged<R> {
         if !warmup {
             let mut log = self.log.borrow_mut();
             let at = log.t0.elapsed();
-            log.push(self.script, End::Skipped, at, Duration::ZERO, Duration::ZERO);
+            log.push(self.script, End::Skipped, at, Duration::ZERO, Duration::ZERO, 0);
         }
         self.inner.skipped(warmup)
     }
@@ -376,7 +391,16 @@ mod tests {
     use super::*;
 
     fn entry(end: End) -> Entry {
-        Entry { client: 1, tx: 7, end, script: 0, at_us: 1_700_000_000_123_456, latency_us: 1500, lag_us: 42 }
+        Entry {
+            client: 1,
+            tx: 7,
+            end,
+            script: 0,
+            at_us: 1_700_000_000_123_456,
+            latency_us: 1500,
+            lag_us: 42,
+            retries: 2,
+        }
     }
 
     fn line(e: Entry, columns: Columns) -> String {
@@ -397,6 +421,13 @@ mod tests {
         assert_eq!(line(entry(End::Serialization), detailed), "1 7 serialization 0 1700000000 123456\n");
         assert_eq!(line(entry(End::Deadlock), detailed), "1 7 deadlock 0 1700000000 123456\n");
         assert_eq!(line(entry(End::Failed), detailed), "1 7 failed 0 1700000000 123456\n");
+        // --max-tries other than 1: pgbench 15's retries column, after the lag.
+        let tried = Columns { retries: true, ..rated };
+        assert_eq!(line(entry(End::Done), tried), "1 7 1500 0 1700000000 123456 42 2\n");
+        assert_eq!(
+            line(entry(End::Serialization), Columns { retries: true, ..plain }),
+            "1 7 failed 0 1700000000 123456 2\n"
+        );
     }
 
     /// A log of one thread in a temporary directory, as `-l` with `aggregate` makes it.
@@ -422,14 +453,15 @@ mod tests {
         };
         let thread = thread_log(&dir, None);
         let mut log = ClientLog::new(3, t0, thread.clone(), None);
-        (0..CHUNK + 2).for_each(|_| log.push(0, End::Done, Duration::ZERO, Duration::from_micros(10), Duration::ZERO));
+        (0..CHUNK + 2)
+            .for_each(|_| log.push(0, End::Done, Duration::ZERO, Duration::from_micros(10), Duration::ZERO, 0));
         log.finish();
         let numbers = read(Arc::into_inner(thread).unwrap().finish().unwrap());
         assert_eq!(numbers.len(), CHUNK + 2);
         assert_eq!((numbers[0], numbers[CHUNK + 1]), ((3, 1), (3, CHUNK as u64 + 2)));
         let thread = thread_log(&dir, None);
         let mut sampled = ClientLog::new(0, t0, thread.clone(), Some((0.5, ChaCha8Rng::seed_from_u64(1))));
-        (0..1000).for_each(|_| sampled.push(0, End::Done, Duration::ZERO, Duration::ZERO, Duration::ZERO));
+        (0..1000).for_each(|_| sampled.push(0, End::Done, Duration::ZERO, Duration::ZERO, Duration::ZERO, 0));
         sampled.finish();
         let numbers = read(Arc::into_inner(thread).unwrap().finish().unwrap());
         assert!((400..600).contains(&numbers.len()), "{}", numbers.len());
@@ -438,13 +470,19 @@ mod tests {
 
     #[test]
     fn an_aggregated_line_per_interval_has_pgbench_15_s_columns() {
-        let at = |s: i64, latency_us, end| Entry { at_us: s * 1_000_000 + 5, latency_us, end, ..entry(End::Done) };
+        let at = |s: i64, latency_us, end| Entry {
+            at_us: s * 1_000_000 + 5,
+            latency_us,
+            end,
+            retries: 0,
+            ..entry(End::Done)
+        };
         let entries = [
             at(100, 10, End::Done),
             at(100, 30, End::Done),
-            at(101, 0, End::Serialization),
+            Entry { retries: 3, ..at(101, 0, End::Serialization) },
             at(101, 0, End::Skipped),
-            at(103, 20, End::Done),
+            Entry { retries: 1, ..at(103, 20, End::Done) },
         ];
         let aggregated = |entries: &[Entry], step, columns| {
             let mut intervals = Intervals { start_s: 100, step, list: Vec::new() };
@@ -456,14 +494,14 @@ mod tests {
         assert_eq!(
             aggregated(&entries, 1, Columns::default()),
             "100 2 40 1000 10 30 0 0 0 0 0 0 0 0 0\n\
-             101 0 0 0 0 0 0 0 0 0 1 0 0 0 0\n\
+             101 0 0 0 0 0 0 0 0 0 1 1 3 0 0\n\
              102 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
-             103 1 20 400 20 20 0 0 0 0 0 0 0 0 0\n"
+             103 1 20 400 20 20 0 0 0 0 0 1 1 0 0\n"
         );
-        let all = Columns { lag: true, detailed: true };
+        let all = Columns { lag: true, detailed: true, retries: true };
         assert_eq!(
             aggregated(&entries, 2, all),
-            "100 2 40 1000 10 30 84 3528 42 42 1 0 0 1 0\n102 1 20 400 20 20 42 1764 42 42 0 0 0 0 0\n"
+            "100 2 40 1000 10 30 84 3528 42 42 1 1 3 1 0\n102 1 20 400 20 20 42 1764 42 42 0 1 1 0 0\n"
         );
     }
 }

@@ -46,12 +46,14 @@ pub struct QueryOp {
     /// Why a script's values could not be drawn (a division by zero, an
     /// empty random range): the run fails without sending anything.
     pub invalid: Option<String>,
+    /// Set by its executor: how many times it was run again (pgbench's `--max-tries`).
+    pub retries: u32,
 }
 
 impl QueryOp {
     /// An execution of a query (not a script) with these parameters.
     pub fn query(label: usize, params: Vec<Value>) -> QueryOp {
-        QueryOp { label, params, sleeps: Vec::new(), invalid: None }
+        QueryOp { label, params, sleeps: Vec::new(), invalid: None, retries: 0 }
     }
 }
 
@@ -61,6 +63,9 @@ impl Operation for QueryOp {
     }
     fn label(&self) -> usize {
         self.label
+    }
+    fn retries(&self) -> u32 {
+        self.retries
     }
 }
 
@@ -132,7 +137,7 @@ impl Source for Chooser {
         let query = &self.queries[label];
         if let Some(script) = &query.script {
             return Some(match script.draw(&mut self.rng, self.predefined) {
-                Ok(d) => QueryOp { label, params: d.params, sleeps: d.sleeps, invalid: None },
+                Ok(d) => QueryOp { label, params: d.params, sleeps: d.sleeps, invalid: None, retries: 0 },
                 Err(why) => QueryOp { invalid: Some(why), ..QueryOp::query(label, Vec::new()) },
             });
         }

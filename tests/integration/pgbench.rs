@@ -40,6 +40,7 @@ pub fn tests() -> Vec<Registered> {
             transaction_log_has_pgbench_s_files_and_lines,
             Parallel,
         ),
+        ("pgbench::transaction_log_has_each_runs_retries", transaction_log_has_each_runs_retries, Parallel),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -593,10 +594,13 @@ fn transaction_log_has_pgbench_s_files_and_lines(ctx: &Ctx) -> Result<()> {
             })
             .collect()
     };
-    let runs: [&[&str]; 3] = [
+    let runs: [&[&str]; 5] = [
         &["-c", "3", "-j", "2", "-t", "20", "-l"],
         &["-c", "2", "-j", "1", "-t", "15", "-l", "--log-prefix", "mine", "-R", "500"],
         &["-c", "2", "-j", "2", "-t", "25", "-l", "--sampling-rate", "1.0", "--max-tries", "1"],
+        // Issue 32: tries other than 1 add pgbench 15's retries column.
+        &["-c", "2", "-j", "2", "-t", "20", "-l", "--max-tries", "3"],
+        &["-c", "2", "-j", "1", "-t", "10", "-l", "--max-tries", "2", "-R", "500"],
     ];
     for flags in runs {
         let (theirs, mine) = (tempfile::tempdir()?, tempfile::tempdir()?);
@@ -638,4 +642,50 @@ fn transaction_log_has_pgbench_s_files_and_lines(ctx: &Ctx) -> Result<()> {
         .sum();
     let count = json(&stdout)?["count"].as_u64().context("the report's count")?;
     ensure(total > 0 && total == count, || format!("{total} in the log, {count} run: {dbload:?}"))
+}
+
+/// The lines of every log file `logs_of` found, split into columns.
+fn log_rows(logs: &Logs) -> Vec<Vec<&str>> {
+    logs.iter().flat_map(|(_, lines)| lines.iter().map(|l| l.split(' ').collect())).collect()
+}
+
+/// Issue 32, item 1: `-l` with `--max-tries` was refused (its retries
+/// column was not written). Serialization failures provoked for real (four
+/// clients bump one row in repeatable-read transactions): each line's last
+/// column is its run's retries, and they add up to the report's `retries`,
+/// the lines with some to its `retried`; the aggregated log's retried and
+/// retries columns (12 and 13) too.
+fn transaction_log_has_each_runs_retries(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_log_retries", None)?;
+    db.query("CREATE TABLE counter (id int PRIMARY KEY, n bigint); INSERT INTO counter VALUES (1, 0)")?;
+    let script = "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT n FROM counter WHERE id = 1;\n\\sleep 2 ms\n\
+                  UPDATE counter SET n = n + 1 WHERE id = 1;\nEND;\n";
+    for aggregate in [&[][..], &["--aggregate-interval", "1"]] {
+        let dir = tempfile::tempdir()?;
+        let file = write_file(&dir, "bump.sql", script)?;
+        let flags = ["-c", "4", "-t", "25", "--max-tries", "1000", "-l", "--output", "json"];
+        let argv = [&["timeit", "--url", &db.url, "-f", &file][..], &flags, aggregate].concat();
+        let (logs, stdout) = logs_of(env!("CARGO_BIN_EXE_dbload"), &argv, dir.path())?;
+        let r = json(&stdout)?;
+        let (retried, retries) = (r["retried"].as_u64().context("retried")?, r["retries"].as_u64().context("retries")?);
+        ensure(r["count"] == 100 && retried > 0, || format!("no retry provoked: {r}"))?;
+        let rows = log_rows(&logs);
+        let column = |row: &Vec<&str>, i: usize| row.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let logged = match aggregate.is_empty() {
+            true => {
+                ensure(rows.len() == 100 && rows.iter().all(|r| r.len() == 7), || format!("{logs:?}"))?;
+                let tried: Vec<u64> = rows.iter().map(|r| column(r, 6)).collect();
+                (tried.iter().filter(|&&n| n > 0).count() as u64, tried.iter().sum::<u64>())
+            }
+            false => (rows.iter().map(|r| column(r, 11)).sum(), rows.iter().map(|r| column(r, 12)).sum()),
+        };
+        ensure(logged == (retried, retries), || {
+            format!(
+                "{aggregate:?}: the log's (retried, retries) {logged:?}, the report's {:?}: {logs:?}",
+                (retried, retries)
+            )
+        })?;
+        db.query("UPDATE counter SET n = 0")?;
+    }
+    Ok(())
 }

@@ -270,11 +270,12 @@ impl QueryExecutor {
         self.wire.answer().await
     }
 
-    async fn run(&mut self, op: &QueryOp, warm: bool) -> Result<u64, OpError> {
+    async fn run(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
         if let Some(e) = self.not_ready.take() {
             return Err(*e);
         }
         self.used = true;
+        op.retries = 0;
         match self.queries[op.label].script.clone() {
             Some(script) => self.run_script(op, &script, warm).await,
             None => self.send(op.label, 0, &op.params).await,
@@ -284,7 +285,7 @@ impl QueryExecutor {
     /// One run of a script, tried again from its start with the same values
     /// after a serialization failure or a deadlock while tries are left
     /// (pgbench's `--max-tries`): the run counts once, on its last try.
-    async fn run_script(&mut self, op: &QueryOp, script: &Script, warm: bool) -> Result<u64, OpError> {
+    async fn run_script(&mut self, op: &mut QueryOp, script: &Script, warm: bool) -> Result<u64, OpError> {
         if let Some(why) = &op.invalid {
             return Err(OpError::new("script error", why.clone()));
         }
@@ -293,6 +294,7 @@ impl QueryExecutor {
             match self.try_script(op, script, warm, tries == self.max_tries).await {
                 Err(e) if tries < self.max_tries && retriable(&e) => tries += 1,
                 result => {
+                    op.retries = tries - 1;
                     if !warm {
                         self.retries.ran(tries);
                     }
