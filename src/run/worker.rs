@@ -285,9 +285,11 @@ where
                 }
             }
             Err(why) => {
-                executor.cancel().await;
+                // Recorded before the cancel is awaited, at its end: a -l
+                // log's lines are in the order they are recorded.
                 let msg = format!("still in flight {} s after {why}: cancelled", GRACE.as_secs());
                 rec.failed(warmup, 0, units, t, "interrupted".into(), msg);
+                executor.cancel().await;
                 break;
             }
         }

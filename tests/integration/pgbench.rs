@@ -42,6 +42,16 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("pgbench::transaction_log_has_each_runs_retries", transaction_log_has_each_runs_retries, Parallel),
         (
+            "pgbench::transaction_log_lines_are_in_completion_order",
+            transaction_log_lines_are_in_completion_order,
+            Parallel,
+        ),
+        (
+            "pgbench::transaction_numbers_run_on_across_s_statements",
+            transaction_numbers_run_on_across_s_statements,
+            Parallel,
+        ),
+        (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
             Parallel,
@@ -686,6 +696,52 @@ fn transaction_log_has_each_runs_retries(ctx: &Ctx) -> Result<()> {
             )
         })?;
         db.query("UPDATE counter SET n = 0")?;
+    }
+    Ok(())
+}
+
+/// Issue 32, item 2: pgbench writes a transaction's line as it ends, so a
+/// thread's file is in completion order; dbload's came in chunks of one
+/// client after another. Four clients on two threads for a few seconds:
+/// in each file, `time_epoch time_us` never goes back.
+fn transaction_log_lines_are_in_completion_order(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = write_file(&dir, "s.sql", "SELECT 1;\n")?;
+    let argv = ["timeit", "--url", &ctx.url, "-f", &file, "-c", "4", "-j", "2", "-T", "3", "-l", "-q"];
+    let (logs, _) = logs_of(env!("CARGO_BIN_EXE_dbload"), &argv, dir.path())?;
+    ensure(logs.len() == 2, || format!("{} files for -j 2", logs.len()))?;
+    for (name, lines) in &logs {
+        let at = |l: &String| -> Option<(u64, u64)> {
+            let c: Vec<&str> = l.split(' ').collect();
+            Some((c.get(4)?.parse().ok()?, c.get(5)?.parse().ok()?))
+        };
+        let times: Vec<(u64, u64)> = lines.iter().filter_map(at).collect();
+        ensure(times.len() == lines.len() && lines.len() > 100, || format!("{name}: {} lines", lines.len()))?;
+        let back = times.windows(2).position(|w| w[1] < w[0]);
+        ensure(back.is_none(), || {
+            let i = back.unwrap_or(0);
+            format!("{name}: line {} ({}) ends before line {} ({})", i + 2, lines[i + 1], i + 1, lines[i])
+        })?;
+    }
+    Ok(())
+}
+
+/// Issue 32, item 3: pgbench numbers a client's transactions across its
+/// whole run (from 1, as pgbench 15's log does); with several `-s`
+/// statements (a phase each) dbload started again at each. Per client id,
+/// the numbers are 1..=n, none repeated.
+fn transaction_numbers_run_on_across_s_statements(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let argv = ["timeit", "--url", &ctx.url, "-s", "select 1", "-s", "select 2", "-c", "2", "-t", "5", "-l", "-q"];
+    let (logs, _) = logs_of(env!("CARGO_BIN_EXE_dbload"), &argv, dir.path())?;
+    let mut numbers: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
+    for row in log_rows(&logs) {
+        numbers.entry(row[0]).or_default().push(row[1].parse()?);
+    }
+    ensure(numbers.len() == 2, || format!("clients {numbers:?}"))?;
+    for (client, mut tx) in numbers {
+        tx.sort_unstable();
+        ensure(tx == (1..=10).collect::<Vec<u64>>(), || format!("client {client}: transactions {tx:?}"))?;
     }
     Ok(())
 }
