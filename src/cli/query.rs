@@ -122,7 +122,8 @@ pub struct QueryRunArgs {
     pub per_statement: bool,
 
     /// pgbench scripts: the value of :scale (pgbench's -s; timeit takes -s N beside a script too)
-    /// [default: with --builtin, the rows of pgbench_branches, as pgbench counts it; else 1].
+    /// [default: 1]. With a built-in script (-b, -S, -N) it is ignored, as pgbench 15 does, with its
+    /// warning: the scale is the rows of pgbench_branches.
     #[arg(long, value_name = "N", help_heading = "Scripts")]
     pub scale: Option<i64>,
 

@@ -75,8 +75,10 @@ pub struct QueryConfig {
 pub enum Scale {
     /// `--scale N`, or 1 (pgbench's default for custom scripts).
     Given(i64),
-    /// Counted from `pgbench_branches` once connected, as pgbench does for its built-in scripts.
-    Counted,
+    /// Counted from `pgbench_branches` once connected, as pgbench does
+    /// whenever a built-in script runs; `given`: a `-s`/`--scale` that is
+    /// then ignored, with pgbench's warning.
+    Counted { given: Option<i64> },
 }
 
 impl QueryConfig {
@@ -127,11 +129,12 @@ impl QueryConfig {
             (None, true) => None,
             (None, false) => Some(DEFAULT_REPEAT),
         };
-        let count_scale = a.run.scale.is_none() && !builtins.is_empty();
+        // pgbench 15 takes the scale of its built-in scripts from the table, whatever -s said.
+        let count_scale = (!builtins.is_empty()).then_some(a.run.scale);
         let mut cfg = Self::resolve("timeit", phases, total, a.warmup_before, a.run, a.target, a.output, env)?;
         cfg.per_statement |= pgbench_r;
-        if count_scale {
-            cfg.scale = Scale::Counted;
+        if let Some(given) = count_scale {
+            cfg.scale = Scale::Counted { given };
         }
         Ok(cfg)
     }
@@ -628,9 +631,10 @@ mod tests {
         assert!(c.per_statement && c.max_queries == Some(50));
         let c = timeit(&["-b", "select-only", "-r", "7"]).unwrap();
         assert!(!c.per_statement && c.max_queries == Some(7));
-        assert_eq!(c.scale, Scale::Counted, "a built-in script's scale is counted, as pgbench does");
+        assert_eq!(c.scale, Scale::Counted { given: None }, "a built-in script's scale is counted, as pgbench does");
+        // Issue 32, item 6: pgbench 15 ignores -s with a built-in script, and says so.
         let c = timeit(&["-b", "select-only", "--scale", "3"]).unwrap();
-        assert_eq!(c.scale, Scale::Given(3));
+        assert_eq!(c.scale, Scale::Counted { given: Some(3) });
         let e = timeit(&["-s", "select 1", "-r"]).unwrap_err();
         assert!(e.to_string().starts_with("-r without a number is pgbench's per-statement report"), "{e}");
     }
@@ -656,7 +660,7 @@ mod tests {
         let names = |c: &QueryConfig| c.phases[0].iter().map(|q| (q.name.clone(), q.ratio)).collect::<Vec<_>>();
         let c = timeit(&["-S"]).unwrap();
         assert_eq!(names(&c), [("select-only".to_string(), 1.0)]);
-        assert_eq!(c.scale, Scale::Counted, "a built-in script's scale is counted, as pgbench does");
+        assert_eq!(c.scale, Scale::Counted { given: None }, "a built-in script's scale is counted, as pgbench does");
         assert_eq!(names(&timeit(&["--skip-some-updates"]).unwrap()), [("simple-update".to_string(), 1.0)]);
         let c = timeit(&["-b", "tpcb-like", "-N", "--select-only"]).unwrap();
         let third = 1.0 / 3.0;
@@ -680,8 +684,9 @@ mod tests {
         std::fs::write(&script, "select :scale;\n").unwrap();
         let script = script.to_str().unwrap();
         assert_eq!(timeit(&["-f", script, "-s", "10"]).unwrap().scale, Scale::Given(10));
-        assert_eq!(timeit(&["-S", "-s", "7"]).unwrap().scale, Scale::Given(7));
-        assert_eq!(timeit(&["-s", "3", "-b", "tpcb-like", "--scale", "3"]).unwrap().scale, Scale::Given(3));
+        assert_eq!(timeit(&["-S", "-s", "7"]).unwrap().scale, Scale::Counted { given: Some(7) });
+        let c = timeit(&["-s", "3", "-b", "tpcb-like", "--scale", "3"]).unwrap();
+        assert_eq!(c.scale, Scale::Counted { given: Some(3) });
         let e = timeit(&["-s", "10"]).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().starts_with("-s 10: a whole number after -s is pgbench's scale"), "{e}");

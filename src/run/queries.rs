@@ -44,7 +44,16 @@ pub async fn queries(
         // Counted first: on a database without pgbench's tables, its error says to run init.
         let scale = match cfg.scale {
             Scale::Given(n) => n,
-            Scale::Counted => admin.pgbench_scale().await?,
+            Scale::Counted { given } => {
+                let n = admin.pgbench_scale().await?;
+                if given.is_some() {
+                    // pgbench 15's words, on stderr as its warning.
+                    crate::console::line(format_args!(
+                        "dbload: warning: scale option ignored, using count from pgbench_branches table ({n})"
+                    ));
+                }
+                n
+            }
         };
         for queries in &planned {
             admin.check_queries(queries, cfg.protocol).await?;

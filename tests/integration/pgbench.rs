@@ -27,6 +27,11 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
         ("pgbench::s_n_and_scale_after_s_run_as_pgbench", s_n_and_scale_after_s_run_as_pgbench, Parallel),
         (
+            "pgbench::a_builtin_script_takes_its_scale_from_the_table",
+            a_builtin_script_takes_its_scale_from_the_table,
+            Parallel,
+        ),
+        (
             "pgbench::defined_variables_reach_the_server_as_pgbench_s",
             defined_variables_reach_the_server_as_pgbench_s,
             Parallel,
@@ -742,6 +747,32 @@ fn transaction_numbers_run_on_across_s_statements(ctx: &Ctx) -> Result<()> {
     for (client, mut tx) in numbers {
         tx.sort_unstable();
         ensure(tx == (1..=10).collect::<Vec<u64>>(), || format!("client {client}: transactions {tx:?}"))?;
+    }
+    Ok(())
+}
+
+/// Issue 32, item 6: with a built-in script, pgbench 15 ignores `-s`, takes
+/// the scale from pgbench_branches and warns (seen with pgbench 15.18); dbload
+/// used the given one. On tables of scale 2, `-b tpcb-like -s 5` runs at
+/// scale 2 with pgbench's warning, and so does `-s 5` beside `-S` and a file;
+/// a file alone keeps its `-s`, as pgbench.
+fn a_builtin_script_takes_its_scale_from_the_table(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_builtin_scale", Some(2))?;
+    let dir = tempfile::tempdir()?;
+    let file = write_file(&dir, "scale.sql", "SELECT :scale;\n")?;
+    let warning = "dbload: warning: scale option ignored, using count from pgbench_branches table (2)\n";
+    for (flags, scale, warned) in [
+        (&["-b", "tpcb-like", "-s", "5"][..], 2, true),
+        (&["-S", "-f", &file, "-s", "5"], 2, true),
+        (&["-b", "select-only"], 2, false),
+        (&["-f", &file, "-s", "5"], 5, false),
+    ] {
+        let argv = [&["timeit", "--url", &db.url, "-t", "3", "-n", "--output", "json"][..], flags].concat();
+        let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+        ensure(code == 0, || format!("{flags:?}: exit {code}: {stdout}{stderr}"))?;
+        let r = json(&stdout)?;
+        ensure(r["setup"]["scale"] == scale, || format!("{flags:?}: scale {} not {scale}", r["setup"]["scale"]))?;
+        ensure(stderr.contains(warning) == warned, || format!("{flags:?}: stderr {stderr:?}"))?;
     }
     Ok(())
 }
