@@ -710,7 +710,7 @@ mod tests {
         let script = script.to_str().unwrap();
         let c = timeit(&["-f", script, "-D", "n=5", "--define", "ratio=0.5", "-D", "m=-2"]).unwrap();
         let s = c.phases[0][0].script.clone().unwrap();
-        let drawn = s.draw(&mut rand::rngs::ChaCha8Rng::seed_from_u64(1), [1, 0, 0]).unwrap();
+        let drawn = s.draw(&mut rand::rngs::ChaCha8Rng::seed_from_u64(1), [1, 0, 0], false).unwrap();
         use crate::workload::params::Value;
         assert_eq!(drawn.params, [Value::Int(5), Value::Float(0.5), Value::Int(-2), Value::Int(6)]);
         for (given, why) in [("n", "NAME=VALUE"), ("1n=2", "variable name"), ("n=abc", "a number")] {

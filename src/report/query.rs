@@ -122,7 +122,8 @@ pub struct QueryEntry {
     pub timeline_latency_mean_ms: Vec<Option<f64>>,
 }
 
-/// One statement of a script: its measured executions in the script's runs.
+/// One command of a script (a SQL statement or a `\` command, as pgbench's
+/// `-r` lists them): its measured executions in the script's runs.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StatementEntry {
@@ -131,6 +132,8 @@ pub struct StatementEntry {
     pub statement: String,
     pub count: u64,
     pub errors: u64,
+    /// Its failures after which the run was tried again (`--max-tries`).
+    pub retries: u64,
     pub latency_ms: Option<LatencySummary>,
 }
 
@@ -361,11 +364,12 @@ fn statement_entries(
     summaries: Option<&Vec<StatementSummary>>,
 ) -> Option<Vec<StatementEntry>> {
     let (true, Some(script), Some(summaries)) = (wanted, &q.script, summaries) else { return None };
-    let entries = script.statements.iter().zip(summaries).map(|(st, s)| StatementEntry {
-        line: st.line,
-        statement: st.text.clone(),
+    let entries = script.commands.iter().zip(summaries).map(|(c, s)| StatementEntry {
+        line: c.line,
+        statement: c.text.clone(),
         count: s.ok,
         errors: s.failed,
+        retries: s.retries,
         latency_ms: s.latency.clone(),
     });
     Some(entries.collect())

@@ -131,7 +131,8 @@ pub async fn queries(
                         cfg.load.first_worker as usize + w,
                         scale,
                         cfg.load.seed,
-                    ),
+                    )
+                    .timing_sets(cfg.per_statement),
                     executor,
                 )
             })

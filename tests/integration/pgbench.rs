@@ -26,6 +26,7 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::pipelines_run_as_pgbench_runs_them", pipelines_run_as_pgbench_runs_them, Parallel),
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
         ("pgbench::s_n_and_scale_after_s_run_as_pgbench", s_n_and_scale_after_s_run_as_pgbench, Parallel),
+        ("pgbench::r_lists_meta_commands_as_pgbench_does", r_lists_meta_commands_as_pgbench_does, Parallel),
         (
             "pgbench::a_builtin_script_takes_its_scale_from_the_table",
             a_builtin_script_takes_its_scale_from_the_table,
@@ -232,11 +233,12 @@ fn script_runs_match_the_servers_update_count(ctx: &Ctx) -> Result<()> {
     // Each run updated one row, in a transaction that committed.
     let updated = updates_reach(&db, before + done)? - before;
     ensure(updated == done, || format!("dbload counted {done} runs, the server {updated} updates"))?;
-    // -r: one row per statement, each run once per script run.
+    // -r: one row per command (pgbench's: its \sets too), each run once per script run.
     let statements = r["queries"][0]["statements"].as_array().context("statements with -r")?;
     let texts: Vec<&str> = statements.iter().filter_map(|s| s["statement"].as_str()).collect();
-    ensure(texts.len() == 4 && texts[0] == "BEGIN" && texts[3] == "END", || format!("{texts:?}"))?;
-    ensure(texts[1].contains("abalance + :delta WHERE aid = :aid"), || texts[1].to_string())?;
+    ensure(texts.len() == 6 && texts[2] == "BEGIN" && texts[5] == "END", || format!("{texts:?}"))?;
+    ensure(texts[0] == "\\set aid random(1, 100000 * :scale)", || texts[0].to_string())?;
+    ensure(texts[3].contains("abalance + :delta WHERE aid = :aid"), || texts[3].to_string())?;
     ensure(statements.iter().all(|s| s["count"] == 300 && s["latency_ms"]["p99"].is_number()), || {
         format!("{statements:?}")
     })?;
@@ -284,7 +286,8 @@ fn pipelines_run_as_pgbench_runs_them(ctx: &Ctx) -> Result<()> {
     ensure(r["count"] == 20 && r["errors"] == 0, || stdout.clone())?;
     ensure(count(&db, "SELECT count(*) FROM piped")? == 40, || "20 runs, 2 rows each".into())?;
     let statements = r["queries"][0]["statements"].as_array().context("statements with -r")?;
-    ensure(statements.len() == 3 && statements.iter().all(|s| s["count"] == 20), || format!("{statements:?}"))?;
+    // A row per command, the \set and the pipeline's marks too, as pgbench's -r.
+    ensure(statements.len() == 6 && statements.iter().all(|s| s["count"] == 20), || format!("{statements:?}"))?;
 
     db.query("TRUNCATE piped")?;
     let failing = write_file(
@@ -304,8 +307,10 @@ fn pipelines_run_as_pgbench_runs_them(ctx: &Ctx) -> Result<()> {
         .map(|s| (s["count"].as_u64().unwrap_or(99), s["errors"].as_u64().unwrap_or(99)))
         .collect();
     // The first insert was answered, then rolled back with its transaction
-    // (pgbench 17's \syncpipeline ends it); the third ran after the Sync.
-    ensure(counts == [(4, 0), (0, 4), (0, 4), (4, 0)], || format!("{counts:?}: {stdout}"))?;
+    // (pgbench 17's \syncpipeline ends it); the third ran after the Sync;
+    // \endpipeline, which ended a run that failed, is not counted done.
+    let want = [(4, 0), (4, 0), (0, 4), (0, 4), (4, 0), (4, 0), (0, 0)];
+    ensure(counts == want, || format!("{counts:?}: {stdout}"))?;
     ensure(r["error_classes"][0]["class"] == "SQLSTATE 22012", || stdout.clone())?;
     ensure(count(&db, "SELECT count(*) FROM piped WHERE n = 3")? == 4, || "the statement after the Sync ran".into())?;
     ensure(count(&db, "SELECT count(*) FROM piped WHERE n < 3")? == 0, || "the aborted transaction's rows".into())?;
@@ -773,6 +778,45 @@ fn a_builtin_script_takes_its_scale_from_the_table(ctx: &Ctx) -> Result<()> {
         let r = json(&stdout)?;
         ensure(r["setup"]["scale"] == scale, || format!("{flags:?}: scale {} not {scale}", r["setup"]["scale"]))?;
         ensure(stderr.contains(warning) == warned, || format!("{flags:?}: stderr {stderr:?}"))?;
+    }
+    Ok(())
+}
+
+/// `-r`'s block in a run's text: its header, then per row the count of
+/// numeric columns and the command's text.
+fn r_block(stdout: &str) -> Vec<(usize, String)> {
+    let mut lines = stdout.lines().skip_while(|l| !l.starts_with("statement latencies in milliseconds"));
+    let Some(header) = lines.next() else { return Vec::new() };
+    let rows = lines.take_while(|l| l.starts_with("   ")).map(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let numbers = words.iter().take_while(|w| w.parse::<f64>().is_ok()).count();
+        (numbers, words[numbers..].join(" "))
+    });
+    std::iter::once((0, header.to_string())).chain(rows).collect()
+}
+
+/// Issue 32, item 4: pgbench's `-r` lists every command of a script in its
+/// order, `\set` and `\sleep` beside the SQL, each with its latency; with
+/// `--max-tries` other than 1 a retries column. The same script run by
+/// pgbench and by dbload gives the same header, rows and columns.
+fn r_lists_meta_commands_as_pgbench_does(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_r_meta", Some(1))?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(
+        &dir,
+        "r.sql",
+        "\\set aid random(1, 100000)\n\\set delta random(-5000, 5000)\nBEGIN;\n\
+         UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;\n\\sleep 1 ms\nEND;\n",
+    )?;
+    for flags in [&["-r"][..], &["-r", "--max-tries", "3", "--failures-detailed"]] {
+        let argv = [&["-n", "-f", &script, "-t", "5", "-c", "2"][..], flags].concat();
+        let out = std::process::Command::new("pgbench").args(&argv).arg(&db.url).output().context("running pgbench")?;
+        ensure(out.status.success(), || format!("pgbench: {}", String::from_utf8_lossy(&out.stderr)))?;
+        let theirs = r_block(&String::from_utf8_lossy(&out.stdout));
+        let (code, stdout, stderr) = dbload_bin(&[&["timeit", "--url", &db.url][..], &argv].concat(), &[]);
+        ensure(code == 0, || format!("dbload {flags:?}: exit {code}: {stdout}{stderr}"))?;
+        let mine = r_block(&stdout);
+        ensure(theirs.len() == 7 && mine == theirs, || format!("{flags:?}:\npgbench {theirs:#?}\ndbload {mine:#?}"))?;
     }
     Ok(())
 }
