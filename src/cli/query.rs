@@ -233,7 +233,7 @@ pub struct TimeitArgs {
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", help_heading = "Scripts")]
     pub defines: Vec<String>,
 
-    /// cr8's -w: N executions of each statement (rounded up to a multiple of --concurrency) before
+    /// cr8's -w: N executions of each statement (exactly N, shared out over the connections) before
     /// the measured ones, which --repeat or -t then counts in full; --warmup N instead takes the
     /// warm-up out of --repeat.
     #[arg(short = 'w', value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "warmup", help_heading = "Queries")]

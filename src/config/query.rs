@@ -15,7 +15,7 @@ use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
 use crate::ident::TableName;
-use crate::op::Stages;
+use crate::op::{Stages, Warmup};
 use crate::stats::txlog::{Columns, LogConfig};
 use crate::workload::explain::ExplainMode;
 use crate::workload::script::{Define, Script};
@@ -268,23 +268,20 @@ impl QueryConfig {
         // -t is per connection: every instance's connections run it all;
         // the other counts are the whole run's, an instance does its share.
         let shared = instance.as_ref().filter(|_| r.transactions.is_none());
-        // cr8's -w: whole warm-up queries per connection, so that the
-        // measured ones stay exactly the count asked for.
+        // cr8's -w: exactly that many warm-up queries, shared out over the
+        // connections, before the measured ones (which stay the count asked
+        // for); with --instance, this instance's share of them.
+        let all_workers = shared.map_or(concurrency, |i| i.all_workers(concurrency));
         let (total, warmup) = match warmup_before.filter(|&w| w > 0) {
             Some(w) => {
-                let warm = w.div_ceil(u64::from(concurrency)) * u64::from(concurrency);
-                (total.map(|n| n.saturating_add(warm)), Some(warm.to_string()))
+                let own = shared.map_or(w, |i| i.shares(w, concurrency).iter().sum());
+                (total.map(|n| n.saturating_add(w)), Warmup::Total(own))
             }
-            None => (total, r.warmup),
+            None => {
+                let span = super::run_span(stages.as_ref(), duration);
+                (total, parse_warmup(r.warmup.as_deref(), all_workers, "queries", total.map(|n| (n, flag)), span)?)
+            }
         };
-        let all_workers = shared.map_or(concurrency, |i| i.all_workers(concurrency));
-        let warmup = parse_warmup(
-            warmup.as_deref(),
-            all_workers,
-            "queries",
-            total.map(|n| (n, flag)),
-            super::run_span(stages.as_ref(), duration),
-        )?;
         let per_worker: Vec<u64> = match (total, shared) {
             (Some(n), Some(i)) => i.shares(n, concurrency),
             (Some(n), None) => split_rows(n, concurrency),
@@ -465,7 +462,6 @@ pub(crate) fn suite(a: &WorkloadArgs) -> Result<CpuSuite> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::op::Warmup;
     use std::time::Duration;
 
     /// As for ingest: on by default where a deadline bounds the wait for a
@@ -508,13 +504,20 @@ mod tests {
         assert_eq!((c.per_worker.clone(), c.load.duration), (vec![1000; 3], Some(Duration::from_secs(10))));
     }
 
-    /// cr8's -w comes before the measured --repeat, whole per connection.
+    /// cr8's -w comes before the measured --repeat, exactly that many
+    /// (issue 32, item 5: whole per connection made -w 10 -c 4 twelve).
     #[test]
     fn cr8_warmup_is_added_before_the_repeat() {
         let c = select1(&["-w", "5", "-r", "100", "-c", "2"]);
-        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![53, 53], Warmup::Count(3)));
+        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![53, 52], Warmup::Total(5)));
+        let shares: Vec<Warmup> = (0..2).map(|w| c.load.warmup.for_worker(w, 2)).collect();
+        assert_eq!(shares, [Warmup::Count(3), Warmup::Count(2)], "50 measured each");
         let c = select1(&["-w", "30", "-t", "10", "-c", "2"]);
-        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![25, 25], Warmup::Count(15)));
+        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![25, 25], Warmup::Total(30)));
+        let c = select1(&["-w", "10", "-t", "25", "-c", "4"]);
+        assert_eq!(c.per_worker, [28, 28, 27, 27]);
+        let shares: Vec<Warmup> = (0..4).map(|w| c.load.warmup.for_worker(w, 4)).collect();
+        assert_eq!(shares, [3, 3, 2, 2].map(Warmup::Count), "-t 25 measured on each connection");
     }
 
     /// Issue 29, item 8: `DO $$ ... ; ... $$` from stdin was cut at its inner `;`.

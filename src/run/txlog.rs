@@ -41,15 +41,15 @@ where
     E: Executor<S::Op> + Send + 'static,
 {
     let measurement = Measurement::start(load, labels, cancel, counted);
-    let threads = cores::threads();
+    let (threads, workers) = (cores::threads(), pairs.len());
     let mut on_thread: Vec<Vec<(usize, S, E)>> = (0..threads).map(|_| Vec::new()).collect();
     for (w, (source, executor)) in pairs.into_iter().enumerate() {
         on_thread[w % threads].push((w, source, executor));
     }
-    let starting = on_thread.into_iter().enumerate().filter(|(_, workers)| !workers.is_empty()).map(|(n, workers)| {
+    let starting = on_thread.into_iter().enumerate().filter(|(_, group)| !group.is_empty()).map(|(n, group)| {
         let (plan, file, first_worker, seed) =
             (measurement.plan().clone(), log.thread(n), load.first_worker, load.seed);
-        let clients: Vec<_> = workers
+        let clients: Vec<_> = group
             .into_iter()
             .map(|(w, source, executor)| {
                 let client = first_worker + w as u32;
@@ -61,7 +61,8 @@ where
         cores::spawn(n, move || async move {
             let chunk = Chunk::new(file, plan.t0);
             let spawned = clients.into_iter().map(|(w, client, sampling, source, executor)| {
-                let (plan, log) = (plan.clone(), counts.client(w, client, plan.t0, chunk.clone(), sampling));
+                let (plan, log) =
+                    (plan.for_worker(w, workers), counts.client(w, client, plan.t0, chunk.clone(), sampling));
                 // On this thread's runtime, beside the task that made the chunk.
                 let task = tokio::task::spawn_local(async move {
                     let log = Rc::new(RefCell::new(log));

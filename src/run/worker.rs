@@ -98,6 +98,11 @@ impl Plan {
         Plan { schedule, ..self }
     }
 
+    /// The plan of worker `w` of `workers`: its share of a [`Warmup::Total`].
+    pub fn for_worker(&self, w: usize, workers: usize) -> Plan {
+        Plan { warmup: self.warmup.for_worker(w, workers), ..self.clone() }
+    }
+
     /// Whether Ctrl-C stopped the run (not the run's own [`Stop`]).
     pub fn interrupted(&self) -> bool {
         self.interrupt.is_cancelled()
@@ -499,6 +504,8 @@ fn warming_up(warmup: Warmup, started: Duration, attempted: u64) -> bool {
         Warmup::None => false,
         Warmup::Duration(d) => started < d,
         Warmup::Count(n) => attempted < n,
+        // Shared out by `Plan::for_worker` before the loop; unshared, the whole is this worker's.
+        Warmup::Total(n) => attempted < n,
     }
 }
 
