@@ -560,7 +560,7 @@ mod laws {
                 if let Ok(script) = crate::workload::script::Script::parse(&text, "s.sql") {
                     let mut rng = ChaCha8Rng::seed_from_u64(seed);
                     for client in [0, 7] {
-                        let _ = script.draw(&mut rng, [1, client, i64::MAX]);
+                        let _ = script.draw(&mut rng, [1, client, i64::MAX], false);
                     }
                 }
             });

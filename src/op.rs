@@ -22,6 +22,12 @@ pub trait Operation {
     fn in_doubt_when_lost(&self) -> bool {
         false
     }
+    /// How many times its executor ran it again before its outcome (pgbench's
+    /// `--max-tries`, after a serialization failure or a deadlock), which
+    /// pgbench's transaction log (`-l`) gives per transaction.
+    fn retries(&self) -> u32 {
+        0
+    }
 }
 
 /// Where a worker's operations come from.
@@ -167,6 +173,25 @@ pub enum Warmup {
     ),
     /// Units (rows, queries) per worker.
     Count(u64),
+    /// Units in all, split across the workers as evenly as whole units
+    /// allow (cr8's `-w`: exactly that many warm-up queries, however many
+    /// connections); each worker's share becomes its [`Warmup::Count`]
+    /// before it runs (`run::worker::Plan::for_worker`).
+    Total(u64),
+}
+
+impl Warmup {
+    /// Worker `w`'s warm-up, of `workers`: a [`Warmup::Total`] shared out,
+    /// the first `total % workers` workers taking one more unit.
+    pub fn for_worker(self, w: usize, workers: usize) -> Warmup {
+        match self {
+            Warmup::Total(n) => {
+                let workers = workers.max(1) as u64;
+                Warmup::Count(n / workers + u64::from((w as u64) < n % workers))
+            }
+            other => other,
+        }
+    }
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -122,7 +122,8 @@ pub struct QueryRunArgs {
     pub per_statement: bool,
 
     /// pgbench scripts: the value of :scale (pgbench's -s; timeit takes -s N beside a script too)
-    /// [default: with --builtin, the rows of pgbench_branches, as pgbench counts it; else 1].
+    /// [default: 1]. With a built-in script (-b, -S, -N) it is ignored, as pgbench 15 does, with its
+    /// warning: the scale is the rows of pgbench_branches.
     #[arg(long, value_name = "N", help_heading = "Scripts")]
     pub scale: Option<i64>,
 
@@ -232,7 +233,7 @@ pub struct TimeitArgs {
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", help_heading = "Scripts")]
     pub defines: Vec<String>,
 
-    /// cr8's -w: N executions of each statement (rounded up to a multiple of --concurrency) before
+    /// cr8's -w: N executions of each statement (exactly N, shared out over the connections) before
     /// the measured ones, which --repeat or -t then counts in full; --warmup N instead takes the
     /// warm-up out of --repeat.
     #[arg(short = 'w', value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "warmup", help_heading = "Queries")]

@@ -15,7 +15,7 @@ use crate::dialect::pgbench::BUILTINS;
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
 use crate::ident::TableName;
-use crate::op::Stages;
+use crate::op::{Stages, Warmup};
 use crate::stats::txlog::{Columns, LogConfig};
 use crate::workload::explain::ExplainMode;
 use crate::workload::script::{Define, Script};
@@ -75,8 +75,10 @@ pub struct QueryConfig {
 pub enum Scale {
     /// `--scale N`, or 1 (pgbench's default for custom scripts).
     Given(i64),
-    /// Counted from `pgbench_branches` once connected, as pgbench does for its built-in scripts.
-    Counted,
+    /// Counted from `pgbench_branches` once connected, as pgbench does
+    /// whenever a built-in script runs; `given`: a `-s`/`--scale` that is
+    /// then ignored, with pgbench's warning.
+    Counted { given: Option<i64> },
 }
 
 impl QueryConfig {
@@ -127,11 +129,12 @@ impl QueryConfig {
             (None, true) => None,
             (None, false) => Some(DEFAULT_REPEAT),
         };
-        let count_scale = a.run.scale.is_none() && !builtins.is_empty();
+        // pgbench 15 takes the scale of its built-in scripts from the table, whatever -s said.
+        let count_scale = (!builtins.is_empty()).then_some(a.run.scale);
         let mut cfg = Self::resolve("timeit", phases, total, a.warmup_before, a.run, a.target, a.output, env)?;
         cfg.per_statement |= pgbench_r;
-        if count_scale {
-            cfg.scale = Scale::Counted;
+        if let Some(given) = count_scale {
+            cfg.scale = Scale::Counted { given };
         }
         Ok(cfg)
     }
@@ -265,23 +268,20 @@ impl QueryConfig {
         // -t is per connection: every instance's connections run it all;
         // the other counts are the whole run's, an instance does its share.
         let shared = instance.as_ref().filter(|_| r.transactions.is_none());
-        // cr8's -w: whole warm-up queries per connection, so that the
-        // measured ones stay exactly the count asked for.
+        // cr8's -w: exactly that many warm-up queries, shared out over the
+        // connections, before the measured ones (which stay the count asked
+        // for); with --instance, this instance's share of them.
+        let all_workers = shared.map_or(concurrency, |i| i.all_workers(concurrency));
         let (total, warmup) = match warmup_before.filter(|&w| w > 0) {
             Some(w) => {
-                let warm = w.div_ceil(u64::from(concurrency)) * u64::from(concurrency);
-                (total.map(|n| n.saturating_add(warm)), Some(warm.to_string()))
+                let own = shared.map_or(w, |i| i.shares(w, concurrency).iter().sum());
+                (total.map(|n| n.saturating_add(w)), Warmup::Total(own))
             }
-            None => (total, r.warmup),
+            None => {
+                let span = super::run_span(stages.as_ref(), duration);
+                (total, parse_warmup(r.warmup.as_deref(), all_workers, "queries", total.map(|n| (n, flag)), span)?)
+            }
         };
-        let all_workers = shared.map_or(concurrency, |i| i.all_workers(concurrency));
-        let warmup = parse_warmup(
-            warmup.as_deref(),
-            all_workers,
-            "queries",
-            total.map(|n| (n, flag)),
-            super::run_span(stages.as_ref(), duration),
-        )?;
         let per_worker: Vec<u64> = match (total, shared) {
             (Some(n), Some(i)) => i.shares(n, concurrency),
             (Some(n), None) => split_rows(n, concurrency),
@@ -369,11 +369,6 @@ fn transaction_log(l: &PgbenchLogArgs, (max_tries, detailed, rated): (u32, bool,
              (as pgbench, which refuses them together): give one",
         ));
     }
-    if max_tries > 1 {
-        return Err(usage(format!(
-            "-l with --max-tries {max_tries}: the log's retries column is not written yet: drop one of them"
-        )));
-    }
     let prefix = l.log_prefix.clone().unwrap_or_else(|| "pgbench_log".to_string());
     if prefix.is_empty() || prefix.contains('/') {
         return Err(usage(format!(
@@ -384,7 +379,7 @@ fn transaction_log(l: &PgbenchLogArgs, (max_tries, detailed, rated): (u32, bool,
         prefix,
         sampling_rate: l.sampling_rate,
         aggregate: l.aggregate_interval,
-        columns: Columns { lag: rated, detailed },
+        columns: Columns { lag: rated, detailed, retries: max_tries != 1 },
     }))
 }
 
@@ -467,7 +462,6 @@ pub(crate) fn suite(a: &WorkloadArgs) -> Result<CpuSuite> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::op::Warmup;
     use std::time::Duration;
 
     /// As for ingest: on by default where a deadline bounds the wait for a
@@ -510,13 +504,20 @@ mod tests {
         assert_eq!((c.per_worker.clone(), c.load.duration), (vec![1000; 3], Some(Duration::from_secs(10))));
     }
 
-    /// cr8's -w comes before the measured --repeat, whole per connection.
+    /// cr8's -w comes before the measured --repeat, exactly that many
+    /// (issue 32, item 5: whole per connection made -w 10 -c 4 twelve).
     #[test]
     fn cr8_warmup_is_added_before_the_repeat() {
         let c = select1(&["-w", "5", "-r", "100", "-c", "2"]);
-        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![53, 53], Warmup::Count(3)));
+        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![53, 52], Warmup::Total(5)));
+        let shares: Vec<Warmup> = (0..2).map(|w| c.load.warmup.for_worker(w, 2)).collect();
+        assert_eq!(shares, [Warmup::Count(3), Warmup::Count(2)], "50 measured each");
         let c = select1(&["-w", "30", "-t", "10", "-c", "2"]);
-        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![25, 25], Warmup::Count(15)));
+        assert_eq!((c.per_worker.clone(), c.load.warmup), (vec![25, 25], Warmup::Total(30)));
+        let c = select1(&["-w", "10", "-t", "25", "-c", "4"]);
+        assert_eq!(c.per_worker, [28, 28, 27, 27]);
+        let shares: Vec<Warmup> = (0..4).map(|w| c.load.warmup.for_worker(w, 4)).collect();
+        assert_eq!(shares, [3, 3, 2, 2].map(Warmup::Count), "-t 25 measured on each connection");
     }
 
     /// Issue 29, item 8: `DO $$ ... ; ... $$` from stdin was cut at its inner `;`.
@@ -633,9 +634,10 @@ mod tests {
         assert!(c.per_statement && c.max_queries == Some(50));
         let c = timeit(&["-b", "select-only", "-r", "7"]).unwrap();
         assert!(!c.per_statement && c.max_queries == Some(7));
-        assert_eq!(c.scale, Scale::Counted, "a built-in script's scale is counted, as pgbench does");
+        assert_eq!(c.scale, Scale::Counted { given: None }, "a built-in script's scale is counted, as pgbench does");
+        // Issue 32, item 6: pgbench 15 ignores -s with a built-in script, and says so.
         let c = timeit(&["-b", "select-only", "--scale", "3"]).unwrap();
-        assert_eq!(c.scale, Scale::Given(3));
+        assert_eq!(c.scale, Scale::Counted { given: Some(3) });
         let e = timeit(&["-s", "select 1", "-r"]).unwrap_err();
         assert!(e.to_string().starts_with("-r without a number is pgbench's per-statement report"), "{e}");
     }
@@ -661,7 +663,7 @@ mod tests {
         let names = |c: &QueryConfig| c.phases[0].iter().map(|q| (q.name.clone(), q.ratio)).collect::<Vec<_>>();
         let c = timeit(&["-S"]).unwrap();
         assert_eq!(names(&c), [("select-only".to_string(), 1.0)]);
-        assert_eq!(c.scale, Scale::Counted, "a built-in script's scale is counted, as pgbench does");
+        assert_eq!(c.scale, Scale::Counted { given: None }, "a built-in script's scale is counted, as pgbench does");
         assert_eq!(names(&timeit(&["--skip-some-updates"]).unwrap()), [("simple-update".to_string(), 1.0)]);
         let c = timeit(&["-b", "tpcb-like", "-N", "--select-only"]).unwrap();
         let third = 1.0 / 3.0;
@@ -685,8 +687,9 @@ mod tests {
         std::fs::write(&script, "select :scale;\n").unwrap();
         let script = script.to_str().unwrap();
         assert_eq!(timeit(&["-f", script, "-s", "10"]).unwrap().scale, Scale::Given(10));
-        assert_eq!(timeit(&["-S", "-s", "7"]).unwrap().scale, Scale::Given(7));
-        assert_eq!(timeit(&["-s", "3", "-b", "tpcb-like", "--scale", "3"]).unwrap().scale, Scale::Given(3));
+        assert_eq!(timeit(&["-S", "-s", "7"]).unwrap().scale, Scale::Counted { given: Some(7) });
+        let c = timeit(&["-s", "3", "-b", "tpcb-like", "--scale", "3"]).unwrap();
+        assert_eq!(c.scale, Scale::Counted { given: Some(3) });
         let e = timeit(&["-s", "10"]).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().starts_with("-s 10: a whole number after -s is pgbench's scale"), "{e}");
@@ -710,7 +713,7 @@ mod tests {
         let script = script.to_str().unwrap();
         let c = timeit(&["-f", script, "-D", "n=5", "--define", "ratio=0.5", "-D", "m=-2"]).unwrap();
         let s = c.phases[0][0].script.clone().unwrap();
-        let drawn = s.draw(&mut rand::rngs::ChaCha8Rng::seed_from_u64(1), [1, 0, 0]).unwrap();
+        let drawn = s.draw(&mut rand::rngs::ChaCha8Rng::seed_from_u64(1), [1, 0, 0], false).unwrap();
         use crate::workload::params::Value;
         assert_eq!(drawn.params, [Value::Int(5), Value::Float(0.5), Value::Int(-2), Value::Int(6)]);
         for (given, why) in [("n", "NAME=VALUE"), ("1n=2", "variable name"), ("n=abc", "a number")] {
@@ -730,7 +733,13 @@ mod tests {
         let plain = log(&["-l"]).unwrap().unwrap();
         assert_eq!((plain.prefix.as_str(), plain.columns), ("pgbench_log", Columns::default()));
         let shaped = log(&["-l", "--log-prefix", "x", "-R", "10", "-L", "5", "--failures-detailed"]).unwrap().unwrap();
-        assert_eq!((shaped.prefix.as_str(), shaped.columns), ("x", Columns { lag: true, detailed: true }));
+        assert_eq!(
+            (shaped.prefix.as_str(), shaped.columns),
+            ("x", Columns { lag: true, detailed: true, retries: false })
+        );
+        // --max-tries other than 1 adds pgbench 15's retries column (it was refused with -l before).
+        let tried = log(&["-l", "--max-tries", "3"]).unwrap().unwrap();
+        assert_eq!(tried.columns, Columns { retries: true, ..Columns::default() });
         assert_eq!(log(&[]).unwrap(), None);
         for (flags, culprit) in [
             (&["--log-prefix", "x"][..], "--log-prefix: shapes pgbench's transaction log: add -l"),
@@ -743,7 +752,6 @@ mod tests {
                 &["-l", "--aggregate-interval", "1", "--sampling-rate", "0.5"],
                 "--sampling-rate with --aggregate-interval",
             ),
-            (&["-l", "--max-tries", "3"], "-l with --max-tries 3: "),
             (&["-l", "--log-prefix", "a/b"], "--log-prefix \"a/b\": "),
         ] {
             let e = log(flags).unwrap_err();

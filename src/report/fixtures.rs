@@ -31,15 +31,26 @@ pub(crate) fn recorder(units: u64) -> Recorder {
     let mut recorder = Recorder::default();
     for i in 0..10u64 {
         let ms = Duration::from_millis;
-        let t =
-            Timing { intended: ms(i * 100), started: ms(i * 100 + i), ended: ms(i * 100 + 10 * (i + 1)), stage: None };
+        let t = Timing {
+            intended: ms(i * 100),
+            started: ms(i * 100 + i),
+            ended: ms(i * 100 + 10 * (i + 1)),
+            stage: None,
+            retries: 0,
+        };
         recorder.ok(false, units, t);
     }
     recorder.failed(
         false,
         0,
         units,
-        Timing { intended: Duration::ZERO, started: Duration::ZERO, ended: Duration::from_millis(5), stage: None },
+        Timing {
+            intended: Duration::ZERO,
+            started: Duration::ZERO,
+            ended: Duration::from_millis(5),
+            stage: None,
+            retries: 0,
+        },
         "SQLSTATE 23505".into(),
         "duplicate key value violates unique constraint".into(),
     );
@@ -90,8 +101,9 @@ pub(crate) fn ingested(stopped: Option<String>) -> IngestOutcome {
 }
 
 /// A query run of `cfg`'s phases in which each query ran [`recorder`]'s
-/// eleven queries; a script's statements each took 1, 2, ... 10 ms in the
-/// ten runs that succeeded, and its last statement failed in the other.
+/// eleven queries; a script's commands (statements and `\` commands) each
+/// took 1, 2, ... 10 ms in the ten runs that succeeded, and its last
+/// command failed in the other.
 pub(crate) fn queried(cfg: &QueryConfig) -> QueryOutcome {
     let mut total = Recorder::default();
     let phases: Vec<PhaseOutcome> = cfg
@@ -123,11 +135,11 @@ pub(crate) fn queried(cfg: &QueryConfig) -> QueryOutcome {
     }
 }
 
-/// A script's statements as [`queried`] ran them; none for a query.
+/// A script's commands as [`queried`] ran them; none for a query.
 fn statements(q: &QuerySpec) -> Vec<StatementSummary> {
     let Some(script) = &q.script else { return Vec::new() };
-    let last = script.statements.len().saturating_sub(1);
-    (0..script.statements.len())
+    let last = script.commands.len().saturating_sub(1);
+    (0..script.commands.len())
         .map(|i| {
             let mut record = StatementRecord::default();
             for ms in 1..=10 {

@@ -698,7 +698,11 @@ mod tests {
         for i in 0..100u64 {
             let intended = Duration::from_millis(i * 10);
             let started = intended + Duration::from_millis(if i < late { 20 } else { 0 });
-            r.ok(false, 1, Timing { intended, started, ended: started + Duration::from_millis(1), stage: None });
+            r.ok(
+                false,
+                1,
+                Timing { intended, started, ended: started + Duration::from_millis(1), stage: None, retries: 0 },
+            );
         }
         r.measured
     }

@@ -89,18 +89,19 @@ fn summary(out: &mut String, r: &QueryReport) {
             let _ = writeln!(out, "tps = {:.6} (without initial connection time)", r.qps);
         }
     }
+    let retried = s.max_tries != 1;
     if let [one] = r.queries.as_slice() {
-        statement_rows(out, "", one);
+        statement_rows(out, "", one, retried);
         return;
     }
     for (i, q) in r.queries.iter().enumerate() {
-        script_section(out, i + 1, q, r.count);
+        script_section(out, i + 1, q, r.count, retried);
     }
 }
 
 /// A weighted mix's section for one script: its weight beside the share
 /// it got, its count, failures and latency, and `-r`'s rows.
-fn script_section(out: &mut String, n: usize, q: &QueryEntry, total: u64) {
+fn script_section(out: &mut String, n: usize, q: &QueryEntry, total: u64, retried: bool) {
     let _ = writeln!(out, "SQL script {n}: {}", q.transaction_type.as_deref().unwrap_or(&q.name));
     if let Some(weight) = q.weight {
         let _ = writeln!(out, " - weight: {weight} (targets {:.1}% of total)", 100.0 * q.ratio);
@@ -112,25 +113,31 @@ fn script_section(out: &mut String, n: usize, q: &QueryEntry, total: u64) {
         let _ = writeln!(out, " - latency average = {:.3} ms", l.mean);
         let _ = writeln!(out, " - latency stddev = {:.3} ms", l.stdev);
     }
-    statement_rows(out, " - ", q);
+    statement_rows(out, " - ", q, retried);
 }
 
-/// `-r`: the mean latency and the failures of each SQL statement, and the
-/// statement's first line as pgbench shows it (with its `;` when the
-/// statement is one line). pgbench also lists its `\set` lines, which
-/// dbload does not time: they have no row.
-fn statement_rows(out: &mut String, prefix: &str, q: &QueryEntry) {
+/// `-r`: each command of the script in its order (SQL statements and `\`
+/// commands, as pgbench 15 lists them), with its mean latency, failures and,
+/// with `--max-tries` other than 1 (`retried`), retries; a statement's first
+/// line as pgbench shows it (with its `;` when the statement is one line).
+fn statement_rows(out: &mut String, prefix: &str, q: &QueryEntry, retried: bool) {
     let Some(statements) = &q.statements else { return };
-    let _ = writeln!(out, "{prefix}statement latencies in milliseconds and failures:");
+    let what = if retried { ", failures and retries" } else { " and failures" };
+    let _ = writeln!(out, "{prefix}statement latencies in milliseconds{what}:");
     for st in statements {
         let mean = st.latency_ms.as_ref().map_or(0.0, |l| l.mean);
-        let _ = writeln!(out, "   {mean:>11.3}  {:>10}  {}", st.errors, first_line(st));
+        let _ = write!(out, "   {mean:>11.3}  {:>10}", st.errors);
+        if retried {
+            let _ = write!(out, "  {:>10}", st.retries);
+        }
+        let _ = writeln!(out, "  {}", first_line(st));
     }
 }
 
 fn first_line(st: &StatementEntry) -> String {
     match st.statement.split_once('\n') {
         Some((first, _)) => first.to_string(),
+        None if st.statement.starts_with('\\') => st.statement.clone(),
         None => format!("{};", st.statement),
     }
 }

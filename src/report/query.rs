@@ -122,7 +122,8 @@ pub struct QueryEntry {
     pub timeline_latency_mean_ms: Vec<Option<f64>>,
 }
 
-/// One statement of a script: its measured executions in the script's runs.
+/// One command of a script (a SQL statement or a `\` command, as pgbench's
+/// `-r` lists them): its measured executions in the script's runs.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StatementEntry {
@@ -131,6 +132,8 @@ pub struct StatementEntry {
     pub statement: String,
     pub count: u64,
     pub errors: u64,
+    /// Its failures after which the run was tried again (`--max-tries`).
+    pub retries: u64,
     pub latency_ms: Option<LatencySummary>,
 }
 
@@ -361,11 +364,12 @@ fn statement_entries(
     summaries: Option<&Vec<StatementSummary>>,
 ) -> Option<Vec<StatementEntry>> {
     let (true, Some(script), Some(summaries)) = (wanted, &q.script, summaries) else { return None };
-    let entries = script.statements.iter().zip(summaries).map(|(st, s)| StatementEntry {
-        line: st.line,
-        statement: st.text.clone(),
+    let entries = script.commands.iter().zip(summaries).map(|(c, s)| StatementEntry {
+        line: c.line,
+        statement: c.text.clone(),
         count: s.ok,
         errors: s.failed,
+        retries: s.retries,
         latency_ms: s.latency.clone(),
     });
     Some(entries.collect())
@@ -443,10 +447,11 @@ pub(crate) fn header(out: &mut String, r: &QueryReport) {
         );
     }
     if let Some(w) = &r.warmup {
-        // A count is whole per connection (cr8's -w, --warmup N): say so when that rounded it up.
+        // --warmup N is whole per connection: say so when that rounded it up
+        // (cr8's -w is exactly its count, shared out: Warmup::Total).
         let each = match s.warmup {
             Warmup::Count(n) if s.concurrency > 1 => format!(
-                " ({n} per connection × {} connections: -w rounds up to whole warm-ups per connection)",
+                " ({n} per connection × {} connections: --warmup rounds up to whole warm-ups per connection)",
                 s.concurrency
             ),
             _ => String::new(),
@@ -704,24 +709,28 @@ mod tests {
         insta::assert_snapshot!(render_workload(&r));
     }
 
-    /// Issue 32: cr8's `-w 10` on 4 connections warmed up with 12 queries
-    /// without saying why; a fast run said "0.00 s". The warm-up line says
-    /// how the count came about, and short times are in ms.
+    /// Issue 32: `--warmup 10` on 4 connections warms up with 12 queries
+    /// (whole per connection), and the warm-up line says how the count came
+    /// about; cr8's `-w 10` is exactly 10 and needs no word; a fast run said
+    /// "0.00 s": short times are in ms.
     #[test]
-    fn cr8_warmup_says_its_count_and_fast_runs_are_in_ms() {
-        let argv = ["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench", "-s", "select 1"];
-        let crate::cli::Command::Timeit(a) = fixtures::command(&[&argv[..], &["-w", "10", "-c", "4"]].concat()) else {
-            unreachable!("timeit")
+    fn warmup_says_its_count_and_fast_runs_are_in_ms() {
+        let argv = ["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench", "-s", "select 1", "-c", "4"];
+        let text = |flags: &[&str], count| {
+            let crate::cli::Command::Timeit(a) = fixtures::command(&[&argv[..], flags].concat()) else {
+                unreachable!("timeit")
+            };
+            let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+            let mut r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
+            r.warmup = Some(QueryWarmup { count, errors: 0, duration_s: 0.0031, end_s: None });
+            r.queries[0].duration_s = 0.0042;
+            render_timeit(&r)
         };
-        let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
-        let mut r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
-        r.warmup = Some(QueryWarmup { count: 12, errors: 0, duration_s: 0.0031, end_s: None });
-        r.queries[0].duration_s = 0.0042;
-        let text = render_timeit(&r);
-        assert!(
-            text.contains("Warm-up:  12 queries over 3.10 ms (3 per connection × 4 connections: -w rounds up to whole warm-ups per connection), not measured"),
-            "{text}"
-        );
-        assert!(text.contains(" in 4.20 ms = ") && !text.contains("0.00 s"), "{text}");
+        let rounded = text(&["--warmup", "10"], 12);
+        let why = "(3 per connection × 4 connections: --warmup rounds up to whole warm-ups per connection)";
+        assert!(rounded.contains(&format!("Warm-up:  12 queries over 3.10 ms {why}, not measured")), "{rounded}");
+        assert!(rounded.contains(" in 4.20 ms = ") && !rounded.contains("0.00 s"), "{rounded}");
+        let exact = text(&["-w", "10"], 10);
+        assert!(exact.contains("Warm-up:  10 queries over 3.10 ms, not measured"), "{exact}");
     }
 }

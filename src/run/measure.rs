@@ -89,8 +89,9 @@ impl Measurement {
         S::Op: Send,
         E: Executor<S::Op> + Send + 'static,
     {
+        let workers = pairs.len();
         let tasks = pairs.into_iter().enumerate().map(|(w, (source, executor))| {
-            let plan = self.plan.clone();
+            let plan = self.plan.for_worker(w, workers);
             cores::spawn(w, move || worker::run(plan, source, executor))
         });
         let tasks = tasks.collect();

@@ -2,8 +2,6 @@
 //! mix with one connection per worker through the same worker loop as
 //! ingest, one phase per statement group, each recorded per query.
 
-use std::sync::Arc;
-
 use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +17,7 @@ use crate::model::{rng_for, Purpose};
 use crate::outcome::{Figures, PhaseOutcome, QueryOutcome};
 use crate::stats::cost::CostMeter;
 use crate::stats::query::{Connects, Retries, StatementRecord, StatementSummary};
-use crate::stats::txlog::ThreadLog;
+use crate::stats::txlog::TxLog;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
 use crate::workload::tsbs::{CpuData, CpuSuite};
@@ -46,7 +44,16 @@ pub async fn queries(
         // Counted first: on a database without pgbench's tables, its error says to run init.
         let scale = match cfg.scale {
             Scale::Given(n) => n,
-            Scale::Counted => admin.pgbench_scale().await?,
+            Scale::Counted { given } => {
+                let n = admin.pgbench_scale().await?;
+                if given.is_some() {
+                    // pgbench 15's words, on stderr as its warning.
+                    crate::console::line(format_args!(
+                        "dbload: warning: scale option ignored, using count from pgbench_branches table ({n})"
+                    ));
+                }
+                n
+            }
         };
         for queries in &planned {
             admin.check_queries(queries, cfg.protocol).await?;
@@ -64,15 +71,14 @@ pub async fn queries(
     let mut retries = Retries::default();
     let mut connects = Connects::default();
     // `-l`: a log per thread, shared by the phases, complete once they ended.
-    let logs = match &cfg.log {
+    let log = match &cfg.log {
         Some(log) => {
             let (started, here) = (std::time::SystemTime::now(), std::path::Path::new("."));
-            let threads = 0..cores::threads().min(cfg.concurrency as usize);
-            let made: std::io::Result<Vec<_>> =
-                threads.map(|n| ThreadLog::create(log, here, n, started).map(Arc::new)).collect();
-            made.context("creating the transaction log (-l) in the current directory")?
+            let (threads, clients) = (cores::threads().min(cfg.concurrency as usize), cfg.concurrency as usize);
+            let made = TxLog::create(log, here, threads, clients, started);
+            Some((log.sampling_rate, made.context("creating the transaction log (-l) in the current directory")?))
         }
-        None => Vec::new(),
+        None => None,
     };
     for queries in &planned {
         if cancel.is_cancelled() || total.stopped.is_some() {
@@ -125,15 +131,16 @@ pub async fn queries(
                         cfg.load.first_worker as usize + w,
                         scale,
                         cfg.load.seed,
-                    ),
+                    )
+                    .timing_sets(cfg.per_statement),
                     executor,
                 )
             })
             .collect();
         let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress);
-        let (figures, executors) = match &cfg.log {
-            Some(log) => {
-                super::txlog::measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs, log, &logs).await
+        let (figures, executors) = match &log {
+            Some((sampling, log)) => {
+                super::txlog::measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs, *sampling, log).await
             }
             None => measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs).await,
         };
@@ -150,7 +157,7 @@ pub async fn queries(
     }
     total.interrupted = cancel.is_cancelled();
     total.cost = meter.read();
-    for log in logs.into_iter().filter_map(Arc::into_inner) {
+    if let Some((_, log)) = log {
         log.finish().context("writing the transaction log (-l)")?;
     }
     let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());

@@ -119,6 +119,11 @@ impl Plan {
         Plan { schedule, ..self }
     }
 
+    /// The plan of worker `w` of `workers`: its share of a [`Warmup::Total`].
+    pub fn for_worker(&self, w: usize, workers: usize) -> Plan {
+        Plan { warmup: self.warmup.for_worker(w, workers), ..self.clone() }
+    }
+
     /// Whether Ctrl-C stopped the run (not the run's own [`Stop`]).
     pub fn interrupted(&self) -> bool {
         self.interrupt.is_cancelled()
@@ -281,7 +286,8 @@ where
                 outcome = Ok(Err(OpError::short(acked, units)));
             }
         }
-        let t = Timing { intended, started, ended: plan.t0.elapsed(), stage: plan.schedule.stage_at(started) };
+        let (ended, stage, retries) = (plan.t0.elapsed(), plan.schedule.stage_at(started), op.retries());
+        let t = Timing { intended, started, ended, stage, retries };
         match outcome {
             _ if in_doubt => {
                 rec.in_doubt(warmup, units, t);
@@ -306,9 +312,11 @@ where
                 }
             }
             Err(why) => {
-                executor.cancel().await;
+                // Recorded before the cancel is awaited, at its end: a -l
+                // log's lines are in the order they are recorded.
                 let msg = format!("still in flight {} s after {why}: cancelled", GRACE.as_secs());
                 rec.failed(warmup, 0, units, t, "interrupted".into(), msg);
+                executor.cancel().await;
                 break;
             }
         }
@@ -518,6 +526,8 @@ fn warming_up(warmup: Warmup, started: Duration, attempted: u64) -> bool {
         Warmup::None => false,
         Warmup::Duration(d) => started < d,
         Warmup::Count(n) => attempted < n,
+        // Shared out by `Plan::for_worker` before the loop; unshared, the whole is this worker's.
+        Warmup::Total(n) => attempted < n,
     }
 }
 

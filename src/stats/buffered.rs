@@ -163,7 +163,7 @@ mod tests {
 
     fn t(ms: u64) -> Timing {
         let d = Duration::from_millis(ms);
-        Timing { intended: d, started: d, ended: d + Duration::from_millis(3), stage: None }
+        Timing { intended: d, started: d, ended: d + Duration::from_millis(3), stage: None, retries: 0 }
     }
 
     /// Two buffered workers into one shared recorder record what one

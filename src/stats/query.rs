@@ -16,19 +16,21 @@ use super::hist::{new_histogram, record_us};
 use super::recorder::{ErrorClass, Recorder};
 use super::LatencySummary;
 
-/// One statement of a script as the executor that sends it records it
-/// (pgbench's `-r`): the latency of each measured execution that succeeded,
-/// and how many measured executions failed. The script run as a whole is
-/// the loop's operation, recorded as any other.
+/// One command of a script (a SQL statement or a `\` command) as the
+/// executor that runs it records it (pgbench's `-r`): the latency of each
+/// measured execution that succeeded, how many measured executions failed,
+/// and how many failed and had their run tried again (`--max-tries`). The
+/// script run as a whole is the loop's operation, recorded as any other.
 #[derive(Debug, Clone)]
 pub struct StatementRecord {
     pub latency: Histogram<u64>,
     pub failed: u64,
+    pub retries: u64,
 }
 
 impl Default for StatementRecord {
     fn default() -> Self {
-        StatementRecord { latency: new_histogram(), failed: 0 }
+        StatementRecord { latency: new_histogram(), failed: 0, retries: 0 }
     }
 }
 
@@ -40,6 +42,7 @@ impl StatementRecord {
     pub fn merge(&mut self, other: &StatementRecord) {
         self.latency.add(&other.latency).expect("auto-resizing histograms");
         self.failed += other.failed;
+        self.retries += other.retries;
     }
 }
 
@@ -90,12 +93,18 @@ impl Connects {
 pub struct StatementSummary {
     pub ok: u64,
     pub failed: u64,
+    pub retries: u64,
     pub latency: Option<LatencySummary>,
 }
 
 impl StatementSummary {
     pub fn of(r: &StatementRecord) -> StatementSummary {
-        StatementSummary { ok: r.latency.len(), failed: r.failed, latency: LatencySummary::of(&r.latency) }
+        StatementSummary {
+            ok: r.latency.len(),
+            failed: r.failed,
+            retries: r.retries,
+            latency: LatencySummary::of(&r.latency),
+        }
     }
 }
 
@@ -174,7 +183,7 @@ mod tests {
 
     fn at(start_ms: u64, end_ms: u64) -> Timing {
         let ms = Duration::from_millis;
-        Timing { intended: ms(start_ms), started: ms(start_ms), ended: ms(end_ms), stage: None }
+        Timing { intended: ms(start_ms), started: ms(start_ms), ended: ms(end_ms), stage: None, retries: 0 }
     }
 
     #[test]

@@ -156,6 +156,10 @@ pub struct Timing {
     pub ended: Duration,
     /// With `--stages` or `--rate-stages`: the stage (0-based) it started in.
     pub stage: Option<usize>,
+    /// How many times it was run again before it ended ([`Operation::retries`]).
+    ///
+    /// [`Operation::retries`]: crate::op::Operation::retries
+    pub retries: u32,
 }
 
 impl Timing {
@@ -390,7 +394,7 @@ mod tests {
 
     fn t(intended: u64, started: u64, ended: u64) -> Timing {
         let ms = Duration::from_millis;
-        Timing { intended: ms(intended), started: ms(started), ended: ms(ended), stage: None }
+        Timing { intended: ms(intended), started: ms(started), ended: ms(ended), stage: None, retries: 0 }
     }
 
     #[test]

@@ -1,16 +1,21 @@
 //! pgbench's transaction log (`-l`), for users who read it with their own
 //! scripts: one line per transaction, or with `--aggregate-interval` one
-//! line per interval, in pgbench 15's columns. The worker loop must not pay
-//! for it: a worker's [`Logged`] recorders push a fixed-size [`Entry`] into
-//! the worker's own chunk (no lock, no system call per transaction), handed
-//! to its thread's [`ThreadLog`] every [`CHUNK`] transactions and when the
-//! worker ends (Ctrl-C and errors end it too, so the log holds every
-//! transaction that ran), so memory stays bounded however long the run.
+//! line per interval, in pgbench 15's columns, each thread's file in the
+//! order its transactions ended, each client's transactions numbered
+//! across the whole run. The worker loop must not pay for it: a worker's
+//! [`Logged`] recorders push a fixed-size [`Entry`] into its thread's
+//! [`Chunk`], which the workers of that thread share (they run on its one
+//! runtime, so they push in the order they end: no lock, no system call per
+//! transaction), handed to the thread's [`ThreadLog`] every [`CHUNK`]
+//! transactions and when a worker ends (Ctrl-C and errors end it too, so
+//! the log holds every transaction that ran), so memory stays bounded
+//! however long the run.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -39,6 +44,8 @@ pub struct Columns {
     pub lag: bool,
     /// `--failures-detailed`: failures by kind.
     pub detailed: bool,
+    /// `--max-tries` other than 1: each transaction's retries.
+    pub retries: bool,
 }
 
 /// How a transaction ended, in the log's words.
@@ -67,10 +74,12 @@ pub struct Entry {
     pub at_us: i64,
     pub latency_us: u64,
     pub lag_us: u64,
+    /// How many times it was run again (`--max-tries`).
+    pub retries: u32,
 }
 
 impl Entry {
-    /// pgbench's line: `client_id transaction_no time script_no time_epoch time_us [schedule_lag]`.
+    /// pgbench's line: `client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]`.
     pub fn write(&self, columns: Columns, out: &mut impl Write) -> io::Result<()> {
         write!(out, "{} {} ", self.client, self.tx)?;
         match self.end {
@@ -85,6 +94,9 @@ impl Entry {
         write!(out, " {} {secs} {us}", self.script)?;
         if columns.lag {
             write!(out, " {}", self.lag_us)?;
+        }
+        if columns.retries {
+            write!(out, " {}", self.retries)?;
         }
         out.write_all(b"\n")
     }
@@ -117,12 +129,20 @@ struct Interval {
     latency: Moments,
     lag: Moments,
     skipped: u64,
+    /// Transactions run again at least once, and how many times in all.
+    retried: u64,
+    retries: u64,
     serialization: u64,
     deadlock: u64,
 }
 
 impl Interval {
     fn add(&mut self, e: &Entry) {
+        // As pgbench counts them: of every transaction sent, done or failed.
+        if e.retries > 0 {
+            self.retried += 1;
+            self.retries += u64::from(e.retries);
+        }
         match e.end {
             End::Done => {
                 self.latency.add(self.count, e.latency_us);
@@ -140,7 +160,6 @@ impl Interval {
     /// pgbench 15's line, every column present (zero where its flag is not given):
     /// `interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency sum_lag
     /// sum_lag_2 min_lag max_lag skipped retried retries serialization_failures deadlock_failures`.
-    /// Retries are not logged (`-l` refuses `--max-tries` above 1): 0, as pgbench's with one try.
     fn write(&self, columns: Columns, out: &mut impl Write) -> io::Result<()> {
         let (l, g) = (&self.latency, &self.lag);
         write!(out, "{} {} {:.0} {:.0} {:.0} {:.0}", self.start_s, self.count, l.sum, l.sum2, l.min, l.max)?;
@@ -150,7 +169,7 @@ impl Interval {
             out.write_all(b" 0 0 0 0")?;
         }
         let (serialization, deadlock) = if columns.detailed { (self.serialization, self.deadlock) } else { (0, 0) };
-        writeln!(out, " {} 0 0 {serialization} {deadlock}", self.skipped)
+        writeln!(out, " {} {} {} {serialization} {deadlock}", self.skipped, self.retried, self.retries)
     }
 }
 
@@ -180,16 +199,75 @@ impl Intervals {
     }
 }
 
-/// Entries a client keeps before it hands them to its thread's log, whose
-/// lock it takes once per this many transactions (and the file's write
+/// Entries a thread's clients keep before they hand them to its log, whose
+/// lock is taken once per this many transactions (and the file's write
 /// system call about once per 20 of these chunks).
 pub const CHUNK: usize = 4096;
 
+/// A run's transaction log: a file per worker thread, and each client's
+/// count of transactions, which goes on from one phase of the run (a
+/// `-s` statement of timeit) to the next, as pgbench numbers a client's
+/// transactions across its whole run.
+#[derive(Debug)]
+pub struct TxLog {
+    threads: Vec<Arc<ThreadLog>>,
+    counts: Counts,
+}
+
+/// Per worker of a run, the transactions its client ran so far.
+#[derive(Debug, Clone)]
+pub struct Counts(Arc<[AtomicU64]>);
+
+impl Counts {
+    /// The log of worker `w` of this run, client `client`, writing into
+    /// `chunk` (its thread's) from the phase's `t0`: its transactions are
+    /// numbered on from those it ran in the phases before.
+    pub fn client(
+        &self,
+        w: usize,
+        client: u32,
+        t0: Instant,
+        chunk: Rc<RefCell<Chunk>>,
+        sampling: Option<(f64, ChaCha8Rng)>,
+    ) -> ClientLog {
+        let next_tx = self.0[w].load(Ordering::Relaxed);
+        ClientLog { client, w, counts: self.clone(), next_tx, chunk, sampling, t0 }
+    }
+}
+
+impl TxLog {
+    /// The files of `threads` threads in `dir`, for `clients` clients, of
+    /// a run that started at `start` (see [`ThreadLog::create`]).
+    pub fn create(cfg: &LogConfig, dir: &Path, threads: usize, clients: usize, start: SystemTime) -> io::Result<TxLog> {
+        let threads =
+            (0..threads).map(|n| ThreadLog::create(cfg, dir, n, start).map(Arc::new)).collect::<io::Result<_>>()?;
+        Ok(TxLog { threads, counts: Counts((0..clients).map(|_| AtomicU64::new(0)).collect()) })
+    }
+
+    /// Thread `n`'s file, which the clients that run on thread `n` share.
+    pub fn thread(&self, n: usize) -> Arc<ThreadLog> {
+        self.threads[n].clone()
+    }
+
+    /// Its clients' counts, from which each worker's [`ClientLog`] is made.
+    pub fn counts(&self) -> Counts {
+        self.counts.clone()
+    }
+
+    /// Writes every file to its end (see [`ThreadLog::finish`]): the first error, if any.
+    pub fn finish(self) -> io::Result<()> {
+        for thread in self.threads.into_iter().filter_map(Arc::into_inner) {
+            thread.finish()?;
+        }
+        Ok(())
+    }
+}
+
 /// A thread's log file, `prefix.PID` for thread 0 and `prefix.PID.n` for
 /// thread n (as pgbench names them, in the current directory), shared by
-/// the clients that run on that thread: each hands it [`CHUNK`] entries at
-/// a time. Its lines are in the order of those chunks; an aggregated log
-/// is kept in memory (a few numbers per interval) and written at the end.
+/// the clients that run on that thread: their [`Chunk`] hands it [`CHUNK`]
+/// entries at a time, in the order they ended. An aggregated log is kept
+/// in memory (a few numbers per interval) and written at the end.
 #[derive(Debug)]
 pub struct ThreadLog {
     name: String,
@@ -255,36 +333,64 @@ impl ThreadLog {
     }
 }
 
-/// What a worker's [`Logged`] recorders share: its client id, its count
-/// of transactions, the chunk not yet handed to its thread's log, and the
-/// sampling stream.
+/// The entries of one thread's clients not yet handed to its log, in the
+/// order they ended: made once per thread and phase on that thread, and
+/// shared (not sent) by its clients.
 #[derive(Debug)]
-pub struct ClientLog {
-    client: u32,
-    next_tx: u64,
+pub struct Chunk {
     entries: Vec<Entry>,
     thread: Arc<ThreadLog>,
-    sampling: Option<(f64, ChaCha8Rng)>,
-    /// The run's start, `t0`, and when that was in µs since the Unix epoch.
-    t0: Instant,
+    /// When the phase's `t0` was, in µs since the Unix epoch: read once for
+    /// the thread, so its clients' times share one origin.
     t0_us: i64,
 }
 
-impl ClientLog {
-    /// The log of client `client` of a run that started at `t0`, into
-    /// its `thread`'s log; `sampling`: the share logged and its random stream.
-    pub fn new(client: u32, t0: Instant, thread: Arc<ThreadLog>, sampling: Option<(f64, ChaCha8Rng)>) -> ClientLog {
+impl Chunk {
+    /// The chunk of a thread's clients, into its `thread`'s log, for a phase that started at `t0`.
+    pub fn new(thread: Arc<ThreadLog>, t0: Instant) -> Rc<RefCell<Chunk>> {
         let now_us = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
         let t0_us = now_us - t0.elapsed().as_micros() as i64;
-        ClientLog { client, next_tx: 0, entries: Vec::with_capacity(CHUNK), thread, sampling, t0, t0_us }
+        Rc::new(RefCell::new(Chunk { entries: Vec::with_capacity(CHUNK), thread, t0_us }))
     }
 
-    /// Hands what is left to the thread's log (the worker ended).
-    pub fn finish(mut self) {
+    fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+        if self.entries.len() == CHUNK {
+            self.flush();
+        }
+    }
+
+    /// Hands the entries to the thread's log. Any time will do: those that
+    /// end later are pushed after them.
+    fn flush(&mut self) {
         self.thread.take(&mut self.entries);
     }
+}
 
-    fn push(&mut self, script: u32, end: End, at: Duration, latency: Duration, lag: Duration) {
+/// What a worker's [`Logged`] recorders share: its client id, its count
+/// of transactions, its thread's chunk, and the sampling stream.
+#[derive(Debug)]
+pub struct ClientLog {
+    client: u32,
+    /// Its place in [`TxLog`]'s counts, where its count is kept for the next phase.
+    w: usize,
+    counts: Counts,
+    next_tx: u64,
+    chunk: Rc<RefCell<Chunk>>,
+    sampling: Option<(f64, ChaCha8Rng)>,
+    /// The phase's start.
+    t0: Instant,
+}
+
+impl ClientLog {
+    /// Keeps the count for the next phase and hands the thread's chunk to
+    /// its log (the worker ended).
+    pub fn finish(self) {
+        self.counts.0[self.w].store(self.next_tx, Ordering::Relaxed);
+        self.chunk.borrow_mut().flush();
+    }
+
+    fn push(&mut self, script: u32, end: End, at: Duration, latency: Duration, lag: Duration, retries: u32) {
         // Numbered from 1, as pgbench's.
         self.next_tx += 1;
         let tx = self.next_tx;
@@ -293,18 +399,18 @@ impl ClientLog {
                 return;
             }
         }
-        self.entries.push(Entry {
+        let mut chunk = self.chunk.borrow_mut();
+        let at_us = chunk.t0_us + at.as_micros() as i64;
+        chunk.push(Entry {
             client: self.client,
             tx,
             end,
             script,
-            at_us: self.t0_us + at.as_micros() as i64,
+            at_us,
             latency_us: latency.as_micros() as u64,
             lag_us: lag.as_micros() as u64,
+            retries,
         });
-        if self.entries.len() == CHUNK {
-            self.thread.take(&mut self.entries);
-        }
     }
 }
 
@@ -325,7 +431,7 @@ impl<R> Logged<R> {
 
     fn push(&self, warmup: bool, end: End, t: &Timing) {
         if !warmup {
-            self.log.borrow_mut().push(self.script, end, t.ended, t.latency(), t.lag());
+            self.log.borrow_mut().push(self.script, end, t.ended, t.latency(), t.lag(), t.retries);
         }
     }
 }
@@ -365,7 +471,7 @@ impl<R: Record> Record for Logged<R> {
         if !warmup {
             let mut log = self.log.borrow_mut();
             let at = log.t0.elapsed();
-            log.push(self.script, End::Skipped, at, Duration::ZERO, Duration::ZERO);
+            log.push(self.script, End::Skipped, at, Duration::ZERO, Duration::ZERO, 0);
         }
         self.inner.skipped(warmup)
     }
@@ -376,7 +482,16 @@ mod tests {
     use super::*;
 
     fn entry(end: End) -> Entry {
-        Entry { client: 1, tx: 7, end, script: 0, at_us: 1_700_000_000_123_456, latency_us: 1500, lag_us: 42 }
+        Entry {
+            client: 1,
+            tx: 7,
+            end,
+            script: 0,
+            at_us: 1_700_000_000_123_456,
+            latency_us: 1500,
+            lag_us: 42,
+            retries: 2,
+        }
     }
 
     fn line(e: Entry, columns: Columns) -> String {
@@ -397,12 +512,39 @@ mod tests {
         assert_eq!(line(entry(End::Serialization), detailed), "1 7 serialization 0 1700000000 123456\n");
         assert_eq!(line(entry(End::Deadlock), detailed), "1 7 deadlock 0 1700000000 123456\n");
         assert_eq!(line(entry(End::Failed), detailed), "1 7 failed 0 1700000000 123456\n");
+        // --max-tries other than 1: pgbench 15's retries column, after the lag.
+        let tried = Columns { retries: true, ..rated };
+        assert_eq!(line(entry(End::Done), tried), "1 7 1500 0 1700000000 123456 42 2\n");
+        assert_eq!(
+            line(entry(End::Serialization), Columns { retries: true, ..plain }),
+            "1 7 failed 0 1700000000 123456 2\n"
+        );
     }
 
-    /// A log of one thread in a temporary directory, as `-l` with `aggregate` makes it.
-    fn thread_log(dir: &tempfile::TempDir, aggregate: Option<u64>) -> Arc<ThreadLog> {
-        let cfg = LogConfig { prefix: "p".into(), sampling_rate: None, aggregate, columns: Columns::default() };
-        Arc::new(ThreadLog::create(&cfg, dir.path(), 0, UNIX_EPOCH + Duration::from_secs(100)).unwrap())
+    /// A run's log of one thread and `clients` clients in a temporary directory, as `-l` makes it.
+    fn tx_log(dir: &tempfile::TempDir, clients: usize) -> TxLog {
+        let cfg = LogConfig { prefix: "p".into(), sampling_rate: None, aggregate: None, columns: Columns::default() };
+        TxLog::create(&cfg, dir.path(), 1, clients, UNIX_EPOCH + Duration::from_secs(100)).unwrap()
+    }
+
+    /// The (client, transaction, time_us) of each line of `dir`'s one file.
+    fn lines(dir: &tempfile::TempDir) -> Vec<(u32, u64, i64)> {
+        let file = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines()
+            .map(|l| l.split(' ').collect::<Vec<_>>())
+            .map(|c| {
+                (
+                    c[0].parse().unwrap(),
+                    c[1].parse().unwrap(),
+                    c[4].parse::<i64>().unwrap() * 1_000_000 + c[5].parse::<i64>().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn done(log: &mut ClientLog, at: Duration) {
+        log.push(0, End::Done, at, Duration::from_micros(10), Duration::ZERO, 0);
     }
 
     /// pgbench numbers a client's transactions from 1 (seen in pgbench
@@ -411,40 +553,89 @@ mod tests {
     #[test]
     fn a_client_s_transactions_are_numbered_from_1_as_pgbench_s() {
         use rand::SeedableRng;
-        let dir = tempfile::tempdir().unwrap();
         let t0 = Instant::now();
-        let read = |name: String| -> Vec<(u32, u64)> {
-            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
-            text.lines()
-                .map(|l| l.split(' ').collect::<Vec<_>>())
-                .map(|c| (c[0].parse().unwrap(), c[1].parse().unwrap()))
-                .collect()
-        };
-        let thread = thread_log(&dir, None);
-        let mut log = ClientLog::new(3, t0, thread.clone(), None);
-        (0..CHUNK + 2).for_each(|_| log.push(0, End::Done, Duration::ZERO, Duration::from_micros(10), Duration::ZERO));
+        let dir = tempfile::tempdir().unwrap();
+        let run = tx_log(&dir, 4);
+        let mut log = run.counts().client(0, 3, t0, Chunk::new(run.thread(0), t0), None);
+        (0..CHUNK + 2).for_each(|_| done(&mut log, Duration::ZERO));
         log.finish();
-        let numbers = read(Arc::into_inner(thread).unwrap().finish().unwrap());
+        run.finish().unwrap();
+        let numbers = lines(&dir);
         assert_eq!(numbers.len(), CHUNK + 2);
-        assert_eq!((numbers[0], numbers[CHUNK + 1]), ((3, 1), (3, CHUNK as u64 + 2)));
-        let thread = thread_log(&dir, None);
-        let mut sampled = ClientLog::new(0, t0, thread.clone(), Some((0.5, ChaCha8Rng::seed_from_u64(1))));
-        (0..1000).for_each(|_| sampled.push(0, End::Done, Duration::ZERO, Duration::ZERO, Duration::ZERO));
+        assert_eq!((numbers[0].0, numbers[0].1), (3, 1));
+        assert_eq!((numbers[CHUNK + 1].0, numbers[CHUNK + 1].1), (3, CHUNK as u64 + 2));
+        let dir = tempfile::tempdir().unwrap();
+        let run = tx_log(&dir, 1);
+        let sampling = Some((0.5, ChaCha8Rng::seed_from_u64(1)));
+        let mut sampled = run.counts().client(0, 0, t0, Chunk::new(run.thread(0), t0), sampling);
+        (0..1000).for_each(|_| done(&mut sampled, Duration::ZERO));
         sampled.finish();
-        let numbers = read(Arc::into_inner(thread).unwrap().finish().unwrap());
+        run.finish().unwrap();
+        let numbers = lines(&dir);
         assert!((400..600).contains(&numbers.len()), "{}", numbers.len());
         assert!(numbers.windows(2).all(|w| w[0].1 < w[1].1) && numbers.last().unwrap().1 <= 1000);
     }
 
+    /// Issue 32, item 2: the clients of a thread share its chunk, so its
+    /// file is in the order their transactions ended, across chunks and
+    /// the ends of workers (each client kept a chunk of its own before).
+    #[test]
+    fn a_thread_s_file_is_in_the_order_its_transactions_ended() {
+        let t0 = Instant::now();
+        let dir = tempfile::tempdir().unwrap();
+        let run = tx_log(&dir, 2);
+        let chunk = Chunk::new(run.thread(0), t0);
+        let (mut a, mut b) =
+            (run.counts().client(0, 0, t0, chunk.clone(), None), run.counts().client(1, 1, t0, chunk, None));
+        for i in 0..CHUNK as u64 + 10 {
+            done(if i % 3 == 0 { &mut a } else { &mut b }, Duration::from_micros(i));
+        }
+        a.finish();
+        done(&mut b, Duration::from_secs(1));
+        b.finish();
+        run.finish().unwrap();
+        let times: Vec<i64> = lines(&dir).iter().map(|l| l.2).collect();
+        assert_eq!(times.len(), CHUNK + 11);
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "a line ended before the one above it");
+    }
+
+    /// Issue 32, item 3: a client's transactions are numbered across the
+    /// run's phases (timeit's `-s` statements), not from 1 again in each.
+    #[test]
+    fn a_client_s_numbers_go_on_in_the_next_phase() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = tx_log(&dir, 2);
+        for _phase in 0..2 {
+            let t0 = Instant::now();
+            let chunk = Chunk::new(run.thread(0), t0);
+            for w in 0..2 {
+                let mut log = run.counts().client(w, w as u32, t0, chunk.clone(), None);
+                (0..3).for_each(|_| done(&mut log, Duration::ZERO));
+                log.finish();
+            }
+        }
+        run.finish().unwrap();
+        let mut numbers: Vec<(u32, u64)> = lines(&dir).iter().map(|l| (l.0, l.1)).collect();
+        numbers.sort_unstable();
+        let want: Vec<(u32, u64)> = (0..2).flat_map(|c| (1..=6).map(move |n| (c, n))).collect();
+        assert_eq!(numbers, want);
+    }
+
     #[test]
     fn an_aggregated_line_per_interval_has_pgbench_15_s_columns() {
-        let at = |s: i64, latency_us, end| Entry { at_us: s * 1_000_000 + 5, latency_us, end, ..entry(End::Done) };
+        let at = |s: i64, latency_us, end| Entry {
+            at_us: s * 1_000_000 + 5,
+            latency_us,
+            end,
+            retries: 0,
+            ..entry(End::Done)
+        };
         let entries = [
             at(100, 10, End::Done),
             at(100, 30, End::Done),
-            at(101, 0, End::Serialization),
+            Entry { retries: 3, ..at(101, 0, End::Serialization) },
             at(101, 0, End::Skipped),
-            at(103, 20, End::Done),
+            Entry { retries: 1, ..at(103, 20, End::Done) },
         ];
         let aggregated = |entries: &[Entry], step, columns| {
             let mut intervals = Intervals { start_s: 100, step, list: Vec::new() };
@@ -456,14 +647,14 @@ mod tests {
         assert_eq!(
             aggregated(&entries, 1, Columns::default()),
             "100 2 40 1000 10 30 0 0 0 0 0 0 0 0 0\n\
-             101 0 0 0 0 0 0 0 0 0 1 0 0 0 0\n\
+             101 0 0 0 0 0 0 0 0 0 1 1 3 0 0\n\
              102 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
-             103 1 20 400 20 20 0 0 0 0 0 0 0 0 0\n"
+             103 1 20 400 20 20 0 0 0 0 0 1 1 0 0\n"
         );
-        let all = Columns { lag: true, detailed: true };
+        let all = Columns { lag: true, detailed: true, retries: true };
         assert_eq!(
             aggregated(&entries, 2, all),
-            "100 2 40 1000 10 30 84 3528 42 42 1 0 0 1 0\n102 1 20 400 20 20 42 1764 42 42 0 0 0 0 0\n"
+            "100 2 40 1000 10 30 84 3528 42 42 1 1 3 1 0\n102 1 20 400 20 20 42 1764 42 42 0 1 1 0 0\n"
         );
     }
 }

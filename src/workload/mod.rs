@@ -43,15 +43,19 @@ pub struct QueryOp {
     pub params: Vec<Value>,
     /// A script's `\sleep`s, in order.
     pub sleeps: Vec<Duration>,
+    /// With `-r`, how long each of a script's `\set`s took to draw, in order.
+    pub sets: Vec<Duration>,
     /// Why a script's values could not be drawn (a division by zero, an
     /// empty random range): the run fails without sending anything.
     pub invalid: Option<String>,
+    /// Set by its executor: how many times it was run again (pgbench's `--max-tries`).
+    pub retries: u32,
 }
 
 impl QueryOp {
     /// An execution of a query (not a script) with these parameters.
     pub fn query(label: usize, params: Vec<Value>) -> QueryOp {
-        QueryOp { label, params, sleeps: Vec::new(), invalid: None }
+        QueryOp { label, params, sleeps: Vec::new(), sets: Vec::new(), invalid: None, retries: 0 }
     }
 }
 
@@ -61,6 +65,9 @@ impl Operation for QueryOp {
     }
     fn label(&self) -> usize {
         self.label
+    }
+    fn retries(&self) -> u32 {
+        self.retries
     }
 }
 
@@ -90,6 +97,8 @@ pub struct Chooser {
     remaining: u64,
     /// The values of a script's predefined variables ([`script::PREDEFINED`]).
     predefined: [i64; 3],
+    /// `-r`: a script's `\set`s are timed as they are drawn.
+    timed: bool,
 }
 
 impl Chooser {
@@ -110,7 +119,12 @@ impl Chooser {
                 Some(*sum)
             })
             .collect();
-        Chooser { queries, cumulative, rng, remaining, predefined: [scale, client as i64, seed as i64] }
+        Chooser { queries, cumulative, rng, remaining, predefined: [scale, client as i64, seed as i64], timed: false }
+    }
+
+    /// Times each script's `\set`s as they are drawn (`-r`, pgbench's per-command latencies).
+    pub fn timing_sets(self, timed: bool) -> Self {
+        Chooser { timed, ..self }
     }
 
     fn choose(&mut self) -> usize {
@@ -131,8 +145,8 @@ impl Source for Chooser {
         let label = self.choose();
         let query = &self.queries[label];
         if let Some(script) = &query.script {
-            return Some(match script.draw(&mut self.rng, self.predefined) {
-                Ok(d) => QueryOp { label, params: d.params, sleeps: d.sleeps, invalid: None },
+            return Some(match script.draw(&mut self.rng, self.predefined, self.timed) {
+                Ok(d) => QueryOp { label, params: d.params, sleeps: d.sleeps, sets: d.sets, invalid: None, retries: 0 },
                 Err(why) => QueryOp { invalid: Some(why), ..QueryOp::query(label, Vec::new()) },
             });
         }

@@ -30,6 +30,9 @@ pub struct Script {
     pub origin: String,
     pub statements: Vec<Statement>,
     steps: Vec<Step>,
+    /// Each step as pgbench's `-r` lists it, in script order: its SQL
+    /// statements and its `\` commands.
+    pub commands: Vec<Command>,
     /// Variable names by slot, the predefined ones first.
     vars: Vec<String>,
     /// `-D`'s values by slot, set before each run's first step.
@@ -76,6 +79,15 @@ impl Define {
         };
         Ok(Define { name: name.to_string(), value })
     }
+}
+
+/// A step of a script as pgbench's `-r` lists it: a SQL statement's text,
+/// or a `\` command's line as written (`\set aid random(1, 100000)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    pub text: String,
+    /// 1-based line where it starts.
+    pub line: usize,
 }
 
 /// One SQL statement of a script.
@@ -126,11 +138,13 @@ pub enum Action {
     Pipeline(Pipeline),
 }
 
-/// One run's values: the parameters of all its statements in order, and its sleeps.
+/// One run's values: the parameters of all its statements in order, its
+/// sleeps, and (when timed, for `-r`) how long each `\set` took.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Drawn {
     pub params: Vec<Value>,
     pub sleeps: Vec<Duration>,
+    pub sets: Vec<Duration>,
 }
 
 impl Script {
@@ -147,6 +161,7 @@ impl Script {
             origin: origin.to_string(),
             statements: Vec::new(),
             steps: Vec::new(),
+            commands: Vec::new(),
             vars: PREDEFINED.iter().map(|v| v.to_string()).collect(),
             defined: Vec::new(),
             pipeline: None,
@@ -165,6 +180,7 @@ impl Script {
             if tokens.offset() == line_start && !pending.has_code {
                 if let Some((command, lines, next)) = meta_command(text, line_start) {
                     script.meta(&command, n).map_err(|(col, msg)| fail(n, col, msg))?;
+                    script.commands.push(Command { text: command.trim().to_string(), line: n });
                     // A comment before the command belongs to no statement.
                     pending = Pending::default();
                     (n, line_start) = (n + lines, next);
@@ -217,6 +233,7 @@ impl Script {
     fn run(&mut self, statement: Option<Statement>) {
         if let Some(statement) = statement {
             self.steps.push(Step::Run(self.statements.len()));
+            self.commands.push(Command { text: statement.text.clone(), line: statement.line });
             self.statements.push(statement);
         }
     }
@@ -328,14 +345,21 @@ impl Script {
         })
     }
 
-    /// What a run does, in order.
-    pub fn actions(&self) -> impl Iterator<Item = Action> + '_ {
-        self.steps.iter().filter_map(|s| match s {
-            Step::Run(i) => Some(Action::Statement(*i)),
-            Step::Sleep { .. } => Some(Action::Sleep),
-            Step::Pipeline(mark) => Some(Action::Pipeline(*mark)),
+    /// What a run does, in order, each with its place in [`Script::commands`]
+    /// (a `\set` is done by [`Script::draw`], before the run).
+    pub fn actions(&self) -> impl Iterator<Item = (usize, Action)> + '_ {
+        self.steps.iter().enumerate().filter_map(|(c, s)| match s {
+            Step::Run(i) => Some((c, Action::Statement(*i))),
+            Step::Sleep { .. } => Some((c, Action::Sleep)),
+            Step::Pipeline(mark) => Some((c, Action::Pipeline(*mark))),
             Step::Set { .. } => None,
         })
+    }
+
+    /// The places in [`Script::commands`] of its `\set`s, in order: those
+    /// of a timed draw's [`Drawn::sets`].
+    pub fn sets(&self) -> impl Iterator<Item = usize> + '_ {
+        self.steps.iter().enumerate().filter_map(|(c, s)| matches!(s, Step::Set { .. }).then_some(c))
     }
 
     /// The line of its first `\startpipeline`, if it has one: pipelines
@@ -351,7 +375,8 @@ impl Script {
 
     /// Draws one run's values: the `\set`s in order, with `predefined` the
     /// values of [`PREDEFINED`] (a `-D` of the same name wins, as in pgbench). An error says which line failed and why.
-    pub fn draw(&self, rng: &mut ChaCha8Rng, predefined: [i64; 3]) -> Result<Drawn, String> {
+    /// `timed` (`-r`): each `\set`'s time goes to [`Drawn::sets`], as pgbench times its commands.
+    pub fn draw(&self, rng: &mut ChaCha8Rng, predefined: [i64; 3], timed: bool) -> Result<Drawn, String> {
         let mut vars: Vec<Num> = predefined.iter().map(|v| Num::Int(*v)).collect();
         vars.resize(self.vars.len(), Num::Int(0));
         for &(slot, value) in &self.defined {
@@ -361,9 +386,11 @@ impl Script {
         for step in &self.steps {
             match step {
                 Step::Set { slot, expr, line } => {
+                    let started = timed.then(std::time::Instant::now);
                     vars[*slot] = expr
                         .eval(&vars, rng)
                         .map_err(|e| format!("{} line {line}: \\set {}: {e}", self.origin, self.vars[*slot]))?;
+                    drawn.sets.extend(started.map(|s| s.elapsed()));
                 }
                 Step::Run(i) => drawn.params.extend(self.statements[*i].args.iter().map(|&slot| match vars[slot] {
                     Num::Int(i) => Value::Int(i),
@@ -487,12 +514,23 @@ mod tests {
         );
         assert_eq!(s.statements[1].text, "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid");
         assert_eq!(s.statements.iter().map(|s| s.line).collect::<Vec<_>>(), [3, 4, 5, 8]);
-        let actions: Vec<Action> = s.actions().collect();
+        let actions: Vec<(usize, Action)> = s.actions().collect();
         use Action::*;
-        assert_eq!(actions, [Statement(0), Statement(1), Statement(2), Sleep, Statement(3)]);
+        assert_eq!(actions, [(2, Statement(0)), (3, Statement(1)), (4, Statement(2)), (5, Sleep), (6, Statement(3))]);
+        // Issue 32, item 4: -r lists every command in script order, as pgbench does.
+        let commands: Vec<(&str, usize)> = s.commands.iter().map(|c| (c.text.as_str(), c.line)).collect();
+        assert_eq!(
+            commands[..2],
+            [("\\set aid random(1, 100000 * :scale)", 1), ("\\set delta random(-5000, 5000)", 2)]
+        );
+        assert_eq!((commands.len(), commands[5], commands[6].0), (7, ("\\sleep 2 ms", 7), "END"));
+        assert_eq!(s.sets().collect::<Vec<_>>(), [0, 1]);
 
-        let drawn = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [2, 0, 1]).unwrap();
+        let drawn = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [2, 0, 1], false).unwrap();
         assert_eq!(drawn.sleeps, [Duration::from_millis(2)]);
+        assert!(drawn.sets.is_empty());
+        let timed = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [2, 0, 1], true).unwrap();
+        assert_eq!((timed.params, timed.sets.len()), (drawn.params.clone(), 2));
         let [Value::Int(delta), Value::Int(aid), Value::Int(aid_again)] = drawn.params[..] else { panic!("{drawn:?}") };
         assert!((1..=200_000).contains(&aid) && (-5000..=5000).contains(&delta), "scale 2: {drawn:?}");
         assert_eq!(aid, aid_again);
@@ -505,7 +543,7 @@ mod tests {
         let text = "select 0;\n\\startpipeline\nselect 1;\n\\syncpipeline\nselect 2;\n\\endpipeline\n";
         let s = Script::parse(text, "p.sql").unwrap();
         use Action::*;
-        let actions: Vec<Action> = s.actions().collect();
+        let actions: Vec<Action> = s.actions().map(|(_, a)| a).collect();
         assert_eq!(
             actions,
             [
@@ -557,7 +595,7 @@ mod tests {
     #[test]
     fn predefined_variables_and_continued_lines() {
         let s = Script::parse("\\set x :client_id * 10 + \\\n  :scale\nselect :x, :random_seed", "t.sql").unwrap();
-        let drawn = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [5, 3, 77]).unwrap();
+        let drawn = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [5, 3, 77], false).unwrap();
         assert_eq!(drawn.params, [Value::Int(35), Value::Int(77)]);
     }
 
@@ -582,7 +620,7 @@ mod tests {
     #[test]
     fn evaluation_errors_name_the_line() {
         let s = Script::parse("select 1;\n\\set x 1 / (:scale - 1)\nselect :x", "t.sql").unwrap();
-        let e = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [1, 0, 0]).unwrap_err();
+        let e = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [1, 0, 0], false).unwrap_err();
         assert_eq!(e, "t.sql line 2: \\set x: division by zero");
     }
 }

@@ -133,8 +133,9 @@ pub struct QueryExecutor {
     /// described at open and parsed again at each execution with
     /// `Protocol::Extended`; none with `Protocol::Simple`.
     statements: Vec<Vec<Prepared>>,
-    /// Per query, its script's statements as this worker measured them
-    /// (none for a query); kept across reconnects.
+    /// Per query, its script's commands ([`Script::commands`]: statements
+    /// and `\` commands) as this worker measured them (none for a query);
+    /// kept across reconnects.
     records: Vec<Vec<StatementRecord>>,
     /// Tries a script run gets (pgbench's `--max-tries`).
     max_tries: u32,
@@ -149,9 +150,9 @@ pub struct QueryExecutor {
     not_ready: Option<Box<OpError>>,
     /// The connections made for each run (`-C`); kept across them.
     connects: Connects,
-    /// The statements of the script's pipeline under way, by index: kept
-    /// between runs, so a pipeline allocates nothing.
-    piped: Vec<usize>,
+    /// The statements of the script's pipeline under way, by index, each
+    /// with its command's: kept between runs, so a pipeline allocates nothing.
+    piped: Vec<(usize, usize)>,
 }
 
 /// The SQLSTATEs after which pgbench's `--max-tries` runs a script again:
@@ -191,7 +192,7 @@ impl QueryExecutor {
         }
         let records = queries
             .iter()
-            .map(|q| q.script.as_ref().map_or(Vec::new(), |s| vec![StatementRecord::default(); s.statements.len()]))
+            .map(|q| q.script.as_ref().map_or(Vec::new(), |s| vec![StatementRecord::default(); s.commands.len()]))
             .collect();
         let target = Box::new(target.clone());
         Ok(QueryExecutor {
@@ -222,7 +223,7 @@ impl QueryExecutor {
         Ok(())
     }
 
-    /// Per query, its script's statements as this worker measured them.
+    /// Per query, its script's commands as this worker measured them.
     pub fn statement_records(&self) -> &[Vec<StatementRecord>] {
         &self.records
     }
@@ -270,11 +271,12 @@ impl QueryExecutor {
         self.wire.answer().await
     }
 
-    async fn run(&mut self, op: &QueryOp, warm: bool) -> Result<u64, OpError> {
+    async fn run(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
         if let Some(e) = self.not_ready.take() {
             return Err(*e);
         }
         self.used = true;
+        op.retries = 0;
         match self.queries[op.label].script.clone() {
             Some(script) => self.run_script(op, &script, warm).await,
             None => self.send(op.label, 0, &op.params).await,
@@ -284,7 +286,7 @@ impl QueryExecutor {
     /// One run of a script, tried again from its start with the same values
     /// after a serialization failure or a deadlock while tries are left
     /// (pgbench's `--max-tries`): the run counts once, on its last try.
-    async fn run_script(&mut self, op: &QueryOp, script: &Script, warm: bool) -> Result<u64, OpError> {
+    async fn run_script(&mut self, op: &mut QueryOp, script: &Script, warm: bool) -> Result<u64, OpError> {
         if let Some(why) = &op.invalid {
             return Err(OpError::new("script error", why.clone()));
         }
@@ -293,8 +295,12 @@ impl QueryExecutor {
             match self.try_script(op, script, warm, tries == self.max_tries).await {
                 Err(e) if tries < self.max_tries && retriable(&e) => tries += 1,
                 result => {
+                    op.retries = tries - 1;
                     if !warm {
                         self.retries.ran(tries);
+                        // `-r`: the `\set`s, drawn (and timed) before the run.
+                        let sets = script.sets().zip(&op.sets);
+                        sets.for_each(|(c, took)| self.records[op.label][c].ok(*took));
                     }
                     return result;
                 }
@@ -313,18 +319,23 @@ impl QueryExecutor {
         piped.clear();
         let mut in_pipeline = false;
         let mut failed = None;
-        for action in script.actions() {
+        for (c, action) in script.actions() {
+            // `\` commands are timed as pgbench times them for `-r`.
+            let started = Instant::now();
             let i = match action {
                 Action::Sleep => {
                     tokio::time::sleep(*sleeps.next().expect("one drawn per sleep")).await;
+                    self.took(op.label, c, started, warm);
                     continue;
                 }
                 Action::Pipeline(Pipeline::Start) => {
                     in_pipeline = true;
+                    self.took(op.label, c, started, warm);
                     continue;
                 }
                 Action::Pipeline(Pipeline::Sync) => {
                     self.wire.sync();
+                    self.took(op.label, c, started, warm);
                     continue;
                 }
                 Action::Pipeline(Pipeline::End) => {
@@ -334,6 +345,7 @@ impl QueryExecutor {
                     if failed.is_some() {
                         break;
                     }
+                    self.took(op.label, c, started, warm);
                     continue;
                 }
                 Action::Statement(i) => i,
@@ -342,10 +354,10 @@ impl QueryExecutor {
             params = rest;
             if in_pipeline {
                 match self.wire.pipe(&self.statements[op.label][i], own) {
-                    Ok(()) => piped.push(i),
+                    Ok(()) => piped.push((c, i)),
                     Err(e) => {
                         // Not sent: what was piped before it is, and answered.
-                        self.count(op.label, i, &e, warm, last);
+                        self.count(op.label, c, &e, warm, last);
                         let before = self.end_pipeline(op.label, &piped, warm, last).await;
                         failed = Some((i, before.map_or(e, |(_, e)| e)));
                         break;
@@ -353,12 +365,10 @@ impl QueryExecutor {
                 }
                 continue;
             }
-            let started = Instant::now();
             match self.send(op.label, i, own).await {
-                Ok(_) if warm => {}
-                Ok(_) => self.records[op.label][i].ok(started.elapsed()),
+                Ok(_) => self.took(op.label, c, started, warm),
                 Err(e) => {
-                    self.count(op.label, i, &e, warm, last);
+                    self.count(op.label, c, &e, warm, last);
                     failed = Some((i, e));
                     break;
                 }
@@ -375,11 +385,20 @@ impl QueryExecutor {
         Err(e)
     }
 
-    /// Counts statement `i`'s failure, unless it is warm-up or its run is
-    /// to be tried again.
-    fn count(&mut self, label: usize, i: usize, e: &OpError, warm: bool, last: bool) {
-        if !warm && (last || !retriable(e)) {
-            self.records[label][i].failed += 1;
+    /// Records command `c` of query `label` as done, `started` then, unless it is warm-up.
+    fn took(&mut self, label: usize, c: usize, started: Instant, warm: bool) {
+        if !warm {
+            self.records[label][c].ok(started.elapsed());
+        }
+    }
+
+    /// Counts command `c`'s failure, unless it is warm-up; a failure whose
+    /// run is to be tried again counts as the command's retry, as pgbench's `-r`.
+    fn count(&mut self, label: usize, c: usize, e: &OpError, warm: bool, last: bool) {
+        match (warm, last || !retriable(e)) {
+            (true, _) => {}
+            (false, true) => self.records[label][c].failed += 1,
+            (false, false) => self.records[label][c].retries += 1,
         }
     }
 
@@ -391,22 +410,21 @@ impl QueryExecutor {
     async fn end_pipeline(
         &mut self,
         label: usize,
-        piped: &[usize],
+        piped: &[(usize, usize)],
         warm: bool,
         last: bool,
     ) -> Option<(usize, OpError)> {
         self.wire.sync();
         if let Err(e) = self.wire.flush().await {
-            return piped.first().map(|&i| (i, e));
+            return piped.first().map(|&(_, i)| (i, e));
         }
         let sent = Instant::now();
         let mut first = None;
-        for &i in piped {
+        for &(c, i) in piped {
             match self.wire.answer().await {
-                Ok(_) if warm => {}
-                Ok(_) => self.records[label][i].ok(sent.elapsed()),
+                Ok(_) => self.took(label, c, sent, warm),
                 Err(e) => {
-                    self.count(label, i, &e, warm, last);
+                    self.count(label, c, &e, warm, last);
                     let fatal = e.fatal;
                     first.get_or_insert((i, e));
                     if fatal {
