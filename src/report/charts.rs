@@ -22,7 +22,7 @@ pub(super) const SIZE: (u32, u32) = (880, 300);
 pub(super) const BLUE: RGBColor = RGBColor(37, 99, 235);
 pub(super) const RED: RGBColor = RGBColor(220, 38, 38);
 pub(super) const ORANGE: RGBColor = RGBColor(234, 88, 12);
-const INK: RGBColor = RGBColor(55, 65, 81);
+pub(super) const INK: RGBColor = RGBColor(55, 65, 81);
 const GRID: RGBColor = RGBColor(229, 231, 235);
 const FAINT_GRID: RGBColor = RGBColor(243, 244, 246);
 /// The shade of an outage window (`--reconnect`) behind the lines.

@@ -321,11 +321,21 @@ fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::charts::Chart>> {
     let Some((name, unit)) = r.throughput() else { return Ok(Vec::new()) };
     let colors = [BLUE, RED, ORANGE, plotters::style::RGBColor(21, 128, 61), plotters::style::RGBColor(124, 58, 237)];
     let first = &r.varied[0];
-    // A flag's values on the x axis: as numbers when they all are, else by position.
+    // A flag's values on the x axis: as numbers when they all are, else by
+    // position; numbers over a decade or more (batch sizes 100 to 10,000)
+    // on a log axis, where a linear one crowds the small ones together.
     let numeric: Option<Vec<f64>> = first.values.iter().map(|v| v.parse::<f64>().ok()).collect();
+    let decades = numeric.as_ref().is_some_and(|n| {
+        let (lo, hi) = n.iter().fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        lo > 0.0 && hi / lo >= 10.0
+    });
     let x_of = |p: &Point| -> f64 {
         let i = first.values.iter().position(|v| *v == p.values[0]).unwrap_or(0);
-        numeric.as_ref().map_or(i as f64, |n| n[i])
+        match &numeric {
+            Some(n) if decades => n[i].log10(),
+            Some(n) => n[i],
+            None => i as f64,
+        }
     };
     let series: Vec<Option<&String>> = match r.varied.get(1) {
         Some(second) => second.values.iter().map(Some).collect(),
@@ -344,17 +354,25 @@ fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::charts::Chart>> {
     let mut out = Vec::new();
     let against_flag: Vec<Line> =
         series.iter().enumerate().map(|(i, s)| line(i, *s, &|p| Some((x_of(p), *p.figures.get(name)?)))).collect();
-    let names = numeric.is_none().then(|| first.values.clone());
+    let ticks = match &numeric {
+        None => XTicks::Names(first.values.clone()),
+        Some(_) if decades => XTicks::Decades,
+        Some(_) => XTicks::Values,
+    };
     out.push(chart(
         format!("{unit} against {}", first.flag),
-        match &names {
-            Some(n) => format!("the median of each point's runs; {} by position: {}", first.flag, n.join(", ")),
-            None => "the median of each point's runs".into(),
+        match &ticks {
+            XTicks::Names(n) => {
+                format!("the median of each point's runs; {} by position: {}", first.flag, n.join(", "))
+            }
+            XTicks::Decades => format!("the median of each point's runs; {} on a log scale", first.flag),
+            XTicks::Values => "the median of each point's runs".into(),
         },
         &against_flag,
         best.and_then(|b| Some((x_of(b), *b.figures.get(name)?))),
         (first.flag.clone(), unit.to_string()),
-        names,
+        ticks,
+        None,
     )?);
     let knee: Vec<Line> = series
         .iter()
@@ -367,51 +385,91 @@ fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::charts::Chart>> {
         &knee,
         best.and_then(|b| Some((*b.figures.get(name)?, *b.figures.get("p99_ms")?))),
         (unit.to_string(), "p99 ms".into()),
-        None,
+        XTicks::Values,
+        r.search.as_ref().and_then(|s| s.slo.iter().find_map(|slo| p99_bound(slo))),
     )?);
     Ok(out)
 }
 
+/// How the x axis of a sweep's chart is ticked.
+enum XTicks {
+    /// At the values, linearly.
+    Values,
+    /// At positions, each named by a value that is not a number.
+    Names(Vec<String>),
+    /// At powers of ten, the axis being their logarithm.
+    Decades,
+}
+
+/// An SLO on p99 (`p99_ms < 50`, `p99_ms <= 50`) as the line the knee
+/// chart draws: its bound and its text.
+fn p99_bound(slo: &str) -> Option<(f64, String)> {
+    let (figure, bound) = slo.split_once('<')?;
+    let bound = bound.trim_start_matches('=').trim().parse().ok()?;
+    (figure.trim() == "p99_ms").then(|| (bound, slo.trim().to_string()))
+}
+
 /// A chart of `lines` (each point drawn, joined in x order) with `best`
-/// ringed; `names`: the x axis's tick labels when it counts positions.
+/// ringed, the x axis ticked as `ticks` says, and `slo` (a bound on the y
+/// axis and its text) as a dashed level.
 fn chart(
     title: String,
     caption: String,
     lines: &[super::charts::Line],
     best: Option<(f64, f64)>,
     (x_desc, y_desc): (String, String),
-    names: Option<Vec<String>>,
+    ticks: XTicks,
+    slo: Option<(f64, String)>,
 ) -> anyhow::Result<super::charts::Chart> {
-    use super::charts::{font, frame, inline, mesh, tick, Chart, LegendKey, ORANGE, SIZE};
+    use super::charts::{font, frame, inline, mesh, tick, Chart, LegendKey, INK, ORANGE, SIZE};
     use plotters::prelude::*;
     let all = || lines.iter().flat_map(|l| l.points.iter().flatten());
     let (x_min, x_max) = all().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
     let (x_min, x_max) = if x_min > x_max { (0.0, 1.0) } else { (x_min, x_max) };
-    let pad = ((x_max - x_min) * 0.08).max(0.5);
-    let y_max = all().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.15;
-    let label = |v: &f64| match &names {
-        Some(n) if (v - v.round()).abs() < 1e-9 => n.get(v.round() as usize).cloned().unwrap_or_default(),
-        Some(_) => String::new(),
-        None => tick(v),
+    let pad = match ticks {
+        // A log axis may go below 0 (values under 1) and needs less room.
+        XTicks::Decades => (x_max - x_min) * 0.05,
+        _ => ((x_max - x_min) * 0.08).max(0.5),
+    };
+    let x_from = match ticks {
+        XTicks::Decades => x_min - pad,
+        _ => (x_min - pad).max(0.0),
+    };
+    let y_top = all().map(|p| p.1).chain(slo.as_ref().map(|s| s.0)).fold(0.0, f64::max);
+    let y_max = y_top.max(1e-9) * 1.15;
+    let near_whole = |v: &f64| (v - v.round()).abs() < 1e-9;
+    let label = |v: &f64| match &ticks {
+        XTicks::Names(n) if near_whole(v) => n.get(v.round() as usize).cloned().unwrap_or_default(),
+        XTicks::Decades if near_whole(v) => tick(&10f64.powi(v.round() as i32)),
+        XTicks::Names(_) | XTicks::Decades => String::new(),
+        XTicks::Values => tick(v),
     };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut c = frame(&root).build_cartesian_2d((x_min - pad).max(0.0)..x_max + pad, 0f64..y_max)?;
+        let mut c = frame(&root).build_cartesian_2d(x_from..x_max + pad, 0f64..y_max)?;
         mesh(&mut c).x_label_formatter(&label).y_label_formatter(&tick).x_desc(x_desc).y_desc(y_desc).draw()?;
+        if let Some((bound, _)) = &slo {
+            let level = vec![(x_from, *bound), (x_max + pad, *bound)];
+            c.draw_series(DashedLineSeries::new(level, 8, 6, INK.stroke_width(1)))?;
+        }
         for line in lines {
             let points: Vec<(f64, f64)> = line.points.iter().flatten().copied().collect();
             c.draw_series(LineSeries::new(points.clone(), line.color.filled().stroke_width(2)).point_size(3))?;
         }
         if let Some(b) = best {
-            c.draw_series(std::iter::once(Circle::new(b, 9, ORANGE.stroke_width(3))))?;
-            c.draw_series(std::iter::once(Text::new("best", (b.0, b.1 + y_max * 0.04), font(14))))?;
+            // The label above and to the right of the ring, in pixels, clear of it.
+            let ring = EmptyElement::at(b)
+                + Circle::new((0, 0), 9, ORANGE.stroke_width(3))
+                + Text::new("best", (10, -28), font(14));
+            c.draw_series(std::iter::once(ring))?;
         }
         root.present()?;
     }
     let mut legend: Vec<LegendKey> = lines.iter().map(super::charts::Line::key).collect();
     legend.extend(best.map(|_| LegendKey::new("best point (ringed)", ORANGE)));
+    legend.extend(slo.map(|(_, text)| LegendKey::new(&format!("SLO: {text}"), INK)));
     Ok(Chart { title, caption, legend, svg: inline(svg) })
 }
 
@@ -564,6 +622,63 @@ mod tests {
         for needle in ["http://", "https://", "<script", "<link"] {
             assert!(!page.contains(needle), "the page holds {needle}");
         }
+    }
+
+    /// Batch sizes swept over decades (100, 1,000, 10,000) sat in the
+    /// first tenth of a linear axis: they go on a log axis, ticked at
+    /// powers of ten.
+    #[test]
+    fn values_over_decades_are_on_a_log_axis() {
+        let mut r = sweep();
+        r.varied[0].values = vec!["100".into(), "1000".into(), "10000".into()];
+        r.varied.truncate(1);
+        r.points = ["100", "1000", "10000"]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Point { values: vec![v.to_string()], ..point(i, [v, "1"], 1000.0 * (i + 1) as f64, None) })
+            .collect();
+        r.best = Some(2);
+        let charts = charts(&r).unwrap();
+        let svg = &charts[0].svg;
+        let has = |t: &str| crate::report::charts::tests::has_text(svg, t);
+        assert!(has("100") && has("1,000") && has("10,000") && !has("8,000"), "{svg}");
+        assert!(charts[0].caption.contains("log"), "{}", charts[0].caption);
+        // Two values an octave apart stay on a linear axis.
+        assert!(!super::charts(&sweep()).unwrap()[0].caption.contains("log"));
+    }
+
+    /// The word "best" was drawn over its own ring.
+    #[test]
+    fn the_best_label_is_clear_of_its_ring() {
+        let charts = charts(&sweep()).unwrap();
+        let svg = &charts[0].svg;
+        let num = |el: &str, name: &str| -> f64 {
+            el.split(&format!(" {name}=\"")).nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+        };
+        let ring = svg.split("<circle").find(|c| c.contains(" r=\"9\"")).expect("the ring");
+        let (cx, cy, r) = (num(ring, "cx"), num(ring, "cy"), num(ring, "r"));
+        let label = svg.split("<text").find(|t| t.contains(">\nbest\n</text>")).expect("the label");
+        let (x, y) = (num(label, "x"), num(label, "y"));
+        assert!(y < cy - r - 4.0 || x > cx + r + 4.0, "label at ({x}, {y}), ring at ({cx}, {cy}) r {r}");
+    }
+
+    /// A search's knee chart draws its SLO on p99 as a line: the rates whose
+    /// p99 crosses it are those that broke.
+    #[test]
+    fn a_search_draws_its_slo_on_the_knee_chart() {
+        let mut r = sweep();
+        r.search = Some(Search {
+            slo: vec!["p99_ms < 50".into(), "errors == 0".into()],
+            start_rate: 100.0,
+            precision_percent: 5.0,
+            max_rate: None,
+            max_sustainable_rate: Some(400.0),
+            steps: Vec::new(),
+        });
+        let charts = charts(&r).unwrap();
+        let keys: Vec<&str> = charts[1].legend.iter().map(|k| k.label.as_str()).collect();
+        assert!(keys.contains(&"SLO: p99_ms < 50"), "{keys:?}");
+        assert!(crate::report::charts::tests::has_text(&charts[1].svg, "50"), "the axis reaches the SLO");
     }
 
     #[test]
