@@ -486,7 +486,7 @@ impl Executor<QueryOp> for QueryExecutor {
     }
 
     /// One Sync for all that was sent since the last: one write, and the
-    /// server answers them all at once (see [`Self::read_pipeline`]).
+    /// server answers them all at once (read whole: see `read_pipeline`).
     async fn flush(&mut self) -> Result<(), OpError> {
         self.wire.sync();
         self.wire.flush().await
