@@ -49,6 +49,43 @@ pub trait Executor<Op> {
     /// durations) leave it out as the recorder does.
     fn execute(&mut self, op: &mut Op, warm: bool) -> impl Future<Output = Result<u64, OpError>> + Send;
 
+    /// Operations this executor keeps in flight on its connection at once
+    /// (`--pipeline N`). Above 1, the loop sends each with [`Self::send`],
+    /// sends what it buffered with [`Self::flush`] once the window is full
+    /// (or before it waits for the schedule), and takes the answers, oldest
+    /// first, with [`Self::receive`]; [`Self::execute`] then serves only a
+    /// resend after a lost connection. 1 (the default): one at a time,
+    /// through [`Self::execute`] alone.
+    fn window(&self) -> usize {
+        1
+    }
+
+    /// Pipelined ([`Self::window`] above 1): buffers `op`'s messages, with
+    /// no wait. An error here is `op`'s alone: nothing of it was buffered.
+    fn send(&mut self, _op: &mut Op, _warm: bool) -> Result<(), OpError> {
+        unreachable!("the loop sends only to an executor whose window is above 1")
+    }
+
+    /// Pipelined: sends what [`Self::send`] buffered. An error is the
+    /// oldest operation's in flight (a lost connection: all of theirs).
+    fn flush(&mut self) -> impl Future<Output = Result<(), OpError>> + Send {
+        std::future::ready(Ok(()))
+    }
+
+    /// Pipelined: the answer to the oldest operation in flight (as
+    /// [`Self::execute`]'s: the units acknowledged, or its error).
+    fn receive(&mut self) -> impl Future<Output = Result<u64, OpError>> + Send {
+        async { unreachable!("the loop receives only from an executor whose window is above 1") }
+    }
+
+    /// Pipelined: whether the oldest answer is already read, so
+    /// [`Self::receive`] returns it without waiting: the loop takes those
+    /// before it sends more, so one write carries as many operations as
+    /// came back in one read.
+    fn received(&self) -> bool {
+        false
+    }
+
     /// Before each operation, outside its timing: what the executor does
     /// to be ready for it (pgbench's `-C`: a new connection). A failure
     /// here is the operation's, returned by [`Self::execute`].

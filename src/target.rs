@@ -84,10 +84,11 @@ impl Target {
         protocol: Protocol,
         max_tries: u32,
         connect_each: bool,
+        window: usize,
     ) -> Result<QueryRunner> {
         Ok(match self {
             Target::Pg { pg, .. } => {
-                QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol, max_tries, connect_each).await?)
+                QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol, max_tries, connect_each, window).await?)
             }
             Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
         })

@@ -95,6 +95,16 @@ pub struct QueryRunArgs {
     #[arg(short = 'M', long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
     pub protocol: Protocol,
 
+    /// Statements in flight on each connection at once (pgbench's pipeline mode, for -s
+    /// statements and workload queries): N are sent in one write with one Sync and answered
+    /// together. As in pgbench's \startpipeline ... \endpipeline, those N are one transaction on
+    /// the server: one that fails rolls back those before it and the server skips those after
+    /// it; each counts as failed. Latency is per statement, from its send (under --rate, from its
+    /// intended start). Needs -M prepared or extended; a pgbench script (-f, -b) pipelines its
+    /// own statements with \startpipeline instead.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Run")]
+    pub pipeline: u32,
+
     /// A worker whose connection is lost connects again (waiting 50 ms, doubling up to 1 s; over
     /// CrateDB's HTTP endpoint, to the next host) until the run ends, and goes on; the query in
     /// flight counts as failed [default: on with --duration, which bounds the wait; off for a

@@ -41,6 +41,8 @@ pub struct QueryConfig {
     /// once both are known (`phases` is then empty).
     pub suite: Option<CpuSuite>,
     pub protocol: Protocol,
+    /// `--pipeline`: queries in flight on each connection at once (1: one at a time).
+    pub pipeline: usize,
     pub concurrency: u32,
     /// Queries each worker runs in a phase (u64::MAX: until the duration ends).
     pub per_worker: Vec<u64>,
@@ -247,6 +249,7 @@ impl QueryConfig {
                 )));
             }
         }
+        let pipeline = pipeline(&r, &phases)?;
         let scale = match r.scale {
             Some(n) if !(1..=i32::MAX as i64).contains(&n) => {
                 return Err(usage(format!("--scale {n}: give a scale factor of at least 1")))
@@ -298,12 +301,21 @@ impl QueryConfig {
         };
         let pgbench = (r.max_tries, r.failures_detailed, rate.is_some());
         let log = transaction_log(&r.pgbench_log, pgbench)?;
+        let target = resolve_target(&target, concurrency, env)?;
+        if let (TargetChoice::Crate(_), 2..) = (&target, pipeline) {
+            return Err(usage(format!(
+                "--pipeline {pipeline}: pipelines are the PostgreSQL protocol's; CrateDB's HTTP endpoint takes one \
+                 statement per request: give a postgres:// URL (CrateDB's PostgreSQL protocol, port 5432) or drop \
+                 --pipeline"
+            )));
+        }
         Ok(QueryConfig {
             command,
-            target: resolve_target(&target, concurrency, env)?,
+            target,
             phases,
             suite: None,
             protocol: r.protocol,
+            pipeline,
             concurrency,
             per_worker,
             max_queries,
@@ -338,6 +350,45 @@ impl QueryConfig {
             global_results: false,
         })
     }
+}
+
+/// The most queries `--pipeline` keeps in flight on one connection: they
+/// are all written before any answer is read, so the pipeline must fit in
+/// the socket's buffers (pgbench's pipelines are as long as the script).
+const MAX_PIPELINE: u32 = 1024;
+
+/// `--pipeline N`, checked: what a pipeline cannot run is refused here
+/// (pgbench refuses `-M simple` for its pipelines too).
+fn pipeline(r: &QueryRunArgs, phases: &[Arc<[QuerySpec]>]) -> Result<usize> {
+    let n = r.pipeline;
+    if !(1..=MAX_PIPELINE).contains(&n) {
+        return Err(usage(format!(
+            "--pipeline {n}: give the statements in flight per connection, from 1 (one at a time) to {MAX_PIPELINE}"
+        )));
+    }
+    if n == 1 {
+        return Ok(1);
+    }
+    if r.protocol == Protocol::Simple {
+        return Err(usage(format!(
+            "--pipeline {n} with -M simple: a pipeline needs the extended protocol, as in pgbench: give -M prepared \
+             or -M extended, or drop --pipeline"
+        )));
+    }
+    if let Some(s) = phases.iter().flat_map(|p| p.iter()).find_map(|q| q.script.as_deref()) {
+        return Err(usage(format!(
+            "--pipeline {n} with the pgbench script {}: a script pipelines its own statements, as in pgbench: put \
+             them between \\startpipeline and \\endpipeline in the script, and drop --pipeline",
+            s.origin
+        )));
+    }
+    if r.connect {
+        return Err(usage(format!(
+            "--pipeline {n} with -C: -C opens a connection for each query, a pipeline keeps {n} in flight on one: \
+             drop one of them"
+        )));
+    }
+    Ok(n as usize)
 }
 
 /// `-l` and the flags that shape its log, checked as pgbench checks them,

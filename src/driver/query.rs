@@ -61,6 +61,40 @@ impl Executor<QueryOp> for QueryRunner {
         }
     }
 
+    fn window(&self) -> usize {
+        match self {
+            QueryRunner::Pg(e) => e.window(),
+            QueryRunner::Crate(_) => 1,
+        }
+    }
+
+    /// Pipelined: over the PostgreSQL protocol only (the config refuses
+    /// `--pipeline` over CrateDB's HTTP endpoint, whose window is 1).
+    fn send(&mut self, op: &mut QueryOp, warm: bool) -> Result<(), OpError> {
+        match self {
+            QueryRunner::Pg(e) => e.send(op, warm),
+            QueryRunner::Crate(_) => unreachable!("a window of 1 is never sent to"),
+        }
+    }
+
+    async fn flush(&mut self) -> Result<(), OpError> {
+        match self {
+            QueryRunner::Pg(e) => e.flush().await,
+            QueryRunner::Crate(_) => Ok(()),
+        }
+    }
+
+    async fn receive(&mut self) -> Result<u64, OpError> {
+        match self {
+            QueryRunner::Pg(e) => e.receive().await,
+            QueryRunner::Crate(_) => unreachable!("a window of 1 is never received from"),
+        }
+    }
+
+    fn received(&self) -> bool {
+        matches!(self, QueryRunner::Pg(e) if e.received())
+    }
+
     async fn ready(&mut self) {
         if let QueryRunner::Pg(e) = self {
             e.ready().await

@@ -159,6 +159,8 @@ pub struct QuerySetup {
     /// How statements are sent over the PostgreSQL protocol; none over
     /// CrateDB's HTTP endpoint, where each goes to `_sql` as JSON.
     pub protocol: Option<Protocol>,
+    /// `--pipeline`: statements in flight on each connection at once.
+    pub pipeline: usize,
     pub concurrency: u32,
     /// The threads the workers ran on (pgbench's `-j`).
     pub threads: usize,
@@ -309,6 +311,7 @@ impl QueryReport {
                 settings: Settings::of(setup),
                 tls_unverified: cfg.target.tls_unverified(),
                 protocol: (!matches!(cfg.target, TargetChoice::Crate(_))).then_some(cfg.protocol),
+                pipeline: cfg.pipeline,
                 concurrency: cfg.concurrency,
                 threads: out.threads,
                 rate_queries_per_sec: cfg.load.rate,
@@ -434,6 +437,7 @@ pub(crate) fn header(out: &mut String, r: &QueryReport) {
     durability_line(out, &s.settings);
     let pacing = pacing_words(s.stages.as_deref(), s.rate_queries_per_sec, r.unit());
     let protocol = match s.protocol.as_ref().and_then(clap::ValueEnum::to_possible_value) {
+        Some(p) if s.pipeline > 1 => format!("protocol {}, pipeline {}", p.get_name(), s.pipeline),
         Some(p) => format!("protocol {}", p.get_name()),
         None => "CrateDB's HTTP endpoint (_sql)".into(),
     };

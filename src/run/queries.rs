@@ -98,10 +98,10 @@ pub async fn queries(
             }
             None => Vec::new(),
         };
-        let (protocol, max_tries, connect_each) = (cfg.protocol, cfg.max_tries, cfg.connect_each);
+        let (protocol, max_tries, connect_each, window) = (cfg.protocol, cfg.max_tries, cfg.connect_each, cfg.pipeline);
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
         let opening = cores::open_each(each, move |(t, q), w| async move {
-            t.query_runner(w, q, protocol, max_tries, connect_each).await
+            t.query_runner(w, q, protocol, max_tries, connect_each, window).await
         });
         let opening_at = std::time::Instant::now();
         let opened = interrupt::setting_up(&cancel, &named, opening).await;

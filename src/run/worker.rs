@@ -4,6 +4,7 @@
 //! × what an operation is (a batch of rows, a query, a request) are
 //! composed here rather than written again per mode.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -155,7 +156,7 @@ where
 /// recorders of its own: `dbload http`'s VUs share theirs (see [`Buffered`]).
 ///
 /// [`Buffered`]: crate::stats::buffered::Buffered
-pub async fn run_into<S, E, R>(plan: Plan, mut source: S, mut executor: E, mut recorders: Vec<R>) -> (E, Vec<R>)
+pub async fn run_into<S, E, R>(plan: Plan, mut source: S, mut executor: E, recorders: Vec<R>) -> (E, Vec<R>)
 where
     S: Source,
     E: Executor<S::Op>,
@@ -192,7 +193,11 @@ where
     tokio::pin!(grace);
     let turn = plan.schedule.join();
     let has_turns = plan.schedule.has_turns();
-    let mut pending = Pending::default();
+    let mut books = Books { plan: &plan, recorders, pending: Pending::default(), slot };
+    // Pipelined (`--pipeline`): the operations sent and not answered yet,
+    // oldest first; nothing is allocated for a window of 1.
+    let window = executor.window();
+    let mut flight = VecDeque::with_capacity(if window > 1 { window } else { 0 });
     loop {
         // Ctrl-C and a stop, once per operation: the waits below race them
         // only when they wait (the work is polled first), so an operation
@@ -206,6 +211,12 @@ where
             Turn::Now => {}
             Turn::Never => break,
             Turn::At(at) => {
+                // Pipelined: what was sent is answered before the wait.
+                if !flight.is_empty()
+                    && answer(&mut executor, &mut source, &mut flight, &mut books, grace.as_mut(), true).await
+                {
+                    break;
+                }
                 tokio::select! {
                     biased;
                     _ = &mut cancelled => break,
@@ -237,13 +248,20 @@ where
         // skipped rather than started late (its latency would be over it anyway).
         if plan.skip_late.is_some_and(|limit| now > intended + limit) {
             plan.schedule.started(units);
-            recorders[op.label()].skipped(warming_up(plan.warmup, intended, attempted));
+            books.recorders[op.label()].skipped(warming_up(plan.warmup, intended, attempted));
             source.recycle(op);
             continue;
         }
         // Only sleep when ahead of the schedule (a closed loop never is).
         // (Ctrl-C was just checked above, before taking the operation.)
         let started = if intended > now {
+            // Pipelined: what was sent is answered before the wait, which
+            // is then no part of its latency.
+            if !flight.is_empty()
+                && answer(&mut executor, &mut source, &mut flight, &mut books, grace.as_mut(), true).await
+            {
+                break;
+            }
             tokio::select! {
                 biased;
                 _ = &mut cancelled => break,
@@ -259,14 +277,39 @@ where
         }
         plan.schedule.started(units);
         let warmup = warming_up(plan.warmup, started, attempted);
+        attempted += units;
+        if window > 1 {
+            match executor.send(&mut op, warmup) {
+                Ok(()) => flight.push_back(Sent { op, intended, started, warm: warmup }),
+                Err(e) => {
+                    let stop = books.record(
+                        op.label(),
+                        warmup,
+                        units,
+                        timing(&plan, intended, started, op.retries()),
+                        false,
+                        Err(e),
+                    );
+                    source.recycle(op);
+                    if stop {
+                        break;
+                    }
+                }
+            }
+            if flight.len() == window
+                && answer(&mut executor, &mut source, &mut flight, &mut books, grace.as_mut(), false).await
+            {
+                break;
+            }
+            continue;
+        }
         let mut outcome = tokio::select! {
             // The operation first: the grace is polled only when it waits.
             biased;
             r = executor.execute(&mut op, warmup) => Ok(r),
             why = &mut grace => Err(why),
         };
-        attempted += units;
-        let rec = &mut recorders[op.label()];
+        let label = op.label();
         // Only a lost connection has anything to settle: the hot path
         // (an answered operation) makes no future for it.
         let lost = matches!(&outcome, Ok(Err(e)) if e.fatal);
@@ -277,51 +320,32 @@ where
                 &mut op,
                 Attempt { started, warm: warmup },
                 &mut outcome,
-                rec,
+                &mut books.recorders[label],
                 grace.as_mut(),
             )
             .await;
-        if let Ok(Ok(acked)) = outcome {
-            if acked < units {
-                outcome = Ok(Err(OpError::short(acked, units)));
-            }
-        }
-        let (ended, stage, retries) = (plan.t0.elapsed(), plan.schedule.stage_at(started), op.retries());
-        let t = Timing { intended, started, ended, stage, retries };
-        match outcome {
-            _ if in_doubt => {
-                rec.in_doubt(warmup, units, t);
-                // Lost, and not connected again (--reconnect is off).
-                if !plan.reconnect {
-                    break;
-                }
-            }
-            Ok(Ok(acked)) => {
-                rec.ok(warmup, acked, t);
-                pending.add(&plan.live, acked, 0, t.ended);
-                plan.live.succeeded(slot, &t);
-                plan.stop.succeeded();
-            }
-            Ok(Err(e)) => {
-                let acked = e.acked.min(units);
-                let stopped = plan.stop.failed(t.ended, &e);
-                rec.failed(warmup, acked, units - acked, t, e.class, e.message);
-                pending.add(&plan.live, acked, units - acked, t.ended);
-                if e.fatal || stopped {
-                    break;
-                }
-            }
+        let t = timing(&plan, intended, started, op.retries());
+        let stop = match outcome {
+            Ok(result) => books.record(label, warmup, units, t, in_doubt, result),
             Err(why) => {
                 // Recorded before the cancel is awaited, at its end: a -l
                 // log's lines are in the order they are recorded.
-                let msg = format!("still in flight {} s after {why}: cancelled", GRACE.as_secs());
-                rec.failed(warmup, 0, units, t, "interrupted".into(), msg);
+                books.interrupted(label, warmup, units, t, why);
                 executor.cancel().await;
-                break;
+                true
             }
+        };
+        if stop {
+            break;
         }
         source.recycle(op);
     }
+    // Pipelined: what is still in flight when the loop ends (the source's
+    // end, Ctrl-C, the deadline) is answered within the grace and counted.
+    if !flight.is_empty() {
+        answer(&mut executor, &mut source, &mut flight, &mut books, grace.as_mut(), true).await;
+    }
+    let Books { mut recorders, mut pending, .. } = books;
     pending.publish(&plan.live);
     // An open loop whose schedule ran out at the deadline was measured
     // over the whole run: its last operation was due before the deadline,
@@ -363,6 +387,173 @@ impl Pending {
         live.rows.fetch_add(std::mem::take(&mut self.rows), Ordering::Relaxed);
         live.failed.fetch_add(std::mem::take(&mut self.failed), Ordering::Relaxed);
     }
+}
+
+/// What a worker records into: a recorder per label, and what it has yet
+/// to add to the progress counters. One place for both ways an operation
+/// ends: answered alone ([`Executor::execute`]) or in a pipeline ([`answer`]).
+struct Books<'a, R> {
+    plan: &'a Plan,
+    recorders: Vec<R>,
+    pending: Pending,
+    /// The worker's slot in the progress interval ([`Live::join`]).
+    slot: usize,
+}
+
+impl<R: Record> Books<'_, R> {
+    /// Records how an operation of `units` under `label` ended: `in_doubt`
+    /// (lost with its connection, and not settled), done (fewer units
+    /// acknowledged than sent: the rest failed, see [`OpError::short`]), or
+    /// failed. Returns whether its worker stops: a lost connection it
+    /// cannot go on from, or the run's own [`Stop`].
+    fn record(
+        &mut self,
+        label: usize,
+        warm: bool,
+        units: u64,
+        t: Timing,
+        in_doubt: bool,
+        result: Result<u64, OpError>,
+    ) -> bool {
+        let plan = self.plan;
+        let rec = &mut self.recorders[label];
+        let result = match result {
+            Ok(acked) if acked < units => Err(OpError::short(acked, units)),
+            result => result,
+        };
+        match result {
+            _ if in_doubt => {
+                rec.in_doubt(warm, units, t);
+                // Lost, and not connected again (--reconnect is off).
+                !plan.reconnect
+            }
+            Ok(acked) => {
+                rec.ok(warm, acked, t);
+                self.pending.add(&plan.live, acked, 0, t.ended);
+                plan.live.succeeded(self.slot, &t);
+                plan.stop.succeeded();
+                false
+            }
+            Err(e) => {
+                let acked = e.acked.min(units);
+                let stopped = plan.stop.failed(t.ended, &e);
+                rec.failed(warm, acked, units - acked, t, e.class, e.message);
+                self.pending.add(&plan.live, acked, units - acked, t.ended);
+                e.fatal || stopped
+            }
+        }
+    }
+
+    /// An operation still in flight [`GRACE`] after `why` (Ctrl-C, the
+    /// deadline, the run's stop): cancelled on the target, failed.
+    fn interrupted(&mut self, label: usize, warm: bool, units: u64, t: Timing, why: &str) {
+        let msg = format!("still in flight {} s after {why}: cancelled", GRACE.as_secs());
+        self.recorders[label].failed(warm, 0, units, t, "interrupted".into(), msg);
+    }
+}
+
+/// An operation's timing, ended now, after `retries` runs again.
+fn timing(plan: &Plan, intended: Duration, started: Duration, retries: u32) -> Timing {
+    Timing { intended, started, ended: plan.t0.elapsed(), stage: plan.schedule.stage_at(started), retries }
+}
+
+/// An operation sent in a pipeline ([`Executor::window`] above 1), waiting
+/// for its answer: when it was due and when it was sent, which its latency
+/// is measured from, and whether it is warm-up.
+struct Sent<Op> {
+    op: Op,
+    intended: Duration,
+    started: Duration,
+    warm: bool,
+}
+
+/// Pipelined: sends what was buffered ([`Executor::flush`]), then records
+/// the answers of the operations in flight, each timed from its own start
+/// (its intended one in an open loop) to its answer: the oldest, waited
+/// for, then those already read ([`Executor::received`]), or (`all`) every
+/// one. A lost connection fails each in flight once: the one it was
+/// answering is settled as [`settle_lost`] settles an operation alone, and
+/// the others share its fate unanswered (in doubt with it, else failed).
+/// Past the grace (Ctrl-C, the deadline), what is in flight is cancelled
+/// and each is counted interrupted. Returns whether the worker stops.
+async fn answer<S: Source, E: Executor<S::Op>, R: Record>(
+    executor: &mut E,
+    source: &mut S,
+    flight: &mut VecDeque<Sent<S::Op>>,
+    books: &mut Books<'_, R>,
+    mut grace: Pin<&mut impl Future<Output = &'static str>>,
+    all: bool,
+) -> bool {
+    let plan = books.plan;
+    let mut unsent = tokio::select! {
+        biased;
+        r = executor.flush() => r.err().map(Ok),
+        why = &mut grace => Some(Err(why)),
+    };
+    let mut stop = false;
+    let mut first = true;
+    while !flight.is_empty() && (first || all || stop || executor.received()) {
+        first = false;
+        let mut outcome = match unsent.take() {
+            Some(Ok(e)) => Ok(Err(e)),
+            Some(Err(why)) => Err(why),
+            None => tokio::select! {
+                biased;
+                r = executor.receive() => Ok(r),
+                why = &mut grace => Err(why),
+            },
+        };
+        let Sent { mut op, intended, started, warm } = flight.pop_front().expect("one in flight");
+        let (label, units) = (op.label(), op.units());
+        let lost = match &outcome {
+            Ok(Err(e)) if e.fatal => Some((e.class.clone(), e.message.clone())),
+            _ => None,
+        };
+        let in_doubt = match lost {
+            Some(_) => {
+                let attempt = Attempt { started, warm };
+                let rec = &mut books.recorders[label];
+                settle_lost(plan, executor, &mut op, attempt, &mut outcome, rec, grace.as_mut()).await
+            }
+            None => false,
+        };
+        let t = timing(plan, intended, started, op.retries());
+        source.recycle(op);
+        let why = match outcome {
+            Ok(result) => {
+                stop |= books.record(label, warm, units, t, in_doubt, result);
+                None
+            }
+            Err(why) => Some(why),
+        };
+        if let Some(why) = why {
+            // Recorded before the cancel is awaited, as the loop records one alone.
+            books.interrupted(label, warm, units, t, why);
+            for Sent { op, intended, started, warm } in flight.drain(..) {
+                books.interrupted(op.label(), warm, op.units(), timing(plan, intended, started, op.retries()), why);
+                source.recycle(op);
+            }
+            executor.cancel().await;
+            return true;
+        }
+        if let Some((class, message)) = lost {
+            for Sent { op, intended, started, warm } in flight.drain(..) {
+                let message = format!("{message} (in flight in the same pipeline)");
+                let in_doubt = in_doubt && op.in_doubt_when_lost();
+                let e = OpError::new(class.clone(), message);
+                books.record(
+                    op.label(),
+                    warm,
+                    op.units(),
+                    timing(plan, intended, started, op.retries()),
+                    in_doubt,
+                    Err(e),
+                );
+                source.recycle(op);
+            }
+        }
+    }
+    stop
 }
 
 /// When an operation started, and whether it is warm-up: a resend after
@@ -880,6 +1071,133 @@ mod tests {
             let m = &recs[0].measured;
             assert_eq!(m.batches, 3);
             assert!(m.last_end >= Some(deadline), "the window ends at {:?}", m.last_end);
+        }
+
+        /// A pipelining executor (`--pipeline`): keeps what it is sent,
+        /// answers all of it, in order, at each flush (after `takes`);
+        /// the `lose_at`-th answer loses the connection; with `takes`
+        /// `None`, answers never come.
+        #[derive(Default)]
+        struct Piped {
+            window: usize,
+            takes: Option<Duration>,
+            lose_at: Option<u32>,
+            /// Sent, oldest first (their units), and how many of them are answered.
+            sent: std::collections::VecDeque<u64>,
+            answered: usize,
+            /// The most in flight at once, the flushes, the answers taken.
+            most: usize,
+            flushes: u32,
+            answers: u32,
+            cancelled: bool,
+        }
+
+        impl Piped {
+            fn new(window: usize) -> Piped {
+                Piped { window, takes: Some(Duration::ZERO), ..Piped::default() }
+            }
+        }
+
+        impl Executor<Ten> for Piped {
+            async fn execute(&mut self, op: &mut Ten, _warm: bool) -> Result<u64, OpError> {
+                Ok(op.units())
+            }
+            fn window(&self) -> usize {
+                self.window
+            }
+            fn send(&mut self, op: &mut Ten, _warm: bool) -> Result<(), OpError> {
+                self.sent.push_back(op.units());
+                self.most = self.most.max(self.sent.len());
+                Ok(())
+            }
+            async fn flush(&mut self) -> Result<(), OpError> {
+                self.flushes += 1;
+                Ok(())
+            }
+            async fn receive(&mut self) -> Result<u64, OpError> {
+                if self.answered == 0 {
+                    match self.takes {
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => std::future::pending().await,
+                    }
+                    self.answered = self.sent.len();
+                }
+                self.answers += 1;
+                self.answered -= 1;
+                let units = self.sent.pop_front().expect("an operation in flight");
+                match self.lose_at {
+                    Some(at) if at == self.answers => Err(OpError::fatal("connection lost", "gone")),
+                    _ => Ok(units),
+                }
+            }
+            fn received(&self) -> bool {
+                self.answered > 0
+            }
+            async fn cancel(&mut self) {
+                self.cancelled = true;
+            }
+        }
+
+        #[tokio::test]
+        async fn a_pipeline_keeps_its_window_in_flight_and_records_each_operation_once() {
+            let (exec, recs) = run(plan(None, None, Warmup::None), Ops(10), Piped::new(4)).await;
+            let m = &recs[0].measured;
+            assert_eq!((exec.most, exec.flushes, exec.answers), (4, 3, 10), "windows of 4, 4 and 2");
+            assert_eq!((m.rows, m.batches, m.failed_batches, m.latency.len()), (100, 10, 0, 10));
+        }
+
+        /// An open loop sends what is due and, before it waits for the
+        /// next slot, has what it sent answered: a statement's latency is
+        /// not the wait for the next one's slot. Behind its schedule, the
+        /// window fills.
+        #[tokio::test]
+        async fn an_open_loop_answers_what_it_sent_before_it_waits() {
+            // 10 units each at 200 units/s: one every 50 ms.
+            let (exec, recs) = run(plan(None, Some(200.0), Warmup::None), Ops(3), Piped::new(4)).await;
+            assert_eq!((exec.most, exec.flushes), (1, 3));
+            let m = &recs[0].measured;
+            assert!(m.batches == 3 && m.latency.max() < 40_000, "{} µs", m.latency.max());
+            let (exec, _) = run(plan(None, Some(1e9), Warmup::None), Ops(8), Piped::new(4)).await;
+            assert_eq!((exec.most, exec.flushes), (4, 2));
+        }
+
+        /// A connection lost with 4 in flight: the one whose answer lost it
+        /// and the 2 behind it are failed once each; the worker stops (no
+        /// --reconnect) and sends nothing more.
+        #[tokio::test]
+        async fn a_connection_lost_in_a_pipeline_fails_each_operation_in_flight_once() {
+            let exec = Piped { lose_at: Some(2), ..Piped::new(4) };
+            let (exec, recs) = run(plan(None, None, Warmup::None), Ops(10), exec).await;
+            let m = &recs[0].measured;
+            assert_eq!((exec.most, exec.answers), (4, 2), "nothing received after the loss");
+            assert_eq!((m.rows, m.failed_rows, m.failed_batches, m.in_doubt_rows), (10, 30, 3, 0));
+            assert_eq!(recs[0].errors["connection lost"].count, 3);
+        }
+
+        #[tokio::test(start_paused = true)]
+        async fn a_window_still_in_flight_after_the_grace_is_cancelled_and_each_counted_interrupted() {
+            let exec = Piped { takes: None, ..Piped::new(4) };
+            let (exec, recs) = run(plan(Some(Duration::from_secs(1)), None, Warmup::None), Ops(10), exec).await;
+            let r = &recs[0];
+            assert!(exec.cancelled, "cancelled on the target");
+            assert_eq!((exec.most, r.measured.rows, r.measured.failed_batches), (4, 0, 4));
+            assert_eq!(r.errors["interrupted"].count, 4, "{:?}", r.errors);
+        }
+
+        /// Ctrl-C with a window in flight: no more is sent, and what was
+        /// is answered and counted, once.
+        #[tokio::test]
+        async fn ctrl_c_answers_the_window_in_flight() {
+            let p = plan(None, None, Warmup::None);
+            let (token, exec) = (p.cancel.clone(), Piped { takes: Some(Duration::from_millis(50)), ..Piped::new(4) });
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(75)).await;
+                token.cancel();
+            });
+            let (exec, recs) = run(p, Ops(u32::MAX), exec).await;
+            let m = &recs[0].measured;
+            assert_eq!(exec.answers, 8, "the second window, in flight at Ctrl-C, answered");
+            assert_eq!((m.batches, m.failed_batches, m.latency.len()), (8, 0, 8));
         }
 
         #[tokio::test(start_paused = true)]

@@ -20,6 +20,7 @@ mod pacing;
 mod parity;
 mod peers;
 mod pgbench;
+mod pipeline;
 mod queries;
 mod reconnect;
 mod repeat;
@@ -80,6 +81,7 @@ fn main() -> std::process::ExitCode {
         commit::tests(),
         queries::tests(),
         pgbench::tests(),
+        pipeline::tests(),
         parity::tests(),
         stop::tests(),
         http::tests(),

@@ -397,6 +397,12 @@ impl Wire {
         self.in_flight.len()
     }
 
+    /// Whether the oldest statement in flight is the last of its pipeline
+    /// (a Sync follows it): its answer ends the pipeline's transaction.
+    pub fn ends_pipeline(&self) -> bool {
+        self.in_flight.front() == Some(&true)
+    }
+
     /// Whether the oldest answer in flight is already read whole (up to its
     /// ReadyForQuery), so [`Wire::answer`] returns it without waiting. A
     /// pipeline reads these before it refills: one write then carries as
