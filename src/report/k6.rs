@@ -158,7 +158,8 @@ impl K6Report {
             }
         }
         let failed_thresholds = judged.iter().any(|j| !j.ok);
-        let mut verdict = Verdict::new(f.interrupted, false).stopped(f.stopped.clone());
+        // An iteration that threw is a failed operation (exit 1); a failed request or check is not.
+        let mut verdict = Verdict::new(f.interrupted, m.failed_batches > 0).stopped(f.stopped.clone());
         if failed_thresholds && !f.interrupted {
             (verdict.status, verdict.exit_code) = (super::Status::Failed, exit::THRESHOLDS);
         }
