@@ -70,7 +70,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
             // A signal during the script's init code (which may never
             // return) is noted, and ends it with exit 130.
             run::signals::note_early_signals();
-            let cfg = K6Config::resolve(args, std::env::vars().collect(), &mut std::io::stdin().lock())?;
+            let stdin = &mut std::io::stdin().lock();
+            let cfg = K6Config::resolve(args, std::env::vars().collect(), stdin, &run::signals::noted)?;
             k6_run(cfg, out).map(|o| o.exit_code)
         }
         Command::InsertFakeData(args) => insert_fake_data(args, &env, out).map(|o| o.exit_code),

@@ -263,7 +263,7 @@ pub struct K6Outcome {
     pub figures: Figures,
     /// Bytes, connections and statuses of every request.
     pub stats: HttpStats,
-    pub metrics: crate::k6::metrics::Metrics,
+    pub metrics: crate::stats::k6::Metrics,
     /// The threads its VUs' requests ran on.
     pub threads: usize,
 }

@@ -18,12 +18,12 @@ use super::load::Load;
 use super::OutputConfig;
 use crate::cli::{K6RunArgs, StagesArgs};
 use crate::error::{interrupted, usage};
-use crate::k6::metrics::Metrics;
 use crate::k6::options::Options;
 use crate::k6::script::Script;
 use crate::k6::thresholds::Threshold;
 use crate::k6::vu::{self, Loaded, VuSpec};
 use crate::op::Warmup;
+use crate::stats::k6::Metrics;
 
 /// How often the wait for the init code looks for a stop signal.
 const INIT_POLL: Duration = Duration::from_millis(20);
@@ -48,8 +48,15 @@ pub struct K6Config {
 }
 
 impl K6Config {
-    /// `env`: the process's environment as k6 reads it (every variable).
-    pub fn resolve(a: K6RunArgs, env: Vec<(String, String)>, stdin: &mut dyn std::io::Read) -> Result<K6Config> {
+    /// `env`: the process's environment as k6 reads it (every variable);
+    /// `signalled`: whether a stop signal came (the script's init code is
+    /// interrupted on it).
+    pub fn resolve(
+        a: K6RunArgs,
+        env: Vec<(String, String)>,
+        stdin: &mut dyn std::io::Read,
+        signalled: &dyn Fn() -> bool,
+    ) -> Result<K6Config> {
         let script = Script::read(&a.script, stdin)?;
         let mut env = env;
         for pair in &a.env {
@@ -64,10 +71,10 @@ impl K6Config {
         if let Some(path) = &a.summary_export {
             super::check_writable("--summary-export", path)?;
         }
-        let loaded = load_options(&script, &env)?;
+        let loaded = load_options(&script, &env, signalled)?;
         let options = Options::parse(loaded.options.as_deref(), &script.name)?;
         for t in &options.thresholds {
-            let kind = crate::k6::metrics::BUILTIN.iter().find(|b| b.0 == t.metric).map(|b| b.1);
+            let kind = crate::stats::k6::BUILTIN.iter().find(|b| b.0 == t.metric).map(|b| b.1);
             if let Some(kind) = kind {
                 t.fits(kind)?;
             }
@@ -131,7 +138,7 @@ impl K6Config {
 
 /// Runs the script's init code on a VU of its own for its options; a stop
 /// signal (noted from the command's start) interrupts it.
-fn load_options(script: &Script, env: &[(String, String)]) -> Result<Loaded> {
+fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() -> bool) -> Result<Loaded> {
     let stop = Arc::new(AtomicBool::new(false));
     let spec = VuSpec {
         id: 0,
@@ -150,7 +157,7 @@ fn load_options(script: &Script, env: &[(String, String)]) -> Result<Loaded> {
             }
             Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
         }
-        if crate::run::signals::noted() {
+        if signalled() {
             stop.store(true, Ordering::Relaxed);
             return Err(interrupted(format!(
                 "interrupted while running the init code of {}: nothing was run",

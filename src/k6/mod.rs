@@ -1,12 +1,11 @@
 //! k6 scripts, run unchanged by `dbload k6 run`: the script and its imports
-//! (`script`), a VU's JavaScript on its own thread (`vu`), k6's metrics
-//! (`metrics`), the script's options (`options`) and thresholds
-//! (`thresholds`). Here a VU's iteration is one operation of the worker
+//! (`script`), a VU's JavaScript on its own thread (`vu`), the script's
+//! options (`options`) and thresholds (`thresholds`), judged on k6's
+//! metrics (`stats::k6`). Here a VU's iteration is one operation of the worker
 //! loop (`run::worker`), run by the VU's [`VuExecutor`]: pacing, stages,
 //! the deadline, Ctrl-C, warm-up, progress and the recorder are the ones
 //! every command has.
 
-pub mod metrics;
 pub mod options;
 pub mod script;
 pub mod thresholds;

@@ -66,8 +66,8 @@ struct Refused {
     why: String,
 }
 
-/// Resolves and loads the script's imports; shares the refusal it made
-/// with the [`Modules`] that asked.
+/// Resolves and loads the script's imports; a refusal it made is kept
+/// for [`Imports::error`], which places it in the importer's source.
 #[derive(Clone)]
 pub struct Imports {
     root: Script,

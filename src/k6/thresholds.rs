@@ -7,8 +7,8 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::metrics::{Kind, Metrics, Series};
 use crate::error::usage;
+use crate::stats::k6::{Kind, Metrics, Series};
 
 /// One threshold expression on one (sub)metric.
 #[derive(Debug, Clone, PartialEq)]

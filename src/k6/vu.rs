@@ -12,7 +12,7 @@
 //! thread blocks on a channel; the request itself is made by the VU's
 //! executor on the worker loop's thread (`run::k6`), by dbload's own HTTP
 //! client (`driver::http::client`), timed there as `dbload http` times
-//! its requests. Each thread has a small stack ([`VU_STACK`]), of which only
+//! its requests. Each thread has a small stack (1 MiB), of which only
 //! the pages touched cost memory.
 
 use std::cell::{Cell, RefCell};
@@ -27,10 +27,10 @@ use rquickjs::function::{Func, Opt};
 use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Runtime, Value};
 use tokio::sync::{mpsc as tmpsc, oneshot};
 
-use super::metrics::{Kind, Metrics};
 use super::script::{describe, Imports, Script};
 use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
+use crate::stats::k6::{Kind, Metrics};
 
 /// A VU thread's stack: QuickJS may use up to [`JS_STACK`] of it.
 const VU_STACK: usize = 1 << 20;

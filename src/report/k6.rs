@@ -22,10 +22,10 @@ use super::{
 use crate::config::k6::K6Config;
 use crate::error::exit;
 use crate::format::{group, k6_bytes, k6_time};
-use crate::k6::metrics::{Kind, Series};
 use crate::k6::thresholds::Judged;
 use crate::op::Stages;
 use crate::outcome::K6Outcome;
+use crate::stats::k6::{Kind, Series};
 use crate::stats::LatencySummary;
 
 #[derive(Debug, Clone, Serialize)]

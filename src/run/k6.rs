@@ -15,12 +15,12 @@ use super::{cores, interrupt, worker};
 use crate::config::k6::K6Config;
 use crate::driver::http::client::Client;
 use crate::error::usage;
-use crate::k6::metrics::Metrics;
 use crate::k6::vu::{self, Call, CallError, Loaded, VuLink, VuSpec};
 use crate::k6::{Iterations, VuExecutor};
 use crate::outcome::K6Outcome;
 use crate::stats::buffered::{lock, Buffered};
 use crate::stats::http::HttpStats;
+use crate::stats::k6::Metrics;
 use crate::stats::Recorder;
 
 /// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.

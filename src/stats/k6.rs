@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::stats::hist::{new_histogram, record_us};
+use super::hist::{new_histogram, record_us};
 
 /// One of k6's metric types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
