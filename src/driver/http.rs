@@ -325,7 +325,7 @@ impl HttpExecutor {
                 failed = Some(check);
             }
         }
-        let reason = &self.conn.reason;
+        let reason = &self.conn.head.reason;
         let excerpt = || {
             let text = check::excerpt(body.kept(), body.size());
             format!("{} {reason}{}{text}", r.status, if text.is_empty() { "" } else { ": " })

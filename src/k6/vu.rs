@@ -317,6 +317,19 @@ fn object_strings(o: &Object<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A header's name as k6 gives it (Go's canonical form): `content-type`
+/// is `Content-Type`.
+fn canonical(name: &str) -> String {
+    let mut up = true;
+    name.chars()
+        .map(|c| {
+            let out = if up { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() };
+            up = c == '-';
+            out
+        })
+        .collect()
+}
+
 /// `params.timeout`: ms as a number, or a k6 duration string (`"30s"`).
 fn timeout_of(v: &Value<'_>) -> Result<Duration, String> {
     if let Some(ms) = v.as_number() {
@@ -559,7 +572,17 @@ fn request<'js>(
     res.set("status", answer.status)?;
     res.set("url", url)?;
     res.set("body", String::from_utf8_lossy(&answer.body).into_owned())?;
-    res.set("headers", Object::new(ctx.clone())?)?;
+    let headers = Object::new(ctx.clone())?;
+    for (name, value) in &answer.headers {
+        let name = canonical(name);
+        // A repeated header's values joined with ", ", as k6 joins them.
+        let joined = match headers.get::<_, Option<String>>(name.as_str())? {
+            Some(before) => format!("{before}, {value}"),
+            None => value.clone(),
+        };
+        headers.set(name, joined)?;
+    }
+    res.set("headers", headers)?;
     res.set("error", answer.error.clone().unwrap_or_default())?;
     res.set("error_code", if answer.error.is_some() { 1000 } else { 0 })?;
     let timings = Object::new(ctx.clone())?;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::conn::{self, Conn, Connector, Failure};
-use super::wire::{Body, RequestHead};
+use super::wire::{Body, Kept, RequestHead};
 use super::{classify, Endpoint, Phases, Tally};
 use crate::stats::http::HttpStats;
 
@@ -57,6 +57,8 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// The body was larger than [`BODY_CAP`]: `body` is its start.
     pub cut: bool,
+    /// As they came, in order.
+    pub headers: Vec<(String, String)>,
     pub timings: Timings,
     /// `class: message` of a request that got no response.
     pub error: Option<String>,
@@ -124,6 +126,7 @@ impl Client {
                     status: resp.status,
                     body: body.kept().to_vec(),
                     cut: !body.whole(),
+                    headers: std::mem::take(&mut origin.conn.head.headers),
                     timings,
                     error: None,
                 };
@@ -149,7 +152,8 @@ async fn origin<'a>(origins: &'a mut Vec<Origin>, insecure: bool, e: &Endpoint) 
     let tls = if e.tls { Some(conn::tls_connector(insecure, &e.redacted)?) } else { None };
     let refused = "is the server running? check the host and port in the URL";
     let connector = Connector::resolve(&e.host, e.port, tls, &e.redacted, refused).await?;
-    let conn = Conn { body: Body::keeping(BODY_CAP), ..Default::default() };
+    let head = Kept { keep_headers: true, ..Kept::default() };
+    let conn = Conn { body: Body::keeping(BODY_CAP), head, ..Default::default() };
     origins.push(Origin { key, connector, conn });
     Ok(origins.last_mut().expect("just pushed"))
 }
