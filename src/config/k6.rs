@@ -103,10 +103,13 @@ impl K6Config {
             (None, None) => (Some(1), None),
             (i, d) => (i, d),
         };
-        let per_vu = match iterations {
-            Some(n) => split_rows(n, vus),
-            None => vec![u64::MAX; vus as usize],
+        // With --instance, -i is the whole run's: this instance does its share.
+        let per_vu = match (iterations, &output.instance) {
+            (Some(n), Some(i)) => i.shares(n, vus),
+            (Some(n), None) => split_rows(n, vus),
+            (None, _) => vec![u64::MAX; vus as usize],
         };
+        let iterations = iterations.map(|_| per_vu.iter().sum());
         let thresholds = if a.no_thresholds { Vec::new() } else { options.thresholds };
         Ok(K6Config {
             script,
@@ -165,5 +168,53 @@ fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() 
             )));
         }
         std::thread::sleep(INIT_POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command, K6Command};
+    use clap::Parser;
+
+    fn resolve(args: &str, script: &str) -> Result<K6Config> {
+        let cli = Cli::try_parse_from(format!("dbload k6 run {args} -").split_whitespace()).unwrap();
+        let Command::K6(crate::cli::K6Args { command: K6Command::Run(a) }) = cli.command else { unreachable!() };
+        K6Config::resolve(a, Vec::new(), &mut script.as_bytes(), &|| false)
+    }
+
+    const OPTIONS: &str = "export const options = { vus: 4, duration: '1m', iterations: 40 };\n\
+                           export default function () {}\n";
+
+    #[test]
+    fn flags_win_over_the_scripts_options() {
+        let c = resolve("", OPTIONS).unwrap();
+        assert_eq!((c.vus, c.iterations, c.load.duration), (4, Some(40), Some(Duration::from_secs(60))));
+        // -d replaces options.iterations, as k6's flags replace its options.
+        let c = resolve("-u 2 -d 5s", OPTIONS).unwrap();
+        assert_eq!((c.vus, c.iterations, c.load.duration), (2, None, Some(Duration::from_secs(5))));
+        // k6's default: one iteration of one VU.
+        let c = resolve("", "export default function () {}").unwrap();
+        assert_eq!((c.vus, c.per_vu.clone()), (1, vec![1]));
+        // Stages start from options.vus (k6's startVUs), so 4 VUs are started.
+        let c = resolve("-s 2s:3 -s 1s:0", OPTIONS).unwrap();
+        assert_eq!((c.vus, c.load.duration), (4, Some(Duration::from_secs(3))));
+        let c = resolve("-s 2s:3 -s 1s:0", "export default function () {}").unwrap();
+        assert_eq!(c.vus, 3);
+    }
+
+    #[test]
+    fn an_instance_runs_its_share_of_the_iterations() {
+        let c = resolve("-u 2 -i 10 --instance 1/2 --run-id r --start-at 2100-01-01T00:00:00Z", OPTIONS).unwrap();
+        // Instance 0's VUs do 3 each, instance 1's 2 each: 10 in all.
+        assert_eq!((c.per_vu.clone(), c.iterations), (vec![2, 2], Some(4)));
+    }
+
+    #[test]
+    fn bad_env_and_options_exit_2() {
+        for (args, script) in [("-e NOPE", OPTIONS), ("", "export const options = { scenarios: {} };")] {
+            let err = resolve(args, script).unwrap_err();
+            assert_eq!(crate::error::exit_code(&err), 2, "{args}: {err}");
+        }
     }
 }
