@@ -348,3 +348,52 @@ pub fn render(r: &K6Report) -> String {
     client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command, K6Args, K6Command};
+    use crate::report::fixtures;
+    use crate::stats::http::HttpStats;
+    use crate::stats::k6::Metrics;
+    use clap::Parser;
+
+    /// k6's summary as dbload prints it: checks, the built-in metrics in
+    /// k6's order and units, a custom Trend, a submetric under its metric,
+    /// thresholds ✓/✗ (one failing: exit 99), then dbload's additions.
+    #[test]
+    fn k6_text() {
+        let script = "export const options = { thresholds: { 'http_req_duration{group:::notify}': ['p(95)<50'], \
+                      checks: ['rate>0.99'] } };\nexport default function () {}\n";
+        let cli = Cli::try_parse_from(["dbload", "k6", "run", "-u", "2", "-i", "12", "notify.js"]).unwrap();
+        let Command::K6(K6Args { command: K6Command::Run(mut a) }) = cli.command else { unreachable!() };
+        a.script = "-".into();
+        let mut cfg = K6Config::resolve(a, Vec::new(), &mut script.as_bytes(), &|| false).unwrap();
+        cfg.script.name = "notify.js".into();
+        let mut m = Metrics::new(&cfg.submetrics());
+        m.declare("notify_ms", Kind::Trend, true).unwrap();
+        let notify = [("group".to_string(), "::notify".to_string())];
+        for ms in (10..=100).step_by(10) {
+            let ms = f64::from(ms);
+            for (name, v) in
+                [("http_reqs", 1.0), ("http_req_failed", 0.0), ("http_req_duration", ms), ("notify_ms", ms)]
+            {
+                m.add(name, v, &notify).unwrap();
+            }
+            m.add("http_req_waiting", ms - 0.5, &notify).unwrap();
+            m.check("status was 200", ms < 100.0, &notify);
+        }
+        m.add("iterations", 12.0, &[]).unwrap();
+        m.add("data_sent", 27_000.0, &[]).unwrap();
+        m.add("data_received", 1_600_000.0, &[]).unwrap();
+        m.set_gauge("vus", 2.0);
+        m.set_gauge("vus_max", 2.0);
+        let mut stats = HttpStats::new(0);
+        (stats.connections_opened, stats.bytes_sent, stats.bytes_received) = (2, 27_000, 1_600_000);
+        stats.statuses = [(200, 10)].into();
+        let out = K6Outcome { figures: fixtures::figures(vec![fixtures::recorder(1)]), stats, metrics: m, threads: 2 };
+        let r = K6Report::new(&cfg, &out);
+        assert_eq!(r.verdict.exit_code, exit::THRESHOLDS);
+        insta::assert_snapshot!(render(&r));
+    }
+}

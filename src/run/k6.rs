@@ -127,7 +127,11 @@ async fn run(
     }
     drop(lifecycle_client);
     stats.merge(lock(&setup_stats).clone());
-    let metrics = lock(&metrics).clone();
+    let mut metrics = lock(&metrics).clone();
+    // k6's data_sent and data_received: the bytes the HTTP client counted.
+    for (name, bytes) in [("data_sent", stats.bytes_sent), ("data_received", stats.bytes_received)] {
+        metrics.add(name, bytes as f64, &[]).expect("a built-in metric");
+    }
     Ok(K6Outcome { figures, stats, metrics, threads: cores::threads() })
 }
 

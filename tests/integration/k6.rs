@@ -102,6 +102,8 @@ fn a_notify_script_runs_from_a_file_and_from_stdin(_: &Ctx) -> Result<()> {
             let v: serde_json::Value = serde_json::from_slice(&body)?;
             ensure(v["data"][0]["type"] == "Room", || format!("{v}"))?;
         }
+        let sent = r["data_sent_bytes"].as_f64().unwrap_or(0.0);
+        ensure(sent > 0.0 && r["metrics"]["data_sent"]["count"] == sent, || format!("data_sent: {stdout}"))?;
         let trend = &r["metrics"]["http_req_duration"];
         ensure(["avg", "min", "med", "max", "p(90)", "p(95)"].iter().all(|k| trend[k].is_number()), || {
             trend.to_string()
