@@ -17,6 +17,8 @@ pub mod exit {
     /// Interrupted by Ctrl-C (128 + SIGINT), SIGTERM or SIGHUP, after printing a
     /// partial report (or, before the run began, saying so).
     pub const INTERRUPTED: u8 = 130;
+    /// `dbload k6 run`: a threshold of the script failed (k6's own code).
+    pub const THRESHOLDS: u8 = 99;
 }
 
 /// Bad usage or input: an option, a value or a file the user must change.

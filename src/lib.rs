@@ -22,6 +22,7 @@ mod fuzz;
 pub mod hint;
 pub mod ident;
 pub mod input;
+pub mod k6;
 pub mod model;
 pub mod op;
 pub mod outcome;
@@ -42,10 +43,11 @@ use std::io::Write;
 use anyhow::Result;
 
 use cli::{Cli, Command};
+use config::k6::K6Config;
 use config::{MixedConfig, QueryConfig};
 
 pub use command::{
-    compare, completions, export, http, ingest, init, insert_fake_data, insert_from_sql, insert_json, man,
+    compare, completions, export, http, ingest, init, insert_fake_data, insert_from_sql, insert_json, k6_run, man,
     merged_report, mixed, queries, results_command, stop, Finished,
 };
 
@@ -64,6 +66,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
         Command::Init(args) => init(args, &env, out),
         Command::Run(args) => mixed(MixedConfig::resolve(args, &env)?, out).map(|o| o.exit_code),
         Command::Http(args) => http(args, &env, out).map(|o| o.exit_code),
+        Command::K6(cli::K6Args { command: cli::K6Command::Run(args) }) => {
+            // A signal during the script's init code (which may never
+            // return) is noted, and ends it with exit 130.
+            run::signals::note_early_signals();
+            let stdin = &mut std::io::stdin().lock();
+            let cfg = K6Config::resolve(args, std::env::vars().collect(), stdin, &run::signals::noted)?;
+            k6_run(cfg, out).map(|o| o.exit_code)
+        }
         Command::InsertFakeData(args) => insert_fake_data(args, &env, out).map(|o| o.exit_code),
         Command::InsertJson(args) => insert_json(args, &env, out).map(|o| o.exit_code),
         Command::Export(args) => export(args, &env, out).map(|o| o.exit_code),

@@ -256,6 +256,18 @@ pub struct HttpOutcome {
     pub threads: usize,
 }
 
+/// What a `dbload k6 run` found: the loop's figures (one operation per
+/// iteration), the HTTP figures of its requests, and k6's metrics.
+#[derive(Debug)]
+pub struct K6Outcome {
+    pub figures: Figures,
+    /// Bytes, connections and statuses of every request.
+    pub stats: HttpStats,
+    pub metrics: crate::stats::k6::Metrics,
+    /// The threads its VUs' requests ran on.
+    pub threads: usize,
+}
+
 /// What became of one file of an export.
 #[derive(Debug, Clone, serde::Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

@@ -86,6 +86,8 @@ const RULES: &[(&str, &[&str])] = &[
     ("sweep", &["run", "driver", "target", "model", "encode", "dialect", "workload"]),
     // Options are resolved before anything runs or is reported.
     ("config", &["run", "report"]),
+    // A script's JavaScript is driven by the loop through `op`'s traits.
+    ("k6", &["run", "report", "cli"]),
     // The loop produces outcomes; it names no report: what it prints (a
     // progress line, why it stopped) takes its numbers from `format`.
     ("run", &["report"]),

@@ -7,6 +7,7 @@ mod data;
 mod http;
 mod ingest;
 mod init;
+mod k6;
 pub mod mistake;
 mod node_ingest;
 mod query;
@@ -30,6 +31,7 @@ use ingest::INGEST_EXAMPLES;
 pub use ingest::{DbArgs, IngestArgs};
 pub use init::InitArgs;
 use init::INIT_EXAMPLES;
+pub use k6::{K6Args, K6Command, K6RunArgs};
 pub use node_ingest::{NodeIngestArgs, NodeQueryArgs};
 pub use query::{PgbenchLogArgs, QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
 use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
@@ -73,6 +75,8 @@ pub enum Command {
     /// templated bodies, checks.
     #[command(after_help = HTTP_EXAMPLES)]
     Http(HttpArgs),
+    /// Run k6 scripts unchanged: `dbload k6 run script.js` with k6's flags and summary.
+    K6(K6Args),
     /// Fill an existing table with fake rows that fit its columns (cr8's insert-fake-data).
     #[command(after_help = INSERT_FAKE_DATA_EXAMPLES)]
     InsertFakeData(InsertFakeDataArgs),

@@ -153,6 +153,8 @@ pub enum Contract {
     /// export, insert-from-sql.
     Transfer,
     Http,
+    /// `k6 run`.
+    K6,
     /// `run`: the ingest report under `ingest.`.
     Mixed,
 }
@@ -196,6 +198,7 @@ impl Contract {
             Contract::Query => "schema/query-report.schema.json",
             Contract::Transfer => "schema/transfer-report.schema.json",
             Contract::Http => "schema/http-report.schema.json",
+            Contract::K6 => "schema/k6-report.schema.json",
         }
     }
 
@@ -205,6 +208,7 @@ impl Contract {
             Contract::Query => "query",
             Contract::Transfer => "transfer",
             Contract::Http => "http",
+            Contract::K6 => "k6 run",
             Contract::Mixed => "run",
         }
     }
@@ -215,6 +219,7 @@ impl Contract {
             Contract::Query => include_str!("../../schema/query-report.schema.json"),
             Contract::Transfer => include_str!("../../schema/transfer-report.schema.json"),
             Contract::Http => include_str!("../../schema/http-report.schema.json"),
+            Contract::K6 => include_str!("../../schema/k6-report.schema.json"),
         };
         serde_json::from_str(text).expect("the schema files are valid JSON (tested)")
     }

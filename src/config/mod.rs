@@ -7,6 +7,7 @@ pub mod fail_if;
 pub mod http;
 pub mod ingest;
 pub mod init;
+pub mod k6;
 pub mod load;
 pub mod mixed;
 pub mod node_ingest;

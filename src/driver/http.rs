@@ -9,6 +9,7 @@
 //! framing is done here rather than by a client crate.
 
 pub mod check;
+pub mod client;
 pub(super) mod conn;
 pub mod template;
 pub mod wire;
@@ -16,7 +17,7 @@ pub mod wire;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -303,22 +304,6 @@ impl HttpExecutor {
         Ok(HttpExecutor { target, conn, stats, watchdog })
     }
 
-    /// One request and its response, each phase timed.
-    async fn exchange(t: &HttpTarget, c: &mut Conn, body: &[u8], ph: &mut Phases) -> Result<wire::Response, Failure> {
-        if c.stream.is_none() {
-            let (s, connecting, tls) = t.connector.connect().await.map_err(Failure::Connect)?;
-            ph.connecting = connecting;
-            ph.tls = tls;
-            c.open(s);
-        }
-        let (r, (sending, sent)) = c.round_trip(&t.head, body, t.head_request).await?;
-        let done = Instant::now();
-        ph.sending = sent - sending;
-        ph.waiting = r.first_byte.saturating_duration_since(sent);
-        ph.receiving = done.saturating_duration_since(r.first_byte.max(sent));
-        Ok(r)
-    }
-
     /// Counts the checks of a response; the first that fails, or a
     /// non-2xx status when no check decides on statuses, fails the request.
     fn judge(&mut self, r: &wire::Response, record: bool) -> Result<u64, OpError> {
@@ -340,7 +325,7 @@ impl HttpExecutor {
                 failed = Some(check);
             }
         }
-        let reason = &self.conn.reason;
+        let reason = &self.conn.head.reason;
         let excerpt = || {
             let text = check::excerpt(body.kept(), body.size());
             format!("{} {reason}{}{text}", r.status, if text.is_empty() { "" } else { ": " })
@@ -404,7 +389,7 @@ impl Executor<HttpOp> for HttpExecutor {
         let had_connection = conn.stream.is_some();
         let deadline = tokio::time::Instant::now() + target.spec.timeout;
         let outcome = {
-            let exchange = Self::exchange(target, conn, body, &mut ph);
+            let exchange = client::exchange(&target.connector, conn, &target.head, body, target.head_request, &mut ph);
             tokio::pin!(exchange);
             loop {
                 tokio::select! {

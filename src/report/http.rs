@@ -214,8 +214,8 @@ impl HttpReport {
 
 /// Values recorded above `us`.
 /// `name.....: ` padded to k6's column.
-fn metric(out: &mut String, name: &str, value: &str) {
-    let dots = ".".repeat(28usize.saturating_sub(name.len()));
+pub(super) fn metric(out: &mut String, name: &str, value: &str) {
+    let dots = ".".repeat(28usize.saturating_sub(name.chars().count()));
     let _ = writeln!(out, "     {name}{dots}: {value}");
 }
 
@@ -235,7 +235,7 @@ fn trend(l: &Option<LatencySummary>) -> String {
     }
 }
 
-fn percent(part: u64, whole: u64) -> String {
+pub(super) fn percent(part: u64, whole: u64) -> String {
     if whole == 0 {
         return "-".into();
     }

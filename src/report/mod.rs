@@ -16,6 +16,7 @@ pub mod http;
 pub mod ingest;
 pub mod init;
 pub mod json;
+pub mod k6;
 pub mod meta;
 pub mod mixed;
 pub mod node_ingest;

@@ -24,6 +24,7 @@ use serde_json::Value as Json;
 
 use super::http::HttpReport;
 use super::ingest::IngestReport;
+use super::k6::K6Report;
 use super::meta::Stamped;
 use super::query::QueryReport;
 use super::repeat::RepeatReport;
@@ -345,6 +346,14 @@ fn query_report_schema_matches_the_query_report() {
 #[test]
 fn http_report_schema_matches_the_http_report() {
     check::<Document<HttpReport>>("http-report.schema.json");
+}
+
+#[test]
+fn k6_report_schema_matches_the_k6_report() {
+    if std::env::var_os("DBLOAD_PRINT_K6_SCHEMA").is_some() {
+        println!("{}", serde_json::to_string_pretty(&derived::<Document<K6Report>>()).unwrap());
+    }
+    check::<Document<K6Report>>("k6-report.schema.json");
 }
 
 #[test]

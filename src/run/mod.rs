@@ -12,6 +12,7 @@ pub mod http;
 pub mod ingest;
 pub mod init;
 pub mod interrupt;
+pub mod k6;
 pub mod measure;
 pub mod mixed;
 pub mod pacer;

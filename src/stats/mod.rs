@@ -7,6 +7,7 @@ pub mod cost;
 pub mod hist;
 pub mod http;
 pub mod interval;
+pub mod k6;
 pub mod query;
 pub mod recorder;
 pub mod repeat;

@@ -98,25 +98,25 @@ fn a_body_over_64_mib_fails_the_check_that_reads_it(_: &Ctx) -> Result<()> {
 
 /// One request as the server got it: method, path, Authorization (the
 /// first), body, and how many Authorization headers it had.
-type Logged = (String, String, Option<String>, Vec<u8>, usize);
+pub(crate) type Logged = (String, String, Option<String>, Vec<u8>, usize);
 
 /// What the test server saw.
 #[derive(Default)]
-struct Seen {
+pub(crate) struct Seen {
     connections: AtomicU64,
     requests: AtomicU64,
     /// Method, path, Authorization header and body of every request.
-    log: Mutex<Vec<Logged>>,
+    pub(crate) log: Mutex<Vec<Logged>>,
 }
 
 impl Seen {
-    fn requests(&self) -> u64 {
+    pub(crate) fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
     }
     fn connections(&self) -> u64 {
         self.connections.load(Ordering::SeqCst)
     }
-    fn bodies(&self) -> Vec<Vec<u8>> {
+    pub(crate) fn bodies(&self) -> Vec<Vec<u8>> {
         self.log.lock().unwrap().iter().map(|r| r.3.clone()).collect()
     }
 }
@@ -128,7 +128,7 @@ impl Seen {
 /// `{"ok":true,"n":N}`.
 pub(crate) struct Server {
     pub(crate) url: String,
-    seen: Arc<Seen>,
+    pub(crate) seen: Arc<Seen>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }

@@ -14,6 +14,7 @@ mod hang;
 mod html;
 mod http;
 mod ingest;
+mod k6;
 mod lost;
 mod node_ingest;
 mod pacing;
@@ -85,6 +86,7 @@ fn main() -> std::process::ExitCode {
         parity::tests(),
         stop::tests(),
         http::tests(),
+        k6::tests(),
         hang::tests(),
         html::tests(),
         data::tests(),

@@ -212,8 +212,8 @@ pub(in crate::driver) struct Conn {
     /// The last response's body, as much of it as the owner keeps (see
     /// [`Body::keeping`]; the default keeps none).
     pub body: Body,
-    /// The last response's reason phrase.
-    pub reason: String,
+    /// The last response's reason phrase (and headers, when kept).
+    pub head: wire::Kept,
 }
 
 /// What could go wrong in one exchange, before the caller classifies it.
@@ -277,7 +277,7 @@ impl Conn {
         let stream = self.stream.as_mut().expect("round_trip on an open stream");
         stream.flush().await.map_err(Failure::Write)?;
         let sent = Instant::now();
-        let r = wire::read_response(stream, &mut self.read, &mut self.body, &mut self.reason, head_request)
+        let r = wire::read_response(stream, &mut self.read, &mut self.body, &mut self.head, head_request)
             .await
             .map_err(Failure::Read)?;
         Ok((r, (sending, sent)))

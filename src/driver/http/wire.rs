@@ -266,15 +266,26 @@ enum Framing {
     UntilClose,
 }
 
+/// What a reader keeps of a response's head beside its status: the reason
+/// phrase (for messages), and its headers when asked (a k6 script's
+/// `res.headers`; `dbload http` reads none, and allocates none).
+#[derive(Debug, Default)]
+pub struct Kept {
+    pub reason: String,
+    /// Whether [`Kept::headers`] is filled.
+    pub keep_headers: bool,
+    pub headers: Vec<(String, String)>,
+}
+
 /// Reads one response from `s`. Its body goes to `body` (for checks and
-/// error messages) as far as that keeps it; its reason phrase goes to
-/// `reason` (buffers reused: no allocation per response). `head_request`:
-/// the response to HEAD has no body whatever its headers say.
+/// error messages) as far as that keeps it; its reason phrase (and headers,
+/// if asked) go to `kept` (buffers reused: no allocation per response).
+/// `head_request`: the response to HEAD has no body whatever its headers say.
 pub async fn read_response<S: AsyncRead + Unpin>(
     s: &mut S,
     rb: &mut ReadBuf,
     body: &mut Body,
-    reason: &mut String,
+    kept: &mut Kept,
     head_request: bool,
 ) -> Result<Response, ReadError> {
     body.clear();
@@ -287,8 +298,13 @@ pub async fn read_response<S: AsyncRead + Unpin>(
             let mut r = httparse::Response::new(&mut headers);
             match r.parse(rb.unread()) {
                 Ok(httparse::Status::Complete(len)) => {
-                    reason.clear();
-                    reason.push_str(r.reason.unwrap_or(""));
+                    kept.reason.clear();
+                    kept.reason.push_str(r.reason.unwrap_or(""));
+                    if kept.keep_headers {
+                        kept.headers.clear();
+                        let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
+                        kept.headers.extend(r.headers.iter().map(|h| (h.name.to_owned(), text(h.value))));
+                    }
                     Some((len, head_of(&r)?))
                 }
                 Ok(httparse::Status::Partial) => None,
@@ -472,7 +488,7 @@ mod tests {
             let mut out = Vec::new();
             loop {
                 let mut body = Body::keeping(usize::MAX);
-                match read_response(&mut s, &mut rb, &mut body, &mut String::new(), head).await {
+                match read_response(&mut s, &mut rb, &mut body, &mut Kept::default(), head).await {
                     Ok(r) => {
                         let ka = r.keep_alive;
                         out.push(Ok((r, String::from_utf8(body.kept).unwrap())));
@@ -502,12 +518,12 @@ mod tests {
             let mut s = Pieces { data: small.repeat(100).into_bytes(), at: 0, step: small.len() };
             let mut rb = ReadBuf::default();
             for _ in 0..100 {
-                read_response(&mut s, &mut rb, &mut Body::default(), &mut String::new(), false).await.unwrap();
+                read_response(&mut s, &mut rb, &mut Body::default(), &mut Kept::default(), false).await.unwrap();
             }
             assert!(rb.buf.capacity() <= 4 * 1024, "{} bytes held for 40-byte responses", rb.buf.capacity());
             let mut s = Pieces { data: large.into_bytes(), at: 0, step: 1 << 20 };
             let mut body = Body::keeping(usize::MAX);
-            read_response(&mut s, &mut rb, &mut body, &mut String::new(), false).await.unwrap();
+            read_response(&mut s, &mut rb, &mut body, &mut Kept::default(), false).await.unwrap();
             assert_eq!(body.kept().len(), 100_000);
             assert_eq!(rb.chunk, READ_CHUNK, "reads of a large response are not 2 KiB each");
         });
@@ -526,7 +542,7 @@ mod tests {
             let mut rb = ReadBuf::default();
             let mut body = Body::keeping(keep);
             for framing in ["length", "chunked", "until close"] {
-                rt.block_on(read_response(&mut s, &mut rb, &mut body, &mut String::new(), false)).unwrap();
+                rt.block_on(read_response(&mut s, &mut rb, &mut body, &mut Kept::default(), false)).unwrap();
                 assert_eq!(body.kept(), &b"0123456789"[..keep.min(10)], "{framing}, keep {keep}");
                 assert_eq!((body.size(), body.whole()), (10, keep >= 10), "{framing}, keep {keep}");
             }

@@ -1,0 +1,220 @@
+//! `K6Config`: `dbload k6 run`'s flags and the script's `options` resolved
+//! once, the flags winning as in k6. The script is loaded here, once, on a
+//! VU of its own (k6 too runs the init code once for the options): a
+//! syntax error, a refused import or a malformed option stops the command
+//! before anything runs (exit 2, naming the file, line and column), and a
+//! stop signal during init code that never returns ends it (exit 130).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::fail_if::Contract;
+use super::ingest::split_rows;
+use super::load::Load;
+use super::OutputConfig;
+use crate::cli::{K6RunArgs, StagesArgs};
+use crate::error::{interrupted, usage};
+use crate::k6::options::Options;
+use crate::k6::script::Script;
+use crate::k6::thresholds::Threshold;
+use crate::k6::vu::{self, Loaded, VuSpec};
+use crate::op::Warmup;
+use crate::stats::k6::Metrics;
+
+/// How often the wait for the init code looks for a stop signal.
+const INIT_POLL: Duration = Duration::from_millis(20);
+
+#[derive(Debug, Clone)]
+pub struct K6Config {
+    pub script: Script,
+    /// `__ENV`: the process's environment, then `-e`.
+    pub env: Vec<(String, String)>,
+    pub vus: u32,
+    /// Iterations per VU (u64::MAX: until the duration ends).
+    pub per_vu: Vec<u64>,
+    pub iterations: Option<u64>,
+    /// Duration and stages; no rate (k6's arrival-rate executors are not here yet).
+    pub load: Load,
+    /// Judged at the end (none with `--no-thresholds`).
+    pub thresholds: Vec<Threshold>,
+    pub summary_export: Option<PathBuf>,
+    pub insecure: bool,
+    pub threads: Option<usize>,
+    pub output: OutputConfig,
+}
+
+impl K6Config {
+    /// `env`: the process's environment as k6 reads it (every variable);
+    /// `signalled`: whether a stop signal came (the script's init code is
+    /// interrupted on it).
+    pub fn resolve(
+        a: K6RunArgs,
+        env: Vec<(String, String)>,
+        stdin: &mut dyn std::io::Read,
+        signalled: &dyn Fn() -> bool,
+    ) -> Result<K6Config> {
+        let script = Script::read(&a.script, stdin)?;
+        let mut env = env;
+        for pair in &a.env {
+            let (k, v) = pair
+                .split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| usage(format!("--env {pair:?}: give NAME=VALUE")))?;
+            env.retain(|(name, _)| name != k);
+            env.push((k.to_owned(), v.to_owned()));
+        }
+        let output = OutputConfig::resolve(a.output, Contract::K6)?;
+        if let Some(path) = &a.summary_export {
+            super::check_writable("--summary-export", path)?;
+        }
+        let loaded = load_options(&script, &env, signalled)?;
+        let options = Options::parse(loaded.options.as_deref(), &script.name)?;
+        for t in &options.thresholds {
+            let kind = crate::stats::k6::BUILTIN.iter().find(|b| b.0 == t.metric).map(|b| b.1);
+            if let Some(kind) = kind {
+                t.fits(kind)?;
+            }
+        }
+
+        let stage_text = if a.stages.is_empty() { options.stages.clone() } else { a.stages.clone() };
+        // The flags replace the options as a whole: -d over options.stages too.
+        let flags_time = a.duration.is_some() || a.iterations.is_some();
+        let stages_args = StagesArgs {
+            stages: (!stage_text.is_empty() && (!a.stages.is_empty() || !flags_time)).then(|| stage_text.join(",")),
+            rate_stages: None,
+        };
+        let duration = a.duration.or(if stages_args.stages.is_some() { None } else { options.duration });
+        let vus_given = a.vus.or(options.vus);
+        let stages = super::resolve_stages(&stages_args, duration, None, ("--vus", vus_given))?;
+        let vus = match (super::stage_workers(stages.as_ref()), vus_given) {
+            (Some(n), _) => n,
+            (None, Some(n)) => super::connections("--vus", n, "virtual user")?,
+            (None, None) => 1,
+        };
+        let given = stages.as_ref().map(crate::op::Stages::duration).or(super::check_duration(duration)?);
+        let iterations = a.iterations.or(if a.duration.is_some() { None } else { options.iterations });
+        let (iterations, duration) = match (iterations, given) {
+            (Some(0), _) => return Err(usage("--iterations 0: give at least 1 iteration")),
+            // k6's default: one iteration of one VU.
+            (None, None) => (Some(1), None),
+            (i, d) => (i, d),
+        };
+        // With --instance, -i is the whole run's: this instance does its share.
+        let per_vu = match (iterations, &output.instance) {
+            (Some(n), Some(i)) => i.shares(n, vus),
+            (Some(n), None) => split_rows(n, vus),
+            (None, _) => vec![u64::MAX; vus as usize],
+        };
+        let iterations = iterations.map(|_| per_vu.iter().sum());
+        let thresholds = if a.no_thresholds { Vec::new() } else { options.thresholds };
+        Ok(K6Config {
+            script,
+            env,
+            vus,
+            per_vu,
+            iterations,
+            load: Load { duration, stages, warmup: Warmup::None, ..Load::default() },
+            thresholds,
+            summary_export: a.summary_export,
+            insecure: a.insecure_skip_tls_verify,
+            threads: super::worker_threads(a.threads)?,
+            output,
+        })
+    }
+
+    /// The submetrics the thresholds name (`http_req_duration{group:::x}`).
+    pub fn submetrics(&self) -> Vec<(String, Vec<(String, String)>)> {
+        let mut subs: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        for t in self.thresholds.iter().filter(|t| !t.tags.is_empty()) {
+            let sub = (t.metric.clone(), t.tags.clone());
+            if !subs.contains(&sub) {
+                subs.push(sub);
+            }
+        }
+        subs
+    }
+}
+
+/// Runs the script's init code on a VU of its own for its options; a stop
+/// signal (noted from the command's start) interrupts it.
+fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() -> bool) -> Result<Loaded> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let spec = VuSpec {
+        id: 0,
+        script: script.clone(),
+        env: env.to_vec(),
+        stop: stop.clone(),
+        metrics: Arc::new(Mutex::new(Metrics::new(&[]))),
+        data: None,
+    };
+    let (_link, mut loaded) = vu::start(spec)?;
+    loop {
+        match loaded.try_recv() {
+            Ok(result) => return result,
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
+                return Err(anyhow::anyhow!("the VU loading {} ended without a word", script.name))
+            }
+            Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+        }
+        if signalled() {
+            stop.store(true, Ordering::Relaxed);
+            return Err(interrupted(format!(
+                "interrupted while running the init code of {}: nothing was run",
+                script.name
+            )));
+        }
+        std::thread::sleep(INIT_POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command, K6Command};
+    use clap::Parser;
+
+    fn resolve(args: &str, script: &str) -> Result<K6Config> {
+        let cli = Cli::try_parse_from(format!("dbload k6 run {args} -").split_whitespace()).unwrap();
+        let Command::K6(crate::cli::K6Args { command: K6Command::Run(a) }) = cli.command else { unreachable!() };
+        K6Config::resolve(a, Vec::new(), &mut script.as_bytes(), &|| false)
+    }
+
+    const OPTIONS: &str = "export const options = { vus: 4, duration: '1m', iterations: 40 };\n\
+                           export default function () {}\n";
+
+    #[test]
+    fn flags_win_over_the_scripts_options() {
+        let c = resolve("", OPTIONS).unwrap();
+        assert_eq!((c.vus, c.iterations, c.load.duration), (4, Some(40), Some(Duration::from_secs(60))));
+        // -d replaces options.iterations, as k6's flags replace its options.
+        let c = resolve("-u 2 -d 5s", OPTIONS).unwrap();
+        assert_eq!((c.vus, c.iterations, c.load.duration), (2, None, Some(Duration::from_secs(5))));
+        // k6's default: one iteration of one VU.
+        let c = resolve("", "export default function () {}").unwrap();
+        assert_eq!((c.vus, c.per_vu.clone()), (1, vec![1]));
+        // Stages start from options.vus (k6's startVUs), so 4 VUs are started.
+        let c = resolve("-s 2s:3 -s 1s:0", OPTIONS).unwrap();
+        assert_eq!((c.vus, c.load.duration), (4, Some(Duration::from_secs(3))));
+        let c = resolve("-s 2s:3 -s 1s:0", "export default function () {}").unwrap();
+        assert_eq!(c.vus, 3);
+    }
+
+    #[test]
+    fn an_instance_runs_its_share_of_the_iterations() {
+        let c = resolve("-u 2 -i 10 --instance 1/2 --run-id r --start-at 2100-01-01T00:00:00Z", OPTIONS).unwrap();
+        // Instance 0's VUs do 3 each, instance 1's 2 each: 10 in all.
+        assert_eq!((c.per_vu.clone(), c.iterations), (vec![2, 2], Some(4)));
+    }
+
+    #[test]
+    fn bad_env_and_options_exit_2() {
+        for (args, script) in [("-e NOPE", OPTIONS), ("", "export const options = { scenarios: {} };")] {
+            let err = resolve(args, script).unwrap_err();
+            assert_eq!(crate::error::exit_code(&err), 2, "{args}: {err}");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Any request to any URL, as a k6 script makes them (`http.post(url, body,
+//! params)`): the method, URL, headers and body differ from one request to
+//! the next, where `dbload http`'s executor sends one request over and
+//! over. The framing, the connection and the per-phase timing are the same
+//! ones (`conn`, `wire`, the VU's `Tally` into the run's [`HttpStats`]), so
+//! `http_req_*` mean what they mean for `dbload http`.
+//!
+//! A client keeps one connection per origin (scheme, host, port) and
+//! reuses it, as a k6 VU does; a host name is resolved once per client.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::conn::{self, Conn, Connector, Failure};
+use super::wire::{Body, Kept, RequestHead};
+use super::{classify, Endpoint, Phases, Tally};
+use crate::stats::http::HttpStats;
+
+/// The largest response body a script sees (k6 keeps bodies whole; a
+/// larger one is cut here, and the answer says so).
+pub const BODY_CAP: usize = 64 << 20;
+
+/// One request as a script made it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Whether a body goes out (`Content-Length` even when it is empty).
+    pub has_body: bool,
+    pub timeout: Duration,
+}
+
+/// The phases of one request, k6's `res.timings`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timings {
+    pub connecting: Duration,
+    pub tls_handshaking: Duration,
+    pub sending: Duration,
+    pub waiting: Duration,
+    pub receiving: Duration,
+}
+
+impl Timings {
+    /// k6's `http_req_duration`: sending + waiting + receiving.
+    pub fn duration(&self) -> Duration {
+        self.sending + self.waiting + self.receiving
+    }
+}
+
+/// What came back: a response, or the error that took its place (status
+/// 0, as k6 reports it).
+#[derive(Debug, Clone, Default)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Vec<u8>,
+    /// The body was larger than [`BODY_CAP`]: `body` is its start.
+    pub cut: bool,
+    /// As they came, in order.
+    pub headers: Vec<(String, String)>,
+    pub timings: Timings,
+    /// `class: message` of a request that got no response.
+    pub error: Option<String>,
+}
+
+/// One origin's resolved addresses and its connection.
+struct Origin {
+    key: (bool, String, u16),
+    connector: Connector,
+    conn: Conn,
+}
+
+/// One VU's HTTP client: its connections and its tally of the run's
+/// figures.
+pub struct Client {
+    origins: Vec<Origin>,
+    insecure: bool,
+    tally: Tally,
+}
+
+impl Client {
+    /// `insecure`: https without verifying the server's certificate.
+    pub fn new(stats: Arc<Mutex<HttpStats>>, insecure: bool) -> Client {
+        Client { origins: Vec::new(), insecure, tally: Tally::new(stats) }
+    }
+
+    /// Sends `r` and reads its answer; `record`: its phases, bytes and
+    /// status go into the run's figures (not a warm-up request).
+    pub async fn request(&mut self, r: &Request, record: bool) -> Answer {
+        let endpoint = match Endpoint::parse(&r.url, "url") {
+            Ok(e) => e,
+            Err(e) => return Answer { error: Some(format!("invalid URL: {e}")), ..Answer::default() },
+        };
+        let origin = match origin(&mut self.origins, self.insecure, &endpoint).await {
+            Ok(o) => o,
+            Err(e) => return Answer { error: Some(format!("{e:#}")), ..Answer::default() },
+        };
+        let head = RequestHead::new(&r.method, &endpoint.path, &endpoint.authority, &r.headers, false, r.has_body);
+        let head_request = r.method == "HEAD";
+        let mut ph = Phases::default();
+        let had_connection = origin.conn.stream.is_some();
+        let exchange = exchange(&origin.connector, &mut origin.conn, &head, &r.body, head_request, &mut ph);
+        let outcome = tokio::time::timeout(r.timeout, exchange).await;
+        let connected = !had_connection && origin.conn.stream.is_some();
+        if connected {
+            self.tally.connections_opened += 1;
+        }
+        let timings = Timings {
+            connecting: ph.connecting,
+            tls_handshaking: ph.tls,
+            sending: ph.sending,
+            waiting: ph.waiting,
+            receiving: ph.receiving,
+        };
+        let error = match outcome {
+            Ok(Ok(resp)) => {
+                if record {
+                    self.tally.record(&ph, connected, resp.status, origin.conn.write.len() as u64, resp.wire_bytes);
+                }
+                if !resp.keep_alive {
+                    origin.conn.stream = None;
+                }
+                let body = &origin.conn.body;
+                return Answer {
+                    status: resp.status,
+                    body: body.kept().to_vec(),
+                    cut: !body.whole(),
+                    headers: std::mem::take(&mut origin.conn.head.headers),
+                    timings,
+                    error: None,
+                };
+            }
+            Ok(Err(f)) => {
+                let e = classify(f);
+                format!("{}: {}", e.class, e.message)
+            }
+            Err(_) => format!("timeout: no complete response within {:?} (params.timeout)", r.timeout),
+        };
+        // Whatever state the connection is in, it cannot carry the next request.
+        origin.conn.stream = None;
+        Answer { timings, error: Some(error), ..Answer::default() }
+    }
+}
+
+/// The origin of `e` among `origins`, resolved on its first request.
+async fn origin<'a>(origins: &'a mut Vec<Origin>, insecure: bool, e: &Endpoint) -> anyhow::Result<&'a mut Origin> {
+    let key = (e.tls, e.host.clone(), e.port);
+    if let Some(i) = origins.iter().position(|o| o.key == key) {
+        return Ok(&mut origins[i]);
+    }
+    let tls = if e.tls { Some(conn::tls_connector(insecure, &e.redacted)?) } else { None };
+    let refused = "is the server running? check the host and port in the URL";
+    let connector = Connector::resolve(&e.host, e.port, tls, &e.redacted, refused).await?;
+    let head = Kept { keep_headers: true, ..Kept::default() };
+    let conn = Conn { body: Body::keeping(BODY_CAP), head, ..Default::default() };
+    origins.push(Origin { key, connector, conn });
+    Ok(origins.last_mut().expect("just pushed"))
+}
+
+/// One request and its response on `c` (a connection opened first if it
+/// has none), each phase timed into `ph`.
+pub(super) async fn exchange(
+    connector: &Connector,
+    c: &mut Conn,
+    head: &RequestHead,
+    body: &[u8],
+    head_request: bool,
+    ph: &mut Phases,
+) -> Result<super::wire::Response, Failure> {
+    if c.stream.is_none() {
+        let (s, connecting, tls) = connector.connect().await.map_err(Failure::Connect)?;
+        ph.connecting = connecting;
+        ph.tls = tls;
+        c.open(s);
+    }
+    let (r, (sending, sent)) = c.round_trip(head, body, head_request).await?;
+    let done = Instant::now();
+    ph.sending = sent - sending;
+    ph.waiting = r.first_byte.saturating_duration_since(sent);
+    ph.receiving = done.saturating_duration_since(r.first_byte.max(sent));
+    Ok(r)
+}

@@ -1,0 +1,620 @@
+//! A k6 VU: its own JavaScript runtime and context (QuickJS through
+//! `rquickjs`) on an OS thread of its own, and the link by which the worker
+//! loop drives it.
+//!
+//! Why QuickJS: it builds from its C source with the machine's compiler
+//! (`rquickjs-sys` through `cc`: about a minute of the two a clean build of
+//! the new crates took here, on 2 shared cores), downloads nothing at build
+//! time (V8 through `deno_core` fetches a prebuilt library), runs ES modules
+//! with a loader we write, and a runtime plus context costs little memory.
+//!
+//! Why a thread per VU: a k6 script is synchronous (`http.post(...)`
+//! returns the response; scripts do not `await`), so a VU waiting for its
+//! response must be suspended in the middle of its JavaScript, with its
+//! stack, while the other VUs go on. A thread is the stack that QuickJS
+//! knows (its stack-overflow check reads the thread's stack pointer). The
+//! VU's thread blocks on a channel; the request itself is made by the VU's
+//! executor on the worker loop's thread (`run::k6`), by dbload's own HTTP
+//! client (`driver::http::client`), timed there as `dbload http` times its
+//! requests. Each thread has a small stack (1 MiB), of which only the pages
+//! touched cost memory.
+//!
+//! Measured (November 2026, release build, loopback, a machine of 2 cores
+//! shared with other builds): the notify-shaped script took 39 MiB of peak
+//! RSS at 100 VUs, 276 MiB at 1,000 and 542 MiB at 2,000: 0.26 MiB per VU,
+//! under issue 33's 1 MiB. The price is CPU: a minimal `http.post` script
+//! cost 48 to 70 µs of client CPU per request against nginx (30 VUs, one
+//! request thread), `dbload http` 5.0 to 5.4 µs for the same load: each
+//! request crosses threads twice (VU to executor and back), a futex wake
+//! and a context switch each way, far over the issue's 1.5x. A stackful
+//! coroutine per VU on the worker thread (its QuickJS stack top updated
+//! when it is resumed) would take the crossings away; that is the next step.
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use rquickjs::function::{Func, Opt};
+use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Runtime, Value};
+use tokio::sync::{mpsc as tmpsc, oneshot};
+
+use super::script::{describe, Imports, Script};
+use crate::driver::http::client::{Answer, Client, Request};
+use crate::stats::buffered::lock;
+use crate::stats::k6::{Kind, Metrics};
+
+/// A VU thread's stack: QuickJS may use up to [`JS_STACK`] of it.
+const VU_STACK: usize = 1 << 20;
+const JS_STACK: usize = 768 << 10;
+/// k6's default `params.timeout`.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often a sleeping VU looks whether the run stopped.
+const SLEEP_SLICE: Duration = Duration::from_millis(50);
+
+/// What a VU is started with.
+#[derive(Clone)]
+pub struct VuSpec {
+    /// k6's `__VU`: 1-based; 0 for the VU that runs `setup()` and `teardown()`.
+    pub id: u32,
+    pub script: Script,
+    /// `__ENV`: the process's environment, then `-e NAME=VALUE`.
+    pub env: Vec<(String, String)>,
+    /// Set when the run stops: a VU's JavaScript is interrupted, its sleep ended.
+    pub stop: Arc<AtomicBool>,
+    pub metrics: Arc<Mutex<Metrics>>,
+    /// `setup()`'s result as JSON, handed to `default(data)`.
+    pub data: Option<String>,
+}
+
+/// What the script's init code left: its `options` (as JSON) and which of
+/// its lifecycle functions it exports.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub options: Option<String>,
+    pub setup: bool,
+    pub teardown: bool,
+}
+
+/// What the worker loop asks of a VU.
+#[derive(Debug)]
+pub enum Call {
+    /// One run of `export default function`; `warm`: in the warm-up, out of the metrics.
+    Iterate { iteration: u64, warm: bool },
+    /// `setup()`: its result, as JSON.
+    Setup,
+    /// `teardown(data)`.
+    Teardown,
+}
+
+enum ToVu {
+    Call(Call),
+    Answer(Box<Answer>),
+}
+
+enum FromVu {
+    Request(Box<Request>),
+    /// The call's end: setup's data as JSON, or the error the script threw.
+    Done(Result<Option<String>, String>),
+}
+
+/// The worker loop's end of a VU: it hands the VU a call, then makes the
+/// requests the VU asks for until the call is done.
+pub struct VuLink {
+    commands: mpsc::Sender<ToVu>,
+    replies: tmpsc::UnboundedReceiver<FromVu>,
+}
+
+/// A call that did not complete.
+#[derive(Debug)]
+pub enum CallError {
+    /// The script threw: `file:line:col: Error: message`.
+    Thrown(String),
+    /// The VU's thread is gone (it panicked, or its runtime failed).
+    Gone,
+}
+
+impl VuLink {
+    /// Runs `call` on the VU, making its requests with `client`
+    /// (`record`: into the run's figures).
+    pub async fn call(&mut self, call: Call, client: &mut Client, record: bool) -> Result<Option<String>, CallError> {
+        self.commands.send(ToVu::Call(call)).map_err(|_| CallError::Gone)?;
+        loop {
+            match self.replies.recv().await {
+                Some(FromVu::Request(r)) => {
+                    let answer = client.request(&r, record).await;
+                    self.commands.send(ToVu::Answer(Box::new(answer))).map_err(|_| CallError::Gone)?;
+                }
+                Some(FromVu::Done(result)) => return result.map_err(CallError::Thrown),
+                None => return Err(CallError::Gone),
+            }
+        }
+    }
+}
+
+/// Starts a VU on its own thread, which runs the script's init code; the
+/// receiver says when it has (or why it failed, exit 2).
+pub fn start(spec: VuSpec) -> Result<(VuLink, oneshot::Receiver<Result<Loaded>>)> {
+    let (commands, from_link) = mpsc::channel();
+    let (to_link, replies) = tmpsc::unbounded_channel();
+    let (loaded_tx, loaded) = oneshot::channel();
+    std::thread::Builder::new()
+        .name(format!("k6 VU {}", spec.id))
+        .stack_size(VU_STACK)
+        .spawn(move || main(spec, from_link, to_link, loaded_tx))
+        .map_err(|e| anyhow::anyhow!("starting a VU's thread: {e}"))?;
+    Ok((VuLink { commands, replies }, loaded))
+}
+
+/// What the VU's native functions share.
+struct State {
+    id: u32,
+    commands: mpsc::Receiver<ToVu>,
+    replies: tmpsc::UnboundedSender<FromVu>,
+    /// k6's group path: `::outer::inner`, empty outside any group.
+    group: RefCell<String>,
+    /// In the init context: `open()` is allowed, requests are not.
+    init: Cell<bool>,
+    /// The iteration is warm-up: its samples stay out of the metrics.
+    warm: Cell<bool>,
+    stop: Arc<AtomicBool>,
+    metrics: Arc<Mutex<Metrics>>,
+    dir: PathBuf,
+}
+
+impl State {
+    /// A sample's tags: the script's, then the group's.
+    fn tags(&self, given: Option<&Object<'_>>) -> Vec<(String, String)> {
+        let mut tags = given.map(object_strings).unwrap_or_default();
+        tags.push(("group".into(), self.group.borrow().clone()));
+        tags
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// The VU's thread: the script loaded, then calls run as they come until
+/// the link is dropped.
+fn main(
+    spec: VuSpec,
+    commands: mpsc::Receiver<ToVu>,
+    replies: tmpsc::UnboundedSender<FromVu>,
+    loaded: oneshot::Sender<Result<Loaded>>,
+) {
+    let (rt, ctx, imports) = match runtime(&spec) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = loaded.send(Err(e));
+            return;
+        }
+    };
+    let state = Rc::new(State {
+        id: spec.id,
+        commands,
+        replies,
+        group: RefCell::default(),
+        init: Cell::new(true),
+        warm: Cell::new(false),
+        stop: spec.stop.clone(),
+        metrics: spec.metrics.clone(),
+        dir: spec.script.dir.clone(),
+    });
+    let result = ctx.with(|ctx| init(&ctx, &state, &spec, &imports));
+    state.init.set(false);
+    let ok = result.is_ok();
+    let _ = loaded.send(result);
+    if !ok {
+        return;
+    }
+    while let Ok(message) = state.commands.recv() {
+        let ToVu::Call(call) = message else { continue };
+        let done = ctx.with(|ctx| run_call(&ctx, &state, call));
+        if state.replies.send(FromVu::Done(done)).is_err() {
+            break;
+        }
+    }
+    drop(ctx);
+    drop(rt);
+}
+
+/// The VU's QuickJS runtime and context, its imports resolved by `Imports`,
+/// its JavaScript interrupted once the run stops.
+fn runtime(spec: &VuSpec) -> Result<(Runtime, Context, Imports)> {
+    let js = |e: rquickjs::Error| anyhow::anyhow!("starting the JavaScript runtime: {e}");
+    let rt = Runtime::new().map_err(js)?;
+    rt.set_max_stack_size(JS_STACK);
+    let stop = spec.stop.clone();
+    rt.set_interrupt_handler(Some(Box::new(move || stop.load(Ordering::Relaxed))));
+    let imports = Imports::new(spec.script.clone());
+    rt.set_loader(imports.clone(), imports.clone());
+    let ctx = Context::full(&rt).map_err(js)?;
+    Ok((rt, ctx, imports))
+}
+
+/// Installs k6's globals, then runs the script's init code.
+fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> Result<Loaded> {
+    install(ctx, state, &spec.env).map_err(|e| anyhow::anyhow!("installing k6's functions: {}", describe(ctx, e)))?;
+    let module = imports.declare(ctx)?;
+    let (module, promise) = module.eval().map_err(|e| imports.error(ctx, e, "running the script's init code"))?;
+    promise.finish::<()>().map_err(|e| imports.error(ctx, e, "running the script's init code"))?;
+    let fail = |e| imports.error(ctx, e, "reading the script's exports");
+    let ns = module.namespace().map_err(fail)?;
+    let g = ctx.globals();
+    let default: Value = ns.get("default").map_err(fail)?;
+    if !default.is_function() && spec.id > 0 {
+        return Err(crate::error::usage(format!(
+            "{}: the script exports no default function: add `export default function () {{ ... }}`, which each \
+             VU runs in a loop",
+            spec.script.name
+        )));
+    }
+    let mut loaded = Loaded { options: None, setup: false, teardown: false };
+    for (name, has) in [("default", None), ("setup", Some(&mut loaded.setup)), ("teardown", Some(&mut loaded.teardown))]
+    {
+        let f: Value = ns.get(name).map_err(fail)?;
+        if let Some(has) = has {
+            *has = f.is_function();
+        }
+        g.set(format!("__k6_export_{name}"), f).map_err(fail)?;
+    }
+    let options: Value = ns.get("options").map_err(fail)?;
+    if !options.is_undefined() {
+        loaded.options = ctx.json_stringify(options).map_err(fail)?.map(|s| s.to_string()).transpose().map_err(fail)?;
+    }
+    if let Some(data) = &spec.data {
+        let data = ctx.json_parse(data.as_str()).map_err(fail)?;
+        g.set("__k6_data", data).map_err(fail)?;
+    }
+    Ok(loaded)
+}
+
+/// Runs one call of the worker loop in the VU's context.
+fn run_call(ctx: &Ctx<'_>, state: &State, call: Call) -> Result<Option<String>, String> {
+    let g = ctx.globals();
+    let err = |e| describe(ctx, e);
+    state.group.borrow_mut().clear();
+    match call {
+        Call::Iterate { iteration, warm } => {
+            state.warm.set(warm);
+            g.set("__ITER", iteration).map_err(err)?;
+            let f: Function = g.get("__k6_export_default").map_err(err)?;
+            let data: Value = g.get("__k6_data").map_err(err)?;
+            let started = Instant::now();
+            let result = f.call::<_, Value>((data,));
+            if !warm {
+                let mut m = lock(&state.metrics);
+                let tags = [("group".to_owned(), String::new())];
+                let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
+                let _ = m.add("iterations", 1.0, &tags);
+            }
+            result.map(|_| None).map_err(|e| if state.stopped() { "the run stopped".into() } else { err(e) })
+        }
+        Call::Setup => {
+            let f: Value = g.get("__k6_export_setup").map_err(err)?;
+            let Some(f) = f.as_function() else { return Ok(None) };
+            let data: Value = f.call(()).map_err(err)?;
+            if data.is_undefined() {
+                return Ok(None);
+            }
+            let json = ctx.json_stringify(data).map_err(err)?;
+            let json = json.map(|s| s.to_string()).transpose().map_err(err)?;
+            if let Some(json) = &json {
+                g.set("__k6_data", ctx.json_parse(json.as_str()).map_err(err)?).map_err(err)?;
+            }
+            Ok(json)
+        }
+        Call::Teardown => {
+            let f: Value = g.get("__k6_export_teardown").map_err(err)?;
+            let Some(f) = f.as_function() else { return Ok(None) };
+            let data: Value = g.get("__k6_data").map_err(err)?;
+            f.call::<_, Value>((data,)).map_err(err)?;
+            Ok(None)
+        }
+    }
+}
+
+/// A JavaScript object's own properties as strings (headers, tags).
+fn object_strings(o: &Object<'_>) -> Vec<(String, String)> {
+    o.props::<String, Value>()
+        .filter_map(|p| p.ok())
+        .map(|(k, v)| {
+            let v = match v.as_string() {
+                Some(s) => s.to_string().unwrap_or_default(),
+                None => v.get::<rquickjs::Coerced<String>>().map(|c| c.0).unwrap_or_default(),
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+/// A header's name as k6 gives it (Go's canonical form): `content-type`
+/// is `Content-Type`.
+fn canonical(name: &str) -> String {
+    let mut up = true;
+    name.chars()
+        .map(|c| {
+            let out = if up { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() };
+            up = c == '-';
+            out
+        })
+        .collect()
+}
+
+/// `params.timeout`: ms as a number, or a k6 duration string (`"30s"`).
+fn timeout_of(v: &Value<'_>) -> Result<Duration, String> {
+    if let Some(ms) = v.as_number() {
+        return Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    let s = v.as_string().and_then(|s| s.to_string().ok()).unwrap_or_default();
+    humantime::parse_duration(&s).map_err(|e| format!("params.timeout {s:?}: {e}; give a time such as \"30s\""))
+}
+
+/// k6's globals and the native functions its modules are made of.
+fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> rquickjs::Result<()> {
+    let g = ctx.globals();
+    g.set("__VU", state.id)?;
+    g.set("__ITER", 0)?;
+    let env_object = Object::new(ctx.clone())?;
+    for (k, v) in env {
+        env_object.set(k.as_str(), v.as_str())?;
+    }
+    g.set("__ENV", env_object)?;
+
+    let core = Object::new(ctx.clone())?;
+    let s = state.clone();
+    core.set(
+        "checked",
+        Func::from(move |name: String, ok: bool, tags: Opt<Option<Object<'js>>>| {
+            if !s.warm.get() {
+                let mut tags = s.tags(tags.0.flatten().as_ref());
+                tags.push(("check".into(), name.clone()));
+                lock(&s.metrics).check(&name, ok, &tags);
+            }
+        }),
+    )?;
+    let s = state.clone();
+    core.set(
+        "enterGroup",
+        Func::from(move |name: String| {
+            let mut g = s.group.borrow_mut();
+            g.push_str("::");
+            g.push_str(&name);
+        }),
+    )?;
+    let s = state.clone();
+    core.set(
+        "leaveGroup",
+        Func::from(move || {
+            let mut g = s.group.borrow_mut();
+            let cut = g.rfind("::").unwrap_or(0);
+            g.truncate(cut);
+        }),
+    )?;
+    let s = state.clone();
+    core.set(
+        "sleep",
+        Func::from(move |ctx: Ctx<'js>, seconds: f64| -> rquickjs::Result<()> {
+            let end = Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, 1e9));
+            loop {
+                if s.stopped() {
+                    return Err(Exception::throw_message(&ctx, "the run stopped"));
+                }
+                let left = end.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok(());
+                }
+                std::thread::sleep(left.min(SLEEP_SLICE));
+            }
+        }),
+    )?;
+    g.set("__k6", core)?;
+
+    let http = Object::new(ctx.clone())?;
+    let s = state.clone();
+    http.set(
+        "request",
+        Func::from(
+            move |ctx: Ctx<'js>,
+                  method: String,
+                  url: String,
+                  body: Value<'js>,
+                  params: Opt<Option<Object<'js>>>,
+                  form: Opt<bool>|
+                  -> rquickjs::Result<Object<'js>> {
+                request(&ctx, &s, method, url, body, params.0.flatten(), form.0)
+            },
+        ),
+    )?;
+    g.set("__k6_http", http)?;
+
+    let metrics = Object::new(ctx.clone())?;
+    let s = state.clone();
+    metrics.set(
+        "declare",
+        Func::from(move |ctx: Ctx<'js>, name: String, kind: String, is_time: bool| -> rquickjs::Result<()> {
+            let kind = Kind::parse(&kind).expect("k6/metrics declares its own kinds");
+            lock(&s.metrics).declare(&name, kind, is_time).map_err(|e| Exception::throw_message(&ctx, &e))
+        }),
+    )?;
+    let s = state.clone();
+    metrics.set(
+        "add",
+        Func::from(
+            move |ctx: Ctx<'js>, name: String, v: f64, tags: Opt<Option<Object<'js>>>| -> rquickjs::Result<()> {
+                if s.init.get() {
+                    return Err(Exception::throw_message(
+                        &ctx,
+                        "metrics can only be added to in a VU's code, not in the init context",
+                    ));
+                }
+                if s.warm.get() {
+                    return Ok(());
+                }
+                let tags = s.tags(tags.0.flatten().as_ref());
+                lock(&s.metrics).add(&name, v, &tags).map_err(|e| Exception::throw_message(&ctx, &e))
+            },
+        ),
+    )?;
+    g.set("__k6_metrics", metrics)?;
+
+    let s = state.clone();
+    g.set(
+        "open",
+        Func::from(move |ctx: Ctx<'js>, path: String, mode: Opt<String>| -> rquickjs::Result<Value<'js>> {
+            if !s.init.get() {
+                return Err(Exception::throw_message(
+                    &ctx,
+                    "open() is only available in the init context (the script's top level): read the file there",
+                ));
+            }
+            let full = s.dir.join(&path);
+            let cap = crate::file_cap::Cap::config("a file the script opens");
+            let bytes = crate::file_cap::read(&full, &format!("open({path:?})"), cap)
+                .map_err(|e| Exception::throw_message(&ctx, &format!("{e:#}")))?;
+            if mode.0.as_deref() == Some("b") {
+                return rquickjs::ArrayBuffer::new(ctx.clone(), bytes)?.into_js(&ctx);
+            }
+            String::from_utf8_lossy(&bytes).into_owned().into_js(&ctx)
+        }),
+    )?;
+
+    let console = Object::new(ctx.clone())?;
+    for (name, level) in [("log", "INFO"), ("info", "INFO"), ("debug", "DEBU"), ("warn", "WARN"), ("error", "ERRO")] {
+        let id = state.id;
+        console.set(
+            name,
+            Func::from(move |ctx: Ctx<'js>, args: rquickjs::function::Rest<Value<'js>>| {
+                let parts: Vec<String> = args
+                    .0
+                    .into_iter()
+                    .map(|v| match v.as_string() {
+                        Some(s) => s.to_string().unwrap_or_default(),
+                        None => {
+                            ctx.json_stringify(v).ok().flatten().and_then(|s| s.to_string().ok()).unwrap_or_default()
+                        }
+                    })
+                    .collect();
+                crate::console::line(format_args!("{level}[VU {id}] {}", parts.join(" ")));
+            }),
+        )?;
+    }
+    g.set("console", console)?;
+    Ok(())
+}
+
+/// `http.request(...)`: the request handed to the VU's executor, the VU
+/// blocked until its answer, the answer as k6's response object.
+fn request<'js>(
+    ctx: &Ctx<'js>,
+    s: &State,
+    method: String,
+    url: String,
+    body: Value<'js>,
+    params: Option<Object<'js>>,
+    form: Option<bool>,
+) -> rquickjs::Result<Object<'js>> {
+    let throw = |m: &str| Exception::throw_message(ctx, m);
+    if s.init.get() {
+        return Err(throw(
+            "http requests can only be made in a VU's code (default, setup, teardown), not in the init context",
+        ));
+    }
+    let mut headers = Vec::new();
+    let mut timeout = DEFAULT_TIMEOUT;
+    let mut given_tags = None;
+    if let Some(p) = &params {
+        if let Some(h) = p.get::<_, Option<Object>>("headers")? {
+            headers = object_strings(&h);
+        }
+        if let Some(t) = p.get::<_, Option<Value>>("timeout")?.filter(|v| !v.is_undefined() && !v.is_null()) {
+            timeout = timeout_of(&t).map_err(|m| throw(&m))?;
+        }
+        given_tags = p.get::<_, Option<Object>>("tags")?;
+    }
+    let has_body = !(body.is_null() || body.is_undefined());
+    let bytes = if let Some(b) = body.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
+        // SAFETY: the bytes are copied at once; no JavaScript runs (and so
+        // nothing can detach or resize the buffer) while the slice lives.
+        unsafe { b.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
+    } else if has_body {
+        body.get::<rquickjs::Coerced<String>>()?.0.into_bytes()
+    } else {
+        Vec::new()
+    };
+    if form == Some(true) && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+        headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
+    }
+    let mut tags = s.tags(given_tags.as_ref());
+    if !tags.iter().any(|(k, _)| k == "name") {
+        tags.push(("name".into(), url.clone()));
+    }
+    tags.push(("method".into(), method.clone()));
+    let r = Request { method: method.clone(), url: url.clone(), headers, body: bytes, has_body, timeout };
+    s.replies.send(FromVu::Request(Box::new(r))).map_err(|_| throw("the run stopped"))?;
+    let answer = loop {
+        match s.commands.recv() {
+            Ok(ToVu::Answer(a)) => break a,
+            Ok(ToVu::Call(_)) => continue,
+            Err(_) => return Err(throw("the run stopped")),
+        }
+    };
+    let t = answer.timings;
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    if !s.warm.get() {
+        let failed = answer.error.is_some() || !(200..400).contains(&answer.status);
+        tags.push(("status".into(), answer.status.to_string()));
+        let mut m = lock(&s.metrics);
+        for (name, v) in [
+            ("http_reqs", 1.0),
+            ("http_req_failed", if failed { 1.0 } else { 0.0 }),
+            ("http_req_duration", ms(t.duration())),
+            ("http_req_blocked", ms(t.connecting + t.tls_handshaking)),
+            ("http_req_connecting", ms(t.connecting)),
+            ("http_req_tls_handshaking", ms(t.tls_handshaking)),
+            ("http_req_sending", ms(t.sending)),
+            ("http_req_waiting", ms(t.waiting)),
+            ("http_req_receiving", ms(t.receiving)),
+        ] {
+            let _ = m.add(name, v, &tags);
+        }
+    }
+    let res = Object::new(ctx.clone())?;
+    res.set("status", answer.status)?;
+    res.set("url", url)?;
+    res.set("body", String::from_utf8_lossy(&answer.body).into_owned())?;
+    let headers = Object::new(ctx.clone())?;
+    for (name, value) in &answer.headers {
+        let name = canonical(name);
+        // A repeated header's values joined with ", ", as k6 joins them.
+        let joined = match headers.get::<_, Option<String>>(name.as_str())? {
+            Some(before) => format!("{before}, {value}"),
+            None => value.clone(),
+        };
+        headers.set(name, joined)?;
+    }
+    res.set("headers", headers)?;
+    res.set("error", answer.error.clone().unwrap_or_default())?;
+    res.set("error_code", if answer.error.is_some() { 1000 } else { 0 })?;
+    let timings = Object::new(ctx.clone())?;
+    for (name, d) in [
+        ("blocked", t.connecting + t.tls_handshaking),
+        ("connecting", t.connecting),
+        ("tls_handshaking", t.tls_handshaking),
+        ("sending", t.sending),
+        ("waiting", t.waiting),
+        ("receiving", t.receiving),
+        ("duration", t.duration()),
+    ] {
+        timings.set(name, ms(d))?;
+    }
+    res.set("timings", timings)?;
+    let request = Object::new(ctx.clone())?;
+    request.set("method", method)?;
+    res.set("request", request)?;
+    Ok(res)
+}

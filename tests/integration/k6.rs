@@ -1,0 +1,335 @@
+//! `dbload k6 run` against the loopback HTTP server of `http.rs` (a real
+//! hyper server that counts what it received): k6 scripts run as the
+//! binary runs them, from a file and from stdin, and what the report says
+//! compared with what the server saw.
+
+use std::io::{Read, Write};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::http::Server;
+use crate::support::{ensure, follows, json, Ctx};
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
+
+pub fn tests() -> Vec<Registered> {
+    vec![
+        (
+            "k6::a_notify_script_runs_from_a_file_and_from_stdin",
+            a_notify_script_runs_from_a_file_and_from_stdin,
+            Parallel,
+        ),
+        ("k6::the_script_api_does_what_k6_does", the_script_api_does_what_k6_does, Parallel),
+        ("k6::a_failing_threshold_exits_99", a_failing_threshold_exits_99, Parallel),
+        ("k6::a_syntax_error_exits_2_at_its_place", a_syntax_error_exits_2_at_its_place, Parallel),
+        ("k6::an_unsupported_import_exits_2_at_its_place", an_unsupported_import_exits_2_at_its_place, Parallel),
+        ("k6::a_vu_that_throws_is_counted_and_goes_on", a_vu_that_throws_is_counted_and_goes_on, Parallel),
+        ("k6::init_code_that_never_returns_ends_on_ctrl_c", init_code_that_never_returns_ends_on_ctrl_c, Parallel),
+        ("k6::a_vu_costs_under_1_mib", a_vu_costs_under_1_mib, Quiet),
+    ]
+}
+
+/// The binary with `args`, `stdin` written to its standard input; exit
+/// code, stdout, stderr.
+fn k6(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Result<(i32, String, String)> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["k6", "run", "--quiet"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child.stdin.take().context("stdin")?.write_all(stdin.as_bytes())?;
+    let out = child.wait_with_output()?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+/// QuantumLeap's notify load test, in its shape: NGSI notifications built
+/// in JavaScript, posted in a loop, each checked, then a sleep.
+const NOTIFY: &str = r#"
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+
+export default function () {
+  const url = __ENV.QL_URL + '/v2/notify';
+  for (let i = 0; i < 5; i++) {
+    const data = {
+      subscriptionId: '5947d174793fe6f7eb5e3961',
+      data: [{ id: 'Room:' + __VU + ':' + __ITER + ':' + i, type: 'Room',
+               temperature: { value: 20 + Math.random() * 5, type: 'Number' },
+               pressure: { value: 720, type: 'Integer' } }],
+    };
+    const params = { headers: { 'Content-Type': 'application/json' } };
+    const res = http.post(url, JSON.stringify(data), params);
+    check(res, { 'status was 200': (r) => r.status == 200 });
+  }
+  sleep(0.01);
+}
+"#;
+
+/// The seed's notify script (30 VUs × 60 s there; 3 VUs × 4 iterations
+/// here): the requests the report counts are the ones the server got,
+/// each a JSON notification, every check passed; from a file and from `-`.
+fn a_notify_script_runs_from_a_file_and_from_stdin(_: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("notify-load-test.js");
+    std::fs::write(&file, NOTIFY)?;
+    for from_stdin in [false, true] {
+        let server = Server::start(false)?;
+        let url = format!("QL_URL={}", server.url);
+        let script = if from_stdin { "-".to_owned() } else { file.display().to_string() };
+        let stdin = if from_stdin { NOTIFY } else { "" };
+        let (code, stdout, stderr) = k6(&["-u", "3", "-i", "12", "-e", &url, "--output", "json", &script], stdin, &[])?;
+        ensure(code == 0, || format!("{script}: exit {code}: {stderr}"))?;
+        let r = json(&stdout)?;
+        follows(include_str!("../../schema/k6-report.schema.json"), &r)?;
+        let seen = server.seen.requests();
+        ensure(seen == 60 && r["http_reqs"] == 60 && r["metrics"]["http_reqs"]["count"] == 60.0, || {
+            format!("{script}: the server saw {seen}: {stdout}")
+        })?;
+        ensure(r["iterations"] == 12 && r["checks"][0]["passes"] == 60 && r["checks"][0]["fails"] == 0, || {
+            stdout.clone()
+        })?;
+        ensure(r["setup"]["script"] == if from_stdin { "stdin" } else { script.as_str() }, || stdout.clone())?;
+        for body in server.seen.bodies() {
+            let v: serde_json::Value = serde_json::from_slice(&body)?;
+            ensure(v["data"][0]["type"] == "Room", || format!("{v}"))?;
+        }
+        let sent = r["data_sent_bytes"].as_f64().unwrap_or(0.0);
+        ensure(sent > 0.0 && r["metrics"]["data_sent"]["count"] == sent, || format!("data_sent: {stdout}"))?;
+        let trend = &r["metrics"]["http_req_duration"];
+        ensure(["avg", "min", "med", "max", "p(90)", "p(95)"].iter().all(|k| trend[k].is_number()), || {
+            trend.to_string()
+        })?;
+    }
+    Ok(())
+}
+
+/// Each part of k6's API that dbload has, exercised by a script that
+/// checks what it got: every check must pass, and the report and the
+/// server must agree with the script.
+fn the_script_api_does_what_k6_does(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("rooms.json"), r#"["Room:1","Room:2"]"#)?;
+    std::fs::write(dir.path().join("lib.js"), "export function twice(x) { return 2 * x; }\n")?;
+    let script = r#"
+import http from 'k6/http';
+import { check, group, sleep, fail } from 'k6';
+import { Counter, Gauge, Rate, Trend } from 'k6/metrics';
+import { SharedArray } from 'k6/data';
+import { twice } from './lib.js';
+
+const rooms = JSON.parse(open('./rooms.json'));
+const shared = new SharedArray('rooms', () => rooms);
+const sent = new Counter('sent');
+const last = new Gauge('last_status');
+const good = new Rate('good');
+const took = new Trend('took', true);
+export const options = { vus: 2, iterations: 4 };
+
+export function setup() {
+  const r = http.get(__ENV.BASE + '/setup');
+  return { token: 'tok', status: r.status };
+}
+
+export default function (data) {
+  check(data, { 'setup data reaches default': (d) => d.token === 'tok' && d.status === 200 });
+  check(__VU, { '__VU is 1-based': (v) => v >= 1 && v <= 2 });
+  check(__ITER, { '__ITER counts from 0': (i) => i >= 0 && i < 4 });
+  check(__ENV, { '__ENV has -e and the environment': (e) => e.FROM_FLAG === 'yes' && e.FROM_PROCESS === 'too' });
+  check(shared, { 'open() and SharedArray': (s) => s.length === 2 && s[1] === 'Room:2' && twice(2) === 4 });
+  group('api', function () {
+    const res = http.get(__ENV.BASE + '/x', { headers: { 'X-Test': '1' }, tags: { name: 'getx' } });
+    check(res, {
+      'status and json()': (r) => r.status === 200 && r.json().ok === true,
+      'timings': (r) => r.timings.duration >= 0 && r.timings.waiting >= 0 && r.error === '',
+      'headers, by their canonical names': (r) => r.headers['Content-Type'] === 'application/json',
+    });
+    sent.add(1);
+    last.add(res.status);
+    good.add(res.status === 200);
+    took.add(res.timings.duration);
+  });
+  for (const [method, f] of [['PUT', http.put], ['PATCH', http.patch], ['DELETE', http.del]]) {
+    const r = f(__ENV.BASE + '/' + method.toLowerCase(), 'body');
+    check(r, { ['status of ' + method]: (x) => x.status === 200 });
+  }
+  const e = http.request('POST', __ENV.BASE + '/status/503', JSON.stringify({ a: 1 }));
+  check(e, { '503 is a response, not an exception': (r) => r.status === 503 });
+  const t = http.get('http://127.0.0.1:1/', { timeout: '2s' });
+  check(t, { 'a refused connection is status 0 with an error': (r) => r.status === 0 && r.error !== '' });
+  let failed = false;
+  try { fail('on purpose'); } catch (err) { failed = String(err).includes('on purpose'); }
+  check(failed, { 'fail() throws': (f) => f });
+  sleep(0.01);
+}
+
+export function teardown(data) {
+  http.post(__ENV.BASE + '/teardown', data.token);
+}
+"#;
+    let file = dir.path().join("api.js");
+    std::fs::write(&file, script)?;
+    let base = format!("BASE={}", server.url);
+    let file_arg = file.display().to_string();
+    let args = ["-e", &base, "-e", "FROM_FLAG=yes", "--output", "json", &file_arg];
+    let (code, stdout, stderr) = k6(&args, "", &[("FROM_PROCESS", "too")])?;
+    ensure(code == 0, || format!("exit {code}: {stderr}\n{stdout}"))?;
+    let r = json(&stdout)?;
+    let checks = r["checks"].as_array().context("checks")?;
+    let failing: Vec<&serde_json::Value> = checks.iter().filter(|c| c["fails"] != 0).collect();
+    ensure(failing.is_empty() && checks.len() == 14, || format!("checks: {checks:#?}\n{stderr}"))?;
+    let m = &r["metrics"];
+    ensure(m["sent"]["count"] == 4.0 && m["good"]["rate"] == 1.0 && m["last_status"]["value"] == 200.0, || {
+        m.to_string()
+    })?;
+    ensure(m["took"]["avg"].is_number() && r["iterations"] == 4, || m.to_string())?;
+    let log = server.seen.log.lock().unwrap().clone();
+    let count = |method: &str, path: &str| log.iter().filter(|l| l.0 == method && l.1 == path).count();
+    ensure(count("GET", "/setup") == 1 && count("POST", "/teardown") == 1, || format!("{log:?}"))?;
+    ensure(log.iter().any(|l| l.1 == "/teardown" && l.3 == b"tok"), || "teardown(data) got no data".into())?;
+    for (method, path) in [("GET", "/x"), ("PUT", "/put"), ("PATCH", "/patch"), ("DELETE", "/delete")] {
+        ensure(count(method, path) == 4, || format!("{method} {path}: {log:?}"))?;
+    }
+    // Every request but the refused ones reached the server: setup, 4 × 5, teardown.
+    ensure(r["http_reqs"] == 4 * 6 + 2 && server.seen.requests() == 4 * 5 + 2, || stdout.clone())?;
+    Ok(())
+}
+
+/// A threshold that fails exits 99, as k6 does, and says so with ✗; with
+/// `--no-thresholds` the same run exits 0. `--summary-export` writes
+/// k6's shape, each threshold under its metric.
+fn a_failing_threshold_exits_99(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let script = r#"
+import http from 'k6/http';
+import { group } from 'k6';
+export const options = {
+  iterations: 3,
+  thresholds: {
+    http_reqs: ['count>2'],
+    'http_req_duration{group:::notify}': ['p(95)<60000'],
+    http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: false }],
+  },
+};
+export default function () {
+  group('notify', () => http.get(__ENV.BASE + '/status/500'));
+}
+"#;
+    let dir = tempfile::tempdir()?;
+    let export = dir.path().join("summary.json");
+    let base = format!("BASE={}", server.url);
+    let export_arg = export.display().to_string();
+    let (code, stdout, stderr) = k6(&["-e", &base, "--summary-export", &export_arg, "-"], script, &[])?;
+    ensure(code == 99, || format!("exit {code}: {stderr}\n{stdout}"))?;
+    ensure(stdout.contains("✗ http_req_failed") && stdout.contains("✓ http_reqs"), || stdout.clone())?;
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&export)?)?;
+    let m = &summary["metrics"];
+    ensure(m["http_req_failed"]["thresholds"]["rate<0.01"] == true, || summary.to_string())?;
+    ensure(m["http_reqs"]["thresholds"]["count>2"] == false && m["http_reqs"]["count"] == 3.0, || summary.to_string())?;
+    ensure(m["http_req_duration{group:::notify}"]["thresholds"]["p(95)<60000"] == false, || summary.to_string())?;
+    let (code, stdout, stderr) = k6(&["-e", &base, "--no-thresholds", "-"], script, &[])?;
+    ensure(code == 0 && !stdout.contains("Thresholds:"), || format!("--no-thresholds: exit {code}: {stderr}\n{stdout}"))
+}
+
+/// A syntax error stops the command before anything runs: exit 2, the
+/// file, line and column.
+fn a_syntax_error_exits_2_at_its_place(_: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("broken.js");
+    std::fs::write(&file, "import http from 'k6/http';\nexport default function () {\n  let x = ;\n}\n")?;
+    let (code, stdout, stderr) = k6(&[&file.display().to_string()], "", &[])?;
+    let at = format!("{}:3:", file.display());
+    ensure(code == 2 && stdout.is_empty() && stderr.contains(&at), || format!("exit {code}: {stderr}"))
+}
+
+/// An import of a k6 module dbload does not have, or of a remote module,
+/// is refused where it is written, with what to do: exit 2.
+fn an_unsupported_import_exits_2_at_its_place(_: &Ctx) -> Result<()> {
+    for (import, advice) in [("k6/ws", "k6 itself"), ("https://jslib.k6.io/x.js", "download")] {
+        let script =
+            format!("import http from 'k6/http';\n  import ws from '{import}';\nexport default function () {{}}\n");
+        let (code, stdout, stderr) = k6(&["-"], &script, &[])?;
+        ensure(code == 2 && stdout.is_empty(), || format!("{import}: exit {code}: {stderr}"))?;
+        ensure(stderr.contains("stdin:2:18") && stderr.contains(import) && stderr.contains(advice), || {
+            format!("{import}: {stderr}")
+        })?;
+    }
+    Ok(())
+}
+
+/// An iteration that throws is counted (its error printed once, with
+/// where) and the VU goes on with its next iteration, as in k6; the run
+/// has failed operations: exit 1.
+fn a_vu_that_throws_is_counted_and_goes_on(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let script = r#"
+import http from 'k6/http';
+export default function () {
+  http.get(__ENV.BASE + '/x');
+  if (__ITER % 2 === 1) {
+    throw new Error('odd iteration ' + __ITER);
+  }
+}
+"#;
+    let base = format!("BASE={}", server.url);
+    let (code, stdout, stderr) = k6(&["-e", &base, "-i", "6", "--output", "json", "-"], script, &[])?;
+    ensure(code == 1, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    ensure(r["iterations"] == 6 && r["iterations_failed"] == 3 && server.seen.requests() == 6, || stdout.clone())?;
+    ensure(stderr.contains("odd iteration 1") && stderr.contains("stdin:6:"), || stderr.clone())?;
+    let classes = r["error_classes"].as_array().context("error_classes")?;
+    ensure(classes.iter().map(|c| c["count"].as_u64().unwrap_or(0)).sum::<u64>() == 3, || stdout.clone())
+}
+
+/// Init code that never returns is interrupted by Ctrl-C: exit 130, soon.
+fn init_code_that_never_returns_ends_on_ctrl_c(_: &Ctx) -> Result<()> {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["k6", "run", "--quiet", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    stdin.write_all(b"let n = 0;\nwhile (true) { n++; }\nexport default function () {}\n")?;
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(1500));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT)?;
+    let t = Instant::now();
+    let status = child.wait()?;
+    let mut stderr = String::new();
+    child.stderr.take().context("stderr")?.read_to_string(&mut stderr)?;
+    ensure(t.elapsed() < Duration::from_secs(5), || format!("took {:?} to stop", t.elapsed()))?;
+    ensure(status.code() == Some(130) && stderr.contains("init code"), || format!("{status:?}: {stderr}"))
+}
+
+/// Issue 33's limit: memory per VU for the notify-shaped script at most
+/// 1 MiB, the peak RSS at 1,000 VUs less that at 100, over 900. A VU is a
+/// thread (its stack's touched pages), a QuickJS runtime and context with
+/// the script loaded, and a channel to its executor; 2,000 against 100 is
+/// `make bench`'s measure, 1,000 here keeps the test short.
+fn a_vu_costs_under_1_mib(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let url = format!("QL_URL={}", server.url);
+    let mut rss = Vec::new();
+    for vus in ["100", "1000"] {
+        let (code, stdout, stderr) = k6(&["-u", vus, "-d", "3s", "-e", &url, "--output", "json", "-"], NOTIFY, &[])?;
+        ensure(code == 0, || format!("{vus} VUs: exit {code}: {stderr}"))?;
+        let r = json(&stdout)?;
+        rss.push(r["client_peak_rss_mib"].as_f64().context("client_peak_rss_mib")?);
+    }
+    let per_vu = (rss[1] - rss[0]) / 900.0;
+    ensure(per_vu <= 1.0, || {
+        format!("{per_vu:.3} MiB per VU (peak RSS {:.1} MiB at 100 VUs, {:.1} at 1,000)", rss[0], rss[1])
+    })
+}
