@@ -16,44 +16,10 @@ use anyhow::Result;
 use serde_json::Value as Json;
 
 use crate::error::usage;
+use crate::stats::bound::Op;
 
 const OPS: &str = "< <= > >= == !=";
 const FORM: &str = "FIELD OP NUMBER, e.g. `p99_ms > 50`, `rows_per_sec < 100_000` or `errors >= 1`";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
-impl Op {
-    fn parse(s: &str) -> Option<Op> {
-        Some(match s {
-            "<" => Op::Lt,
-            "<=" => Op::Le,
-            ">" => Op::Gt,
-            ">=" => Op::Ge,
-            "==" => Op::Eq,
-            "!=" => Op::Ne,
-            _ => return None,
-        })
-    }
-
-    fn compare(self, a: f64, b: f64) -> bool {
-        match self {
-            Op::Lt => a < b,
-            Op::Le => a <= b,
-            Op::Gt => a > b,
-            Op::Ge => a >= b,
-            Op::Eq => a == b,
-            Op::Ne => a != b,
-        }
-    }
-}
 
 /// One `--fail-if` condition: when it holds, the run fails (exit 1).
 #[derive(Debug, Clone, PartialEq)]

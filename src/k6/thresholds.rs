@@ -8,6 +8,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::error::usage;
+use crate::stats::bound::Op;
 use crate::stats::k6::{Kind, Metrics, Series};
 
 /// One threshold expression on one (sub)metric.
@@ -38,16 +39,6 @@ enum Aggregate {
     Count,
     Rate,
     Value,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Op {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
 }
 
 /// A threshold judged: its value and whether it held.
@@ -86,20 +77,12 @@ impl Threshold {
         let e = expression.trim();
         let at = e.find(['<', '>', '=', '!']).ok_or_else(|| bad("no comparison"))?;
         let (lhs, rest) = e.split_at(at);
-        let (op, rhs) = [
-            ("<=", Op::Le),
-            (">=", Op::Ge),
-            ("==", Op::Eq),
-            ("===", Op::Eq),
-            ("!=", Op::Ne),
-            ("<", Op::Lt),
-            (">", Op::Gt),
-        ]
-        .iter()
-        .filter(|(s, _)| rest.starts_with(s))
-        .max_by_key(|(s, _)| s.len())
-        .map(|(s, op)| (*op, &rest[s.len()..]))
-        .ok_or_else(|| bad("an unknown comparison"))?;
+        // JavaScript's `===` is k6's `==`; the longest operator that matches wins.
+        let (op, rhs) = ["===", "<=", ">=", "==", "!=", "<", ">"]
+            .iter()
+            .find(|s| rest.starts_with(**s))
+            .and_then(|s| Some((Op::parse(if *s == "===" { "==" } else { s })?, &rest[s.len()..])))
+            .ok_or_else(|| bad("an unknown comparison"))?;
         let rhs = rhs.trim_start_matches('=');
         let bound: f64 = rhs.trim().parse().map_err(|_| bad("the bound is not a number"))?;
         let lhs = lhs.trim();
@@ -161,14 +144,7 @@ impl Threshold {
         let series =
             if self.tags.is_empty() { metrics.get(&self.metric) } else { metrics.sub(&self.metric, &self.tags) };
         let value = series.map_or(0.0, |s| self.value_of(s, duration_s));
-        let ok = match self.op {
-            Op::Lt => value < self.bound,
-            Op::Le => value <= self.bound,
-            Op::Gt => value > self.bound,
-            Op::Ge => value >= self.bound,
-            Op::Eq => value == self.bound,
-            Op::Ne => value != self.bound,
-        };
+        let ok = self.op.compare(value, self.bound);
         Judged { metric: self.key.clone(), threshold: self.expression.clone(), value, ok }
     }
 

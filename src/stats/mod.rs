@@ -1,6 +1,7 @@
 //! Statistics that can be trusted: HDR histograms per worker, merged once
 //! at the end; percentiles always come from the merged histogram.
 
+pub mod bound;
 pub mod buffered;
 pub mod coarse;
 pub mod cost;
