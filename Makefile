@@ -32,7 +32,7 @@ test: deps
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --quiet
 	$(CARGO) test
 	# The timer's precision, alone (beside the parallel unit tests, their load would be in it).
-	$(CARGO) test --lib -- --ignored --exact run::pacer::tests::wake_ups_are_on_time
+	$(CARGO) test --lib -- --ignored --exact clock::tests::wake_ups_are_on_time
 
 ## Every bench (dbload against pgbench, pipelined too, the server's own COPY and wrk;
 ## memory per worker, connection and VU), each comparison in 10 alternating rounds

@@ -5,6 +5,7 @@
 
 pub mod barrier;
 pub mod cli;
+pub mod clock;
 pub mod command;
 pub mod compare;
 pub mod config;

@@ -91,6 +91,14 @@ const RULES: &[(&str, &[&str])] = &[
     // The loop produces outcomes; it names no report: what it prints (a
     // progress line, why it stopped) takes its numbers from `format`.
     ("run", &["report"]),
+    // A precise sleep: a leaf that the loop and the drivers sleep with.
+    (
+        "clock",
+        &[
+            "run", "report", "cli", "driver", "target", "encode", "model", "dialect", "config", "input", "workload",
+            "stats", "ident", "op", "outcome", "results", "compare", "sweep", "error",
+        ],
+    ),
     // Numbers for people: a leaf that the loop, the reports and the
     // commands all format with.
     (

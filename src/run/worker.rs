@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::pacer::{Clock, Schedule, Turn};
+use super::pacer::{Schedule, Turn};
 use super::stop::Stop;
+use crate::clock::Clock;
 use crate::config::{Load, LATE_AFTER};
 use crate::op::{Executor, InDoubt, OpError, Operation, Source, Stages, Warmup};
 use crate::stats::buffered::Record;

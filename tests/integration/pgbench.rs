@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::support::{dbload_bin, ensure, json, refused, write_file, Ctx};
-use crate::Phase::Parallel;
+use crate::Phase::{Parallel, Quiet};
 use crate::Registered;
 
 pub fn tests() -> Vec<Registered> {
@@ -62,7 +62,27 @@ pub fn tests() -> Vec<Registered> {
             bad_scripts_exit_2_naming_file_line_and_column,
             Parallel,
         ),
+        ("pgbench::a_sleep_of_1_ms_takes_1_ms_as_pgbench_s", a_sleep_of_1_ms_takes_1_ms_as_pgbench_s, Quiet),
     ]
+}
+
+/// Issue 32: `\sleep 1 ms` sleeps a millisecond, as pgbench's does (its
+/// `-r` shows 1.1 ms for it here). tokio's timer fires on whole
+/// milliseconds, rounded up, plus the kernel's timer slack: each such sleep
+/// took 2.2 ms, so a script's latency and rate were the timer's, not the
+/// server's. The median of `-r`'s figure for the sleep: a loaded machine
+/// makes some wake-ups late, not the typical one. Quiet: a timing.
+fn a_sleep_of_1_ms_takes_1_ms_as_pgbench_s(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let script = write_file(&dir, "sleep.sql", "\\sleep 1 ms\nSELECT 1;\n")?;
+    let argv = ["timeit", "--url", &ctx.url, "-f", &script, "-t", "300", "-r", "--output", "json", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let sleep = &json(&stdout)?["queries"][0]["statements"][0];
+    let median = sleep["latency_ms"]["p50"].as_f64().with_context(|| format!("the sleep's median: {sleep}"))?;
+    ensure(sleep["statement"] == "\\sleep 1 ms" && (1.0..1.5).contains(&median), || {
+        format!("`\\sleep 1 ms` took {median:.3} ms (median): {sleep}")
+    })
 }
 
 /// A database of its own on the harness's server, made (again) empty, and `init --scale` run in it if asked.
@@ -500,20 +520,21 @@ fn max_tries_retries_serialization_failures(ctx: &Ctx) -> Result<()> {
 }
 
 /// Issue 32: `-L MS` counts the transactions whose latency is above the
-/// limit, in pgbench's words: a slow script (a 30 ms `\\sleep`) beside a
-/// fast one, and exactly the slow one's runs are above 10 ms.
+/// limit, in pgbench's words: a slow script (a 100 ms `\\sleep`) beside a
+/// fast one, and exactly the slow one's runs are above 50 ms (a `SELECT 1`
+/// took 12 ms on a machine loaded by builds: 10 ms was too near).
 fn latency_limit_counts_the_runs_above_it(ctx: &Ctx) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let fast = write_file(&dir, "fast.sql", "SELECT 1;\n")?;
-    let slow = write_file(&dir, "slow.sql", "\\sleep 30 ms\nSELECT 1;\n")?;
+    let slow = write_file(&dir, "slow.sql", "\\sleep 100 ms\nSELECT 1;\n")?;
     let argv =
-        ["timeit", "--url", &ctx.url, "-f", &fast, "-f", &slow, "-c", "2", "-t", "20", "-L", "10", "--output", "json"];
+        ["timeit", "--url", &ctx.url, "-f", &fast, "-f", &slow, "-c", "2", "-t", "20", "-L", "50", "--output", "json"];
     let (code, stdout, stderr) = dbload_bin(&argv, &[]);
     ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
     let r = json(&stdout)?;
     let slow_runs = r["queries"][1]["count"].as_u64().context("slow.sql's count")?;
     ensure(slow_runs > 0 && r["above_latency_limit"] == slow_runs, || format!("{slow_runs} slow runs: {r}"))?;
-    ensure(r["setup"]["latency_limit_ms"] == 10.0, || r["setup"].to_string())?;
+    ensure(r["setup"]["latency_limit_ms"] == 50.0, || r["setup"].to_string())?;
     let text = ["timeit", "--url", &ctx.url, "-f", &slow, "-t", "3", "--latency-limit", "10", "--no-results"];
     let (code, stdout, stderr) = dbload_bin(&text, &[]);
     ensure(code == 0, || format!("exit {code}: {stderr}"))?;

@@ -15,6 +15,7 @@ use tokio_postgres::{Client, SimpleQueryMessage};
 use super::error::query_refused;
 use super::wire::{Prepared, Wire};
 use super::PgTarget;
+use crate::clock::Clock;
 use crate::dialect::postgres as sql;
 use crate::error::usage;
 use crate::op::{ErrorCode, Executor, OpError};
@@ -159,6 +160,10 @@ pub struct QueryExecutor {
     /// `--pipeline`: the answers of the pipeline in flight, read whole
     /// before the first is given to the loop (see [`Self::read_pipeline`]).
     answers: VecDeque<Result<u64, OpError>>,
+    /// A script's `\sleep`: to the µs, as pgbench's (tokio's timer rounds
+    /// up to the next millisecond: `\sleep 1 ms` took 2.2 ms). Boxed: few
+    /// scripts sleep, and the runner enum stays small.
+    clock: Box<Clock>,
 }
 
 /// The SQLSTATEs after which pgbench's `--max-tries` runs a script again:
@@ -218,6 +223,7 @@ impl QueryExecutor {
             piped: Vec::new(),
             window,
             answers: VecDeque::with_capacity(window),
+            clock: Box::default(),
         })
     }
 
@@ -334,7 +340,7 @@ impl QueryExecutor {
             let started = Instant::now();
             let i = match action {
                 Action::Sleep => {
-                    tokio::time::sleep(*sleeps.next().expect("one drawn per sleep")).await;
+                    self.clock.sleep_until(started + *sleeps.next().expect("one drawn per sleep")).await;
                     self.took(op.label, c, started, warm);
                     continue;
                 }
