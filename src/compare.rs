@@ -23,6 +23,7 @@ use serde_json::{json, Value as Json};
 
 use crate::error::{exit, usage};
 use crate::file_cap::{self, Cap};
+use crate::report::compare_html::Ratios;
 use crate::report::repeat::{figure, figures_of, Better, HEADLINES};
 use crate::report::table::Table;
 use crate::results::{hlog, Kept};
@@ -77,6 +78,11 @@ impl Loaded {
             .and_then(|(_, h)| summary::spectrum(h))
             .map(|points| points.iter().filter(|p| p.nines().is_finite()).map(|p| (p.nines(), p.ms)).collect());
         Ok(Loaded { spectrum, ..Loaded::new(kept.run_id, kept.report)? })
+    }
+
+    /// Its `run.tags` (`--tag KEY=VALUE`), where it has any.
+    fn tags(&self) -> Option<&serde_json::Map<String, Json>> {
+        self.json.pointer("/run/tags").and_then(Json::as_object)
     }
 
     fn command(&self) -> &str {
@@ -386,6 +392,27 @@ impl Comparison {
             let runs = if runs == 1 { "1 run".to_string() } else { format!("{runs} runs") };
             table.above.push(format!("{}: {} ({}, {runs})", letter(i), r.name, r.command()));
         }
+        let differing = setup_difference(reports);
+        if !differing.is_empty() {
+            table.above.push("Setup that differs:".into());
+        }
+        for d in &differing {
+            let values: Vec<String> =
+                d.values.iter().enumerate().map(|(i, v)| format!("{} {}", letter(i), scalar(v))).collect();
+            table.above.push(format!("  {}: {}", d.setting, values.join(" · ")));
+        }
+        if reports.iter().any(|r| r.tags().is_some_and(|t| !t.is_empty())) {
+            let tags: Vec<String> = reports
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let tags = r.tags().into_iter().flatten().map(|(k, v)| format!("{k}={}", scalar(v)));
+                    let tags: Vec<String> = tags.collect();
+                    format!("{} {}", letter(i), if tags.is_empty() { "-".into() } else { tags.join(",") })
+                })
+                .collect();
+            table.above.push(format!("Tags: {}", tags.join(" · ")));
+        }
         table.above.push(format!(
             "Medians over each report's runs; ratio to A; a verdict needs {MIN_RUNS} runs or more on both sides: \
              better or worse when the 95% bootstrap interval of the ratio of medians ({RESAMPLES} resamples, seed \
@@ -411,6 +438,7 @@ impl Comparison {
     /// the reports, per figure each report's cell, and the `--fail-if-worse`
     /// breaches.
     pub fn to_json(&self, reports: &[Loaded], breaches: &[String]) -> Json {
+        let differing = setup_difference(reports);
         let reports = reports
             .iter()
             .map(|r| ReportEntry {
@@ -418,6 +446,7 @@ impl Comparison {
                 command: r.command(),
                 runs: r.runs(),
                 run_id: r.json.pointer("/run/run_id"),
+                tags: r.tags(),
             })
             .collect();
         let document = CompareReport {
@@ -425,6 +454,7 @@ impl Comparison {
             command: "compare",
             method: METHOD,
             reports,
+            setup_difference: differing,
             figures: &self.rows,
             notes: &self.notes,
             fail_if_worse: breaches,
@@ -442,6 +472,8 @@ pub struct CompareReport<'a> {
     command: &'static str,
     method: Method,
     reports: Vec<ReportEntry<'a>>,
+    /// The settings of the reports' `setup` that differ between them.
+    setup_difference: Vec<SettingDifference>,
     figures: &'a [Row],
     notes: &'a [String],
     /// The `--fail-if-worse` limits breached.
@@ -479,6 +511,9 @@ struct ReportEntry<'a> {
     /// Its `run.run_id` as the report has it; null without one.
     #[cfg_attr(test, schemars(with = "Option<String>"))]
     run_id: Option<&'a Json>,
+    /// Its `run.tags`; null without any.
+    #[cfg_attr(test, schemars(with = "Option<std::collections::BTreeMap<String, String>>"))]
+    tags: Option<&'a serde_json::Map<String, Json>>,
 }
 
 /// A cell's `ratio_ci95` as written.
@@ -506,6 +541,67 @@ fn verdict_text(c: &Cell) -> String {
     }
 }
 
+/// A setting whose value is not the same in every report: its path in the
+/// reports' `setup` (`server_settings.work_mem`) and each report's value
+/// (null where a report has none). As the JSON's `setup_difference`.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct SettingDifference {
+    pub setting: String,
+    #[cfg_attr(test, schemars(with = "Vec<serde_json::Value>"))]
+    pub values: Vec<Json>,
+}
+
+/// The settings of the reports' `setup` whose values differ, in the first
+/// report's order, then the others': what the reader must know before
+/// reading any ratio (the concurrency, the batch size, a server setting).
+fn setup_difference(reports: &[Loaded]) -> Vec<SettingDifference> {
+    fn flatten(prefix: &str, v: &Json, out: &mut Vec<(String, Json)>) {
+        match v {
+            Json::Object(map) => {
+                for (k, v) in map {
+                    let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    flatten(&path, v, out);
+                }
+            }
+            scalar => out.push((prefix.to_string(), scalar.clone())),
+        }
+    }
+    let flat: Vec<Vec<(String, Json)>> = reports
+        .iter()
+        .map(|r| {
+            let mut out = Vec::new();
+            flatten("", &r.json["setup"], &mut out);
+            out
+        })
+        .collect();
+    let mut settings: Vec<&String> = Vec::new();
+    for (name, _) in flat.iter().flatten() {
+        if !settings.contains(&name) {
+            settings.push(name);
+        }
+    }
+    settings
+        .into_iter()
+        .filter_map(|setting| {
+            let values: Vec<Json> = flat
+                .iter()
+                .map(|f| f.iter().find(|(n, _)| n == setting).map_or(Json::Null, |(_, v)| v.clone()))
+                .collect();
+            values.iter().any(|v| *v != values[0]).then(|| SettingDifference { setting: setting.clone(), values })
+        })
+        .collect()
+}
+
+/// A JSON value as the table shows it: text without its quotes.
+fn scalar(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        Json::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
 /// `dbload compare`: writes the HTML page if asked, then prints the
 /// comparison (text, or JSON with `json`); exit 1 when a `--fail-if-worse` limit is
 /// breached.
@@ -529,7 +625,15 @@ pub fn run(
     let code = if breaches.is_empty() { exit::OK } else { exit::FAILED_OPERATIONS };
     if let Some(path) = html {
         let named: Vec<_> = reports.iter().map(|r| (&r.name, &r.json, r.spectrum.as_deref())).collect();
-        crate::report::compare_html::write_file(&named, &table, code, path)?;
+        let ratios: Vec<Ratios> = comparison
+            .rows
+            .iter()
+            .map(|row| Ratios {
+                label: row.label.clone(),
+                cells: row.cells.iter().map(|c| c.as_ref().and_then(|c| Some((c.ratio?, c.ratio_ci95)))).collect(),
+            })
+            .collect();
+        crate::report::compare_html::write_file(&named, &table, &ratios, code, path)?;
     }
     let written = out.write_all(printed.as_bytes()).context("writing the comparison");
     crate::console::printed(out, written)?;
@@ -670,9 +774,53 @@ mod tests {
         assert!(page.contains("<th>figure</th>") && page.contains("<th class=\"num\">B&#x2f;A</th>"), "{page}");
         let row = page.split("<td>rows&#x2f;s</td>").nth(1).expect("a row per figure").split("</tr>").next().unwrap();
         assert!(row.contains("<td class=\"num\">100</td>") && row.contains("<td class=\"num\">0.500</td>"), "{row}");
-        assert!(row.contains("<td>worse [0.436, 0.578]</td>"), "{row}");
+        assert!(row.contains("<td class=\"worse\">worse [0.436, 0.578]</td>"), "{row}");
         assert!(page.contains("<p>B: &lt;b&gt;.json"), "the reports named by letter, escaped: {page}");
         assert!(page.contains("<p>--fail-if-worse: &lt;b&gt;.json: rows_per_sec worse by"), "the breach: {page}");
+    }
+
+    /// Issue 35: the page told its verdicts apart by their words only and
+    /// drew no interval: a verdict's cell is coloured by what it says, and a
+    /// chart draws each ratio of medians with its 95 % interval about 1.
+    #[test]
+    fn the_page_colours_verdicts_and_draws_each_ratio_with_its_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("compare.html");
+        let runs = [100.0, 110.0, 90.0, 105.0, 95.0];
+        let (a, b, c) = (report("a.json", &runs), report("b.json", &runs), report("c.json", &runs.map(|r| r / 2.0)));
+        run(vec![a, b, c], &[], Some(&page), false, &mut Vec::new()).unwrap();
+        let page = std::fs::read_to_string(page).unwrap();
+        assert!(page.contains("<td class=\"noise\">within noise ["), "{page}");
+        assert!(page.contains("<td class=\"worse\">worse ["), "{page}");
+        assert!(page.contains("td.worse {") && page.contains("td.better {"), "the verdicts' colours");
+        let chart = page.split("<h3>Ratio to A").nth(1).expect("the chart of ratios").split("</svg>").next().unwrap();
+        // B and C: a whisker (the interval) and a dot (the ratio) per figure with runs, and the line at 1.
+        assert!(chart.matches("<circle").count() >= 6, "{chart}");
+        assert!(chart.contains("rows/s") && chart.contains("p99 ms"), "figures label the rows: {chart}");
+    }
+
+    /// Issue 35: compare named the reports but not how their setups
+    /// differed, nor their tags: the settings that differ are listed with
+    /// each side's value (the ones alike are not), and the tags, in the
+    /// text, the page and the JSON.
+    #[test]
+    fn the_setups_difference_and_the_tags_are_shown() {
+        let with = |name: &str, concurrency: u64, tag: &str| {
+            let mut r = report(name, &[100.0]);
+            r.json["setup"] = json!({"concurrency": concurrency, "protocol": "prepared",
+                                     "server_settings": {"fsync": "on", "work_mem": tag}});
+            r.json["run"] = json!({"tags": {"setup": tag}});
+            r
+        };
+        let reports = vec![with("a.json", 2, "a"), with("b.json", 4, "b")];
+        let text = compare(&reports).unwrap().table(&reports).text();
+        assert!(text.contains("Setup that differs:\n  concurrency: A 2 · B 4\n"), "{text}");
+        assert!(text.contains("  server_settings.work_mem: A a · B b\n"), "{text}");
+        assert!(!text.contains("protocol") && !text.contains("fsync"), "settings alike are not listed: {text}");
+        assert!(text.contains("Tags: A setup=a · B setup=b\n"), "{text}");
+        let json = compare(&reports).unwrap().to_json(&reports, &[]);
+        assert_eq!(json["setup_difference"][0], json!({"setting": "concurrency", "values": [2, 4]}));
+        assert_eq!(json["reports"][1]["tags"], json!({"setup": "b"}));
     }
 
     #[test]

@@ -33,14 +33,15 @@ const BOUNDARY: RGBColor = RGBColor(107, 114, 128);
 const WARMUP: RGBColor = RGBColor(226, 226, 226);
 /// One colour per line where lines are many (a workload's queries); beyond
 /// them the colours repeat, and the legend tells the lines apart.
+/// The first five are far apart in hue (red beside orange read as one).
 pub(super) const PALETTE: [RGBColor; 8] = [
     BLUE,
-    RED,
     ORANGE,
     RGBColor(21, 128, 61),
     RGBColor(124, 58, 237),
-    RGBColor(13, 148, 136),
     RGBColor(219, 39, 119),
+    RGBColor(13, 148, 136),
+    RED,
     RGBColor(146, 64, 14),
 ];
 
@@ -366,7 +367,8 @@ pub(super) fn font(size: u32) -> TextStyle<'static> {
 /// Every chart's frame: its margin and the room for the axes' labels.
 pub(super) fn frame<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>) -> ChartBuilder<'a, 'static, SVGBackend<'b>> {
     let mut builder = ChartBuilder::on(root);
-    builder.margin(12).x_label_area_size(42).y_label_area_size(78);
+    // The right margin holds half of the last tick's label ("99.9%", centred on the edge).
+    builder.margin(12).margin_right(30).x_label_area_size(42).y_label_area_size(78);
     builder
 }
 
@@ -578,6 +580,67 @@ pub(super) mod tests {
             {"second": 2, "rows": 0, "batches": 0, "errors": 0, "latency_mean_ms": null, "latency_p50_ms": null,
              "latency_p99_ms": null, "latency_max_ms": null}
         ])
+    }
+
+    /// Each text element of `svg`: its x, its anchor, its font size, its text.
+    pub(crate) fn texts(svg: &str) -> Vec<(f64, String, f64, String)> {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            Some(tag.split(&format!(" {name}=\"")).nth(1)?.split('"').next()?.to_string())
+        };
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let (tag, rest) = t.split_once('>').filter(|(tag, _)| !tag.contains("rotate"))?;
+                let text = rest.split("</text>").next()?.trim().to_string();
+                let x = attr(tag, "x")?.parse().ok()?;
+                let size = attr(tag, "font-size")?.parse().ok()?;
+                Some((x, attr(tag, "text-anchor").unwrap_or_default(), size, text))
+            })
+            .collect()
+    }
+
+    /// Issue 35: the spectrum's last tick, "99.9%", sat centred on the
+    /// chart's right edge and half of it was cut off. Every tick, at about
+    /// 0.6 em a character, ends inside the chart's width.
+    #[test]
+    fn tick_labels_stay_inside_the_chart() {
+        let charts = charts(&workload(timeline(), latency())).unwrap();
+        let lines = [Line { label: "a".into(), color: BLUE, points: vec![Some((0.3, 1.0)), Some((3.0, 9.0))] }];
+        let nines = line_chart(&lines, &NINES, "ms", None, &Marks::default(), tick).unwrap();
+        for svg in charts.iter().map(|c| c.svg.as_str()).chain([nines.as_str()]) {
+            for (x, anchor, size, text) in texts(svg) {
+                let width = 0.6 * size * text.chars().count() as f64;
+                let end = if anchor == "middle" { x + width / 2.0 } else { x + width };
+                assert!(anchor == "end" || end <= SIZE.0 as f64, "`{text}` at {x} ends at {end:.0}: {svg}");
+                assert!(size >= 11.0, "`{text}` in {size} px");
+            }
+        }
+        assert!(has_text(&nines, "99.9%"));
+    }
+
+    /// Issue 35: two series of a page were red and orange, which read as
+    /// one. The series' first colours are far apart in hue.
+    #[test]
+    fn the_first_series_colours_are_far_apart() {
+        // The hue as a share of the circle.
+        let hue = |RGBColor(r, g, b): RGBColor| {
+            let (r, g, b) = (f64::from(r), f64::from(g), f64::from(b));
+            let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+            let h = if max == r {
+                (g - b) / (max - min)
+            } else if max == g {
+                2.0 + (b - r) / (max - min)
+            } else {
+                4.0 + (r - g) / (max - min)
+            };
+            (h / 6.0).rem_euclid(1.0)
+        };
+        for (i, a) in PALETTE[..5].iter().enumerate() {
+            for b in &PALETTE[i + 1..5] {
+                let d = (hue(*a) - hue(*b)).abs();
+                assert!(d.min(1.0 - d) > 0.06, "{a:?} and {b:?}: {d:.3} of the circle apart");
+            }
+        }
     }
 
     #[test]

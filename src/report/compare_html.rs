@@ -9,7 +9,11 @@ use minijinja::context;
 use minijinja::value::Serde;
 use serde_json::{json, Value as Json};
 
-use super::charts::{line_chart, tick, Chart, Line, Marks, NINES, PALETTE, SECONDS};
+use plotters::prelude::*;
+
+use super::charts::{
+    frame, inline, line_chart, mesh, tick, Chart, LegendKey, Line, Marks, INK, NINES, PALETTE, SECONDS, SIZE,
+};
 use super::table::Table;
 
 use crate::format::group;
@@ -33,15 +37,28 @@ const PERCENTILES: [(f64, &str, &str); 5] = [
 /// percentile (nines, ms) from its histograms when they were kept.
 pub type Drawn<'a> = (&'a String, &'a Json, Option<&'a [(f64, f64)]>);
 
-/// Writes the page for `reports` under the comparison's `table`;
-/// `exit_code`: the comparison's (1: a `--fail-if-worse` limit breached).
-pub fn write_file(reports: &[Drawn], table: &Table, exit_code: u8, path: &Path) -> Result<()> {
-    let html = render(reports, table, exit_code)?;
+/// A figure's median over each report's runs against the first report's:
+/// per report (none for the first), the ratio and, with enough runs on both
+/// sides, its 95 % interval.
+pub struct Ratios {
+    pub label: String,
+    pub cells: Vec<Option<Ratio>>,
+}
+
+/// A ratio and its 95 % interval (none without enough runs).
+pub type Ratio = (f64, Option<(f64, f64)>);
+
+/// Writes the page for `reports` under the comparison's `table` and its
+/// `ratios`; `exit_code`: the comparison's (1: a `--fail-if-worse` limit breached).
+pub fn write_file(reports: &[Drawn], table: &Table, ratios: &[Ratios], exit_code: u8, path: &Path) -> Result<()> {
+    let html = render(reports, table, ratios, exit_code)?;
     std::fs::write(path, html).with_context(|| format!("--html: cannot create {}", path.display()))
 }
 
-pub fn render(reports: &[Drawn], table: &Table, exit_code: u8) -> Result<String> {
-    let charts = charts(reports)?;
+pub fn render(reports: &[Drawn], table: &Table, ratios: &[Ratios], exit_code: u8) -> Result<String> {
+    let names: Vec<&String> = reports.iter().map(|r| r.0).collect();
+    let mut charts: Vec<Chart> = ratio_chart(&names, ratios)?.into_iter().collect();
+    charts.extend(self::charts(reports)?);
     let names: Vec<String> = reports.iter().map(|r| r.0.clone()).collect();
     let env = super::page::environment(TEMPLATE_NAME, TEMPLATE)?;
     let template = env.get_template(TEMPLATE_NAME).context("the comparison's HTML template")?;
@@ -70,6 +87,74 @@ fn spectrum(json: &Json) -> Vec<Option<(f64, f64)>> {
             Some(Some((nines, v)))
         })
         .collect()
+}
+
+/// Each figure's ratio of medians to the first report's, a dot per later
+/// report, with its 95 % interval as a bar through it, about a line at 1:
+/// what the verdicts rest on, at a glance. None when there is nothing to
+/// draw.
+fn ratio_chart(names: &[&String], ratios: &[Ratios]) -> Result<Option<Chart>> {
+    let drawn: Vec<&Ratios> =
+        ratios.iter().filter(|r| r.cells.iter().flatten().any(|c| c.0.is_finite() && c.0 > 0.0)).collect();
+    if drawn.is_empty() {
+        return Ok(None);
+    }
+    let ends = drawn.iter().flat_map(|r| r.cells.iter().flatten()).flat_map(|(ratio, ci)| {
+        [Some(*ratio), ci.map(|c| c.0), ci.map(|c| c.1)].into_iter().flatten().filter(|v| v.is_finite())
+    });
+    // On a log axis: half and twice are as far from 1, and one large ratio
+    // does not squeeze the others onto the line.
+    let ends = ends.filter(|v| *v > 0.0).map(f64::log10);
+    let (low, high) = ends.fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let pad = (high - low).max(0.05) * 0.08;
+    let (x_from, x_to) = (low - pad, high + pad);
+    let rows = drawn.len();
+    // The first figure at the top; each report a little below the last.
+    let y = |row: usize, report: usize| (rows - 1 - row) as f64 + 0.3 - 0.6 * report as f64 / names.len() as f64;
+    let label = |v: &f64| {
+        let row = rows as f64 - 1.0 - v.round();
+        match (v - v.round()).abs() < 1e-9 && row >= 0.0 {
+            true => drawn.get(row as usize).map_or_else(String::new, |r| r.label.clone()),
+            false => String::new(),
+        }
+    };
+    let color = |i: usize| PALETTE[i % PALETTE.len()];
+    let mut svg = String::new();
+    {
+        let height = (90 + 34 * rows as u32).max(200);
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut c = frame(&root).y_label_area_size(110).build_cartesian_2d(x_from..x_to, -0.5..rows as f64 - 0.5)?;
+        mesh(&mut c)
+            .y_labels(rows + 1)
+            .y_label_formatter(&label)
+            .x_label_formatter(&|v| format!("{:.2}", 10f64.powf(*v)))
+            .x_desc(format!("ratio to {} (1: the same; log scale)", names[0]))
+            .draw()?;
+        c.draw_series(DashedLineSeries::new([(0.0, -0.5), (0.0, rows as f64 - 0.5)], 8, 6, INK.stroke_width(1)))?;
+        for (row, r) in drawn.iter().enumerate() {
+            for (i, (ratio, ci)) in r.cells.iter().enumerate().filter_map(|(i, c)| Some((i, (*c)?))) {
+                let at = y(row, i);
+                let log = |v: f64| (v.is_finite() && v > 0.0).then(|| v.log10());
+                if let Some((lo, hi)) = ci.and_then(|(lo, hi)| Some((log(lo)?, log(hi)?))) {
+                    c.draw_series(std::iter::once(PathElement::new([(lo, at), (hi, at)], color(i).stroke_width(3))))?;
+                }
+                if let Some(ratio) = log(ratio) {
+                    c.draw_series(std::iter::once(Circle::new((ratio, at), 5, color(i).filled())))?;
+                }
+            }
+        }
+        root.present()?;
+    }
+    Ok(Some(Chart {
+        title: format!("Ratio to A ({}), with its 95% interval", names[0]),
+        caption: "each figure's median over a report's runs divided by the first report's: the dot; the bar: its \
+                  95% bootstrap interval (with 4 runs or more on both sides); beyond the dashed line at 1 is a \
+                  difference, whether better or worse depends on the figure"
+            .into(),
+        legend: names.iter().enumerate().skip(1).map(|(i, n)| LegendKey::new(n, color(i))).collect(),
+        svg: inline(svg),
+    }))
 }
 
 fn charts(reports: &[Drawn]) -> Result<Vec<Chart>> {
@@ -150,7 +235,7 @@ mod tests {
                        "timeline": [{"second": 0, "rows": 5}, {"second": 1, "rows": 6}]});
         let (na, nb) = ("a.json".to_string(), "<b>.json".to_string());
         let table = Table::new(vec!["figure".into(), "A".into(), "B".into()], |c| c > 0);
-        let html = render(&[(&na, &a, None), (&nb, &b, None)], &table, 1).unwrap();
+        let html = render(&[(&na, &a, None), (&nb, &b, None)], &table, &[], 1).unwrap();
         assert!(html.contains("worse beyond a --fail-if-worse limit · exit 1"), "the verdict in the header");
         assert_eq!(html.matches("<svg").count(), 2, "{html}");
         assert!(html.contains("&lt;b&gt;.json") && !html.contains("<b>.json"));

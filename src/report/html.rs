@@ -240,6 +240,25 @@ mod tests {
         assert_offline(&html);
     }
 
+    /// Issue 35: at 390 px the charts were scaled to the screen, and their
+    /// text to about 5 px. A chart keeps its own width (its SVG's, whose
+    /// text is 11 px or more: see `tick_labels_stay_inside_the_chart`) and
+    /// its box scrolls, on the report's page and on compare's and sweep's.
+    #[test]
+    fn charts_keep_their_width_and_scroll_on_a_phone() {
+        let width = format!("min-width: {}px", super::super::charts::SIZE.0);
+        let compare = super::super::compare_html::TEMPLATE;
+        for (page, css) in [("report", render(&workload(timeline(), latency())).unwrap()), ("compare", compare.into())]
+        {
+            let rule = |selector: &str| {
+                css.split(&format!("\n{selector} {{")).nth(1).and_then(|r| r.split('}').next()).map(str::to_string)
+            };
+            let svg = rule(".chart svg").unwrap_or_default();
+            assert!(svg.contains(&width) && svg.contains("max-width: none"), "{page}: .chart svg {{{svg}}}");
+            assert!(rule(".chart").unwrap_or_default().contains("overflow-x: auto"), "{page}: the box scrolls");
+        }
+    }
+
     #[test]
     fn report_text_is_escaped() {
         let html = render(&workload(timeline(), latency())).unwrap();
