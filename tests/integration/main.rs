@@ -8,6 +8,7 @@ mod charts;
 mod cli;
 mod commit;
 mod data;
+mod docs;
 mod engines;
 mod fake_cratedb;
 mod hang;
@@ -90,6 +91,7 @@ fn main() -> std::process::ExitCode {
         hang::tests(),
         html::tests(),
         data::tests(),
+        docs::tests(),
         transfer::tests(),
         reconnect::tests(),
         lost::tests(),
