@@ -18,6 +18,10 @@ Examples:
 
 It drops and recreates pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers with pgbench's columns, fill factor and rows (binary COPY, from several connections), then vacuums and analyzes them and adds their primary keys, as `pgbench -i -s N` does; -I chooses and orders those steps as pgbench's does.";
 
+/// The flags `dbload init -h` shows; `--help` shows them all.
+pub(super) const INIT_MOST_USED: &[&str] =
+    &["url", "keep", "scale", "workers", "partitions", "partition-method", "unlogged-tables", "no-vacuum", "quiet"];
+
 #[derive(Debug, Args)]
 pub struct InitArgs {
     #[command(flatten)]
