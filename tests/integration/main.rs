@@ -14,6 +14,7 @@ mod fake_cratedb;
 mod hang;
 mod html;
 mod http;
+mod image;
 mod ingest;
 mod k6;
 mod lost;
@@ -87,6 +88,7 @@ fn main() -> std::process::ExitCode {
         parity::tests(),
         stop::tests(),
         http::tests(),
+        image::tests(),
         k6::tests(),
         hang::tests(),
         html::tests(),
