@@ -38,7 +38,8 @@ pub(super) const TIMEIT_MOST_USED: &[&str] =
 
 pub(super) const WORKLOAD_EXAMPLES: &str = "\
 Examples:
-  # nodeIngestBench's queries.yml, unchanged: 10 at a time, 500 queries in all
+  # nodeIngestBench's queries.yml as it is (a misspelt key, such as its
+  # README's `ration`, is refused): 10 at a time, 500 queries in all
   dbload workload queries.yml --url $URL --concurrency 10 --max-queries 500
 
   # Open loop at 200 queries/s for 2 minutes, plans captured before the run
