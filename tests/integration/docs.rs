@@ -17,6 +17,7 @@ pub fn tests() -> Vec<Registered> {
     vec![
         ("docs::every_relative_link_leads_to_a_file_and_heading", links_resolve, Parallel),
         ("docs::runnable_examples_run", examples_run, Parallel),
+        ("docs::guides_say_what_is_not_what_was_planned", no_planning_words, Parallel),
     ]
 }
 
@@ -107,6 +108,24 @@ fn links_resolve(_: &Ctx) -> Result<()> {
         }
     }
     ensure(broken.is_empty(), || format!("links that lead nowhere:\n{}", broken.join("\n")))
+}
+
+/// Words of the project's planning, which a user cannot look up: what is
+/// supported is said as it is, and what is not as not supported.
+const PLANNING: &[&str] = &["not yet", "next step", "seed 00", "issue 1", "issue 2", "issue 3", "wave"];
+
+/// The guides a user reads; docs/architecture.md is the developers' map.
+fn no_planning_words(_: &Ctx) -> Result<()> {
+    let mut found = Vec::new();
+    for guide in guides()?.into_iter().filter(|g| !g.ends_with("architecture.md")) {
+        for (n, line) in read(&guide)?.lines().enumerate() {
+            let lower = line.to_lowercase();
+            for word in PLANNING.iter().filter(|w| lower.contains(*w)) {
+                found.push(format!("{}:{}: \"{word}\": {line}", guide.display(), n + 1));
+            }
+        }
+    }
+    ensure(found.is_empty(), || format!("planning words in the guides:\n{}", found.join("\n")))
 }
 
 /// A runnable example: where it is, and its text.
