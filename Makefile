@@ -2,7 +2,7 @@
 CARGO ?= cargo
 DEMO_ARGS ?= --rows 2000000
 
-.PHONY: deps build demo test bench install man
+.PHONY: deps build demo test bench install man image
 
 deps:
 	@scripts/ensure-deps.sh
@@ -40,3 +40,12 @@ test: deps
 ## interquartile range, targets, the load average and the time it took (about 25 minutes).
 bench: build
 	bench/all.sh
+
+## The container image docs/scale-out/job.yaml runs (Containerfile), with podman or docker:
+## IMAGE=registry.example.com/dbload:0.1.0 make image, then push it (see docs/scale-out.md).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+IMAGE ?= dbload:$(VERSION)
+CONTAINER_ENGINE ?= $(shell command -v podman || command -v docker)
+image:
+	@test -n "$(CONTAINER_ENGINE)" || { echo "make image needs podman or docker"; exit 2; }
+	$(CONTAINER_ENGINE) build -f Containerfile -t $(IMAGE) .

@@ -32,7 +32,7 @@
 # worker against the throwaway server, 167 KiB with --dry-run (the build
 # before, in the same run: 3,122 and 198 KiB). Of it, 898 KiB is
 # the batch in flight as values (10,000 rows x 92 bytes, kept until it is
-# acknowledged); the rest is accounted for in README's Memory section.
+# acknowledged); the rest is accounted for in docs/ingest.md's Memory section.
 #
 # Bodies, 2026-11-27 (PARTS=bodies, debug builds, load average 6.5): 50 VUs
 # fetching 20 MB answers peaked at 27.2 MiB (1 VU: 25.1), against 983.6 MiB

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make demo` and `make test` need and a fresh Debian/Ubuntu
 # machine with Rust may lack: PostgreSQL server binaries (for the throwaway
-# target and the tests) and the rustfmt/clippy components.
+# target and the tests), the CA certificates and the rustfmt/clippy components.
 set -euo pipefail
 
 have_pg_server() {
@@ -21,6 +21,14 @@ if ! have_pg_server; then
   echo "ensure-deps: installing PostgreSQL server binaries (apt-get install postgresql)" >&2
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq postgresql >/dev/null
+fi
+
+# The CA bundle the container image holds (scripts/image-root.sh, and the
+# test that runs dbload from its files).
+if [ ! -f /etc/ssl/certs/ca-certificates.crt ]; then
+  echo "ensure-deps: installing the CA certificates (apt-get install ca-certificates)" >&2
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq ca-certificates >/dev/null
 fi
 
 if command -v rustup >/dev/null; then

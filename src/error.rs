@@ -4,7 +4,7 @@
 //! depends on what went wrong, the root cause is one of the typed errors below
 //! and `exit_code` finds it anywhere in the chain.
 
-/// Exit codes promised to scripts (the README's table).
+/// Exit codes promised to scripts (the table of docs/reference.md).
 pub mod exit {
     /// The run finished and every operation succeeded.
     pub const OK: u8 = 0;

@@ -198,6 +198,12 @@ impl Started {
     pub fn throwaway(&self) -> bool {
         self.local.is_some()
     }
+
+    /// Whether the target is a throwaway server removed at exit (no
+    /// `--keep`), and with it whatever the command left in it.
+    pub fn removed_at_exit(&self) -> bool {
+        self.local.is_some() && !self.keep
+    }
 }
 
 impl Drop for Started {

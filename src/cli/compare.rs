@@ -30,6 +30,9 @@ Examples:
 Figures: rows_per_sec, qps, http_reqs_per_sec, p50_ms, p95_ms, p99_ms, p99_9_ms, errors, client_cpu_s; a `dbload run` report has them per part: ingest.rows_per_sec, workloads.NAME.p99_ms.
 A verdict (better / worse / within noise) needs --runs 4 or more on both sides. Better or worse only when two tests agree: the 95% bootstrap interval of the ratio of the medians (10,000 resamples, seeded) excludes 1, and the exact Mann-Whitney rank test gives p < 0.05. The rank test holds false verdicts between two identical setups to at most 1 figure in 20 (the bootstrap alone, with 3 runs a side, gives one in 10); with 4 runs a side it finds a 20% difference in runs that vary by 5% nearly always. Fewer runs are shown with their ratio and \"too few runs for a noise estimate (4 per side needed)\" (\"single runs: no noise estimate\" for one run).";
 
+/// The flags `dbload compare -h` shows; `--help` shows them all.
+pub(super) const COMPARE_MOST_USED: &[&str] = &["last", "results", "output", "fail-if-worse", "html"];
+
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Reports to compare, each with the first: JSON files written by --output json or --report

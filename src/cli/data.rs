@@ -28,6 +28,10 @@ Examples:
   #   email: email
   #   id:    default          # left to its serial / identity default";
 
+/// The flags `dbload insert-fake-data -h` shows; `--help` shows them all.
+pub(super) const INSERT_FAKE_DATA_MOST_USED: &[&str] =
+    &["url", "hosts", "table", "num-records", "mapping", "method", "bulk-size", "concurrency", "output", "html"];
+
 pub(super) const INSERT_JSON_EXAMPLES: &str = "\
 Examples:
   # cr8's workflow: re-insert an export, measuring bulk size and concurrency
@@ -42,6 +46,10 @@ Examples:
   # Go on past bad rows, keeping them (with the reason) in a file
   dbload insert-json --table events --on-error skip --rejects rejects.jsonl \\
       events.json";
+
+/// The flags `dbload insert-json -h` shows; `--help` shows them all.
+pub(super) const INSERT_JSON_MOST_USED: &[&str] =
+    &["url", "hosts", "table", "method", "bulk-size", "concurrency", "on-error", "output"];
 
 /// How rows travel, in cr8's words and dbload's.
 #[derive(Debug, Args, Clone)]

@@ -46,6 +46,10 @@ Body templates (--body-template) are MiniJinja (Jinja2) templates rendered for e
   value|tojson             a value as JSON (quotes and escapes strings)
 See docs/http.md.";
 
+/// The flags `dbload http -h` shows; `--help` shows them all.
+pub(super) const HTTP_MOST_USED: &[&str] =
+    &["header", "body-file", "body-template", "vus", "duration", "rate", "check", "output"];
+
 #[derive(Debug, Args)]
 pub struct HttpArgs {
     /// The HTTP method (default: POST with a body, GET without) and the URL

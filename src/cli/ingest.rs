@@ -48,6 +48,10 @@ Examples:
   dbload ingest --url $URL --rows 2000000 \\
       --results-url postgres://bench@results-db/bench";
 
+/// The flags `dbload ingest -h` shows; `--help` shows them all.
+pub(super) const INGEST_MOST_USED: &[&str] =
+    &["url", "table", "drop-table", "method", "batch-size", "workers", "rows", "duration", "rate", "dry-run", "output"];
+
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     #[command(flatten)]

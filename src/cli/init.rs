@@ -16,7 +16,11 @@ Examples:
   dbload init --url $URL -s 10 -F 90 --partitions 4 --partition-method hash
   dbload init --url $URL -s 10 -I dtGvpf --unlogged-tables
 
-It drops and recreates pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers with pgbench's columns, fill factor and rows (binary COPY, from several connections), then vacuums and analyzes them and adds their primary keys, as `pgbench -i -s N` does; -I chooses and orders those steps as pgbench's does.";
+It drops and recreates pgbench_accounts, pgbench_branches, pgbench_history and pgbench_tellers with pgbench's columns, fill factor and rows (binary COPY, from several connections), then vacuums and analyzes them and adds their primary keys, as `pgbench -i -s N` does; -I chooses and orders those steps as pgbench's does. With no target (no --url, DATABASE_URL or PG*), they go into a throwaway PostgreSQL, removed at exit with them: --keep leaves it running.";
+
+/// The flags `dbload init -h` shows; `--help` shows them all.
+pub(super) const INIT_MOST_USED: &[&str] =
+    &["url", "keep", "scale", "workers", "partitions", "partition-method", "unlogged-tables", "no-vacuum", "quiet"];
 
 #[derive(Debug, Args)]
 pub struct InitArgs {

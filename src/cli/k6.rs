@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use super::short_help::{most_used, SEE_HELP};
 use super::values::{count, seconds_or_duration};
 use super::OutputArgs;
 
@@ -20,7 +21,11 @@ Examples:
   dbload k6 run -e QL_URL=http://ql:8668 --summary-export summary.json load.js
 
 What runs: ES modules importing k6, k6/http, k6/metrics and k6/data; see
-README.md, \"For k6 users\", for what does and does not yet.";
+docs/k6.md, \"For k6 users\", for what does and what does not.";
+
+/// The flags `dbload k6 run -h` shows; `--help` shows them all.
+pub(super) const K6_MOST_USED: &[&str] =
+    &["vus", "duration", "iterations", "stage", "env", "summary-export", "no-thresholds", "output", "html"];
 
 /// `dbload k6 ...`.
 #[derive(Debug, Args)]
@@ -33,7 +38,7 @@ pub struct K6Args {
 pub enum K6Command {
     /// Run a k6 script (ES module) unchanged: each VU runs its default function in a loop, and
     /// the summary is k6's, then dbload's additions. Exit 99 when a threshold fails.
-    #[command(after_help = K6_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = K6_EXAMPLES, mut_args = most_used(K6_MOST_USED))]
     Run(K6RunArgs),
 }
 

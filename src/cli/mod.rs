@@ -13,6 +13,7 @@ mod node_ingest;
 mod query;
 mod results;
 mod scale;
+mod short_help;
 mod sweep;
 mod transfer;
 pub mod values;
@@ -20,29 +21,30 @@ pub mod values;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use short_help::{most_used, SEE_HELP};
 
 pub use compare::CompareArgs;
-use compare::COMPARE_EXAMPLES;
+use compare::{COMPARE_EXAMPLES, COMPARE_MOST_USED};
 pub use data::{BulkArgs, InsertFakeDataArgs, InsertJsonArgs};
-use data::{INSERT_FAKE_DATA_EXAMPLES, INSERT_JSON_EXAMPLES};
+use data::{INSERT_FAKE_DATA_EXAMPLES, INSERT_FAKE_DATA_MOST_USED, INSERT_JSON_EXAMPLES, INSERT_JSON_MOST_USED};
 pub use http::HttpArgs;
-use http::HTTP_EXAMPLES;
-use ingest::INGEST_EXAMPLES;
+use http::{HTTP_EXAMPLES, HTTP_MOST_USED};
 pub use ingest::{DbArgs, IngestArgs};
+use ingest::{INGEST_EXAMPLES, INGEST_MOST_USED};
 pub use init::InitArgs;
-use init::INIT_EXAMPLES;
+use init::{INIT_EXAMPLES, INIT_MOST_USED};
 pub use k6::{K6Args, K6Command, K6RunArgs};
 pub use node_ingest::{NodeIngestArgs, NodeQueryArgs};
 pub use query::{PgbenchLogArgs, QueryRunArgs, Repeat, RunArgs, TimeitArgs, WorkloadArgs};
-use query::{RUN_EXAMPLES, TIMEIT_EXAMPLES, WORKLOAD_EXAMPLES};
+use query::{RUN_EXAMPLES, RUN_MOST_USED, TIMEIT_EXAMPLES, TIMEIT_MOST_USED, WORKLOAD_EXAMPLES, WORKLOAD_MOST_USED};
 use results::RESULTS_EXAMPLES;
 pub use results::{ResultsAction, ResultsArgs, ResultsCommandArgs, StoreArgs};
 use scale::REPORT_EXAMPLES;
 pub use scale::{ReportArgs, ScaleArgs};
 pub use sweep::SweepArgs;
-use sweep::SWEEP_EXAMPLES;
+use sweep::{SWEEP_EXAMPLES, SWEEP_MOST_USED};
 pub use transfer::{ExportArgs, FromSqlMethod, InsertFromSqlArgs};
-use transfer::{EXPORT_EXAMPLES, INSERT_FROM_SQL_EXAMPLES};
+use transfer::{EXPORT_EXAMPLES, EXPORT_MOST_USED, INSERT_FROM_SQL_EXAMPLES, INSERT_FROM_SQL_MOST_USED};
 
 const ABOUT: &str = "Measure how fast SQL databases ingest data and answer queries.";
 
@@ -56,46 +58,46 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Generate time-series rows and write them as fast as the target takes them.
-    #[command(after_help = INGEST_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = INGEST_EXAMPLES, mut_args = most_used(INGEST_MOST_USED))]
     Ingest(IngestArgs),
     /// Time statements: latency percentiles and queries/s, in cr8's layout.
-    #[command(after_help = TIMEIT_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = TIMEIT_EXAMPLES, mut_args = most_used(TIMEIT_MOST_USED))]
     Timeit(TimeitArgs),
     /// Run a weighted mix of queries from a YAML file (nodeIngestBench's queries.yml works), or
     /// TSBS's cpu queries (--suite tsbs-cpu).
-    #[command(after_help = WORKLOAD_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = WORKLOAD_EXAMPLES, mut_args = most_used(WORKLOAD_MOST_USED))]
     Workload(WorkloadArgs),
     /// Make and fill pgbench's tables, as `pgbench -i -s N` does (binary COPY), for --builtin scripts.
-    #[command(after_help = INIT_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = INIT_EXAMPLES, mut_args = most_used(INIT_MOST_USED))]
     Init(InitArgs),
     /// Ingest and query workloads at the same time: query latency under write load.
-    #[command(after_help = RUN_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = RUN_EXAMPLES, mut_args = most_used(RUN_MOST_USED))]
     Run(RunArgs),
     /// Load an HTTP endpoint (the API in front of a database), k6-style: VUs or a fixed rate,
     /// templated bodies, checks.
-    #[command(after_help = HTTP_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = HTTP_EXAMPLES, mut_args = most_used(HTTP_MOST_USED))]
     Http(HttpArgs),
     /// Run k6 scripts unchanged: `dbload k6 run script.js` with k6's flags and summary.
     K6(K6Args),
     /// Fill an existing table with fake rows that fit its columns (cr8's insert-fake-data).
-    #[command(after_help = INSERT_FAKE_DATA_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = INSERT_FAKE_DATA_EXAMPLES, mut_args = most_used(INSERT_FAKE_DATA_MOST_USED))]
     InsertFakeData(InsertFakeDataArgs),
     /// Insert JSON rows (lines, arrays, gzip) into an existing table, measuring it (cr8's insert-json).
-    #[command(after_help = INSERT_JSON_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = INSERT_JSON_EXAMPLES, mut_args = most_used(INSERT_JSON_MOST_USED))]
     InsertJson(InsertJsonArgs),
     /// Export a table or a query to JSON lines or CSV files, one per worker, streamed (gzip optional).
-    #[command(after_help = EXPORT_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = EXPORT_EXAMPLES, mut_args = most_used(EXPORT_MOST_USED))]
     Export(ExportArgs),
     /// Copy a query's rows from a source server into an existing table, with the target's fastest method.
-    #[command(after_help = INSERT_FROM_SQL_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = INSERT_FROM_SQL_EXAMPLES, mut_args = most_used(INSERT_FROM_SQL_MOST_USED))]
     InsertFromSql(InsertFromSqlArgs),
     /// Compare reports side by side: each headline figure's ratio to the first report's, and
     /// whether it is better, worse or within noise.
-    #[command(after_help = COMPARE_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = COMPARE_EXAMPLES, mut_args = most_used(COMPARE_MOST_USED))]
     Compare(CompareArgs),
     /// Run a command over a grid of settings (--vary) and name the best point, or find the highest
     /// rate it sustains within an SLO (--find-max-rate).
-    #[command(after_help = SWEEP_EXAMPLES)]
+    #[command(after_help = SEE_HELP, after_long_help = SWEEP_EXAMPLES, mut_args = most_used(SWEEP_MOST_USED))]
     Sweep(SweepArgs),
     /// Stop a throwaway PostgreSQL that --keep left running, and remove its directory.
     Stop(StopArgs),
@@ -351,16 +353,8 @@ mod tests {
         }
     }
 
-    /// `dbload --help` and every command's `--help`, as printed at a fixed
-    /// width: a flag or text changed by accident shows in the diff.
-    #[test]
-    fn every_command_help() {
-        let help = |argv: &[&str]| {
-            let err = Cli::command().term_width(100).try_get_matches_from(argv).unwrap_err();
-            err.render().to_string()
-        };
-        insta::assert_snapshot!("dbload_help", help(&["dbload", "--help"]));
-        // Every command and every command of a command (`results list`), by its path.
+    /// Every command and every command of a command (`results list`), by its path.
+    fn command_paths() -> Vec<Vec<String>> {
         let mut paths: Vec<Vec<String>> = Vec::new();
         for command in Cli::command().get_subcommands().filter(|c| c.get_name() != "help") {
             paths.push(vec![command.get_name().to_string()]);
@@ -368,11 +362,55 @@ mod tests {
                 paths.push(vec![command.get_name().to_string(), sub.get_name().to_string()]);
             }
         }
-        for path in paths {
-            let name = format!("{}_help", path.join("_").replace('-', "_"));
-            let argv: Vec<&str> =
-                ["dbload"].into_iter().chain(path.iter().map(String::as_str)).chain(["--help"]).collect();
-            insta::assert_snapshot!(name, help(&argv));
+        paths
+    }
+
+    /// The help `argv` asks for, as printed `width` columns wide.
+    fn help_at(width: usize, argv: &[&str]) -> String {
+        let err = Cli::command().term_width(width).try_get_matches_from(argv).unwrap_err();
+        err.render().to_string()
+    }
+
+    /// Issue 35: `-h` fits on a screen (40 lines of an 80-column terminal)
+    /// for every command, and `--help` still lists every flag.
+    #[test]
+    fn short_help_fits_a_screen_and_long_help_lists_every_flag() {
+        let mut wrong = Vec::new();
+        for path in command_paths() {
+            let argv =
+                |flag| ["dbload"].into_iter().chain(path.iter().map(String::as_str)).chain([flag]).collect::<Vec<_>>();
+            let short = help_at(80, &argv("-h"));
+            if short.lines().count() > 40 {
+                wrong.push(format!("dbload {} -h: {} lines", path.join(" "), short.lines().count()));
+            }
+            let long = help_at(80, &argv("--help"));
+            let mut command = Cli::command();
+            for name in &path {
+                command = command.find_subcommand(name).expect("a command of the path").clone();
+            }
+            for arg in command.get_arguments().filter(|a| !a.is_hide_set() && !a.is_positional()) {
+                let flag = arg.get_long().map(|l| format!("--{l}")).or(arg.get_short().map(|s| format!("-{s}")));
+                if let Some(flag) = flag.filter(|f| !long.contains(f.as_str())) {
+                    wrong.push(format!("dbload {} --help does not list {flag}", path.join(" ")));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// `dbload --help` and every command's `--help` and `-h`, as printed at
+    /// a fixed width: a flag or text changed by accident shows in the diff.
+    #[test]
+    fn every_command_help() {
+        let help = |argv: &[&str]| help_at(100, argv);
+        insta::assert_snapshot!("dbload_help", help(&["dbload", "--help"]));
+        for path in command_paths() {
+            for (flag, suffix) in [("--help", "help"), ("-h", "short_help")] {
+                let name = format!("{}_{suffix}", path.join("_").replace('-', "_"));
+                let argv: Vec<&str> =
+                    ["dbload"].into_iter().chain(path.iter().map(String::as_str)).chain([flag]).collect();
+                insta::assert_snapshot!(name, help(&argv));
+            }
         }
     }
 }

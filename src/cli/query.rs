@@ -32,9 +32,14 @@ Examples:
   # Two pgbench scripts weighted 9:1, each statement's latency (pgbench's -r)
   dbload timeit -f reads.sql@9 -f writes.sql@1 -r --duration 1m";
 
+/// The flags `dbload timeit -h` shows; `--help` shows them all.
+pub(super) const TIMEIT_MOST_USED: &[&str] =
+    &["url", "stmt", "file", "builtin", "repeat", "concurrency", "duration", "rate", "output"];
+
 pub(super) const WORKLOAD_EXAMPLES: &str = "\
 Examples:
-  # nodeIngestBench's queries.yml, unchanged: 10 at a time, 500 queries in all
+  # nodeIngestBench's queries.yml as it is (a misspelt key, such as its
+  # README's `ration`, is refused): 10 at a time, 500 queries in all
   dbload workload queries.yml --url $URL --concurrency 10 --max-queries 500
 
   # Open loop at 200 queries/s for 2 minutes, plans captured before the run
@@ -55,6 +60,10 @@ Parameter forms: a constant, {int: [lo, hi]}, {float: [lo, hi]}, {choice: [a, b]
 A pgbench script (see `timeit -f`) is an entry too, run as one operation, its path relative to the file:
   - script: transfer.sql
     ratio: 0.1";
+
+/// The flags `dbload workload -h` shows; `--help` shows them all.
+pub(super) const WORKLOAD_MOST_USED: &[&str] =
+    &["url", "suite", "max-queries", "concurrency", "duration", "rate", "output"];
 
 /// What every query command shares.
 #[derive(Debug, Args)]
@@ -335,6 +344,10 @@ A mixed-run file names each part's options as the part's own command does:
       file: queries.yml     # relative to this file; or `queries:`, inline
       concurrency: 4        # any `dbload workload` option
       rate: 100";
+
+/// The flags `dbload run -h` shows; `--help` shows them all.
+pub(super) const RUN_MOST_USED: &[&str] =
+    &["url", "keep", "baseline", "output", "report", "html", "quiet", "fail-if", "runs"];
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

@@ -34,6 +34,9 @@ Order: with --runs N the sweep runs N rounds; each round runs every point once, 
 
 Each point's runs are kept in the results store as usual, tagged sweep=ID and point=FLAG=VALUE,...; the sweep's report is kept too, by its sweep id. Exit code: 0 when the sweep names a best point (or a sustainable rate), 1 when none meets --where (or --slo), 130 on Ctrl-C (the points done are reported; the one running is shown as interrupted and is not eligible), 2 for bad usage.";
 
+/// The flags `dbload sweep -h` shows; `--help` shows them all.
+pub(super) const SWEEP_MOST_USED: &[&str] = &["vary", "objective", "where", "runs", "find-max-rate", "slo", "output"];
+
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// Vary a long flag of the command over values (repeatable; the grid is every combination),

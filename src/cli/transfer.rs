@@ -34,6 +34,9 @@ Examples:
   dbload export --url postgres://crate@crate-host:5432/doc --table doc.events \\
       --format csv --out /tmp/csv";
 
+/// The flags `dbload export -h` shows; `--help` shows them all.
+pub(super) const EXPORT_MOST_USED: &[&str] = &["url", "table", "query", "out", "format", "gzip", "workers", "output"];
+
 pub(super) const INSERT_FROM_SQL_EXAMPLES: &str = "\
 Examples:
   # One day of events from one server into an existing table on another,
@@ -51,6 +54,10 @@ Examples:
   dbload insert-from-sql --src-url postgres://crate@crate-host:5432/doc \\
       --query \"select * from doc.events\" \\
       --url postgres://app@dst/app --table events";
+
+/// The flags `dbload insert-from-sql -h` shows; `--help` shows them all.
+pub(super) const INSERT_FROM_SQL_MOST_USED: &[&str] =
+    &["src-url", "query", "url", "table", "method", "batch-size", "workers", "output"];
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("what").required(true).args(["table", "query"])))]

@@ -19,5 +19,13 @@ pub fn init(args: InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn 
     let done = with_threads(None, async |cancel| run::init::init(&cfg, started.server(), cancel).await)?;
     let printed = out.write_all(report::init::render(&done).as_bytes()).context("writing the report");
     console::printed(out, printed)?;
+    if started.removed_at_exit() {
+        // Tables made to be used by a later command, in a server about to go.
+        console::line(format_args!(
+            "dbload init: these tables were made in a throwaway PostgreSQL, which is removed now, and \
+             they with it. To run scripts on them (dbload timeit --builtin tpcb-like), give --keep, \
+             which leaves the server running and prints its URL, or --url for a server of yours."
+        ));
+    }
     Ok(if done.interrupted { error::exit::INTERRUPTED } else { error::exit::OK })
 }

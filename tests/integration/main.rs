@@ -8,11 +8,13 @@ mod charts;
 mod cli;
 mod commit;
 mod data;
+mod docs;
 mod engines;
 mod fake_cratedb;
 mod hang;
 mod html;
 mod http;
+mod image;
 mod ingest;
 mod k6;
 mod lost;
@@ -86,10 +88,12 @@ fn main() -> std::process::ExitCode {
         parity::tests(),
         stop::tests(),
         http::tests(),
+        image::tests(),
         k6::tests(),
         hang::tests(),
         html::tests(),
         data::tests(),
+        docs::tests(),
         transfer::tests(),
         reconnect::tests(),
         lost::tests(),

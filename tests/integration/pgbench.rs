@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::support::{dbload_bin, ensure, json, refused, write_file, Ctx};
+use crate::support::{dbload_bin, ensure, json, private_tmp, refused, write_file, Ctx};
 use crate::Phase::{Parallel, Quiet};
 use crate::Registered;
 
@@ -21,6 +21,11 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("pgbench::init_flags_make_what_pgbench_i_makes", init_flags_make_what_pgbench_i_makes, Parallel),
         ("pgbench::init_refuses_what_pgbench_i_refuses", init_refuses_what_pgbench_i_refuses, Parallel),
+        (
+            "pgbench::init_into_a_throwaway_server_says_its_tables_go_with_it",
+            init_into_a_throwaway_server_says_its_tables_go_with_it,
+            Parallel,
+        ),
         ("pgbench::script_runs_match_the_servers_update_count", script_runs_match_the_servers_update_count, Parallel),
         ("pgbench::a_failed_statement_rolls_its_script_back", a_failed_statement_rolls_its_script_back, Parallel),
         ("pgbench::pipelines_run_as_pgbench_runs_them", pipelines_run_as_pgbench_runs_them, Parallel),
@@ -840,4 +845,20 @@ fn r_lists_meta_commands_as_pgbench_does(ctx: &Ctx) -> Result<()> {
         ensure(theirs.len() == 7 && mine == theirs, || format!("{flags:?}:\npgbench {theirs:#?}\ndbload {mine:#?}"))?;
     }
     Ok(())
+}
+
+/// Issue 35: `dbload init` with no target fills a throwaway server and
+/// removes it at exit, tables and all. That is what it should do, but not
+/// in silence: it says so and how to keep them (--keep, or --url). With a
+/// server of the user's, it says nothing of the kind.
+fn init_into_a_throwaway_server_says_its_tables_go_with_it(ctx: &Ctx) -> Result<()> {
+    let tmp = private_tmp()?;
+    let env = [("TMPDIR", tmp.path().to_str().context("a temporary path")?)];
+    let (code, stdout, stderr) = dbload_bin(&["init", "--scale", "1", "--quiet"], &env);
+    let what = || format!("exit {code}\nstdout: {stdout}\nstderr: {stderr}");
+    ensure(code == 0 && stdout.contains("done"), what)?;
+    let said = ["throwaway", "removed", "--keep", "--url"];
+    ensure(said.iter().all(|w| stderr.contains(w)), || format!("does not say {said:?}: {}", what()))?;
+    let (code, _, stderr) = dbload_bin(&["init", "--url", &ctx.url, "--scale", "1", "--quiet"], &[]);
+    ensure(code == 0 && !stderr.contains("throwaway"), || format!("with --url: exit {code}: {stderr}"))
 }
