@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::worker::Plan;
 use crate::config::{ProgressDisplay, AUTO_PROGRESS_EVERY};
-use crate::format::group;
+use crate::format::{group, human, Unit};
 use crate::stats::interval::{Interval, IntervalLatency};
 
 pub struct Progress {
@@ -27,18 +27,20 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// `unit` names what is counted: rows, queries, requests.
+    /// `unit` names what is counted: rows, queries, requests. A run of
+    /// `total` units has a bar of them; a run of a duration (`--duration`,
+    /// `-T`) a bar of its time, with the time left; else a spinner.
     pub fn start(plan: &Plan, total: Option<u64>, unit: &str, display: ProgressDisplay) -> Progress {
-        let (len, template) = match total {
-            Some(_) => (
-                total,
-                format!("{{elapsed_precise}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}  {{rate}} {unit}/s  ETA {{eta}}  {{msg}}"),
-            ),
-            None => (None, format!("{{spinner}} {{elapsed_precise}} {{human_pos}} {unit}  {{rate}} {unit}/s  {{msg}}")),
-        };
-        let position = {
-            let live = plan.live.clone();
-            move || live.rows()
+        let (len, template) = bar(total, plan.deadline, unit);
+        let position: Box<dyn Fn() -> u64 + Send> = match (total, plan.deadline) {
+            (None, Some(duration)) => {
+                let t0 = plan.t0;
+                Box::new(move || t0.elapsed().min(duration).as_millis() as u64)
+            }
+            _ => {
+                let live = plan.live.clone();
+                Box::new(move || live.rows())
+            }
         };
         Progress::spawn(plan, len, &template, unit, display, position)
     }
@@ -88,22 +90,37 @@ impl Progress {
                 let rate = if secs > 0.0 { rows.rows() as f64 / secs } else { 0.0 };
                 let _ = w.write_str(&group(rate as u64));
             })
+            // A duration's bar counts milliseconds: what is left of them.
+            .with_key("left", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let left = state.len().unwrap_or(0).saturating_sub(state.pos());
+                let _ = w.write_str(&format!("{}s", left.div_ceil(1000)));
+            })
             .progress_chars("=> ");
         bar.set_style(style);
+        // The bar's message: the last second's p99, from the workers'
+        // interval latencies (as `-P`'s lines, which it never runs beside).
+        if bar_shown {
+            let _ = live.interval.set(Interval::default());
+        }
         let task = tokio::spawn({
             let (bar, stop, unit) = (bar.clone(), stop.clone(), unit.to_string());
             async move {
                 let mut tick = tokio::time::interval(Duration::from_millis(200));
-                while !stop.is_cancelled() {
+                let mut p99 = None;
+                for ticks in 1u64.. {
+                    if stop.is_cancelled() {
+                        break;
+                    }
                     tokio::select! {
                         _ = tick.tick() => {}
                         _ = stop.cancelled() => {}
                     }
                     bar.set_position(position());
-                    let failed = live.failed();
-                    if failed > 0 {
-                        bar.set_message(format!("{failed} {unit} failed"));
+                    if ticks % 5 == 0 {
+                        let last = live.interval.get().map(Interval::take).filter(|l| l.count > 0);
+                        p99 = last.map(|l| l.p99_ms);
                     }
+                    bar.set_message(message(p99, live.failed(), &unit));
                 }
             }
         });
@@ -118,6 +135,29 @@ impl Progress {
         }
         self.bar.finish_and_clear();
     }
+}
+
+/// The bar's length and layout: `total` units, else the milliseconds of
+/// the run's `duration` with the time left, else a spinner.
+fn bar(total: Option<u64>, duration: Option<Duration>, unit: &str) -> (Option<u64>, String) {
+    match (total, duration) {
+        (Some(_), _) => (
+            total,
+            format!("{{elapsed_precise}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit}  {{rate}} {unit}/s  ETA {{eta}}  {{msg}}"),
+        ),
+        (None, Some(d)) => (
+            Some(d.as_millis() as u64),
+            format!("{{elapsed_precise}} [{{bar:30}}] {{left}} left  {{rows}} {unit}  {{rows_rate}} {unit}/s  {{msg}}"),
+        ),
+        (None, None) => (None, format!("{{spinner}} {{elapsed_precise}} {{human_pos}} {unit}  {{rate}} {unit}/s  {{msg}}")),
+    }
+}
+
+/// The bar's message: the last second's p99 and the failures so far.
+fn message(p99_ms: Option<f64>, failed: u64, unit: &str) -> String {
+    let p99 = p99_ms.map(|p| format!("p99 {} (last second)", human(Some(p), Unit::Ms)));
+    let failed = (failed > 0).then(|| format!("{} {unit} failed", group(failed)));
+    p99.into_iter().chain(failed).collect::<Vec<_>>().join("  ")
 }
 
 /// Prints a progress line every `every` since the run's start, and one for
@@ -183,6 +223,26 @@ fn line(at: Duration, rate: f64, rate_unit: &str, l: &IntervalLatency, failed: u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35: a `--duration` run showed a spinner: no bar, no time left.
+    #[test]
+    fn a_run_of_a_duration_has_a_bar_of_its_time() {
+        let (len, template) = bar(None, Some(Duration::from_secs(30)), "queries");
+        assert_eq!(len, Some(30_000));
+        assert!(template.contains("[{bar:30}] {left} left  {rows} queries"), "{template}");
+        assert!(bar(Some(1000), Some(Duration::from_secs(30)), "rows").1.contains("/{human_len} rows"));
+        assert!(bar(None, None, "rows").1.starts_with("{spinner}"));
+    }
+
+    /// Issue 35: the bar showed no latency, and its errors only as a
+    /// count: now the last second's p99 and the failures, as words.
+    #[test]
+    fn the_bar_shows_the_last_second_s_p99_and_the_failures() {
+        assert_eq!(message(None, 0, "rows"), "");
+        assert_eq!(message(Some(1.2345), 0, "queries"), "p99 1.23 ms (last second)");
+        assert_eq!(message(Some(0.042), 1234, "rows"), "p99 42.0 µs (last second)  1,234 rows failed");
+        assert_eq!(message(None, 3, "requests"), "3 requests failed");
+    }
 
     #[test]
     fn a_line_reads_like_pgbench_then_p99() {
