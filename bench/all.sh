@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BENCHES=${BENCHES:-select1-vs-pgbench pipeline-vs-pgbench pgbench-builtin ingest-vs-copy http-vs-wrk memory}
+BENCHES=${BENCHES:-select1-vs-pgbench pipeline-vs-pgbench pgbench-builtin ingest-vs-copy http-vs-wrk k6 memory}
 if [ -z "${DBLOAD:-}" ]; then
   cargo build --release --quiet
   export DBLOAD=./target/release/dbload
