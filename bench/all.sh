@@ -8,7 +8,7 @@
 # one lowers every ratio) and the time it all took. Each script's own output
 # (its per-round lines included) goes to bench/out/NAME.txt.
 #
-#   make bench                          # or bench/all.sh: 10 rounds each, about 25 minutes
+#   make bench                          # or bench/all.sh: 10 rounds each, about 30 minutes
 #   ROUNDS=3 make bench                 # fewer rounds, a quicker and noisier look
 #   BENCHES="select1-vs-pgbench http-vs-wrk" bench/all.sh
 #

@@ -78,8 +78,8 @@ pub struct K6RunArgs {
     #[arg(long, help_heading = "k6")]
     pub insecure_skip_tls_verify: bool,
 
-    /// Threads that run the VUs' requests, 1 to 1024 (default: one per CPU). Each VU's
-    /// JavaScript has a thread of its own.
+    /// Threads that run the VUs, their JavaScript and their requests, 1 to 1024 (default:
+    /// one per CPU).
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub threads: Option<usize>,
 

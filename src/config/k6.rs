@@ -6,11 +6,11 @@
 //! stop signal during init code that never returns ends it (exit 130).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
+use tokio_util::sync::CancellationToken;
 
 use super::fail_if::Contract;
 use super::ingest::split_rows;
@@ -21,7 +21,7 @@ use crate::error::{interrupted, usage};
 use crate::k6::options::Options;
 use crate::k6::script::Script;
 use crate::k6::thresholds::Threshold;
-use crate::k6::vu::{self, Loaded, VuSpec};
+use crate::k6::vu::{Loaded, Vu, VuSpec};
 use crate::op::Warmup;
 use crate::stats::k6::Metrics;
 
@@ -139,10 +139,11 @@ impl K6Config {
     }
 }
 
-/// Runs the script's init code on a VU of its own for its options; a stop
-/// signal (noted from the command's start) interrupts it.
+/// Runs the script's init code on a VU of its own for its options, on a
+/// thread of its own (its coroutine stays there) while this one watches
+/// for a stop signal (noted from the command's start), which interrupts it.
 fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() -> bool) -> Result<Loaded> {
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = CancellationToken::new();
     let spec = VuSpec {
         id: 0,
         script: script.clone(),
@@ -151,17 +152,21 @@ fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() 
         metrics: Arc::new(Mutex::new(Metrics::new(&[]))),
         data: None,
     };
-    let (_link, mut loaded) = vu::start(spec)?;
+    let loading = std::thread::Builder::new()
+        .name("k6 options".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+            rt.block_on(async { Vu::start(spec).await.map(|(_, loaded)| loaded) })
+        })
+        .map_err(|e| anyhow::anyhow!("starting the thread that loads {}: {e}", script.name))?;
     loop {
-        match loaded.try_recv() {
-            Ok(result) => return result,
-            Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
-                return Err(anyhow::anyhow!("the VU loading {} ended without a word", script.name))
-            }
-            Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+        if loading.is_finished() {
+            return loading
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the VU loading {} ended without a word", script.name)));
         }
         if signalled() {
-            stop.store(true, Ordering::Relaxed);
+            stop.cancel();
             return Err(interrupted(format!(
                 "interrupted while running the init code of {}: nothing was run",
                 script.name

@@ -1,5 +1,5 @@
 //! k6 scripts, run unchanged by `dbload k6 run`: the script and its imports
-//! (`script`), a VU's JavaScript on its own thread (`vu`), the script's
+//! (`script`), a VU's JavaScript in a coroutine on the worker thread (`vu`), the script's
 //! options (`options`) and thresholds (`thresholds`), judged on k6's
 //! metrics (`stats::k6`). Here a VU's iteration is one operation of the worker
 //! loop (`run::worker`), run by the VU's [`VuExecutor`]: pacing, stages,
@@ -15,7 +15,7 @@ use std::collections::HashSet;
 
 use crate::driver::http::client::Client;
 use crate::op::{Executor, OpError, Operation, Source};
-use vu::{Call, CallError, VuLink};
+use vu::{Call, CallError, Vu};
 
 /// One run of the script's default function.
 #[derive(Debug)]
@@ -41,10 +41,10 @@ impl Source for Iterations {
     }
 }
 
-/// Runs a VU's iterations: each is handed to its thread, whose requests
-/// this executor makes with the VU's own HTTP client.
+/// Runs a VU's iterations: each is a call of the VU's coroutine, whose
+/// requests this executor makes with the VU's own HTTP client.
 pub struct VuExecutor {
-    link: VuLink,
+    vu: Vu,
     client: Client,
     /// k6's `__ITER`: this VU's iterations so far.
     iteration: u64,
@@ -55,8 +55,8 @@ pub struct VuExecutor {
 }
 
 impl VuExecutor {
-    pub fn new(link: VuLink, client: Client) -> VuExecutor {
-        VuExecutor { link, client, iteration: 0, said: HashSet::new() }
+    pub fn new(vu: Vu, client: Client) -> VuExecutor {
+        VuExecutor { vu, client, iteration: 0, said: HashSet::new() }
     }
 }
 
@@ -66,7 +66,7 @@ impl Executor<Iteration> for VuExecutor {
     async fn execute(&mut self, _: &mut Iteration, warm: bool) -> Result<u64, OpError> {
         let iteration = self.iteration;
         self.iteration += 1;
-        match self.link.call(Call::Iterate { iteration, warm }, &mut self.client, !warm).await {
+        match self.vu.call(Call::Iterate { iteration, warm }, &mut self.client, !warm).await {
             Ok(_) => Ok(1),
             Err(CallError::Thrown(message)) => {
                 let class = message.split('\n').next().unwrap_or("").to_owned();
@@ -75,7 +75,7 @@ impl Executor<Iteration> for VuExecutor {
                 }
                 Err(OpError::new(format!("script error: {class}"), message))
             }
-            Err(CallError::Gone) => Err(OpError::fatal("VU ended", "the VU's JavaScript thread ended")),
+            Err(CallError::Gone) => Err(OpError::fatal("VU ended", "the VU's JavaScript ended")),
         }
     }
 }

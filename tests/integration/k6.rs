@@ -28,6 +28,8 @@ pub fn tests() -> Vec<Registered> {
         ("k6::a_vu_that_throws_is_counted_and_goes_on", a_vu_that_throws_is_counted_and_goes_on, Parallel),
         ("k6::init_code_that_never_returns_ends_on_ctrl_c", init_code_that_never_returns_ends_on_ctrl_c, Parallel),
         ("k6::a_vu_costs_under_1_mib", a_vu_costs_under_1_mib, Quiet),
+        ("k6::endless_recursion_is_a_range_error", endless_recursion_is_a_range_error, Parallel),
+        ("k6::sleeping_vus_take_no_threads", sleeping_vus_take_no_threads, Parallel),
     ]
 }
 
@@ -315,9 +317,9 @@ fn init_code_that_never_returns_ends_on_ctrl_c(_: &Ctx) -> Result<()> {
 
 /// Issue 33's limit: memory per VU for the notify-shaped script at most
 /// 1 MiB, the peak RSS at 1,000 VUs less that at 100, over 900. A VU is a
-/// thread (its stack's touched pages), a QuickJS runtime and context with
-/// the script loaded, and a channel to its executor; 2,000 against 100 is
-/// `make bench`'s measure, 1,000 here keeps the test short.
+/// coroutine (its stack's touched pages), a QuickJS runtime and context
+/// with the script loaded, and its task in the worker loop; 2,000 against
+/// 100 is `make bench`'s measure (bench/k6.sh), 1,000 here keeps the test short.
 fn a_vu_costs_under_1_mib(_: &Ctx) -> Result<()> {
     let server = Server::start(false)?;
     let url = format!("QL_URL={}", server.url);
@@ -332,4 +334,46 @@ fn a_vu_costs_under_1_mib(_: &Ctx) -> Result<()> {
     ensure(per_vu <= 1.0, || {
         format!("{per_vu:.3} MiB per VU (peak RSS {:.1} MiB at 100 VUs, {:.1} at 1,000)", rss[0], rss[1])
     })
+}
+
+/// A script that recurses without end gets QuickJS's stack-overflow
+/// exception (a RangeError), counted as a failed iteration with its place,
+/// and the VU goes on: the JavaScript stack limit fits the stack the VU
+/// runs on, so the check fires before the guard page (a crash) is reached.
+fn endless_recursion_is_a_range_error(_: &Ctx) -> Result<()> {
+    let script = "function down(n) { return down(n + 1) + 1; }\nexport default function () { down(0); }\n";
+    let (code, stdout, stderr) = k6(&["-u", "2", "-i", "4", "--output", "json", "-"], script, &[])?;
+    ensure(code == 1, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    ensure(r["iterations"] == 4 && r["iterations_failed"] == 4, || stdout.clone())?;
+    ensure(stderr.contains("RangeError: Maximum call stack size exceeded") && stderr.contains("stdin:1:"), || {
+        stderr.clone()
+    })
+}
+
+/// Issue 33: a VU that sleeps costs no thread. 300 VUs sleeping in every
+/// iteration run on the worker threads: the process has a handful of
+/// threads (the runtime's, the worker pool's), not one per VU.
+fn sleeping_vus_take_no_threads(_: &Ctx) -> Result<()> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["k6", "run", "--quiet", "-u", "300", "-d", "4s", "--threads", "2", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    stdin.write_all(b"import { sleep } from 'k6';\nexport default function () { sleep(0.5); }\n")?;
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(2500));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))?;
+    let threads: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .context("Threads: in /proc/PID/status")?
+        .trim()
+        .parse()?;
+    let out = child.wait_with_output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure(out.status.code() == Some(0), || format!("{:?}: {stderr}", out.status))?;
+    ensure(threads < 50, || format!("{threads} threads for 300 sleeping VUs"))
 }
