@@ -52,7 +52,8 @@ pub struct K6RunArgs {
     #[arg(short = 'd', long, value_name = "TIME", value_parser = seconds_or_duration, help_heading = "k6")]
     pub duration: Option<Duration>,
 
-    /// Iterations in all, shared by the VUs (default: options.iterations).
+    /// Iterations in all, each taken by the first VU free, as k6's shared-iterations (default:
+    /// options.iterations).
     #[arg(short = 'i', long, value_name = "N", value_parser = count::<u64>, help_heading = "k6")]
     pub iterations: Option<u64>,
 

@@ -12,6 +12,8 @@ pub mod thresholds;
 pub mod vu;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::driver::http::client::Client;
 use crate::op::{Executor, OpError, Operation, Source};
@@ -27,16 +29,55 @@ impl Operation for Iteration {
     }
 }
 
-/// A VU's iterations: as many as it was given, or until the run stops.
+/// How a run's iterations are handed to its VUs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handout {
+    /// Until the duration or the stages end.
+    Endless,
+    /// k6's `shared-iterations` (and `-i`): this many in all, each taken by
+    /// whichever VU is free first, so a slow VU does fewer.
+    Shared(u64),
+    /// k6's `per-vu-iterations`: this many for each VU.
+    PerVu(u64),
+}
+
+impl Handout {
+    /// The iterations of `vus` VUs in all (none: no count ends the run).
+    pub fn total(&self, vus: u32) -> Option<u64> {
+        match *self {
+            Handout::Endless => None,
+            Handout::Shared(n) => Some(n),
+            Handout::PerVu(n) => Some(n.saturating_mul(u64::from(vus))),
+        }
+    }
+}
+
+/// A VU's iterations: taken from its own count, or from the count its VUs
+/// share, until none are left or the run stops.
 pub struct Iterations {
-    pub left: u64,
+    left: Arc<AtomicU64>,
+}
+
+impl Iterations {
+    /// The sources of `vus` VUs, as `handout` says.
+    pub fn handed(handout: &Handout, vus: u32) -> Vec<Iterations> {
+        let own = |n| (0..vus).map(|_| Iterations { left: Arc::new(AtomicU64::new(n)) }).collect();
+        match *handout {
+            Handout::Endless => own(u64::MAX),
+            Handout::PerVu(n) => own(n),
+            Handout::Shared(n) => {
+                let left = Arc::new(AtomicU64::new(n));
+                (0..vus).map(|_| Iterations { left: left.clone() }).collect()
+            }
+        }
+    }
 }
 
 impl Source for Iterations {
     type Op = Iteration;
 
     async fn next(&mut self) -> Option<Iteration> {
-        self.left = self.left.checked_sub(1)?;
+        self.left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).ok()?;
         Some(Iteration)
     }
 }

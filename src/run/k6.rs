@@ -62,14 +62,15 @@ pub async fn k6(cfg: &K6Config, cancel: CancellationToken, gate: Option<super::G
     let mut tasks = Vec::with_capacity(cfg.vus as usize);
     let mut waits = Vec::with_capacity(cfg.vus as usize);
     let mut plans = Vec::with_capacity(cfg.vus as usize);
-    for vu in 0..cfg.vus as usize {
+    let sources = Iterations::handed(&cfg.handout, cfg.vus);
+    for (vu, source) in sources.into_iter().enumerate() {
         let (loaded_tx, loaded_rx) = oneshot::channel();
         let (plan_tx, plan_rx) = oneshot::channel();
         let spec = spec(vu as u32 + 1, data.clone());
         let (recorder, stats) = shared[vu % shards].clone();
-        let (insecure, left) = (cfg.insecure, cfg.per_vu[vu]);
+        let insecure = cfg.insecure;
         tasks.push(cores::spawn(vu, move || async move {
-            let (vu, _) = match Vu::start(spec).await {
+            let (js, _) = match Vu::start(spec).await {
                 Ok(started) => started,
                 Err(e) => {
                     let _ = loaded_tx.send(Err(e));
@@ -79,8 +80,7 @@ pub async fn k6(cfg: &K6Config, cancel: CancellationToken, gate: Option<super::G
             let _ = loaded_tx.send(Ok(()));
             // No plan: the run ended before the clock started.
             let Ok(plan) = plan_rx.await else { return ((), Vec::new()) };
-            let executor = VuExecutor::new(vu, Client::new(stats, insecure));
-            let source = Iterations { left };
+            let executor = VuExecutor::new(js, Client::new(stats, insecure));
             // The worker's own recorder moves what it holds into the
             // shared one when it is dropped, here; the VU ends here too.
             let _ = worker::run_into(plan, source, executor, vec![Buffered::new(recorder)]).await;

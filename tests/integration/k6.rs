@@ -30,6 +30,12 @@ pub fn tests() -> Vec<Registered> {
         ("k6::a_vu_costs_under_1_mib", a_vu_costs_under_1_mib, Quiet),
         ("k6::endless_recursion_is_a_range_error", endless_recursion_is_a_range_error, Parallel),
         ("k6::sleeping_vus_take_no_threads", sleeping_vus_take_no_threads, Parallel),
+        ("k6::iterations_go_to_whichever_vu_is_free", iterations_go_to_whichever_vu_is_free, Parallel),
+        ("k6::a_constant_vus_scenario_runs", a_constant_vus_scenario_runs, Parallel),
+        ("k6::a_per_vu_iterations_scenario_runs", a_per_vu_iterations_scenario_runs, Parallel),
+        ("k6::a_shared_iterations_scenario_runs", a_shared_iterations_scenario_runs, Parallel),
+        ("k6::a_ramping_vus_scenario_runs", a_ramping_vus_scenario_runs, Parallel),
+        ("k6::two_scenarios_are_refused", two_scenarios_are_refused, Parallel),
     ]
 }
 
@@ -376,4 +382,105 @@ fn sleeping_vus_take_no_threads(_: &Ctx) -> Result<()> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     ensure(out.status.code() == Some(0), || format!("{:?}: {stderr}", out.status))?;
     ensure(threads < 50, || format!("{threads} threads for 300 sleeping VUs"))
+}
+
+/// The requests the server got, by path: `/vu1`, `/vu2`, ...
+fn by_path(server: &Server) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for l in server.seen.log.lock().unwrap().iter() {
+        *counts.entry(l.1.clone()).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// A script whose VU 1 is slow (1.5 s per iteration) and the others fast,
+/// each iteration one request to `/vuN`; `options` as given.
+fn slow_vu_1(options: &str) -> String {
+    format!(
+        "import http from 'k6/http';\nimport {{ sleep }} from 'k6';\nexport const options = {options};\n\
+         export default function () {{\n  if (__VU === 1) {{ sleep(1.5); }}\n  http.get(__ENV.BASE + '/vu' + __VU);\n}}\n"
+    )
+}
+
+/// `-i` is k6's shared-iterations: the iterations are taken one by one by
+/// whichever VU is free, not split evenly ahead. VU 1 is slow, so VU 2
+/// does nearly all of the 10 iterations (split evenly, VU 1 would do 5,
+/// 7.5 s of them).
+fn iterations_go_to_whichever_vu_is_free(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let base = format!("BASE={}", server.url);
+    let (code, stdout, stderr) =
+        k6(&["-e", &base, "-u", "2", "-i", "10", "--output", "json", "-"], &slow_vu_1("{}"), &[])?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    let counts = by_path(&server);
+    ensure(r["iterations"] == 10 && server.seen.requests() == 10, || format!("{counts:?}: {stdout}"))?;
+    ensure(counts.get("/vu1").copied().unwrap_or(0) <= 2, || format!("{counts:?}"))
+}
+
+/// A scenario's run as the server saw it: exit code, report, requests by path.
+fn scenario(
+    options: &str,
+    script: Option<&str>,
+) -> Result<(i32, serde_json::Value, std::collections::BTreeMap<String, usize>, String)> {
+    let server = Server::start(false)?;
+    let base = format!("BASE={}", server.url);
+    let script = script.map_or_else(|| slow_vu_1(options), |s| s.replace("OPTIONS", options));
+    let (code, stdout, stderr) = k6(&["-e", &base, "--output", "json", "-"], &script, &[])?;
+    let report = if code == 2 { serde_json::Value::Null } else { json(&stdout)? };
+    Ok((code, report, by_path(&server), stderr))
+}
+
+/// `constant-vus`: `vus` VUs for `duration`, each in a loop.
+fn a_constant_vus_scenario_runs(_: &Ctx) -> Result<()> {
+    let script = "import http from 'k6/http';\nimport { sleep } from 'k6';\nexport const options = OPTIONS;\n\
+                  export default function () { http.get(__ENV.BASE + '/vu' + __VU); sleep(0.1); }\n";
+    let options = "{ scenarios: { steady: { executor: 'constant-vus', vus: 3, duration: '1s' } } }";
+    let (code, r, counts, stderr) = scenario(options, Some(script))?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(counts.len() == 3 && counts.values().all(|&n| (5..=12).contains(&n)), || format!("{counts:?}"))?;
+    ensure(r["http_reqs"] == counts.values().sum::<usize>(), || format!("{counts:?}: {r}"))
+}
+
+/// `per-vu-iterations`: each VU does its own `iterations`, the slow one too.
+fn a_per_vu_iterations_scenario_runs(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { each: { executor: 'per-vu-iterations', vus: 2, iterations: 2 } } }";
+    let (code, r, counts, stderr) = scenario(options, None)?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(counts.get("/vu1") == Some(&2) && counts.get("/vu2") == Some(&2) && r["iterations"] == 4, || {
+        format!("{counts:?}: {r}")
+    })
+}
+
+/// `shared-iterations`: `iterations` in all, taken by whichever VU is free.
+fn a_shared_iterations_scenario_runs(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { all: { executor: 'shared-iterations', vus: 2, iterations: 10 } } }";
+    let (code, r, counts, stderr) = scenario(options, None)?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(r["iterations"] == 10 && counts.values().sum::<usize>() == 10, || format!("{counts:?}: {r}"))?;
+    ensure(counts.get("/vu1").copied().unwrap_or(0) <= 2, || format!("{counts:?}"))
+}
+
+/// `ramping-vus`: the VUs follow `stages` from `startVUs`; 4 at most.
+fn a_ramping_vus_scenario_runs(_: &Ctx) -> Result<()> {
+    let script = "import http from 'k6/http';\nimport { sleep } from 'k6';\nexport const options = OPTIONS;\n\
+                  export default function () { http.get(__ENV.BASE + '/vu' + __VU); sleep(0.1); }\n";
+    let options = "{ scenarios: { ramp: { executor: 'ramping-vus', startVUs: 1, \
+                   stages: [{ duration: '1s', target: 4 }, { duration: '1s', target: 0 }] } } }";
+    let (code, r, counts, stderr) = scenario(options, Some(script))?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(counts.len() == 4 && counts.keys().all(|k| ["/vu1", "/vu2", "/vu3", "/vu4"].contains(&k.as_str())), || {
+        format!("{counts:?}")
+    })?;
+    ensure(r["http_reqs"] == counts.values().sum::<usize>() && r["setup"]["vus"] == 4, || format!("{counts:?}: {r}"))
+}
+
+/// Two scenarios in one run are refused before anything runs: exit 2,
+/// with what to do.
+fn two_scenarios_are_refused(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { a: { executor: 'constant-vus', vus: 1, duration: '1s' }, \
+                   b: { executor: 'constant-vus', vus: 1, duration: '1s' } } }";
+    let (code, _, counts, stderr) = scenario(options, None)?;
+    ensure(code == 2 && counts.is_empty(), || format!("exit {code}: {stderr}"))?;
+    ensure(stderr.contains("options.scenarios") && stderr.contains("one scenario"), || stderr.clone())
 }
