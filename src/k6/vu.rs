@@ -344,7 +344,9 @@ fn run_call(ctx: &Ctx<'_>, state: &State, call: Call) -> Result<Option<String>, 
             let data: Value = g.get("__k6_data").map_err(err)?;
             let started = Instant::now();
             let result = f.call::<_, Value>((data,));
-            if !warm {
+            // An iteration cut by the run's stop (Ctrl-C, or its VU ended
+            // after the deadline's grace) is not a completed one, as in k6.
+            if !warm && !state.stopped() {
                 let mut m = lock(&state.metrics);
                 let tags = [("group".to_owned(), String::new())];
                 let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);

@@ -36,6 +36,11 @@ pub fn tests() -> Vec<Registered> {
         ("k6::a_shared_iterations_scenario_runs", a_shared_iterations_scenario_runs, Parallel),
         ("k6::a_ramping_vus_scenario_runs", a_ramping_vus_scenario_runs, Parallel),
         ("k6::two_scenarios_are_refused", two_scenarios_are_refused, Parallel),
+        (
+            "k6::an_iteration_cut_at_the_deadline_is_not_counted",
+            an_iteration_cut_at_the_deadline_is_not_counted,
+            Parallel,
+        ),
     ]
 }
 
@@ -483,4 +488,17 @@ fn two_scenarios_are_refused(_: &Ctx) -> Result<()> {
     let (code, _, counts, stderr) = scenario(options, None)?;
     ensure(code == 2 && counts.is_empty(), || format!("exit {code}: {stderr}"))?;
     ensure(stderr.contains("options.scenarios") && stderr.contains("one scenario"), || stderr.clone())
+}
+
+/// An iteration still sleeping when the deadline's grace ends is cut, as
+/// in k6: counted as failed, not in k6's `iterations` nor in
+/// `iteration_duration` (once the VUs were coroutines, the cut iterations
+/// ended when their VU was dropped and were counted, 6 s each).
+fn an_iteration_cut_at_the_deadline_is_not_counted(_: &Ctx) -> Result<()> {
+    let script = "import { sleep } from 'k6';\nexport default function () { sleep(10); }\n";
+    let (code, stdout, stderr) = k6(&["-u", "3", "-d", "1s", "--output", "json", "-"], script, &[])?;
+    ensure(code == 1, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    let m = &r["metrics"];
+    ensure(m["iterations"]["count"] == 0.0 && r["iterations"] == 0, || format!("{m}\n{stdout}"))
 }
