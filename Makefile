@@ -35,9 +35,10 @@ test: deps
 	$(CARGO) test --lib -- --ignored --exact clock::tests::wake_ups_are_on_time
 
 ## Every bench (dbload against pgbench, pipelined too, the server's own COPY and wrk;
-## memory per worker, connection and VU), each comparison in 10 alternating rounds
-## (ROUNDS=3 make bench for fewer), then one table: figures, the median ratio and its
-## interquartile range, targets, the load average and the time it took (about 25 minutes).
+## k6 run against dbload http, CPU per request and memory per VU; memory per worker,
+## connection and VU), each comparison in 10 alternating rounds (ROUNDS=3 make bench
+## for fewer), then one table: figures, the median ratio and its interquartile range,
+## targets, the load average and the time it took (about 30 minutes).
 bench: build
 	bench/all.sh
 

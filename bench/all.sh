@@ -8,7 +8,7 @@
 # one lowers every ratio) and the time it all took. Each script's own output
 # (its per-round lines included) goes to bench/out/NAME.txt.
 #
-#   make bench                          # or bench/all.sh: 10 rounds each, about 25 minutes
+#   make bench                          # or bench/all.sh: 10 rounds each, about 30 minutes
 #   ROUNDS=3 make bench                 # fewer rounds, a quicker and noisier look
 #   BENCHES="select1-vs-pgbench http-vs-wrk" bench/all.sh
 #
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BENCHES=${BENCHES:-select1-vs-pgbench pipeline-vs-pgbench pgbench-builtin ingest-vs-copy http-vs-wrk memory}
+BENCHES=${BENCHES:-select1-vs-pgbench pipeline-vs-pgbench pgbench-builtin ingest-vs-copy http-vs-wrk k6 memory}
 if [ -z "${DBLOAD:-}" ]; then
   cargo build --release --quiet
   export DBLOAD=./target/release/dbload

@@ -23,7 +23,8 @@
 #   timed_pgbench SIDE N ARGS... one run of `pgbench ARGS URL`, N queries per transaction, the same way
 #   record_run SIDE OPS RATE TIMEFILE ERRORS   a side's rate and client CPU per op in this round
 #   versus A B WHAT              A's rate against B's: medians, ratio and IQR, a row of the table
-#   cpu_versus A B WHAT [LIMIT]  the same for client CPU per op; LIMIT `gate`: met when A's median <= B's
+#   cpu_versus A B WHAT [LIMIT]  the same for client CPU per op; LIMIT `gate`: met when A's median <= B's;
+#                                `ratio:R`: met when the median ratio is at most R
 #
 # Client CPU per operation is the whole client process's user+sys from GNU
 # `/usr/bin/time -f '%U %S'` (pgbench's threads, dbload's runtime, connecting
@@ -196,7 +197,8 @@ versus() {
 # cpu_versus A B WHAT [LIMIT]: A's median client CPU per op against B's (and
 # the user part of each), and the median of their ratio round by round with
 # its IQR. LIMIT `gate` (issue 31's gate for `select 1`): met when A's median
-# is at or below B's; a number: met when A's median is at most that many us.
+# is at or below B's; `ratio:R` (issue 33's k6 limit): met when the median of
+# the ratios is at most R; a number: met when A's median is at most that many us.
 cpu_versus() {
   local a=$1 b=$2 what=$3 limit=${4:-} mine peer q1 ratio q3 target=- ok=-
   available "$a" || return 0
@@ -206,6 +208,7 @@ cpu_versus() {
   case $limit in
   '') ;;
   gate) target="<= $b's" ok=$(met "$mine" '<=' "$peer") ;;
+  ratio:*) target="<= ${limit#ratio:} x" ok=$(met "$ratio" '<=' "${limit#ratio:}") ;;
   *) target="<= $limit us" ok=$(met "$mine" '<=' "$limit") ;;
   esac
   printf '  %-44s %s %s us (user %.2f), %s %s us (user %.2f); ratio %.2f x, IQR %.2f-%.2f%s\n' \

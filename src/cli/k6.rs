@@ -57,7 +57,8 @@ pub struct K6RunArgs {
     #[arg(short = 'd', long, value_name = "TIME", value_parser = seconds_or_duration, help_heading = "k6")]
     pub duration: Option<Duration>,
 
-    /// Iterations in all, shared by the VUs (default: options.iterations).
+    /// Iterations in all, each taken by the first VU free, as k6's shared-iterations (default:
+    /// options.iterations).
     #[arg(short = 'i', long, value_name = "N", value_parser = count::<u64>, help_heading = "k6")]
     pub iterations: Option<u64>,
 
@@ -83,8 +84,8 @@ pub struct K6RunArgs {
     #[arg(long, help_heading = "k6")]
     pub insecure_skip_tls_verify: bool,
 
-    /// Threads that run the VUs' requests, 1 to 1024 (default: one per CPU). Each VU's
-    /// JavaScript has a thread of its own.
+    /// Threads that run the VUs, their JavaScript and their requests, 1 to 1024 (default:
+    /// one per CPU).
     #[arg(long, value_name = "N", help_heading = "Run")]
     pub threads: Option<usize>,
 

@@ -6,14 +6,13 @@
 //! stop signal during init code that never returns ends it (exit 130).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Result;
+use tokio_util::sync::CancellationToken;
 
 use super::fail_if::Contract;
-use super::ingest::split_rows;
 use super::load::Load;
 use super::OutputConfig;
 use crate::cli::{K6RunArgs, StagesArgs};
@@ -21,7 +20,8 @@ use crate::error::{interrupted, usage};
 use crate::k6::options::Options;
 use crate::k6::script::Script;
 use crate::k6::thresholds::Threshold;
-use crate::k6::vu::{self, Loaded, VuSpec};
+use crate::k6::vu::{Loaded, Vu, VuSpec};
+use crate::k6::Handout;
 use crate::op::Warmup;
 use crate::stats::k6::Metrics;
 
@@ -34,8 +34,9 @@ pub struct K6Config {
     /// `__ENV`: the process's environment, then `-e`.
     pub env: Vec<(String, String)>,
     pub vus: u32,
-    /// Iterations per VU (u64::MAX: until the duration ends).
-    pub per_vu: Vec<u64>,
+    /// How the iterations are handed to the VUs.
+    pub handout: Handout,
+    /// The iterations in all (none: the duration or stages end the run).
     pub iterations: Option<u64>,
     /// Duration and stages; no rate (k6's arrival-rate executors are not here yet).
     pub load: Load,
@@ -103,19 +104,21 @@ impl K6Config {
             (None, None) => (Some(1), None),
             (i, d) => (i, d),
         };
-        // With --instance, -i is the whole run's: this instance does its share.
-        let per_vu = match (iterations, &output.instance) {
-            (Some(n), Some(i)) => i.shares(n, vus),
-            (Some(n), None) => split_rows(n, vus),
-            (None, _) => vec![u64::MAX; vus as usize],
+        // -i is k6's shared-iterations, as its scenario is; with --instance
+        // the count is the whole run's: this instance takes its share.
+        let handout = match (iterations, &output.instance) {
+            (None, _) => Handout::Endless,
+            (Some(n), _) if options.iterations_each && a.iterations.is_none() => Handout::PerVu(n),
+            (Some(n), Some(i)) => Handout::Shared(i.shares(n, vus).iter().sum()),
+            (Some(n), None) => Handout::Shared(n),
         };
-        let iterations = iterations.map(|_| per_vu.iter().sum());
+        let iterations = handout.total(vus);
         let thresholds = if a.no_thresholds { Vec::new() } else { options.thresholds };
         Ok(K6Config {
             script,
             env,
             vus,
-            per_vu,
+            handout,
             iterations,
             load: Load { duration, stages, warmup: Warmup::None, ..Load::default() },
             thresholds,
@@ -139,10 +142,11 @@ impl K6Config {
     }
 }
 
-/// Runs the script's init code on a VU of its own for its options; a stop
-/// signal (noted from the command's start) interrupts it.
+/// Runs the script's init code on a VU of its own for its options, on a
+/// thread of its own (its coroutine stays there) while this one watches
+/// for a stop signal (noted from the command's start), which interrupts it.
 fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() -> bool) -> Result<Loaded> {
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = CancellationToken::new();
     let spec = VuSpec {
         id: 0,
         script: script.clone(),
@@ -151,17 +155,21 @@ fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() 
         metrics: Arc::new(Mutex::new(Metrics::new(&[]))),
         data: None,
     };
-    let (_link, mut loaded) = vu::start(spec)?;
+    let loading = std::thread::Builder::new()
+        .name("k6 options".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+            rt.block_on(async { Vu::start(spec).await.map(|(_, loaded)| loaded) })
+        })
+        .map_err(|e| anyhow::anyhow!("starting the thread that loads {}: {e}", script.name))?;
     loop {
-        match loaded.try_recv() {
-            Ok(result) => return result,
-            Err(tokio::sync::oneshot::error::TryRecvError::Closed) => {
-                return Err(anyhow::anyhow!("the VU loading {} ended without a word", script.name))
-            }
-            Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+        if loading.is_finished() {
+            return loading
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the VU loading {} ended without a word", script.name)));
         }
         if signalled() {
-            stop.store(true, Ordering::Relaxed);
+            stop.cancel();
             return Err(interrupted(format!(
                 "interrupted while running the init code of {}: nothing was run",
                 script.name
@@ -195,7 +203,7 @@ mod tests {
         assert_eq!((c.vus, c.iterations, c.load.duration), (2, None, Some(Duration::from_secs(5))));
         // k6's default: one iteration of one VU.
         let c = resolve("", "export default function () {}").unwrap();
-        assert_eq!((c.vus, c.per_vu.clone()), (1, vec![1]));
+        assert_eq!((c.vus, c.handout.clone()), (1, Handout::Shared(1)));
         // Stages start from options.vus (k6's startVUs), so 4 VUs are started.
         let c = resolve("-s 2s:3 -s 1s:0", OPTIONS).unwrap();
         assert_eq!((c.vus, c.load.duration), (4, Some(Duration::from_secs(3))));
@@ -206,8 +214,8 @@ mod tests {
     #[test]
     fn an_instance_runs_its_share_of_the_iterations() {
         let c = resolve("-u 2 -i 10 --instance 1/2 --run-id r --start-at 2100-01-01T00:00:00Z", OPTIONS).unwrap();
-        // Instance 0's VUs do 3 each, instance 1's 2 each: 10 in all.
-        assert_eq!((c.per_vu.clone(), c.iterations), (vec![2, 2], Some(4)));
+        // Instance 0 takes 6 of the 10 iterations (3 per VU), instance 1 the other 4.
+        assert_eq!((c.handout.clone(), c.iterations), (Handout::Shared(4), Some(4)));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! k6 scripts, run unchanged by `dbload k6 run`: the script and its imports
-//! (`script`), a VU's JavaScript on its own thread (`vu`), the script's
+//! (`script`), a VU's JavaScript in a coroutine on the worker thread (`vu`), the script's
 //! options (`options`) and thresholds (`thresholds`), judged on k6's
 //! metrics (`stats::k6`). Here a VU's iteration is one operation of the worker
 //! loop (`run::worker`), run by the VU's [`VuExecutor`]: pacing, stages,
@@ -12,10 +12,12 @@ pub mod thresholds;
 pub mod vu;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::driver::http::client::Client;
 use crate::op::{Executor, OpError, Operation, Source};
-use vu::{Call, CallError, VuLink};
+use vu::{Call, CallError, Vu};
 
 /// One run of the script's default function.
 #[derive(Debug)]
@@ -27,24 +29,63 @@ impl Operation for Iteration {
     }
 }
 
-/// A VU's iterations: as many as it was given, or until the run stops.
+/// How a run's iterations are handed to its VUs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handout {
+    /// Until the duration or the stages end.
+    Endless,
+    /// k6's `shared-iterations` (and `-i`): this many in all, each taken by
+    /// whichever VU is free first, so a slow VU does fewer.
+    Shared(u64),
+    /// k6's `per-vu-iterations`: this many for each VU.
+    PerVu(u64),
+}
+
+impl Handout {
+    /// The iterations of `vus` VUs in all (none: no count ends the run).
+    pub fn total(&self, vus: u32) -> Option<u64> {
+        match *self {
+            Handout::Endless => None,
+            Handout::Shared(n) => Some(n),
+            Handout::PerVu(n) => Some(n.saturating_mul(u64::from(vus))),
+        }
+    }
+}
+
+/// A VU's iterations: taken from its own count, or from the count its VUs
+/// share, until none are left or the run stops.
 pub struct Iterations {
-    pub left: u64,
+    left: Arc<AtomicU64>,
+}
+
+impl Iterations {
+    /// The sources of `vus` VUs, as `handout` says.
+    pub fn handed(handout: &Handout, vus: u32) -> Vec<Iterations> {
+        let own = |n| (0..vus).map(|_| Iterations { left: Arc::new(AtomicU64::new(n)) }).collect();
+        match *handout {
+            Handout::Endless => own(u64::MAX),
+            Handout::PerVu(n) => own(n),
+            Handout::Shared(n) => {
+                let left = Arc::new(AtomicU64::new(n));
+                (0..vus).map(|_| Iterations { left: left.clone() }).collect()
+            }
+        }
+    }
 }
 
 impl Source for Iterations {
     type Op = Iteration;
 
     async fn next(&mut self) -> Option<Iteration> {
-        self.left = self.left.checked_sub(1)?;
+        self.left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).ok()?;
         Some(Iteration)
     }
 }
 
-/// Runs a VU's iterations: each is handed to its thread, whose requests
-/// this executor makes with the VU's own HTTP client.
+/// Runs a VU's iterations: each is a call of the VU's coroutine, whose
+/// requests this executor makes with the VU's own HTTP client.
 pub struct VuExecutor {
-    link: VuLink,
+    vu: Vu,
     client: Client,
     /// k6's `__ITER`: this VU's iterations so far.
     iteration: u64,
@@ -55,8 +96,8 @@ pub struct VuExecutor {
 }
 
 impl VuExecutor {
-    pub fn new(link: VuLink, client: Client) -> VuExecutor {
-        VuExecutor { link, client, iteration: 0, said: HashSet::new() }
+    pub fn new(vu: Vu, client: Client) -> VuExecutor {
+        VuExecutor { vu, client, iteration: 0, said: HashSet::new() }
     }
 }
 
@@ -66,7 +107,7 @@ impl Executor<Iteration> for VuExecutor {
     async fn execute(&mut self, _: &mut Iteration, warm: bool) -> Result<u64, OpError> {
         let iteration = self.iteration;
         self.iteration += 1;
-        match self.link.call(Call::Iterate { iteration, warm }, &mut self.client, !warm).await {
+        match self.vu.call(Call::Iterate { iteration, warm }, &mut self.client, !warm).await {
             Ok(_) => Ok(1),
             Err(CallError::Thrown(message)) => {
                 let class = message.split('\n').next().unwrap_or("").to_owned();
@@ -75,7 +116,7 @@ impl Executor<Iteration> for VuExecutor {
                 }
                 Err(OpError::new(format!("script error: {class}"), message))
             }
-            Err(CallError::Gone) => Err(OpError::fatal("VU ended", "the VU's JavaScript thread ended")),
+            Err(CallError::Gone) => Err(OpError::fatal("VU ended", "the VU's JavaScript ended")),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! A k6 VU: its own JavaScript runtime and context (QuickJS through
-//! `rquickjs`) on an OS thread of its own, and the link by which the worker
-//! loop drives it.
+//! `rquickjs`) running in a stackful coroutine on the worker thread that
+//! runs the VU's iterations, and the loop by which that thread serves it.
 //!
 //! Why QuickJS: it builds from its C source with the machine's compiler
 //! (`rquickjs-sys` through `cc`: about a minute of the two a clean build of
@@ -8,52 +8,64 @@
 //! time (V8 through `deno_core` fetches a prebuilt library), runs ES modules
 //! with a loader we write, and a runtime plus context costs little memory.
 //!
-//! Why a thread per VU: a k6 script is synchronous (`http.post(...)`
+//! Why a coroutine per VU: a k6 script is synchronous (`http.post(...)`
 //! returns the response; scripts do not `await`), so a VU waiting for its
 //! response must be suspended in the middle of its JavaScript, with its
-//! stack, while the other VUs go on. A thread is the stack that QuickJS
-//! knows (its stack-overflow check reads the thread's stack pointer). The
-//! VU's thread blocks on a channel; the request itself is made by the VU's
-//! executor on the worker loop's thread (`run::k6`), by dbload's own HTTP
-//! client (`driver::http::client`), timed there as `dbload http` times its
-//! requests. Each thread has a small stack (1 MiB), of which only the pages
-//! touched cost memory.
+//! stack, while the other VUs go on. Each VU's JavaScript runs on a stack
+//! of its own (`corosensei`: `VU_STACK`, a guard page below it, only the
+//! pages touched cost memory) on the worker thread. `http.*` suspends the
+//! coroutine, handing the request out to [`Vu::call`], which makes it with
+//! dbload's own HTTP client (`driver::http::client`, timed as `dbload
+//! http` times its requests) and resumes the coroutine with the answer;
+//! `sleep()` suspends it the same way for a tokio timer that the run's stop
+//! ends. A request crosses no thread: the first design (an OS thread per
+//! VU, the request sent over a channel to the worker thread and the answer
+//! back) paid a futex wake and a context switch each way.
 //!
-//! Measured (November 2026, release build, loopback, a machine of 2 cores
-//! shared with other builds): the notify-shaped script took 39 MiB of peak
-//! RSS at 100 VUs, 276 MiB at 1,000 and 542 MiB at 2,000: 0.26 MiB per VU,
-//! under issue 33's 1 MiB. The price is CPU: a minimal `http.post` script
-//! cost 48 to 70 µs of client CPU per request against nginx (30 VUs, one
-//! request thread), `dbload http` 5.0 to 5.4 µs for the same load: each
-//! request crosses threads twice (VU to executor and back), a futex wake
-//! and a context switch each way, far over the issue's 1.5x. A stackful
-//! coroutine per VU on the worker thread (its QuickJS stack top updated
-//! when it is resumed) would take the crossings away; that is the next step.
+//! QuickJS's stack-overflow check compares the stack pointer with the top
+//! it read when the runtime was made: the runtime is made inside the
+//! coroutine, on the stack it always runs on, and allowed `JS_STACK` of
+//! it, so a script that recurses without end gets a RangeError, not the
+//! guard page. A coroutine must be resumed and dropped on the thread that
+//! made it (its runtime is not thread-safe): [`Vu`] is `Send` only through
+//! `SendWrapper`, which checks that at each use, and `run::k6` keeps each
+//! VU in one task of one worker thread from its init code to its end.
+//!
+//! Measured by `bench/k6.sh` (November 2026, release build, nginx on
+//! loopback, 30 VUs on one thread, 2 cores shared with other builds, load
+//! average 5.5-7.0, 5 alternating rounds): a minimal `http.post` script
+//! 23.3 us of client CPU per request against `dbload http`'s 4.3 us, 5.2x
+//! (with a thread per VU: 68.0 us, 12.5x); issue 33 asks for 1.5x. The rest
+//! is QuickJS (a third of the process's samples under `perf`: calls,
+//! property sets of each response object, atoms) and the kernel. Memory:
+//! 0.25 MiB per VU for the notify-shaped script (38.8 MiB of peak RSS at
+//! 100 VUs, 507.5 at 2,000; a thread per VU: 0.28).
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rquickjs::function::{Func, Opt};
 use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Runtime, Value};
-use tokio::sync::{mpsc as tmpsc, oneshot};
+use send_wrapper::SendWrapper;
+use tokio_util::sync::CancellationToken;
 
 use super::script::{describe, Imports, Script};
 use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
 use crate::stats::k6::{Kind, Metrics};
 
-/// A VU thread's stack: QuickJS may use up to [`JS_STACK`] of it.
+/// A VU coroutine's stack: QuickJS may use up to [`JS_STACK`] of it, the
+/// rest is for the Rust and C frames around it.
 const VU_STACK: usize = 1 << 20;
 const JS_STACK: usize = 768 << 10;
 /// k6's default `params.timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// How often a sleeping VU looks whether the run stopped.
-const SLEEP_SLICE: Duration = Duration::from_millis(50);
 
 /// What a VU is started with.
 #[derive(Clone)]
@@ -63,8 +75,8 @@ pub struct VuSpec {
     pub script: Script,
     /// `__ENV`: the process's environment, then `-e NAME=VALUE`.
     pub env: Vec<(String, String)>,
-    /// Set when the run stops: a VU's JavaScript is interrupted, its sleep ended.
-    pub stop: Arc<AtomicBool>,
+    /// The run's stop (Ctrl-C): a VU's JavaScript is interrupted, its sleep ended.
+    pub stop: CancellationToken,
     pub metrics: Arc<Mutex<Metrics>>,
     /// `setup()`'s result as JSON, handed to `default(data)`.
     pub data: Option<String>,
@@ -90,77 +102,128 @@ pub enum Call {
     Teardown,
 }
 
-enum ToVu {
-    Call(Call),
-    Answer(Box<Answer>),
-}
-
-enum FromVu {
-    Request(Box<Request>),
-    /// The call's end: setup's data as JSON, or the error the script threw.
-    Done(Result<Option<String>, String>),
-}
-
-/// The worker loop's end of a VU: it hands the VU a call, then makes the
-/// requests the VU asks for until the call is done.
-pub struct VuLink {
-    commands: mpsc::Sender<ToVu>,
-    replies: tmpsc::UnboundedReceiver<FromVu>,
-}
-
 /// A call that did not complete.
 #[derive(Debug)]
 pub enum CallError {
     /// The script threw: `file:line:col: Error: message`.
     Thrown(String),
-    /// The VU's thread is gone (it panicked, or its runtime failed).
+    /// The VU is gone (its runtime failed, or it was stopped).
     Gone,
 }
 
-impl VuLink {
+/// What a VU's coroutine hands out when it suspends.
+enum Out {
+    /// `http.*`: the request to make; resumed with [`In::Answer`].
+    Request(Box<Request>),
+    /// `sleep()`: resumed with [`In::Woke`] once the time is over.
+    Sleep(Duration),
+    /// The init code ran: what it left, or why it failed (exit 2).
+    Loaded(Result<Loaded>),
+    /// A call ended: setup's data as JSON, or the error the script threw.
+    Done(Result<Option<String>, String>),
+}
+
+/// What a VU's coroutine is resumed with.
+enum In {
+    /// The first resume: make the runtime, run the init code.
+    Start,
+    /// Run a call of the worker loop.
+    Call(Call),
+    /// The answer to the request it handed out.
+    Answer(Box<Answer>),
+    /// Its sleep is over.
+    Woke,
+    /// The run stopped: the request or sleep it waits for throws, and the
+    /// coroutine returns instead of taking another call.
+    Stopped,
+}
+
+type Body = Coroutine<In, Out, (), DefaultStack>;
+
+/// A VU: its coroutine, resumed on the thread that made it.
+pub struct Vu {
+    co: SendWrapper<Body>,
+    /// The VU's own child of the run's stop: cancelled when the run stops
+    /// or the VU is dropped.
+    stop: CancellationToken,
+}
+
+impl Vu {
+    /// Makes the VU's coroutine on this thread and runs the script's init
+    /// code in it: the VU and what the init code left, or why it failed.
+    pub async fn start(spec: VuSpec) -> Result<(Vu, Loaded)> {
+        let stop = spec.stop.child_token();
+        let stack = DefaultStack::new(VU_STACK).map_err(|e| anyhow::anyhow!("making a VU's stack: {e}"))?;
+        let spec = VuSpec { stop: stop.clone(), ..spec };
+        let co = Coroutine::with_stack(stack, move |yielder: &Yielder<In, Out>, _: In| body(yielder, &spec));
+        let mut vu = Vu { co: SendWrapper::new(co), stop };
+        match vu.drive(In::Start, None, false).await {
+            Some(Out::Loaded(loaded)) => Ok((vu, loaded?)),
+            _ => Err(anyhow::anyhow!("a VU ended while loading its script")),
+        }
+    }
+
     /// Runs `call` on the VU, making its requests with `client`
-    /// (`record`: into the run's figures).
+    /// (`record`: into the run's figures) and sleeping its sleeps.
     pub async fn call(&mut self, call: Call, client: &mut Client, record: bool) -> Result<Option<String>, CallError> {
-        self.commands.send(ToVu::Call(call)).map_err(|_| CallError::Gone)?;
+        match self.drive(In::Call(call), Some(client), record).await {
+            Some(Out::Done(done)) => done.map_err(CallError::Thrown),
+            _ => Err(CallError::Gone),
+        }
+    }
+
+    /// Resumes the coroutine with `input`, then serves what it hands out
+    /// until it ends a call or its init code (that end), or returns (none).
+    async fn drive(&mut self, mut input: In, mut client: Option<&mut Client>, record: bool) -> Option<Out> {
         loop {
-            match self.replies.recv().await {
-                Some(FromVu::Request(r)) => {
-                    let answer = client.request(&r, record).await;
-                    self.commands.send(ToVu::Answer(Box::new(answer))).map_err(|_| CallError::Gone)?;
-                }
-                Some(FromVu::Done(result)) => return result.map_err(CallError::Thrown),
-                None => return Err(CallError::Gone),
+            if self.co.done() {
+                return None;
             }
+            let out = match self.co.resume(input) {
+                CoroutineResult::Yield(out) => out,
+                CoroutineResult::Return(()) => return None,
+            };
+            input = match out {
+                Out::Request(r) => match client.as_deref_mut() {
+                    Some(client) => In::Answer(Box::new(client.request(&r, record).await)),
+                    None => In::Stopped,
+                },
+                Out::Sleep(d) => tokio::select! {
+                    _ = tokio::time::sleep(d) => In::Woke,
+                    _ = self.stop.cancelled() => In::Stopped,
+                },
+                end => return Some(end),
+            };
         }
     }
 }
 
-/// Starts a VU on its own thread, which runs the script's init code; the
-/// receiver says when it has (or why it failed, exit 2).
-pub fn start(spec: VuSpec) -> Result<(VuLink, oneshot::Receiver<Result<Loaded>>)> {
-    let (commands, from_link) = mpsc::channel();
-    let (to_link, replies) = tmpsc::unbounded_channel();
-    let (loaded_tx, loaded) = oneshot::channel();
-    std::thread::Builder::new()
-        .name(format!("k6 VU {}", spec.id))
-        .stack_size(VU_STACK)
-        .spawn(move || main(spec, from_link, to_link, loaded_tx))
-        .map_err(|e| anyhow::anyhow!("starting a VU's thread: {e}"))?;
-    Ok((VuLink { commands, replies }, loaded))
+impl Drop for Vu {
+    /// Ends the coroutine on its own stack (a request or sleep it waits
+    /// for throws, its JavaScript is interrupted), so its runtime is freed
+    /// there and nothing is unwound through QuickJS's C frames.
+    fn drop(&mut self) {
+        self.stop.cancel();
+        while !self.co.done() {
+            let _ = self.co.resume(In::Stopped);
+        }
+    }
 }
 
 /// What the VU's native functions share.
 struct State {
     id: u32,
-    commands: mpsc::Receiver<ToVu>,
-    replies: tmpsc::UnboundedSender<FromVu>,
+    /// The coroutine's own yielder, through which a native function
+    /// suspends the VU: valid while [`body`] runs, which is whenever
+    /// JavaScript (and so a native function) runs.
+    yielder: *const Yielder<In, Out>,
     /// k6's group path: `::outer::inner`, empty outside any group.
     group: RefCell<String>,
     /// In the init context: `open()` is allowed, requests are not.
     init: Cell<bool>,
     /// The iteration is warm-up: its samples stay out of the metrics.
     warm: Cell<bool>,
-    stop: Arc<AtomicBool>,
+    stop: CancellationToken,
     metrics: Arc<Mutex<Metrics>>,
     dir: PathBuf,
 }
@@ -174,29 +237,30 @@ impl State {
     }
 
     fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        self.stop.is_cancelled()
+    }
+
+    /// Suspends the VU with `out`; what it is resumed with.
+    fn suspend(&self, out: Out) -> In {
+        // SAFETY: `yielder` is the running coroutine's (see the field):
+        // a native function runs only inside `body`, on the coroutine.
+        unsafe { &*self.yielder }.suspend(out)
     }
 }
 
-/// The VU's thread: the script loaded, then calls run as they come until
-/// the link is dropped.
-fn main(
-    spec: VuSpec,
-    commands: mpsc::Receiver<ToVu>,
-    replies: tmpsc::UnboundedSender<FromVu>,
-    loaded: oneshot::Sender<Result<Loaded>>,
-) {
-    let (rt, ctx, imports) = match runtime(&spec) {
+/// The coroutine: the runtime made and the script loaded, then calls run
+/// as they come until the VU is stopped.
+fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
+    let (rt, ctx, imports) = match runtime(spec) {
         Ok(r) => r,
         Err(e) => {
-            let _ = loaded.send(Err(e));
+            yielder.suspend(Out::Loaded(Err(e)));
             return;
         }
     };
     let state = Rc::new(State {
         id: spec.id,
-        commands,
-        replies,
+        yielder,
         group: RefCell::default(),
         init: Cell::new(true),
         warm: Cell::new(false),
@@ -204,19 +268,13 @@ fn main(
         metrics: spec.metrics.clone(),
         dir: spec.script.dir.clone(),
     });
-    let result = ctx.with(|ctx| init(&ctx, &state, &spec, &imports));
+    let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
     state.init.set(false);
-    let ok = result.is_ok();
-    let _ = loaded.send(result);
-    if !ok {
-        return;
-    }
-    while let Ok(message) = state.commands.recv() {
-        let ToVu::Call(call) = message else { continue };
+    let ok = loaded.is_ok();
+    let mut input = yielder.suspend(Out::Loaded(loaded));
+    while let (true, In::Call(call)) = (ok, input) {
         let done = ctx.with(|ctx| run_call(&ctx, &state, call));
-        if state.replies.send(FromVu::Done(done)).is_err() {
-            break;
-        }
+        input = yielder.suspend(Out::Done(done));
     }
     drop(ctx);
     drop(rt);
@@ -229,7 +287,7 @@ fn runtime(spec: &VuSpec) -> Result<(Runtime, Context, Imports)> {
     let rt = Runtime::new().map_err(js)?;
     rt.set_max_stack_size(JS_STACK);
     let stop = spec.stop.clone();
-    rt.set_interrupt_handler(Some(Box::new(move || stop.load(Ordering::Relaxed))));
+    rt.set_interrupt_handler(Some(Box::new(move || stop.is_cancelled())));
     let imports = Imports::new(spec.script.clone());
     rt.set_loader(imports.clone(), imports.clone());
     let ctx = Context::full(&rt).map_err(js)?;
@@ -286,7 +344,9 @@ fn run_call(ctx: &Ctx<'_>, state: &State, call: Call) -> Result<Option<String>, 
             let data: Value = g.get("__k6_data").map_err(err)?;
             let started = Instant::now();
             let result = f.call::<_, Value>((data,));
-            if !warm {
+            // An iteration cut by the run's stop (Ctrl-C, or its VU ended
+            // after the deadline's grace) is not a completed one, as in k6.
+            if !warm && !state.stopped() {
                 let mut m = lock(&state.metrics);
                 let tags = [("group".to_owned(), String::new())];
                 let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
@@ -399,16 +459,13 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     core.set(
         "sleep",
         Func::from(move |ctx: Ctx<'js>, seconds: f64| -> rquickjs::Result<()> {
-            let end = Instant::now() + Duration::from_secs_f64(seconds.clamp(0.0, 1e9));
-            loop {
-                if s.stopped() {
-                    return Err(Exception::throw_message(&ctx, "the run stopped"));
-                }
-                let left = end.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Ok(());
-                }
-                std::thread::sleep(left.min(SLEEP_SLICE));
+            let stopped = || Exception::throw_message(&ctx, "the run stopped");
+            if s.stopped() {
+                return Err(stopped());
+            }
+            match s.suspend(Out::Sleep(Duration::from_secs_f64(seconds.clamp(0.0, 1e9)))) {
+                In::Woke => Ok(()),
+                _ => Err(stopped()),
             }
         }),
     )?;
@@ -507,8 +564,8 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     Ok(())
 }
 
-/// `http.request(...)`: the request handed to the VU's executor, the VU
-/// blocked until its answer, the answer as k6's response object.
+/// `http.request(...)`: the request handed out of the VU's coroutine, the
+/// VU suspended until its answer, the answer as k6's response object.
 fn request<'js>(
     ctx: &Ctx<'js>,
     s: &State,
@@ -555,13 +612,11 @@ fn request<'js>(
     }
     tags.push(("method".into(), method.clone()));
     let r = Request { method: method.clone(), url: url.clone(), headers, body: bytes, has_body, timeout };
-    s.replies.send(FromVu::Request(Box::new(r))).map_err(|_| throw("the run stopped"))?;
-    let answer = loop {
-        match s.commands.recv() {
-            Ok(ToVu::Answer(a)) => break a,
-            Ok(ToVu::Call(_)) => continue,
-            Err(_) => return Err(throw("the run stopped")),
-        }
+    if s.stopped() {
+        return Err(throw("the run stopped"));
+    }
+    let In::Answer(answer) = s.suspend(Out::Request(Box::new(r))) else {
+        return Err(throw("the run stopped"));
     };
     let t = answer.timings;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;

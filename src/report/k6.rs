@@ -92,7 +92,7 @@ pub struct K6Setup {
     /// The script's path, or `stdin`.
     pub script: String,
     pub vus: u32,
-    /// Threads that ran the VUs' requests (each VU's JavaScript has a thread of its own).
+    /// Threads that ran the VUs, their JavaScript and their requests.
     pub threads: usize,
     pub stages: Option<String>,
     pub iterations_limit: Option<u64>,

@@ -1,21 +1,26 @@
 //! One `dbload k6 run`: the VU that runs `setup()` and `teardown()`, then
-//! one VU per `--vus`, each a JavaScript thread (`k6::vu`) driven through
-//! the shared worker loop by its executor, whose requests run on the
-//! worker threads (`run::cores`) as `dbload http`'s do. Measured like
-//! every command, by `run::measure`.
+//! one VU per `--vus`, each a JavaScript coroutine (`k6::vu`) driven
+//! through the shared worker loop by its executor on a worker thread
+//! (`run::cores`), whose requests run there as `dbload http`'s do.
+//! Measured like every command, by `run::measure`.
+//!
+//! A VU lives in one task on one worker thread from its init code to its
+//! end (its coroutine and runtime may not move between threads): the task
+//! loads the script, says so, waits for the plan (the clock starts once
+//! every VU has loaded, as in k6), runs the worker loop, and drops the VU.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::measure::{spawn_sharing, Counted, Measurement};
+use super::measure::{Counted, Measurement};
 use super::{cores, interrupt, worker};
 use crate::config::k6::K6Config;
 use crate::driver::http::client::Client;
 use crate::error::usage;
-use crate::k6::vu::{self, Call, CallError, Loaded, VuLink, VuSpec};
+use crate::k6::vu::{Call, CallError, Loaded, Vu, VuSpec};
 use crate::k6::{Iterations, VuExecutor};
 use crate::outcome::K6Outcome;
 use crate::stats::buffered::{lock, Buffered};
@@ -25,43 +30,21 @@ use crate::stats::Recorder;
 
 /// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
 pub async fn k6(cfg: &K6Config, cancel: CancellationToken, gate: Option<super::Gate>) -> Result<K6Outcome> {
-    let stop = Arc::new(AtomicBool::new(false));
-    // The VUs' JavaScript is interrupted (and their sleeps end) once the run stops.
-    let stopper = {
-        let (stop, cancel) = (stop.clone(), cancel.clone());
-        tokio::spawn(async move {
-            cancel.cancelled().await;
-            stop.store(true, Ordering::Relaxed);
-        })
-    };
-    let outcome = run(cfg, &cancel, gate, &stop).await;
-    stop.store(true, Ordering::Relaxed);
-    stopper.abort();
-    outcome
-}
-
-async fn run(
-    cfg: &K6Config,
-    cancel: &CancellationToken,
-    gate: Option<super::Gate>,
-    stop: &Arc<AtomicBool>,
-) -> Result<K6Outcome> {
     let metrics = Arc::new(Mutex::new(Metrics::new(&cfg.submetrics())));
     let spec = |id: u32, data: Option<String>| VuSpec {
         id,
         script: cfg.script.clone(),
         env: cfg.env.clone(),
-        stop: stop.clone(),
+        stop: cancel.clone(),
         metrics: metrics.clone(),
         data,
     };
     let name = &cfg.script.name;
     let setup_stats = Arc::new(Mutex::new(HttpStats::new(0)));
-    let (mut lifecycle, loaded) = start(spec(0, None), cancel, name).await?;
-    let mut lifecycle_client = Client::new(setup_stats.clone(), cfg.insecure);
+    let lifecycle_client = Client::new(setup_stats.clone(), cfg.insecure);
+    let (lifecycle, loaded) = Lifecycle::start(spec(0, None), lifecycle_client, &cancel, name).await?;
     let data = if loaded.setup {
-        let setup = lifecycle.call(Call::Setup, &mut lifecycle_client, true);
-        match interrupt::setting_up(cancel, name, async { Ok(setup.await) }).await? {
+        match interrupt::setting_up(&cancel, name, async { Ok(lifecycle.call(Call::Setup).await) }).await? {
             Ok(data) => data,
             Err(CallError::Thrown(e)) => return Err(usage(format!("setup() threw: {e}"))),
             Err(CallError::Gone) => return Err(anyhow::anyhow!("the VU running setup() ended")),
@@ -76,18 +59,40 @@ async fn run(
     let shared: Vec<_> = (0..shards)
         .map(|_| (Arc::new(Mutex::new(Recorder::default())), Arc::new(Mutex::new(HttpStats::new(0)))))
         .collect();
-    let shard = |vu: usize| &shared[vu % shards];
-    let mut links = Vec::with_capacity(cfg.vus as usize);
+    let mut tasks = Vec::with_capacity(cfg.vus as usize);
     let mut waits = Vec::with_capacity(cfg.vus as usize);
-    for vu in 0..cfg.vus {
-        let (link, loaded) = vu::start(spec(vu + 1, data.clone()))?;
-        links.push(link);
-        waits.push(loaded);
+    let mut plans = Vec::with_capacity(cfg.vus as usize);
+    let sources = Iterations::handed(&cfg.handout, cfg.vus);
+    for (vu, source) in sources.into_iter().enumerate() {
+        let (loaded_tx, loaded_rx) = oneshot::channel();
+        let (plan_tx, plan_rx) = oneshot::channel();
+        let spec = spec(vu as u32 + 1, data.clone());
+        let (recorder, stats) = shared[vu % shards].clone();
+        let insecure = cfg.insecure;
+        tasks.push(cores::spawn(vu, move || async move {
+            let (js, _) = match Vu::start(spec).await {
+                Ok(started) => started,
+                Err(e) => {
+                    let _ = loaded_tx.send(Err(e));
+                    return ((), Vec::new());
+                }
+            };
+            let _ = loaded_tx.send(Ok(()));
+            // No plan: the run ended before the clock started.
+            let Ok(plan) = plan_rx.await else { return ((), Vec::new()) };
+            let executor = VuExecutor::new(js, Client::new(stats, insecure));
+            // The worker's own recorder moves what it holds into the
+            // shared one when it is dropped, here; the VU ends here too.
+            let _ = worker::run_into(plan, source, executor, vec![Buffered::new(recorder)]).await;
+            ((), Vec::<Recorder>::new())
+        }));
+        waits.push(loaded_rx);
+        plans.push(plan_tx);
     }
     // Every VU's init code has run before the clock starts, as in k6.
-    interrupt::setting_up(cancel, name, async {
+    interrupt::setting_up(&cancel, name, async {
         for w in waits {
-            w.await.map_err(|_| anyhow::anyhow!("a VU's thread ended while loading {name}"))??;
+            w.await.map_err(|_| anyhow::anyhow!("a VU ended while loading {name}"))??;
         }
         Ok(())
     })
@@ -103,13 +108,8 @@ async fn run(
 
     let counted = Counted::units(cfg.iterations, "iterations", cfg.output.progress);
     let measurement = Measurement::start(&cfg.load, 1, cancel.clone(), counted);
-    let plan = measurement.plan();
-    let mut tasks = Vec::with_capacity(links.len());
-    for (vu, link) in links.into_iter().enumerate() {
-        let executor = VuExecutor::new(link, Client::new(shard(vu).1.clone(), cfg.insecure));
-        let recorders = vec![Buffered::new(shard(vu).0.clone())];
-        let source = Iterations { left: cfg.per_vu[vu] };
-        tasks.push(spawn_sharing(vu, worker::run_into(plan.clone(), source, executor, recorders)));
+    for plan in plans {
+        let _ = plan.send(measurement.plan().clone());
     }
     let (mut figures, _) = measurement.of_tasks(tasks).await;
     let mut stats = HttpStats::new(0);
@@ -119,13 +119,13 @@ async fn run(
     }
 
     if loaded.teardown && !cancel.is_cancelled() {
-        match lifecycle.call(Call::Teardown, &mut lifecycle_client, true).await {
+        match lifecycle.call(Call::Teardown).await {
             Ok(_) => {}
             Err(CallError::Thrown(e)) => crate::console::line(format_args!("teardown() threw: {e}")),
             Err(CallError::Gone) => crate::console::line(format_args!("the VU running teardown() ended")),
         }
     }
-    drop(lifecycle_client);
+    lifecycle.end().await;
     stats.merge(lock(&setup_stats).clone());
     let mut metrics = lock(&metrics).clone();
     // k6's data_sent and data_received: the bytes the HTTP client counted.
@@ -135,12 +135,58 @@ async fn run(
     Ok(K6Outcome { figures, stats, metrics, threads: cores::threads() })
 }
 
-/// Starts the VU of `setup()` and `teardown()` and waits for its init code.
-async fn start(spec: VuSpec, cancel: &CancellationToken, name: &str) -> Result<(VuLink, Loaded)> {
-    let (link, loaded) = vu::start(spec)?;
-    let loaded = interrupt::setting_up(cancel, name, async {
-        loaded.await.map_err(|_| anyhow::anyhow!("the VU loading {name} ended without a word"))?
-    })
-    .await?;
-    Ok((link, loaded))
+/// A call to the lifecycle VU and where its result goes.
+type Asked = (Call, oneshot::Sender<Result<Option<String>, CallError>>);
+
+/// The VU of `setup()` and `teardown()`, in a task of its own on worker
+/// thread 0 for its whole life: it runs the calls sent to it, one by one,
+/// with its own HTTP client.
+struct Lifecycle {
+    calls: mpsc::UnboundedSender<Asked>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Lifecycle {
+    /// Starts the VU and waits for its init code (Ctrl-C ends the wait).
+    async fn start(
+        spec: VuSpec,
+        mut client: Client,
+        cancel: &CancellationToken,
+        name: &str,
+    ) -> Result<(Lifecycle, Loaded)> {
+        let (calls, mut asked) = mpsc::unbounded_channel::<Asked>();
+        let (loaded_tx, loaded_rx) = oneshot::channel();
+        let task = cores::spawn(0, move || async move {
+            let mut vu = match Vu::start(spec).await {
+                Ok((vu, loaded)) => {
+                    let _ = loaded_tx.send(Ok(loaded));
+                    vu
+                }
+                Err(e) => {
+                    let _ = loaded_tx.send(Err(e));
+                    return;
+                }
+            };
+            while let Some((call, answer)) = asked.recv().await {
+                let _ = answer.send(vu.call(call, &mut client, true).await);
+            }
+        });
+        let loaded = interrupt::setting_up(cancel, name, async {
+            loaded_rx.await.map_err(|_| anyhow::anyhow!("the VU loading {name} ended without a word"))?
+        })
+        .await?;
+        Ok((Lifecycle { calls, task }, loaded))
+    }
+
+    async fn call(&self, call: Call) -> Result<Option<String>, CallError> {
+        let (answer, answered) = oneshot::channel();
+        self.calls.send((call, answer)).map_err(|_| CallError::Gone)?;
+        answered.await.map_err(|_| CallError::Gone)?
+    }
+
+    /// Ends the VU and waits until it has: its HTTP client's figures are then all in.
+    async fn end(self) {
+        drop(self.calls);
+        let _ = self.task.await;
+    }
 }

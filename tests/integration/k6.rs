@@ -28,6 +28,19 @@ pub fn tests() -> Vec<Registered> {
         ("k6::a_vu_that_throws_is_counted_and_goes_on", a_vu_that_throws_is_counted_and_goes_on, Parallel),
         ("k6::init_code_that_never_returns_ends_on_ctrl_c", init_code_that_never_returns_ends_on_ctrl_c, Parallel),
         ("k6::a_vu_costs_under_1_mib", a_vu_costs_under_1_mib, Quiet),
+        ("k6::endless_recursion_is_a_range_error", endless_recursion_is_a_range_error, Parallel),
+        ("k6::sleeping_vus_take_no_threads", sleeping_vus_take_no_threads, Parallel),
+        ("k6::iterations_go_to_whichever_vu_is_free", iterations_go_to_whichever_vu_is_free, Parallel),
+        ("k6::a_constant_vus_scenario_runs", a_constant_vus_scenario_runs, Parallel),
+        ("k6::a_per_vu_iterations_scenario_runs", a_per_vu_iterations_scenario_runs, Parallel),
+        ("k6::a_shared_iterations_scenario_runs", a_shared_iterations_scenario_runs, Parallel),
+        ("k6::a_ramping_vus_scenario_runs", a_ramping_vus_scenario_runs, Parallel),
+        ("k6::two_scenarios_are_refused", two_scenarios_are_refused, Parallel),
+        (
+            "k6::an_iteration_cut_at_the_deadline_is_not_counted",
+            an_iteration_cut_at_the_deadline_is_not_counted,
+            Parallel,
+        ),
     ]
 }
 
@@ -315,9 +328,9 @@ fn init_code_that_never_returns_ends_on_ctrl_c(_: &Ctx) -> Result<()> {
 
 /// Issue 33's limit: memory per VU for the notify-shaped script at most
 /// 1 MiB, the peak RSS at 1,000 VUs less that at 100, over 900. A VU is a
-/// thread (its stack's touched pages), a QuickJS runtime and context with
-/// the script loaded, and a channel to its executor; 2,000 against 100 is
-/// `make bench`'s measure, 1,000 here keeps the test short.
+/// coroutine (its stack's touched pages), a QuickJS runtime and context
+/// with the script loaded, and its task in the worker loop; 2,000 against
+/// 100 is `make bench`'s measure (bench/k6.sh), 1,000 here keeps the test short.
 fn a_vu_costs_under_1_mib(_: &Ctx) -> Result<()> {
     let server = Server::start(false)?;
     let url = format!("QL_URL={}", server.url);
@@ -332,4 +345,160 @@ fn a_vu_costs_under_1_mib(_: &Ctx) -> Result<()> {
     ensure(per_vu <= 1.0, || {
         format!("{per_vu:.3} MiB per VU (peak RSS {:.1} MiB at 100 VUs, {:.1} at 1,000)", rss[0], rss[1])
     })
+}
+
+/// A script that recurses without end gets QuickJS's stack-overflow
+/// exception (a RangeError), counted as a failed iteration with its place,
+/// and the VU goes on: the JavaScript stack limit fits the stack the VU
+/// runs on, so the check fires before the guard page (a crash) is reached.
+fn endless_recursion_is_a_range_error(_: &Ctx) -> Result<()> {
+    let script = "function down(n) { return down(n + 1) + 1; }\nexport default function () { down(0); }\n";
+    let (code, stdout, stderr) = k6(&["-u", "2", "-i", "4", "--output", "json", "-"], script, &[])?;
+    ensure(code == 1, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    ensure(r["iterations"] == 4 && r["iterations_failed"] == 4, || stdout.clone())?;
+    ensure(stderr.contains("RangeError: Maximum call stack size exceeded") && stderr.contains("stdin:1:"), || {
+        stderr.clone()
+    })
+}
+
+/// Issue 33: a VU that sleeps costs no thread. 300 VUs sleeping in every
+/// iteration run on the worker threads: the process has a handful of
+/// threads (the runtime's, the worker pool's), not one per VU.
+fn sleeping_vus_take_no_threads(_: &Ctx) -> Result<()> {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(["k6", "run", "--quiet", "-u", "300", "-d", "4s", "--threads", "2", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    stdin.write_all(b"import { sleep } from 'k6';\nexport default function () { sleep(0.5); }\n")?;
+    drop(stdin);
+    std::thread::sleep(Duration::from_millis(2500));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()))?;
+    let threads: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .context("Threads: in /proc/PID/status")?
+        .trim()
+        .parse()?;
+    let out = child.wait_with_output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure(out.status.code() == Some(0), || format!("{:?}: {stderr}", out.status))?;
+    ensure(threads < 50, || format!("{threads} threads for 300 sleeping VUs"))
+}
+
+/// The requests the server got, by path: `/vu1`, `/vu2`, ...
+fn by_path(server: &Server) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for l in server.seen.log.lock().unwrap().iter() {
+        *counts.entry(l.1.clone()).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// A script whose VU 1 is slow (1.5 s per iteration) and the others fast,
+/// each iteration one request to `/vuN`; `options` as given.
+fn slow_vu_1(options: &str) -> String {
+    format!(
+        "import http from 'k6/http';\nimport {{ sleep }} from 'k6';\nexport const options = {options};\n\
+         export default function () {{\n  if (__VU === 1) {{ sleep(1.5); }}\n  http.get(__ENV.BASE + '/vu' + __VU);\n}}\n"
+    )
+}
+
+/// `-i` is k6's shared-iterations: the iterations are taken one by one by
+/// whichever VU is free, not split evenly ahead. VU 1 is slow, so VU 2
+/// does nearly all of the 10 iterations (split evenly, VU 1 would do 5,
+/// 7.5 s of them).
+fn iterations_go_to_whichever_vu_is_free(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let base = format!("BASE={}", server.url);
+    let (code, stdout, stderr) =
+        k6(&["-e", &base, "-u", "2", "-i", "10", "--output", "json", "-"], &slow_vu_1("{}"), &[])?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    let counts = by_path(&server);
+    ensure(r["iterations"] == 10 && server.seen.requests() == 10, || format!("{counts:?}: {stdout}"))?;
+    ensure(counts.get("/vu1").copied().unwrap_or(0) <= 2, || format!("{counts:?}"))
+}
+
+/// A scenario's run as the server saw it: exit code, report, requests by path.
+fn scenario(
+    options: &str,
+    script: Option<&str>,
+) -> Result<(i32, serde_json::Value, std::collections::BTreeMap<String, usize>, String)> {
+    let server = Server::start(false)?;
+    let base = format!("BASE={}", server.url);
+    let script = script.map_or_else(|| slow_vu_1(options), |s| s.replace("OPTIONS", options));
+    let (code, stdout, stderr) = k6(&["-e", &base, "--output", "json", "-"], &script, &[])?;
+    let report = if code == 2 { serde_json::Value::Null } else { json(&stdout)? };
+    Ok((code, report, by_path(&server), stderr))
+}
+
+/// `constant-vus`: `vus` VUs for `duration`, each in a loop.
+fn a_constant_vus_scenario_runs(_: &Ctx) -> Result<()> {
+    let script = "import http from 'k6/http';\nimport { sleep } from 'k6';\nexport const options = OPTIONS;\n\
+                  export default function () { http.get(__ENV.BASE + '/vu' + __VU); sleep(0.1); }\n";
+    let options = "{ scenarios: { steady: { executor: 'constant-vus', vus: 3, duration: '1s' } } }";
+    let (code, r, counts, stderr) = scenario(options, Some(script))?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(counts.len() == 3 && counts.values().all(|&n| (5..=12).contains(&n)), || format!("{counts:?}"))?;
+    ensure(r["http_reqs"] == counts.values().sum::<usize>(), || format!("{counts:?}: {r}"))
+}
+
+/// `per-vu-iterations`: each VU does its own `iterations`, the slow one too.
+fn a_per_vu_iterations_scenario_runs(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { each: { executor: 'per-vu-iterations', vus: 2, iterations: 2 } } }";
+    let (code, r, counts, stderr) = scenario(options, None)?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(counts.get("/vu1") == Some(&2) && counts.get("/vu2") == Some(&2) && r["iterations"] == 4, || {
+        format!("{counts:?}: {r}")
+    })
+}
+
+/// `shared-iterations`: `iterations` in all, taken by whichever VU is free.
+fn a_shared_iterations_scenario_runs(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { all: { executor: 'shared-iterations', vus: 2, iterations: 10 } } }";
+    let (code, r, counts, stderr) = scenario(options, None)?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(r["iterations"] == 10 && counts.values().sum::<usize>() == 10, || format!("{counts:?}: {r}"))?;
+    ensure(counts.get("/vu1").copied().unwrap_or(0) <= 2, || format!("{counts:?}"))
+}
+
+/// `ramping-vus`: the VUs follow `stages` from `startVUs`; 4 at most.
+fn a_ramping_vus_scenario_runs(_: &Ctx) -> Result<()> {
+    let script = "import http from 'k6/http';\nimport { sleep } from 'k6';\nexport const options = OPTIONS;\n\
+                  export default function () { http.get(__ENV.BASE + '/vu' + __VU); sleep(0.1); }\n";
+    let options = "{ scenarios: { ramp: { executor: 'ramping-vus', startVUs: 1, \
+                   stages: [{ duration: '1s', target: 4 }, { duration: '1s', target: 0 }] } } }";
+    let (code, r, counts, stderr) = scenario(options, Some(script))?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(counts.len() == 4 && counts.keys().all(|k| ["/vu1", "/vu2", "/vu3", "/vu4"].contains(&k.as_str())), || {
+        format!("{counts:?}")
+    })?;
+    ensure(r["http_reqs"] == counts.values().sum::<usize>() && r["setup"]["vus"] == 4, || format!("{counts:?}: {r}"))
+}
+
+/// Two scenarios in one run are refused before anything runs: exit 2,
+/// with what to do.
+fn two_scenarios_are_refused(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { a: { executor: 'constant-vus', vus: 1, duration: '1s' }, \
+                   b: { executor: 'constant-vus', vus: 1, duration: '1s' } } }";
+    let (code, _, counts, stderr) = scenario(options, None)?;
+    ensure(code == 2 && counts.is_empty(), || format!("exit {code}: {stderr}"))?;
+    ensure(stderr.contains("options.scenarios") && stderr.contains("one scenario"), || stderr.clone())
+}
+
+/// An iteration still sleeping when the deadline's grace ends is cut, as
+/// in k6: counted as failed, not in k6's `iterations` nor in
+/// `iteration_duration` (once the VUs were coroutines, the cut iterations
+/// ended when their VU was dropped and were counted, 6 s each).
+fn an_iteration_cut_at_the_deadline_is_not_counted(_: &Ctx) -> Result<()> {
+    let script = "import { sleep } from 'k6';\nexport default function () { sleep(10); }\n";
+    let (code, stdout, stderr) = k6(&["-u", "3", "-d", "1s", "--output", "json", "-"], script, &[])?;
+    ensure(code == 1, || format!("exit {code}: {stderr}"))?;
+    let r = json(&stdout)?;
+    let m = &r["metrics"];
+    ensure(m["iterations"]["count"] == 0.0 && r["iterations"] == 0, || format!("{m}\n{stdout}"))
 }
