@@ -68,6 +68,25 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The engine and its versions as people name them: `PostgreSQL 15.4`,
+    /// `TimescaleDB 2.28.0 on PostgreSQL 15.4`, `CrateDB 6.4.1`.
+    pub fn describe(self, engine_version: Option<&str>, server_version: Option<&str>) -> String {
+        let with_version = |name: &str, v: Option<&str>| match v {
+            Some(v) => format!("{name} {v}"),
+            None => name.to_string(),
+        };
+        match self {
+            Engine::Cratedb => with_version("CrateDB", engine_version),
+            Engine::Postgres => with_version("PostgreSQL", server_version),
+            e => {
+                let name = if e == Engine::Citus { "Citus" } else { "TimescaleDB" };
+                format!("{} on {}", with_version(name, engine_version), with_version("PostgreSQL", server_version))
+            }
+        }
+    }
+}
+
 impl fmt::Display for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use clap::ValueEnum;

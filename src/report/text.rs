@@ -28,19 +28,8 @@ pub(crate) fn runtime_block(out: &mut String, title: &str, l: &LatencySummary) {
 /// it, and the engine with its version (`TimescaleDB 2.28.0 on PostgreSQL 15.18`).
 pub(crate) fn target_line(server: &Server) -> String {
     let (engine_version, server_version) = (server.engine_version.as_deref(), server.server_version.as_deref());
-    let with_version = |name: &str, v: Option<&str>| match v {
-        Some(v) => format!("{name} {v}"),
-        None => name.to_string(),
-    };
-    let engine = match server.engine {
-        None => String::new(),
-        Some(Engine::Cratedb) => format!(", {}", with_version("CrateDB", engine_version)),
-        Some(Engine::Postgres) => format!(", {}", with_version("PostgreSQL", server_version)),
-        Some(e) => {
-            let name = if e == Engine::Citus { "Citus" } else { "TimescaleDB" };
-            format!(", {} on {}", with_version(name, engine_version), with_version("PostgreSQL", server_version))
-        }
-    };
+    let engine =
+        server.engine.map_or_else(String::new, |e| format!(", {}", e.describe(engine_version, server_version)));
     // Behind a proxy or NAT, the address the server answered on is not the
     // one dialled. CrateDB does not say which node answered: its nodes'.
     let seen = match (server.engine, server.server_address.as_deref()) {

@@ -61,7 +61,8 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         gate.pass().await;
     }
 
-    let counted = Counted::units(cfg.iterations, "requests", cfg.output.progress);
+    let header = super::measure::header(&named, None, &super::measure::count(cfg.vus, "VU"), &cfg.load);
+    let counted = Counted::units(cfg.iterations, "requests", cfg.output.progress).header(header);
     let measurement = Measurement::start(&cfg.load, 1, cancel.clone(), counted);
     let plan = measurement.plan();
     let mut tasks = Vec::with_capacity(executors.len());

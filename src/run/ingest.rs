@@ -92,7 +92,14 @@ pub async fn ingest(
         Some(admin) => Some(server_cost::wal_position(admin, settled.engine()).await),
         None => None,
     };
-    let counted = measure::Counted::units(cfg.total_rows(), "rows", cfg.output.progress);
+    let how = format!(
+        "{}, {}, batches of {} rows",
+        measure::count(cfg.workers, "worker"),
+        settled.method,
+        crate::format::group(cfg.batch_size as u64)
+    );
+    let header = measure::header(&named, target.map(|_| &setup), &how, &cfg.load);
+    let counted = measure::Counted::units(cfg.total_rows(), "rows", cfg.output.progress).header(header);
     let counted = match &cfg.model {
         crate::model::ModelSpec::Json(json) => match json.input_progress() {
             Some((read, size)) => counted.reading(read, size),

@@ -22,7 +22,7 @@ use super::stop;
 use super::worker::{self, Plan};
 use crate::config::{Load, ProgressDisplay};
 use crate::op::{Executor, Source};
-use crate::outcome::Figures;
+use crate::outcome::{Figures, Setup};
 use crate::stats::cost::CostMeter;
 use crate::stats::Recorder;
 
@@ -35,18 +35,52 @@ pub struct Counted {
     display: ProgressDisplay,
     /// Rows read from input files: the bar follows the bytes read of their total.
     reading: Option<(Arc<AtomicU64>, u64)>,
+    /// What is loaded and how, printed above the bar as it starts.
+    header: Option<String>,
 }
 
 impl Counted {
     /// `limit` `unit`s (none: no count bounds the run).
     pub fn units(limit: Option<u64>, unit: &'static str, display: ProgressDisplay) -> Counted {
-        Counted { limit, unit, display, reading: None }
+        Counted { limit, unit, display, reading: None, header: None }
+    }
+
+    /// With the live display's header: see [`header`].
+    pub fn header(self, header: String) -> Counted {
+        Counted { header: Some(header), ..self }
     }
 
     /// Rows, the bar following the bytes `read` of input files of `size` bytes.
     pub fn reading(self, read: Arc<AtomicU64>, size: u64) -> Counted {
         Counted { reading: Some((read, size)), ..self }
     }
+}
+
+/// The live display's header: the target, its engine and version, and
+/// how it is loaded (`how`: the command's concurrency and method, then the
+/// load's duration or rate), so that the user sees which server a long run
+/// is loading at its start, not at its end. Shown on a terminal, above the
+/// bar (progress lines and logs get the report's own header at the end).
+pub fn header(target: &str, setup: Option<&Setup>, how: &str, load: &Load) -> String {
+    let engine = setup.and_then(|s| {
+        Some(format!(" ({})", s.engine?.describe(s.engine_version.as_deref(), s.server_version.as_deref())))
+    });
+    let mut how = how.to_string();
+    if let Some(d) = load.duration {
+        how += &format!(", for {}", humantime::format_duration(d));
+    }
+    if let Some(rate) = load.rate {
+        how += &format!(", at {}/s", crate::format::group(rate.round() as u64));
+    }
+    if load.stages.is_some() {
+        how += ", in stages";
+    }
+    format!("Target:   {target}{}\nLoad:     {how}", engine.unwrap_or_default())
+}
+
+/// `n` of `what`: `1 worker`, `4 workers`.
+pub fn count(n: u32, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A measurement under way: its clock, its cost meter and its progress
@@ -71,6 +105,9 @@ impl Measurement {
             Some((read, size)) => Progress::start_reading(&plan, read, size, counted.display),
             None => Progress::start(&plan, counted.limit, counted.unit, counted.display),
         };
+        if let Some(header) = counted.header.filter(|_| progress.bar_shown()) {
+            crate::console::line(format_args!("{header}"));
+        }
         Measurement { plan, meter, progress, limit: counted.limit }
     }
 
@@ -196,6 +233,28 @@ mod tests {
     use super::*;
     use crate::op::{OpError, Operation};
     use crate::run::producer;
+
+    /// Issue 35: the target and the setup were printed only at the end, so
+    /// for a 30 s run the user could not see which server was being loaded.
+    #[test]
+    fn the_header_names_the_target_its_engine_and_the_load() {
+        let setup = Setup {
+            engine: Some(crate::dialect::Engine::Timescaledb),
+            engine_version: Some("2.28.0".into()),
+            server_version: Some("15.4".into()),
+            ..Setup::default()
+        };
+        let load = Load { duration: Some(Duration::from_secs(30)), rate: Some(1000.0), ..Load::default() };
+        assert_eq!(
+            header("postgres://app:***@db/bench", Some(&setup), &count(4, "worker"), &load),
+            "Target:   postgres://app:***@db/bench (TimescaleDB 2.28.0 on PostgreSQL 15.4)\n\
+             Load:     4 workers, for 30s, at 1,000/s"
+        );
+        assert_eq!(
+            header("http://api/x", None, &count(1, "VU"), &Load::default()),
+            "Target:   http://api/x\nLoad:     1 VU"
+        );
+    }
 
     /// An operation of one unit.
     struct Unit;

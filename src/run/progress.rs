@@ -127,6 +127,11 @@ impl Progress {
         Progress { bar, stop, task, lines }
     }
 
+    /// Whether the bar is drawn (on a terminal, neither `-q` nor `-P`).
+    pub fn bar_shown(&self) -> bool {
+        !self.bar.is_hidden()
+    }
+
     pub async fn finish(self) {
         self.stop.cancel();
         let _ = self.task.await;

@@ -137,7 +137,9 @@ pub async fn queries(
                 )
             })
             .collect();
-        let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress);
+        let how = super::measure::count(cfg.concurrency, "connection");
+        let header = super::measure::header(&named, Some(&setup), &how, &cfg.load);
+        let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress).header(header);
         let (figures, executors) = match &log {
             Some((sampling, log)) => {
                 super::txlog::measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs, *sampling, log).await
