@@ -626,6 +626,10 @@ pub fn render_workload(r: &QueryReport) -> String {
         row(&mut out, &q.name, q.ratio, q.share, q.count, q.errors, q.qps, q.latency_ms.as_ref());
     }
     row(&mut out, "total", 1.0, 1.0, r.count, r.errors, r.qps, r.latencies.latency_ms.as_ref());
+    // What each row's name stands for: `q1` alone says nothing.
+    for q in &r.queries {
+        let _ = writeln!(out, "{:<width$}  {}", q.name, one_line(&q.query, 100));
+    }
     out.push('\n');
     if let Some(l) = &r.latencies.latency_ms {
         runtime_block(&mut out, "Runtime (in ms), all queries:", l);
@@ -640,6 +644,16 @@ pub fn render_workload(r: &QueryReport) -> String {
     }
     footer(&mut out, r);
     out
+}
+
+/// `sql` on one line (its runs of white space made one space), cut to
+/// `max` characters with an ellipsis.
+fn one_line(sql: &str, max: usize) -> String {
+    let line = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
 }
 
 #[cfg(test)]
@@ -711,6 +725,31 @@ mod tests {
         let cfg = QueryConfig::workload(a, &|_| None).unwrap();
         let r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
         insta::assert_snapshot!(render_workload(&r));
+    }
+
+    /// Issue 35: a workload's rows were named q1, q2 (its entries had no
+    /// name) and the text report had the queries' text nowhere.
+    #[test]
+    fn workload_rows_say_what_their_query_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("queries.yml");
+        let long = format!("select *\n  from t where v in ({})", vec!["1"; 60].join(", "));
+        std::fs::write(
+            &file,
+            format!(
+                "- query: select 1\n  ratio: 0.7\n- query: |\n    {}\n  ratio: 0.3\n",
+                long.replace('\n', "\n    ")
+            ),
+        )
+        .unwrap();
+        let argv =
+            ["dbload", "workload", file.to_str().unwrap(), "--url", "postgres://bench@db/bench", "--max-queries", "5"];
+        let crate::cli::Command::Workload(a) = fixtures::command(&argv) else { unreachable!("workload") };
+        let cfg = QueryConfig::workload(a, &|_| None).unwrap();
+        let text = render_workload(&QueryReport::new(&cfg, &fixtures::queried(&cfg), None, false));
+        assert!(text.contains("\nq1     select 1\n"), "{text}");
+        let q2 = text.lines().find(|l| l.starts_with("q2     select * from t where v in (1, 1,")).expect(&text);
+        assert!(q2.ends_with('…') && q2.chars().count() == 7 + 101, "{q2}");
     }
 
     /// Issue 32: `--warmup 10` on 4 connections warms up with 12 queries
