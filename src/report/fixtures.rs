@@ -70,6 +70,7 @@ pub(crate) fn figures(recorders: Vec<Recorder>) -> Figures {
             peak_rss_bytes: 20 << 20,
         },
         dropped: None,
+        server: None,
     }
 }
 

@@ -69,6 +69,8 @@ pub struct IngestReport {
     pub verify: Option<Verify>,
     /// What the server paid: the table's size, the WAL written; null on a dry run.
     pub server_cost: Option<server_cost::TableCost>,
+    /// What the server was doing while the run ran; null when it was not sampled.
+    pub server: Option<super::server::ServerReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -234,6 +236,7 @@ impl IngestReport {
             },
             verify: out.verify.clone(),
             server_cost: server_cost::TableCost::of(&out.server_cost, written),
+            server: super::server::ServerReport::of(f),
         }
     }
 }
@@ -428,6 +431,7 @@ pub fn render(r: &IngestReport) -> String {
     if let Some(c) = &r.server_cost {
         table_lines(&mut out, c);
     }
+    super::server::server_lines(&mut out, r.server.as_ref());
     rate_warning_line(&mut out, &r.pacing);
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     let pairs = |m: &std::collections::BTreeMap<String, String>| {

@@ -26,6 +26,7 @@ pub mod query;
 pub mod repeat;
 #[cfg(test)]
 mod schema_check;
+pub mod server;
 pub mod server_cost;
 pub mod sweep;
 pub mod table;

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cores;
 use super::progress::Progress;
+use super::sampler::{Sampler, Watching};
 use super::stop;
 use super::worker::{self, Plan};
 use crate::config::{Load, ProgressDisplay};
@@ -35,17 +36,25 @@ pub struct Counted {
     display: ProgressDisplay,
     /// Rows read from input files: the bar follows the bytes read of their total.
     reading: Option<(Arc<AtomicU64>, u64)>,
+    /// The server's sampler (or why there is none), to run beside the workers.
+    server: Option<Result<Sampler, String>>,
 }
 
 impl Counted {
     /// `limit` `unit`s (none: no count bounds the run).
     pub fn units(limit: Option<u64>, unit: &'static str, display: ProgressDisplay) -> Counted {
-        Counted { limit, unit, display, reading: None }
+        Counted { limit, unit, display, reading: None, server: None }
     }
 
     /// Rows, the bar following the bytes `read` of input files of `size` bytes.
     pub fn reading(self, read: Arc<AtomicU64>, size: u64) -> Counted {
         Counted { reading: Some((read, size)), ..self }
+    }
+
+    /// With the server sampled from the workers' start to their end by
+    /// `sampler` (or, when it could not be opened, why not).
+    pub fn sampled_by(self, sampler: Result<Sampler, String>) -> Counted {
+        Counted { server: Some(sampler), ..self }
     }
 }
 
@@ -58,6 +67,8 @@ pub struct Measurement {
     meter: CostMeter,
     progress: Progress,
     limit: Option<u64>,
+    /// The server's sampler, from the workers' start to their end.
+    server: Option<Watching>,
 }
 
 impl Measurement {
@@ -71,7 +82,11 @@ impl Measurement {
             Some((read, size)) => Progress::start_reading(&plan, read, size, counted.display),
             None => Progress::start(&plan, counted.limit, counted.unit, counted.display),
         };
-        Measurement { plan, meter, progress, limit: counted.limit }
+        let server = counted.server.map(|sampler| match sampler {
+            Ok(s) => s.spawn(plan.t0, plan.cancel.child_token()),
+            Err(why) => Watching::Unavailable(why),
+        });
+        Measurement { plan, meter, progress, limit: counted.limit, server }
     }
 
     /// The plan the workers run under (for a command that spawns its own tasks).
@@ -105,7 +120,7 @@ impl Measurement {
     /// loop dropped is counted up to the limit asked for. A worker that
     /// panicked leaves neither executor nor recorder: see `join_workers`.
     pub async fn of_tasks<E>(self, tasks: Vec<JoinHandle<(E, Vec<Recorder>)>>) -> (Figures, Vec<E>) {
-        let Measurement { plan, meter, progress, limit } = self;
+        let Measurement { plan, meter, progress, limit, server } = self;
         let mut recorders = vec![Recorder::default(); plan.labels];
         let mut executors = Vec::new();
         for (executor, recorded) in join_workers(&plan, tasks).await.into_iter().flatten() {
@@ -116,6 +131,10 @@ impl Measurement {
         }
         let wall = plan.t0.elapsed();
         let cost = meter.read();
+        let server = match server {
+            Some(watching) => Some(watching.end().await),
+            None => None,
+        };
         progress.finish().await;
         let figures = Figures {
             recorders,
@@ -124,6 +143,7 @@ impl Measurement {
             interrupted: plan.interrupted(),
             stopped: plan.stop.reason(),
             dropped: plan.dropped(wall, limit),
+            server,
         };
         (figures, executors)
     }

@@ -20,6 +20,7 @@ pub mod producer;
 pub mod progress;
 pub mod queries;
 pub mod repeat;
+pub mod sampler;
 pub mod scale;
 pub mod server_cost;
 pub mod setup;

@@ -28,6 +28,7 @@ mod repeat;
 mod report;
 mod results;
 mod scale;
+mod server;
 mod server_cost;
 mod stages;
 mod stop;
@@ -96,6 +97,7 @@ fn main() -> std::process::ExitCode {
         report::tests(),
         pacing::tests(),
         repeat::tests(),
+        server::tests(),
         server_cost::tests(),
         stages::tests(),
         sweep::tests(),

@@ -12,6 +12,7 @@
 //! value. What is left here is the target itself: resolving it, connecting,
 //! and saying what to check when a connection fails.
 
+pub mod activity;
 pub(super) mod conninfo;
 pub mod cursor;
 pub mod decode;
@@ -38,6 +39,9 @@ use self::conninfo::{Param, Params};
 use self::error::{error_chain, error_text};
 use super::tls::{certificate_advice, pg_client_config, Verification};
 use crate::error::{target, usage};
+
+/// The server's limit on a name (`application_name` included), in bytes with its terminator.
+const NAMEDATALEN: usize = 64;
 
 /// How much TLS to insist on, with libpq's names and meanings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +169,26 @@ impl PgTarget {
 
     pub fn ssl_mode(&self) -> SslMode {
         self.ssl_mode
+    }
+
+    /// The target whose connections name run `run_id` in their
+    /// `application_name` (`dbload <run_id>`, after the user's own name when
+    /// one was given and both fit), so that the server's view of its
+    /// sessions (`pg_stat_activity`) tells the run's apart from the others.
+    pub fn for_run(&self, run_id: &str) -> PgTarget {
+        let session = format!("dbload {run_id}");
+        let name = match self.config.get_application_name() {
+            Some(own) if own != "dbload" && own.len() + 1 + session.len() < NAMEDATALEN => format!("{own} {session}"),
+            _ => session,
+        };
+        let mut config = self.config.clone();
+        config.application_name(&name);
+        PgTarget { config, ..self.clone() }
+    }
+
+    /// The `application_name` the server shows for this target's connections.
+    pub fn application_name(&self) -> Option<&str> {
+        self.config.get_application_name()
     }
 
     /// Opens one connection and spawns its connection task on the current

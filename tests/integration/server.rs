@@ -1,0 +1,117 @@
+//! The server's timeline of a run, against the real server: what another
+//! session does to it while the run runs (a CHECKPOINT, a lock held on the
+//! run's table) shows in the seconds it did it, and a dip that coincided
+//! with it is explained by it; a role that cannot see every session is
+//! told what it could not see, and its run finishes.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::support::{ensure, Ctx};
+use crate::Phase::{Parallel, Quiet};
+use crate::Registered;
+
+pub fn tests() -> Vec<Registered> {
+    vec![
+        (
+            "server::a_checkpoint_4_s_into_the_run_is_marked_at_about_4_s",
+            a_checkpoint_4_s_into_the_run_is_marked_at_about_4_s,
+            Quiet,
+        ),
+        (
+            "server::a_lock_held_from_7_to_9_s_shows_lock_waits_and_the_dip_names_them",
+            a_lock_held_from_7_to_9_s_shows_lock_waits_and_the_dip_names_them,
+            Quiet,
+        ),
+        (
+            "server::a_role_without_pg_read_all_stats_is_told_what_it_could_not_see",
+            a_role_without_pg_read_all_stats_is_told_what_it_could_not_see,
+            Parallel,
+        ),
+    ]
+}
+
+/// Waits until `table` exists (the run made it, just before its workers
+/// started), then `after`, then runs `then` on a connection of its own.
+fn at(ctx: &Ctx, table: &str, after: Duration, then: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while ctx.scalar(&format!("SELECT to_regclass('{table}') IS NOT NULL"))? != "t" {
+        ensure(Instant::now() < deadline, || format!("{table} was never made"))?;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(after);
+    ctx.query(then).map(drop)
+}
+
+/// A 12 s ingest into `table` with `args`, while another session runs
+/// `sql` `after` the table exists; the report's text and JSON.
+fn ingest_while(ctx: &Ctx, table: &str, after: Duration, sql: &str) -> Result<(String, serde_json::Value)> {
+    let args = format!("--duration 12 --workers 2 --batch-size 500 --table {table} --drop-table");
+    let (ingested, other) = std::thread::scope(|s| {
+        let other = s.spawn(|| at(ctx, table, after, sql));
+        (ctx.ingest(&args), other.join())
+    });
+    other.map_err(|_| anyhow::anyhow!("the other session panicked"))??;
+    let out = ingested?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    Ok((dbload::report::ingest::render(&out.report), serde_json::to_value(&out.report)?))
+}
+
+/// The seconds of the server's timeline where `field` is above 0.
+fn seconds_with(server: &serde_json::Value, field: &str) -> Vec<u64> {
+    let timeline = server["timeline"].as_array().map(Vec::as_slice).unwrap_or_default();
+    timeline.iter().filter(|s| s[field].as_u64().unwrap_or(0) > 0).filter_map(|s| s["second"].as_u64()).collect()
+}
+
+fn a_checkpoint_4_s_into_the_run_is_marked_at_about_4_s(ctx: &Ctx) -> Result<()> {
+    let (text, report) = ingest_while(ctx, "server_checkpoint", Duration::from_secs(4), "CHECKPOINT")?;
+    let server = &report["server"];
+    let at = seconds_with(server, "checkpoints_requested");
+    ensure(at.len() == 1 && (3..=5).contains(&at[0]), || format!("requested checkpoints at {at:?}: {server:#}"))?;
+    let events = server["events"].as_array().context("no server events")?;
+    ensure(events.iter().any(|e| e["kind"] == "checkpoint_requested" && e["second"] == at[0]), || {
+        format!("no checkpoint marker: {events:?}")
+    })?;
+    // What sampling cost: about one statement a second, and the backend's CPU read on the harness's own server.
+    let cost = &server["sampler_cost"];
+    let qps = cost["queries_per_sec"].as_f64().unwrap_or_default();
+    ensure((0.8..1.3).contains(&qps), || format!("sampler cost: {cost}"))?;
+    ensure(cost["backend_cpu_share"].is_number(), || format!("sampler cost: {cost}"))?;
+    ensure(text.contains(&format!("requested checkpoint at {} s", at[0])), || text.clone())
+}
+
+fn a_lock_held_from_7_to_9_s_shows_lock_waits_and_the_dip_names_them(ctx: &Ctx) -> Result<()> {
+    let table = "server_locked";
+    let hold = format!("BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT");
+    let (text, report) = ingest_while(ctx, table, Duration::from_secs(7), &hold)?;
+    let server = &report["server"];
+    let waited = seconds_with(server, "lock_waits");
+    ensure(waited.contains(&7) && waited.contains(&8) && waited.iter().all(|s| (6..=9).contains(s)), || {
+        format!("lock waits at {waited:?}: {server:#}")
+    })?;
+    let dips = server["dips"].as_array().context("no dips")?;
+    let dip = dips.iter().find(|d| d["start_s"].as_u64().is_some_and(|s| (6..=8).contains(&s)));
+    let sentence = dip.and_then(|d| d["sentence"].as_str()).unwrap_or_default();
+    ensure(sentence.contains("Lock:relation") && sentence.contains("lock waits on the table"), || {
+        format!("the dip's sentence: {sentence:?}; dips: {dips:#?}")
+    })?;
+    ensure(text.contains(sentence), || text.clone())
+}
+
+fn a_role_without_pg_read_all_stats_is_told_what_it_could_not_see(ctx: &Ctx) -> Result<()> {
+    ctx.query(
+        "DO $$ BEGIN CREATE ROLE s34_unseeing LOGIN PASSWORD 's34-unseeing'; \
+         EXCEPTION WHEN duplicate_object THEN NULL; END $$; GRANT CREATE ON SCHEMA public TO s34_unseeing",
+    )?;
+    let as_role = Ctx::from_url(&ctx.url.replace("postgres@", "s34_unseeing:s34-unseeing@"))?;
+    let out = as_role.ingest("--duration 3 --workers 2 --table server_unseeing --drop-table")?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    let report = serde_json::to_value(&out.report)?;
+    let unseen = report["server"]["unseen"].to_string();
+    ensure(unseen.contains("hidden from role s34_unseeing") && unseen.contains("GRANT pg_read_all_stats"), || {
+        format!("unseen: {unseen}")
+    })?;
+    let text = dbload::report::ingest::render(&out.report);
+    ensure(text.contains("GRANT pg_read_all_stats TO s34_unseeing"), || text)
+}
