@@ -23,6 +23,7 @@ use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
 use crate::stats::query::{Connects, Retries, StatementSummary};
 use crate::stats::server::ServerTimeline;
+use crate::stats::threads::Busiest;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
 use crate::workload::tsbs::CpuData;
@@ -87,6 +88,8 @@ pub struct Figures {
     /// What the server was doing meanwhile; none when it was not sampled
     /// (a dry run, a command that does not sample).
     pub server: Option<ServerTimeline>,
+    /// The client's busiest thread in each whole second (empty when not measured).
+    pub client_load: Vec<Busiest>,
 }
 
 impl Figures {

@@ -71,6 +71,7 @@ pub(crate) fn figures(recorders: Vec<Recorder>) -> Figures {
         },
         dropped: None,
         server: None,
+        client_load: Vec::new(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! latencies, pacing, the server and its settings, stages and connections.
 
 mod charts;
+pub mod client_load;
 pub mod compare_html;
 pub mod fail_if;
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::format::{binary_size, human, Unit};
 use crate::outcome::Figures;
 use crate::stats::dips::{dips, Dip};
 use crate::stats::server::{ServerSecond, ServerTimeline, NO_WAIT};
+use crate::stats::threads::{Busiest, SATURATED};
 
 /// A wait event's part of the samples of a stretch of the run.
 #[derive(Debug, Clone, Serialize)]
@@ -143,7 +144,7 @@ impl ServerReport {
             first_failure: t.first_failure.clone(),
             other_waits: shares(measured.iter().flatten().map(|s| &s.other_waits)),
             events: events(t),
-            dips: found.iter().map(|d| explain(d, t, &run_waits)).collect(),
+            dips: found.iter().map(|d| explain(d, t, &run_waits, &f.client_load)).collect(),
             waits: run_waits,
             timeline: timeline(t),
             sampler_cost: cost(t),
@@ -211,8 +212,9 @@ fn events(t: &ServerTimeline) -> Vec<ServerEvent> {
 
 /// `dip`, with what the server did in its seconds (and the one before,
 /// whose end may have started it); `run_waits`: the run's wait events over
-/// the whole run, which a dip's are put beside.
-fn explain(dip: &Dip, t: &ServerTimeline, run_waits: &[WaitShare]) -> DipReport {
+/// the whole run, which a dip's are put beside; `client`: the client's
+/// busiest thread each second, saturated or not.
+fn explain(dip: &Dip, t: &ServerTimeline, run_waits: &[WaitShare], client: &[Busiest]) -> DipReport {
     let window = t.seconds.get(dip.start.saturating_sub(1)..=dip.end.min(t.seconds.len().saturating_sub(1)));
     let window = window.unwrap_or_default();
     let inside = t.seconds.get(dip.start..=dip.end.min(t.seconds.len().saturating_sub(1))).unwrap_or_default();
@@ -229,6 +231,10 @@ fn explain(dip: &Dip, t: &ServerTimeline, run_waits: &[WaitShare]) -> DipReport 
             }
             _ => events.push(what),
         }
+    }
+    let saturated = client.get(dip.start..=dip.end.min(client.len().saturating_sub(1))).unwrap_or_default();
+    if let Some(top) = saturated.iter().filter(|b| b.busy > SATURATED).max_by(|a, b| a.busy.total_cmp(&b.busy)) {
+        events.push(format!("a saturated client (its thread {} busy {:.0} %)", top.thread, top.busy * 100.0));
     }
     let unsampled = inside.iter().filter(|s| s.is_none()).count();
     let sentence = sentence(dip, &waits, run_waits, &events, (inside.len(), unsampled));

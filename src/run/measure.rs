@@ -16,6 +16,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::client_load;
 use super::cores;
 use super::progress::Progress;
 use super::sampler::{Sampler, Watching};
@@ -25,6 +26,7 @@ use crate::config::{Load, ProgressDisplay};
 use crate::op::{Executor, Source};
 use crate::outcome::Figures;
 use crate::stats::cost::CostMeter;
+use crate::stats::threads::Busiest;
 use crate::stats::Recorder;
 
 /// What a measurement counts: the units asked for (the progress bar's end,
@@ -69,6 +71,8 @@ pub struct Measurement {
     limit: Option<u64>,
     /// The server's sampler, from the workers' start to their end.
     server: Option<Watching>,
+    /// The client's threads' load, over the same time.
+    client_load: (JoinHandle<Vec<Busiest>>, CancellationToken),
 }
 
 impl Measurement {
@@ -86,7 +90,9 @@ impl Measurement {
             Ok(s) => s.spawn(plan.t0, plan.cancel.child_token()),
             Err(why) => Watching::Unavailable(why),
         });
-        Measurement { plan, meter, progress, limit: counted.limit, server }
+        let stop = plan.cancel.child_token();
+        let client_load = (client_load::spawn(plan.t0, stop.clone()), stop);
+        Measurement { plan, meter, progress, limit: counted.limit, server, client_load }
     }
 
     /// The plan the workers run under (for a command that spawns its own tasks).
@@ -120,7 +126,7 @@ impl Measurement {
     /// loop dropped is counted up to the limit asked for. A worker that
     /// panicked leaves neither executor nor recorder: see `join_workers`.
     pub async fn of_tasks<E>(self, tasks: Vec<JoinHandle<(E, Vec<Recorder>)>>) -> (Figures, Vec<E>) {
-        let Measurement { plan, meter, progress, limit, server } = self;
+        let Measurement { plan, meter, progress, limit, server, client_load } = self;
         let mut recorders = vec![Recorder::default(); plan.labels];
         let mut executors = Vec::new();
         for (executor, recorded) in join_workers(&plan, tasks).await.into_iter().flatten() {
@@ -131,6 +137,8 @@ impl Measurement {
         }
         let wall = plan.t0.elapsed();
         let cost = meter.read();
+        client_load.1.cancel();
+        let client_load = client_load.0.await.unwrap_or_default();
         let server = match server {
             Some(watching) => Some(watching.end().await),
             None => None,
@@ -144,6 +152,7 @@ impl Measurement {
             stopped: plan.stop.reason(),
             dropped: plan.dropped(wall, limit),
             server,
+            client_load,
         };
         (figures, executors)
     }

@@ -160,6 +160,7 @@ pub async fn queries(
         total.dropped = [total.dropped, figures.dropped].into_iter().flatten().reduce(|a, b| a + b);
         total.stopped = figures.stopped;
         total.server = figures.server;
+        total.client_load = figures.client_load;
         phases.push(PhaseOutcome { queries: queries.clone(), summary, explains, statements });
     }
     total.interrupted = cancel.is_cancelled();

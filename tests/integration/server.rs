@@ -25,6 +25,11 @@ pub fn tests() -> Vec<Registered> {
             Quiet,
         ),
         (
+            "server::the_clients_busiest_thread_is_shown_each_second",
+            the_clients_busiest_thread_is_shown_each_second,
+            Quiet,
+        ),
+        (
             "server::a_role_without_pg_read_all_stats_is_told_what_it_could_not_see",
             a_role_without_pg_read_all_stats_is_told_what_it_could_not_see,
             Parallel,
@@ -114,4 +119,25 @@ fn a_role_without_pg_read_all_stats_is_told_what_it_could_not_see(ctx: &Ctx) -> 
     })?;
     let text = dbload::report::ingest::render(&out.report);
     ensure(text.contains("GRANT pg_read_all_stats TO s34_unseeing"), || text)
+}
+
+/// A dry run keeps its producer threads as busy as they can be: each
+/// second names the client's busiest thread and how busy it was, and the
+/// seconds over 90 % are the ones called saturated, in JSON and in text.
+fn the_clients_busiest_thread_is_shown_each_second(_: &Ctx) -> Result<()> {
+    let a = crate::support::ingest_args("--dry-run --duration 3 --workers 1 --quiet");
+    let out = dbload::ingest(a, &|_| None, &mut Vec::new())?;
+    let report = serde_json::to_value(&out.report)?;
+    let load = &report["client_saturation"];
+    let seconds = load["per_second"].as_array().context("no client_saturation.per_second")?;
+    ensure(seconds.len() >= 2, || format!("{load:#}"))?;
+    let busy: Vec<f64> = seconds.iter().filter_map(|s| s["busy"].as_f64()).collect();
+    ensure(busy.len() == seconds.len() && busy.iter().all(|b| *b > 0.2), || format!("{load:#}"))?;
+    ensure(seconds.iter().all(|s| s["thread"].as_str().is_some_and(|t| !t.is_empty())), || format!("{load:#}"))?;
+    let over: Vec<u64> = (0..).zip(&busy).filter(|(_, b)| **b > 0.9).map(|(s, _)| s).collect();
+    ensure(load["saturated_seconds"] == serde_json::json!(over), || format!("{load:#}"))?;
+    let text = dbload::report::ingest::render(&out.report);
+    let said =
+        if over.is_empty() { "no thread of the client was busy over 90 %" } else { "the client was the bottleneck" };
+    ensure(text.contains(said), || text.clone())
 }
