@@ -28,6 +28,7 @@ pub mod repeat;
 #[cfg(test)]
 mod schema_check;
 pub mod server;
+mod server_charts;
 pub mod server_cost;
 pub mod sweep;
 pub mod table;
