@@ -115,7 +115,9 @@ pub struct ServerReport {
     pub other_waits: Vec<WaitShare>,
     pub events: Vec<ServerEvent>,
     pub dips: Vec<DipReport>,
-    pub timeline: Vec<ServerSecondReport>,
+    /// Each sampled second (not `timeline`: that name is the run's own
+    /// per-second series, which the results store keeps as a part).
+    pub seconds: Vec<ServerSecondReport>,
     pub sampler_cost: Option<SamplerCostReport>,
 }
 
@@ -146,7 +148,7 @@ impl ServerReport {
             events: events(t),
             dips: found.iter().map(|d| explain(d, t, &run_waits, &f.client_load)).collect(),
             waits: run_waits,
-            timeline: timeline(t),
+            seconds: seconds_of(t),
             sampler_cost: cost(t),
         })
     }
@@ -294,7 +296,7 @@ fn sentence(dip: &Dip, waits: &[WaitShare], run: &[WaitShare], events: &[String]
     format!("{head}; coincided with {listed}{unsampled}")
 }
 
-fn timeline(t: &ServerTimeline) -> Vec<ServerSecondReport> {
+fn seconds_of(t: &ServerTimeline) -> Vec<ServerSecondReport> {
     let sampled = t.seconds.iter().enumerate().filter_map(|(i, s)| Some((i as u64, s.as_ref()?)));
     sampled
         .map(|(second, s)| ServerSecondReport {

@@ -46,7 +46,7 @@ pub(super) fn event_marks(part: &Json) -> (Vec<(f64, RGBColor)>, Vec<LegendKey>)
 /// to second `seconds`; none when the server was not sampled.
 pub(super) fn wait_band(part: &Json, seconds: usize) -> Result<Option<Chart>> {
     let server = &part["server"];
-    let (Some(waits), Some(timeline)) = (server["waits"].as_array(), server["timeline"].as_array()) else {
+    let (Some(waits), Some(sampled)) = (server["waits"].as_array(), server["seconds"].as_array()) else {
         return Ok(None);
     };
     if waits.is_empty() || seconds < 2 {
@@ -56,7 +56,7 @@ pub(super) fn wait_band(part: &Json, seconds: usize) -> Result<Option<Chart>> {
     let rest = waits.len() > named.len();
     let layers = named.len() + usize::from(rest);
     // Each second's sessions by layer: the named waits, then the rest.
-    let stacks: Vec<(f64, Vec<f64>)> = timeline
+    let stacks: Vec<(f64, Vec<f64>)> = sampled
         .iter()
         .filter_map(|entry| {
             let second = entry["second"].as_f64().filter(|s| *s < seconds as f64)?;
@@ -118,7 +118,7 @@ mod tests {
             "waits": [{"wait": "Lock:relation", "samples": 4, "share": 0.5}, {"wait": "IO:WALWrite", "samples": 4, "share": 0.5}],
             "events": [{"second": 1, "kind": "checkpoint_requested", "what": "a requested checkpoint"},
                        {"second": 2, "kind": "lock_waits", "what": "2 lock waits on the table"}],
-            "timeline": [{"second": 0, "own_waits": {"IO:WALWrite": 2}},
+            "seconds": [{"second": 0, "own_waits": {"IO:WALWrite": 2}},
                          {"second": 1, "own_waits": {"IO:WALWrite": 2, "Lock:relation": 1}},
                          {"second": 2, "own_waits": {"Lock:relation": 3}}]
         }})

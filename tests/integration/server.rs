@@ -64,10 +64,10 @@ fn ingest_while(ctx: &Ctx, table: &str, after: Duration, sql: &str) -> Result<(S
     Ok((dbload::report::ingest::render(&out.report), serde_json::to_value(&out.report)?, html))
 }
 
-/// The seconds of the server's timeline where `field` is above 0.
+/// The seconds of the server's section where `field` is above 0.
 fn seconds_with(server: &serde_json::Value, field: &str) -> Vec<u64> {
-    let timeline = server["timeline"].as_array().map(Vec::as_slice).unwrap_or_default();
-    timeline.iter().filter(|s| s[field].as_u64().unwrap_or(0) > 0).filter_map(|s| s["second"].as_u64()).collect()
+    let seconds = server["seconds"].as_array().map(Vec::as_slice).unwrap_or_default();
+    seconds.iter().filter(|s| s[field].as_u64().unwrap_or(0) > 0).filter_map(|s| s["second"].as_u64()).collect()
 }
 
 fn a_checkpoint_4_s_into_the_run_is_marked_at_about_4_s(ctx: &Ctx) -> Result<()> {
