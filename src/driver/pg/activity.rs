@@ -41,14 +41,17 @@ impl ActivityConn {
     /// Connects to `pg` and prepares the sample of the server's version;
     /// `table`: the run's table as SQL, if it has one.
     pub async fn open(pg: &PgTarget, table: Option<String>) -> Result<(ActivityConn, Who), String> {
-        let client = pg.connect().await.map_err(|e| format!("the server's sampler could not connect: {e:#}"))?;
+        // A name of its own: the sampler is none of the run's sessions, and
+        // what looks for those (or ends one) must not find it.
+        let session = pg.application_name().unwrap_or_default().to_string();
+        let own = pg.named(&format!("dbload sampler ({session})"));
+        let client = own.connect().await.map_err(|e| format!("the server's sampler could not connect: {e:#}"))?;
         let who = client.query_one(sql::WHO, &[]).await.map_err(|e| format!("the server's sampler: {e}"))?;
         let version: i32 = who.get(3);
         let statement = client
             .prepare(&sql::sample(version))
             .await
             .map_err(|e| format!("the server's sampler could not prepare its statement: {e}"))?;
-        let session = pg.application_name().unwrap_or_default().to_string();
         let who = Who { sees_all: who.get(0), role: who.get(1), pid: who.get(2) };
         Ok((ActivityConn { client, statement, session, table }, who))
     }

@@ -40,9 +40,6 @@ use self::error::{error_chain, error_text};
 use super::tls::{certificate_advice, pg_client_config, Verification};
 use crate::error::{target, usage};
 
-/// The server's limit on a name (`application_name` included), in bytes with its terminator.
-const NAMEDATALEN: usize = 64;
-
 /// How much TLS to insist on, with libpq's names and meanings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
@@ -172,17 +169,22 @@ impl PgTarget {
     }
 
     /// The target whose connections name run `run_id` in their
-    /// `application_name` (`dbload <run_id>`, after the user's own name when
-    /// one was given and both fit), so that the server's view of its
-    /// sessions (`pg_stat_activity`) tells the run's apart from the others.
+    /// `application_name` (`dbload <run_id>`), so that the server's view of
+    /// its sessions (`pg_stat_activity`) tells the run's apart from the
+    /// others. A name the user gave (the URL's, PGAPPNAME) is kept as it is:
+    /// what they filter their sessions by does not change under them, and
+    /// the sessions of that name count as the run's.
     pub fn for_run(&self, run_id: &str) -> PgTarget {
-        let session = format!("dbload {run_id}");
-        let name = match self.config.get_application_name() {
-            Some(own) if own != "dbload" && own.len() + 1 + session.len() < NAMEDATALEN => format!("{own} {session}"),
-            _ => session,
-        };
+        if self.config.get_application_name().is_some_and(|own| own != "dbload") {
+            return self.clone();
+        }
+        self.named(&format!("dbload {run_id}"))
+    }
+
+    /// The target whose connections give the server `application_name`.
+    pub fn named(&self, application_name: &str) -> PgTarget {
         let mut config = self.config.clone();
-        config.application_name(&name);
+        config.application_name(application_name);
         PgTarget { config, ..self.clone() }
     }
 
@@ -509,6 +511,13 @@ pub(crate) mod tests {
         assert_eq!(t.config.get_dbname(), Some("d"));
         assert_eq!(t.ssl_mode(), SslMode::Disable);
         assert_eq!(t.redacted(), "postgres://u:***@db:6000/d");
+    }
+
+    #[test]
+    fn a_run_names_its_sessions_unless_the_user_named_them() {
+        assert_eq!(parse("postgres://alice@db/d").for_run("r1").application_name(), Some("dbload r1"));
+        let named = parse("postgres://alice@db/d?application_name=loader").for_run("r1");
+        assert_eq!(named.application_name(), Some("loader"));
     }
 
     #[test]
