@@ -22,6 +22,8 @@ use crate::dialect::{citus::NodeSettings, Engine, Method};
 use crate::stats::cost::ClientCost;
 use crate::stats::http::HttpStats;
 use crate::stats::query::{Connects, Retries, StatementSummary};
+use crate::stats::server::ServerTimeline;
+use crate::stats::threads::Busiest;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::workload::explain::Explain;
 use crate::workload::tsbs::CpuData;
@@ -83,6 +85,11 @@ pub struct Figures {
     pub stopped: Option<String>,
     /// Open loop: units the schedule called for that never started.
     pub dropped: Option<u64>,
+    /// What the server was doing meanwhile; none when it was not sampled
+    /// (a dry run, a command that does not sample).
+    pub server: Option<ServerTimeline>,
+    /// The client's busiest thread in each whole second (empty when not measured).
+    pub client_load: Vec<Busiest>,
 }
 
 impl Figures {

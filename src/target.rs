@@ -16,6 +16,7 @@ use crate::driver::cratedb_http::exec::{CrateQueryExecutor, CrateSink};
 use crate::driver::cratedb_http::CrateTarget;
 use crate::driver::export::file::ExportFile;
 use crate::driver::export::ExportWorker;
+use crate::driver::pg::activity::{ActivityConn, Who};
 use crate::driver::pg::from_sql::TableCopy;
 use crate::driver::pg::query::QueryExecutor;
 use crate::driver::pg::sink::PgSink;
@@ -24,6 +25,7 @@ use crate::driver::query::QueryRunner;
 use crate::driver::sink::Sink;
 use crate::driver::spec::SinkSpec;
 use crate::error::usage;
+use crate::ident::TableName;
 use crate::throwaway::LocalPostgres;
 use crate::workload::{Protocol, QuerySpec};
 
@@ -55,6 +57,26 @@ impl Target {
         match self {
             Target::Pg { engine, .. } => *engine,
             Target::Crate(_) => Some(Engine::Cratedb),
+        }
+    }
+
+    /// The name its PostgreSQL-protocol connections give the server (see
+    /// [`PgTarget::for_run`]); none over CrateDB's HTTP endpoint.
+    pub fn session_name(&self) -> Option<&str> {
+        match self {
+            Target::Pg { pg, .. } => pg.application_name(),
+            Target::Crate(_) => None,
+        }
+    }
+
+    /// The connection of the run's server sampler, and who it is on the
+    /// server; `table`: the run's. Why not, when there is none.
+    pub async fn activity(&self, table: Option<&TableName>) -> Result<(ActivityConn, Who), String> {
+        match self {
+            Target::Pg { pg, .. } => ActivityConn::open(pg, table.map(TableName::sql)).await,
+            Target::Crate(_) => {
+                Err("CrateDB is not sampled: its jobs, operations and thread pools are not read".into())
+            }
         }
     }
 
@@ -160,7 +182,8 @@ impl Started {
     /// (`run::signals`, which a target does not name), so that one that
     /// comes while the server starts is not fatal. Call it before the
     /// runtime, on a thread that outlives the server (see `throwaway`).
-    pub fn new(choice: &TargetChoice, before_server: fn()) -> Result<Started> {
+    /// `run_id`: the run its connections name (see [`PgTarget::for_run`]).
+    pub fn new(choice: &TargetChoice, run_id: Option<&str>, before_server: fn()) -> Result<Started> {
         let local = match choice {
             TargetChoice::Local(opts) => {
                 before_server();
@@ -173,6 +196,10 @@ impl Started {
             (TargetChoice::Remote(t, engine), None) => Some(Target::Pg { pg: t.clone(), engine: *engine }),
             (TargetChoice::Crate(c), None) => Some(Target::Crate((**c).clone())),
             _ => None,
+        };
+        let target = match (target, run_id) {
+            (Some(Target::Pg { pg, engine }), Some(run)) => Some(Target::Pg { pg: Box::new(pg.for_run(run)), engine }),
+            (target, _) => target,
         };
         let keep = matches!(choice, TargetChoice::Local(o) if o.keep);
         Ok(Started { local, target, keep })

@@ -32,7 +32,7 @@ impl Command for Http {
         &cfg.output
     }
 
-    fn start(_: &HttpConfig) -> Result<()> {
+    fn start(_: &HttpConfig, _: &str) -> Result<()> {
         Ok(())
     }
 

@@ -57,8 +57,8 @@ impl Command for Ingest {
         &cfg.output
     }
 
-    fn start(cfg: &IngestConfig) -> Result<Started> {
-        Started::new(&cfg.target, note_early_signals)
+    fn start(cfg: &IngestConfig, run_id: &str) -> Result<Started> {
+        Started::new(&cfg.target, Some(run_id), note_early_signals)
     }
 
     /// Instance 0 makes the table that the other instances write to.

@@ -15,7 +15,7 @@ use crate::{console, error, report, run};
 /// interrupted while filling them.
 pub fn init(args: InitArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<u8> {
     let cfg = InitConfig::resolve(args, env)?;
-    let started = Started::new(&cfg.target, note_early_signals)?;
+    let started = Started::new(&cfg.target, None, note_early_signals)?;
     let done = with_threads(None, async |cancel| run::init::init(&cfg, started.server(), cancel).await)?;
     let printed = out.write_all(report::init::render(&done).as_bytes()).context("writing the report");
     console::printed(out, printed)?;

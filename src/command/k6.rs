@@ -37,7 +37,7 @@ impl Command for K6 {
         &cfg.output
     }
 
-    fn start(_: &K6Config) -> Result<()> {
+    fn start(_: &K6Config, _: &str) -> Result<()> {
         Ok(())
     }
 

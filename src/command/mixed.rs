@@ -31,8 +31,8 @@ impl Command for Mixed {
         &cfg.output
     }
 
-    fn start(cfg: &MixedConfig) -> Result<Started> {
-        Started::new(&cfg.target, note_early_signals)
+    fn start(cfg: &MixedConfig, run_id: &str) -> Result<Started> {
+        Started::new(&cfg.target, Some(run_id), note_early_signals)
     }
 
     /// A later run makes its ingest's table afresh.

@@ -77,9 +77,10 @@ trait Command {
 
     fn output(cfg: &Self::Config) -> &OutputConfig;
 
-    /// Starts what the runs reach; called before the runtime, on the
-    /// thread that outlives the throwaway server (see `throwaway`).
-    fn start(cfg: &Self::Config) -> Result<Self::Ends>;
+    /// Starts what the runs reach, its connections naming `run_id`;
+    /// called before the runtime, on the thread that outlives the
+    /// throwaway server (see `throwaway`).
+    fn start(cfg: &Self::Config, run_id: &str) -> Result<Self::Ends>;
 
     /// The threads its workers and runtime run on (none: one per CPU).
     fn threads(_: &Self::Config) -> Option<usize> {
@@ -123,7 +124,7 @@ trait Command {
 /// report to `out` (see [`output::emit`]).
 fn measured<C: Command>(cfg: &C::Config, out: &mut dyn Write) -> Result<Finished<C::Report>> {
     let mut begun = output::start();
-    let ends = C::start(cfg)?;
+    let ends = C::start(cfg, &begun.run_id())?;
     let runs = output::repeated(C::output(cfg), C::threads(cfg), async |n, cancel| {
         let cfg = C::before_run(cfg, n)?;
         let once = async |gate| C::once(&cfg, &ends, cancel.clone(), gate).await;

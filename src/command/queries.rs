@@ -31,8 +31,8 @@ impl Command for Queries {
         &cfg.output
     }
 
-    fn start(cfg: &QueryConfig) -> Result<Started> {
-        Started::new(&cfg.target, note_early_signals)
+    fn start(cfg: &QueryConfig, run_id: &str) -> Result<Started> {
+        Started::new(&cfg.target, Some(run_id), note_early_signals)
     }
 
     fn threads(cfg: &QueryConfig) -> Option<usize> {

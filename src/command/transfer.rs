@@ -47,8 +47,8 @@ impl Command for Export {
         &cfg.output
     }
 
-    fn start(cfg: &ExportConfig) -> Result<Started> {
-        Started::new(&cfg.target, note_early_signals)
+    fn start(cfg: &ExportConfig, run_id: &str) -> Result<Started> {
+        Started::new(&cfg.target, Some(run_id), note_early_signals)
     }
 
     /// A later run replaces the files the first wrote.
@@ -108,9 +108,9 @@ impl Command for FromSql {
         &cfg.output
     }
 
-    fn start(cfg: &FromSqlConfig) -> Result<Ends> {
-        let target = Started::new(&cfg.target, note_early_signals)?;
-        let source = cfg.source.as_ref().map(|s| Started::new(s, note_early_signals)).transpose()?;
+    fn start(cfg: &FromSqlConfig, run_id: &str) -> Result<Ends> {
+        let target = Started::new(&cfg.target, Some(run_id), note_early_signals)?;
+        let source = cfg.source.as_ref().map(|s| Started::new(s, Some(run_id), note_early_signals)).transpose()?;
         Ok(Ends { source, target })
     }
 

@@ -3,6 +3,7 @@
 //! snapshot tests can freeze them all. Each engine's module also owns its
 //! limits: which methods and table options it can do.
 
+pub mod activity;
 pub mod citus;
 pub mod cost;
 pub mod cratedb;

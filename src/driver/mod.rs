@@ -40,4 +40,5 @@ pub(crate) fn out_of_descriptors(url: &str, e: &std::io::Error) -> Option<anyhow
 }
 
 pub use admin::{Admin, EngineInfo};
+pub use pg::activity::{ActivityConn, Totals, Who};
 pub use pg::{PgTarget, SslMode};

@@ -135,9 +135,12 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
     // The warm-up, from the start to its last operation's end.
     let warmup = part["warmup"]["end_s"].as_f64().filter(|end| *end > 0.0);
     let warmup_key = warmup.map(|_| LegendKey::band("warm-up (left out of the figures)", WARMUP));
-    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup, target: None };
+    // What the server did (its section's events), a line each.
+    let (events, event_keys) = super::server_charts::event_marks(part);
+    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup, target: None, events: &events };
     // What every time chart's legend ends with: the marks behind its lines.
-    let mark_keys: Vec<LegendKey> = warmup_key.into_iter().chain(outage_key).chain(stage_key).collect();
+    let mark_keys: Vec<LegendKey> =
+        warmup_key.into_iter().chain(outage_key).chain(stage_key).chain(event_keys).collect();
     let mut out = Vec::new();
     if timeline.len() >= 2 {
         let done =
@@ -168,6 +171,7 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
                 |v| group(v.round().max(0.0) as u64),
             )?,
         });
+        out.extend(super::server_charts::wait_band(part, timeline.len())?);
         // The median and p99 of each second: a mean and a max let one
         // outlier set the axis and flatten everything else. A merge of
         // instances has neither (no second's distribution is kept): its
@@ -433,6 +437,9 @@ pub(super) struct Marks<'a> {
     pub(super) warmup: Option<f64>,
     /// What the open loop was asked for (the throughput chart's), dashed.
     pub(super) target: Option<&'a Line>,
+    /// What the server did (a checkpoint, lock waits, ...): a dashed line
+    /// at its second, in its kind's colour.
+    pub(super) events: &'a [(f64, RGBColor)],
 }
 
 /// Lines over `x` on the left axis, and an optional line on a right
@@ -473,6 +480,9 @@ pub(super) fn line_chart(
         chart.draw_series(
             marks.boundaries.iter().map(|&at| PathElement::new(vec![(at, 0.0), (at, y_max)], BOUNDARY.stroke_width(2))),
         )?;
+        for &(at, color) in marks.events {
+            chart.draw_series(DashedLineSeries::new([(at, 0.0), (at, y_max)], 4, 4, color.stroke_width(2)))?;
+        }
         for run in marks.target.iter().flat_map(|t| t.segments()) {
             chart.draw_series(DashedLineSeries::new(run, 8, 6, INK.stroke_width(1)))?;
         }

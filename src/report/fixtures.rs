@@ -70,6 +70,8 @@ pub(crate) fn figures(recorders: Vec<Recorder>) -> Figures {
             peak_rss_bytes: 20 << 20,
         },
         dropped: None,
+        server: None,
+        client_load: Vec::new(),
     }
 }
 

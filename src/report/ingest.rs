@@ -69,6 +69,10 @@ pub struct IngestReport {
     pub verify: Option<Verify>,
     /// What the server paid: the table's size, the WAL written; null on a dry run.
     pub server_cost: Option<server_cost::TableCost>,
+    /// What the server was doing while the run ran; null when it was not sampled.
+    pub server: Option<super::server::ServerReport>,
+    /// The client's busiest thread each second, and when one was saturated.
+    pub client_saturation: Option<super::client_load::ClientSaturation>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -234,6 +238,8 @@ impl IngestReport {
             },
             verify: out.verify.clone(),
             server_cost: server_cost::TableCost::of(&out.server_cost, written),
+            server: super::server::ServerReport::of(f),
+            client_saturation: super::client_load::ClientSaturation::of(&f.client_load),
         }
     }
 }
@@ -428,6 +434,8 @@ pub fn render(r: &IngestReport) -> String {
     if let Some(c) = &r.server_cost {
         table_lines(&mut out, c);
     }
+    super::server::server_lines(&mut out, r.server.as_ref());
+    super::client_load::client_load_line(&mut out, r.client_saturation.as_ref());
     rate_warning_line(&mut out, &r.pacing);
     client_and_verdict(&mut out, &r.client, t.wall_s, &r.verdict);
     let pairs = |m: &std::collections::BTreeMap<String, String>| {

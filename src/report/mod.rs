@@ -7,6 +7,7 @@
 //! latencies, pacing, the server and its settings, stages and connections.
 
 mod charts;
+pub mod client_load;
 pub mod compare_html;
 pub mod fail_if;
 #[cfg(test)]
@@ -26,6 +27,8 @@ pub mod query;
 pub mod repeat;
 #[cfg(test)]
 mod schema_check;
+pub mod server;
+mod server_charts;
 pub mod server_cost;
 pub mod sweep;
 pub mod table;

@@ -89,6 +89,10 @@ pub struct QueryReport {
     pub setup: QuerySetup,
     /// What the server paid per statement (`pg_stat_statements`).
     pub server_cost: super::server_cost::QueryCost,
+    /// What the server was doing while the run ran; null when it was not sampled.
+    pub server: Option<super::server::ServerReport>,
+    /// The client's busiest thread each second, and when one was saturated.
+    pub client_saturation: Option<super::client_load::ClientSaturation>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -333,6 +337,8 @@ impl QueryReport {
                 &out.statements,
                 out.phases.iter().flat_map(|p| p.queries.iter()),
             ),
+            server: super::server::ServerReport::of(&out.figures),
+            client_saturation: super::client_load::ClientSaturation::of(&out.figures.client_load),
         }
     }
 }
@@ -499,6 +505,8 @@ pub(crate) fn footer(out: &mut String, r: &QueryReport) {
         let _ = writeln!(out, "Schedule lag (ms): mean {:.3}, p99 {:.3}, max {:.3}", lag.mean, lag.p99, lag.max);
     }
     super::server_cost::query_lines(out, &r.server_cost);
+    super::server::server_lines(out, r.server.as_ref());
+    super::client_load::client_load_line(out, r.client_saturation.as_ref());
     rate_warning_line(out, &r.pacing);
     client_and_verdict(out, &r.client, r.wall_s, &r.verdict);
 }

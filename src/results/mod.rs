@@ -287,4 +287,18 @@ mod tests {
         let found: Vec<(String, usize)> = timelines(&r).into_iter().map(|(p, t)| (p, t.len())).collect();
         assert_eq!(found, [("/ingest".into(), 0), ("".into(), 1), ("/workloads/0/under_load".into(), 2)]);
     }
+
+    /// The server's seconds (a report's `server` section) are not a part
+    /// of the run: `dbload_timeline` would get a part of zero rows.
+    #[test]
+    fn the_server_sections_seconds_are_not_a_part_of_the_run() {
+        use crate::stats::server::{ServerSecond, ServerTimeline};
+        let mut figures = crate::report::fixtures::figures(vec![crate::stats::Recorder::default()]);
+        let seconds = vec![Some(ServerSecond::default()); 2];
+        figures.server = Some(ServerTimeline { seconds, ..ServerTimeline::default() });
+        let server = crate::report::server::ServerReport::of(&figures);
+        let r = json!({"timeline": [{"second": 0}], "server": server});
+        let found: Vec<String> = timelines(&r).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(found, [""]);
+    }
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::setup::{self, text};
-use super::{cores, interrupt, measure, merge_histograms, producer, server_cost, Gate};
+use super::{cores, interrupt, measure, merge_histograms, producer, sampler, server_cost, Gate};
 use crate::config::{IngestConfig, TableAction, TargetChoice};
 use crate::dialect::{self, postgres as sql, Dialect, Engine, Method};
 use crate::driver::sink::Sink;
@@ -84,6 +84,12 @@ pub async fn ingest(
     let prepared = interrupt::setting_up(&cancel, &named, preparing).await;
     let (settled, spec, sinks) = interrupt::cancel_if_interrupted(prepared, &cancel, own.as_ref()).await?;
     let mut admin = own;
+    // The server's sampler connects before the workers start, so that its
+    // connecting is not in the measured time.
+    let sampler = match target {
+        Some(t) if admin.is_some() => Some(sampler::Sampler::open(t, settled.engine(), Some(&cfg.table)).await),
+        _ => None,
+    };
 
     if let Some(gate) = gate {
         gate.pass().await;
@@ -106,6 +112,10 @@ pub async fn ingest(
             None => counted,
         },
         _ => counted,
+    };
+    let counted = match sampler {
+        Some(sampler) => counted.sampled_by(sampler),
+        None => counted,
     };
     let measurement = measure::Measurement::start(&cfg.load, 1, cancel.clone(), counted);
     // Every sink of a run frames its batches alike.

@@ -16,14 +16,17 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::client_load;
 use super::cores;
 use super::progress::Progress;
+use super::sampler::{Sampler, Watching};
 use super::stop;
 use super::worker::{self, Plan};
 use crate::config::{Load, ProgressDisplay};
 use crate::op::{Executor, Source};
 use crate::outcome::{Figures, Setup};
 use crate::stats::cost::CostMeter;
+use crate::stats::threads::Busiest;
 use crate::stats::Recorder;
 
 /// What a measurement counts: the units asked for (the progress bar's end,
@@ -37,12 +40,14 @@ pub struct Counted {
     reading: Option<(Arc<AtomicU64>, u64)>,
     /// What is loaded and how, printed above the bar as it starts.
     header: Option<String>,
+    /// The server's sampler (or why there is none), to run beside the workers.
+    server: Option<Result<Sampler, String>>,
 }
 
 impl Counted {
     /// `limit` `unit`s (none: no count bounds the run).
     pub fn units(limit: Option<u64>, unit: &'static str, display: ProgressDisplay) -> Counted {
-        Counted { limit, unit, display, reading: None, header: None }
+        Counted { limit, unit, display, reading: None, header: None, server: None }
     }
 
     /// With the live display's header: see [`header`].
@@ -53,6 +58,12 @@ impl Counted {
     /// Rows, the bar following the bytes `read` of input files of `size` bytes.
     pub fn reading(self, read: Arc<AtomicU64>, size: u64) -> Counted {
         Counted { reading: Some((read, size)), ..self }
+    }
+
+    /// With the server sampled from the workers' start to their end by
+    /// `sampler` (or, when it could not be opened, why not).
+    pub fn sampled_by(self, sampler: Result<Sampler, String>) -> Counted {
+        Counted { server: Some(sampler), ..self }
     }
 }
 
@@ -92,6 +103,10 @@ pub struct Measurement {
     meter: CostMeter,
     progress: Progress,
     limit: Option<u64>,
+    /// The server's sampler, from the workers' start to their end.
+    server: Option<Watching>,
+    /// The client's threads' load, over the same time.
+    client_load: (JoinHandle<Vec<Busiest>>, CancellationToken),
 }
 
 impl Measurement {
@@ -108,7 +123,13 @@ impl Measurement {
         if let Some(header) = counted.header.filter(|_| progress.bar_shown()) {
             crate::console::line(format_args!("{header}"));
         }
-        Measurement { plan, meter, progress, limit: counted.limit }
+        let server = counted.server.map(|sampler| match sampler {
+            Ok(s) => s.spawn(plan.t0, plan.cancel.child_token()),
+            Err(why) => Watching::Unavailable(why),
+        });
+        let stop = plan.cancel.child_token();
+        let client_load = (client_load::spawn(plan.t0, stop.clone()), stop);
+        Measurement { plan, meter, progress, limit: counted.limit, server, client_load }
     }
 
     /// The plan the workers run under (for a command that spawns its own tasks).
@@ -142,7 +163,7 @@ impl Measurement {
     /// loop dropped is counted up to the limit asked for. A worker that
     /// panicked leaves neither executor nor recorder: see `join_workers`.
     pub async fn of_tasks<E>(self, tasks: Vec<JoinHandle<(E, Vec<Recorder>)>>) -> (Figures, Vec<E>) {
-        let Measurement { plan, meter, progress, limit } = self;
+        let Measurement { plan, meter, progress, limit, server, client_load } = self;
         let mut recorders = vec![Recorder::default(); plan.labels];
         let mut executors = Vec::new();
         for (executor, recorded) in join_workers(&plan, tasks).await.into_iter().flatten() {
@@ -153,6 +174,12 @@ impl Measurement {
         }
         let wall = plan.t0.elapsed();
         let cost = meter.read();
+        client_load.1.cancel();
+        let client_load = client_load.0.await.unwrap_or_default();
+        let server = match server {
+            Some(watching) => Some(watching.end().await),
+            None => None,
+        };
         progress.finish().await;
         let figures = Figures {
             recorders,
@@ -161,6 +188,8 @@ impl Measurement {
             interrupted: plan.interrupted(),
             stopped: plan.stop.reason(),
             dropped: plan.dropped(wall, limit),
+            server,
+            client_load,
         };
         (figures, executors)
     }

@@ -5,6 +5,7 @@
 //! (`setup`), the producers, the progress bar, signals and server cost.
 //! This file holds only what the runs share that has no module of its own.
 
+pub mod client_load;
 pub mod cores;
 pub mod export;
 pub mod from_sql;
@@ -20,6 +21,7 @@ pub mod producer;
 pub mod progress;
 pub mod queries;
 pub mod repeat;
+pub mod sampler;
 pub mod scale;
 pub mod server_cost;
 pub mod setup;

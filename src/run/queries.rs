@@ -115,6 +115,12 @@ pub async fn queries(
             }
             Err(e) => return Err(e),
         };
+        // The server is sampled in a run of one phase (a mix, or one
+        // statement), whose timeline is the run's.
+        let sampler = match planned.len() {
+            1 => super::sampler::Sampler::open(target, info.engine, None).await,
+            _ => Err("several statements run one after another: the server is sampled in a run of one only".into()),
+        };
         if let Some(gate) = gate.take() {
             gate.pass().await;
         }
@@ -139,7 +145,8 @@ pub async fn queries(
             .collect();
         let how = super::measure::count(cfg.concurrency, "connection");
         let header = super::measure::header(&named, Some(&setup), &how, &cfg.load);
-        let counted = Counted::units(cfg.max_queries, "queries", cfg.output.progress).header(header);
+        let counted =
+            Counted::units(cfg.max_queries, "queries", cfg.output.progress).header(header).sampled_by(sampler);
         let (figures, executors) = match &log {
             Some((sampling, log)) => {
                 super::txlog::measure(&cfg.load, queries.len(), cancel.clone(), counted, pairs, *sampling, log).await
@@ -155,6 +162,8 @@ pub async fn queries(
         total.wall += figures.wall;
         total.dropped = [total.dropped, figures.dropped].into_iter().flatten().reduce(|a, b| a + b);
         total.stopped = figures.stopped;
+        total.server = figures.server;
+        total.client_load = figures.client_load;
         phases.push(PhaseOutcome { queries: queries.clone(), summary, explains, statements });
     }
     total.interrupted = cancel.is_cancelled();

@@ -46,6 +46,19 @@ fn vm_hwm(status: &str) -> Option<u64> {
     Some(kib.trim().parse::<u64>().ok()? * 1024)
 }
 
+/// The CPU time (user + system) a process or thread has used, from the
+/// kernel's accounting of it: `stat` is the text of a `/proc/PID/stat` or
+/// `/proc/PID/task/TID/stat` file. Two fields of one line: no crate for it.
+pub fn stat_cpu(stat: &str) -> Option<Duration> {
+    // The command name, in parentheses, may hold spaces: the fields follow its last `)`.
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().filter(|&t| t > 0)?;
+    Some(Duration::from_secs_f64((utime + stime) as f64 / ticks as f64))
+}
+
 /// Started when the measured work starts; `read` gives the cost since then.
 pub struct CostMeter(ClientCost);
 
@@ -72,6 +85,17 @@ mod tests {
     fn peak_rss_is_read_from_vm_hwm() {
         assert_eq!(vm_hwm("Name:\tdbload\nVmPeak:\t  99999 kB\nVmHWM:\t   12345 kB\n"), Some(12345 * 1024));
         assert_eq!(vm_hwm("Name:\tdbload\n"), None);
+    }
+
+    #[test]
+    fn cpu_time_is_read_past_a_name_with_spaces() {
+        let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).unwrap().unwrap() as f64;
+        let stat = "4242 (postgres: a) b) S 1 4242 4242 0 -1 4194560 210 0 0 0 150 50 0 0 20 0 1 0 99 0 0";
+        assert_eq!(stat_cpu(stat), Some(Duration::from_secs_f64(200.0 / ticks)));
+        assert_eq!(stat_cpu("4242 (x) S 1"), None);
+        if cfg!(target_os = "linux") {
+            assert!(stat_cpu(&std::fs::read_to_string("/proc/self/stat").unwrap()).is_some());
+        }
         if cfg!(target_os = "linux") {
             assert!(own_peak_rss().is_some_and(|b| b > 0));
         }

@@ -5,6 +5,7 @@ pub mod bound;
 pub mod buffered;
 pub mod coarse;
 pub mod cost;
+pub mod dips;
 pub mod hist;
 pub mod http;
 pub mod interval;
@@ -12,7 +13,9 @@ pub mod k6;
 pub mod query;
 pub mod recorder;
 pub mod repeat;
+pub mod server;
 pub mod summary;
+pub mod threads;
 pub mod txlog;
 
 pub use query::{PhaseSummary, QuerySummary};

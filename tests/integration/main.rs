@@ -30,6 +30,7 @@ mod repeat;
 mod report;
 mod results;
 mod scale;
+mod server;
 mod server_cost;
 mod stages;
 mod stop;
@@ -100,6 +101,7 @@ fn main() -> std::process::ExitCode {
         report::tests(),
         pacing::tests(),
         repeat::tests(),
+        server::tests(),
         server_cost::tests(),
         stages::tests(),
         sweep::tests(),

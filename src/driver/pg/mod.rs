@@ -12,6 +12,7 @@
 //! value. What is left here is the target itself: resolving it, connecting,
 //! and saying what to check when a connection fails.
 
+pub mod activity;
 pub(super) mod conninfo;
 pub mod cursor;
 pub mod decode;
@@ -165,6 +166,31 @@ impl PgTarget {
 
     pub fn ssl_mode(&self) -> SslMode {
         self.ssl_mode
+    }
+
+    /// The target whose connections name run `run_id` in their
+    /// `application_name` (`dbload <run_id>`), so that the server's view of
+    /// its sessions (`pg_stat_activity`) tells the run's apart from the
+    /// others. A name the user gave (the URL's, PGAPPNAME) is kept as it is:
+    /// what they filter their sessions by does not change under them, and
+    /// the sessions of that name count as the run's.
+    pub fn for_run(&self, run_id: &str) -> PgTarget {
+        if self.config.get_application_name().is_some_and(|own| own != "dbload") {
+            return self.clone();
+        }
+        self.named(&format!("dbload {run_id}"))
+    }
+
+    /// The target whose connections give the server `application_name`.
+    pub fn named(&self, application_name: &str) -> PgTarget {
+        let mut config = self.config.clone();
+        config.application_name(application_name);
+        PgTarget { config, ..self.clone() }
+    }
+
+    /// The `application_name` the server shows for this target's connections.
+    pub fn application_name(&self) -> Option<&str> {
+        self.config.get_application_name()
     }
 
     /// Opens one connection and spawns its connection task on the current
@@ -485,6 +511,13 @@ pub(crate) mod tests {
         assert_eq!(t.config.get_dbname(), Some("d"));
         assert_eq!(t.ssl_mode(), SslMode::Disable);
         assert_eq!(t.redacted(), "postgres://u:***@db:6000/d");
+    }
+
+    #[test]
+    fn a_run_names_its_sessions_unless_the_user_named_them() {
+        assert_eq!(parse("postgres://alice@db/d").for_run("r1").application_name(), Some("dbload r1"));
+        let named = parse("postgres://alice@db/d?application_name=loader").for_run("r1");
+        assert_eq!(named.application_name(), Some("loader"));
     }
 
     #[test]

@@ -1,0 +1,425 @@
+//! The "Server" section of a report: what the server was doing while the
+//! run ran (its sampler's timeline, `stats::server`), the wait events of
+//! the run's sessions and of the others over the run, the events worth a
+//! marker on the charts (checkpoints, vacuums, lock waits, temp files),
+//! and for each dip in throughput (`stats::dips`) one sentence saying
+//! what coincided with it, or that nothing observed did. Built once from
+//! the run's figures, like the rest of a report; text, JSON and HTML read it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::format::{binary_size, human, Unit};
+use crate::outcome::Figures;
+use crate::stats::dips::{dips, Dip};
+use crate::stats::server::{ServerSecond, ServerTimeline, NO_WAIT};
+use crate::stats::threads::{Busiest, SATURATED};
+
+/// A wait event's part of the samples of a stretch of the run.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct WaitShare {
+    /// `type:event` as the server names it, or "no wait event (on CPU or not instrumented)".
+    pub wait: String,
+    /// Sessions seen in it, summed over the samples.
+    pub samples: u64,
+    /// Its part of every session seen (0 to 1).
+    pub share: f64,
+}
+
+/// Something the server did that a chart marks: a checkpoint, a vacuum of
+/// the table, lock waits on it, temp files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ServerEvent {
+    /// The second it was seen in, since the run's start.
+    pub second: u64,
+    /// `checkpoint_timed`, `checkpoint_requested`, `vacuum`, `lock_waits` or `temp_files`.
+    pub kind: &'static str,
+    /// What was seen, in words.
+    pub what: String,
+}
+
+/// A dip in throughput and what coincided with it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct DipReport {
+    /// Its first and last second, since the run's start.
+    pub start_s: u64,
+    pub end_s: u64,
+    /// How much throughput fell, in percent of the median before it.
+    pub fell_pct: f64,
+    /// The median per second of the 10 s before it, and its mean.
+    pub before_per_sec: f64,
+    pub during_per_sec: f64,
+    /// The run's sessions' wait events in its seconds.
+    pub waits: Vec<WaitShare>,
+    /// What the server did in its seconds and the one before.
+    pub events: Vec<String>,
+    /// What was observed, in one sentence.
+    pub sentence: String,
+}
+
+/// One second of the server, as sampled at its end.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ServerSecondReport {
+    pub second: u64,
+    /// The run's active sessions by wait event.
+    pub own_waits: BTreeMap<String, u32>,
+    /// The other sessions' and the background processes' (what the role may see).
+    pub other_waits: BTreeMap<String, u32>,
+    pub checkpoints_timed: u64,
+    pub checkpoints_requested: u64,
+    /// The whole server's WAL written in the second; null on a standby or after a failed sample.
+    pub wal_bytes: Option<u64>,
+    pub temp_files: u64,
+    pub temp_bytes: u64,
+    /// The phase of a vacuum of the run's table under way.
+    pub vacuum: Option<String>,
+    /// Lock requests waiting on the run's table.
+    pub lock_waits: u64,
+    /// The largest replica's replay lag; null without replicas.
+    pub replica_lag_s: Option<f64>,
+}
+
+/// What sampling cost the server.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct SamplerCostReport {
+    /// Statements the sampler sent per second of the run.
+    pub queries_per_sec: f64,
+    /// The sampler's backend's CPU time, by the server machine's accounting.
+    pub backend_cpu_s: Option<f64>,
+    /// That over (wall time × the server machine's cores), 0 to 1.
+    pub backend_cpu_share: Option<f64>,
+    pub cores: usize,
+    /// Why the backend's CPU is not known.
+    pub backend_cpu_unknown: Option<String>,
+}
+
+/// The "Server" section.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ServerReport {
+    pub sampled_every_s: f64,
+    /// What the sampler could not see, each with what to do about it.
+    pub unseen: Vec<String>,
+    pub failed_samples: u64,
+    pub first_failure: Option<String>,
+    /// The run's sessions' wait events over the measured seconds, most seen first.
+    pub waits: Vec<WaitShare>,
+    /// The other sessions' and the background processes'.
+    pub other_waits: Vec<WaitShare>,
+    pub events: Vec<ServerEvent>,
+    pub dips: Vec<DipReport>,
+    /// Each sampled second (not `timeline`: that name is the run's own
+    /// per-second series, which the results store keeps as a part).
+    pub seconds: Vec<ServerSecondReport>,
+    pub sampler_cost: Option<SamplerCostReport>,
+}
+
+/// Waits named in a dip's sentence: at most this many, each of at least
+/// [`NAMED_SHARE`] of its samples.
+const NAMED_WAITS: usize = 2;
+const NAMED_SHARE: f64 = 0.2;
+
+impl ServerReport {
+    /// The section of a run's `f`igures, whose operations carry `unit`s;
+    /// none when the server was not sampled.
+    pub fn of(f: &Figures) -> Option<ServerReport> {
+        let t = f.server.as_ref()?;
+        let per_second = per_second(f);
+        // Judged: after warm-up, whole seconds only.
+        let warm_end = f.recorders.iter().filter_map(|r| r.warmup.last_end).max();
+        let first = warm_end.map_or(0, |e| e.as_secs_f64().ceil() as usize);
+        let whole = f.wall.as_secs() as usize;
+        let measured = t.seconds.get(first..).unwrap_or_default();
+        let found = dips(&per_second, first, whole);
+        let run_waits = shares(measured.iter().flatten().map(|s| &s.own_waits));
+        Some(ServerReport {
+            sampled_every_s: t.every.as_secs_f64(),
+            unseen: t.unseen.clone(),
+            failed_samples: t.failed,
+            first_failure: t.first_failure.clone(),
+            other_waits: shares(measured.iter().flatten().map(|s| &s.other_waits)),
+            events: events(t),
+            dips: found.iter().map(|d| explain(d, t, &run_waits, &f.client_load)).collect(),
+            waits: run_waits,
+            seconds: seconds_of(t),
+            sampler_cost: cost(t),
+        })
+    }
+}
+
+/// The units done in each second of the run, over every label.
+fn per_second(f: &Figures) -> Vec<u64> {
+    let len = f.recorders.iter().map(|r| r.timeline.len()).max().unwrap_or(0);
+    (0..len).map(|s| f.recorders.iter().filter_map(|r| r.timeline.get(s)).map(|sec| sec.rows).sum()).collect()
+}
+
+/// The wait events of `seconds`, summed, as shares, most seen first.
+fn shares<'a>(seconds: impl Iterator<Item = &'a BTreeMap<String, u32>>) -> Vec<WaitShare> {
+    let mut summed: BTreeMap<&str, u64> = BTreeMap::new();
+    for waits in seconds {
+        for (wait, n) in waits {
+            *summed.entry(wait).or_default() += u64::from(*n);
+        }
+    }
+    let total: u64 = summed.values().sum();
+    let mut all: Vec<WaitShare> = summed
+        .into_iter()
+        .map(|(wait, samples)| WaitShare { wait: wait.to_string(), samples, share: samples as f64 / total as f64 })
+        .collect();
+    all.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.wait.cmp(&b.wait)));
+    all
+}
+
+/// What a second of the server shows worth a marker, in words, by kind.
+fn second_events(s: &ServerSecond) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let counted = |n: u64, what: &str| match n {
+        1 => format!("a {what}"),
+        n => format!("{n} {what}s"),
+    };
+    if s.checkpoints_requested > 0 {
+        out.push(("checkpoint_requested", counted(s.checkpoints_requested, "requested checkpoint")));
+    }
+    if s.checkpoints_timed > 0 {
+        out.push(("checkpoint_timed", counted(s.checkpoints_timed, "timed checkpoint")));
+    }
+    if let Some(phase) = &s.vacuum {
+        out.push(("vacuum", format!("a vacuum of the table ({phase})")));
+    }
+    if s.lock_waits > 0 {
+        out.push(("lock_waits", format!("{} lock waits on the table", s.lock_waits)));
+    }
+    if s.temp_files > 0 {
+        out.push(("temp_files", format!("{} temp files ({})", s.temp_files, binary_size(s.temp_bytes as f64))));
+    }
+    out
+}
+
+/// Every second's markers, in order.
+fn events(t: &ServerTimeline) -> Vec<ServerEvent> {
+    let sampled = t.seconds.iter().enumerate().filter_map(|(i, s)| Some((i as u64, s.as_ref()?)));
+    sampled
+        .flat_map(|(second, s)| {
+            second_events(s).into_iter().map(move |(kind, what)| ServerEvent { second, kind, what })
+        })
+        .collect()
+}
+
+/// `dip`, with what the server did in its seconds (and the one before,
+/// whose end may have started it); `run_waits`: the run's wait events over
+/// the whole run, which a dip's are put beside; `client`: the client's
+/// busiest thread each second, saturated or not.
+fn explain(dip: &Dip, t: &ServerTimeline, run_waits: &[WaitShare], client: &[Busiest]) -> DipReport {
+    let window = t.seconds.get(dip.start.saturating_sub(1)..=dip.end.min(t.seconds.len().saturating_sub(1)));
+    let window = window.unwrap_or_default();
+    let inside = t.seconds.get(dip.start..=dip.end.min(t.seconds.len().saturating_sub(1))).unwrap_or_default();
+    let waits = shares(inside.iter().flatten().map(|s| &s.own_waits));
+    let mut events: Vec<String> = Vec::new();
+    for (kind, what) in window.iter().flatten().flat_map(second_events) {
+        // A lock wait lasting seconds is one thing seen, at its most.
+        match (kind, events.iter_mut().find(|e| kind == "lock_waits" && e.ends_with("lock waits on the table"))) {
+            ("lock_waits", Some(seen)) => {
+                let most = |e: &str| e.split(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                if most(&what) > most(seen) {
+                    *seen = what;
+                }
+            }
+            _ => events.push(what),
+        }
+    }
+    let saturated = client.get(dip.start..=dip.end.min(client.len().saturating_sub(1))).unwrap_or_default();
+    if let Some(top) = saturated.iter().filter(|b| b.busy > SATURATED).max_by(|a, b| a.busy.total_cmp(&b.busy)) {
+        events.push(format!("a saturated client (its thread {} busy {:.0} %)", top.thread, top.busy * 100.0));
+    }
+    let unsampled = inside.iter().filter(|s| s.is_none()).count();
+    let sentence = sentence(dip, &waits, run_waits, &events, (inside.len(), unsampled));
+    DipReport {
+        start_s: dip.start as u64,
+        end_s: dip.end as u64,
+        fell_pct: (dip.fell() * 100.0).round(),
+        before_per_sec: dip.before,
+        during_per_sec: dip.during,
+        waits,
+        events,
+        sentence,
+    }
+}
+
+/// One sentence: how much throughput fell and when, and what coincided
+/// with it: the server's events, the wait events that held at least
+/// [`NAMED_SHARE`] of the run's sessions' samples in it (beside their part
+/// over the run); or that nothing observed did. `(seconds, unsampled)`:
+/// the dip's seconds the sampler covered, and those whose sample failed.
+fn sentence(dip: &Dip, waits: &[WaitShare], run: &[WaitShare], events: &[String], covered: (usize, usize)) -> String {
+    let head = format!("throughput fell {:.0} % at {}", dip.fell() * 100.0, seconds(dip.start as u64, dip.end as u64));
+    let (length, unsampled) = covered;
+    if unsampled >= length && events.is_empty() {
+        return format!("{head}; no sample of the server covers it (its samples failed)");
+    }
+    let pct = |share: f64| format!("{:.0} %", share * 100.0);
+    let over_run = |w: &WaitShare| pct(run.iter().find(|r| r.wait == w.wait).map_or(0.0, |r| r.share));
+    let named: Vec<&WaitShare> = waits.iter().filter(|w| w.share >= NAMED_SHARE).take(NAMED_WAITS).collect();
+    let unsampled = match unsampled {
+        0 => String::new(),
+        n => format!(" ({n} s unsampled)"),
+    };
+    if events.is_empty() && named.iter().all(|w| w.wait == NO_WAIT) {
+        let seen = match named.first() {
+            Some(w) if over_run(w) == pct(w.share) => {
+                format!(" (the run's sessions: {NO_WAIT} in {} of samples, as over the run)", pct(w.share))
+            }
+            Some(w) => {
+                format!(" (the run's sessions: {NO_WAIT} in {} of samples, {} over the run)", pct(w.share), over_run(w))
+            }
+            None => String::new(),
+        };
+        return format!("{head}; nothing observed on the server coincided with it{seen}{unsampled}");
+    }
+    let mut said: Vec<String> = events.to_vec();
+    for (i, w) in named.iter().enumerate() {
+        let what = if w.wait == NO_WAIT { NO_WAIT.to_string() } else { format!("{} waits", w.wait) };
+        let of = if i == 0 { " of the run's samples" } else { "" };
+        said.push(format!("{what} in {}{of} ({} over the run)", pct(w.share), over_run(w)));
+    }
+    let listed = match said.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("{head}; coincided with {listed}{unsampled}")
+}
+
+fn seconds_of(t: &ServerTimeline) -> Vec<ServerSecondReport> {
+    let sampled = t.seconds.iter().enumerate().filter_map(|(i, s)| Some((i as u64, s.as_ref()?)));
+    sampled
+        .map(|(second, s)| ServerSecondReport {
+            second,
+            own_waits: s.own_waits.clone(),
+            other_waits: s.other_waits.clone(),
+            checkpoints_timed: s.checkpoints_timed,
+            checkpoints_requested: s.checkpoints_requested,
+            wal_bytes: s.wal_bytes,
+            temp_files: s.temp_files,
+            temp_bytes: s.temp_bytes,
+            vacuum: s.vacuum.clone(),
+            lock_waits: s.lock_waits,
+            replica_lag_s: s.replica_lag_s,
+        })
+        .collect()
+}
+
+fn cost(t: &ServerTimeline) -> Option<SamplerCostReport> {
+    let c = t.cost.as_ref()?;
+    let wall = c.wall.as_secs_f64();
+    let cpu = c.backend_cpu.as_ref().ok().map(|d| d.as_secs_f64());
+    Some(SamplerCostReport {
+        queries_per_sec: if wall > 0.0 { c.queries as f64 / wall } else { 0.0 },
+        backend_cpu_s: cpu,
+        backend_cpu_share: cpu.filter(|_| wall > 0.0).map(|cpu| cpu / (wall * c.cores.max(1) as f64)),
+        cores: c.cores,
+        backend_cpu_unknown: c.backend_cpu.as_ref().err().cloned(),
+    })
+}
+
+/// Seconds `a`..`b` as a report says them: `7 s`, `31–37 s`.
+fn seconds(a: u64, b: u64) -> String {
+    if a == b {
+        format!("{a} s")
+    } else {
+        format!("{a}–{b} s")
+    }
+}
+
+/// The waits as a list: `IO:WALWrite 62 %, Lock:relation 8 %`.
+fn wait_list(waits: &[WaitShare], most: usize) -> String {
+    let listed: Vec<String> = waits.iter().take(most).map(|w| format!("{} {:.0} %", w.wait, w.share * 100.0)).collect();
+    listed.join(", ")
+}
+
+/// The section's lines in a text report; nothing when the server was not sampled.
+pub fn server_lines(out: &mut String, r: Option<&ServerReport>) {
+    let Some(r) = r else { return };
+    let _ =
+        write!(out, "Server:     sampled every {} on a connection of its own", human(Some(r.sampled_every_s), Unit::S));
+    if let Some(c) = &r.sampler_cost {
+        let _ = write!(out, " ({:.2} statements/s", c.queries_per_sec);
+        match c.backend_cpu_share {
+            Some(share) => {
+                let _ = write!(out, ", its backend {:.3} % of {} cores' time)", share * 100.0, c.cores);
+            }
+            None => out.push(')'),
+        }
+    }
+    out.push('\n');
+    if !r.waits.is_empty() {
+        let _ = writeln!(out, "  Waits:    the run's sessions: {}", wait_list(&r.waits, 4));
+    }
+    if !r.other_waits.is_empty() {
+        let _ = writeln!(out, "  Others:   {}", wait_list(&r.other_waits, 4));
+    }
+    let mut marked: Vec<String> = Vec::new();
+    for e in &r.events {
+        let what = e.what.trim_start_matches("a ").to_string();
+        marked.push(format!("{what} at {}", seconds(e.second, e.second)));
+    }
+    if !marked.is_empty() {
+        let _ = writeln!(out, "  Events:   {}", marked.join("; "));
+    }
+    for d in &r.dips {
+        let _ = writeln!(out, "  Dip:      {}", d.sentence);
+    }
+    for why in &r.unseen {
+        let _ = writeln!(out, "  Not seen: {why}");
+    }
+    if let Some(first) = &r.first_failure {
+        let _ = writeln!(out, "  Failed:   {} samples; the first: {first}", r.failed_samples);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn share(wait: &str, share: f64) -> WaitShare {
+        WaitShare { wait: wait.into(), samples: (share * 100.0) as u64, share }
+    }
+
+    fn dip(start: usize, end: usize) -> Dip {
+        Dip { start, end, before: 1000.0, during: 550.0 }
+    }
+
+    #[test]
+    fn a_dip_names_the_events_and_the_waits_that_coincided() {
+        let waits = [share("IO:WALWrite", 0.62), share(NO_WAIT, 0.3), share("Lock:relation", 0.08)];
+        let run = [share(NO_WAIT, 0.8), share("IO:WALWrite", 0.15)];
+        let said = sentence(&dip(31, 37), &waits, &run, &["a requested checkpoint".into()], (7, 0));
+        assert_eq!(
+            said,
+            "throughput fell 45 % at 31–37 s; coincided with a requested checkpoint, IO:WALWrite waits in 62 % of \
+             the run's samples (15 % over the run) and no wait event (on CPU or not instrumented) in 30 % (80 % over \
+             the run)"
+        );
+    }
+
+    #[test]
+    fn a_dip_with_nothing_observed_says_so() {
+        let waits = [share(NO_WAIT, 0.9), share("IO:DataFileRead", 0.1)];
+        let said = sentence(&dip(10, 10), &waits, &waits, &[], (1, 0));
+        assert_eq!(
+            said,
+            "throughput fell 45 % at 10 s; nothing observed on the server coincided with it (the run's sessions: no \
+             wait event (on CPU or not instrumented) in 90 % of samples, as over the run)"
+        );
+        let said = sentence(&dip(10, 12), &[], &[], &[], (3, 3));
+        assert_eq!(said, "throughput fell 45 % at 10–12 s; no sample of the server covers it (its samples failed)");
+        let said = sentence(&dip(10, 12), &[], &[], &["2 lock waits on the table".into()], (3, 1));
+        assert_eq!(said, "throughput fell 45 % at 10–12 s; coincided with 2 lock waits on the table (1 s unsampled)");
+    }
+}

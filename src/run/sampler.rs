@@ -1,0 +1,151 @@
+//! The server's timeline of a run: a task on the run's runtime that asks
+//! the server, once a second on a connection of its own, what it is doing
+//! (`dialect::activity`), while the workers run. Its own connection, so
+//! that sampling neither shares nor slows a worker's; stopped when the
+//! workers end, or by Ctrl-C. A sample that fails leaves its second
+//! unknown and the reason in the report: never a failed run. What the
+//! sampler itself cost the server is measured too, from the server's own
+//! accounting of its backend process when that process is on this machine.
+
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::dialect::Engine;
+use crate::driver::{ActivityConn, Totals};
+use crate::ident::TableName;
+use crate::stats::cost::stat_cpu;
+use crate::stats::server::{SamplerCost, ServerSecond, ServerTimeline};
+use crate::target::Target;
+
+/// How often the server is sampled.
+pub const EVERY: Duration = Duration::from_secs(1);
+
+/// A connection ready to sample, before the run starts.
+pub struct Sampler {
+    conn: ActivityConn,
+    /// The sampler's backend process, when it runs on this machine.
+    local_pid: Option<i32>,
+    unseen: Vec<String>,
+}
+
+/// A sampler at work: [`Watching::end`] stops it and takes its timeline.
+pub enum Watching {
+    Sampling {
+        task: JoinHandle<ServerTimeline>,
+        stop: CancellationToken,
+    },
+    /// No sampler: why.
+    Unavailable(String),
+}
+
+impl Watching {
+    /// Stops the sampler and returns what it saw.
+    pub async fn end(self) -> ServerTimeline {
+        match self {
+            Watching::Sampling { task, stop } => {
+                stop.cancel();
+                task.await.unwrap_or_else(|e| ServerTimeline::none(format!("the server's sampler failed: {e}")))
+            }
+            Watching::Unavailable(why) => ServerTimeline::none(why),
+        }
+    }
+}
+
+impl Sampler {
+    /// Opens the sampler's connection to `target`, a server of `engine`,
+    /// and prepares its statement; `table`: the run's table, if it has
+    /// one. Why not, when the server cannot be sampled.
+    pub async fn open(target: &Target, engine: Engine, table: Option<&TableName>) -> Result<Sampler, String> {
+        if engine == Engine::Cratedb {
+            return Err("CrateDB is not sampled: its jobs, operations and thread pools are not read".into());
+        }
+        let (conn, who) = target.activity(table).await?;
+        let mut unseen = Vec::new();
+        if !who.sees_all {
+            let role = who.role;
+            unseen.push(format!(
+                "the other sessions' wait events and the server's background processes are hidden from role \
+                 {role}: GRANT pg_read_all_stats TO {role} (or pg_monitor) to see them"
+            ));
+        }
+        if engine == Engine::Citus {
+            unseen.push("Citus: the coordinator alone is sampled, not its worker nodes".into());
+        }
+        let local_pid = on_this_machine(who.pid).then_some(who.pid);
+        Ok(Sampler { conn, local_pid, unseen })
+    }
+
+    /// Samples from `t0` once every [`EVERY`] until `stop`, on the current runtime.
+    pub fn spawn(self, t0: Instant, stop: CancellationToken) -> Watching {
+        let task = tokio::spawn(self.run(t0, stop.clone()));
+        Watching::Sampling { task, stop }
+    }
+
+    async fn run(self, t0: Instant, stop: CancellationToken) -> ServerTimeline {
+        let cpu_before = self.backend_cpu();
+        let mut timeline = ServerTimeline { unseen: self.unseen.clone(), every: EVERY, ..ServerTimeline::default() };
+        let mut queries = 0;
+        let mut last = None;
+        for k in 0u32.. {
+            let at = t0 + EVERY * k;
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep_until(at.into()) => {}
+            }
+            queries += 1;
+            let sampled = self.conn.sample().await;
+            let second = match (sampled, last.take()) {
+                (Ok((now, second)), before) => {
+                    let counted = before.map(|before| counted(second, &before, &now));
+                    last = Some(now);
+                    counted
+                }
+                (Err(e), _) => {
+                    timeline.failed += 1;
+                    timeline.first_failure.get_or_insert(e);
+                    None
+                }
+            };
+            // Sample k (k > 0) is the end of second k - 1.
+            if k > 0 {
+                timeline.seconds.push(second);
+            }
+        }
+        let wall = t0.elapsed();
+        let backend_cpu = match (cpu_before, self.backend_cpu()) {
+            (Ok(before), Ok(after)) => Ok(after.saturating_sub(before)),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        timeline.cost = Some(SamplerCost { queries, wall, backend_cpu, cores });
+        timeline
+    }
+
+    /// The CPU time of the sampler's backend so far, by the server
+    /// machine's accounting of its process.
+    fn backend_cpu(&self) -> Result<Duration, String> {
+        let pid = self.local_pid.ok_or("the server is not on this machine: its processes' CPU cannot be read")?;
+        let stat =
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+        stat_cpu(&stat).ok_or_else(|| format!("/proc/{pid}/stat: no CPU times in it"))
+    }
+}
+
+/// The second that ends with the sample `now`: its own figures, and the
+/// counters' differences from the sample `before`.
+fn counted(mut second: ServerSecond, before: &Totals, now: &Totals) -> ServerSecond {
+    second.checkpoints_timed = now.checkpoints_timed.saturating_sub(before.checkpoints_timed);
+    second.checkpoints_requested = now.checkpoints_requested.saturating_sub(before.checkpoints_requested);
+    second.wal_bytes = now.wal.zip(before.wal).map(|(n, b)| n.saturating_sub(b));
+    second.temp_files = now.temp_files.saturating_sub(before.temp_files);
+    second.temp_bytes = now.temp_bytes.saturating_sub(before.temp_bytes);
+    second
+}
+
+/// Whether backend `pid` is a PostgreSQL process on this machine: the
+/// process of that number here is a `postgres` one.
+fn on_this_machine(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|name| name.trim() == "postgres")
+}
