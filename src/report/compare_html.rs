@@ -11,9 +11,8 @@ use serde_json::{json, Value as Json};
 
 use plotters::prelude::*;
 
-use super::charts::{
-    frame, inline, line_chart, mesh, tick, Chart, LegendKey, Line, Marks, INK, NINES, PALETTE, SECONDS, SIZE,
-};
+use super::charts::{line_chart, Line, Marks, NINES};
+use super::plot::{frame, inline, mesh, tick, Chart, LegendKey, INK, PALETTE, SECONDS, SIZE};
 use super::table::Table;
 
 use crate::format::group;

@@ -13,8 +13,9 @@ use minijinja::value::Serde;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::charts::{charts, tick};
+use super::charts::charts;
 use super::page::{environment, Header, SetupRows};
+use super::plot::tick;
 use crate::format::{group, human, Unit};
 
 /// Compiled into the binary so that `--html` works wherever dbload was copied.
@@ -197,7 +198,8 @@ mod tests {
     use serde_json::json;
 
     use super::super::charts::tests::{latency, timeline, workload};
-    use super::super::charts::{charts, LegendKey};
+    use super::super::charts::charts;
+    use super::super::plot::LegendKey;
     use super::*;
 
     /// Anything the page would fetch: it must fetch nothing.
@@ -246,7 +248,7 @@ mod tests {
     /// its box scrolls, on the report's page and on compare's and sweep's.
     #[test]
     fn charts_keep_their_width_and_scroll_on_a_phone() {
-        let width = format!("min-width: {}px", super::super::charts::SIZE.0);
+        let width = format!("min-width: {}px", super::super::plot::SIZE.0);
         let compare = super::super::compare_html::TEMPLATE;
         for (page, css) in [("report", render(&workload(timeline(), latency())).unwrap()), ("compare", compare.into())]
         {

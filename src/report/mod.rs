@@ -23,6 +23,7 @@ pub mod mixed;
 pub mod node_ingest;
 mod page;
 pub mod pgbench;
+mod plot;
 pub mod query;
 pub mod repeat;
 #[cfg(test)]

@@ -9,7 +9,7 @@ use anyhow::Result;
 use plotters::prelude::*;
 use serde_json::Value as Json;
 
-use super::charts::{frame, inline, mesh, tick, Chart, LegendKey, PALETTE, SECONDS, SIZE};
+use super::plot::{frame, inline, mesh, tick, Chart, LegendKey, PALETTE, SECONDS, SIZE};
 
 /// Each kind of event, its legend and its colour.
 const KINDS: [(&str, &str, RGBColor); 5] = [

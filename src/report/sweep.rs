@@ -316,8 +316,9 @@ pub fn html(r: &SweepReport, stamped: &serde_json::Value) -> anyhow::Result<Stri
 /// Throughput against the (first) varied flag, one line per value of the
 /// second, if there is one (a search: achieved rate against target rate);
 /// and p99 against throughput, the knee. The best point is ringed.
-fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::charts::Chart>> {
-    use super::charts::{Line, BLUE, ORANGE, RED};
+fn charts(r: &SweepReport) -> anyhow::Result<Vec<super::plot::Chart>> {
+    use super::charts::Line;
+    use super::plot::{BLUE, ORANGE, RED};
     let Some((name, unit)) = r.throughput() else { return Ok(Vec::new()) };
     let colors = [BLUE, RED, ORANGE, plotters::style::RGBColor(21, 128, 61), plotters::style::RGBColor(124, 58, 237)];
     let first = &r.varied[0];
@@ -420,8 +421,8 @@ fn chart(
     (x_desc, y_desc): (String, String),
     ticks: XTicks,
     slo: Option<(f64, String)>,
-) -> anyhow::Result<super::charts::Chart> {
-    use super::charts::{font, frame, inline, mesh, tick, Chart, LegendKey, INK, ORANGE, SIZE};
+) -> anyhow::Result<super::plot::Chart> {
+    use super::plot::{font, frame, inline, mesh, tick, Chart, LegendKey, INK, ORANGE, SIZE};
     use plotters::prelude::*;
     let all = || lines.iter().flat_map(|l| l.points.iter().flatten());
     let (x_min, x_max) = all().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
