@@ -10,6 +10,9 @@ Examples:
   # The last runs kept in the default store (~/.local/share/dbload/results)
   dbload results list
 
+  # The timeit runs of the last two hours tagged setup=replica
+  dbload results list --command timeit --tag setup=replica --since 2h
+
   # One run's JSON report, by its run_id (or the start of it)
   dbload results show 0193a1b2-7c4e
 
@@ -51,13 +54,25 @@ pub struct ResultsCommandArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsAction {
-    /// The runs kept, newest first: run_id, start, command, status, throughput, p99, tags.
+    /// The runs kept, newest first: run_id, start, command, status, throughput, p99, tags, and
+    /// the flags that set each apart (not --url, the store, --tag or --output). A --runs
+    /// entry shows the median over its runs, marked "median".
     List {
         #[command(flatten)]
         store: StoreArgs,
-        /// Show at most this many runs.
+        /// Show at most this many runs (of those the filters let through).
         #[arg(long, default_value_t = 20, value_name = "N")]
         limit: usize,
+        /// Only the runs tagged KEY=VALUE (repeatable: every one must match).
+        #[arg(long, value_name = "KEY=VALUE")]
+        tag: Vec<String>,
+        /// Only the runs of this command (ingest, timeit, workload, http, ...).
+        #[arg(long, value_name = "NAME")]
+        command: Option<String>,
+        /// Only the runs started since DATE (2026-11-28, midnight UTC), a time
+        /// (2026-11-28T09:00:00Z) or a DURATION ago (2h, 3days).
+        #[arg(long, value_name = "DATE|DURATION")]
+        since: Option<String>,
     },
     /// One run's JSON report (or, with --histograms, its latency histograms).
     Show {

@@ -36,7 +36,10 @@ pub fn results_command(
     out: &mut dyn Write,
 ) -> Result<u8> {
     let text = match args.action {
-        ResultsAction::List { store, limit } => results::list(&Store::resolve(store, env)?, limit)?,
+        ResultsAction::List { store, limit, tag, command, since } => {
+            let filter = results::Filter::new(&tag, command, since.as_deref(), chrono::Utc::now())?;
+            results::list(&Store::resolve(store, env)?, &filter, limit)?
+        }
         ResultsAction::Show { id, store, histograms } => results::show(&Store::resolve(store, env)?, &id, histograms)?,
     };
     out.write_all(text.as_bytes()).context("writing to stdout")?;

@@ -33,6 +33,7 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("results::list_passes_over_an_unreadable_run", list_passes_over_an_unreadable_run, Parallel),
+        ("results::list_filters_and_shows_flags_and_medians", list_filters_and_shows_flags_and_medians, Parallel),
     ]
 }
 
@@ -52,6 +53,64 @@ fn list_passes_over_an_unreadable_run(ctx: &Ctx) -> Result<()> {
     let (code, list, stderr) = dbload_bin(&["results", "list", "--results", dir], &[]);
     ensure(code == 0 && list.lines().any(|l| l.starts_with(id)), || format!("exit {code}: {list}\n{stderr}"))?;
     ensure(stderr.contains(&broken), || format!("the unreadable file is not named: {stderr}"))
+}
+
+/// `results list` in both stores: `--tag` (all must match), `--command`
+/// and `--since` filter; each run shows its distinctive flags (not its
+/// `--url`, store, `--tag` or `--output`), and a `--runs` entry its
+/// median, marked so (before: unknown flags, exit 2; the last run's figures).
+fn list_filters_and_shows_flags_and_medians(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP SCHEMA IF EXISTS results_list CASCADE; CREATE SCHEMA results_list")?;
+    let db = ctx.url_with("options=-csearch_path%3Dresults_list");
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join("store");
+    let dir = dir.to_str().context("a temporary path")?;
+    let url = ctx.url.as_str();
+    let store = ["--results", dir, "--results-url", &db];
+    let tagged = ["timeit", "--url", url, "-s", "select 1", "--repeat", "5", "--tag", "setup=a", "--tag", "pr=1"];
+    let repeated = ["timeit", "--url", url, "-s", "select 2", "--repeat", "5", "--runs", "3", "--tag", "setup=b"];
+    let ingest =
+        ["ingest", "--url", url, "--table", "results_list", "--drop-table", "--rows", "1000", "--tag", "setup=a"];
+    let mut ids = Vec::new();
+    for args in [&tagged[..], &repeated, &ingest] {
+        let (code, report, stderr) = json_run(&[args, &store].concat(), home.path())?;
+        ensure(code == 0 && !stderr.contains("warning"), || format!("{args:?}: exit {code}: {stderr}"))?;
+        ids.push((report["run"]["run_id"].as_str().context("run_id")?.to_string(), report));
+    }
+    let listed = |from: &[&str], filter: &[&str]| -> Result<Vec<usize>> {
+        let (code, list, stderr) = dbload_bin(&[&["results", "list"], from, filter].concat(), &[]);
+        ensure(code == 0, || format!("{from:?} {filter:?}: exit {code}: {stderr}"))?;
+        Ok((0..ids.len()).filter(|&i| list.lines().any(|l| l.starts_with(&ids[i].0))).collect())
+    };
+    for from in [["--results", dir], ["--results-url", &db]] {
+        let want = |filter: &[&str], expected: &[usize]| -> Result<()> {
+            let got = listed(&from, filter)?;
+            ensure(got == expected, || format!("{from:?} {filter:?}: listed {got:?}, expected {expected:?}"))
+        };
+        want(&["--tag", "setup=a"], &[0, 2])?;
+        want(&["--tag", "setup=a", "--tag", "pr=1"], &[0])?;
+        want(&["--command", "ingest"], &[2])?;
+        want(&["--command", "timeit", "--tag", "setup=b"], &[1])?;
+        want(&["--since", "1h"], &[0, 1, 2])?;
+        want(&["--since", "2099-01-01"], &[])?;
+        let (_, list, _) = dbload_bin(&[&["results", "list"][..], &from].concat(), &[]);
+        let line = |i: usize| list.lines().find(|l| l.starts_with(&ids[i].0)).unwrap_or_default().to_string();
+        let first = line(0);
+        ensure(first.contains("-s 'select 1' --repeat 5"), || format!("{from:?}: no flags: {first}"))?;
+        for hidden in ["--url", "--results", "--tag setup", "--output", "postgres://"] {
+            ensure(!first.contains(hidden), || format!("{from:?}: {hidden} listed: {first}"))?;
+        }
+        let median = |k: &str| ids[1].1["repeat"]["figures"][k]["median"].as_f64().unwrap_or(f64::NAN);
+        let (second, p99) = (line(1), format!("{:.3}", median("p99_ms")));
+        let qps = dbload::format::group(median("qps").round() as u64);
+        ensure(second.contains("median") && second.contains(&qps) && second.contains(&p99), || {
+            format!("{from:?}: not the median ({qps} queries/s, p99 {p99}): {second}")
+        })?;
+    }
+    let (code, _, stderr) = dbload_bin(&["results", "list", "--results", dir, "--since", "yesterday-ish"], &[]);
+    ensure(code == 2 && stderr.contains("--since"), || format!("a bad --since: exit {code}: {stderr}"))?;
+    let (code, _, stderr) = dbload_bin(&["results", "list", "--results", dir, "--tag", "setup"], &[]);
+    ensure(code == 2 && stderr.contains("--tag"), || format!("a bad --tag: exit {code}: {stderr}"))
 }
 
 /// `dbload ARGS --output json` with its data directory in `data_home`:
