@@ -13,8 +13,11 @@ Examples:
   # The timeit runs of the last two hours tagged setup=replica
   dbload results list --command timeit --tag setup=replica --since 2h
 
-  # One run's JSON report, by its run_id (or the start of it)
+  # One run's report as it was printed, by its run_id (or the start of it)
   dbload results show 0193a1b2-7c4e
+
+  # Its JSON report, and its HTML page
+  dbload results show 0193a1b2-7c4e --output json --html run.html
 
   # The runs a team keeps in a database (--results-url on its runs)
   dbload results list --results-url postgres://bench@results-db/bench --limit 50";
@@ -74,7 +77,9 @@ pub enum ResultsAction {
         #[arg(long, value_name = "DATE|DURATION")]
         since: Option<String>,
     },
-    /// One run's JSON report (or, with --histograms, its latency histograms).
+    /// One run's report as its run printed it (text; --output json for its JSON report, --html
+    /// FILE for its page), or, with --histograms, its latency histograms. A run kept by an older
+    /// dbload shows what it has, after a line naming what it lacks.
     Show {
         /// The run's run_id, or a prefix of it that names one run.
         #[arg(value_name = "ID")]
@@ -84,6 +89,12 @@ pub enum ResultsAction {
         /// Print the run's latency histograms (HdrHistogram interval log) instead of its report.
         #[arg(long)]
         histograms: bool,
+        /// Format of the report on stdout.
+        #[arg(long, value_enum, default_value_t = super::OutputFormat::Text)]
+        output: super::OutputFormat,
+        /// Also write the run's HTML report (its charts) to this file.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 

@@ -74,7 +74,8 @@ pub struct Listed {
     pub median: bool,
     /// Its `run.tags`, as `key=value key=value`.
     pub tags: String,
-    /// Its distinctive flags (see [`flags_of`]).
+    /// Its distinctive flags: its command line after the subcommand, without
+    /// the flags every run has (where it connected, where it was kept).
     pub flags: String,
 }
 

@@ -15,9 +15,14 @@ pub mod hlog;
 pub mod list;
 pub mod merge;
 pub mod schema;
+mod show;
+
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
+
+use crate::cli::OutputFormat;
 
 use crate::config::results::{ResultsConfig, Store};
 use crate::report::meta::RunMeta;
@@ -71,14 +76,20 @@ pub fn list(store: &Store, filter: &Filter, limit: usize) -> Result<String> {
     Ok(list::table(&listed))
 }
 
-/// `dbload results show ID`: the stored JSON report of the one run whose
-/// id starts with `id`, or (`histograms`) its interval log.
-pub fn show(store: &Store, id: &str, histograms: bool) -> Result<String> {
+/// `dbload results show ID`: the one run whose id starts with `id`: its
+/// text report (as the run printed it, see `show.rs`) or its JSON report,
+/// as `output` says, or (`histograms`) its interval log; with `html`, its
+/// page written there too.
+pub fn show(store: &Store, id: &str, histograms: bool, output: OutputFormat, html: Option<&Path>) -> Result<String> {
     let kept = fetch(store, id, "results show")?;
-    if histograms {
-        return Ok(kept.log);
+    if let Some(path) = html {
+        crate::report::html::write_file(&kept.report, path)?;
     }
-    Ok(serde_json::to_string_pretty(&kept.report)? + "\n")
+    Ok(match (histograms, output) {
+        (true, _) => kept.log,
+        (false, OutputFormat::Text) => show::text(&kept.report),
+        (false, OutputFormat::Json) => serde_json::to_string_pretty(&kept.report)? + "\n",
+    })
 }
 
 /// A kept run as `dbload compare` reads it.

@@ -34,6 +34,7 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("results::list_passes_over_an_unreadable_run", list_passes_over_an_unreadable_run, Parallel),
         ("results::list_filters_and_shows_flags_and_medians", list_filters_and_shows_flags_and_medians, Parallel),
+        ("results::show_prints_every_kind_as_its_run_did", show_prints_every_kind_as_its_run_did, Parallel),
     ]
 }
 
@@ -53,6 +54,64 @@ fn list_passes_over_an_unreadable_run(ctx: &Ctx) -> Result<()> {
     let (code, list, stderr) = dbload_bin(&["results", "list", "--results", dir], &[]);
     ensure(code == 0 && list.lines().any(|l| l.starts_with(id)), || format!("exit {code}: {list}\n{stderr}"))?;
     ensure(stderr.contains(&broken), || format!("the unreadable file is not named: {stderr}"))
+}
+
+/// `results show ID` prints a kept run's text report as the run printed
+/// it (but for its `Kept:` lines, which say where it went and are not in
+/// the report), from a directory and a database alike, for every kind of
+/// run; `--output json` its JSON, `--html FILE` its page (before: JSON only).
+fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP SCHEMA IF EXISTS results_text CASCADE; CREATE SCHEMA results_text")?;
+    ctx.query("DROP TABLE IF EXISTS results_text; CREATE TABLE results_text (id int, name text)")?;
+    let db = ctx.url_with("options=-csearch_path%3Dresults_text");
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join("store");
+    let dir = dir.to_str().context("a temporary path")?;
+    let file = |name: &str, text: &str| -> Result<String> {
+        let path = home.path().join(name);
+        std::fs::write(&path, text)?;
+        Ok(path.to_str().context("a temporary path")?.to_string())
+    };
+    let workload = file("w.yml", "- query: select 1\n  ratio: 1\n")?;
+    let script = file("s.sql", "\\set x random(1, 10)\nSELECT :x;\n")?;
+    let mixed = file("mixed.yml", &format!("duration: 1s\ningest:\n  table: results_text_mixed\n  drop_table: true\n  workers: 1\nworkloads:\n  - name: reads\n    file: {workload}\n"))?;
+    let out = home.path().join("export");
+    std::fs::create_dir(&out)?;
+    let (url, out) = (ctx.url.as_str(), out.to_str().context("a temporary path")?);
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["ingest", "--url", url, "--table", "results_text_i", "--drop-table", "--rows", "2000"],
+        vec!["timeit", "--url", url, "-s", "select 1", "--repeat", "5"],
+        vec!["timeit", "--url", url, "-f", &script, "-t", "20"],
+        vec!["timeit", "--url", url, "-s", "select 1", "--repeat", "5", "--runs", "2"],
+        vec!["workload", &workload, "--url", url, "--max-queries", "10"],
+        vec!["export", "--url", url, "--table", "results_text_i", "--out", out],
+        vec!["insert-from-sql", "--url", url, "--query", "select 1 as id, 'x' as name", "--table", "results_text"],
+        vec!["run", &mixed, "--url", url],
+    ];
+    for args in runs {
+        let args = [&args[..], &["--results", dir, "--results-url", &db]].concat();
+        let (code, printed, stderr) = dbload_bin(&args, &[]);
+        ensure(code == 0, || format!("{args:?}: exit {code}: {stderr}"))?;
+        let id = printed.lines().find_map(|l| l.strip_prefix("Run:")).and_then(|l| l.split_whitespace().next());
+        let id = id.with_context(|| format!("{args:?}: no Run: line in {printed}"))?;
+        let printed: String = printed.lines().filter(|l| !l.starts_with("Kept:")).map(|l| format!("{l}\n")).collect();
+        for from in [["--results", dir], ["--results-url", &db]] {
+            let (code, shown, stderr) = dbload_bin(&[&["results", "show", id][..], &from].concat(), &[]);
+            ensure(code == 0 && shown == printed, || {
+                format!("{args:?} {from:?}: exit {code}: {stderr}\nshown:\n{shown}\nprinted:\n{printed}")
+            })?;
+            let (code, json, _) = dbload_bin(&[&["results", "show", id, "--output", "json"][..], &from].concat(), &[]);
+            let json: Json = serde_json::from_str(&json).with_context(|| format!("{args:?} {from:?}: exit {code}"))?;
+            ensure(json["run"]["run_id"] == id, || format!("{args:?} {from:?}: {json}"))?;
+        }
+    }
+    let (_, list, _) = dbload_bin(&["results", "list", "--results", dir, "--limit", "1"], &[]);
+    let id = list.lines().nth(1).and_then(|l| l.split_whitespace().next()).context("no run listed")?;
+    let page = home.path().join("run.html");
+    let page_at = page.to_str().context("a temporary path")?;
+    let (code, _, stderr) = dbload_bin(&["results", "show", id, "--results", dir, "--html", page_at], &[]);
+    let html = std::fs::read_to_string(&page).unwrap_or_default();
+    ensure(code == 0 && html.contains("<html") && html.contains(id), || format!("--html: exit {code}: {stderr}"))
 }
 
 /// `results list` in both stores: `--tag` (all must match), `--command`
@@ -398,7 +457,8 @@ fn list_and_show_read_both_stores(ctx: &Ctx) -> Result<()> {
         let line =
             list.lines().find(|l| l.starts_with(id)).with_context(|| format!("{from:?}: {id} not listed: {list}"))?;
         ensure(line.contains("timeit") && line.contains("queries/s") && line.contains(" ok "), || line.to_string())?;
-        let (code, shown, stderr) = dbload_bin(&[&["results", "show", &id[..13]][..], &from].concat(), &[]);
+        let (code, shown, stderr) =
+            dbload_bin(&[&["results", "show", &id[..13], "--output", "json"][..], &from].concat(), &[]);
         ensure(code == 0, || format!("{from:?}: exit {code}: {stderr}"))?;
         let shown: Json = serde_json::from_str(&shown)?;
         ensure(shown == report, || format!("{from:?}: the report shown differs from the one printed"))?;
