@@ -59,7 +59,8 @@ fn list_passes_over_an_unreadable_run(ctx: &Ctx) -> Result<()> {
 /// `results show ID` prints a kept run's text report as the run printed
 /// it (but for its `Kept:` lines, which say where it went and are not in
 /// the report), from a directory and a database alike, for every kind of
-/// run; `--output json` its JSON, `--html FILE` its page (before: JSON only).
+/// run (http against the harness's HTTP server); `--output json` its JSON,
+/// `--html FILE` its page (before: JSON only).
 fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
     ctx.query("DROP SCHEMA IF EXISTS results_text CASCADE; CREATE SCHEMA results_text")?;
     ctx.query("DROP TABLE IF EXISTS results_text; CREATE TABLE results_text (id int, name text)")?;
@@ -78,7 +79,10 @@ fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
     let out = home.path().join("export");
     std::fs::create_dir(&out)?;
     let (url, out) = (ctx.url.as_str(), out.to_str().context("a temporary path")?);
+    let server = crate::http::Server::start(false)?;
+    let page_url = format!("{}/bytes/100", server.url);
     let runs: Vec<Vec<&str>> = vec![
+        vec!["http", &page_url, "--vus", "2", "-n", "20"],
         vec!["ingest", "--url", url, "--table", "results_text_i", "--drop-table", "--rows", "2000"],
         vec!["timeit", "--url", url, "-s", "select 1", "--repeat", "5"],
         vec!["timeit", "--url", url, "-f", &script, "-t", "20"],
