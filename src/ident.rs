@@ -13,7 +13,7 @@ pub fn quote_ident(name: &str) -> String {
 }
 
 /// A table name as the user gave it: `name` or `schema.name`, case kept.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TableName {
     pub schema: Option<String>,
     pub name: String,

@@ -198,13 +198,13 @@ impl OpError {
 }
 
 /// Warm-up, excluded from the measured figures.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Warmup {
     None,
     Duration(
-        #[serde(serialize_with = "secs")]
+        #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
         #[cfg_attr(test, schemars(with = "f64"))]
         Duration,
     ),
@@ -235,6 +235,12 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
 
+/// [`secs`] read back, from a kept report.
+fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let s = <f64 as serde::Deserialize>::deserialize(d)?;
+    Duration::try_from_secs_f64(s).map_err(serde::de::Error::custom)
+}
+
 /// `--stages` (k6's ramping VUs) or `--rate-stages` (k6's ramping arrival
 /// rate): targets reached linearly, each from the one before, over each
 /// stage's duration. Plain data here, checked by `config/`; the loop's
@@ -249,7 +255,7 @@ pub struct Stages {
 }
 
 /// What stages ramp.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Ramps {

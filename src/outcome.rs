@@ -56,7 +56,7 @@ pub struct Setup {
 
 /// `verify`: rows the table gained (`found`) against rows the database
 /// acknowledged (`expected`); equal, or with upserts, no more than them.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Verify {
     pub expected: u64,
@@ -249,7 +249,7 @@ pub struct InitOutcome {
 
 #[derive(Debug)]
 pub struct InitStep {
-    pub step: &'static str,
+    pub step: crate::report::Name,
     pub seconds: f64,
     /// Rows written, for the step that fills the tables.
     pub rows: Option<u64>,
@@ -276,7 +276,7 @@ pub struct K6Outcome {
 }
 
 /// What became of one file of an export.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ExportedFile {
     pub path: PathBuf,

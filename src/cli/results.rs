@@ -10,8 +10,14 @@ Examples:
   # The last runs kept in the default store (~/.local/share/dbload/results)
   dbload results list
 
-  # One run's JSON report, by its run_id (or the start of it)
+  # The timeit runs of the last two hours tagged setup=replica
+  dbload results list --command timeit --tag setup=replica --since 2h
+
+  # One run's report as it was printed, by its run_id (or the start of it)
   dbload results show 0193a1b2-7c4e
+
+  # Its JSON report, and its HTML page
+  dbload results show 0193a1b2-7c4e --output json --html run.html
 
   # The runs a team keeps in a database (--results-url on its runs)
   dbload results list --results-url postgres://bench@results-db/bench --limit 50";
@@ -51,15 +57,29 @@ pub struct ResultsCommandArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsAction {
-    /// The runs kept, newest first: run_id, start, command, status, throughput, p99, tags.
+    /// The runs kept, newest first: run_id, start, command, status, throughput, p99, tags, and
+    /// the flags that set each apart (not --url, the store, --tag or --output). A --runs
+    /// entry shows the median over its runs, marked "median".
     List {
         #[command(flatten)]
         store: StoreArgs,
-        /// Show at most this many runs.
+        /// Show at most this many runs (of those the filters let through).
         #[arg(long, default_value_t = 20, value_name = "N")]
         limit: usize,
+        /// Only the runs tagged KEY=VALUE (repeatable: every one must match).
+        #[arg(long, value_name = "KEY=VALUE")]
+        tag: Vec<String>,
+        /// Only the runs of this command (ingest, timeit, workload, http, ...).
+        #[arg(long, value_name = "NAME")]
+        command: Option<String>,
+        /// Only the runs started since DATE (2026-11-28, midnight UTC), a time
+        /// (2026-11-28T09:00:00Z) or a DURATION ago (2h, 3days).
+        #[arg(long, value_name = "DATE|DURATION")]
+        since: Option<String>,
     },
-    /// One run's JSON report (or, with --histograms, its latency histograms).
+    /// One run's report as its run printed it (text; --output json for its JSON report, --html
+    /// FILE for its page), or, with --histograms, its latency histograms. A run kept by an older
+    /// dbload shows what it has, after a line naming what it lacks.
     Show {
         /// The run's run_id, or a prefix of it that names one run.
         #[arg(value_name = "ID")]
@@ -69,6 +89,12 @@ pub enum ResultsAction {
         /// Print the run's latency histograms (HdrHistogram interval log) instead of its report.
         #[arg(long)]
         histograms: bool,
+        /// Format of the report on stdout.
+        #[arg(long, value_enum, default_value_t = super::OutputFormat::Text)]
+        output: super::OutputFormat,
+        /// Also write the run's HTML report (its charts) to this file.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 

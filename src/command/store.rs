@@ -36,8 +36,16 @@ pub fn results_command(
     out: &mut dyn Write,
 ) -> Result<u8> {
     let text = match args.action {
-        ResultsAction::List { store, limit } => results::list(&Store::resolve(store, env)?, limit)?,
-        ResultsAction::Show { id, store, histograms } => results::show(&Store::resolve(store, env)?, &id, histograms)?,
+        ResultsAction::List { store, limit, tag, command, since } => {
+            let filter = results::Filter::new(&tag, command, since.as_deref(), chrono::Utc::now())?;
+            results::list(&Store::resolve(store, env)?, &filter, limit)?
+        }
+        ResultsAction::Show { id, store, histograms, output, html } => {
+            if let Some(path) = &html {
+                config::check_writable("--html", path)?;
+            }
+            results::show(&Store::resolve(store, env)?, &id, histograms, output, html.as_deref())?
+        }
     };
     out.write_all(text.as_bytes()).context("writing to stdout")?;
     Ok(error::exit::OK)

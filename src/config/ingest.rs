@@ -23,7 +23,7 @@ use crate::op::Stages;
 const DEFAULT_MEASUREMENTS: u64 = 100_000;
 
 /// What happens to the table before the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum TableAction {

@@ -22,7 +22,7 @@ use crate::ident::{quote_ident, TableName};
 use crate::model::Schema;
 
 /// The kind of database behind a target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
@@ -96,7 +96,7 @@ impl fmt::Display for Engine {
 }
 
 /// How `--partitions` splits a PostgreSQL table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum PartitionBy {
@@ -110,7 +110,7 @@ pub enum PartitionBy {
 
 /// The table flags of the seeds' tools, as given; what each engine makes
 /// of them (or refuses) is decided by [`TableOptions::check`].
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TableOptions {
     /// Citus shard count, CrateDB `CLUSTERED INTO n SHARDS`.
@@ -314,7 +314,7 @@ pub fn derived_name(table: &str, suffix: &str) -> String {
 }
 
 /// How rows travel to the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
@@ -345,7 +345,7 @@ impl fmt::Display for Method {
 }
 
 /// What an export writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ExportFormat {

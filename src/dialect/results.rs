@@ -147,11 +147,14 @@ pub fn insert_timeline() -> String {
     )
 }
 
-/// The newest runs first, at most $1 of them, as `results list` shows them.
+/// The newest runs first, at most $1 of them, with their reports: those of
+/// the command $2, started at or after $3, tagged with all of $4 (each when
+/// not null), as `results list` shows them.
 pub fn list() -> String {
     format!(
-        "SELECT run_id::text, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), command, \
-         status, throughput, throughput_unit, p99_ms, coalesce(report -> 'run' -> 'tags', '{{}}')::text FROM {} ORDER BY started_at DESC, run_id DESC LIMIT $1",
+        "SELECT run_id::text, report::text FROM {} WHERE ($2::text IS NULL OR command = $2) \
+         AND ($3::text IS NULL OR started_at >= $3::text::timestamptz) AND coalesce(report -> 'run' -> 'tags', '{{}}') @> $4::text::jsonb \
+         ORDER BY started_at DESC, run_id DESC LIMIT $1",
         quote_ident(RUNS)
     )
 }

@@ -42,7 +42,7 @@ enum Aggregate {
 }
 
 /// A threshold judged: its value and whether it held.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Judged {
     pub metric: String,

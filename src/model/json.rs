@@ -51,7 +51,7 @@ use reader::{Item, Reader};
 pub type RejectsOut = Box<dyn Write + Send>;
 
 /// What to do with a row that cannot be written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     /// Stop reading at the first bad row; the batches already read are written.

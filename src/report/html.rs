@@ -145,7 +145,7 @@ fn rate_not_held(part: &Json) -> Option<&str> {
 
 /// A node of an EXPLAIN plan as the page nests it: what it does, its key
 /// figures, and the nodes under it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 struct PlanNode {
     /// The node type with what it reads: `Index Scan using pk on accounts a`.
     node: String,

@@ -24,7 +24,7 @@ use crate::outcome::HttpOutcome;
 use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HttpReport {
     #[serde(flatten)]
@@ -82,7 +82,7 @@ pub struct HttpReport {
     pub setup: HttpSetup,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CheckEntry {
     pub check: String,
@@ -90,7 +90,7 @@ pub struct CheckEntry {
     pub fails: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HttpWarmup {
     pub requests: u64,
@@ -100,7 +100,7 @@ pub struct HttpWarmup {
     pub end_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HttpSetup {
     pub method: String,

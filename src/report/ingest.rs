@@ -30,7 +30,7 @@ use crate::stats::LatencySummary;
 
 /// The report of the commands that write generated or read rows into a
 /// table: `ingest` and its aliases, `insert-fake-data`, `insert-json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IngestReport {
     #[serde(flatten)]
@@ -75,7 +75,7 @@ pub struct IngestReport {
     pub client_saturation: Option<super::client_load::ClientSaturation>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct WarmupReport {
     pub rows: u64,
@@ -87,7 +87,7 @@ pub struct WarmupReport {
     pub latency_ms: Option<LatencySummary>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SetupReport {
     #[serde(flatten)]
@@ -100,7 +100,7 @@ pub struct SetupReport {
     pub table_options: TableOptions,
     /// What the engine made of the table: chunks, shards, nodes, partitions.
     pub layout: BTreeMap<String, String>,
-    pub model: &'static str,
+    pub model: crate::report::Name,
     pub method: Method,
     pub upsert: bool,
     pub table: String,
@@ -207,12 +207,12 @@ impl IngestReport {
             connections,
             setup: SetupReport {
                 // A dry run has no server: nothing was sent anywhere.
-                server: if cfg.dry_run() { Server { target_kind: "none", ..server } } else { server },
+                server: if cfg.dry_run() { Server { target_kind: "none".into(), ..server } } else { server },
                 settings: Settings::of(setup).with_unlogged_table(cfg.table_options.unlogged),
                 tls_unverified: cfg.target.tls_unverified(),
                 table_options: cfg.table_options.clone(),
                 layout: setup.layout.iter().cloned().collect(),
-                model: cfg.model.name(),
+                model: cfg.model.name().into(),
                 method,
                 upsert: cfg.upsert,
                 table: cfg.table.to_string(),
@@ -326,7 +326,7 @@ pub fn render(r: &IngestReport) -> String {
         let layout: Vec<String> = s.layout.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(out, "Table:    {}", layout.join(", "));
     }
-    let time_series = matches!(s.model, "measurement" | "cpu");
+    let time_series = matches!(&*s.model, "measurement" | "cpu");
     if time_series {
         tsdbperf_setup(&mut out, s);
     } else {

@@ -28,7 +28,7 @@ use crate::outcome::K6Outcome;
 use crate::stats::k6::{Kind, Series};
 use crate::stats::LatencySummary;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct K6Report {
     #[serde(flatten)]
@@ -86,7 +86,7 @@ pub struct K6Report {
     pub setup: K6Setup,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct K6Setup {
     /// The script's path, or `stdin`.

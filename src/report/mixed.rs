@@ -16,7 +16,7 @@ use crate::config::MixedConfig;
 use crate::format::group;
 use crate::outcome::{MixedOutcome, QueryOutcome};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct MixedReport {
     #[serde(flatten)]
     pub header: Header,
@@ -35,7 +35,7 @@ pub struct MixedReport {
     pub behind: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct MixedWorkload {
     pub name: String,
     pub under_load: QueryReport,

@@ -54,26 +54,34 @@ use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};
 use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::{LatencySummary, Recorder};
 
+/// A name in a report: one the code gives (borrowed, free), or one read
+/// back from a kept report's JSON (`dbload results show`), which owns it.
+pub type Name = std::borrow::Cow<'static, str>;
+
 /// Bumped when a field changes meaning or disappears (adding one is not).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// What every report opens with: the contract its JSON follows, the dbload
 /// that wrote it and the command. Flattened, so the keys stay at the top.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Header {
     pub schema_version: u32,
-    pub dbload_version: &'static str,
-    pub command: &'static str,
+    pub dbload_version: Name,
+    pub command: Name,
 }
 
 impl Header {
-    pub fn new(command: &'static str) -> Header {
-        Header { schema_version: SCHEMA_VERSION, dbload_version: env!("CARGO_PKG_VERSION"), command }
+    pub fn new(command: impl Into<Name>) -> Header {
+        Header {
+            schema_version: SCHEMA_VERSION,
+            dbload_version: env!("CARGO_PKG_VERSION").into(),
+            command: command.into(),
+        }
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -87,7 +95,7 @@ pub enum Status {
 
 /// How a run ended and the exit code that says so, with the `--fail-if`
 /// conditions that were checked. Flattened into every report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Verdict {
     pub status: Status,
@@ -98,7 +106,7 @@ pub struct Verdict {
     pub fail_if: Vec<FailIfResult>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FailIfResult {
     pub condition: String,
@@ -158,7 +166,7 @@ pub fn judge_json(json: &serde_json::Value, v: &mut Verdict, conditions: &[Condi
 }
 
 /// What the client cost, as every report shows it (flattened into its JSON).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ClientReport {
     pub client_cpu_s: f64,
@@ -182,7 +190,7 @@ impl From<&ClientCost> for ClientReport {
 /// fast, and how many failed. The figures of the commands that move rows in
 /// batches (ingest and the insert commands, export, insert-from-sql), each
 /// flattening them into its report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Throughput {
     /// Rows acknowledged by the target (exported, for export) in the
@@ -226,11 +234,11 @@ impl Throughput {
 /// error) leaves units never tried; they are `unattempted`, not lost from
 /// the figures. Warm-up is included where the command counts it in its
 /// total (ingest, http) and left out where it comes on top (timeit, workload).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Accounting {
     /// `rows`, `queries` or `requests`.
-    pub unit: &'static str,
+    pub unit: Name,
     /// The amount asked for (`--rows`, `--num-records`, `--repeat` per
     /// statement, `--max-queries`, `--iterations`), or read (insert-json's
     /// input, insert-from-sql's source); null when only a duration bounds the run.
@@ -254,7 +262,7 @@ impl Accounting {
     /// the server: rows in the table, requests the server saw).
     pub(crate) fn of(unit: &'static str, requested: Option<u64>, ok: u64, failed: u64, rejected: u64) -> Accounting {
         let unattempted = requested.map(|r| r.saturating_sub(ok + failed + rejected));
-        Accounting { unit, requested, ok, failed, rejected, in_doubt: 0, unattempted }
+        Accounting { unit: unit.into(), requested, ok, failed, rejected, in_doubt: 0, unattempted }
     }
 
     /// With `rows` sent but in doubt: tried, so not among the unattempted.
@@ -268,7 +276,7 @@ impl Accounting {
 /// with what it is made of where that is known: the server's own time, and
 /// under `--rate` the time from the actual start and how late that start
 /// was. Flattened into the reports of ingest and the query commands.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Latencies {
     /// Per operation; from its intended start when paced (`--rate`).
@@ -315,7 +323,7 @@ const SHARE_HELD: f64 = 0.90;
 /// the report of every command that takes `--rate`; without it, `late` and
 /// `dropped` are null. A run that fell far behind fails (exit 1), because
 /// its figures describe a lighter load than the one asked for.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Pacing {
     /// Operations (batches, queries, requests) of the measured window that
@@ -394,12 +402,12 @@ pub(crate) fn count_above(h: &Histogram<u64>, us: u64) -> u64 {
 /// A server a run used, as its report names it: flattened into the setup of
 /// ingest and of the query commands; export and insert-from-sql name their
 /// source and their target with it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Server {
     /// `throwaway` (dbload started it for the run), `server`, or `none`
     /// (an ingest dry run, which sends nothing).
-    pub target_kind: &'static str,
+    pub target_kind: Name,
     /// The URL with any password redacted.
     pub target: Option<String>,
     pub engine: Option<Engine>,
@@ -417,7 +425,7 @@ impl Server {
     /// `url`: redacted; `throwaway`: whether dbload started the server.
     pub(crate) fn of(setup: &Setup, url: Option<String>, throwaway: bool) -> Server {
         Server {
-            target_kind: if throwaway { "throwaway" } else { "server" },
+            target_kind: if throwaway { "throwaway" } else { "server" }.into(),
             target: url,
             engine: setup.engine,
             engine_version: setup.engine_version.clone(),
@@ -430,7 +438,7 @@ impl Server {
 /// The server settings a report states, each as the server shows it, and
 /// those that make it not durable. Flattened into the setup of every
 /// report that names a PostgreSQL-family server.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Settings {
     /// As `current_setting` shows them: `shared_buffers` = `512MB`.
@@ -512,7 +520,7 @@ pub fn error_entries(errors: &BTreeMap<String, ErrorClass>) -> Vec<ErrorEntry> {
 
 /// Lost connections (`--reconnect`): when writes were unavailable, and
 /// whether anything was lost. Flattened into the ingest report.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Connections {
     /// Windows during which at least one worker had no connection (the
@@ -526,7 +534,7 @@ pub struct Connections {
     pub in_doubt_rows: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutageEntry {
     /// Since the workers' common start.
@@ -542,7 +550,7 @@ pub struct OutageEntry {
     pub reconnected: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct InDoubtEntry {
     /// When the batch was sent, since the workers' common start.
@@ -579,7 +587,7 @@ impl Connections {
 
 /// One stage of a `--stages` or `--rate-stages` run: its target, and what
 /// the measured operations that started in it reached.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StageEntry {
     /// 1 for the first.
@@ -643,7 +651,7 @@ pub fn paced_rate(rate: Option<f64>, stages: Option<&Stages>) -> (Option<f64>, &
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ErrorEntry {
     pub class: String,
@@ -651,7 +659,7 @@ pub struct ErrorEntry {
     pub example: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TimelineEntry {
     pub second: u64,

@@ -27,7 +27,7 @@ use crate::workload::explain::ExplainMode;
 use crate::workload::tsbs::CpuData;
 use crate::workload::{Protocol, QuerySpec};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryReport {
     /// `command`: `timeit` or `workload`.
@@ -95,7 +95,7 @@ pub struct QueryReport {
     pub client_saturation: Option<super::client_load::ClientSaturation>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryEntry {
     pub name: String,
@@ -128,7 +128,7 @@ pub struct QueryEntry {
 
 /// One command of a script (a SQL statement or a `\` command, as pgbench's
 /// `-r` lists them): its measured executions in the script's runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StatementEntry {
     /// Its line in the script.
@@ -141,7 +141,7 @@ pub struct StatementEntry {
     pub latency_ms: Option<LatencySummary>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryWarmup {
     pub count: u64,
@@ -151,7 +151,7 @@ pub struct QueryWarmup {
     pub end_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QuerySetup {
     #[serde(flatten)]
@@ -192,10 +192,10 @@ pub struct QuerySetup {
 }
 
 /// A suite's table, as read before the run: its hosts and time range.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SuiteSetup {
-    pub name: &'static str,
+    pub name: crate::report::Name,
     pub table: String,
     pub hosts: usize,
     /// The first and the last reading's time (RFC 3339, UTC).
@@ -211,7 +211,7 @@ impl SuiteSetup {
                 .unwrap_or_default()
         };
         SuiteSetup {
-            name: "tsbs-cpu",
+            name: "tsbs-cpu".into(),
             table: table.to_string(),
             hosts: data.hosts.len(),
             first_reading: time(data.first_us),
@@ -484,7 +484,7 @@ impl QueryReport {
 /// What every timeit and workload text ends with: the accounting, errors,
 /// stages, latency's parts, the server's cost, the client's and the verdict.
 pub(crate) fn footer(out: &mut String, r: &QueryReport) {
-    accounting_line(out, &Accounting { unit: r.unit(), ..r.accounting.clone() });
+    accounting_line(out, &Accounting { unit: r.unit().into(), ..r.accounting.clone() });
     error_lines(out, &r.error_classes);
     outage_lines(out, &r.outages);
     if !r.outages.is_empty() {

@@ -17,7 +17,7 @@ use super::table::columns;
 use super::{Status, Verdict};
 
 /// Which way a figure is better (`compare`'s JSON: `higher`, `lower`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
@@ -102,7 +102,7 @@ pub const INTERVAL_METHOD: &str = "order statistics (distribution-free): [X(k), 
                                    (ci_coverage)";
 
 /// The `repeat` object of a report made with `--runs`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RepeatReport {
     /// `--runs`.
@@ -110,7 +110,7 @@ pub struct RepeatReport {
     /// Runs started (fewer than asked after Ctrl-C).
     pub runs_done: u32,
     pub pause_s: f64,
-    pub interval_method: &'static str,
+    pub interval_method: crate::report::Name,
     /// The runs the statistics are over: every one that was not interrupted
     /// (all of them if each was).
     pub runs_in_figures: u32,
@@ -123,7 +123,7 @@ pub struct RepeatReport {
 }
 
 /// One run of a repeat: how it ended and its headline figures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunFigures {
     /// 1-based.
@@ -137,6 +137,15 @@ pub struct RunFigures {
 }
 
 impl RepeatReport {
+    /// A kept report's `repeat` object read back, with the labels its text
+    /// table heads its rows with (not kept: they follow from `report`, the
+    /// whole kept report, as they did when it was made).
+    pub fn kept(repeat: &Json, report: &Json) -> serde_json::Result<RepeatReport> {
+        let mut r: RepeatReport = serde_json::from_value(repeat.clone())?;
+        r.labels = figures_of(report).into_iter().map(|f| (f.name, f.label)).collect();
+        Ok(r)
+    }
+
     /// From each run's report as JSON, in the order they ran.
     pub fn new(plan: Repeat, runs: &[Json]) -> RepeatReport {
         let each: Vec<RunFigures> = runs
@@ -168,7 +177,7 @@ impl RepeatReport {
             runs_asked: plan.runs,
             runs_done: each.len() as u32,
             pause_s: plan.pause.as_secs_f64(),
-            interval_method: INTERVAL_METHOD,
+            interval_method: INTERVAL_METHOD.into(),
             runs_in_figures: counted.len() as u32,
             runs: each,
             figures,

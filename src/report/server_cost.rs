@@ -13,7 +13,7 @@ use crate::outcome::{NodeShare, SentStatement, ServerCost, TableSize};
 use crate::workload::QuerySpec;
 
 /// The cost of a run that wrote (or read) a table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TableCost {
     /// The table's bytes after the run (heap, TOAST and maps, summed over
@@ -131,7 +131,7 @@ impl NodesReport {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CompressionReport {
     pub chunks: u64,
@@ -185,7 +185,7 @@ impl TableCost {
 }
 
 /// The cost of a query run: `pg_stat_statements` over the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct QueryCost {
     /// Why there are no counters (the extension not installed, CrateDB).
@@ -195,7 +195,7 @@ pub struct QueryCost {
     pub statements: Vec<StatementReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StatementReport {
     /// The query's name in the run; queries that differ only in their

@@ -15,22 +15,22 @@ use super::table::Table;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A sweep, as it ended.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SweepReport {
     pub schema_version: u32,
     /// Always `sweep`.
-    pub command: &'static str,
+    pub command: crate::report::Name,
     /// `ok` (a best point or a sustainable rate was found), `no_point`
     /// (none met --where or --slo), `interrupted`, or `failed` (a point
     /// could not run: `stopped` says why).
-    pub status: &'static str,
+    pub status: crate::report::Name,
     pub exit_code: u8,
     /// The sweep's run_id: its tag on every point's run, and its name in
     /// the results store.
     pub sweep_id: String,
     /// `grid` or `find_max_rate`.
-    pub mode: &'static str,
+    pub mode: crate::report::Name,
     /// The command swept (`ingest`, `timeit`, ...).
     pub swept: String,
     /// The command and its arguments as given after `--`, secrets redacted.
@@ -46,7 +46,7 @@ pub struct SweepReport {
     pub seed: u64,
     /// `shuffled_rounds` (a grid: every point once a round, the order
     /// shuffled per round) or `sequential` (a search's steps).
-    pub order_method: &'static str,
+    pub order_method: crate::report::Name,
     /// The points' indices in the order they ran, one list per round.
     pub order: Vec<Vec<usize>>,
     pub points: Vec<Point>,
@@ -59,7 +59,7 @@ pub struct SweepReport {
 }
 
 /// One `--vary` flag and its values.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Varied {
     pub flag: String,
@@ -68,15 +68,15 @@ pub struct Varied {
 
 /// `--objective`: which figure the best point has the most (`max`) or the
 /// least (`min`) of.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Objective {
-    pub direction: &'static str,
+    pub direction: crate::report::Name,
     pub figure: String,
 }
 
 /// One point of the sweep.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Point {
     pub index: usize,
@@ -86,7 +86,7 @@ pub struct Point {
     pub values: Vec<String>,
     /// `ok`, `failed` (a run had failed operations or could not run),
     /// `interrupted`, or `not_run` (the sweep stopped first).
-    pub status: &'static str,
+    pub status: crate::report::Name,
     /// Whether it may be best: every run finished ok and every --where
     /// (--slo) holds for the medians.
     pub eligible: bool,
@@ -100,7 +100,7 @@ pub struct Point {
 }
 
 /// One run of a point.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PointRun {
     /// 1-based.
@@ -113,7 +113,7 @@ pub struct PointRun {
 }
 
 /// The best point against the runner-up, on the objective figure.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Margin {
     pub runner_up: usize,
@@ -131,7 +131,7 @@ pub struct Margin {
 }
 
 /// The 95 % bootstrap interval of a ratio of medians.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RatioInterval {
     pub low: f64,
@@ -139,7 +139,7 @@ pub struct RatioInterval {
 }
 
 /// `--find-max-rate`: the search and its answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Search {
     pub slo: Vec<String>,
@@ -153,7 +153,7 @@ pub struct Search {
 }
 
 /// One step of the search.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Step {
     /// Its point's index.
@@ -194,7 +194,7 @@ pub fn render(r: &SweepReport) -> String {
 fn table(r: &SweepReport) -> Table {
     let flags: Vec<&str> = r.varied.iter().map(|v| v.flag.as_str()).collect();
     let runs = if r.runs == 1 { "1 run each".to_string() } else { format!("{} runs each", r.runs) };
-    let order = match r.order_method {
+    let order = match &*r.order_method {
         "shuffled_rounds" => format!("{runs}, in an order shuffled per round, seed {}", r.seed),
         _ => format!("{runs}, one step after another"),
     };
@@ -484,7 +484,7 @@ mod tests {
             index,
             label: format!("batch-size={},workers={}", values[0], values[1]),
             values: values.map(String::from).to_vec(),
-            status: if why_not.is_some() { "failed" } else { "ok" },
+            status: if why_not.is_some() { "failed" } else { "ok" }.into(),
             eligible: why_not.is_none(),
             why_not: why_not.map(String::from),
             objective: Some(rows_per_sec),
@@ -498,19 +498,19 @@ mod tests {
             |flag: &str, values: [&str; 2]| Varied { flag: flag.into(), values: values.map(String::from).to_vec() };
         SweepReport {
             schema_version: SCHEMA_VERSION,
-            command: "sweep",
-            status: "ok",
+            command: "sweep".into(),
+            status: "ok".into(),
             exit_code: 0,
             sweep_id: "01a20d1c-78aa-76f2-9187-07b4fc2e4f79".into(),
-            mode: "grid",
+            mode: "grid".into(),
             swept: "ingest".into(),
             base_command: "dbload ingest --rows 1000".into(),
             varied: vec![varied("batch-size", ["500", "2000"]), varied("workers", ["1", "2"])],
-            objective: Objective { direction: "max", figure: "rows_per_sec".into() },
+            objective: Objective { direction: "max".into(), figure: "rows_per_sec".into() },
             where_: vec!["p99_ms < 500".into()],
             runs: 1,
             seed: 7,
-            order_method: "shuffled_rounds",
+            order_method: "shuffled_rounds".into(),
             order: vec![vec![2, 0, 3, 1]],
             points: vec![
                 point(0, ["500", "1"], 1000.0, None),

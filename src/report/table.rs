@@ -7,7 +7,7 @@ use serde::Serialize;
 /// A table with the lines of text around it (`dbload compare`, `dbload
 /// sweep`): what the lines above say, the heading and rows, which columns
 /// hold figures, and what follows the table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Table {
     pub above: Vec<String>,
     pub head: Vec<String>,

@@ -38,7 +38,7 @@ pub(crate) fn target_line(server: &Server) -> String {
         (Some(Engine::Cratedb), Some(a)) => format!(", node at {a}"),
         (_, Some(a)) => format!(", answering on {a}"),
     };
-    match (server.target_kind, server.target.as_deref()) {
+    match (&*server.target_kind, server.target.as_deref()) {
         ("none", _) => "nowhere (dry run: generated and encoded, nothing sent)".to_string(),
         (kind, Some(url)) => format!("{url} ({kind}{engine}{seen})"),
         (_, None) => "-".into(),
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn the_target_line_names_the_address_the_server_sees() {
         let server = |engine, address: &str| Server {
-            target_kind: "server",
+            target_kind: "server".into(),
             target: Some("cratedb://db:4200".into()),
             engine: Some(engine),
             engine_version: Some("6.4.0".into()),

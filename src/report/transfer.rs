@@ -24,7 +24,7 @@ use crate::outcome::{ExportOutcome, ExportedFile, Figures, FromSqlOutcome, Serve
 use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::LatencySummary;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TransferReport {
     /// `command`: `export` or `insert-from-sql`.
@@ -63,7 +63,7 @@ pub struct TransferReport {
     pub server_cost: Option<TableCost>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TransferSetup {
     /// Where the rows were read.

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use tokio_postgres::Client;
 
 use super::schema::{ensure_tables, Registered};
-use super::{Headline, Listed, Run};
+use super::{Filter, Headline, Run};
 use crate::dialect::results as sql;
 use crate::driver::PgTarget;
 use crate::error::usage;
@@ -131,23 +131,22 @@ async fn insert_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) ->
     Ok(())
 }
 
-/// The newest `limit` runs of the database.
-pub fn list(target: &PgTarget, limit: usize) -> Result<Vec<Listed>> {
+/// The newest `limit` runs of the database that `filter` lets through
+/// (the filter in the query, so that the limit counts the runs shown):
+/// their ids and reports.
+pub fn list(target: &PgTarget, filter: &Filter, limit: usize) -> Result<Vec<(String, Json)>> {
+    let tags = serde_json::to_string(&filter.tags)?;
+    let since = filter.since.map(|s| s.to_rfc3339());
     with_client(target, async |client| {
-        let rows = client.query(&sql::list(), &[&(limit as i64)]).await.map_err(|e| missing(e, target))?;
-        Ok(rows
-            .iter()
-            .map(|r| Listed {
-                run_id: r.get(0),
-                started_at: r.get(1),
-                command: r.get(2),
-                status: r.get(3),
-                throughput: r.get(4),
-                unit: r.get(5),
-                p99_ms: r.get(6),
-                tags: super::tags_of(&serde_json::from_str(r.get(7)).unwrap_or_default()),
+        let args: [&(dyn tokio_postgres::types::ToSql + Sync); 4] = [&(limit as i64), &filter.command, &since, &tags];
+        let rows = client.query(&sql::list(), &args).await.map_err(|e| missing(e, target))?;
+        rows.iter()
+            .map(|r| {
+                let (run_id, report): (String, String) = (r.get(0), r.get(1));
+                let report = serde_json::from_str(&report).with_context(|| format!("the stored report of {run_id}"))?;
+                Ok((run_id, report))
             })
-            .collect())
+            .collect()
     })
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
-use super::{Headline, Listed, Run};
+use super::{Filter, Run};
 use crate::error::usage;
 use crate::file_cap::{self, Cap};
 
@@ -31,10 +31,11 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("cannot rename {} to {}", partial.display(), path.display()))
 }
 
-/// The newest `limit` runs of `dir`. A file that is not a readable
-/// report (cut short, edited by hand) is passed over with a warning that
-/// names it, so that it hides none of the good runs.
-pub fn list(dir: &Path, limit: usize) -> Result<Vec<Listed>> {
+/// The newest `limit` runs of `dir` that `filter` lets through: their ids
+/// and reports. A file that is not a readable report (cut short, edited by
+/// hand) is passed over with a warning that names it, so that it hides
+/// none of the good runs.
+pub fn list(dir: &Path, filter: &Filter, limit: usize) -> Result<Vec<(String, Json)>> {
     let mut ids = run_ids(dir)?;
     ids.sort_unstable_by(|a, b| b.cmp(a));
     let readable = ids.into_iter().filter_map(|id| match kept_report(dir, &id) {
@@ -44,23 +45,7 @@ pub fn list(dir: &Path, limit: usize) -> Result<Vec<Listed>> {
             None
         }
     });
-    readable
-        .take(limit)
-        .map(|(id, report)| {
-            let h = Headline::of(&report);
-            let field = |p: &str| report.pointer(p).and_then(Json::as_str).unwrap_or("?").to_string();
-            Ok(Listed {
-                run_id: id,
-                started_at: field("/run/started_at"),
-                command: field("/command"),
-                status: field("/status"),
-                throughput: h.throughput,
-                unit: h.unit.map(str::to_string),
-                p99_ms: h.p99_ms,
-                tags: super::tags_of(&report["run"]["tags"]),
-            })
-        })
-        .collect()
+    Ok(readable.filter(|(_, report)| filter.matches(report)).take(limit).collect())
 }
 
 /// The id, report and histograms of the one run of `dir` whose id starts

@@ -12,17 +12,23 @@
 mod db;
 mod dir;
 pub mod hlog;
+pub mod list;
 pub mod merge;
 pub mod schema;
+mod show;
+
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
+use crate::cli::OutputFormat;
+
 use crate::config::results::{ResultsConfig, Store};
-use crate::format::group;
 use crate::report::meta::RunMeta;
 
 pub use hlog::KeptHistograms;
+pub use list::{Filter, Listed};
 
 /// A finished run as the stores keep it.
 pub struct Run<'a> {
@@ -59,23 +65,31 @@ fn warn(place: &str, e: &anyhow::Error) -> String {
     format!("Not kept: {place} (see the warning on stderr)")
 }
 
-/// `dbload results list`: the newest `limit` runs of `store`, as a table.
-pub fn list(store: &Store, limit: usize) -> Result<String> {
+/// `dbload results list`: the newest `limit` runs of `store` that
+/// `filter` lets through, as a table.
+pub fn list(store: &Store, filter: &Filter, limit: usize) -> Result<String> {
     let runs = match store {
-        Store::Dir(d) => dir::list(d, limit)?,
-        Store::Db(t) => db::list(t, limit)?,
+        Store::Dir(d) => dir::list(d, filter, limit)?,
+        Store::Db(t) => db::list(t, filter, limit)?,
     };
-    Ok(list_table(&runs))
+    let listed: Vec<Listed> = runs.into_iter().map(|(id, report)| Listed::of(id, &report)).collect();
+    Ok(list::table(&listed))
 }
 
-/// `dbload results show ID`: the stored JSON report of the one run whose
-/// id starts with `id`, or (`histograms`) its interval log.
-pub fn show(store: &Store, id: &str, histograms: bool) -> Result<String> {
+/// `dbload results show ID`: the one run whose id starts with `id`: its
+/// text report (as the run printed it, see `show.rs`) or its JSON report,
+/// as `output` says, or (`histograms`) its interval log; with `html`, its
+/// page written there too.
+pub fn show(store: &Store, id: &str, histograms: bool, output: OutputFormat, html: Option<&Path>) -> Result<String> {
     let kept = fetch(store, id, "results show")?;
-    if histograms {
-        return Ok(kept.log);
+    if let Some(path) = html {
+        crate::report::html::write_file(&kept.report, path)?;
     }
-    Ok(serde_json::to_string_pretty(&kept.report)? + "\n")
+    Ok(match (histograms, output) {
+        (true, _) => kept.log,
+        (false, OutputFormat::Text) => show::text(&kept.report),
+        (false, OutputFormat::Json) => serde_json::to_string_pretty(&kept.report)? + "\n",
+    })
 }
 
 /// A kept run as `dbload compare` reads it.
@@ -156,55 +170,10 @@ pub fn merged(store: &Store, run_id: &str) -> Result<(Json, u8)> {
 /// The newest `n` runs of `store`, oldest first (`compare --last N`).
 pub fn last(store: &Store, n: usize) -> Result<Vec<Kept>> {
     let listed = match store {
-        Store::Dir(d) => dir::list(d, n)?,
-        Store::Db(t) => db::list(t, n)?,
+        Store::Dir(d) => dir::list(d, &Filter::default(), n)?,
+        Store::Db(t) => db::list(t, &Filter::default(), n)?,
     };
-    listed.iter().rev().map(|l| fetch(store, &l.run_id, "compare --last")).collect()
-}
-
-/// One line of `results list`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Listed {
-    pub run_id: String,
-    pub started_at: String,
-    pub command: String,
-    pub status: String,
-    pub throughput: Option<f64>,
-    pub unit: Option<String>,
-    pub p99_ms: Option<f64>,
-    /// Its `run.tags`, as `key=value key=value`.
-    pub tags: String,
-}
-
-/// A report's `run.tags` object as one line (`key=value`, in key order).
-fn tags_of(tags: &Json) -> String {
-    let pairs = tags.as_object().into_iter().flatten();
-    pairs.map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(" ")
-}
-
-fn list_table(runs: &[Listed]) -> String {
-    let mut s = format!(
-        "{:<36}  {:<20}  {:<16}  {:<11}  {:>22}  {:>10}  tags\n",
-        "run_id", "started_at", "command", "status", "throughput", "p99_ms"
-    );
-    for r in runs {
-        let throughput = match (r.throughput, &r.unit) {
-            (Some(t), Some(u)) => format!("{} {u}", group(t.round() as u64)),
-            _ => "–".into(),
-        };
-        let p99 = r.p99_ms.map_or_else(|| "–".into(), |p| format!("{p:.3}"));
-        let started = r.started_at.get(..19).map_or(r.started_at.clone(), |s| format!("{s}Z"));
-        let line = format!(
-            "{:<36}  {:<20}  {:<16}  {:<11}  {throughput:>22}  {p99:>10}  {}",
-            r.run_id, started, r.command, r.status, r.tags
-        );
-        s += line.trim_end();
-        s.push('\n');
-    }
-    if runs.is_empty() {
-        s += "(no runs kept yet)\n";
-    }
-    s
+    listed.iter().rev().map(|(run_id, _)| fetch(store, run_id, "compare --last")).collect()
 }
 
 /// The figures a run is listed and compared by, read from its JSON report

@@ -51,7 +51,7 @@ pub async fn init(cfg: &InitConfig, target: &Target, cancel: CancellationToken) 
                     break;
                 }
             }
-            out.steps.push(InitStep { step: step.name(), seconds: t.elapsed().as_secs_f64(), rows: Some(rows) });
+            out.steps.push(InitStep { step: step.name().into(), seconds: t.elapsed().as_secs_f64(), rows: Some(rows) });
             if out.interrupted {
                 break;
             }
@@ -104,7 +104,7 @@ async fn timed(admin: &mut Admin, out: &mut InitOutcome, step: &'static str, sta
     for s in statements {
         admin.execute(s).await.with_context(|| format!("init: {step}: `{s}`"))?;
     }
-    out.steps.push(InitStep { step, seconds: t.elapsed().as_secs_f64(), rows: None });
+    out.steps.push(InitStep { step: step.into(), seconds: t.elapsed().as_secs_f64(), rows: None });
     Ok(())
 }
 

@@ -46,7 +46,7 @@ impl Live {
 }
 
 /// One second of the run, counted from its start (warm-up included).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Second {
     pub rows: u64,
     pub batches: u64,
@@ -81,7 +81,7 @@ impl Second {
 
 /// A class of failed operation (SQLSTATE, connection lost, ...) with one
 /// example message so the report can say what went wrong.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ErrorClass {
     pub count: u64,
     pub example: String,
@@ -103,7 +103,7 @@ pub struct Outage {
 }
 
 /// What became of a batch that was in flight when its connection was lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Resolution {

@@ -37,7 +37,7 @@ fn median_of_sorted(v: &[f64]) -> Option<f64> {
 
 /// A figure over repeated runs: median, range, and the 95 % interval of
 /// the median.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Spread {
     pub median: f64,

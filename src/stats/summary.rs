@@ -5,7 +5,7 @@
 use hdrhistogram::Histogram;
 
 /// Latency figures in milliseconds, as reports show them.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct LatencySummary {
     pub count: u64,
@@ -61,7 +61,7 @@ const POINTS_PER_NINE: u32 = 10;
 
 /// One point of a latency spectrum: `percentile` % of the operations took
 /// at most `ms`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SpectrumPoint {
     pub percentile: f64,

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 /// What `--explain` captures before the measured run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExplainMode {
@@ -16,7 +16,7 @@ pub enum ExplainMode {
     Plan,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Explain {
     pub mode: ExplainMode,
@@ -33,7 +33,7 @@ pub struct Explain {
 }
 
 /// A Citus distributed plan: the coordinator's `Distributed Query` job.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Distributed {
     pub task_count: Option<u64>,

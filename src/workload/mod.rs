@@ -23,7 +23,7 @@ use crate::op::{Operation, Source};
 use crate::sqltext::{self, Kind, Token};
 
 /// How statements are sent (pgbench's -M).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Protocol {

@@ -33,6 +33,8 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("results::list_passes_over_an_unreadable_run", list_passes_over_an_unreadable_run, Parallel),
+        ("results::list_filters_and_shows_flags_and_medians", list_filters_and_shows_flags_and_medians, Parallel),
+        ("results::show_prints_every_kind_as_its_run_did", show_prints_every_kind_as_its_run_did, Parallel),
     ]
 }
 
@@ -52,6 +54,126 @@ fn list_passes_over_an_unreadable_run(ctx: &Ctx) -> Result<()> {
     let (code, list, stderr) = dbload_bin(&["results", "list", "--results", dir], &[]);
     ensure(code == 0 && list.lines().any(|l| l.starts_with(id)), || format!("exit {code}: {list}\n{stderr}"))?;
     ensure(stderr.contains(&broken), || format!("the unreadable file is not named: {stderr}"))
+}
+
+/// `results show ID` prints a kept run's text report as the run printed
+/// it (but for its `Kept:` lines, which say where it went and are not in
+/// the report), from a directory and a database alike, for every kind of
+/// run (http against the harness's HTTP server); `--output json` its JSON,
+/// `--html FILE` its page (before: JSON only).
+fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP SCHEMA IF EXISTS results_text CASCADE; CREATE SCHEMA results_text")?;
+    ctx.query("DROP TABLE IF EXISTS results_text; CREATE TABLE results_text (id int, name text)")?;
+    let db = ctx.url_with("options=-csearch_path%3Dresults_text");
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join("store");
+    let dir = dir.to_str().context("a temporary path")?;
+    let file = |name: &str, text: &str| -> Result<String> {
+        let path = home.path().join(name);
+        std::fs::write(&path, text)?;
+        Ok(path.to_str().context("a temporary path")?.to_string())
+    };
+    let workload = file("w.yml", "- query: select 1\n  ratio: 1\n")?;
+    let script = file("s.sql", "\\set x random(1, 10)\nSELECT :x;\n")?;
+    let mixed = file("mixed.yml", &format!("duration: 1s\ningest:\n  table: results_text_mixed\n  drop_table: true\n  workers: 1\nworkloads:\n  - name: reads\n    file: {workload}\n"))?;
+    let out = home.path().join("export");
+    std::fs::create_dir(&out)?;
+    let (url, out) = (ctx.url.as_str(), out.to_str().context("a temporary path")?);
+    let server = crate::http::Server::start(false)?;
+    let page_url = format!("{}/bytes/100", server.url);
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["http", &page_url, "--vus", "2", "-n", "20"],
+        vec!["ingest", "--url", url, "--table", "results_text_i", "--drop-table", "--rows", "2000"],
+        vec!["timeit", "--url", url, "-s", "select 1", "--repeat", "5"],
+        vec!["timeit", "--url", url, "-f", &script, "-t", "20"],
+        vec!["timeit", "--url", url, "-s", "select 1", "--repeat", "5", "--runs", "2"],
+        vec!["workload", &workload, "--url", url, "--max-queries", "10"],
+        vec!["export", "--url", url, "--table", "results_text_i", "--out", out],
+        vec!["insert-from-sql", "--url", url, "--query", "select 1 as id, 'x' as name", "--table", "results_text"],
+        vec!["run", &mixed, "--url", url],
+    ];
+    for args in runs {
+        let args = [&args[..], &["--results", dir, "--results-url", &db]].concat();
+        let (code, printed, stderr) = dbload_bin(&args, &[]);
+        ensure(code == 0, || format!("{args:?}: exit {code}: {stderr}"))?;
+        let id = printed.lines().find_map(|l| l.strip_prefix("Run:")).and_then(|l| l.split_whitespace().next());
+        let id = id.with_context(|| format!("{args:?}: no Run: line in {printed}"))?;
+        let printed: String = printed.lines().filter(|l| !l.starts_with("Kept:")).map(|l| format!("{l}\n")).collect();
+        for from in [["--results", dir], ["--results-url", &db]] {
+            let (code, shown, stderr) = dbload_bin(&[&["results", "show", id][..], &from].concat(), &[]);
+            ensure(code == 0 && shown == printed, || {
+                format!("{args:?} {from:?}: exit {code}: {stderr}\nshown:\n{shown}\nprinted:\n{printed}")
+            })?;
+            let (code, json, _) = dbload_bin(&[&["results", "show", id, "--output", "json"][..], &from].concat(), &[]);
+            let json: Json = serde_json::from_str(&json).with_context(|| format!("{args:?} {from:?}: exit {code}"))?;
+            ensure(json["run"]["run_id"] == id, || format!("{args:?} {from:?}: {json}"))?;
+        }
+    }
+    let (_, list, _) = dbload_bin(&["results", "list", "--results", dir, "--limit", "1"], &[]);
+    let id = list.lines().nth(1).and_then(|l| l.split_whitespace().next()).context("no run listed")?;
+    let page = home.path().join("run.html");
+    let page_at = page.to_str().context("a temporary path")?;
+    let (code, _, stderr) = dbload_bin(&["results", "show", id, "--results", dir, "--html", page_at], &[]);
+    let html = std::fs::read_to_string(&page).unwrap_or_default();
+    ensure(code == 0 && html.contains("<html") && html.contains(id), || format!("--html: exit {code}: {stderr}"))
+}
+
+/// `results list` in both stores: `--tag` (all must match), `--command`
+/// and `--since` filter; each run shows its distinctive flags (not its
+/// `--url`, store, `--tag` or `--output`), and a `--runs` entry its
+/// median, marked so (before: unknown flags, exit 2; the last run's figures).
+fn list_filters_and_shows_flags_and_medians(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP SCHEMA IF EXISTS results_list CASCADE; CREATE SCHEMA results_list")?;
+    let db = ctx.url_with("options=-csearch_path%3Dresults_list");
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join("store");
+    let dir = dir.to_str().context("a temporary path")?;
+    let url = ctx.url.as_str();
+    let store = ["--results", dir, "--results-url", &db];
+    let tagged = ["timeit", "--url", url, "-s", "select 1", "--repeat", "5", "--tag", "setup=a", "--tag", "pr=1"];
+    let repeated = ["timeit", "--url", url, "-s", "select 2", "--repeat", "5", "--runs", "3", "--tag", "setup=b"];
+    let ingest =
+        ["ingest", "--url", url, "--table", "results_list", "--drop-table", "--rows", "1000", "--tag", "setup=a"];
+    let mut ids = Vec::new();
+    for args in [&tagged[..], &repeated, &ingest] {
+        let (code, report, stderr) = json_run(&[args, &store].concat(), home.path())?;
+        ensure(code == 0 && !stderr.contains("warning"), || format!("{args:?}: exit {code}: {stderr}"))?;
+        ids.push((report["run"]["run_id"].as_str().context("run_id")?.to_string(), report));
+    }
+    let listed = |from: &[&str], filter: &[&str]| -> Result<Vec<usize>> {
+        let (code, list, stderr) = dbload_bin(&[&["results", "list"], from, filter].concat(), &[]);
+        ensure(code == 0, || format!("{from:?} {filter:?}: exit {code}: {stderr}"))?;
+        Ok((0..ids.len()).filter(|&i| list.lines().any(|l| l.starts_with(&ids[i].0))).collect())
+    };
+    for from in [["--results", dir], ["--results-url", &db]] {
+        let want = |filter: &[&str], expected: &[usize]| -> Result<()> {
+            let got = listed(&from, filter)?;
+            ensure(got == expected, || format!("{from:?} {filter:?}: listed {got:?}, expected {expected:?}"))
+        };
+        want(&["--tag", "setup=a"], &[0, 2])?;
+        want(&["--tag", "setup=a", "--tag", "pr=1"], &[0])?;
+        want(&["--command", "ingest"], &[2])?;
+        want(&["--command", "timeit", "--tag", "setup=b"], &[1])?;
+        want(&["--since", "1h"], &[0, 1, 2])?;
+        want(&["--since", "2099-01-01"], &[])?;
+        let (_, list, _) = dbload_bin(&[&["results", "list"][..], &from].concat(), &[]);
+        let line = |i: usize| list.lines().find(|l| l.starts_with(&ids[i].0)).unwrap_or_default().to_string();
+        let first = line(0);
+        ensure(first.contains("-s 'select 1' --repeat 5"), || format!("{from:?}: no flags: {first}"))?;
+        for hidden in ["--url", "--results", "--tag setup", "--output", "postgres://"] {
+            ensure(!first.contains(hidden), || format!("{from:?}: {hidden} listed: {first}"))?;
+        }
+        let median = |k: &str| ids[1].1["repeat"]["figures"][k]["median"].as_f64().unwrap_or(f64::NAN);
+        let (second, p99) = (line(1), format!("{:.3}", median("p99_ms")));
+        let qps = dbload::format::group(median("qps").round() as u64);
+        ensure(second.contains("median") && second.contains(&qps) && second.contains(&p99), || {
+            format!("{from:?}: not the median ({qps} queries/s, p99 {p99}): {second}")
+        })?;
+    }
+    let (code, _, stderr) = dbload_bin(&["results", "list", "--results", dir, "--since", "yesterday-ish"], &[]);
+    ensure(code == 2 && stderr.contains("--since"), || format!("a bad --since: exit {code}: {stderr}"))?;
+    let (code, _, stderr) = dbload_bin(&["results", "list", "--results", dir, "--tag", "setup"], &[]);
+    ensure(code == 2 && stderr.contains("--tag"), || format!("a bad --tag: exit {code}: {stderr}"))
 }
 
 /// `dbload ARGS --output json` with its data directory in `data_home`:
@@ -339,7 +461,8 @@ fn list_and_show_read_both_stores(ctx: &Ctx) -> Result<()> {
         let line =
             list.lines().find(|l| l.starts_with(id)).with_context(|| format!("{from:?}: {id} not listed: {list}"))?;
         ensure(line.contains("timeit") && line.contains("queries/s") && line.contains(" ok "), || line.to_string())?;
-        let (code, shown, stderr) = dbload_bin(&[&["results", "show", &id[..13]][..], &from].concat(), &[]);
+        let (code, shown, stderr) =
+            dbload_bin(&[&["results", "show", &id[..13], "--output", "json"][..], &from].concat(), &[]);
         ensure(code == 0, || format!("{from:?}: exit {code}: {stderr}"))?;
         let shown: Json = serde_json::from_str(&shown)?;
         ensure(shown == report, || format!("{from:?}: the report shown differs from the one printed"))?;

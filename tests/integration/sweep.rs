@@ -126,7 +126,7 @@ fn a_2x2_grid_names_the_best_point_that_meets_where(ctx: &Ctx) -> Result<()> {
         let point = points.iter().find(|p| p["runs"][0]["run_id"] == id).context("a kept run no point names")?;
         ensure(run["run"]["tags"]["point"] == point["label"], || run["run"].to_string())?;
     }
-    let (code, shown, _) = dbload_bin(&["results", "show", sweep_id, "--results", dir], &[]);
+    let (code, shown, _) = dbload_bin(&["results", "show", sweep_id, "--results", dir, "--output", "json"], &[]);
     ensure(code == 0 && json(&shown)?["best"] == r["best"], || shown.clone())?;
     let (_, listed, _) = dbload_bin(&["results", "list", "--results", dir], &[]);
     ensure(listed.contains(&format!("sweep={sweep_id}")) && listed.contains("point=batch-size="), || listed.clone())?;
