@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::stats::threads::{saturated, Busiest, SATURATED};
 
 /// The busiest thread of one second.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BusiestSecond {
     pub second: u64,
@@ -21,7 +21,7 @@ pub struct BusiestSecond {
 }
 
 /// The client's load over the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ClientSaturation {
     /// The seconds when a thread of the client was busy over 90 %.

@@ -18,7 +18,7 @@ use crate::stats::server::{ServerSecond, ServerTimeline, NO_WAIT};
 use crate::stats::threads::{Busiest, SATURATED};
 
 /// A wait event's part of the samples of a stretch of the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct WaitShare {
     /// `type:event` as the server names it, or "no wait event (on CPU or not instrumented)".
@@ -31,19 +31,19 @@ pub struct WaitShare {
 
 /// Something the server did that a chart marks: a checkpoint, a vacuum of
 /// the table, lock waits on it, temp files.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServerEvent {
     /// The second it was seen in, since the run's start.
     pub second: u64,
     /// `checkpoint_timed`, `checkpoint_requested`, `vacuum`, `lock_waits` or `temp_files`.
-    pub kind: &'static str,
+    pub kind: super::Name,
     /// What was seen, in words.
     pub what: String,
 }
 
 /// A dip in throughput and what coincided with it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DipReport {
     /// Its first and last second, since the run's start.
@@ -63,7 +63,7 @@ pub struct DipReport {
 }
 
 /// One second of the server, as sampled at its end.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServerSecondReport {
     pub second: u64,
@@ -86,7 +86,7 @@ pub struct ServerSecondReport {
 }
 
 /// What sampling cost the server.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SamplerCostReport {
     /// Statements the sampler sent per second of the run.
@@ -101,7 +101,7 @@ pub struct SamplerCostReport {
 }
 
 /// The "Server" section.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServerReport {
     pub sampled_every_s: f64,
@@ -207,7 +207,7 @@ fn events(t: &ServerTimeline) -> Vec<ServerEvent> {
     let sampled = t.seconds.iter().enumerate().filter_map(|(i, s)| Some((i as u64, s.as_ref()?)));
     sampled
         .flat_map(|(second, s)| {
-            second_events(s).into_iter().map(move |(kind, what)| ServerEvent { second, kind, what })
+            second_events(s).into_iter().map(move |(kind, what)| ServerEvent { second, kind: kind.into(), what })
         })
         .collect()
 }
