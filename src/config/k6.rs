@@ -202,6 +202,7 @@ fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() 
 mod tests {
     use super::*;
     use crate::cli::{Cli, Command, K6Command};
+    use crate::op::Ramps;
     use clap::Parser;
 
     fn resolve(args: &str, script: &str) -> Result<K6Config> {
@@ -228,6 +229,27 @@ mod tests {
         assert_eq!((c.vus, c.load.duration), (4, Some(Duration::from_secs(3))));
         let c = resolve("-s 2s:3 -s 1s:0", "export default function () {}").unwrap();
         assert_eq!(c.vus, 3);
+    }
+
+    #[test]
+    fn an_arrival_rate_scenario_is_the_open_loop_unless_flags_give_the_time() {
+        let constant = "export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 50, \
+                        duration: '2s', preAllocatedVUs: 4, maxVUs: 6 } } };\nexport default function () {}\n";
+        let c = resolve("", constant).unwrap();
+        assert_eq!((c.vus, c.load.rate, c.load.duration), (6, Some(50.0), Some(Duration::from_secs(2))));
+        assert_eq!((c.handout.clone(), c.iterations), (Handout::Endless, None));
+        // -d replaces the scenario, as k6's flags replace its options: a closed loop.
+        let c = resolve("-d 1s", constant).unwrap();
+        assert_eq!((c.vus, c.load.rate, c.load.duration), (6, None, Some(Duration::from_secs(1))));
+        let ramping = "export const options = { scenarios: { s: { executor: 'ramping-arrival-rate', startRate: 10, \
+                       preAllocatedVUs: 3, stages: [{ duration: '2s', target: 30 }] } } };\n\
+                       export default function () {}\n";
+        let c = resolve("", ramping).unwrap();
+        let stages = c.load.stages.clone().unwrap();
+        assert_eq!(
+            (c.vus, stages.ramps, stages.start, c.load.duration),
+            (3, Ramps::Rate, 10.0, Some(Duration::from_secs(2)))
+        );
     }
 
     #[test]
