@@ -17,7 +17,7 @@ use super::load::Load;
 use super::OutputConfig;
 use crate::cli::{K6RunArgs, StagesArgs};
 use crate::error::{interrupted, usage};
-use crate::k6::options::Options;
+use crate::k6::options::{Arrival, Options};
 use crate::k6::script::Script;
 use crate::k6::thresholds::Threshold;
 use crate::k6::vu::{Loaded, Vu, VuSpec};
@@ -38,7 +38,9 @@ pub struct K6Config {
     pub handout: Handout,
     /// The iterations in all (none: the duration or stages end the run).
     pub iterations: Option<u64>,
-    /// Duration and stages; no rate (k6's arrival-rate executors are not here yet).
+    /// Duration, and stages (`ramping-vus`) or a rate (`constant-arrival-rate`)
+    /// or rate stages (`ramping-arrival-rate`): the iterations are the
+    /// worker loop's operations, the VUs its workers.
     pub load: Load,
     /// Judged at the end (none with `--no-thresholds`).
     pub thresholds: Vec<Threshold>,
@@ -81,16 +83,33 @@ impl K6Config {
             }
         }
 
-        let stage_text = if a.stages.is_empty() { options.stages.clone() } else { a.stages.clone() };
-        // The flags replace the options as a whole: -d over options.stages too.
+        // An arrival-rate scenario is an open loop, unless flags give the
+        // run's time (-d, -i, -s), which replace the options as a whole.
         let flags_time = a.duration.is_some() || a.iterations.is_some();
+        let arrival = options.arrival.clone().filter(|_| !flags_time && a.stages.is_empty());
+        let stage_text = if a.stages.is_empty() { options.stages.clone() } else { a.stages.clone() };
         let stages_args = StagesArgs {
-            stages: (!stage_text.is_empty() && (!a.stages.is_empty() || !flags_time)).then(|| stage_text.join(",")),
-            rate_stages: None,
+            stages: (!stage_text.is_empty() && arrival.is_none() && (!a.stages.is_empty() || !flags_time))
+                .then(|| stage_text.join(",")),
+            rate_stages: match &arrival {
+                Some(Arrival::Ramping { stages, .. }) => Some(stages.join(",")),
+                _ => None,
+            },
         };
-        let duration = a.duration.or(if stages_args.stages.is_some() { None } else { options.duration });
+        // The run's rate is the whole run's: with --instance this one takes its share.
+        let rate = match &arrival {
+            Some(Arrival::Constant(r)) => super::check_rate(Some(*r), "iterations")
+                .map_err(|e| usage(format!("{}: options.scenarios: {e}", script.name)))?
+                .map(|r| output.instance.as_ref().map_or(r, |i| i.rate(r))),
+            _ => None,
+        };
+        let scheduled = stages_args.stages.is_some() || stages_args.rate_stages.is_some();
+        let duration = a.duration.or(if scheduled { None } else { options.duration });
         let vus_given = a.vus.or(options.vus);
-        let stages = super::resolve_stages(&stages_args, duration, None, ("--vus", vus_given))?;
+        let mut stages = super::resolve_stages(&stages_args, duration, rate, ("--vus", vus_given))?;
+        if let (Some(s), Some(Arrival::Ramping { start, .. })) = (stages.as_mut(), &arrival) {
+            s.start = *start;
+        }
         let vus = match (super::stage_workers(stages.as_ref()), vus_given) {
             (Some(n), _) => n,
             (None, Some(n)) => super::connections("--vus", n, "virtual user")?,
@@ -120,7 +139,7 @@ impl K6Config {
             vus,
             handout,
             iterations,
-            load: Load { duration, stages, warmup: Warmup::None, ..Load::default() },
+            load: Load { duration, rate, stages, warmup: Warmup::None, ..Load::default() },
             thresholds,
             summary_export: a.summary_export,
             insecure: a.insecure_skip_tls_verify,
@@ -183,6 +202,7 @@ fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() 
 mod tests {
     use super::*;
     use crate::cli::{Cli, Command, K6Command};
+    use crate::op::Ramps;
     use clap::Parser;
 
     fn resolve(args: &str, script: &str) -> Result<K6Config> {
@@ -209,6 +229,27 @@ mod tests {
         assert_eq!((c.vus, c.load.duration), (4, Some(Duration::from_secs(3))));
         let c = resolve("-s 2s:3 -s 1s:0", "export default function () {}").unwrap();
         assert_eq!(c.vus, 3);
+    }
+
+    #[test]
+    fn an_arrival_rate_scenario_is_the_open_loop_unless_flags_give_the_time() {
+        let constant = "export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 50, \
+                        duration: '2s', preAllocatedVUs: 4, maxVUs: 6 } } };\nexport default function () {}\n";
+        let c = resolve("", constant).unwrap();
+        assert_eq!((c.vus, c.load.rate, c.load.duration), (6, Some(50.0), Some(Duration::from_secs(2))));
+        assert_eq!((c.handout.clone(), c.iterations), (Handout::Endless, None));
+        // -d replaces the scenario, as k6's flags replace its options: a closed loop.
+        let c = resolve("-d 1s", constant).unwrap();
+        assert_eq!((c.vus, c.load.rate, c.load.duration), (6, None, Some(Duration::from_secs(1))));
+        let ramping = "export const options = { scenarios: { s: { executor: 'ramping-arrival-rate', startRate: 10, \
+                       preAllocatedVUs: 3, stages: [{ duration: '2s', target: 30 }] } } };\n\
+                       export default function () {}\n";
+        let c = resolve("", ramping).unwrap();
+        let stages = c.load.stages.clone().unwrap();
+        assert_eq!(
+            (c.vus, stages.ramps, stages.start, c.load.duration),
+            (3, Ramps::Rate, 10.0, Some(Duration::from_secs(2)))
+        );
     }
 
     #[test]

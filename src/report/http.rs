@@ -219,7 +219,7 @@ pub(super) fn metric(out: &mut String, name: &str, value: &str) {
     let _ = writeln!(out, "     {name}{dots}: {value}");
 }
 
-fn trend(l: &Option<LatencySummary>) -> String {
+pub(super) fn trend(l: &Option<LatencySummary>) -> String {
     match l {
         None => "-".into(),
         Some(l) => format!(

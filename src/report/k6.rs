@@ -1,8 +1,9 @@
 //! The report of `dbload k6 run`: k6's end-of-test summary (checks, data
 //! sent and received, `http_req_*`, `http_reqs`, `iterations`,
 //! `iteration_duration`, `vus`, each custom metric, each threshold ✓/✗),
-//! then what dbload adds (statuses, errors, connections, the client's
-//! cost). In JSON, the figures `dbload http` also has keep its names
+//! then what dbload adds (statuses, errors, connections, an arrival-rate
+//! run's latency from the intended start and whether it held its rate, the
+//! client's cost). In JSON, the figures `dbload http` also has keep its names
 //! (`http_reqs`, `checks`, `http_req_duration_ms`, ...), and every metric is
 //! under `metrics.NAME` in k6's summary-export shape, which
 //! `--summary-export` writes alone.
@@ -13,11 +14,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use super::http::{metric, percent, CheckEntry};
-use super::text::{client_and_verdict, error_lines, interrupted_banner, stage_lines};
+use super::http::{metric, percent, trend, CheckEntry};
+use super::text::{client_and_verdict, error_lines, interrupted_banner, rate_warning_line, stage_lines};
 use super::{
-    error_entries, span_s, stage_entries, timeline, ClientReport, ErrorEntry, Header, StageEntry, TimelineEntry,
-    Verdict,
+    error_entries, paced_rate, span_s, stage_entries, timeline, ClientReport, ErrorEntry, Header, Paced, Pacing,
+    StageEntry, TimelineEntry, Verdict,
 };
 use crate::config::k6::K6Config;
 use crate::error::exit;
@@ -40,8 +41,16 @@ pub struct K6Report {
     pub iterations_per_sec: f64,
     /// Iterations that ended with an exception (k6 prints each and goes on).
     pub iterations_failed: u64,
-    /// k6's `iteration_duration`.
+    /// k6's `iteration_duration`: each iteration's own time.
     pub iteration_duration_ms: Option<LatencySummary>,
+    /// An arrival-rate executor's iterations timed from their intended
+    /// start (their slot on the schedule), so that iterations which waited
+    /// for a free VU show it; null for the other executors.
+    pub iteration_latency_ms: Option<LatencySummary>,
+    /// An arrival-rate executor's schedule: iterations that started late,
+    /// and those due that never started (k6's `dropped_iterations`).
+    #[serde(flatten)]
+    pub pacing: Pacing,
     /// Requests made, setup's and teardown's included, as k6 counts them.
     pub http_reqs: u64,
     pub http_reqs_per_sec: f64,
@@ -95,6 +104,8 @@ pub struct K6Setup {
     /// Threads that ran the VUs, their JavaScript and their requests.
     pub threads: usize,
     pub stages: Option<String>,
+    /// An arrival-rate executor's iterations per second (constant-arrival-rate).
+    pub rate: Option<f64>,
     pub iterations_limit: Option<u64>,
     pub duration_limit_s: Option<f64>,
     pub insecure: bool,
@@ -157,6 +168,23 @@ impl K6Report {
                 exported_metrics.insert(t.key.clone(), exported(s, duration_s, &mine));
             }
         }
+        let iterations = count("iterations");
+        let (target_rate, staged) = paced_rate(cfg.load.rate, cfg.load.stages.as_ref());
+        let rate_flag = if staged == "--rate" { "rate" } else { "stages" };
+        let paced = Paced {
+            rate: target_rate,
+            rate_flag,
+            unit: "iterations",
+            in_flight_flag: "maxVUs",
+            reached: rate(m.batches + m.failed_batches),
+        };
+        // An open loop is not failed for falling behind, as in k6: its
+        // dropped iterations are counted and the summary warns.
+        let pacing = Pacing::of(paced, m, f.dropped);
+        if let Some(dropped) = pacing.dropped {
+            let per_sec = rate(dropped);
+            exported_metrics.insert("dropped_iterations".into(), json!({ "count": dropped, "rate": per_sec }));
+        }
         let failed_thresholds = judged.iter().any(|j| !j.ok);
         // An iteration that threw is a failed operation (exit 1); a failed request or check is not.
         let mut verdict = Verdict::new(f.interrupted, m.failed_batches > 0).stopped(f.stopped.clone());
@@ -164,14 +192,17 @@ impl K6Report {
             (verdict.status, verdict.exit_code) = (super::Status::Failed, exit::THRESHOLDS);
         }
         let s = &out.stats;
-        let iterations = count("iterations");
+        let open = pacing.late.is_some();
         K6Report {
             header: Header::new("k6"),
             verdict,
             iterations,
             iterations_per_sec: rate(iterations),
             iterations_failed: m.failed_batches,
-            iteration_duration_ms: LatencySummary::of(&m.latency),
+            // From the actual start: the same as the latency in a closed loop.
+            iteration_duration_ms: LatencySummary::of(if open { &m.service } else { &m.latency }),
+            iteration_latency_ms: open.then(|| LatencySummary::of(&m.latency)).flatten(),
+            pacing,
             http_reqs,
             http_reqs_per_sec: rate(http_reqs),
             http_req_failed_rate: series("http_req_failed").map_or(0.0, Series::rate),
@@ -207,6 +238,7 @@ impl K6Report {
                 vus: cfg.vus,
                 threads: out.threads,
                 stages: cfg.load.stages.as_ref().map(Stages::to_string),
+                rate: cfg.load.rate,
                 iterations_limit: cfg.iterations,
                 duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
                 insecure: cfg.insecure,
@@ -259,12 +291,13 @@ pub fn render(r: &K6Report) -> String {
     let s = &r.setup;
     interrupted_banner(&mut out, &r.verdict);
     let _ = writeln!(out, "dbload {} k6 run {}", r.header.dbload_version, s.script);
-    let limit = match (s.iterations_limit, s.duration_limit_s, &s.stages) {
-        (_, _, Some(stages)) => stages.clone(),
-        (Some(n), Some(d), _) => format!("{} iterations or {d} s", group(n)),
-        (Some(n), None, _) => format!("{} iterations", group(n)),
-        (None, Some(d), _) => format!("{d} s"),
-        (None, None, _) => "until stopped".into(),
+    let limit = match (s.iterations_limit, s.duration_limit_s, &s.stages, s.rate) {
+        (_, _, Some(stages), _) => stages.clone(),
+        (_, Some(d), None, Some(rate)) => format!("{rate} iterations/s for {d} s"),
+        (Some(n), Some(d), _, _) => format!("{} iterations or {d} s", group(n)),
+        (Some(n), None, _, _) => format!("{} iterations", group(n)),
+        (None, Some(d), _, _) => format!("{d} s"),
+        (None, None, _, _) => "until stopped".into(),
     };
     let _ = writeln!(
         out,
@@ -340,6 +373,18 @@ pub fn render(r: &K6Report) -> String {
         let _ = writeln!(out, "Statuses:   {}", statuses.join(", "));
     }
     let _ = writeln!(out, "Connections opened: {}", r.connections_opened);
+    if r.iteration_latency_ms.is_some() {
+        let _ = writeln!(out, "Iteration latency from the intended start: {}", trend(&r.iteration_latency_ms));
+    }
+    if let Some(late) = r.pacing.late {
+        let _ = writeln!(
+            out,
+            "Late iterations: {} (started > {} ms after their slot)",
+            group(late),
+            r.pacing.late_after_ms
+        );
+    }
+    rate_warning_line(&mut out, &r.pacing);
     if r.iterations_failed > 0 {
         let _ = writeln!(out, "Iterations that threw: {} of {}", group(r.iterations_failed), group(r.iterations));
     }

@@ -346,7 +346,8 @@ pub struct Pacing {
 pub(crate) struct Paced<'a> {
     /// `--rate`, units per second (the mean of `--rate-stages`).
     pub rate: Option<f64>,
-    /// The flag that set it: `--rate` or `--rate-stages`.
+    /// The flag that set it: `--rate` or `--rate-stages` (k6 run: its
+    /// scenario's `rate` or `stages`).
     pub rate_flag: &'a str,
     /// What a unit of the rate is: `rows`, `queries`, `requests`.
     pub unit: &'a str,
@@ -374,7 +375,7 @@ impl Pacing {
                 "could not hold {rate}/s{}: {} of {} operations started more than {late_after_ms} ms late, \
                  {} {} due were never started; reached {:.1} {}/s. Raise {} (operations in flight) \
                  or lower {}",
-                if p.rate_flag == "--rate" { "" } else { " on average" },
+                if p.rate_flag.ends_with("stages") { " on average" } else { "" },
                 group(late),
                 group(started),
                 group(dropped),

@@ -37,6 +37,13 @@ pub fn tests() -> Vec<Registered> {
         ("k6::a_ramping_vus_scenario_runs", a_ramping_vus_scenario_runs, Parallel),
         ("k6::two_scenarios_are_refused", two_scenarios_are_refused, Parallel),
         (
+            "k6::a_constant_arrival_rate_scenario_holds_its_rate",
+            a_constant_arrival_rate_scenario_holds_its_rate,
+            Parallel,
+        ),
+        ("k6::too_few_vus_drop_iterations_and_say_so", too_few_vus_drop_iterations_and_say_so, Parallel),
+        ("k6::a_ramping_arrival_rate_scenario_ramps", a_ramping_arrival_rate_scenario_ramps, Parallel),
+        (
             "k6::an_iteration_cut_at_the_deadline_is_not_counted",
             an_iteration_cut_at_the_deadline_is_not_counted,
             Parallel,
@@ -501,4 +508,59 @@ fn an_iteration_cut_at_the_deadline_is_not_counted(_: &Ctx) -> Result<()> {
     let r = json(&stdout)?;
     let m = &r["metrics"];
     ensure(m["iterations"]["count"] == 0.0 && r["iterations"] == 0, || format!("{m}\n{stdout}"))
+}
+
+/// One request to `/x` per iteration, after `sleep(SLEEP)` s.
+const ARRIVING: &str = "import http from 'k6/http';\nimport { sleep } from 'k6';\nexport const options = OPTIONS;\n\
+                        export default function () { sleep(SLEEP); http.get(__ENV.BASE + '/x'); }\n";
+
+/// `constant-arrival-rate`: 50 iterations a second for 2 s with VUs to
+/// spare are 100 requests at the server, none dropped.
+fn a_constant_arrival_rate_scenario_holds_its_rate(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { steady: { executor: 'constant-arrival-rate', rate: 50, timeUnit: '1s', \
+                   duration: '2s', preAllocatedVUs: 5, maxVUs: 10 } } }";
+    let (code, r, counts, stderr) = scenario(options, Some(&ARRIVING.replace("SLEEP", "0")))?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let seen = counts.values().sum::<usize>();
+    ensure((97..=103).contains(&seen) && r["http_reqs"] == seen, || format!("the server saw {seen}: {r}"))?;
+    ensure(r["metrics"]["dropped_iterations"]["count"] == 0.0 && r["setup"]["vus"] == 10, || format!("{r}"))
+}
+
+/// Iterations of 1 s on 2 VUs cannot start 20 a second: the slots that
+/// found no VU free are k6's `dropped_iterations`, in the JSON and in the
+/// summary's warning, and the latency from the intended start says how late
+/// the ones that ran started.
+fn too_few_vus_drop_iterations_and_say_so(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { busy: { executor: 'constant-arrival-rate', rate: 20, timeUnit: '1s', \
+                   duration: '2s', preAllocatedVUs: 2 } } }";
+    let (code, r, counts, stderr) = scenario(options, Some(&ARRIVING.replace("SLEEP", "1")))?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    follows(include_str!("../../schema/k6-report.schema.json"), &r)?;
+    let seen = counts.values().sum::<usize>() as f64;
+    let dropped = r["metrics"]["dropped_iterations"]["count"].as_f64().unwrap_or(0.0);
+    ensure(seen <= 6.0 && dropped >= 30.0 && dropped + seen <= 42.0, || {
+        format!("seen {seen}, dropped {dropped}: {r}")
+    })?;
+    let warning = r["rate_warning"].as_str().unwrap_or("");
+    ensure(warning.contains("never started") && warning.contains("maxVUs"), || format!("{r}"))?;
+    let max = |k: &str| r[k]["max"].as_f64().unwrap_or(0.0);
+    ensure(max("iteration_duration_ms") < 1500.0 && max("iteration_latency_ms") > 1500.0, || format!("{r}"))
+}
+
+/// `ramping-arrival-rate`: from `startRate` 0 up to 60 a second and held:
+/// each second of the timeline has more iterations than the one before.
+fn a_ramping_arrival_rate_scenario_ramps(_: &Ctx) -> Result<()> {
+    let options = "{ scenarios: { up: { executor: 'ramping-arrival-rate', startRate: 0, timeUnit: '1s', \
+                   preAllocatedVUs: 10, stages: [{ target: 20, duration: '1s' }, { target: 60, duration: '1s' }, \
+                   { target: 60, duration: '1s' }] } } }";
+    let (code, r, counts, stderr) = scenario(options, Some(&ARRIVING.replace("SLEEP", "0")))?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let seen = counts.values().sum::<usize>();
+    // 10 + 40 + 60 iterations are due.
+    ensure((105..=115).contains(&seen) && r["http_reqs"] == seen, || format!("the server saw {seen}: {r}"))?;
+    let per_second: Vec<u64> =
+        r["timeline"].as_array().into_iter().flatten().filter_map(|s| s["batches"].as_u64()).collect();
+    ensure(per_second.len() >= 3 && per_second[0] < per_second[1] && per_second[1] < per_second[2], || {
+        format!("per second: {per_second:?}")
+    })
 }
