@@ -197,8 +197,8 @@ fn plan_node(n: &Json) -> PlanNode {
 mod tests {
     use serde_json::json;
 
-    use super::super::charts::tests::{latency, timeline, workload};
     use super::super::charts::charts;
+    use super::super::charts::tests::{latency, timeline, workload};
     use super::super::plot::LegendKey;
     use super::*;
 
