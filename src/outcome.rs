@@ -29,6 +29,9 @@ use crate::workload::explain::Explain;
 use crate::workload::tsbs::CpuData;
 use crate::workload::QuerySpec;
 
+/// A name in a report: one the code gives (borrowed, free), or one read
+/// back from a kept report's JSON (`dbload results show`), which owns it.
+pub type Name = std::borrow::Cow<'static, str>;
 /// What a run found out about its target before it started.
 #[derive(Debug, Clone, Default)]
 pub struct Setup {
@@ -249,7 +252,7 @@ pub struct InitOutcome {
 
 #[derive(Debug)]
 pub struct InitStep {
-    pub step: crate::report::Name,
+    pub step: Name,
     pub seconds: f64,
     /// Rows written, for the step that fills the tables.
     pub rows: Option<u64>,

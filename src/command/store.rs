@@ -44,7 +44,7 @@ pub fn results_command(
             if let Some(path) = &html {
                 config::check_writable("--html", path)?;
             }
-            results::show(&Store::resolve(store, env)?, &id, histograms, output, html.as_deref())?
+            results::show(&Store::resolve(store, env)?, &id, histograms, output == OutputFormat::Json, html.as_deref())?
         }
     };
     out.write_all(text.as_bytes()).context("writing to stdout")?;

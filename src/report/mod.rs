@@ -54,9 +54,7 @@ use crate::stats::recorder::{outage_windows, ErrorClass, Phase, Resolution};
 use crate::stats::summary::{spectrum, SpectrumPoint};
 use crate::stats::{LatencySummary, Recorder};
 
-/// A name in a report: one the code gives (borrowed, free), or one read
-/// back from a kept report's JSON (`dbload results show`), which owns it.
-pub type Name = std::borrow::Cow<'static, str>;
+pub use crate::outcome::Name;
 
 /// Bumped when a field changes meaning or disappears (adding one is not).
 pub const SCHEMA_VERSION: u32 = 2;

@@ -22,8 +22,6 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
-use crate::cli::OutputFormat;
-
 use crate::config::results::{ResultsConfig, Store};
 use crate::report::meta::RunMeta;
 
@@ -78,17 +76,17 @@ pub fn list(store: &Store, filter: &Filter, limit: usize) -> Result<String> {
 
 /// `dbload results show ID`: the one run whose id starts with `id`: its
 /// text report (as the run printed it, see `show.rs`) or its JSON report,
-/// as `output` says, or (`histograms`) its interval log; with `html`, its
+/// as text (as JSON with `json`), or (`histograms`) its interval log; with `html`, its
 /// page written there too.
-pub fn show(store: &Store, id: &str, histograms: bool, output: OutputFormat, html: Option<&Path>) -> Result<String> {
+pub fn show(store: &Store, id: &str, histograms: bool, json: bool, html: Option<&Path>) -> Result<String> {
     let kept = fetch(store, id, "results show")?;
     if let Some(path) = html {
         crate::report::html::write_file(&kept.report, path)?;
     }
-    Ok(match (histograms, output) {
+    Ok(match (histograms, json) {
         (true, _) => kept.log,
-        (false, OutputFormat::Text) => show::text(&kept.report),
-        (false, OutputFormat::Json) => serde_json::to_string_pretty(&kept.report)? + "\n",
+        (false, false) => show::text(&kept.report),
+        (false, true) => serde_json::to_string_pretty(&kept.report)? + "\n",
     })
 }
 
