@@ -75,9 +75,9 @@ pub fn list(store: &Store, filter: &Filter, limit: usize) -> Result<String> {
 }
 
 /// `dbload results show ID`: the one run whose id starts with `id`: its
-/// text report (as the run printed it, see `show.rs`) or its JSON report,
-/// as text (as JSON with `json`), or (`histograms`) its interval log; with `html`, its
-/// page written there too.
+/// text report (as the run printed it, see `show.rs`), its JSON report
+/// with `json`, or (`histograms`) its interval log; with `html`, its page
+/// written there too.
 pub fn show(store: &Store, id: &str, histograms: bool, json: bool, html: Option<&Path>) -> Result<String> {
     let kept = fetch(store, id, "results show")?;
     if let Some(path) = html {
