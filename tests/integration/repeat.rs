@@ -233,7 +233,11 @@ fn compare_half_the_rate_is_worse_beyond_noise(ctx: &Ctx) -> Result<()> {
     ensure(table.contains("--fail-if-worse: ") && table.contains("rows_per_sec worse by"), || table.clone())?;
     compare(&[&fast, &slow, "--fail-if-worse", "rows_per_sec:70%"], 0)?;
     let page = std::fs::read_to_string(&html)?;
-    ensure(page.matches("<svg").count() == 2 && page.contains("slow.json"), || "the page lacks its charts".into())?;
+    // The ratios with their intervals, the percentiles, the throughput.
+    let charts = page.matches("<svg").count();
+    ensure(charts == 3 && page.contains("slow.json") && page.contains("<h3>Ratio to A"), || {
+        format!("the page lacks its charts: {charts} drawn")
+    })?;
     let table = compare(&[&fast, &single, "--fail-if-worse", "rows_per_sec:5%"], 0)?;
     let rows = verdict(&table, "rows/s").context("no rows/s row")?;
     ensure(rows.contains("single runs: no noise estimate"), || table.clone())
