@@ -67,22 +67,8 @@ pub struct DipReport {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServerSecondReport {
     pub second: u64,
-    /// The run's active sessions by wait event.
-    pub own_waits: BTreeMap<String, u32>,
-    /// The other sessions' and the background processes' (what the role may see).
-    pub other_waits: BTreeMap<String, u32>,
-    pub checkpoints_timed: u64,
-    pub checkpoints_requested: u64,
-    /// The whole server's WAL written in the second; null on a standby or after a failed sample.
-    pub wal_bytes: Option<u64>,
-    pub temp_files: u64,
-    pub temp_bytes: u64,
-    /// The phase of a vacuum of the run's table under way.
-    pub vacuum: Option<String>,
-    /// Lock requests waiting on the run's table.
-    pub lock_waits: u64,
-    /// The largest replica's replay lag; null without replicas.
-    pub replica_lag_s: Option<f64>,
+    #[serde(flatten)]
+    pub sample: ServerSecond,
 }
 
 /// What sampling cost the server.
@@ -298,21 +284,7 @@ fn sentence(dip: &Dip, waits: &[WaitShare], run: &[WaitShare], events: &[String]
 
 fn seconds_of(t: &ServerTimeline) -> Vec<ServerSecondReport> {
     let sampled = t.seconds.iter().enumerate().filter_map(|(i, s)| Some((i as u64, s.as_ref()?)));
-    sampled
-        .map(|(second, s)| ServerSecondReport {
-            second,
-            own_waits: s.own_waits.clone(),
-            other_waits: s.other_waits.clone(),
-            checkpoints_timed: s.checkpoints_timed,
-            checkpoints_requested: s.checkpoints_requested,
-            wal_bytes: s.wal_bytes,
-            temp_files: s.temp_files,
-            temp_bytes: s.temp_bytes,
-            vacuum: s.vacuum.clone(),
-            lock_waits: s.lock_waits,
-            replica_lag_s: s.replica_lag_s,
-        })
-        .collect()
+    sampled.map(|(second, s)| ServerSecondReport { second, sample: s.clone() }).collect()
 }
 
 fn cost(t: &ServerTimeline) -> Option<SamplerCostReport> {

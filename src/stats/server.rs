@@ -11,8 +11,10 @@ use std::time::Duration;
 /// server does not instrument. Said so, never guessed at.
 pub const NO_WAIT: &str = "no wait event (on CPU or not instrumented)";
 
-/// One second of the server, from the sample taken at its end.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// One second of the server, from the sample taken at its end; as the
+/// report writes it too (`report::server`'s seconds flatten it).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServerSecond {
     /// The run's own active sessions by wait event (`type:event`, or
     /// [`NO_WAIT`]).
