@@ -46,6 +46,11 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("reconnect::timeit_goes_on_through_a_restart", timeit_goes_on_through_a_restart, Parallel),
         (
+            "reconnect::a_pipeline_goes_on_through_a_restart_and_counts_what_the_table_holds",
+            a_pipeline_goes_on_through_a_restart_and_counts_what_the_table_holds,
+            Parallel,
+        ),
+        (
             "reconnect::a_terminated_query_connection_is_one_reconnect",
             a_terminated_query_connection_is_one_reconnect,
             Parallel,
@@ -372,6 +377,42 @@ fn timeit_goes_on_through_a_restart(_: &Ctx) -> Result<()> {
         ensure((1.9..6.0).contains(&down), || format!("{o}"))?;
         let r = &out.report;
         ensure(r["wall_s"].as_f64() >= Some(5.9), || format!("the run did not last its duration: {r}"))
+    })();
+    stop_restarted(restarted);
+    result
+}
+
+/// `--reconnect` with a pipeline window: the server stopped with 16
+/// inserts in flight on each of 2 connections. The statements of a window
+/// are one transaction at its Sync, so those lost with the server are each
+/// counted failed once, never done; both workers reconnect and go on; what
+/// is counted done is what the table holds after crash recovery.
+fn a_pipeline_goes_on_through_a_restart_and_counts_what_the_table_holds(_: &Ctx) -> Result<()> {
+    // Durable commits: an acknowledged commit must survive the stop.
+    let durable = vec![("synchronous_commit".to_string(), "on".to_string())];
+    let server = LocalPostgres::start(&LocalOptions { extra_settings: durable, ..Default::default() })?;
+    let ctx = Ctx::new(&server);
+    ctx.query("CREATE TABLE piped (id bigserial, v int)")?;
+    let mut restarted = Vec::new();
+    let result = (|| {
+        let sql = "insert into piped (v) values (1)";
+        let args = ["--duration", "5s", "--concurrency", "2", "--pipeline", "16"];
+        let run = || timeit(&ctx.url, sql, &args);
+        let out = restarted_during(server.data_dir(), &mut restarted, run)??;
+        let r = &out.report;
+        let what = || format!("exit {}: {r}", out.code);
+        ensure(out.code == 1 && r["reconnects"] == 2, what)?;
+        let failed = r["errors"].as_u64().context("errors")?;
+        ensure((2..=32).contains(&failed), || format!("{failed} failed, not 2 to 32 (the windows in flight): {r}"))?;
+        let outages = r["outages"].as_array().context("outages")?;
+        ensure(outages.len() == 1 && outages[0]["workers"] == 2, what)?;
+        let done = r["count"].as_u64().context("count")?;
+        let held: u64 = Ctx::new(&server).scalar("SELECT count(*) FROM piped")?.parse()?;
+        ensure(done == held, || format!("{done} counted done, the table holds {held}: {r}"))?;
+        let timeline = r["timeline"].as_array().context("timeline")?;
+        let end = outages[0]["end_s"].as_f64().context("end_s")?;
+        let after: u64 = timeline.iter().skip(end.ceil() as usize).filter_map(|s| s["rows"].as_u64()).sum();
+        ensure(after > 0, || format!("no statement done after the outage: {r}"))
     })();
     stop_restarted(restarted);
     result
