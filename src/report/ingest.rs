@@ -442,7 +442,7 @@ pub fn render(r: &IngestReport) -> String {
         m.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
     };
     if !s.settings.server_settings.is_empty() {
-        let _ = writeln!(out, "Server:     {}", pairs(&s.settings.server_settings));
+        let _ = writeln!(out, "Settings:   {}", pairs(&s.settings.server_settings));
     }
     for (node, settings) in &s.settings.worker_settings {
         let _ = writeln!(out, "Worker:     {node} {}", pairs(settings));
@@ -568,6 +568,16 @@ pub(crate) mod tests {
         let r = report("");
         assert_eq!(r.verdict.exit_code, 1, "a failed batch makes the run fail");
         insta::assert_snapshot!(render(&r));
+    }
+
+    /// Issue 34: "Server:" heads the section of what the server was doing
+    /// (`report::server`); its settings go on a line of their own name, so
+    /// the two never read as one section.
+    #[test]
+    fn the_server_s_settings_are_not_under_the_server_section_s_heading() {
+        let text = render(&report(""));
+        assert!(text.contains("\nSettings:   fsync=on synchronous_commit=on\n"), "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("Server:") && l.contains("fsync=")), "{text}");
     }
 
     #[test]
