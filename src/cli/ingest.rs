@@ -81,7 +81,8 @@ pub struct IngestArgs {
     pub devices: u32,
 
     /// Measurements per device, or per host with the cpu model (tsdbperf's meaning; rows =
-    /// workers × devices × measurements).
+    /// workers × devices × measurements). As tsdbperf does, the table is dropped and recreated
+    /// first, unless --append.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = count::<u64>, conflicts_with = "rows", help_heading = "Data")]
     pub measurements: Option<u64>,
 

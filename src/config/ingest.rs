@@ -204,7 +204,14 @@ impl IngestConfig {
 
     /// Resolve the flags. `env` reads environment variables (injected for tests).
     pub fn resolve(mut a: IngestArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<IngestConfig> {
-        if let Some(conninfo) = tsdbperf_target(&a.db) {
+        let tsdbperf = tsdbperf_target(&a.db);
+        // tsdbperf drops and recreates its table at every start: its command
+        // line keeps that meaning, so that running it again works as it did
+        // there. `--append` keeps the rows.
+        if (tsdbperf.is_some() || a.measurements.is_some()) && !a.append {
+            a.drop_table = true;
+        }
+        if let Some(conninfo) = tsdbperf {
             a.target.url = Some(conninfo);
         }
         let global_results = super::node_ingest::habit(&mut a)?;

@@ -16,6 +16,7 @@ pub fn tests() -> Vec<Registered> {
         ("peers::progress_lines_have_pgbench_fields", progress_lines_have_pgbench_fields, Parallel),
         ("peers::tsdbperf_db_flags_reach_the_server", tsdbperf_db_flags_reach_the_server, Parallel),
         ("peers::tsdbperf_command_line_runs_on_plain_postgres", tsdbperf_command_line_runs_on_plain_postgres, Parallel),
+        ("peers::tsdbperf_run_twice_recreates_its_table", tsdbperf_run_twice_recreates_its_table, Parallel),
         ("peers::bad_counts_are_refused_naming_the_flag", bad_counts_are_refused_naming_the_flag, Parallel),
         ("peers::bash_accepts_the_completion_script", bash_accepts_the_completion_script, Parallel),
     ]
@@ -134,6 +135,26 @@ fn tsdbperf_command_line_runs_on_plain_postgres(ctx: &Ctx) -> Result<()> {
     ensure(stdout.contains("(3 devices/worker, 4 metrics/row as jsonb)"), || format!("no jsonb in Setup:\n{stdout}"))?;
     let rows = ctx.scalar("SELECT count(*) FROM peers_tsdbperf_plain")?;
     ensure(rows == "300", || format!("{rows} rows in the table, not 2 workers × 3 devices × 50"))
+}
+
+/// tsdbperf drops and recreates its table at every start, so its users run
+/// the same command line again and again: the second run of a tsdbperf
+/// command line must not stop on "table already exists", and the table
+/// then holds the second run's rows alone. `--append` keeps the rows.
+fn tsdbperf_run_twice_recreates_its_table(ctx: &Ctx) -> Result<()> {
+    let table = "peers_tsdbperf_again";
+    let argv = ["ingest", "--url", &ctx.url, "--quiet", "--workers", "2", "--devices", "2", "--measurements", "25"];
+    let argv = [&argv[..], &["--metrics", "3", "--table", table]].concat();
+    for run in ["first", "second"] {
+        let (code, _, stderr) = dbload_bin(&argv, &[]);
+        ensure(code == 0, || format!("the {run} run: exit {code}: {stderr}"))?;
+        let rows = ctx.scalar(&format!("SELECT count(*) FROM {table}"))?;
+        ensure(rows == "100", || format!("after the {run} run: {rows} rows, not 2 workers × 2 devices × 25"))?;
+    }
+    let (code, _, stderr) = dbload_bin(&[&argv[..], &["--append", "--start", "2020-01-01T00:00:00Z"]].concat(), &[]);
+    ensure(code == 0, || format!("--append: exit {code}: {stderr}"))?;
+    let rows = ctx.scalar(&format!("SELECT count(*) FROM {table}"))?;
+    ensure(rows == "200", || format!("--append: {rows} rows, not 200"))
 }
 
 /// tsdbperf's `--db-host --db-user --db-password --db-name` name the
