@@ -43,6 +43,26 @@ pub enum Target {
 }
 
 impl Target {
+    /// The server `choice` names when it is one already running (a URL, the
+    /// environment's, CrateDB's endpoint); none for a throwaway server (see
+    /// [`Started::new`]) or a dry run.
+    pub fn given(choice: &TargetChoice) -> Option<Target> {
+        match choice {
+            TargetChoice::Remote(t, engine) => Some(Target::Pg { pg: t.clone(), engine: *engine }),
+            TargetChoice::Crate(c) => Some(Target::Crate((**c).clone())),
+            TargetChoice::Local(_) | TargetChoice::DryRun { .. } => None,
+        }
+    }
+
+    /// The target whose connections name run `run_id` to the server (see
+    /// [`PgTarget::for_run`]); CrateDB's HTTP endpoint names none.
+    pub fn for_run(self, run_id: &str) -> Target {
+        match self {
+            Target::Pg { pg, engine } => Target::Pg { pg: Box::new(pg.for_run(run_id)), engine },
+            crate_http => crate_http,
+        }
+    }
+
     /// The URL with its password replaced, for reports.
     pub fn redacted(&self) -> String {
         match self {
@@ -191,15 +211,13 @@ impl Started {
             }
             _ => None,
         };
-        let target = match (choice, &local) {
-            (_, Some(l)) => Some(Target::Pg { pg: Box::new(l.target()), engine: Some(Engine::Postgres) }),
-            (TargetChoice::Remote(t, engine), None) => Some(Target::Pg { pg: t.clone(), engine: *engine }),
-            (TargetChoice::Crate(c), None) => Some(Target::Crate((**c).clone())),
-            _ => None,
+        let target = match &local {
+            Some(l) => Some(Target::Pg { pg: Box::new(l.target()), engine: Some(Engine::Postgres) }),
+            None => Target::given(choice),
         };
-        let target = match (target, run_id) {
-            (Some(Target::Pg { pg, engine }), Some(run)) => Some(Target::Pg { pg: Box::new(pg.for_run(run)), engine }),
-            (target, _) => target,
+        let target = match run_id {
+            Some(run) => target.map(|t| t.for_run(run)),
+            None => target,
         };
         let keep = matches!(choice, TargetChoice::Local(o) if o.keep);
         Ok(Started { local, target, keep })

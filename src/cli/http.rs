@@ -142,6 +142,13 @@ pub struct HttpArgs {
     #[arg(long, overrides_with = "keepalive", help_heading = "Run")]
     pub no_keepalive: bool,
 
+    /// The database behind the API, sampled once a second while the run runs (its wait events,
+    /// checkpoints, WAL): a postgres:// URL (PostgreSQL, TimescaleDB, Citus, CrateDB's port
+    /// 5432) or cratedb://host:4200. The report's Server section says what coincided with each
+    /// dip in throughput.
+    #[arg(long, value_name = "URL", help_heading = "Run")]
+    pub observe: Option<String>,
+
     /// A condition on every response (repeatable); a request that fails one counts as failed:
     /// `status=200` (or `status=2xx`), `body~TEXT` (the body contains TEXT),
     /// `json:$.path=VALUE` (e.g. `json:$.data[0].id="Room:1"`).

@@ -1,5 +1,6 @@
 //! `dbload http`: requests measured on an HTTP endpoint, which its
-//! configuration names (no database is started or reached).
+//! configuration names (no database is started; `--observe` samples the
+//! one behind the API).
 
 use std::io::Write;
 
@@ -14,6 +15,7 @@ use crate::outcome::{Figures, HttpOutcome};
 use crate::report::http::{self, HttpReport};
 use crate::report::Verdict;
 use crate::run::{self, Gate};
+use crate::target::Target;
 
 /// `dbload http` with an injectable environment.
 pub fn http(args: HttpArgs, env: &dyn Fn(&str) -> Option<String>, out: &mut dyn Write) -> Result<Finished<HttpReport>> {
@@ -24,7 +26,8 @@ struct Http;
 
 impl Command for Http {
     type Config = HttpConfig;
-    type Ends = ();
+    /// `--observe`'s database, its connections naming the run.
+    type Ends = Option<Target>;
     type Outcome = HttpOutcome;
     type Report = HttpReport;
 
@@ -32,8 +35,8 @@ impl Command for Http {
         &cfg.output
     }
 
-    fn start(_: &HttpConfig, _: &str) -> Result<()> {
-        Ok(())
+    fn start(cfg: &HttpConfig, run_id: &str) -> Result<Option<Target>> {
+        Ok(cfg.observe.as_ref().and_then(Target::given).map(|db| db.for_run(run_id)))
     }
 
     fn threads(cfg: &HttpConfig) -> Option<usize> {
@@ -44,11 +47,16 @@ impl Command for Http {
         Instances::Together { table: false }
     }
 
-    async fn once(cfg: &HttpConfig, _: &(), cancel: CancellationToken, gate: Option<Gate>) -> Result<HttpOutcome> {
-        run::http::http(cfg, cancel, gate).await
+    async fn once(
+        cfg: &HttpConfig,
+        observed: &Option<Target>,
+        cancel: CancellationToken,
+        gate: Option<Gate>,
+    ) -> Result<HttpOutcome> {
+        run::http::http(cfg, observed.as_ref(), cancel, gate).await
     }
 
-    fn report(cfg: &HttpConfig, outcome: &HttpOutcome, _: &()) -> HttpReport {
+    fn report(cfg: &HttpConfig, outcome: &HttpOutcome, _: &Option<Target>) -> HttpReport {
         HttpReport::new(cfg, outcome)
     }
 

@@ -12,7 +12,7 @@ use base64::Engine as _;
 use super::fail_if::Contract;
 use super::ingest::split_rows;
 use super::load::Load;
-use super::{default_in_flight, parse_warmup, OutputConfig};
+use super::{default_in_flight, parse_warmup, OutputConfig, TargetChoice};
 use crate::cli::HttpArgs;
 use crate::driver::http::check::Check;
 use crate::driver::http::template::BodyTemplate;
@@ -61,6 +61,8 @@ pub struct HttpConfig {
     /// `--threads`: the threads that run the VUs (`run::cores`); none: one
     /// per CPU.
     pub threads: Option<usize>,
+    /// `--observe`: the database behind the API, sampled while the run runs.
+    pub observe: Option<TargetChoice>,
     pub output: OutputConfig,
 }
 
@@ -232,6 +234,7 @@ impl HttpConfig {
                 skip_late: None,
             },
             threads: super::worker_threads(a.threads)?,
+            observe: a.observe.as_deref().map(|url| super::resolve_observed(url, env)).transpose()?,
             output,
         })
     }

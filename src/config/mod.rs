@@ -56,6 +56,16 @@ impl TargetChoice {
     pub fn tls_unverified(&self) -> bool {
         matches!(self, TargetChoice::Crate(c) if c.tls() && c.insecure())
     }
+
+    /// The URL of a server given by the user, its password replaced, for
+    /// reports; none for a throwaway server or a dry run.
+    pub fn redacted(&self) -> Option<String> {
+        match self {
+            TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),
+            TargetChoice::Crate(c) => Some(c.redacted().to_string()),
+            TargetChoice::Local(_) | TargetChoice::DryRun { .. } => None,
+        }
+    }
 }
 
 /// Where a run's report goes: the output flags every command shares,
@@ -189,6 +199,22 @@ pub(crate) fn cpus() -> u32 {
 /// the environment or `./.env`, as it reads them), else a throwaway local
 /// PostgreSQL sized for `connections`. A cratedb://
 /// URL, or http(s):// with `--engine cratedb`, is CrateDB's HTTP endpoint.
+/// `--observe URL`: a database to sample while a run loads something else
+/// (the database behind an HTTP API): a PostgreSQL-family URL, or CrateDB's
+/// HTTP endpoint as `cratedb://`. An http(s) URL is most likely the API's
+/// own: refused, saying what to give.
+pub fn resolve_observed(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<TargetChoice> {
+    match url.split_once("://").map(|(s, _)| s.to_ascii_lowercase()).as_deref() {
+        Some("cratedb") => Ok(TargetChoice::Crate(Box::new(CrateTarget::parse(url, "--observe", false)?))),
+        Some("http" | "https") => Err(usage(format!(
+            "--observe {}: an HTTP URL; give the database behind the API: postgres://user@host:5432/db \
+             (PostgreSQL, TimescaleDB, Citus, CrateDB's port 5432) or cratedb://host:4200",
+            crate::redact::userinfo(url)
+        ))),
+        _ => Ok(TargetChoice::Remote(Box::new(PgTarget::from_url(url, "--observe", env)?), None)),
+    }
+}
+
 pub fn resolve_target(a: &TargetArgs, connections: u32, env: &dyn Fn(&str) -> Option<String>) -> Result<TargetChoice> {
     let engine = a.engine.engine();
     if let Some(url) = &a.url {

@@ -80,6 +80,9 @@ pub struct HttpReport {
     /// `--stages` or `--rate-stages`: each stage's figures (empty without).
     pub stages: Vec<StageEntry>,
     pub setup: HttpSetup,
+    /// `--observe`: what the database behind the API was doing while the
+    /// run ran; null when none was observed.
+    pub server: Option<super::server::ServerReport>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -126,6 +129,8 @@ pub struct HttpSetup {
     pub timeout_s: f64,
     pub warmup: Warmup,
     pub seed: u64,
+    /// `--observe`: the database sampled, its password redacted.
+    pub observed: Option<String>,
 }
 
 impl HttpReport {
@@ -207,7 +212,9 @@ impl HttpReport {
                 timeout_s: spec.timeout.as_secs_f64(),
                 warmup: cfg.load.warmup,
                 seed: cfg.load.seed,
+                observed: cfg.observe.as_ref().and_then(crate::config::TargetChoice::redacted),
             },
+            server: super::server::ServerReport::of(f),
         }
     }
 }
@@ -267,6 +274,9 @@ pub fn render(r: &HttpReport) -> String {
     );
     if !s.headers.is_empty() {
         let _ = writeln!(out, "Headers:  {}", s.headers.join(" | "));
+    }
+    if let Some(db) = &s.observed {
+        let _ = writeln!(out, "Observed: {db} (--observe: the database behind the API, in the Server section)");
     }
     if s.tls && !s.tls_verified {
         out.push_str("TLS:      --insecure: encrypted, but the server's certificate was NOT verified\n");
@@ -339,6 +349,7 @@ pub fn render(r: &HttpReport) -> String {
         );
     }
     stage_lines(&mut out, &r.stages, "requests");
+    super::server::server_lines(&mut out, r.server.as_ref());
     rate_warning_line(&mut out, &r.pacing);
     client_and_verdict(&mut out, &r.client, r.wall_s, &r.verdict);
     out

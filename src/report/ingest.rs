@@ -484,11 +484,7 @@ pub(crate) mod tests {
         let Command::Ingest(a) = Cli::parse_from(args.split_whitespace()).command else { unreachable!("ingest") };
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
         let outcome = fixtures::ingested(stopped);
-        let url = match &cfg.target {
-            crate::config::TargetChoice::Remote(t, _) => Some(t.redacted().to_string()),
-            _ => None,
-        };
-        IngestReport::ingest(&cfg, &outcome, url, false)
+        IngestReport::ingest(&cfg, &outcome, cfg.target.redacted(), false)
     }
 
     #[test]

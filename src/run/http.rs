@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::measure::{spawn_sharing, Counted, Measurement};
 use super::producer::{self, Feed};
+use super::sampler::Sampler;
 use super::worker;
 use super::{cores, interrupt};
 use crate::config::http::{BodySource, HttpConfig};
@@ -23,10 +24,18 @@ use crate::outcome::HttpOutcome;
 use crate::stats::buffered::{lock, Buffered};
 use crate::stats::http::HttpStats;
 use crate::stats::Recorder;
+use crate::target::Target;
 
-/// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C.
-/// `gate` (`--instance`) holds the VUs until the instances start together.
-pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<super::Gate>) -> Result<HttpOutcome> {
+/// Runs `cfg` until its iterations are done, its duration is over, or Ctrl-C;
+/// `observed` (`--observe`), the database behind the API, is sampled while
+/// it runs. `gate` (`--instance`) holds the VUs until the instances start
+/// together.
+pub async fn http(
+    cfg: &HttpConfig,
+    observed: Option<&Target>,
+    cancel: CancellationToken,
+    gate: Option<super::Gate>,
+) -> Result<HttpOutcome> {
     let named = cfg.request.endpoint.redacted.clone();
     let target = Arc::new(interrupt::setting_up(&cancel, &named, HttpTarget::resolve(cfg.request.clone())).await?);
     // VUs record into figures shared by the VUs of a worker thread (VU
@@ -57,12 +66,20 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         }
     }
     let mut rendered = rendered.into_iter();
+    let sampler = match observed {
+        Some(db) => Some(observe(db, &cancel).await?),
+        None => None,
+    };
     if let Some(gate) = gate {
         gate.pass().await;
     }
 
     let header = super::measure::header(&named, None, &super::measure::count(cfg.vus, "VU"), &cfg.load);
     let counted = Counted::units(cfg.iterations, "requests", cfg.output.progress).header(header);
+    let counted = match sampler {
+        Some(sampler) => counted.sampled_by(sampler),
+        None => counted,
+    };
     let measurement = Measurement::start(&cfg.load, 1, cancel.clone(), counted);
     let plan = measurement.plan();
     let mut tasks = Vec::with_capacity(executors.len());
@@ -89,6 +106,17 @@ pub async fn http(cfg: &HttpConfig, cancel: CancellationToken, gate: Option<supe
         stats.merge(lock(s).clone());
     }
     Ok(HttpOutcome { figures, stats, threads: cores::threads() })
+}
+
+/// `--observe`: the database behind the API, asked what it runs (an
+/// unreachable one fails here, exit 3, before any request), and its
+/// sampler's connection opened before the clock starts.
+async fn observe(db: &Target, cancel: &CancellationToken) -> Result<Result<Sampler, String>> {
+    let named = db.redacted();
+    let (_admin, info, _) = interrupt::setting_up(cancel, &named, super::setup::connect(db))
+        .await
+        .with_context(|| format!("--observe {named}"))?;
+    Ok(Sampler::open(db, info.engine, None).await)
 }
 
 /// The fixed body: the source only counts.

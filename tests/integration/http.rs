@@ -32,6 +32,7 @@ pub fn tests() -> Vec<Registered> {
         ("http::tls_is_verified_unless_insecure", tls_is_verified_unless_insecure, Parallel),
         ("http::bad_input_exits_2_naming_the_option", bad_input_exits_2_naming_the_option, Parallel),
         ("http::unreachable_target_exits_3", unreachable_target_exits_3, Parallel),
+        ("http::observe_samples_the_database_behind_the_api", observe_samples_the_database_behind_the_api, Parallel),
         ("http::json_report_matches_its_schema", json_report_matches_its_schema, Parallel),
         ("http::secrets_are_never_printed", secrets_are_never_printed, Parallel),
         (
@@ -466,6 +467,47 @@ fn unreachable_target_exits_3(_: &Ctx) -> Result<()> {
     let (code, stdout, stderr) = dbload_bin(&["http", "http://app:hunter2@127.0.0.1:1/x", "-n", "3"], &[]);
     ensure(code == 3 && stdout.is_empty(), || format!("exit {code}: {stderr}"))?;
     ensure(stderr.contains("127.0.0.1:1") && !stderr.contains("hunter2"), || stderr.clone())
+}
+
+/// Issue 34: `--observe URL` samples the database behind the API while the
+/// VUs run (here the harness's PostgreSQL, busy with a session of its own
+/// that sleeps): the report has the Server section, in text and in JSON
+/// (its schema), and the other session's wait is seen. An HTTP URL given
+/// to `--observe` is a usage error naming it; a database that does not
+/// answer is exit 3 before any request is sent.
+fn observe_samples_the_database_behind_the_api(ctx: &Ctx) -> Result<()> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../schema/http-report.schema.json")).context("schema file")?;
+    let validator = jsonschema::validator_for(&schema).context("compiling the schema")?;
+    let server = Server::start(false)?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("report.json");
+    let sleeper = {
+        let url = ctx.url.clone();
+        std::thread::spawn(move || Ctx::from_url(&url)?.query("select pg_sleep(3.5)").map(drop))
+    };
+    let argv = ["http", &server.url, "--duration", "3s", "--observe", &ctx.url, "--report", file.to_str().unwrap()];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    sleeper.join().expect("the sleeping session")?;
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    ensure(stdout.contains("\nServer:     sampled every 1.00 s on a connection of its own"), || stdout.clone())?;
+    ensure(stdout.contains("\nObserved: postgres://"), || format!("the database observed is not named:\n{stdout}"))?;
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file)?)?;
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    ensure(errors.is_empty(), || format!("{errors:#?}"))?;
+    let seconds = report["server"]["seconds"].as_array().context("server.seconds")?;
+    ensure(seconds.len() >= 2, || format!("{} seconds sampled: {}", seconds.len(), report["server"]))?;
+    let others = report["server"]["other_waits"].to_string();
+    ensure(others.contains("Timeout:PgSleep"), || {
+        format!("the sleeping session's wait not seen: {}", report["server"])
+    })?;
+
+    let (code, _, stderr) = dbload_bin(&["http", &server.url, "-n", "1", "--observe", &server.url], &[]);
+    ensure(code == 2 && stderr.contains("--observe"), || format!("an HTTP URL: exit {code}: {stderr}"))?;
+    let nowhere = "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2";
+    let before = server.seen.requests();
+    let (code, _, stderr) = dbload_bin(&["http", &server.url, "-n", "1", "--observe", nowhere], &[]);
+    ensure(code == 3 && server.seen.requests() == before, || format!("no database: exit {code}: {stderr}"))
 }
 
 fn json_report_matches_its_schema(_: &Ctx) -> Result<()> {
