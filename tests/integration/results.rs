@@ -28,6 +28,11 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("results::list_and_show_read_both_stores", list_and_show_read_both_stores, Parallel),
         (
+            "results::a_store_without_the_timeline_percentiles_gets_them_in_place",
+            a_store_without_the_timeline_percentiles_gets_them_in_place,
+            Parallel,
+        ),
+        (
             "results::a_store_that_fails_is_a_warning_not_a_failed_run",
             a_store_that_fails_is_a_warning_not_a_failed_run,
             Parallel,
@@ -440,6 +445,49 @@ fn results_url_creates_its_tables_and_inserts_the_run(ctx: &Ctx) -> Result<()> {
     }
     let comment = ctx.scalar("SELECT obj_description('results_url.dbload_runs'::regclass, 'pg_class')")?;
     ensure(comment.contains("schema version 2"), || comment)
+}
+
+/// Issue 35: `dbload_timeline` had no p50 and p99 columns, though every
+/// report's `timeline[]` has them. A store made before them (its timeline
+/// without the two columns, its runs kept) takes the next run in place:
+/// the columns are added, the old rows kept (null there), the new run's
+/// seconds carry the report's figures.
+fn a_store_without_the_timeline_percentiles_gets_them_in_place(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP SCHEMA IF EXISTS results_p99 CASCADE; CREATE SCHEMA results_p99")?;
+    let store = ctx.url_with("options=-csearch_path%3Dresults_p99");
+    let home = tempfile::tempdir()?;
+    let args = ["timeit", "--url", &ctx.url, "-s", "select 1", "--duration", "2s", "--results-url", &store];
+    let (code, _, stderr) = json_run(&args, home.path())?;
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    // The layout before the columns: the timeline as it was.
+    ctx.query(
+        "ALTER TABLE results_p99.dbload_timeline DROP COLUMN IF EXISTS latency_p50_ms,          DROP COLUMN IF EXISTS latency_p99_ms",
+    )?;
+    let (code, report, stderr) = json_run(&args, home.path())?;
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    let columns = ctx.scalar(
+        "SELECT string_agg(attname, ',' ORDER BY attname) FROM pg_attribute          WHERE attrelid = 'results_p99.dbload_timeline'::regclass AND attname LIKE 'latency_p%' AND NOT attisdropped",
+    )?;
+    ensure(columns == "latency_p50_ms,latency_p99_ms", || {
+        format!("dbload_timeline's percentile columns: {columns:?}")
+    })?;
+    let id = report["run"]["run_id"].as_str().context("run_id")?;
+    let stored = ctx.query(&format!(
+        "SELECT latency_p50_ms, latency_p99_ms FROM results_p99.dbload_timeline WHERE run_id = '{id}' AND part = ''          ORDER BY second"
+    ))?;
+    let in_report: Vec<[Option<f64>; 2]> = report["timeline"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| ["latency_p50_ms", "latency_p99_ms"].map(|k| e[k].as_f64()))
+        .collect();
+    let number = |v: &Option<String>| v.as_deref().and_then(|v| v.parse::<f64>().ok());
+    let stored: Vec<[Option<f64>; 2]> = stored.iter().map(|r| [number(&r[0]), number(&r[1])]).collect();
+    ensure(!stored.is_empty() && stored[0][1].is_some() && stored == in_report, || {
+        format!("stored {stored:?}, the report {in_report:?}")
+    })?;
+    let runs = ctx.scalar("SELECT count(*) FROM results_p99.dbload_runs")?;
+    ensure(runs == "2", || format!("{runs} runs: the first is kept"))
 }
 
 /// `results list` and `results show` read the directory and the database alike.
