@@ -114,6 +114,11 @@ pub struct SetupReport {
     pub metrics_per_row: u32,
     /// `--with-jsonb`: the measurement model's metrics in one jsonb column.
     pub jsonb: bool,
+    /// nodeIngestBench's flags were given: the text ends with its Global
+    /// Results block, as the run printed it (`results show` too); false in
+    /// a report kept before.
+    #[serde(default)]
+    pub global_results: bool,
     pub rows_limit: Option<u64>,
     pub duration_limit_s: Option<f64>,
     pub rate_rows_per_sec: Option<f64>,
@@ -225,6 +230,7 @@ impl IngestReport {
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,
                 jsonb: cfg.model.jsonb(),
+                global_results: cfg.global_results,
                 rows_limit: cfg.total_rows(),
                 duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
                 rate_rows_per_sec: cfg.load.rate,

@@ -64,8 +64,10 @@ fn list_passes_over_an_unreadable_run(ctx: &Ctx) -> Result<()> {
 /// `results show ID` prints a kept run's text report as the run printed
 /// it (but for its `Kept:` lines, which say where it went and are not in
 /// the report), from a directory and a database alike, for every kind of
-/// run (http against the harness's HTTP server); `--output json` its JSON,
-/// `--html FILE` its page (before: JSON only).
+/// run (http and k6 against the harness's HTTP server); `--output json` its JSON,
+/// `--html FILE` its page (before: JSON only). Issue 35: k6 and sweep runs
+/// had no test, and a run with nodeIngestBench's flags was shown without
+/// the Global Results block it printed.
 fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
     ctx.query("DROP SCHEMA IF EXISTS results_text CASCADE; CREATE SCHEMA results_text")?;
     ctx.query("DROP TABLE IF EXISTS results_text; CREATE TABLE results_text (id int, name text)")?;
@@ -86,6 +88,13 @@ fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
     let (url, out) = (ctx.url.as_str(), out.to_str().context("a temporary path")?);
     let server = crate::http::Server::start(false)?;
     let page_url = format!("{}/bytes/100", server.url);
+    let k6_script = file(
+        "k6.js",
+        &format!(
+            "import http from 'k6/http';\nexport const options = {{ vus: 1, iterations: 5 }};\n\
+             export default function () {{ http.get('{page_url}'); }}\n"
+        ),
+    )?;
     let runs: Vec<Vec<&str>> = vec![
         vec!["http", &page_url, "--vus", "2", "-n", "20"],
         vec!["ingest", "--url", url, "--table", "results_text_i", "--drop-table", "--rows", "2000"],
@@ -96,17 +105,42 @@ fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
         vec!["export", "--url", url, "--table", "results_text_i", "--out", out],
         vec!["insert-from-sql", "--url", url, "--query", "select 1 as id, 'x' as name", "--table", "results_text"],
         vec!["run", &mixed, "--url", url],
+        vec!["k6", "run", &k6_script],
+        vec![
+            "sweep",
+            "--vary",
+            "workers=1,2",
+            "--",
+            "ingest",
+            "--url",
+            url,
+            "--table",
+            "results_text_s",
+            "--rows",
+            "500",
+        ],
+        vec!["ingest", "--url", url, "--table", "results_text_n", "--batch_size", "300", "--max_rows", "600"],
+        vec!["workload", "--url", url, "--queries_config", &workload, "--max_queries", "10", "--processes", "1"],
     ];
     for args in runs {
-        let args = [&args[..], &["--results", dir, "--results-url", &db]].concat();
+        // A sweep's own flags come before the command it sweeps.
+        let at = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        let args = [&args[..at], &["--results", dir, "--results-url", &db], &args[at..]].concat();
         let (code, printed, stderr) = dbload_bin(&args, &[]);
         ensure(code == 0, || format!("{args:?}: exit {code}: {stderr}"))?;
-        let id = printed.lines().find_map(|l| l.strip_prefix("Run:")).and_then(|l| l.split_whitespace().next());
+        // A sweep names itself on its first line: `Sweep ID: ...`.
+        let id = printed
+            .lines()
+            .find_map(|l| l.strip_prefix("Run:").or_else(|| l.strip_prefix("Sweep ")))
+            .and_then(|l| l.split_whitespace().next())
+            .map(|id| id.trim_end_matches(':'));
         let id = id.with_context(|| format!("{args:?}: no Run: line in {printed}"))?;
         let printed: String = printed.lines().filter(|l| !l.starts_with("Kept:")).map(|l| format!("{l}\n")).collect();
         for from in [["--results", dir], ["--results-url", &db]] {
             let (code, shown, stderr) = dbload_bin(&[&["results", "show", id][..], &from].concat(), &[]);
-            ensure(code == 0 && shown == printed, || {
+            // A sweep printed no `Run:` lines of its own; shown, they follow its table.
+            let same = if args[0] == "sweep" { shown.starts_with(&printed) } else { shown == printed };
+            ensure(code == 0 && same, || {
                 format!("{args:?} {from:?}: exit {code}: {stderr}\nshown:\n{shown}\nprinted:\n{printed}")
             })?;
             let (code, json, _) = dbload_bin(&[&["results", "show", id, "--output", "json"][..], &from].concat(), &[]);
