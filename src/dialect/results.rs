@@ -9,7 +9,7 @@ use super::{literal, quote_ident};
 
 /// Bumped when a column is removed, renamed or changes meaning; adding a
 /// column is not (dbload adds it with `ADD COLUMN IF NOT EXISTS`, see
-/// [`ADDED`]), so that an older dbload still writes the rest.
+/// `ADDED`), so that an older dbload still writes the rest.
 /// Version 2 added `dbload_instances`; a store of version 1 is upgraded
 /// in place ([`upgrade_from_1`]).
 pub const SCHEMA_VERSION: i32 = 2;
@@ -46,7 +46,7 @@ pub fn lock_tables() -> String {
 const ADDED: [(&str, &str, &str); 2] =
     [(TIMELINE, "latency_p50_ms", "double precision"), (TIMELINE, "latency_p99_ms", "double precision")];
 
-/// Whether the store lacks one of the [`ADDED`] columns: a look at the
+/// Whether the store lacks one of the `ADDED` columns: a look at the
 /// catalog, so that a store that has them all takes no table lock.
 pub fn columns_missing() -> String {
     let wanted: Vec<String> = ADDED
@@ -60,7 +60,7 @@ pub fn columns_missing() -> String {
     )
 }
 
-/// Adds the [`ADDED`] columns a store lacks; its rows keep null there.
+/// Adds the `ADDED` columns a store lacks; its rows keep null there.
 pub fn add_columns() -> String {
     ADDED
         .iter()
