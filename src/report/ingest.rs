@@ -404,6 +404,7 @@ pub fn render(r: &IngestReport) -> String {
         None => out.push_str("Warm-up:    none\n"),
     }
     error_lines(&mut out, &r.error_classes);
+    out.push_str(&duplicate_keys(r).unwrap_or_default());
     connection_lines(&mut out, &r.connections);
     stage_lines(&mut out, &r.stages, "rows");
     let latencies = &r.latencies;
@@ -457,6 +458,24 @@ pub fn render(r: &IngestReport) -> String {
         let _ = writeln!(out, "DDL:        {}", stmt.replace('\n', "\n            "));
     }
     out
+}
+
+/// Why batches failed on the table's unique key (SQLSTATE 23505) when the
+/// run appended: the generator is seeded, so an earlier ingest with the
+/// same seed and start wrote the very same keys. Said under the error with
+/// what to do, since the figures alone (nothing written) read as a target
+/// too slow; `None` otherwise.
+fn duplicate_keys(r: &IngestReport) -> Option<String> {
+    let failed = r.error_classes.iter().find(|e| e.class == "SQLSTATE 23505")?;
+    (r.setup.table_action == TableAction::Append).then(|| {
+        format!(
+            "Why:        {} batches hit keys the table already holds: an earlier ingest with the same seed ({}) \
+             and start wrote these rows, and append keeps them. Run with another --seed (`seed:` in a run \
+             file), or without --append (`append: true`) so that the table is made again\n",
+            group(failed.count),
+            r.setup.seed
+        )
+    })
 }
 
 /// [`render`], then nodeIngestBench's Global Results block (its flags
