@@ -8,7 +8,8 @@
 use super::{literal, quote_ident};
 
 /// Bumped when a column is removed, renamed or changes meaning; adding a
-/// column is not (dbload adds it with `ADD COLUMN IF NOT EXISTS`).
+/// column is not (dbload adds it with `ADD COLUMN IF NOT EXISTS`, see
+/// `ADDED`), so that an older dbload still writes the rest.
 /// Version 2 added `dbload_instances`; a store of version 1 is upgraded
 /// in place ([`upgrade_from_1`]).
 pub const SCHEMA_VERSION: i32 = 2;
@@ -37,6 +38,37 @@ pub fn comment_v1() -> String {
 /// on the catalog's unique index.
 pub fn lock_tables() -> String {
     format!("SELECT pg_advisory_xact_lock(hashtext({}))", literal(RUNS))
+}
+
+/// The columns added to version 2's layout after it was first made, as
+/// `(table, column, type)`: a store made before one lacks it, and gets it
+/// at its next write ([`columns_missing`], [`add_columns`]).
+const ADDED: [(&str, &str, &str); 2] =
+    [(TIMELINE, "latency_p50_ms", "double precision"), (TIMELINE, "latency_p99_ms", "double precision")];
+
+/// Whether the store lacks one of the `ADDED` columns: a look at the
+/// catalog, so that a store that has them all takes no table lock.
+pub fn columns_missing() -> String {
+    let wanted: Vec<String> = ADDED
+        .iter()
+        .map(|(table, column, _)| format!("(to_regclass({}), {})", literal(table), literal(column)))
+        .collect();
+    format!(
+        "SELECT count(*) < {} FROM pg_attribute WHERE (attrelid, attname) IN ({}) AND NOT attisdropped",
+        ADDED.len(),
+        wanted.join(", ")
+    )
+}
+
+/// Adds the `ADDED` columns a store lacks; its rows keep null there.
+pub fn add_columns() -> String {
+    ADDED
+        .iter()
+        .map(|(table, column, kind)| {
+            format!("ALTER TABLE {} ADD COLUMN IF NOT EXISTS {} {kind}", quote_ident(table), quote_ident(column))
+        })
+        .collect::<Vec<_>>()
+        .join(";\n")
 }
 
 /// Version 1 to 2: the instances' table added, nothing else changed.
@@ -108,6 +140,8 @@ pub fn create_tables() -> String {
         \x20   errors bigint NOT NULL,\n\
         \x20   latency_mean_ms double precision,\n\
         \x20   latency_max_ms double precision,\n\
+        \x20   latency_p50_ms double precision,\n\
+        \x20   latency_p99_ms double precision,\n\
         \x20   PRIMARY KEY (run_id, part, second)\n\
         );\n\
         {instances};\n\
@@ -138,11 +172,13 @@ pub fn insert_run() -> String {
 /// A run's per-second series: one array per column, bound ($1: run id, $2: its start).
 pub fn insert_timeline() -> String {
     format!(
-        "INSERT INTO {} (run_id, part, second, at, rows, operations, errors, latency_mean_ms, latency_max_ms) \
+        "INSERT INTO {} (run_id, part, second, at, rows, operations, errors, latency_mean_ms, latency_max_ms, \
+         latency_p50_ms, latency_p99_ms) \
          SELECT $1::text::uuid, part, second, $2::text::timestamptz + second * interval '1 second', \
-         rows, operations, errors, latency_mean_ms, latency_max_ms \
-         FROM unnest($3::text[], $4::int4[], $5::int8[], $6::int8[], $7::int8[], $8::float8[], $9::float8[]) \
-         AS t(part, second, rows, operations, errors, latency_mean_ms, latency_max_ms)",
+         rows, operations, errors, latency_mean_ms, latency_max_ms, latency_p50_ms, latency_p99_ms \
+         FROM unnest($3::text[], $4::int4[], $5::int8[], $6::int8[], $7::int8[], $8::float8[], $9::float8[], \
+         $10::float8[], $11::float8[]) \
+         AS t(part, second, rows, operations, errors, latency_mean_ms, latency_max_ms, latency_p50_ms, latency_p99_ms)",
         quote_ident(TIMELINE)
     )
 }
@@ -259,6 +295,8 @@ mod tests {
             show(),
             lock_tables(),
             upgrade_from_1(),
+            columns_missing(),
+            add_columns(),
             register(),
             instances(),
             table_ready(),

@@ -49,10 +49,13 @@ impl Line {
 
 /// The charts a report's data allows: no per-second charts for a run that
 /// fit in one second (one point is no line; the figures say it all), no
-/// latency charts when nothing completed.
-pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
-    let timeline = part["timeline"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let timeline = &timeline[..whole_seconds(part, timeline.len())];
+/// latency charts when nothing completed. The time charts' axis ends at
+/// second `span` when the part shares its time axis with others (`dbload
+/// run`'s ingest and workloads ran at once, and their charts, one under
+/// the other, line up only on one axis); at the part's own last second
+/// with `None`.
+pub(super) fn charts(part: &Json, span: Option<f64>) -> Result<Vec<Chart>> {
+    let timeline = timeline_of(part);
     let unit = match part["command"].as_str() {
         Some("ingest") => "rows",
         Some("http") => "requests",
@@ -84,7 +87,7 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
     let warmup_key = warmup.map(|_| LegendKey::band("warm-up (left out of the figures)", WARMUP));
     // What the server did (its section's events), a line each.
     let (events, event_keys) = super::server_charts::event_marks(part);
-    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup, target: None, events: &events };
+    let marks = Marks { outages: &outages, boundaries: &boundaries, warmup, target: None, events: &events, span };
     // What every time chart's legend ends with: the marks behind its lines.
     let mark_keys: Vec<LegendKey> =
         warmup_key.into_iter().chain(outage_key).chain(stage_key).chain(event_keys).collect();
@@ -99,7 +102,8 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
         };
         let errors = (errors.max_y() > 0.0).then_some(errors);
         let what = if unit == "requests" { "successful requests" } else { unit };
-        let target = target_rate(part, (timeline.len() - 1) as f64);
+        let last = (timeline.len() - 1) as f64;
+        let target = target_rate(part, last);
         out.push(Chart {
             title: format!("Throughput: {unit} per second"),
             caption: format!("{what} completed in each whole second since the start"),
@@ -118,6 +122,9 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
                 |v| group(v.round().max(0.0) as u64),
             )?,
         });
+        if let Some(chart) = vus_chart(part, last, &marks, &mark_keys)? {
+            out.push(chart);
+        }
         out.extend(super::server_charts::wait_band(part, timeline.len())?);
         // The median and p99 of each second: a mean and a max let one
         // outlier set the axis and flatten everything else. A merge of
@@ -164,20 +171,8 @@ pub(super) fn charts(part: &Json) -> Result<Vec<Chart>> {
 /// `--rate` as a level, `--rate-stages` as their ramps; `None` for a
 /// closed loop. The setup names the rate by what it counts.
 fn target_rate(part: &Json, last: f64) -> Option<Line> {
-    let stages = part["stages"].as_array().filter(|s| s.first().is_some_and(|s| s["ramps"] == "rate"));
-    let points: Vec<Option<(f64, f64)>> = match stages {
-        Some(stages) => stages
-            .iter()
-            .filter_map(|s| {
-                Some((s["start_s"].as_f64()?, s["end_s"].as_f64()?, s["from"].as_f64()?, s["to"].as_f64()?))
-            })
-            .filter(|&(start, ..)| start <= last)
-            .flat_map(|(start, end, from, to)| {
-                let clipped = end.min(last);
-                let at = from + (to - from) * (clipped - start) / (end - start).max(f64::EPSILON);
-                [Some((start, from)), Some((clipped, at))]
-            })
-            .collect(),
+    let points = match stage_ramps(part, "rate", last) {
+        Some(points) => points,
         None => {
             let setup = &part["setup"];
             let rate =
@@ -186,6 +181,59 @@ fn target_rate(part: &Json, last: f64) -> Option<Line> {
         }
     };
     (!points.is_empty()).then(|| Line { label: "target rate".into(), color: INK, points })
+}
+
+/// The targets of a part's stages that ramp `ramps` (`rate` or `vus`),
+/// each stage's ramp from its start to its end, up to second `last`;
+/// `None` when its stages ramp the other or it has none.
+fn stage_ramps(part: &Json, ramps: &str, last: f64) -> Option<Vec<Option<(f64, f64)>>> {
+    let stages = part["stages"].as_array().filter(|s| s.first().is_some_and(|s| s["ramps"] == ramps))?;
+    let points = stages
+        .iter()
+        .filter_map(|s| Some((s["start_s"].as_f64()?, s["end_s"].as_f64()?, s["from"].as_f64()?, s["to"].as_f64()?)))
+        .filter(|&(start, ..)| start <= last)
+        .flat_map(|(start, end, from, to)| {
+            let clipped = end.min(last);
+            // A stage of no time (`0s:4`) is a jump: at its end, its target.
+            let at = if clipped >= end { to } else { from + (to - from) * (clipped - start) / (end - start) };
+            [Some((start, from)), Some((clipped, at))]
+        })
+        .collect();
+    Some(points)
+}
+
+/// The VUs of a `--stages` run (a closed loop whose workers the stages
+/// ramp), as a chart of its own under the throughput's, on the same time
+/// axis: the throughput's own right axis holds its errors, and a count of
+/// workers beside a rate would squeeze one of them flat. Each stage's ramp
+/// is drawn as given; a worker runs while the ramp is above its number.
+fn vus_chart(part: &Json, last: f64, marks: &Marks, mark_keys: &[LegendKey]) -> Result<Option<Chart>> {
+    let Some(points) = stage_ramps(part, "vus", last).filter(|p| !p.is_empty()) else { return Ok(None) };
+    let vus = Line { label: "VUs".into(), color: VUS, points };
+    Ok(Some(Chart {
+        title: "VUs: the workers the stages keep busy".into(),
+        caption: "the target of --stages over time, each stage ramping from its start to its end; under it, a \
+                  worker is busy while the target is above its number (2.5 keeps three busy)"
+            .into(),
+        legend: [vus.key()].into_iter().chain(mark_keys.iter().cloned()).collect(),
+        svg: line_chart(&[vus], &SECONDS, "VUs", None, marks, tick)?,
+    }))
+}
+
+/// The VU line's colour: apart from the throughput's blue and red above it.
+const VUS: RGBColor = PALETTE[2];
+
+/// The whole seconds of a part's timeline (see [`whole_seconds`]).
+fn timeline_of(part: &Json) -> &[Json] {
+    let timeline = part["timeline"].as_array().map(Vec::as_slice).unwrap_or_default();
+    &timeline[..whole_seconds(part, timeline.len())]
+}
+
+/// The last second a part's time charts draw on their own axis; `None`
+/// when they draw none (under two whole seconds).
+pub(super) fn last_second(part: &Json) -> Option<f64> {
+    let seconds = timeline_of(part).len();
+    (seconds >= 2).then(|| (seconds - 1) as f64)
 }
 
 /// How many of a timeline's `len` seconds to draw: those that ended by the
@@ -342,6 +390,9 @@ pub(super) struct Marks<'a> {
     /// What the server did (a checkpoint, lock waits, ...): a dashed line
     /// at its second, in its kind's colour.
     pub(super) events: &'a [(f64, RGBColor)],
+    /// The time axis' end when the chart shares it with others; without,
+    /// the last point's.
+    pub(super) span: Option<f64>,
 }
 
 /// Lines over `x` on the left axis, and an optional line on a right
@@ -355,7 +406,9 @@ pub(super) fn line_chart(
     marks: &Marks,
     y_label: fn(&f64) -> String,
 ) -> Result<String> {
-    let x_max = lines.iter().chain(right).flat_map(|l| l.points.iter().flatten()).map(|p| p.0).fold(1.0, f64::max);
+    let x_max = marks.span.unwrap_or_else(|| {
+        lines.iter().chain(right).flat_map(|l| l.points.iter().flatten()).map(|p| p.0).fold(1.0, f64::max)
+    });
     let headroom = |m: f64| if m > 0.0 { m * 1.1 } else { 1.0 };
     let y_max = headroom(lines.iter().chain(marks.target).map(Line::max_y).fold(0.0, f64::max));
     let y2_max = headroom(right.map_or(0.0, Line::max_y));
@@ -474,6 +527,64 @@ pub(super) mod tests {
         ])
     }
 
+    /// A timeline of `n` seconds, each with 100 operations of 4 ms.
+    pub(crate) fn seconds(n: u64) -> Json {
+        (0..n)
+            .map(|second| {
+                json!({"second": second, "rows": 100, "batches": 100, "errors": 0, "latency_mean_ms": 4.0,
+                       "latency_p50_ms": 4.0, "latency_p99_ms": 6.0, "latency_max_ms": 9.0})
+            })
+            .collect()
+    }
+
+    /// The x tick labels of a chart's `svg` (centred under the axis), each
+    /// with its x: what two charts on one time axis share.
+    pub(crate) fn x_ticks(svg: &str, x: &XAxis) -> Vec<(f64, String)> {
+        texts(svg).into_iter().filter(|t| t.1 == "middle" && t.3 != x.desc).map(|t| (t.0, t.3)).collect()
+    }
+
+    /// Each point of the line drawn in `color` (upper-case hex) in `svg`, in pixels.
+    fn pixels(svg: &str, color: &str) -> Vec<(f64, f64)> {
+        let svg = svg.to_uppercase();
+        let line = svg.lines().find(|l| l.starts_with("<POLYLINE") && l.contains(color)).expect("the line");
+        let points = line.split("POINTS=\"").nth(1).unwrap().split('"').next().unwrap();
+        points
+            .split_whitespace()
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect()
+    }
+
+    /// Issue 35: a `--stages` run drew no VUs: the chart under the
+    /// throughput's draws them, on its time axis, and its line follows the
+    /// stages (one VU for two seconds, a jump to four, four held).
+    #[test]
+    fn a_staged_run_draws_its_vus_under_the_throughput() {
+        let mut report = workload(seconds(5), latency());
+        report["wall_s"] = json!(5.0);
+        report["stages"] = json!([
+            {"stage": 1, "ramps": "vus", "start_s": 0.0, "end_s": 2.0, "from": 1.0, "to": 1.0},
+            {"stage": 2, "ramps": "vus", "start_s": 2.0, "end_s": 2.0, "from": 1.0, "to": 4.0},
+            {"stage": 3, "ramps": "vus", "start_s": 2.0, "end_s": 4.0, "from": 4.0, "to": 4.0}
+        ]);
+        let charts = charts(&report, None).unwrap();
+        let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
+        assert!(titles.len() > 1 && titles[1].starts_with("VUs"), "{titles:?}");
+        let vus = &charts[1];
+        assert_eq!(x_ticks(&vus.svg, &SECONDS), x_ticks(&charts[0].svg, &SECONDS), "the throughput's time axis");
+        // The stages' points: (0, 1) (2, 1), (2, 1) (2, 4), (2, 4) (4, 4).
+        let line = pixels(&vus.svg, "#15803D");
+        assert_eq!(line.len(), 6, "{line:?}");
+        assert!(line[..3].iter().all(|p| p.1 == line[0].1) && line[3..].iter().all(|p| p.1 == line[3].1), "{line:?}");
+        assert!(line[3].1 < line[0].1, "four VUs stand above one: {line:?}");
+        assert!(line[1].0 == line[3].0 && line[5].0 > line[3].0, "the jump at second 2: {line:?}");
+        // Rate stages ramp no workers: no VUs.
+        report["stages"] = json!([{"stage": 1, "ramps": "rate", "start_s": 0.0, "end_s": 4.0, "from": 0.0, "to": 9.0}]);
+        assert!(!super::charts(&report, None).unwrap().iter().any(|c| c.title.starts_with("VUs")));
+    }
+
     /// Each text element of `svg`: its x, its anchor, its font size, its text.
     pub(crate) fn texts(svg: &str) -> Vec<(f64, String, f64, String)> {
         let attr = |tag: &str, name: &str| -> Option<String> {
@@ -496,7 +607,7 @@ pub(super) mod tests {
     /// 0.6 em a character, ends inside the chart's width.
     #[test]
     fn tick_labels_stay_inside_the_chart() {
-        let charts = charts(&workload(timeline(), latency())).unwrap();
+        let charts = charts(&workload(timeline(), latency()), None).unwrap();
         let lines = [Line { label: "a".into(), color: BLUE, points: vec![Some((0.3, 1.0)), Some((3.0, 9.0))] }];
         let nines = line_chart(&lines, &NINES, "ms", None, &Marks::default(), tick).unwrap();
         for svg in charts.iter().map(|c| c.svg.as_str()).chain([nines.as_str()]) {
@@ -537,7 +648,7 @@ pub(super) mod tests {
 
     #[test]
     fn timeline_charts_show_errors_on_their_own_axis_and_break_at_gaps() {
-        let charts = charts(&workload(timeline(), latency())).unwrap();
+        let charts = charts(&workload(timeline(), latency()), None).unwrap();
         let titles: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
         assert_eq!(titles, ["Throughput: queries per second", "Latency per second", "Latency by percentile"]);
         assert_eq!(charts[0].legend.len(), 2, "queries/s and errors/s");
@@ -569,16 +680,16 @@ pub(super) mod tests {
         let second = report["queries"][0].clone();
         report["queries"].as_array_mut().unwrap().push(second);
         report["wall_s"] = json!(2.0004);
-        let charts = charts(&report).unwrap();
+        let charts = charts(&report, None).unwrap();
         assert_eq!(points(&charts[0].svg, "#2563EB"), 2, "seconds 0 and 1; second 2 lasted 0.4 ms");
         assert!(!charts[0].caption.contains("may be partial"), "{}", charts[0].caption);
         let per_query = charts.iter().find(|c| c.title.contains("per query")).unwrap();
         assert_eq!(points(&per_query.svg, "#2563EB"), 2);
         // A run of 2.5 s: second 2 is half a second, left out too.
         report["wall_s"] = json!(2.5);
-        assert_eq!(points(&super::charts(&report).unwrap()[0].svg, "#2563EB"), 2);
+        assert_eq!(points(&super::charts(&report, None).unwrap()[0].svg, "#2563EB"), 2);
         report["wall_s"] = json!(3.0);
-        assert_eq!(points(&super::charts(&report).unwrap()[0].svg, "#2563EB"), 3);
+        assert_eq!(points(&super::charts(&report, None).unwrap()[0].svg, "#2563EB"), 3);
     }
 
     /// Under `--rate` the throughput chart shows what was asked beside
@@ -589,10 +700,10 @@ pub(super) mod tests {
         // The dashes: many short strokes in the ink's colour.
         let ink = |svg: &str| svg.to_uppercase().matches("#374151").count();
         let mut report = workload(timeline(), latency());
-        let closed = charts(&report).unwrap();
+        let closed = charts(&report, None).unwrap();
         assert!(!closed[0].legend.iter().any(|k| k.label == "target rate"));
         report["setup"]["rate_queries_per_sec"] = json!(60.0);
-        let paced = charts(&report).unwrap();
+        let paced = charts(&report, None).unwrap();
         let keys: Vec<&str> = paced[0].legend.iter().map(|k| k.label.as_str()).collect();
         assert_eq!(keys[..2], ["queries/s", "target rate"]);
         assert!(ink(&paced[0].svg) > ink(&closed[0].svg) + 10, "{} vs {}", ink(&paced[0].svg), ink(&closed[0].svg));
@@ -611,9 +722,9 @@ pub(super) mod tests {
         report["outages"] = json!([{"start_s": 0.5, "end_s": 1.5, "duration_s": 1.0, "error": "connection lost: x",
                                     "workers": 2, "reconnected": true}]);
         let shade = "#FED7AA";
-        let plain = charts(&workload(timeline(), latency())).unwrap();
+        let plain = charts(&workload(timeline(), latency()), None).unwrap();
         assert!(!plain[0].svg.to_uppercase().contains(shade), "no outage, no shade");
-        let charts = charts(&report).unwrap();
+        let charts = charts(&report, None).unwrap();
         for c in &charts[..2] {
             assert!(c.svg.to_uppercase().contains(shade), "{}: the window is shaded", c.title);
         }
@@ -622,7 +733,7 @@ pub(super) mod tests {
 
     #[test]
     fn latency_is_a_spectrum_of_percentiles_to_99_99_and_the_max() {
-        let charts = charts(&workload(timeline(), latency())).unwrap();
+        let charts = charts(&workload(timeline(), latency()), None).unwrap();
         let c = charts.iter().find(|c| c.title == "Latency by percentile").expect("the spectrum");
         for tick in ["0%", "90%", "99%", "99.9%", "99.99%", "max"] {
             assert!(has_text(&c.svg, tick), "the tick {tick}");
@@ -633,7 +744,7 @@ pub(super) mod tests {
         // Under --rate, service time beside the latency.
         let mut paced = workload(timeline(), latency());
         paced["service_time_spectrum"] = spectrum();
-        let charts = super::charts(&paced).unwrap();
+        let charts = super::charts(&paced, None).unwrap();
         let keys: Vec<&str> = charts.last().unwrap().legend.iter().map(|k| k.label.as_str()).collect();
         assert_eq!(keys, ["latency (from the intended start)", "service time (from the actual start)"]);
         let svg = charts.last().unwrap().svg.to_uppercase();
@@ -650,7 +761,7 @@ pub(super) mod tests {
     fn latency_per_second_is_p50_and_p99_not_flattened_by_one_outlier() {
         let mut report = workload(timeline(), latency());
         report["timeline"][0]["latency_max_ms"] = json!(40_566.783);
-        let charts = charts(&report).unwrap();
+        let charts = charts(&report, None).unwrap();
         let c = charts.iter().find(|c| c.title == "Latency per second").unwrap();
         let keys: Vec<&str> = c.legend.iter().map(|k| k.label.as_str()).collect();
         assert_eq!(keys, ["p50", "p99"]);
@@ -659,7 +770,7 @@ pub(super) mod tests {
             e["latency_p50_ms"] = Json::Null;
             e["latency_p99_ms"] = Json::Null;
         }
-        let charts = super::charts(&report).unwrap();
+        let charts = super::charts(&report, None).unwrap();
         let c = charts.iter().find(|c| c.title == "Latency per second").unwrap();
         let keys: Vec<&str> = c.legend.iter().map(|k| k.label.as_str()).collect();
         assert_eq!(keys, ["mean", "max"]);
@@ -673,7 +784,7 @@ pub(super) mod tests {
         assert_eq!(human(Some(0.0), Unit::Ms), "0 ms");
         let mut slow = workload(timeline(), latency());
         slow["timeline"][0]["latency_p99_ms"] = json!(40_566.783);
-        let charts = charts(&slow).unwrap();
+        let charts = charts(&slow, None).unwrap();
         let per_second = charts.iter().find(|c| c.title == "Latency per second").unwrap();
         assert!(has_text(&per_second.svg, "s") && !has_text(&per_second.svg, "ms"), "the axis in s");
         assert!(has_text(&per_second.svg, "40"), "ticks in s: 40, not 40,000");
@@ -686,12 +797,12 @@ pub(super) mod tests {
         second["name"] = json!("lastpoint");
         second["timeline_latency_mean_ms"] = json!([9.0, null, 7.0]);
         report["queries"].as_array_mut().unwrap().push(second);
-        let charts = charts(&report).unwrap();
+        let charts = charts(&report, None).unwrap();
         let c = charts.iter().find(|c| c.title == "Latency per second, per query").expect("the per-query chart");
         let keys: Vec<&str> = c.legend.iter().map(|k| k.label.as_str()).collect();
         assert_eq!(keys, ["<script>alert(1)</script>", "lastpoint"], "escaped by the template, not here");
         report["command"] = json!("timeit");
-        let titles: Vec<String> = super::charts(&report).unwrap().into_iter().map(|c| c.title).collect();
+        let titles: Vec<String> = super::charts(&report, None).unwrap().into_iter().map(|c| c.title).collect();
         assert!(!titles.iter().any(|t| t.contains("per query")), "timeit's statements ran one after another");
     }
 }

@@ -13,7 +13,7 @@ use minijinja::value::Serde;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::charts::charts;
+use super::charts::{charts, last_second};
 use super::page::{environment, Header, SetupRows};
 use super::plot::tick;
 use crate::format::{group, human, Unit};
@@ -52,7 +52,7 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
                 title => p.title,
                 report => Serde(data),
                 alone_vs_load => p.compare_with.and_then(|c| json.pointer(&c)).map(Serde),
-                charts => Serde(charts(data)?),
+                charts => Serde(charts(data, p.span)?),
                 plans => Serde(plans),
             })
         })
@@ -96,20 +96,28 @@ struct Part {
     pointer: String,
     /// For a workload alone (`--baseline`): the same workload under load.
     compare_with: Option<String>,
+    /// The last second of the time axis that the part shares with the
+    /// parts that ran at the same time (`dbload run`'s ingest and its
+    /// workloads under load); `None`: its own.
+    span: Option<f64>,
 }
 
 /// `dbload run`'s report holds several reports (each with its own setup,
 /// figures and timeline); every other command's is one.
 fn parts(json: &Json) -> Vec<Part> {
     if json["command"] != "run" {
-        return vec![Part { title: None, pointer: String::new(), compare_with: None }];
+        return vec![Part { title: None, pointer: String::new(), compare_with: None, span: None }];
     }
+    // The mixed phase: the ingest and every workload under load, one time axis.
+    let together = json["workloads"].as_array().into_iter().flatten().map(|w| &w["under_load"]);
+    let span = [&json["ingest"]].into_iter().chain(together).filter_map(last_second).reduce(f64::max);
     let mut parts = Vec::new();
     if json["ingest"].is_object() {
         parts.push(Part {
             title: Some("Ingest, while the workloads ran".into()),
             pointer: "/ingest".into(),
             compare_with: None,
+            span,
         });
     }
     for (i, w) in json["workloads"].as_array().into_iter().flatten().enumerate() {
@@ -119,6 +127,7 @@ fn parts(json: &Json) -> Vec<Part> {
             title: Some(format!("Workload {name}, under the ingest load")),
             pointer: loaded.clone(),
             compare_with: None,
+            span,
         });
         for (key, when, rows) in
             [("alone_before", "before", "table_rows_before"), ("alone_after", "after", "table_rows_after")]
@@ -129,6 +138,7 @@ fn parts(json: &Json) -> Vec<Part> {
                     title: Some(format!("Workload {name}, alone just {when} the mixed phase (--baseline{at})")),
                     pointer: format!("/workloads/{i}/{key}"),
                     compare_with: Some(loaded.clone()),
+                    span: None,
                 });
             }
         }
@@ -198,8 +208,9 @@ mod tests {
     use serde_json::json;
 
     use super::super::charts::charts;
-    use super::super::charts::tests::{latency, timeline, workload};
+    use super::super::charts::tests::{latency, seconds, timeline, workload, x_ticks};
     use super::super::plot::LegendKey;
+    use super::super::plot::SECONDS;
     use super::*;
 
     /// Anything the page would fetch: it must fetch nothing.
@@ -279,9 +290,9 @@ mod tests {
         };
         report["stages"] = json!([stage(1, 0.0, 1.0), stage(2, 1.0, 2.0)]);
         let boundary = "#6B7280";
-        let plain = charts(&workload(timeline(), latency())).unwrap();
+        let plain = charts(&workload(timeline(), latency()), None).unwrap();
         assert!(!plain[0].svg.to_uppercase().contains(boundary), "no stages, no boundary");
-        let charts = charts(&report).unwrap();
+        let charts = charts(&report, None).unwrap();
         for c in &charts[..2] {
             let lines = c.svg.to_uppercase().matches(&format!("STROKE=\"{boundary}\"")).count();
             assert_eq!(lines, 1, "{}: one boundary, between the two stages", c.title);
@@ -299,7 +310,7 @@ mod tests {
         let one_second =
             json!([{"second": 0, "rows": 5, "batches": 5, "errors": 0, "latency_mean_ms": 1.0, "latency_max_ms": 2.0}]);
         let titles: Vec<String> =
-            charts(&workload(one_second, latency())).unwrap().into_iter().map(|c| c.title).collect();
+            charts(&workload(one_second, latency()), None).unwrap().into_iter().map(|c| c.title).collect();
         assert_eq!(titles, ["Latency by percentile"], "one second is one point, not a line");
         // A dry run: no target, no server fields.
         let mut dry = serde_json::to_value(crate::report::ingest::tests::report("")).unwrap();
@@ -340,14 +351,46 @@ mod tests {
         assert_offline(&html);
     }
 
+    /// Issue 35: `dbload run`'s page drew the writes and the reads, which
+    /// ran at the same time, each on a time axis of its own (the ingest's
+    /// 2 s as wide as the queries' 5 s). Every time chart of the mixed
+    /// phase has the same ticks at the same places.
+    #[test]
+    fn a_mixed_run_draws_writes_and_reads_on_one_time_axis() {
+        let mut ingest = serde_json::to_value(crate::report::ingest::tests::report("")).unwrap();
+        ingest["timeline"] = seconds(3);
+        ingest["wall_s"] = json!(3.0);
+        let mut reads = workload(seconds(6), latency());
+        reads["wall_s"] = json!(6.0);
+        let run = json!({
+            "schema_version": 2, "dbload_version": "0.1.0", "command": "run", "status": "ok", "exit_code": 0,
+            "fail_if": [], "ingest": ingest,
+            "workloads": [{"name": "dashboards", "under_load": reads, "alone_before": null, "alone_after": null}],
+            "table_rows_before": null, "table_rows_after": null, "comparison": null
+        });
+        let html = render(&run).unwrap();
+        let svgs: Vec<&str> = html
+            .split("<svg")
+            .skip(1)
+            .filter_map(|s| s.split("</svg>").next())
+            .filter(|s| s.contains(SECONDS.desc))
+            .collect();
+        assert!(svgs.len() >= 4, "the throughput and latency of each: {} time charts", svgs.len());
+        let axis = x_ticks(svgs[0], &SECONDS);
+        assert_eq!(axis.last().map(|t| t.1.as_str()), Some("5"), "{axis:?}");
+        for svg in &svgs[1..] {
+            assert_eq!(x_ticks(svg, &SECONDS), axis);
+        }
+    }
+
     #[test]
     fn the_warm_up_is_shaded_on_the_time_charts() {
         let shade = "#E2E2E2";
-        let plain = charts(&workload(timeline(), latency())).unwrap();
+        let plain = charts(&workload(timeline(), latency()), None).unwrap();
         assert!(plain.iter().all(|c| !c.svg.to_uppercase().contains(shade)), "no warm-up, no band");
         let mut warm = workload(timeline(), latency());
         warm["warmup"] = json!({"count": 20, "errors": 0, "duration_s": 0.9, "end_s": 1.0});
-        let charts = charts(&warm).unwrap();
+        let charts = charts(&warm, None).unwrap();
         let (time, spectrum) = charts.split_at(2);
         for c in time {
             assert!(c.svg.to_uppercase().contains(&format!("FILL=\"{shade}\"")), "{}: the band", c.title);

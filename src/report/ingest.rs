@@ -114,6 +114,11 @@ pub struct SetupReport {
     pub metrics_per_row: u32,
     /// `--with-jsonb`: the measurement model's metrics in one jsonb column.
     pub jsonb: bool,
+    /// nodeIngestBench's flags were given: the text ends with its Global
+    /// Results block, as the run printed it (`results show` too); false in
+    /// a report kept before.
+    #[serde(default)]
+    pub global_results: bool,
     pub rows_limit: Option<u64>,
     pub duration_limit_s: Option<f64>,
     pub rate_rows_per_sec: Option<f64>,
@@ -225,6 +230,7 @@ impl IngestReport {
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,
                 jsonb: cfg.model.jsonb(),
+                global_results: cfg.global_results,
                 rows_limit: cfg.total_rows(),
                 duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
                 rate_rows_per_sec: cfg.load.rate,
@@ -398,6 +404,7 @@ pub fn render(r: &IngestReport) -> String {
         None => out.push_str("Warm-up:    none\n"),
     }
     error_lines(&mut out, &r.error_classes);
+    out.push_str(&duplicate_keys(r).unwrap_or_default());
     connection_lines(&mut out, &r.connections);
     stage_lines(&mut out, &r.stages, "rows");
     let latencies = &r.latencies;
@@ -451,6 +458,24 @@ pub fn render(r: &IngestReport) -> String {
         let _ = writeln!(out, "DDL:        {}", stmt.replace('\n', "\n            "));
     }
     out
+}
+
+/// Why batches failed on the table's unique key (SQLSTATE 23505) when the
+/// run appended: the generator is seeded, so an earlier ingest with the
+/// same seed and start wrote the very same keys. Said under the error with
+/// what to do, since the figures alone (nothing written) read as a target
+/// too slow; `None` otherwise.
+fn duplicate_keys(r: &IngestReport) -> Option<String> {
+    let failed = r.error_classes.iter().find(|e| e.class == "SQLSTATE 23505")?;
+    (r.setup.table_action == TableAction::Append).then(|| {
+        format!(
+            "Why:        {} batches hit keys the table already holds: an earlier ingest with the same seed ({}) \
+             and start wrote these rows, and append keeps them. Run with another --seed (`seed:` in a run \
+             file), or without --append (`append: true`) so that the table is made again\n",
+            group(failed.count),
+            r.setup.seed
+        )
+    })
 }
 
 /// [`render`], then nodeIngestBench's Global Results block (its flags

@@ -83,8 +83,11 @@ pub struct K6Report {
     #[cfg_attr(test, schemars(with = "BTreeMap<String, BTreeMap<String, serde_json::Value>>"))]
     pub metrics: BTreeMap<String, Json>,
     pub thresholds: Vec<Judged>,
-    /// The metrics that are times (in ms), for the text summary.
-    #[serde(skip)]
+    /// The metrics that are times (in ms), for the text summary: kept
+    /// with the report, so that `results show` prints them as times too
+    /// (skipped, they came back as bare numbers); none in a report kept
+    /// before.
+    #[serde(default)]
     pub time_metrics: Vec<String>,
     #[serde(flatten)]
     pub client: ClientReport,

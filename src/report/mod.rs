@@ -366,8 +366,14 @@ impl Pacing {
         let dropped = dropped.unwrap_or(0);
         let warned = dropped > 0 || late as f64 > LATE_SHARE_WARNED * started as f64;
         // What the schedule called for over the measured window.
-        let due = rate * span_s(measured);
-        let behind = p.reached < SHARE_HELD * rate || dropped as f64 > (1.0 - SHARE_HELD) * due.max(dropped as f64);
+        let window = span_s(measured);
+        let due = rate * window;
+        // What was sent, failed or not: failures are counted as failures,
+        // and a run whose every batch failed on duplicate keys kept its
+        // schedule (it was said to have fallen behind it).
+        let failed_per_sec = if window > 0.0 { measured.failed_rows as f64 / window } else { 0.0 };
+        let behind = p.reached + failed_per_sec < SHARE_HELD * rate
+            || dropped as f64 > (1.0 - SHARE_HELD) * due.max(dropped as f64);
         let rate_warning = warned.then(|| {
             format!(
                 "could not hold {rate}/s{}: {} of {} operations started more than {late_after_ms} ms late, \

@@ -179,6 +179,11 @@ pub struct QuerySetup {
     /// pgbench scripts' `:scale`; none without scripts.
     pub scale: Option<i64>,
     pub per_statement: bool,
+    /// nodeIngestBench's flags were given: the text ends with its Global
+    /// Results block, as the run printed it (`results show` too); false in
+    /// a report kept before.
+    #[serde(default)]
+    pub global_results: bool,
     /// `--max-tries`: tries a script run gets (pgbench's "maximum number of tries").
     pub max_tries: u32,
     /// `--failures-detailed`: the text counts failures by pgbench's kinds.
@@ -327,6 +332,7 @@ impl QueryReport {
                 explain: cfg.explain,
                 scale: out.scale,
                 per_statement: cfg.per_statement,
+                global_results: cfg.global_results,
                 max_tries: cfg.max_tries,
                 failures_detailed: cfg.failures_detailed,
                 latency_limit_ms: cfg.latency_limit.map(|l| l.as_secs_f64() * 1000.0),

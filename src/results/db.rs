@@ -107,6 +107,8 @@ async fn insert_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) ->
         errors: Vec<i64>,
         mean: Vec<Option<f64>>,
         max: Vec<Option<f64>>,
+        p50: Vec<Option<f64>>,
+        p99: Vec<Option<f64>>,
     }
     let mut c = Columns::default();
     for (part, entries) in super::timelines(run.report) {
@@ -117,14 +119,29 @@ async fn insert_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) ->
             c.rows.push(int("rows").unwrap_or(0));
             c.operations.push(int("batches").unwrap_or(0));
             c.errors.push(int("errors").unwrap_or(0));
-            c.mean.push(e.get("latency_mean_ms").and_then(Json::as_f64));
-            c.max.push(e.get("latency_max_ms").and_then(Json::as_f64));
+            let ms = |k: &str| e.get(k).and_then(Json::as_f64);
+            c.mean.push(ms("latency_mean_ms"));
+            c.max.push(ms("latency_max_ms"));
+            c.p50.push(ms("latency_p50_ms"));
+            c.p99.push(ms("latency_p99_ms"));
         }
     }
     let m = run.meta;
     tx.execute(
         &sql::insert_timeline(),
-        &[&m.run_id, &m.started_at, &c.part, &c.second, &c.rows, &c.operations, &c.errors, &c.mean, &c.max],
+        &[
+            &m.run_id,
+            &m.started_at,
+            &c.part,
+            &c.second,
+            &c.rows,
+            &c.operations,
+            &c.errors,
+            &c.mean,
+            &c.max,
+            &c.p50,
+            &c.p99,
+        ],
     )
     .await
     .context("inserting into dbload_timeline")?;

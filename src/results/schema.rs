@@ -1,5 +1,6 @@
 //! The results database's tables (`--results-url`): made when missing,
-//! upgraded from version 1, refused when another version of dbload made
+//! upgraded from version 1, given the columns added since they were made
+//! (the timeline's p50 and p99), refused when another version of dbload made
 //! them, and the row of `dbload_instances` as dbload reads it. The kept
 //! runs (`db.rs`) and a distributed run's start barrier (`src/barrier.rs`)
 //! both stand on them, so they live in neither.
@@ -9,8 +10,9 @@ use tokio_postgres::Row;
 
 use crate::dialect::results as sql;
 
-/// Creates the tables if they are missing, or upgrades those of version 1;
-/// refuses those of another version. Within `tx`, one instance at a time.
+/// Creates the tables if they are missing, or upgrades those of version 1,
+/// and adds the columns an older store lacks; refuses those of another
+/// version. Within `tx`, one instance at a time.
 pub async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
     tx.execute(&sql::lock_tables(), &[]).await.context("locking the results tables")?;
     let comment: Option<String> = tx.query_one(&sql::version_check(), &[]).await?.get(0);
@@ -26,6 +28,10 @@ pub async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
             sql::RUNS,
             sql::comment()
         ),
+    }
+    let missing: bool = tx.query_one(&sql::columns_missing(), &[]).await?.get(0);
+    if missing {
+        tx.batch_execute(&sql::add_columns()).await.context("adding the p50 and p99 columns to dbload_timeline")?;
     }
     Ok(())
 }

@@ -34,6 +34,7 @@ fn rendered(report: &Json) -> Result<String> {
             match (command, r.transactions.is_some()) {
                 ("timeit", true) => report::pgbench::render(&r),
                 ("timeit", false) => report::query::render_timeit(&r),
+                _ if r.setup.global_results => report::node_ingest::render_workload(&r),
                 _ => report::query::render_workload(&r),
             }
         }
@@ -42,7 +43,13 @@ fn rendered(report: &Json) -> Result<String> {
         "run" => report::mixed::render(&read(report, &mut lacks)?),
         "export" | "insert-from-sql" => report::transfer::render(&read(report, &mut lacks)?),
         "sweep" => report::sweep::render(&read(report, &mut lacks)?),
-        _ => report::ingest::render(&read(report, &mut lacks)?),
+        _ => {
+            let r: report::ingest::IngestReport = read(report, &mut lacks)?;
+            match r.setup.global_results {
+                true => report::ingest::render_with_global_results(&r),
+                false => report::ingest::render(&r),
+            }
+        }
     };
     let repeated = match report.get("repeat") {
         Some(repeat) => report::repeat::render(&RepeatReport::kept(repeat, report).context("its repeat section")?),

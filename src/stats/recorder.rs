@@ -181,6 +181,9 @@ impl Timing {
 pub struct Phase {
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
+    /// How late each operation started against its schedule, failed ones
+    /// too: the wait comes before the outcome (`dbload http` shows it as
+    /// `http_req_blocked`, which read "-" when every check failed).
     pub lag: Histogram<u64>,
     pub rows: u64,
     pub batches: u64,
@@ -228,6 +231,7 @@ impl Phase {
 
     /// An operation that failed with `rows` rows unwritten, `acked` written.
     fn failed(&mut self, acked: u64, rows: u64, t: &Timing) {
+        record_us(&mut self.lag, micros(t.lag()));
         self.failed_batches += 1;
         self.failed_rows += rows;
         self.rows += acked;

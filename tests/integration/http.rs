@@ -24,6 +24,7 @@ pub fn tests() -> Vec<Registered> {
         ("http::requests_and_connections_are_counted", requests_and_connections_are_counted, Parallel),
         ("http::template_bodies_differ", template_bodies_differ, Parallel),
         ("http::failed_checks_are_counted", failed_checks_are_counted, Parallel),
+        ("http::blocked_is_measured_when_every_check_failed", blocked_is_measured_when_every_check_failed, Parallel),
         ("http::open_loop_rate_is_held", open_loop_rate_is_held, Quiet),
         ("http::rate_stages_are_followed", rate_stages_are_followed, Quiet),
         ("http::rate_not_held_is_said", rate_not_held_is_said, Parallel),
@@ -298,6 +299,22 @@ fn template_bodies_differ(_: &Ctx) -> Result<()> {
     // POST without a method given, since there is a body.
     let all_post = server.seen.log.lock().unwrap().iter().all(|r| r.0 == "POST");
     ensure(all_post, || "not POST".into())
+}
+
+/// Issue 35: `http_req_blocked` read "-" when every check failed: the
+/// time a request waited to start is measured on every request, whatever
+/// its checks say, so it has a figure.
+fn blocked_is_measured_when_every_check_failed(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let url = format!("{}/flaky", server.url);
+    let out = http(&[&url, "--iterations", "20", "--vus", "2", "--check", "status=418"])?;
+    let r = &out.report;
+    ensure(out.exit_code == 1 && r.requests_ok == 0 && r.errors == 20, || format!("exit {}: {r:?}", out.exit_code))?;
+    let blocked = r.http_req_blocked_ms.as_ref().map(|l| l.count);
+    ensure(blocked == Some(20), || format!("http_req_blocked over {blocked:?} requests, want 20"))?;
+    let text = dbload::report::http::render(r);
+    let line = text.lines().find(|l| l.contains("http_req_blocked")).unwrap_or_default();
+    ensure(line.contains("avg="), || text.clone())
 }
 
 fn failed_checks_are_counted(_: &Ctx) -> Result<()> {

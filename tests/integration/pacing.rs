@@ -20,6 +20,11 @@ pub fn tests() -> Vec<Registered> {
         ("pacing::baseline_brackets_the_mixed_phase", baseline_brackets_the_mixed_phase, Quiet),
         ("pacing::mixed_run_that_fell_behind_fails", mixed_run_that_fell_behind_fails, Quiet),
         ("pacing::a_part_that_stops_stops_the_mixed_run", a_part_that_stops_stops_the_mixed_run, Quiet),
+        (
+            "pacing::appending_the_same_seed_again_says_duplicate_keys_not_the_rate",
+            appending_the_same_seed_again_says_duplicate_keys_not_the_rate,
+            Quiet,
+        ),
     ]
 }
 
@@ -194,6 +199,35 @@ fn mixed_run_that_fell_behind_fails(ctx: &Ctx) -> Result<()> {
     let behind = r["behind"].as_array().context("behind[]")?;
     ensure(behind.iter().any(|p| p == "workload count under load"), || format!("behind: {behind:?}"))?;
     ensure(r["workloads"][0]["under_load"]["dropped"].as_u64() > Some(0), || stdout.clone())
+}
+
+/// Issue 35: `append: true` on a table that an earlier ingest wrote with
+/// the same seed (and start): every batch fails on the table's unique key
+/// (SQLSTATE 23505), and the report said the ingest could not hold its
+/// rate. It says the rows were there already and what to do; the run fails
+/// by its failures (exit 1), and no part is said to be behind.
+fn appending_the_same_seed_again_says_duplicate_keys_not_the_rate(ctx: &Ctx) -> Result<()> {
+    let table = "pacing_again";
+    let start = "2024-01-01T00:00:00Z";
+    let first = ["ingest", "--url", &ctx.url, "--table", table, "--drop-table", "--rows", "8000", "--workers", "1"];
+    let first =
+        [&first[..], &["--batch-size", "500", "--seed", "5", "--start", start, "--no-results", "--quiet"]].concat();
+    let (code, _, stderr) = dbload_bin(&first, &[]);
+    ensure(code == 0, || format!("the first ingest: exit {code}: {stderr}"))?;
+    let dir = tempfile::tempdir()?;
+    let yaml = format!(
+        "duration: 1s\ningest:\n  table: {table}\n  append: true\n  workers: 1\n  batch_size: 500\n  rate: 2000\n  \
+         seed: 5\n  start: {start}\nworkloads:\n  - name: count\n    concurrency: 1\n    queries:\n      \
+         - query: select count(*) from {table}\n        ratio: 1\n"
+    );
+    let mixed = write_file(&dir, "mixed.yml", &yaml)?;
+    let (code, text, stderr) = dbload_bin(&["run", &mixed, "--url", &ctx.url, "--no-results"], &[]);
+    ensure(code == 1, || format!("exit {code}: {stderr}\n{text}"))?;
+    ensure(text.contains("SQLSTATE 23505") && text.contains("already") && text.contains("--seed"), || text.clone())?;
+    ensure(!text.contains("could not hold") && !text.contains("behind"), || text.clone())?;
+    let (_, json_out, _) = dbload_bin(&["run", &mixed, "--url", &ctx.url, "--no-results", "--output", "json"], &[]);
+    let r = json(&json_out)?;
+    ensure(r["behind"].as_array().is_some_and(Vec::is_empty), || format!("behind: {}", r["behind"]))
 }
 
 /// Issue 13 item 2: a part of a mixed run that stops on its own (here a

@@ -28,6 +28,11 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("results::list_and_show_read_both_stores", list_and_show_read_both_stores, Parallel),
         (
+            "results::a_store_without_the_timeline_percentiles_gets_them_in_place",
+            a_store_without_the_timeline_percentiles_gets_them_in_place,
+            Parallel,
+        ),
+        (
             "results::a_store_that_fails_is_a_warning_not_a_failed_run",
             a_store_that_fails_is_a_warning_not_a_failed_run,
             Parallel,
@@ -59,8 +64,10 @@ fn list_passes_over_an_unreadable_run(ctx: &Ctx) -> Result<()> {
 /// `results show ID` prints a kept run's text report as the run printed
 /// it (but for its `Kept:` lines, which say where it went and are not in
 /// the report), from a directory and a database alike, for every kind of
-/// run (http against the harness's HTTP server); `--output json` its JSON,
-/// `--html FILE` its page (before: JSON only).
+/// run (http and k6 against the harness's HTTP server); `--output json` its JSON,
+/// `--html FILE` its page (before: JSON only). Issue 35: k6 and sweep runs
+/// had no test, and a run with nodeIngestBench's flags was shown without
+/// the Global Results block it printed.
 fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
     ctx.query("DROP SCHEMA IF EXISTS results_text CASCADE; CREATE SCHEMA results_text")?;
     ctx.query("DROP TABLE IF EXISTS results_text; CREATE TABLE results_text (id int, name text)")?;
@@ -81,6 +88,13 @@ fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
     let (url, out) = (ctx.url.as_str(), out.to_str().context("a temporary path")?);
     let server = crate::http::Server::start(false)?;
     let page_url = format!("{}/bytes/100", server.url);
+    let k6_script = file(
+        "k6.js",
+        &format!(
+            "import http from 'k6/http';\nexport const options = {{ vus: 1, iterations: 5 }};\n\
+             export default function () {{ http.get('{page_url}'); }}\n"
+        ),
+    )?;
     let runs: Vec<Vec<&str>> = vec![
         vec!["http", &page_url, "--vus", "2", "-n", "20"],
         vec!["ingest", "--url", url, "--table", "results_text_i", "--drop-table", "--rows", "2000"],
@@ -91,17 +105,42 @@ fn show_prints_every_kind_as_its_run_did(ctx: &Ctx) -> Result<()> {
         vec!["export", "--url", url, "--table", "results_text_i", "--out", out],
         vec!["insert-from-sql", "--url", url, "--query", "select 1 as id, 'x' as name", "--table", "results_text"],
         vec!["run", &mixed, "--url", url],
+        vec!["k6", "run", &k6_script],
+        vec![
+            "sweep",
+            "--vary",
+            "workers=1,2",
+            "--",
+            "ingest",
+            "--url",
+            url,
+            "--table",
+            "results_text_s",
+            "--rows",
+            "500",
+        ],
+        vec!["ingest", "--url", url, "--table", "results_text_n", "--batch_size", "300", "--max_rows", "600"],
+        vec!["workload", "--url", url, "--queries_config", &workload, "--max_queries", "10", "--processes", "1"],
     ];
     for args in runs {
-        let args = [&args[..], &["--results", dir, "--results-url", &db]].concat();
+        // A sweep's own flags come before the command it sweeps.
+        let at = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        let args = [&args[..at], &["--results", dir, "--results-url", &db], &args[at..]].concat();
         let (code, printed, stderr) = dbload_bin(&args, &[]);
         ensure(code == 0, || format!("{args:?}: exit {code}: {stderr}"))?;
-        let id = printed.lines().find_map(|l| l.strip_prefix("Run:")).and_then(|l| l.split_whitespace().next());
+        // A sweep names itself on its first line: `Sweep ID: ...`.
+        let id = printed
+            .lines()
+            .find_map(|l| l.strip_prefix("Run:").or_else(|| l.strip_prefix("Sweep ")))
+            .and_then(|l| l.split_whitespace().next())
+            .map(|id| id.trim_end_matches(':'));
         let id = id.with_context(|| format!("{args:?}: no Run: line in {printed}"))?;
         let printed: String = printed.lines().filter(|l| !l.starts_with("Kept:")).map(|l| format!("{l}\n")).collect();
         for from in [["--results", dir], ["--results-url", &db]] {
             let (code, shown, stderr) = dbload_bin(&[&["results", "show", id][..], &from].concat(), &[]);
-            ensure(code == 0 && shown == printed, || {
+            // A sweep printed no `Run:` lines of its own; shown, they follow its table.
+            let same = if args[0] == "sweep" { shown.starts_with(&printed) } else { shown == printed };
+            ensure(code == 0 && same, || {
                 format!("{args:?} {from:?}: exit {code}: {stderr}\nshown:\n{shown}\nprinted:\n{printed}")
             })?;
             let (code, json, _) = dbload_bin(&[&["results", "show", id, "--output", "json"][..], &from].concat(), &[]);
@@ -440,6 +479,49 @@ fn results_url_creates_its_tables_and_inserts_the_run(ctx: &Ctx) -> Result<()> {
     }
     let comment = ctx.scalar("SELECT obj_description('results_url.dbload_runs'::regclass, 'pg_class')")?;
     ensure(comment.contains("schema version 2"), || comment)
+}
+
+/// Issue 35: `dbload_timeline` had no p50 and p99 columns, though every
+/// report's `timeline[]` has them. A store made before them (its timeline
+/// without the two columns, its runs kept) takes the next run in place:
+/// the columns are added, the old rows kept (null there), the new run's
+/// seconds carry the report's figures.
+fn a_store_without_the_timeline_percentiles_gets_them_in_place(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP SCHEMA IF EXISTS results_p99 CASCADE; CREATE SCHEMA results_p99")?;
+    let store = ctx.url_with("options=-csearch_path%3Dresults_p99");
+    let home = tempfile::tempdir()?;
+    let args = ["timeit", "--url", &ctx.url, "-s", "select 1", "--duration", "2s", "--results-url", &store];
+    let (code, _, stderr) = json_run(&args, home.path())?;
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    // The layout before the columns: the timeline as it was.
+    ctx.query(
+        "ALTER TABLE results_p99.dbload_timeline DROP COLUMN IF EXISTS latency_p50_ms,          DROP COLUMN IF EXISTS latency_p99_ms",
+    )?;
+    let (code, report, stderr) = json_run(&args, home.path())?;
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    let columns = ctx.scalar(
+        "SELECT string_agg(attname, ',' ORDER BY attname) FROM pg_attribute          WHERE attrelid = 'results_p99.dbload_timeline'::regclass AND attname LIKE 'latency_p%' AND NOT attisdropped",
+    )?;
+    ensure(columns == "latency_p50_ms,latency_p99_ms", || {
+        format!("dbload_timeline's percentile columns: {columns:?}")
+    })?;
+    let id = report["run"]["run_id"].as_str().context("run_id")?;
+    let stored = ctx.query(&format!(
+        "SELECT latency_p50_ms, latency_p99_ms FROM results_p99.dbload_timeline WHERE run_id = '{id}' AND part = ''          ORDER BY second"
+    ))?;
+    let in_report: Vec<[Option<f64>; 2]> = report["timeline"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| ["latency_p50_ms", "latency_p99_ms"].map(|k| e[k].as_f64()))
+        .collect();
+    let number = |v: &Option<String>| v.as_deref().and_then(|v| v.parse::<f64>().ok());
+    let stored: Vec<[Option<f64>; 2]> = stored.iter().map(|r| [number(&r[0]), number(&r[1])]).collect();
+    ensure(!stored.is_empty() && stored[0][1].is_some() && stored == in_report, || {
+        format!("stored {stored:?}, the report {in_report:?}")
+    })?;
+    let runs = ctx.scalar("SELECT count(*) FROM results_p99.dbload_runs")?;
+    ensure(runs == "2", || format!("{runs} runs: the first is kept"))
 }
 
 /// `results list` and `results show` read the directory and the database alike.
