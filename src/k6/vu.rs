@@ -50,8 +50,8 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use rquickjs::function::{Func, Opt};
-use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Runtime, Value};
+use rquickjs::function::{Args, Constructor, FromParam, Func, Opt, ParamRequirement, ParamsAccessor};
+use rquickjs::{Context, Ctx, Exception, FromJs, Function, IntoJs, Object, Runtime, Value};
 use send_wrapper::SendWrapper;
 use tokio_util::sync::CancellationToken;
 
@@ -129,8 +129,8 @@ enum In {
     Start,
     /// Run a call of the worker loop.
     Call(Call),
-    /// The answer to the request it handed out.
-    Answer(Box<Answer>),
+    /// The answer to the request it handed out, and that request back.
+    Answer(Box<Answer>, Box<Request>),
     /// Its sleep is over.
     Woke,
     /// The run stopped: the request or sleep it waits for throws, and the
@@ -185,7 +185,7 @@ impl Vu {
             };
             input = match out {
                 Out::Request(r) => match client.as_deref_mut() {
-                    Some(client) => In::Answer(Box::new(client.request(&r, record).await)),
+                    Some(client) => In::Answer(Box::new(client.request(&r, record).await), r),
                     None => In::Stopped,
                 },
                 Out::Sleep(d) => tokio::select! {
@@ -475,17 +475,9 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     let s = state.clone();
     http.set(
         "request",
-        Func::from(
-            move |ctx: Ctx<'js>,
-                  method: String,
-                  url: String,
-                  body: Value<'js>,
-                  params: Opt<Option<Object<'js>>>,
-                  form: Opt<bool>|
-                  -> rquickjs::Result<Object<'js>> {
-                request(&ctx, &s, method, url, body, params.0.flatten(), form.0)
-            },
-        ),
+        Func::from(move |ctx: Ctx<'js>, given: Given<'js>| -> rquickjs::Result<Value<'js>> {
+            request(&ctx, &s, given)
+        }),
     )?;
     g.set("__k6_http", http)?;
 
@@ -564,35 +556,64 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     Ok(())
 }
 
-/// `http.request(...)`: the request handed out of the VU's coroutine, the
-/// VU suspended until its answer, the answer as k6's response object.
-fn request<'js>(
-    ctx: &Ctx<'js>,
-    s: &State,
+/// What `http.request` hands the native request (src/k6/js/http.js): the
+/// class its response is made of, the request, and the fields of its
+/// `params` that matter here, read in JavaScript (whose property names are
+/// atoms made once, when the VU compiles the module) rather than looked up
+/// by name from Rust on each request.
+struct Given<'js> {
+    response: Constructor<'js>,
     method: String,
     url: String,
     body: Value<'js>,
-    params: Option<Object<'js>>,
-    form: Option<bool>,
-) -> rquickjs::Result<Object<'js>> {
+    /// The body was an object, sent as a form.
+    form: bool,
+    headers: Option<Object<'js>>,
+    timeout: Value<'js>,
+    tags: Option<Object<'js>>,
+}
+
+/// `Given`'s positional arguments.
+const GIVEN: usize = 8;
+
+impl<'js> FromParam<'js> for Given<'js> {
+    fn param_requirement() -> ParamRequirement {
+        (0..GIVEN).fold(ParamRequirement::none(), |r, _| r.combine(ParamRequirement::single()))
+    }
+
+    fn from_param<'a>(params: &mut ParamsAccessor<'a, 'js>) -> rquickjs::Result<Self> {
+        let ctx = params.ctx().clone();
+        let mut next = || params.arg();
+        Ok(Given {
+            response: Constructor::from_js(&ctx, next())?,
+            method: String::from_js(&ctx, next())?,
+            url: String::from_js(&ctx, next())?,
+            body: next(),
+            form: bool::from_js(&ctx, next())?,
+            headers: Option::from_js(&ctx, next())?,
+            timeout: next(),
+            tags: Option::from_js(&ctx, next())?,
+        })
+    }
+}
+
+/// `http.request(...)`: the request handed out of the VU's coroutine, the
+/// VU suspended until its answer, the answer as k6's response object (an
+/// instance of http.js's `Response`, made with its values in order).
+fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<Value<'js>> {
     let throw = |m: &str| Exception::throw_message(ctx, m);
     if s.init.get() {
         return Err(throw(
             "http requests can only be made in a VU's code (default, setup, teardown), not in the init context",
         ));
     }
-    let mut headers = Vec::new();
-    let mut timeout = DEFAULT_TIMEOUT;
-    let mut given_tags = None;
-    if let Some(p) = &params {
-        if let Some(h) = p.get::<_, Option<Object>>("headers")? {
-            headers = object_strings(&h);
-        }
-        if let Some(t) = p.get::<_, Option<Value>>("timeout")?.filter(|v| !v.is_undefined() && !v.is_null()) {
-            timeout = timeout_of(&t).map_err(|m| throw(&m))?;
-        }
-        given_tags = p.get::<_, Option<Object>>("tags")?;
-    }
+    let Given { response, method, url, body, form, headers, timeout, tags: given_tags } = given;
+    let mut headers = headers.as_ref().map(object_strings).unwrap_or_default();
+    let timeout = if timeout.is_undefined() || timeout.is_null() {
+        DEFAULT_TIMEOUT
+    } else {
+        timeout_of(&timeout).map_err(|m| throw(&m))?
+    };
     let has_body = !(body.is_null() || body.is_undefined());
     let bytes = if let Some(b) = body.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
         // SAFETY: the bytes are copied at once; no JavaScript runs (and so
@@ -603,25 +624,26 @@ fn request<'js>(
     } else {
         Vec::new()
     };
-    if form == Some(true) && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+    if form && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
         headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
     }
-    let mut tags = s.tags(given_tags.as_ref());
-    if !tags.iter().any(|(k, _)| k == "name") {
-        tags.push(("name".into(), url.clone()));
-    }
-    tags.push(("method".into(), method.clone()));
-    let r = Request { method: method.clone(), url: url.clone(), headers, body: bytes, has_body, timeout };
+    let r = Request { method, url, headers, body: bytes, has_body, timeout };
     if s.stopped() {
         return Err(throw("the run stopped"));
     }
-    let In::Answer(answer) = s.suspend(Out::Request(Box::new(r))) else {
+    let In::Answer(answer, r) = s.suspend(Out::Request(Box::new(r))) else {
         return Err(throw("the run stopped"));
     };
+    let Request { method, url, .. } = *r;
     let t = answer.timings;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     if !s.warm.get() {
         let failed = answer.error.is_some() || !(200..400).contains(&answer.status);
+        let mut tags = s.tags(given_tags.as_ref());
+        if !tags.iter().any(|(k, _)| k == "name") {
+            tags.push(("name".into(), url.clone()));
+        }
+        tags.push(("method".into(), method.clone()));
         tags.push(("status".into(), answer.status.to_string()));
         let mut m = lock(&s.metrics);
         for (name, v) in [
@@ -638,10 +660,6 @@ fn request<'js>(
             let _ = m.add(name, v, &tags);
         }
     }
-    let res = Object::new(ctx.clone())?;
-    res.set("status", answer.status)?;
-    res.set("url", url)?;
-    res.set("body", String::from_utf8_lossy(&answer.body).into_owned())?;
     let headers = Object::new(ctx.clone())?;
     for (name, value) in &answer.headers {
         let name = canonical(name);
@@ -652,24 +670,24 @@ fn request<'js>(
         };
         headers.set(name, joined)?;
     }
-    res.set("headers", headers)?;
-    res.set("error", answer.error.clone().unwrap_or_default())?;
-    res.set("error_code", if answer.error.is_some() { 1000 } else { 0 })?;
-    let timings = Object::new(ctx.clone())?;
-    for (name, d) in [
-        ("blocked", t.connecting + t.tls_handshaking),
-        ("connecting", t.connecting),
-        ("tls_handshaking", t.tls_handshaking),
-        ("sending", t.sending),
-        ("waiting", t.waiting),
-        ("receiving", t.receiving),
-        ("duration", t.duration()),
+    let mut args = Args::new(ctx.clone(), 14);
+    args.push_arg(answer.status)?;
+    args.push_arg(url)?;
+    args.push_arg(String::from_utf8_lossy(&answer.body).as_ref())?;
+    args.push_arg(headers)?;
+    args.push_arg(answer.error.as_deref().unwrap_or_default())?;
+    args.push_arg(if answer.error.is_some() { 1000 } else { 0 })?;
+    for d in [
+        t.connecting + t.tls_handshaking,
+        t.connecting,
+        t.tls_handshaking,
+        t.sending,
+        t.waiting,
+        t.receiving,
+        t.duration(),
     ] {
-        timings.set(name, ms(d))?;
+        args.push_arg(ms(d))?;
     }
-    res.set("timings", timings)?;
-    let request = Object::new(ctx.clone())?;
-    request.set("method", method)?;
-    res.set("request", request)?;
-    Ok(res)
+    args.push_arg(method)?;
+    response.construct_args(args)
 }

@@ -2,12 +2,34 @@
 // hands each request to dbload's own HTTP client.
 const native = globalThis.__k6_http;
 
-function json(selector) {
-  if (selector !== undefined) {
-    throw new Error("res.json(selector): selectors are not supported yet; use res.json() and read the field");
+// k6's response. The native request makes one per request with its values
+// in this order: the properties are set here, with names the module's
+// compilation made once, and json() is on the prototype, not set on each.
+class Response {
+  constructor(status, url, body, headers, error, errorCode,
+              blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration, method) {
+    this.status = status;
+    this.url = url;
+    this.body = body;
+    this.headers = headers;
+    this.error = error;
+    this.error_code = errorCode;
+    this.timings = {
+      blocked, connecting, tls_handshaking: tlsHandshaking, sending, waiting, receiving, duration,
+    };
+    this.request = { method };
   }
-  return JSON.parse(this.body);
+
+  json(selector) {
+    if (selector !== undefined) {
+      throw new Error("res.json(selector): selectors are not supported yet; use res.json() and read the field");
+    }
+    return JSON.parse(this.body);
+  }
 }
+
+// A request without params.
+const NO_PARAMS = Object.freeze({});
 
 // k6 sends an object body as a form, a string as it is.
 function encode(body) {
@@ -24,9 +46,9 @@ function encode(body) {
 
 export function request(method, url, body, params) {
   const form = body !== null && typeof body === "object" && !(body instanceof ArrayBuffer);
-  const res = native.request(String(method).toUpperCase(), String(url), encode(body), params || null, form);
-  res.json = json;
-  return res;
+  const p = params || NO_PARAMS;
+  return native.request(Response, String(method).toUpperCase(), String(url), encode(body), form,
+    p.headers, p.timeout, p.tags);
 }
 
 export function get(url, params) {
