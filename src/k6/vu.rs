@@ -58,7 +58,7 @@ use tokio_util::sync::CancellationToken;
 use super::script::{describe, Imports, Script};
 use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
-use crate::stats::k6::{Kind, Metrics};
+use crate::stats::k6::{Id, Kind, Metrics};
 
 /// A VU coroutine's stack: QuickJS may use up to [`JS_STACK`] of it, the
 /// rest is for the Rust and C frames around it.
@@ -225,6 +225,7 @@ struct State {
     warm: Cell<bool>,
     stop: CancellationToken,
     metrics: Arc<Mutex<Metrics>>,
+    http: HttpMetrics,
     dir: PathBuf,
 }
 
@@ -266,6 +267,7 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         warm: Cell::new(false),
         stop: spec.stop.clone(),
         metrics: spec.metrics.clone(),
+        http: HttpMetrics::new(),
         dir: spec.script.dir.clone(),
     });
     let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
@@ -597,6 +599,35 @@ impl<'js> FromParam<'js> for Given<'js> {
     }
 }
 
+/// The built-in metrics each request adds a sample to, found once per VU.
+struct HttpMetrics {
+    reqs: Id,
+    failed: Id,
+    duration: Id,
+    blocked: Id,
+    connecting: Id,
+    tls_handshaking: Id,
+    sending: Id,
+    waiting: Id,
+    receiving: Id,
+}
+
+impl HttpMetrics {
+    fn new() -> HttpMetrics {
+        HttpMetrics {
+            reqs: Id::builtin("http_reqs"),
+            failed: Id::builtin("http_req_failed"),
+            duration: Id::builtin("http_req_duration"),
+            blocked: Id::builtin("http_req_blocked"),
+            connecting: Id::builtin("http_req_connecting"),
+            tls_handshaking: Id::builtin("http_req_tls_handshaking"),
+            sending: Id::builtin("http_req_sending"),
+            waiting: Id::builtin("http_req_waiting"),
+            receiving: Id::builtin("http_req_receiving"),
+        }
+    }
+}
+
 /// `http.request(...)`: the request handed out of the VU's coroutine, the
 /// VU suspended until its answer, the answer as k6's response object (an
 /// instance of http.js's `Response`, made with its values in order).
@@ -639,25 +670,46 @@ fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Resul
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     if !s.warm.get() {
         let failed = answer.error.is_some() || !(200..400).contains(&answer.status);
-        let mut tags = s.tags(given_tags.as_ref());
-        if !tags.iter().any(|(k, _)| k == "name") {
-            tags.push(("name".into(), url.clone()));
-        }
-        tags.push(("method".into(), method.clone()));
-        tags.push(("status".into(), answer.status.to_string()));
+        let h = &s.http;
         let mut m = lock(&s.metrics);
-        for (name, v) in [
-            ("http_reqs", 1.0),
-            ("http_req_failed", if failed { 1.0 } else { 0.0 }),
-            ("http_req_duration", ms(t.duration())),
-            ("http_req_blocked", ms(t.connecting + t.tls_handshaking)),
-            ("http_req_connecting", ms(t.connecting)),
-            ("http_req_tls_handshaking", ms(t.tls_handshaking)),
-            ("http_req_sending", ms(t.sending)),
-            ("http_req_waiting", ms(t.waiting)),
-            ("http_req_receiving", ms(t.receiving)),
+        // A sample's tags cost allocations: made only when a threshold's
+        // submetric of an HTTP metric selects by them.
+        let tags = if [
+            h.reqs,
+            h.failed,
+            h.duration,
+            h.blocked,
+            h.connecting,
+            h.tls_handshaking,
+            h.sending,
+            h.waiting,
+            h.receiving,
+        ]
+        .iter()
+        .any(|&id| m.wants_tags(id))
+        {
+            let mut tags = s.tags(given_tags.as_ref());
+            if !tags.iter().any(|(k, _)| k == "name") {
+                tags.push(("name".into(), url.clone()));
+            }
+            tags.push(("method".into(), method.clone()));
+            tags.push(("status".into(), answer.status.to_string()));
+            tags
+        } else {
+            Vec::new()
+        };
+        for (id, v) in [
+            (h.reqs, 1.0),
+            (h.failed, if failed { 1.0 } else { 0.0 }),
+            (h.duration, ms(t.duration())),
+            (h.blocked, ms(t.connecting + t.tls_handshaking)),
+            (h.connecting, ms(t.connecting)),
+            (h.tls_handshaking, ms(t.tls_handshaking)),
+            (h.sending, ms(t.sending)),
+            (h.waiting, ms(t.waiting)),
+            (h.receiving, ms(t.receiving)),
         ] {
-            let _ = m.add(name, v, &tags);
+            m.add_to(id, v, &tags);
         }
     }
     let headers = Object::new(ctx.clone())?;
