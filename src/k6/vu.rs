@@ -51,7 +51,7 @@ use anyhow::Result;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rquickjs::function::{Args, Constructor, FromParam, Func, Opt, ParamRequirement, ParamsAccessor};
-use rquickjs::{Context, Ctx, Exception, FromJs, Function, IntoJs, Object, Runtime, Value};
+use rquickjs::{Array, Context, Ctx, Exception, FromJs, Function, IntoJs, Object, Runtime, Value};
 use send_wrapper::SendWrapper;
 use tokio_util::sync::CancellationToken;
 
@@ -60,6 +60,9 @@ use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
 use crate::stats::k6::{Id, Kind, Metrics};
 
+/// The requests of an `http.batch` made at once, at most: k6's `batch`
+/// option's default.
+const BATCH: usize = 20;
 /// A VU coroutine's stack: QuickJS may use up to [`JS_STACK`] of it, the
 /// rest is for the Rust and C frames around it.
 const VU_STACK: usize = 1 << 20;
@@ -115,6 +118,8 @@ pub enum CallError {
 enum Out {
     /// `http.*`: the request to make; resumed with [`In::Answer`].
     Request(Box<Request>),
+    /// `http.batch`: the requests to make at once; resumed with [`In::Answers`].
+    Batch(Vec<Request>),
     /// `sleep()`: resumed with [`In::Woke`] once the time is over.
     Sleep(Duration),
     /// The init code ran: what it left, or why it failed (exit 2).
@@ -131,6 +136,8 @@ enum In {
     Call(Call),
     /// The answer to the request it handed out, and that request back.
     Answer(Box<Answer>, Box<Request>),
+    /// The answers to the batch it handed out, in order, and its requests back.
+    Answers(Vec<Answer>, Vec<Request>),
     /// Its sleep is over.
     Woke,
     /// The run stopped: the request or sleep it waits for throws, and the
@@ -143,6 +150,9 @@ type Body = Coroutine<In, Out, (), DefaultStack>;
 /// A VU: its coroutine, resumed on the thread that made it.
 pub struct Vu {
     co: SendWrapper<Body>,
+    /// The clients of a batch's requests after its first (made with the
+    /// first batch that needs them, kept with their connections).
+    batch_clients: Vec<Client>,
     /// The VU's own child of the run's stop: cancelled when the run stops
     /// or the VU is dropped.
     stop: CancellationToken,
@@ -156,7 +166,7 @@ impl Vu {
         let stack = DefaultStack::new(VU_STACK).map_err(|e| anyhow::anyhow!("making a VU's stack: {e}"))?;
         let spec = VuSpec { stop: stop.clone(), ..spec };
         let co = Coroutine::with_stack(stack, move |yielder: &Yielder<In, Out>, _: In| body(yielder, &spec));
-        let mut vu = Vu { co: SendWrapper::new(co), stop };
+        let mut vu = Vu { co: SendWrapper::new(co), batch_clients: Vec::new(), stop };
         match vu.drive(In::Start, None, false).await {
             Some(Out::Loaded(loaded)) => Ok((vu, loaded?)),
             _ => Err(anyhow::anyhow!("a VU ended while loading its script")),
@@ -188,6 +198,10 @@ impl Vu {
                     Some(client) => In::Answer(Box::new(client.request(&r, record).await), r),
                     None => In::Stopped,
                 },
+                Out::Batch(rs) => match client.as_deref_mut() {
+                    Some(client) => In::Answers(self.batch(client, &rs, record).await, rs),
+                    None => In::Stopped,
+                },
                 Out::Sleep(d) => tokio::select! {
                     _ = tokio::time::sleep(d) => In::Woke,
                     _ = self.stop.cancelled() => In::Stopped,
@@ -195,6 +209,24 @@ impl Vu {
                 end => return Some(end),
             };
         }
+    }
+}
+
+impl Vu {
+    /// A batch's requests at once, [`BATCH`] at a time, each on a client
+    /// of its own (`client`, then the VU's batch clients): as k6 makes
+    /// them, each on a connection of its own.
+    async fn batch(&mut self, client: &mut Client, rs: &[Request], record: bool) -> Vec<Answer> {
+        let mut answers = Vec::with_capacity(rs.len());
+        for chunk in rs.chunks(BATCH) {
+            while self.batch_clients.len() + 1 < chunk.len() {
+                self.batch_clients.push(client.sibling());
+            }
+            let clients = std::iter::once(&mut *client).chain(self.batch_clients.iter_mut());
+            let made = chunk.iter().zip(clients).map(|(r, c)| c.request(r, record));
+            answers.extend(futures_util::future::join_all(made).await);
+        }
+        answers
     }
 }
 
@@ -223,6 +255,9 @@ struct State {
     init: Cell<bool>,
     /// The iteration is warm-up: its samples stay out of the metrics.
     warm: Cell<bool>,
+    /// `options.discardResponseBodies`: a response's body is null unless
+    /// its request's `params.responseType` asks for it.
+    discard: Cell<bool>,
     stop: CancellationToken,
     metrics: Arc<Mutex<Metrics>>,
     http: HttpMetrics,
@@ -265,6 +300,7 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         group: RefCell::default(),
         init: Cell::new(true),
         warm: Cell::new(false),
+        discard: Cell::new(false),
         stop: spec.stop.clone(),
         metrics: spec.metrics.clone(),
         http: HttpMetrics::new(),
@@ -323,6 +359,9 @@ fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> R
         g.set(format!("__k6_export_{name}"), f).map_err(fail)?;
     }
     let options: Value = ns.get("options").map_err(fail)?;
+    if let Some(o) = options.as_object() {
+        state.discard.set(o.get::<_, Option<bool>>("discardResponseBodies").map_err(fail)?.unwrap_or(false));
+    }
     if !options.is_undefined() {
         loaded.options = ctx.json_stringify(options).map_err(fail)?.map(|s| s.to_string()).transpose().map_err(fail)?;
     }
@@ -481,6 +520,11 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
             request(&ctx, &s, given)
         }),
     )?;
+    let s = state.clone();
+    http.set(
+        "batch",
+        Func::from(move |ctx: Ctx<'js>, list: Array<'js>| -> rquickjs::Result<Array<'js>> { batch(&ctx, &s, list) }),
+    )?;
     g.set("__k6_http", http)?;
 
     let metrics = Object::new(ctx.clone())?;
@@ -573,10 +617,12 @@ struct Given<'js> {
     headers: Option<Object<'js>>,
     timeout: Value<'js>,
     tags: Option<Object<'js>>,
+    /// `params.responseType`.
+    response_type: Value<'js>,
 }
 
 /// `Given`'s positional arguments.
-const GIVEN: usize = 8;
+const GIVEN: usize = 9;
 
 impl<'js> FromParam<'js> for Given<'js> {
     fn param_requirement() -> ParamRequirement {
@@ -585,17 +631,53 @@ impl<'js> FromParam<'js> for Given<'js> {
 
     fn from_param<'a>(params: &mut ParamsAccessor<'a, 'js>) -> rquickjs::Result<Self> {
         let ctx = params.ctx().clone();
-        let mut next = || params.arg();
+        Given::from_values(&ctx, || Ok(params.arg()))
+    }
+}
+
+impl<'js> Given<'js> {
+    /// From its values in order (the arguments of `request`, or one
+    /// element of `batch`'s list).
+    fn from_values(ctx: &Ctx<'js>, mut next: impl FnMut() -> rquickjs::Result<Value<'js>>) -> rquickjs::Result<Self> {
         Ok(Given {
-            response: Constructor::from_js(&ctx, next())?,
-            method: String::from_js(&ctx, next())?,
-            url: String::from_js(&ctx, next())?,
-            body: next(),
-            form: bool::from_js(&ctx, next())?,
-            headers: Option::from_js(&ctx, next())?,
-            timeout: next(),
-            tags: Option::from_js(&ctx, next())?,
+            response: Constructor::from_js(ctx, next()?)?,
+            method: String::from_js(ctx, next()?)?,
+            url: String::from_js(ctx, next()?)?,
+            body: next()?,
+            form: bool::from_js(ctx, next()?)?,
+            headers: Option::from_js(ctx, next()?)?,
+            timeout: next()?,
+            tags: Option::from_js(ctx, next()?)?,
+            response_type: next()?,
         })
+    }
+}
+
+/// What a response's `body` is: k6's `params.responseType`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BodyType {
+    /// A string (k6's default).
+    Text,
+    /// An ArrayBuffer.
+    Binary,
+    /// null: the body is read and dropped (`options.discardResponseBodies`'s default).
+    None,
+}
+
+impl BodyType {
+    /// `params.responseType` as given; without it, `none` if the options
+    /// discard response bodies, else `text`.
+    fn of(given: &Value<'_>, discard: bool) -> Result<BodyType, String> {
+        if given.is_undefined() || given.is_null() {
+            return Ok(if discard { BodyType::None } else { BodyType::Text });
+        }
+        let name = given.get::<rquickjs::Coerced<String>>().map(|c| c.0).unwrap_or_default();
+        match name.as_str() {
+            "text" => Ok(BodyType::Text),
+            "binary" => Ok(BodyType::Binary),
+            "none" => Ok(BodyType::None),
+            _ => Err(format!("params.responseType {name:?}: give \"text\", \"binary\" or \"none\"")),
+        }
     }
 }
 
@@ -628,17 +710,70 @@ impl HttpMetrics {
     }
 }
 
-/// `http.request(...)`: the request handed out of the VU's coroutine, the
-/// VU suspended until its answer, the answer as k6's response object (an
-/// instance of http.js's `Response`, made with its values in order).
-fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<Value<'js>> {
-    let throw = |m: &str| Exception::throw_message(ctx, m);
+/// A request made of what the script gave, and what its response needs.
+struct Pending<'js> {
+    response: Constructor<'js>,
+    tags: Option<Object<'js>>,
+    body_type: BodyType,
+}
+
+/// Refuses a request in the init context or once the run stopped.
+fn may_request(ctx: &Ctx<'_>, s: &State) -> rquickjs::Result<()> {
     if s.init.get() {
-        return Err(throw(
+        return Err(Exception::throw_message(
+            ctx,
             "http requests can only be made in a VU's code (default, setup, teardown), not in the init context",
         ));
     }
-    let Given { response, method, url, body, form, headers, timeout, tags: given_tags } = given;
+    if s.stopped() {
+        return Err(Exception::throw_message(ctx, "the run stopped"));
+    }
+    Ok(())
+}
+
+/// `http.request(...)`: the request handed out of the VU's coroutine, the
+/// VU suspended until its answer, the answer as k6's response object.
+fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<Value<'js>> {
+    may_request(ctx, s)?;
+    let (r, pending) = prepare(ctx, s, given)?;
+    let In::Answer(answer, r) = s.suspend(Out::Request(Box::new(r))) else {
+        return Err(Exception::throw_message(ctx, "the run stopped"));
+    };
+    finish(ctx, s, pending, *r, *answer)
+}
+
+/// `http.batch(...)`: its requests (each as `request` takes them) handed
+/// out together and made at once; their responses in order.
+fn batch<'js>(ctx: &Ctx<'js>, s: &State, list: Array<'js>) -> rquickjs::Result<Array<'js>> {
+    may_request(ctx, s)?;
+    let mut requests = Vec::with_capacity(list.len());
+    let mut pending = Vec::with_capacity(list.len());
+    for item in list.iter::<Array<'js>>() {
+        let item = item?;
+        let mut at = 0;
+        let given = Given::from_values(ctx, || {
+            at += 1;
+            item.get(at - 1)
+        })?;
+        let (r, p) = prepare(ctx, s, given)?;
+        requests.push(r);
+        pending.push(p);
+    }
+    let In::Answers(answers, requests) = s.suspend(Out::Batch(requests)) else {
+        return Err(Exception::throw_message(ctx, "the run stopped"));
+    };
+    let out = Array::new(ctx.clone())?;
+    for (i, ((p, r), a)) in pending.into_iter().zip(requests).zip(answers).enumerate() {
+        out.set(i, finish(ctx, s, p, r, a)?)?;
+    }
+    Ok(out)
+}
+
+/// The request `given` asks for, and what its response will need.
+fn prepare<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<(Request, Pending<'js>)> {
+    let throw = |m: &str| Exception::throw_message(ctx, m);
+    let Given { response, method, url, body, form, headers, timeout, tags, response_type } = given;
+    let body_type = BodyType::of(&response_type, s.discard.get()).map_err(|m| throw(&m))?;
     let mut headers = headers.as_ref().map(object_strings).unwrap_or_default();
     let timeout = if timeout.is_undefined() || timeout.is_null() {
         DEFAULT_TIMEOUT
@@ -659,13 +794,20 @@ fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Resul
         headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
     }
     let r = Request { method, url, headers, body: bytes, has_body, timeout };
-    if s.stopped() {
-        return Err(throw("the run stopped"));
-    }
-    let In::Answer(answer, r) = s.suspend(Out::Request(Box::new(r))) else {
-        return Err(throw("the run stopped"));
-    };
-    let Request { method, url, .. } = *r;
+    Ok((r, Pending { response, tags, body_type }))
+}
+
+/// Its metrics' samples, then k6's response object: an instance of
+/// http.js's `Response`, made with its values in order.
+fn finish<'js>(
+    ctx: &Ctx<'js>,
+    s: &State,
+    pending: Pending<'js>,
+    r: Request,
+    mut answer: Answer,
+) -> rquickjs::Result<Value<'js>> {
+    let Request { method, url, .. } = r;
+    let Pending { response, tags: given_tags, body_type } = pending;
     let t = answer.timings;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     if !s.warm.get() {
@@ -725,7 +867,11 @@ fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Resul
     let mut args = Args::new(ctx.clone(), 14);
     args.push_arg(answer.status)?;
     args.push_arg(url)?;
-    args.push_arg(String::from_utf8_lossy(&answer.body).as_ref())?;
+    args.push_arg(match body_type {
+        BodyType::Text => String::from_utf8_lossy(&answer.body).into_js(ctx)?,
+        BodyType::Binary => rquickjs::ArrayBuffer::new(ctx.clone(), std::mem::take(&mut answer.body))?.into_js(ctx)?,
+        BodyType::None => Value::new_null(ctx.clone()),
+    })?;
     args.push_arg(headers)?;
     args.push_arg(answer.error.as_deref().unwrap_or_default())?;
     args.push_arg(if answer.error.is_some() { 1000 } else { 0 })?;
