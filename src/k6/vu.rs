@@ -35,9 +35,18 @@
 //! loopback, 30 VUs on one thread, 2 cores shared with other builds, load
 //! average 5.5-7.0, 5 alternating rounds): a minimal `http.post` script
 //! 23.3 us of client CPU per request against `dbload http`'s 4.3 us, 5.2x
-//! (with a thread per VU: 68.0 us, 12.5x); issue 33 asks for 1.5x. The rest
-//! is QuickJS (a third of the process's samples under `perf`: calls,
-//! property sets of each response object, atoms) and the kernel. Memory:
+//! (with a thread per VU: 68.0 us, 12.5x); issue 33 asks for 1.5x. On 28
+//! November, with the release profile's LTO thin and 16 codegen units
+//! (`CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16`),
+//! load average 7.0-7.8, 5 rounds: 29.3 us against 4.9 us, 5.7x (IQR
+//! 5.7-6.3), before the response became an instance of http.js's
+//! `Response` made with its values in order, params were read in
+//! JavaScript, and the HTTP metrics were added to by place (`perf`: 7.7 %
+//! of the samples in QuickJS's atom lookups, `Object::set` and `get` by
+//! name from Rust); after, load average 5.8-6.5: 28.3 us against 5.5 us,
+//! 5.2x (IQR 5.1-5.3), the atom lookups down to 2.2 %. The rest is spread
+//! over QuickJS's calls (6 %), its property sets and allocations, and the
+//! kernel: the 1.5x is not met. Memory:
 //! 0.25 MiB per VU for the notify-shaped script (38.8 MiB of peak RSS at
 //! 100 VUs, 507.5 at 2,000; a thread per VU: 0.28).
 
