@@ -24,8 +24,8 @@ pub struct Threshold {
     aggregate: Aggregate,
     op: Op,
     bound: f64,
-    /// k6's `abortOnFail`: accepted, and said in the summary (the run is not
-    /// stopped early yet).
+    /// k6's `abortOnFail`: judged while the run goes (`run::k6`), the run
+    /// stopped once it fails.
     pub abort_on_fail: bool,
 }
 
@@ -141,11 +141,19 @@ impl Threshold {
 
     /// The threshold on `metrics` at the end of a run of `duration_s`.
     pub fn judge(&self, metrics: &Metrics, duration_s: f64) -> Judged {
-        let series =
-            if self.tags.is_empty() { metrics.get(&self.metric) } else { metrics.sub(&self.metric, &self.tags) };
-        let value = series.map_or(0.0, |s| self.value_of(s, duration_s));
+        let value = self.series(metrics).map_or(0.0, |s| self.value_of(s, duration_s));
         let ok = self.op.compare(value, self.bound);
         Judged { metric: self.key.clone(), threshold: self.expression.clone(), value, ok }
+    }
+
+    /// Its (sub)metric's samples: none yet, it is not judged while the
+    /// run goes (as k6 waits for a metric's first sample).
+    pub fn series<'m>(&self, metrics: &'m Metrics) -> Option<&'m Series> {
+        if self.tags.is_empty() {
+            metrics.get(&self.metric)
+        } else {
+            metrics.sub(&self.metric, &self.tags)
+        }
     }
 
     fn value_of(&self, s: &Series, duration_s: f64) -> f64 {

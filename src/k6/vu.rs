@@ -35,9 +35,18 @@
 //! loopback, 30 VUs on one thread, 2 cores shared with other builds, load
 //! average 5.5-7.0, 5 alternating rounds): a minimal `http.post` script
 //! 23.3 us of client CPU per request against `dbload http`'s 4.3 us, 5.2x
-//! (with a thread per VU: 68.0 us, 12.5x); issue 33 asks for 1.5x. The rest
-//! is QuickJS (a third of the process's samples under `perf`: calls,
-//! property sets of each response object, atoms) and the kernel. Memory:
+//! (with a thread per VU: 68.0 us, 12.5x); issue 33 asks for 1.5x. On 28
+//! November, with the release profile's LTO thin and 16 codegen units
+//! (`CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16`),
+//! load average 7.0-7.8, 5 rounds: 29.3 us against 4.9 us, 5.7x (IQR
+//! 5.7-6.3), before the response became an instance of http.js's
+//! `Response` made with its values in order, params were read in
+//! JavaScript, and the HTTP metrics were added to by place (`perf`: 7.7 %
+//! of the samples in QuickJS's atom lookups, `Object::set` and `get` by
+//! name from Rust); after, load average 5.8-6.5: 28.3 us against 5.5 us,
+//! 5.2x (IQR 5.1-5.3), the atom lookups down to 2.2 %. The rest is spread
+//! over QuickJS's calls (6 %), its property sets and allocations, and the
+//! kernel: the 1.5x is not met. Memory:
 //! 0.25 MiB per VU for the notify-shaped script (38.8 MiB of peak RSS at
 //! 100 VUs, 507.5 at 2,000; a thread per VU: 0.28).
 
@@ -50,16 +59,19 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use rquickjs::function::{Func, Opt};
-use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Runtime, Value};
+use rquickjs::function::{Args, Constructor, FromParam, Func, Opt, ParamRequirement, ParamsAccessor};
+use rquickjs::{Array, Context, Ctx, Exception, FromJs, Function, IntoJs, Object, Runtime, Value};
 use send_wrapper::SendWrapper;
 use tokio_util::sync::CancellationToken;
 
 use super::script::{describe, Imports, Script};
 use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
-use crate::stats::k6::{Kind, Metrics};
+use crate::stats::k6::{Id, Kind, Metrics};
 
+/// The requests of an `http.batch` made at once, at most: k6's `batch`
+/// option's default.
+const BATCH: usize = 20;
 /// A VU coroutine's stack: QuickJS may use up to [`JS_STACK`] of it, the
 /// rest is for the Rust and C frames around it.
 const VU_STACK: usize = 1 << 20;
@@ -115,6 +127,8 @@ pub enum CallError {
 enum Out {
     /// `http.*`: the request to make; resumed with [`In::Answer`].
     Request(Box<Request>),
+    /// `http.batch`: the requests to make at once; resumed with [`In::Answers`].
+    Batch(Vec<Request>),
     /// `sleep()`: resumed with [`In::Woke`] once the time is over.
     Sleep(Duration),
     /// The init code ran: what it left, or why it failed (exit 2).
@@ -129,8 +143,10 @@ enum In {
     Start,
     /// Run a call of the worker loop.
     Call(Call),
-    /// The answer to the request it handed out.
-    Answer(Box<Answer>),
+    /// The answer to the request it handed out, and that request back.
+    Answer(Box<Answer>, Box<Request>),
+    /// The answers to the batch it handed out, in order, and its requests back.
+    Answers(Vec<Answer>, Vec<Request>),
     /// Its sleep is over.
     Woke,
     /// The run stopped: the request or sleep it waits for throws, and the
@@ -143,6 +159,9 @@ type Body = Coroutine<In, Out, (), DefaultStack>;
 /// A VU: its coroutine, resumed on the thread that made it.
 pub struct Vu {
     co: SendWrapper<Body>,
+    /// The clients of a batch's requests after its first (made with the
+    /// first batch that needs them, kept with their connections).
+    batch_clients: Vec<Client>,
     /// The VU's own child of the run's stop: cancelled when the run stops
     /// or the VU is dropped.
     stop: CancellationToken,
@@ -156,7 +175,7 @@ impl Vu {
         let stack = DefaultStack::new(VU_STACK).map_err(|e| anyhow::anyhow!("making a VU's stack: {e}"))?;
         let spec = VuSpec { stop: stop.clone(), ..spec };
         let co = Coroutine::with_stack(stack, move |yielder: &Yielder<In, Out>, _: In| body(yielder, &spec));
-        let mut vu = Vu { co: SendWrapper::new(co), stop };
+        let mut vu = Vu { co: SendWrapper::new(co), batch_clients: Vec::new(), stop };
         match vu.drive(In::Start, None, false).await {
             Some(Out::Loaded(loaded)) => Ok((vu, loaded?)),
             _ => Err(anyhow::anyhow!("a VU ended while loading its script")),
@@ -185,7 +204,11 @@ impl Vu {
             };
             input = match out {
                 Out::Request(r) => match client.as_deref_mut() {
-                    Some(client) => In::Answer(Box::new(client.request(&r, record).await)),
+                    Some(client) => In::Answer(Box::new(client.request(&r, record).await), r),
+                    None => In::Stopped,
+                },
+                Out::Batch(rs) => match client.as_deref_mut() {
+                    Some(client) => In::Answers(self.batch(client, &rs, record).await, rs),
                     None => In::Stopped,
                 },
                 Out::Sleep(d) => tokio::select! {
@@ -195,6 +218,24 @@ impl Vu {
                 end => return Some(end),
             };
         }
+    }
+}
+
+impl Vu {
+    /// A batch's requests at once, [`BATCH`] at a time, each on a client
+    /// of its own (`client`, then the VU's batch clients): as k6 makes
+    /// them, each on a connection of its own.
+    async fn batch(&mut self, client: &mut Client, rs: &[Request], record: bool) -> Vec<Answer> {
+        let mut answers = Vec::with_capacity(rs.len());
+        for chunk in rs.chunks(BATCH) {
+            while self.batch_clients.len() + 1 < chunk.len() {
+                self.batch_clients.push(client.sibling());
+            }
+            let clients = std::iter::once(&mut *client).chain(self.batch_clients.iter_mut());
+            let made = chunk.iter().zip(clients).map(|(r, c)| c.request(r, record));
+            answers.extend(futures_util::future::join_all(made).await);
+        }
+        answers
     }
 }
 
@@ -223,8 +264,12 @@ struct State {
     init: Cell<bool>,
     /// The iteration is warm-up: its samples stay out of the metrics.
     warm: Cell<bool>,
+    /// `options.discardResponseBodies`: a response's body is null unless
+    /// its request's `params.responseType` asks for it.
+    discard: Cell<bool>,
     stop: CancellationToken,
     metrics: Arc<Mutex<Metrics>>,
+    http: HttpMetrics,
     dir: PathBuf,
 }
 
@@ -264,8 +309,10 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         group: RefCell::default(),
         init: Cell::new(true),
         warm: Cell::new(false),
+        discard: Cell::new(false),
         stop: spec.stop.clone(),
         metrics: spec.metrics.clone(),
+        http: HttpMetrics::new(),
         dir: spec.script.dir.clone(),
     });
     let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
@@ -321,6 +368,9 @@ fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> R
         g.set(format!("__k6_export_{name}"), f).map_err(fail)?;
     }
     let options: Value = ns.get("options").map_err(fail)?;
+    if let Some(o) = options.as_object() {
+        state.discard.set(o.get::<_, Option<bool>>("discardResponseBodies").map_err(fail)?.unwrap_or(false));
+    }
     if !options.is_undefined() {
         loaded.options = ctx.json_stringify(options).map_err(fail)?.map(|s| s.to_string()).transpose().map_err(fail)?;
     }
@@ -475,17 +525,14 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     let s = state.clone();
     http.set(
         "request",
-        Func::from(
-            move |ctx: Ctx<'js>,
-                  method: String,
-                  url: String,
-                  body: Value<'js>,
-                  params: Opt<Option<Object<'js>>>,
-                  form: Opt<bool>|
-                  -> rquickjs::Result<Object<'js>> {
-                request(&ctx, &s, method, url, body, params.0.flatten(), form.0)
-            },
-        ),
+        Func::from(move |ctx: Ctx<'js>, given: Given<'js>| -> rquickjs::Result<Value<'js>> {
+            request(&ctx, &s, given)
+        }),
+    )?;
+    let s = state.clone();
+    http.set(
+        "batch",
+        Func::from(move |ctx: Ctx<'js>, list: Array<'js>| -> rquickjs::Result<Array<'js>> { batch(&ctx, &s, list) }),
     )?;
     g.set("__k6_http", http)?;
 
@@ -564,35 +611,184 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     Ok(())
 }
 
-/// `http.request(...)`: the request handed out of the VU's coroutine, the
-/// VU suspended until its answer, the answer as k6's response object.
-fn request<'js>(
-    ctx: &Ctx<'js>,
-    s: &State,
+/// What `http.request` hands the native request (src/k6/js/http.js): the
+/// class its response is made of, the request, and the fields of its
+/// `params` that matter here, read in JavaScript (whose property names are
+/// atoms made once, when the VU compiles the module) rather than looked up
+/// by name from Rust on each request.
+struct Given<'js> {
+    response: Constructor<'js>,
     method: String,
     url: String,
     body: Value<'js>,
-    params: Option<Object<'js>>,
-    form: Option<bool>,
-) -> rquickjs::Result<Object<'js>> {
-    let throw = |m: &str| Exception::throw_message(ctx, m);
+    /// The body was an object, sent as a form.
+    form: bool,
+    headers: Option<Object<'js>>,
+    timeout: Value<'js>,
+    tags: Option<Object<'js>>,
+    /// `params.responseType`.
+    response_type: Value<'js>,
+}
+
+/// `Given`'s positional arguments.
+const GIVEN: usize = 9;
+
+impl<'js> FromParam<'js> for Given<'js> {
+    fn param_requirement() -> ParamRequirement {
+        (0..GIVEN).fold(ParamRequirement::none(), |r, _| r.combine(ParamRequirement::single()))
+    }
+
+    fn from_param<'a>(params: &mut ParamsAccessor<'a, 'js>) -> rquickjs::Result<Self> {
+        let ctx = params.ctx().clone();
+        Given::from_values(&ctx, || Ok(params.arg()))
+    }
+}
+
+impl<'js> Given<'js> {
+    /// From its values in order (the arguments of `request`, or one
+    /// element of `batch`'s list).
+    fn from_values(ctx: &Ctx<'js>, mut next: impl FnMut() -> rquickjs::Result<Value<'js>>) -> rquickjs::Result<Self> {
+        Ok(Given {
+            response: Constructor::from_js(ctx, next()?)?,
+            method: String::from_js(ctx, next()?)?,
+            url: String::from_js(ctx, next()?)?,
+            body: next()?,
+            form: bool::from_js(ctx, next()?)?,
+            headers: Option::from_js(ctx, next()?)?,
+            timeout: next()?,
+            tags: Option::from_js(ctx, next()?)?,
+            response_type: next()?,
+        })
+    }
+}
+
+/// What a response's `body` is: k6's `params.responseType`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BodyType {
+    /// A string (k6's default).
+    Text,
+    /// An ArrayBuffer.
+    Binary,
+    /// null: the body is read and dropped (`options.discardResponseBodies`'s default).
+    None,
+}
+
+impl BodyType {
+    /// `params.responseType` as given; without it, `none` if the options
+    /// discard response bodies, else `text`.
+    fn of(given: &Value<'_>, discard: bool) -> Result<BodyType, String> {
+        if given.is_undefined() || given.is_null() {
+            return Ok(if discard { BodyType::None } else { BodyType::Text });
+        }
+        let name = given.get::<rquickjs::Coerced<String>>().map(|c| c.0).unwrap_or_default();
+        match name.as_str() {
+            "text" => Ok(BodyType::Text),
+            "binary" => Ok(BodyType::Binary),
+            "none" => Ok(BodyType::None),
+            _ => Err(format!("params.responseType {name:?}: give \"text\", \"binary\" or \"none\"")),
+        }
+    }
+}
+
+/// The built-in metrics each request adds a sample to, found once per VU.
+struct HttpMetrics {
+    reqs: Id,
+    failed: Id,
+    duration: Id,
+    blocked: Id,
+    connecting: Id,
+    tls_handshaking: Id,
+    sending: Id,
+    waiting: Id,
+    receiving: Id,
+}
+
+impl HttpMetrics {
+    fn new() -> HttpMetrics {
+        HttpMetrics {
+            reqs: Id::builtin("http_reqs"),
+            failed: Id::builtin("http_req_failed"),
+            duration: Id::builtin("http_req_duration"),
+            blocked: Id::builtin("http_req_blocked"),
+            connecting: Id::builtin("http_req_connecting"),
+            tls_handshaking: Id::builtin("http_req_tls_handshaking"),
+            sending: Id::builtin("http_req_sending"),
+            waiting: Id::builtin("http_req_waiting"),
+            receiving: Id::builtin("http_req_receiving"),
+        }
+    }
+}
+
+/// A request made of what the script gave, and what its response needs.
+struct Pending<'js> {
+    response: Constructor<'js>,
+    tags: Option<Object<'js>>,
+    body_type: BodyType,
+}
+
+/// Refuses a request in the init context or once the run stopped.
+fn may_request(ctx: &Ctx<'_>, s: &State) -> rquickjs::Result<()> {
     if s.init.get() {
-        return Err(throw(
+        return Err(Exception::throw_message(
+            ctx,
             "http requests can only be made in a VU's code (default, setup, teardown), not in the init context",
         ));
     }
-    let mut headers = Vec::new();
-    let mut timeout = DEFAULT_TIMEOUT;
-    let mut given_tags = None;
-    if let Some(p) = &params {
-        if let Some(h) = p.get::<_, Option<Object>>("headers")? {
-            headers = object_strings(&h);
-        }
-        if let Some(t) = p.get::<_, Option<Value>>("timeout")?.filter(|v| !v.is_undefined() && !v.is_null()) {
-            timeout = timeout_of(&t).map_err(|m| throw(&m))?;
-        }
-        given_tags = p.get::<_, Option<Object>>("tags")?;
+    if s.stopped() {
+        return Err(Exception::throw_message(ctx, "the run stopped"));
     }
+    Ok(())
+}
+
+/// `http.request(...)`: the request handed out of the VU's coroutine, the
+/// VU suspended until its answer, the answer as k6's response object.
+fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<Value<'js>> {
+    may_request(ctx, s)?;
+    let (r, pending) = prepare(ctx, s, given)?;
+    let In::Answer(answer, r) = s.suspend(Out::Request(Box::new(r))) else {
+        return Err(Exception::throw_message(ctx, "the run stopped"));
+    };
+    finish(ctx, s, pending, *r, *answer)
+}
+
+/// `http.batch(...)`: its requests (each as `request` takes them) handed
+/// out together and made at once; their responses in order.
+fn batch<'js>(ctx: &Ctx<'js>, s: &State, list: Array<'js>) -> rquickjs::Result<Array<'js>> {
+    may_request(ctx, s)?;
+    let mut requests = Vec::with_capacity(list.len());
+    let mut pending = Vec::with_capacity(list.len());
+    for item in list.iter::<Array<'js>>() {
+        let item = item?;
+        let mut at = 0;
+        let given = Given::from_values(ctx, || {
+            at += 1;
+            item.get(at - 1)
+        })?;
+        let (r, p) = prepare(ctx, s, given)?;
+        requests.push(r);
+        pending.push(p);
+    }
+    let In::Answers(answers, requests) = s.suspend(Out::Batch(requests)) else {
+        return Err(Exception::throw_message(ctx, "the run stopped"));
+    };
+    let out = Array::new(ctx.clone())?;
+    for (i, ((p, r), a)) in pending.into_iter().zip(requests).zip(answers).enumerate() {
+        out.set(i, finish(ctx, s, p, r, a)?)?;
+    }
+    Ok(out)
+}
+
+/// The request `given` asks for, and what its response will need.
+fn prepare<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<(Request, Pending<'js>)> {
+    let throw = |m: &str| Exception::throw_message(ctx, m);
+    let Given { response, method, url, body, form, headers, timeout, tags, response_type } = given;
+    let body_type = BodyType::of(&response_type, s.discard.get()).map_err(|m| throw(&m))?;
+    let mut headers = headers.as_ref().map(object_strings).unwrap_or_default();
+    let timeout = if timeout.is_undefined() || timeout.is_null() {
+        DEFAULT_TIMEOUT
+    } else {
+        timeout_of(&timeout).map_err(|m| throw(&m))?
+    };
     let has_body = !(body.is_null() || body.is_undefined());
     let bytes = if let Some(b) = body.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
         // SAFETY: the bytes are copied at once; no JavaScript runs (and so
@@ -603,45 +799,70 @@ fn request<'js>(
     } else {
         Vec::new()
     };
-    if form == Some(true) && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+    if form && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
         headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
     }
-    let mut tags = s.tags(given_tags.as_ref());
-    if !tags.iter().any(|(k, _)| k == "name") {
-        tags.push(("name".into(), url.clone()));
-    }
-    tags.push(("method".into(), method.clone()));
-    let r = Request { method: method.clone(), url: url.clone(), headers, body: bytes, has_body, timeout };
-    if s.stopped() {
-        return Err(throw("the run stopped"));
-    }
-    let In::Answer(answer) = s.suspend(Out::Request(Box::new(r))) else {
-        return Err(throw("the run stopped"));
-    };
+    let r = Request { method, url, headers, body: bytes, has_body, timeout };
+    Ok((r, Pending { response, tags, body_type }))
+}
+
+/// Its metrics' samples, then k6's response object: an instance of
+/// http.js's `Response`, made with its values in order.
+fn finish<'js>(
+    ctx: &Ctx<'js>,
+    s: &State,
+    pending: Pending<'js>,
+    r: Request,
+    mut answer: Answer,
+) -> rquickjs::Result<Value<'js>> {
+    let Request { method, url, .. } = r;
+    let Pending { response, tags: given_tags, body_type } = pending;
     let t = answer.timings;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     if !s.warm.get() {
         let failed = answer.error.is_some() || !(200..400).contains(&answer.status);
-        tags.push(("status".into(), answer.status.to_string()));
+        let h = &s.http;
         let mut m = lock(&s.metrics);
-        for (name, v) in [
-            ("http_reqs", 1.0),
-            ("http_req_failed", if failed { 1.0 } else { 0.0 }),
-            ("http_req_duration", ms(t.duration())),
-            ("http_req_blocked", ms(t.connecting + t.tls_handshaking)),
-            ("http_req_connecting", ms(t.connecting)),
-            ("http_req_tls_handshaking", ms(t.tls_handshaking)),
-            ("http_req_sending", ms(t.sending)),
-            ("http_req_waiting", ms(t.waiting)),
-            ("http_req_receiving", ms(t.receiving)),
+        // A sample's tags cost allocations: made only when a threshold's
+        // submetric of an HTTP metric selects by them.
+        let tags = if [
+            h.reqs,
+            h.failed,
+            h.duration,
+            h.blocked,
+            h.connecting,
+            h.tls_handshaking,
+            h.sending,
+            h.waiting,
+            h.receiving,
+        ]
+        .iter()
+        .any(|&id| m.wants_tags(id))
+        {
+            let mut tags = s.tags(given_tags.as_ref());
+            if !tags.iter().any(|(k, _)| k == "name") {
+                tags.push(("name".into(), url.clone()));
+            }
+            tags.push(("method".into(), method.clone()));
+            tags.push(("status".into(), answer.status.to_string()));
+            tags
+        } else {
+            Vec::new()
+        };
+        for (id, v) in [
+            (h.reqs, 1.0),
+            (h.failed, if failed { 1.0 } else { 0.0 }),
+            (h.duration, ms(t.duration())),
+            (h.blocked, ms(t.connecting + t.tls_handshaking)),
+            (h.connecting, ms(t.connecting)),
+            (h.tls_handshaking, ms(t.tls_handshaking)),
+            (h.sending, ms(t.sending)),
+            (h.waiting, ms(t.waiting)),
+            (h.receiving, ms(t.receiving)),
         ] {
-            let _ = m.add(name, v, &tags);
+            m.add_to(id, v, &tags);
         }
     }
-    let res = Object::new(ctx.clone())?;
-    res.set("status", answer.status)?;
-    res.set("url", url)?;
-    res.set("body", String::from_utf8_lossy(&answer.body).into_owned())?;
     let headers = Object::new(ctx.clone())?;
     for (name, value) in &answer.headers {
         let name = canonical(name);
@@ -652,24 +873,28 @@ fn request<'js>(
         };
         headers.set(name, joined)?;
     }
-    res.set("headers", headers)?;
-    res.set("error", answer.error.clone().unwrap_or_default())?;
-    res.set("error_code", if answer.error.is_some() { 1000 } else { 0 })?;
-    let timings = Object::new(ctx.clone())?;
-    for (name, d) in [
-        ("blocked", t.connecting + t.tls_handshaking),
-        ("connecting", t.connecting),
-        ("tls_handshaking", t.tls_handshaking),
-        ("sending", t.sending),
-        ("waiting", t.waiting),
-        ("receiving", t.receiving),
-        ("duration", t.duration()),
+    let mut args = Args::new(ctx.clone(), 14);
+    args.push_arg(answer.status)?;
+    args.push_arg(url)?;
+    args.push_arg(match body_type {
+        BodyType::Text => String::from_utf8_lossy(&answer.body).into_js(ctx)?,
+        BodyType::Binary => rquickjs::ArrayBuffer::new(ctx.clone(), std::mem::take(&mut answer.body))?.into_js(ctx)?,
+        BodyType::None => Value::new_null(ctx.clone()),
+    })?;
+    args.push_arg(headers)?;
+    args.push_arg(answer.error.as_deref().unwrap_or_default())?;
+    args.push_arg(if answer.error.is_some() { 1000 } else { 0 })?;
+    for d in [
+        t.connecting + t.tls_handshaking,
+        t.connecting,
+        t.tls_handshaking,
+        t.sending,
+        t.waiting,
+        t.receiving,
+        t.duration(),
     ] {
-        timings.set(name, ms(d))?;
+        args.push_arg(ms(d))?;
     }
-    res.set("timings", timings)?;
-    let request = Object::new(ctx.clone())?;
-    request.set("method", method)?;
-    res.set("request", request)?;
-    Ok(res)
+    args.push_arg(method)?;
+    response.construct_args(args)
 }

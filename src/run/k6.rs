@@ -10,16 +10,19 @@
 //! every VU has loaded, as in k6), runs the worker loop, and drops the VU.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::Result;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::measure::{Counted, Measurement};
+use super::worker::Plan;
 use super::{cores, interrupt, worker};
 use crate::config::k6::K6Config;
 use crate::driver::http::client::Client;
 use crate::error::usage;
+use crate::k6::thresholds::Threshold;
 use crate::k6::vu::{Call, CallError, Loaded, Vu, VuSpec};
 use crate::k6::{Iterations, VuExecutor};
 use crate::outcome::K6Outcome;
@@ -111,7 +114,13 @@ pub async fn k6(cfg: &K6Config, cancel: CancellationToken, gate: Option<super::G
     for plan in plans {
         let _ = plan.send(measurement.plan().clone());
     }
+    let aborting: Vec<Threshold> = cfg.thresholds.iter().filter(|t| t.abort_on_fail).cloned().collect();
+    let watcher = (!aborting.is_empty())
+        .then(|| tokio::spawn(abort_on_fail(aborting, metrics.clone(), measurement.plan().clone())));
     let (mut figures, _) = measurement.of_tasks(tasks).await;
+    if let Some(w) = watcher {
+        w.abort();
+    }
     let mut stats = HttpStats::new(0);
     for (r, s) in &shared {
         figures.recorders[0].merge(&lock(r));
@@ -135,6 +144,32 @@ pub async fn k6(cfg: &K6Config, cancel: CancellationToken, gate: Option<super::G
     Ok(K6Outcome { figures, stats, metrics, threads: cores::threads() })
 }
 
+/// How often `abortOnFail` thresholds are judged while the run goes (k6: every 2 s).
+const ABORT_EVERY: Duration = Duration::from_secs(1);
+
+/// k6's `abortOnFail`: `thresholds` judged every [`ABORT_EVERY`] on the
+/// metrics so far, each once its metric has a sample; the first that fails
+/// stops the run, saying which (the report judges every threshold at the
+/// end: that one fails, exit 99, as k6's).
+async fn abort_on_fail(thresholds: Vec<Threshold>, metrics: Arc<Mutex<Metrics>>, plan: Plan) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(ABORT_EVERY) => {}
+            _ = plan.cancel.cancelled() => return,
+        }
+        let m = lock(&metrics);
+        let elapsed = plan.t0.elapsed().as_secs_f64();
+        let failed =
+            thresholds.iter().filter(|t| t.series(&m).is_some_and(|s| s.count > 0)).map(|t| t.judge(&m, elapsed));
+        if let Some(j) = failed.into_iter().find(|j| !j.ok) {
+            plan.stop.stop(format!(
+                "threshold {} {:?} failed with abortOnFail (its value: {})",
+                j.metric, j.threshold, j.value
+            ));
+            return;
+        }
+    }
+}
 /// A call to the lifecycle VU and where its result goes.
 type Asked = (Call, oneshot::Sender<Result<Option<String>, CallError>>);
 

@@ -138,8 +138,24 @@ impl Series {
 #[derive(Debug, Clone)]
 struct Sub {
     metric: String,
+    /// `metric`'s place once it is declared (a script's metric may be
+    /// declared after the thresholds that name it are read).
+    id: Option<Id>,
     tags: Vec<(String, String)>,
     series: Series,
+}
+
+/// A metric's place in [`Metrics`]: a VU finds the built-in metrics it
+/// adds to on each request once ([`Id::builtin`]), not by name per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Id(usize);
+
+impl Id {
+    /// A built-in metric's place: the built-in metrics are the first
+    /// series of every [`Metrics`], in [`BUILTIN`]'s order.
+    pub fn builtin(name: &str) -> Id {
+        Id(BUILTIN.iter().position(|&(n, _, _)| n == name).expect("a built-in metric's name"))
+    }
 }
 
 /// One check's passes and fails, by name (k6 shows them in the order they
@@ -154,7 +170,9 @@ pub struct CheckTally {
 /// The run's metrics; one, behind a lock, that every VU adds to.
 #[derive(Debug, Clone, Default)]
 pub struct Metrics {
-    series: BTreeMap<String, Series>,
+    /// Each metric's place in `series`, by name.
+    names: BTreeMap<String, Id>,
+    series: Vec<Series>,
     subs: Vec<Sub>,
     pub checks: Vec<CheckTally>,
 }
@@ -182,19 +200,31 @@ impl Metrics {
     /// The built-in metrics, and a submetric for each of `subs` (a metric
     /// and the tags its samples must have).
     pub fn new(subs: &[(String, Vec<(String, String)>)]) -> Metrics {
-        let series = BUILTIN.iter().map(|&(n, k, t)| (n.to_owned(), Series::new(k, t))).collect();
-        let mut m = Metrics { series, subs: Vec::new(), checks: Vec::new() };
+        let mut m = Metrics::default();
+        for &(name, kind, is_time) in &BUILTIN {
+            m.insert(name, Series::new(kind, is_time));
+        }
         for (metric, tags) in subs {
-            m.subs.push(Sub { metric: metric.clone(), tags: tags.clone(), series: Series::new(Kind::Trend, false) });
+            let series = Series::new(Kind::Trend, false);
+            m.subs.push(Sub { metric: metric.clone(), id: None, tags: tags.clone(), series });
         }
         m.fit_subs();
         m
     }
 
-    /// A submetric takes its metric's kind once the metric is known.
+    fn insert(&mut self, name: &str, series: Series) -> Id {
+        let id = Id(self.series.len());
+        self.series.push(series);
+        self.names.insert(name.to_owned(), id);
+        id
+    }
+
+    /// A submetric takes its metric's place and kind once the metric is known.
     fn fit_subs(&mut self) {
         for s in &mut self.subs {
-            if let Some(m) = self.series.get(&s.metric) {
+            if let Some(&id) = self.names.get(&s.metric) {
+                s.id = Some(id);
+                let m = &self.series[id.0];
                 if s.series.count == 0 && (s.series.kind != m.kind || s.series.is_time != m.is_time) {
                     s.series = Series::new(m.kind, m.is_time);
                 }
@@ -205,13 +235,13 @@ impl Metrics {
     /// Declares a script's metric (`new Trend(name, isTime)`); declaring it
     /// again with another kind is the script's error.
     pub fn declare(&mut self, name: &str, kind: Kind, is_time: bool) -> Result<(), String> {
-        match self.series.get(name) {
+        match self.get(name) {
             Some(s) if s.kind != kind => {
                 Err(format!("metric {name:?} is already a {:?}; give the new metric another name", s.kind))
             }
             Some(_) => Ok(()),
             None => {
-                self.series.insert(name.to_owned(), Series::new(kind, is_time));
+                self.insert(name, Series::new(kind, is_time));
                 self.fit_subs();
                 Ok(())
             }
@@ -221,14 +251,25 @@ impl Metrics {
     /// A sample of metric `name` with `tags`; an undeclared metric is the
     /// script's error.
     pub fn add(&mut self, name: &str, v: f64, tags: &[(String, String)]) -> Result<(), String> {
-        let s = self.series.get_mut(name).ok_or_else(|| format!("no metric {name:?}"))?;
-        s.add(v);
-        for sub in self.subs.iter_mut().filter(|s| s.metric == name) {
+        let id = *self.names.get(name).ok_or_else(|| format!("no metric {name:?}"))?;
+        self.add_to(id, v, tags);
+        Ok(())
+    }
+
+    /// A sample of the metric at `id` with `tags`.
+    pub fn add_to(&mut self, id: Id, v: f64, tags: &[(String, String)]) {
+        self.series[id.0].add(v);
+        for sub in self.subs.iter_mut().filter(|s| s.id == Some(id)) {
             if sub.tags.iter().all(|t| tags.contains(t)) {
                 sub.series.add(v);
             }
         }
-        Ok(())
+    }
+
+    /// Whether a sample of the metric at `id` needs its tags: some
+    /// threshold's submetric of it selects by them.
+    pub fn wants_tags(&self, id: Id) -> bool {
+        self.subs.iter().any(|s| s.id == Some(id))
     }
 
     /// A check's result (also a sample of the `checks` rate).
@@ -250,11 +291,15 @@ impl Metrics {
 
     /// Sets a built-in gauge (`vus`, `vus_max`).
     pub fn set_gauge(&mut self, name: &str, v: f64) {
-        self.series.entry(name.to_owned()).or_insert_with(|| Series::new(Kind::Gauge, false)).add(v);
+        let id = match self.names.get(name) {
+            Some(&id) => id,
+            None => self.insert(name, Series::new(Kind::Gauge, false)),
+        };
+        self.series[id.0].add(v);
     }
 
     pub fn get(&self, name: &str) -> Option<&Series> {
-        self.series.get(name)
+        self.names.get(name).map(|id| &self.series[id.0])
     }
 
     /// The submetric of `metric` with exactly `tags`.
@@ -264,7 +309,7 @@ impl Metrics {
 
     /// Every metric, by name.
     pub fn all(&self) -> impl Iterator<Item = (&String, &Series)> {
-        self.series.iter()
+        self.names.iter().map(|(name, id)| (name, &self.series[id.0]))
     }
 }
 

@@ -126,7 +126,8 @@ impl Seen {
 /// A loopback HTTP server on its own thread and runtime, stopped on drop
 /// (also the server of `html::http_page`).
 /// `/flaky` answers 500 to every 4th request, `/status/N` answers N,
-/// `/bytes/N` answers N bytes of `x`, and everything else 200 with
+/// `/bytes/N` answers N bytes of `x`, `/echo` the request's body as JSON,
+/// `/delay/MS` waits MS ms, and everything (but those) 200 with
 /// `{"ok":true,"n":N}`.
 pub(crate) struct Server {
     pub(crate) url: String,
@@ -149,7 +150,16 @@ async fn answer(seen: Arc<Seen>, req: Request<Incoming>) -> Result<Response<Full
     let auth = req.headers().get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
     let auths = req.headers().get_all("authorization").iter().count();
     let body = req.into_body().collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
-    seen.log.lock().unwrap().push((method, path.clone(), auth, body, auths));
+    seen.log.lock().unwrap().push((method, path.clone(), auth, body.clone(), auths));
+    if let Some(ms) = path.strip_prefix("/delay/").and_then(|n| n.parse().ok()) {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    }
+    if path == "/echo" {
+        return Ok(Response::builder()
+            .header("content-type", "application/json")
+            .body(Full::new(body.into()))
+            .unwrap());
+    }
     if let Some(n) = path.strip_prefix("/bytes/").and_then(|n| n.parse::<usize>().ok()) {
         // One buffer for every such answer, sliced: the server itself stays small.
         static XS: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();

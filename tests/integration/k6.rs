@@ -23,6 +23,10 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("k6::the_script_api_does_what_k6_does", the_script_api_does_what_k6_does, Parallel),
         ("k6::a_failing_threshold_exits_99", a_failing_threshold_exits_99, Parallel),
+        ("k6::res_json_takes_a_selector", res_json_takes_a_selector, Parallel),
+        ("k6::response_type_and_discarded_bodies", response_type_and_discarded_bodies, Parallel),
+        ("k6::http_batch_makes_its_requests_at_once", http_batch_makes_its_requests_at_once, Parallel),
+        ("k6::a_threshold_with_abort_on_fail_stops_the_run", a_threshold_with_abort_on_fail_stops_the_run, Parallel),
         ("k6::a_syntax_error_exits_2_at_its_place", a_syntax_error_exits_2_at_its_place, Parallel),
         ("k6::an_unsupported_import_exits_2_at_its_place", an_unsupported_import_exits_2_at_its_place, Parallel),
         ("k6::a_vu_that_throws_is_counted_and_goes_on", a_vu_that_throws_is_counted_and_goes_on, Parallel),
@@ -221,6 +225,149 @@ export function teardown(data) {
     }
     // Every request but the refused ones reached the server: setup, 4 × 5, teardown.
     ensure(r["http_reqs"] == 4 * 6 + 2 && server.seen.requests() == 4 * 5 + 2, || stdout.clone())?;
+    Ok(())
+}
+
+/// Runs `script` (its checks must all pass) against `server`, with
+/// `BASE` its URL: the report.
+fn all_checks_pass(server: &Server, script: &str) -> Result<serde_json::Value> {
+    let base = format!("BASE={}", server.url);
+    let (code, stdout, stderr) = k6(&["-e", &base, "-i", "1", "--output", "json", "-"], script, &[])?;
+    ensure(code == 0, || format!("exit {code}: {stderr}\n{stdout}"))?;
+    let r = json(&stdout)?;
+    let checks = r["checks"].as_array().context("checks")?;
+    ensure(!checks.is_empty() && checks.iter().all(|c| c["fails"] == 0), || format!("checks: {checks:#?}\n{stderr}"))?;
+    Ok(r)
+}
+
+/// `res.json(selector)` reads k6's (gjson's) path into the body: fields,
+/// array elements, `#` for a length and for each element, `\.` for a dot
+/// in a name, undefined for what is not there.
+fn res_json_takes_a_selector(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let script = r#"
+import http from 'k6/http';
+import { check } from 'k6';
+
+export default function () {
+  const body = JSON.stringify({ a: { b: [10, 20] }, 'x.y': 1, list: [{ k: 1 }, { k: 2 }, { j: 3 }] });
+  const r = http.post(__ENV.BASE + '/echo', body);
+  check(r, {
+    'a field in a field': (r) => JSON.stringify(r.json('a.b')) === '[10,20]',
+    'an array element': (r) => r.json('a.b.1') === 20,
+    'an array length': (r) => r.json('a.b.#') === 2,
+    'a field of each element': (r) => JSON.stringify(r.json('list.#.k')) === '[1,2]',
+    'an escaped dot': (r) => r.json('x\\.y') === 1,
+    'nothing there': (r) => r.json('a.nope.c') === undefined && r.json('a.b.5') === undefined,
+    'no selector': (r) => r.json().a.b[0] === 10,
+  });
+}
+"#;
+    all_checks_pass(&server, script)?;
+    Ok(())
+}
+
+/// `params.responseType` makes a response's body a string (`text`, the
+/// default), an ArrayBuffer (`binary`) or null (`none`);
+/// `options.discardResponseBodies` makes `none` the default. Another
+/// responseType is the script's error, naming it.
+fn response_type_and_discarded_bodies(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    for (discard, default_body) in [(false, "(r) => r.body === 'xxxxx'"), (true, "(r) => r.body === null")] {
+        let script = format!(
+            r#"
+import http from 'k6/http';
+import {{ check }} from 'k6';
+
+export const options = {{ discardResponseBodies: {discard} }};
+
+export default function () {{
+  const url = __ENV.BASE + '/bytes/5';
+  check(http.get(url), {{ 'the default': {default_body} }});
+  check(http.get(url, {{ responseType: 'text' }}), {{ 'text': (r) => r.body === 'xxxxx' }});
+  check(http.get(url, {{ responseType: 'binary' }}), {{
+    'binary': (r) => r.body instanceof ArrayBuffer && new Uint8Array(r.body)[4] === 120 && r.body.byteLength === 5,
+  }});
+  check(http.get(url, {{ responseType: 'none' }}), {{ 'none': (r) => r.body === null && r.status === 200 }});
+  let thrown = '';
+  try {{ http.get(url, {{ responseType: 'blob' }}); }} catch (e) {{ thrown = String(e); }}
+  check(thrown, {{ 'another is refused, named': (t) => t.includes('responseType') && t.includes('blob') }});
+}}
+"#
+        );
+        all_checks_pass(&server, &script).with_context(|| format!("discardResponseBodies: {discard}"))?;
+    }
+    Ok(())
+}
+
+/// `http.batch` takes a list (URLs, `[method, url, body, params]`,
+/// `{ method, url, ... }`) and answers in order, or an object and answers
+/// under its names; its requests are made at once (three of 400 ms take
+/// well under 1.2 s), each counted.
+fn http_batch_makes_its_requests_at_once(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let script = r#"
+import http from 'k6/http';
+import { check } from 'k6';
+
+export default function () {
+  const base = __ENV.BASE;
+  const list = http.batch([
+    base + '/x',
+    ['POST', base + '/echo', '{"a":1}', { tags: { name: 'echo' } }],
+    { method: 'GET', url: base + '/status/503' },
+    ['GET', base + '/bytes/3', null, { responseType: 'binary' }],
+  ]);
+  check(list, {
+    'a list in order': (l) => l.length === 4 && l[0].json('ok') === true && l[1].json('a') === 1 &&
+      l[2].status === 503 && l[3].body.byteLength === 3,
+  });
+  const started = Date.now();
+  const named = http.batch({ one: base + '/delay/400', two: base + '/delay/400', three: base + '/delay/400' });
+  const took = Date.now() - started;
+  check(named, {
+    'an object by name': (n) => Object.keys(n).join() === 'one,two,three' && n.three.status === 200,
+  });
+  check(took, { 'at once': (t) => t < 1000 });
+}
+"#;
+    let r = all_checks_pass(&server, script)?;
+    ensure(r["http_reqs"] == 7 && server.seen.requests() == 7, || format!("{r}"))?;
+    Ok(())
+}
+
+/// A threshold with `abortOnFail` that fails stops the run then, not at
+/// its 30 s, and exits 99 as k6 does, saying which threshold stopped it;
+/// one without it lets the run go on.
+fn a_threshold_with_abort_on_fail_stops_the_run(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let script = r#"
+import http from 'k6/http';
+import { sleep } from 'k6';
+
+export const options = {
+  vus: 1,
+  duration: '30s',
+  thresholds: {
+    http_reqs: [{ threshold: 'count<5', abortOnFail: true }],
+    http_req_duration: ['max<60000'],
+  },
+};
+
+export default function () {
+  http.get(__ENV.BASE + '/x');
+  sleep(0.05);
+}
+"#;
+    let base = format!("BASE={}", server.url);
+    let started = Instant::now();
+    let (code, stdout, stderr) = k6(&["-e", &base, "--output", "json", "-"], script, &[])?;
+    let took = started.elapsed();
+    ensure(code == 99 && took < Duration::from_secs(15), || format!("exit {code} after {took:?}: {stderr}\n{stdout}"))?;
+    let r = json(&stdout)?;
+    let said = format!("{stdout}{stderr}");
+    ensure(said.contains("abortOnFail") && said.contains("count<5"), || said.clone())?;
+    ensure(r["http_reqs"].as_u64().is_some_and(|n| n >= 5), || stdout.clone())?;
     Ok(())
 }
 

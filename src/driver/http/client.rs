@@ -85,6 +85,12 @@ impl Client {
         Client { origins: Vec::new(), insecure, tally: Tally::new(stats) }
     }
 
+    /// Another client into the same figures, with connections of its own:
+    /// for requests made at once with this one's (a k6 `http.batch`).
+    pub fn sibling(&self) -> Client {
+        Client::new(self.tally.into.clone(), self.insecure)
+    }
+
     /// Sends `r` and reads its answer; `record`: its phases, bytes and
     /// status go into the run's figures (not a warm-up request).
     pub async fn request(&mut self, r: &Request, record: bool) -> Answer {

@@ -2,11 +2,69 @@
 // hands each request to dbload's own HTTP client.
 const native = globalThis.__k6_http;
 
-function json(selector) {
-  if (selector !== undefined) {
-    throw new Error("res.json(selector): selectors are not supported yet; use res.json() and read the field");
+// k6's response. The native request makes one per request with its values
+// in this order: the properties are set here, with names the module's
+// compilation made once, and json() is on the prototype, not set on each.
+class Response {
+  constructor(status, url, body, headers, error, errorCode,
+              blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration, method) {
+    this.status = status;
+    this.url = url;
+    this.body = body;
+    this.headers = headers;
+    this.error = error;
+    this.error_code = errorCode;
+    this.timings = {
+      blocked, connecting, tls_handshaking: tlsHandshaking, sending, waiting, receiving, duration,
+    };
+    this.request = { method };
   }
-  return JSON.parse(this.body);
+
+  json(selector) {
+    const value = JSON.parse(this.body);
+    return selector === undefined ? value : select(value, String(selector));
+  }
+}
+
+// res.json(selector): k6's path (gjson's syntax) into the parsed body:
+// `a.b.0` is the field a, its field b, that array's first element; `\.`
+// is a dot in a name; `#` is an array's length, `a.#.b` the b of each of
+// a's elements. What is not there is undefined.
+function select(value, path) {
+  const parts = [];
+  let part = "";
+  for (let i = 0; i < path.length; i++) {
+    if (path[i] === "\\" && i + 1 < path.length) {
+      part += path[++i];
+    } else if (path[i] === ".") {
+      parts.push(part);
+      part = "";
+    } else {
+      part += path[i];
+    }
+  }
+  parts.push(part);
+  return walk(value, parts, 0);
+}
+
+function walk(value, parts, at) {
+  if (at === parts.length) return value;
+  if (value === null || typeof value !== "object") return undefined;
+  const part = parts[at];
+  if (Array.isArray(value) && part === "#") {
+    if (at + 1 === parts.length) return value.length;
+    return value.map((v) => walk(v, parts, at + 1)).filter((v) => v !== undefined);
+  }
+  if (!Object.prototype.hasOwnProperty.call(value, part)) return undefined;
+  return walk(value[part], parts, at + 1);
+}
+
+// A request without params.
+const NO_PARAMS = Object.freeze({});
+
+// An object body (not an ArrayBuffer) is sent as a form.
+function isForm(body) {
+  return body !== null && typeof body === "object" && !(body instanceof ArrayBuffer);
 }
 
 // k6 sends an object body as a form, a string as it is.
@@ -23,10 +81,33 @@ function encode(body) {
 }
 
 export function request(method, url, body, params) {
-  const form = body !== null && typeof body === "object" && !(body instanceof ArrayBuffer);
-  const res = native.request(String(method).toUpperCase(), String(url), encode(body), params || null, form);
-  res.json = json;
-  return res;
+  const p = params || NO_PARAMS;
+  return native.request(Response, String(method).toUpperCase(), String(url), encode(body), isForm(body),
+    p.headers, p.timeout, p.tags, p.responseType);
+}
+
+// One request of http.batch: a URL (a GET), [method, url, body, params], or
+// { method, url, body, params }; as the native batch takes it (the values
+// request hands the native request, in a list).
+function batched(item) {
+  const [method, url, body, params] = typeof item === "string" ? ["GET", item]
+    : Array.isArray(item) ? item
+    : [item.method || "GET", item.url, item.body, item.params];
+  const p = params || NO_PARAMS;
+  return [Response, String(method).toUpperCase(), String(url), encode(body), isForm(body),
+    p.headers, p.timeout, p.tags, p.responseType];
+}
+
+// k6's http.batch: the requests made at once (as k6, each on a connection
+// of its own); their responses in a list, or under the same names for an
+// object of requests.
+export function batch(requests) {
+  if (Array.isArray(requests)) return native.batch(requests.map(batched));
+  const names = Object.keys(requests);
+  const responses = native.batch(names.map((n) => batched(requests[n])));
+  const out = {};
+  names.forEach((n, i) => { out[n] = responses[i]; });
+  return out;
 }
 
 export function get(url, params) {
@@ -51,4 +132,4 @@ export function del(url, body, params) {
   return request("DELETE", url, body, params);
 }
 
-export default { request, get, head, options, post, put, patch, del };
+export default { request, batch, get, head, options, post, put, patch, del };
