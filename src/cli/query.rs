@@ -247,8 +247,9 @@ pub struct TimeitArgs {
     #[arg(short = 'N', long, help_heading = "Queries")]
     pub skip_some_updates: bool,
 
-    /// pgbench's -D: a variable every script sees from its first line, an integer or a double
-    /// (repeatable); a \set may overwrite it, and -D scale=N sets :scale.
+    /// pgbench's -D: a variable every script sees from its first line (repeatable); a number,
+    /// or a text put in place of :NAME as written (-M simple) or bound (-M extended); a \set may
+    /// overwrite it, and -D scale=N sets :scale.
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", help_heading = "Scripts")]
     pub defines: Vec<String>,
 

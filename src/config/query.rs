@@ -767,11 +767,15 @@ mod tests {
         let drawn = s.draw(&mut rand::rngs::ChaCha8Rng::seed_from_u64(1), [1, 0, 0], false).unwrap();
         use crate::workload::params::Value;
         assert_eq!(drawn.params, [Value::Int(5), Value::Float(0.5), Value::Int(-2), Value::Int(6)]);
-        for (given, why) in [("n", "NAME=VALUE"), ("1n=2", "variable name"), ("n=abc", "a number")] {
+        for (given, why) in [("n", "NAME=VALUE"), ("1n=2", "variable name")] {
             let e = timeit(&["-f", script, "-D", given]).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2);
             assert!(e.to_string().starts_with(&format!("-D {given}: ")) && e.to_string().contains(why), "{e}");
         }
+        // A text is pgbench's too, but no expression's operand.
+        let e = timeit(&["-f", script, "-D", "n=abc", "-D", "ratio=1", "-D", "m=1"]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains(":2:8: \\set n: variable `n` holds the text `abc` (-D n=abc)"), "{e}");
         let e = timeit(&["-s", "select 1", "-D", "n=1"]).unwrap_err();
         assert!(e.to_string().starts_with("-D n=1: "), "{e}");
     }

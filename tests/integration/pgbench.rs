@@ -42,6 +42,11 @@ pub fn tests() -> Vec<Registered> {
             defined_variables_reach_the_server_as_pgbench_s,
             Parallel,
         ),
+        (
+            "pgbench::defined_texts_are_spliced_or_bound_as_pgbench_s",
+            defined_texts_are_spliced_or_bound_as_pgbench_s,
+            Parallel,
+        ),
         ("pgbench::max_tries_retries_serialization_failures", max_tries_retries_serialization_failures, Parallel),
         ("pgbench::latency_limit_counts_the_runs_above_it", latency_limit_counts_the_runs_above_it, Parallel),
         ("pgbench::latency_limit_with_a_rate_skips_late_starts", latency_limit_with_a_rate_skips_late_starts, Parallel),
@@ -469,6 +474,49 @@ fn defined_variables_reach_the_server_as_pgbench_s(ctx: &Ctx) -> Result<()> {
     let row =
         |tool: &str| ["v", "21", "0.25", "3", "42", "2"].map(|v| Some(if v == "v" { tool } else { v }.to_string()));
     ensure(rows == [row("dbload"), row("pgbench")], || format!("{rows:?}"))
+}
+
+/// Issue 32: `-D NAME=text` was refused (a value had to be a number).
+/// pgbench takes any text: `-M simple` puts it in place of `:name` as it is
+/// (so `'a' || 'b'` is SQL there), `-M extended` and `prepared` bind it as a
+/// parameter (the same text arrives as a string). pgbench and dbload run the
+/// same script in each mode and leave the same rows; a `\set` that reads a
+/// text is refused, naming the line and the `-D` (pgbench fails the run at
+/// that command: `malformed variable "name" value`).
+fn defined_texts_are_spliced_or_bound_as_pgbench_s(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_define_text", None)?;
+    db.query("CREATE TABLE marks (tool text, mode text, v text)")?;
+    let dir = tempfile::tempdir()?;
+    let define = ["-D", "name='a' || 'b'"];
+    for mode in ["simple", "extended", "prepared"] {
+        for tool in ["dbload", "pgbench"] {
+            let script = write_file(
+                &dir,
+                &format!("{tool}-{mode}.sql"),
+                &format!("INSERT INTO marks VALUES ('{tool}', '{mode}', :name);\n"),
+            )?;
+            let flags = [&["-f", &script, "-t", "1", "-M", mode][..], &define].concat();
+            if tool == "dbload" {
+                let (code, stdout, stderr) = dbload_bin(&[&["timeit", "--url", &db.url][..], &flags].concat(), &[]);
+                ensure(code == 0, || format!("dbload -M {mode}: exit {code}: {stdout}{stderr}"))?;
+            } else {
+                let out = std::process::Command::new("pgbench")
+                    .args([&["-n"][..], &flags, &[&db.url]].concat())
+                    .output()
+                    .context("running pgbench")?;
+                ensure(out.status.success(), || format!("pgbench: {}", String::from_utf8_lossy(&out.stderr)))?;
+            }
+        }
+    }
+    let rows = db.query("SELECT mode, v, count(DISTINCT tool) FROM marks GROUP BY 1, 2 ORDER BY 1")?;
+    let row = |mode: &str, v: &str| [mode, v, "2"].map(|c| Some(c.to_string()));
+    let same = [row("extended", "'a' || 'b'"), row("prepared", "'a' || 'b'"), row("simple", "ab")];
+    ensure(rows == same, || format!("{rows:?}"))?;
+    let set = write_file(&dir, "set.sql", "\\set x :name + 1\nSELECT :x;\n")?;
+    refused(
+        &["timeit", "--url", &db.url, "-f", &set, "-t", "1", "-D", "name=hello"],
+        "set.sql:1:8: \\set x: variable `name` holds the text `hello` (-D name=hello)",
+    )
 }
 
 /// Issue 32: `--max-tries N` runs a script again from its start after a
