@@ -5,7 +5,7 @@
 //! loop alone decides when an operation is warm-up.
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Something a worker sends: a batch of rows, a query, a request.
 pub trait Operation {
@@ -105,6 +105,11 @@ pub trait Executor<Op> {
     fn resolve(&mut self, _op: &mut Op) -> impl Future<Output = InDoubt> + Send {
         std::future::ready(InDoubt::Unknown)
     }
+
+    /// When the run stops issuing operations (its deadline), told once as
+    /// the loop starts: an executor that runs a failed operation again
+    /// (pgbench's `--max-tries`) stops trying there, as pgbench does.
+    fn ends_at(&mut self, _end: Option<Instant>) {}
 
     /// Stops, on the target, an operation the loop gave up on (still in
     /// flight for the loop's grace after Ctrl-C or the deadline) once its future is

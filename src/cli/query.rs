@@ -148,7 +148,8 @@ pub struct QueryRunArgs {
 
     /// pgbench's --max-tries: a script run that fails with a serialization failure or a deadlock
     /// (SQLSTATE 40001, 40P01) is rolled back and run again from its start with the same values,
-    /// up to N tries in all; it counts once, done or failed. pgbench's unlimited 0 is not taken.
+    /// up to N tries in all; it counts once, done or failed. 0: unlimited, with -T or
+    /// --latency-limit (tries end with the run or past the limit), as pgbench.
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Scripts")]
     pub max_tries: u32,
 

@@ -334,10 +334,10 @@ impl QueryConfig {
             scale,
             per_statement: r.per_statement,
             max_tries: match r.max_tries {
-                0 => {
+                0 if duration.is_none() && latency_limit.is_none() => {
                     return Err(usage(
-                        "--max-tries 0: pgbench's unlimited tries are not taken (a run could retry past its end); \
-                         give a number, such as --max-tries 100",
+                        "--max-tries 0: an unlimited number of transaction tries can only be used with \
+                         --latency-limit or a duration (-T), as pgbench says: add one, or give a number of tries",
                     ))
                 }
                 n => n,

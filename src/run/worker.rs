@@ -197,6 +197,7 @@ where
     let mut books = Books { plan: &plan, recorders, pending: Pending::default(), slot };
     // Pipelined (`--pipeline`): the operations sent and not answered yet,
     // oldest first; nothing is allocated for a window of 1.
+    executor.ends_at(plan.deadline.map(|d| plan.t0 + d));
     let window = executor.window();
     let mut flight = VecDeque::with_capacity(if window > 1 { window } else { 0 });
     loop {

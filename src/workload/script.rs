@@ -10,7 +10,7 @@
 //! supported), so a run's values can be drawn before it is sent.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rand::rngs::ChaCha8Rng;
 
@@ -86,6 +86,30 @@ impl Define {
             _ => Defined::Text(value.into()),
         };
         Ok(Define { name: name.to_string(), value })
+    }
+}
+
+/// How often a script run that failed with a serialization failure or a
+/// deadlock is tried again, as pgbench's `--max-tries` and `--latency-limit`
+/// bound it: up to `max` tries in all (0: no count), not past the latency
+/// limit since its first try began, and not past the run's end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tries {
+    pub max: u32,
+    pub latency_limit: Option<Duration>,
+    /// The run's end, once its loop has started (`Executor::ends_at`).
+    pub ends: Option<Instant>,
+}
+
+impl Tries {
+    /// Whether try `n` (from 1) of a run whose first try began at `first`
+    /// is followed by another if it fails retriably. Settled as the try
+    /// starts: one begun before the end may still be followed by one.
+    pub fn again(&self, n: u32, first: Instant) -> bool {
+        let now = Instant::now();
+        n != self.max
+            && self.latency_limit.is_none_or(|limit| now.duration_since(first) <= limit)
+            && self.ends.is_none_or(|end| now < end)
     }
 }
 
@@ -674,6 +698,21 @@ mod tests {
         let e = Script::parse_defined("\\sleep :t ms\nselect 1;\n", "t.sql", &[define("x")]).unwrap_err();
         assert!(e.to_string().starts_with("t.sql:1:8: \\sleep: variable `t` holds the text `x`"), "{e}");
         assert!(Script::parse_defined("\\sleep :t ms\nselect 1;\n", "t.sql", &[define("3")]).is_ok());
+    }
+
+    /// Issue 32: pgbench's retry bounds: the count (0: none), the latency
+    /// limit since the first try, the run's end.
+    #[test]
+    fn tries_stop_at_their_count_the_limit_or_the_end() {
+        let now = Instant::now();
+        let (hour, ms) = (Duration::from_secs(3600), Duration::from_millis(1));
+        let tries = |max, latency_limit| Tries { max, latency_limit, ends: None };
+        assert!(tries(3, None).again(2, now) && !tries(3, None).again(3, now));
+        assert!(!tries(1, None).again(1, now));
+        assert!(Tries { ends: Some(now + hour), ..tries(0, None) }.again(1_000_000, now));
+        assert!(!Tries { ends: now.checked_sub(ms), ..tries(0, None) }.again(1, now));
+        let long_ago = now.checked_sub(hour).unwrap();
+        assert!(!tries(0, Some(ms)).again(1, long_ago) && tries(0, Some(hour + hour)).again(1, long_ago));
     }
 
     #[test]

@@ -569,7 +569,25 @@ fn max_tries_retries_serialization_failures(ctx: &Ctx) -> Result<()> {
     ensure(counter()? == 100, || format!("the server's counter is {}, not the 100 counted", counter().unwrap_or(0)))?;
     let (retried, retries) = (r["retried"].as_u64().context("retried")?, r["retries"].as_u64().context("retries")?);
     ensure(retried > 0 && retries >= retried && r["setup"]["max_tries"] == 1000, || r.to_string())?;
-    refused(&["timeit", "--url", &db.url, "-f", &script, "--max-tries", "0"], "--max-tries 0")
+
+    // --max-tries 0, as pgbench's: no bound on the tries but the run's end
+    // (-T) or the latency limit; a run cut by the end counts as failed, so
+    // at most one per client fails, and every one counted committed.
+    db.query("UPDATE counter SET n = 0")?;
+    let argv = ["timeit", "--url", &db.url, "-f", &script, "-c", "4", "-T", "2", "--max-tries", "0"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--output", "json"]].concat(), &[]);
+    ensure(code <= 1, || format!("--max-tries 0 -T 2: exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let (count, errors) = (r["count"].as_u64().context("count")?, r["errors"].as_u64().context("errors")?);
+    ensure(count == counter()? && errors <= 4 && r["retried"].as_u64() > Some(0), || r.to_string())?;
+    ensure(r["setup"]["max_tries"] == 0, || r["setup"].to_string())?;
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--no-results"]].concat(), &[]);
+    ensure(code <= 1 && !stdout.contains("maximum number of tries"), || format!("{stdout}{stderr}"))?;
+    ensure(stdout.contains("number of transactions retried: "), || stdout.clone())?;
+    refused(
+        &["timeit", "--url", &db.url, "-f", &script, "--max-tries", "0", "-t", "5"],
+        "--max-tries 0: an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
+    )
 }
 
 /// Issue 32: `-L MS` counts the transactions whose latency is above the
