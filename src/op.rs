@@ -28,6 +28,12 @@ pub trait Operation {
     fn retries(&self) -> u32 {
         0
     }
+    /// Time spent making it before it was sent (a pgbench script's
+    /// `\set`s, drawn by its source), which belongs to its latency as
+    /// pgbench counts it: the loop adds it to the operation's end.
+    fn drawn(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// Where a worker's operations come from.

@@ -32,6 +32,7 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
         ("pgbench::s_n_and_scale_after_s_run_as_pgbench", s_n_and_scale_after_s_run_as_pgbench, Parallel),
         ("pgbench::r_lists_meta_commands_as_pgbench_does", r_lists_meta_commands_as_pgbench_does, Parallel),
+        ("pgbench::a_sets_time_is_in_its_transactions_latency", a_sets_time_is_in_its_transactions_latency, Parallel),
         (
             "pgbench::a_builtin_script_takes_its_scale_from_the_table",
             a_builtin_script_takes_its_scale_from_the_table,
@@ -911,6 +912,27 @@ fn r_lists_meta_commands_as_pgbench_does(ctx: &Ctx) -> Result<()> {
         ensure(theirs.len() == 7 && mine == theirs, || format!("{flags:?}:\npgbench {theirs:#?}\ndbload {mine:#?}"))?;
     }
     Ok(())
+}
+
+/// Issue 32: pgbench times a `\set` inside its transaction; dbload drew
+/// the values before the run's clock started, so a costly `\set` (2,000
+/// additions) was in `-r`'s row for it but not in the latency average.
+/// Now the average is at least the `\set`'s own time.
+fn a_sets_time_is_in_its_transactions_latency(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let sum = vec!["1"; 2_000].join(" + ");
+    let script = write_file(&dir, "set.sql", &format!("\\set x {sum}\nSELECT :x;\n"))?;
+    let argv = ["timeit", "--url", &ctx.url, "-f", &script, "-t", "20", "-r", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let ms = |prefix: &str| -> Option<f64> {
+        stdout.lines().find_map(|l| l.trim_start().strip_prefix(prefix)?.split_whitespace().next()?.parse().ok())
+    };
+    let average = ms("latency average = ").context("the latency average")?;
+    let set =
+        stdout.lines().find(|l| l.contains("\\set x")).and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+    let set = set.context("-r's \\set row")?;
+    ensure(set > 0.05 && average >= set, || format!("\\set {set} ms, latency average {average} ms:\n{stdout}"))
 }
 
 /// Issue 35: `dbload init` with no target fills a throwaway server and
