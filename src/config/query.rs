@@ -242,9 +242,9 @@ impl QueryConfig {
         }
         if r.protocol == Protocol::Simple {
             let scripts = phases.iter().flat_map(|p| p.iter()).filter_map(|q| q.script.as_deref());
-            if let Some((origin, line)) = scripts.filter_map(|s| Some((&s.origin, s.pipeline()?))).next() {
+            if let Some((origin, (line, column))) = scripts.filter_map(|s| Some((&s.origin, s.pipeline()?))).next() {
                 return Err(usage(format!(
-                    "{origin}:{line}: a pipeline needs the extended protocol, as in pgbench: give -M extended or \
+                    "{origin}:{line}:{column}: a pipeline needs the extended protocol, as in pgbench: give -M extended or \
                      -M prepared (not -M simple)"
                 )));
             }

@@ -41,9 +41,9 @@ pub struct Script {
     /// While parsing, the slots that hold a `-D` text and the `-D` that set
     /// it: a statement binds the text itself, an expression may not read it.
     texts: Vec<(usize, Define)>,
-    /// The line of the first `\startpipeline` (pipelines need the extended
-    /// protocol), and of the one still open while parsing.
-    pipeline: Option<usize>,
+    /// The line and column of the first `\startpipeline` (pipelines need
+    /// the extended protocol), and the line of the one still open while parsing.
+    pipeline: Option<(usize, usize)>,
     open_pipeline: Option<usize>,
 }
 
@@ -350,7 +350,7 @@ impl Script {
                 let mark = match (word, self.open_pipeline) {
                     ("startpipeline", None) => {
                         self.open_pipeline = Some(n);
-                        self.pipeline.get_or_insert(n);
+                        self.pipeline.get_or_insert((n, indent + 1));
                         Pipeline::Start
                     }
                     ("startpipeline", Some(open)) => {
@@ -421,9 +421,9 @@ impl Script {
         self.steps.iter().enumerate().filter_map(|(c, s)| matches!(s, Step::Set { .. }).then_some(c))
     }
 
-    /// The line of its first `\startpipeline`, if it has one: pipelines
-    /// need the extended protocol (`-M extended` or `-M prepared`).
-    pub fn pipeline(&self) -> Option<usize> {
+    /// The line and column of its first `\startpipeline`, if it has one:
+    /// pipelines need the extended protocol (`-M extended` or `-M prepared`).
+    pub fn pipeline(&self) -> Option<(usize, usize)> {
         self.pipeline
     }
 
@@ -625,7 +625,11 @@ mod tests {
                 Pipeline(super::Pipeline::End)
             ]
         );
-        assert_eq!(s.pipeline(), Some(2));
+        assert_eq!(s.pipeline(), Some((2, 1)));
+        assert_eq!(
+            Script::parse("select 1;\n  \\startpipeline\n\\endpipeline\n", "p.sql").unwrap().pipeline(),
+            Some((2, 3))
+        );
         assert_eq!(Script::parse("select 1;\n", "p.sql").unwrap().pipeline(), None);
         for (text, expected) in [
             ("\\startpipeline\nselect 1;\n", "p.sql:1:1: \\startpipeline has no \\endpipeline"),

@@ -347,7 +347,7 @@ fn pipelines_run_as_pgbench_runs_them(ctx: &Ctx) -> Result<()> {
     ensure(count(&db, "SELECT count(*) FROM piped WHERE n < 3")? == 0, || "the aborted transaction's rows".into())?;
 
     let (code, _, stderr) = dbload_bin(&["timeit", "--url", &db.url, "-f", &failing, "-M", "simple", "-t", "1"], &[]);
-    ensure(code == 2 && stderr.contains("failing.sql:1: a pipeline needs the extended protocol"), || stderr)
+    ensure(code == 2 && stderr.contains("failing.sql:1:1: a pipeline needs the extended protocol"), || stderr)
 }
 
 fn a_failed_statement_rolls_its_script_back(ctx: &Ctx) -> Result<()> {
