@@ -30,7 +30,7 @@ pub trait Operation {
     }
     /// Time spent making it before it was sent (a pgbench script's
     /// `\set`s, drawn by its source), which belongs to its latency as
-    /// pgbench counts it: the loop adds it to the operation's end.
+    /// pgbench counts it: the loop moves the operation's start back by it.
     fn drawn(&self) -> Duration {
         Duration::ZERO
     }

@@ -449,11 +449,20 @@ impl<R: Record> Books<'_, R> {
 }
 
 /// An operation's timing, ended now, after `retries` runs again.
-/// An operation's times; its end is pushed by the time its source took to
-/// draw it ([`Operation::drawn`]), which pgbench counts in a transaction.
+/// An operation's times; its start (and intended start) moved back by the
+/// time its source took to draw it ([`Operation::drawn`]), which pgbench
+/// counts in a transaction. Its end stays the clock's: `-l`'s lines are in
+/// the order transactions ended.
 fn timing(plan: &Plan, intended: Duration, started: Duration, op: &impl Operation) -> Timing {
-    let (ended, retries) = (plan.t0.elapsed() + op.drawn(), op.retries());
-    Timing { intended, started, ended, stage: plan.schedule.stage_at(started), retries }
+    let drawn = op.drawn();
+    let (intended, started) = (intended.saturating_sub(drawn), started.saturating_sub(drawn));
+    Timing {
+        intended,
+        started,
+        ended: plan.t0.elapsed(),
+        stage: plan.schedule.stage_at(started),
+        retries: op.retries(),
+    }
 }
 
 /// An operation sent in a pipeline ([`Executor::window`] above 1), waiting
