@@ -5,7 +5,7 @@
 //! loop alone decides when an operation is warm-up.
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Something a worker sends: a batch of rows, a query, a request.
 pub trait Operation {
@@ -27,6 +27,12 @@ pub trait Operation {
     /// pgbench's transaction log (`-l`) gives per transaction.
     fn retries(&self) -> u32 {
         0
+    }
+    /// Time spent making it before it was sent (a pgbench script's
+    /// `\set`s, drawn by its source), which belongs to its latency as
+    /// pgbench counts it: the loop moves the operation's start back by it.
+    fn drawn(&self) -> Duration {
+        Duration::ZERO
     }
 }
 
@@ -105,6 +111,11 @@ pub trait Executor<Op> {
     fn resolve(&mut self, _op: &mut Op) -> impl Future<Output = InDoubt> + Send {
         std::future::ready(InDoubt::Unknown)
     }
+
+    /// When the run stops issuing operations (its deadline), told once as
+    /// the loop starts: an executor that runs a failed operation again
+    /// (pgbench's `--max-tries`) stops trying there, as pgbench does.
+    fn ends_at(&mut self, _end: Option<Instant>) {}
 
     /// Stops, on the target, an operation the loop gave up on (still in
     /// flight for the loop's grace after Ctrl-C or the deadline) once its future is

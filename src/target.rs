@@ -27,6 +27,7 @@ use crate::driver::spec::SinkSpec;
 use crate::error::usage;
 use crate::ident::TableName;
 use crate::throwaway::LocalPostgres;
+use crate::workload::script::Tries;
 use crate::workload::{Protocol, QuerySpec};
 
 /// A target as a run holds it once started. It hands out the connections a
@@ -124,13 +125,13 @@ impl Target {
         w: usize,
         queries: Arc<[QuerySpec]>,
         protocol: Protocol,
-        max_tries: u32,
+        tries: Tries,
         connect_each: bool,
         window: usize,
     ) -> Result<QueryRunner> {
         Ok(match self {
             Target::Pg { pg, .. } => {
-                QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol, max_tries, connect_each, window).await?)
+                QueryRunner::Pg(QueryExecutor::open(pg, queries, protocol, tries, connect_each, window).await?)
             }
             Target::Crate(c) => QueryRunner::Crate(CrateQueryExecutor::open(c, w, queries).await?),
         })

@@ -148,7 +148,8 @@ pub struct QueryRunArgs {
 
     /// pgbench's --max-tries: a script run that fails with a serialization failure or a deadlock
     /// (SQLSTATE 40001, 40P01) is rolled back and run again from its start with the same values,
-    /// up to N tries in all; it counts once, done or failed. pgbench's unlimited 0 is not taken.
+    /// up to N tries in all; it counts once, done or failed. 0: unlimited, with -T or
+    /// --latency-limit (tries end with the run or past the limit), as pgbench.
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Scripts")]
     pub max_tries: u32,
 
@@ -247,8 +248,9 @@ pub struct TimeitArgs {
     #[arg(short = 'N', long, help_heading = "Queries")]
     pub skip_some_updates: bool,
 
-    /// pgbench's -D: a variable every script sees from its first line, an integer or a double
-    /// (repeatable); a \set may overwrite it, and -D scale=N sets :scale.
+    /// pgbench's -D: a variable every script sees from its first line (repeatable); a number,
+    /// or a text put in place of :NAME as written (-M simple) or bound (-M extended); a \set may
+    /// overwrite it, and -D scale=N sets :scale.
     #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", help_heading = "Scripts")]
     pub defines: Vec<String>,
 

@@ -242,9 +242,9 @@ impl QueryConfig {
         }
         if r.protocol == Protocol::Simple {
             let scripts = phases.iter().flat_map(|p| p.iter()).filter_map(|q| q.script.as_deref());
-            if let Some((origin, line)) = scripts.filter_map(|s| Some((&s.origin, s.pipeline()?))).next() {
+            if let Some((origin, (line, column))) = scripts.filter_map(|s| Some((&s.origin, s.pipeline()?))).next() {
                 return Err(usage(format!(
-                    "{origin}:{line}: a pipeline needs the extended protocol, as in pgbench: give -M extended or \
+                    "{origin}:{line}:{column}: a pipeline needs the extended protocol, as in pgbench: give -M extended or \
                      -M prepared (not -M simple)"
                 )));
             }
@@ -334,10 +334,10 @@ impl QueryConfig {
             scale,
             per_statement: r.per_statement,
             max_tries: match r.max_tries {
-                0 => {
+                0 if duration.is_none() && latency_limit.is_none() => {
                     return Err(usage(
-                        "--max-tries 0: pgbench's unlimited tries are not taken (a run could retry past its end); \
-                         give a number, such as --max-tries 100",
+                        "--max-tries 0: an unlimited number of transaction tries can only be used with \
+                         --latency-limit or a duration (-T), as pgbench says: add one, or give a number of tries",
                     ))
                 }
                 n => n,
@@ -767,11 +767,15 @@ mod tests {
         let drawn = s.draw(&mut rand::rngs::ChaCha8Rng::seed_from_u64(1), [1, 0, 0], false).unwrap();
         use crate::workload::params::Value;
         assert_eq!(drawn.params, [Value::Int(5), Value::Float(0.5), Value::Int(-2), Value::Int(6)]);
-        for (given, why) in [("n", "NAME=VALUE"), ("1n=2", "variable name"), ("n=abc", "a number")] {
+        for (given, why) in [("n", "NAME=VALUE"), ("1n=2", "variable name")] {
             let e = timeit(&["-f", script, "-D", given]).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2);
             assert!(e.to_string().starts_with(&format!("-D {given}: ")) && e.to_string().contains(why), "{e}");
         }
+        // A text is pgbench's too, but no expression's operand.
+        let e = timeit(&["-f", script, "-D", "n=abc", "-D", "ratio=1", "-D", "m=1"]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e.to_string().contains(":2:8: \\set n: variable `n` holds the text `abc` (-D n=abc)"), "{e}");
         let e = timeit(&["-s", "select 1", "-D", "n=1"]).unwrap_err();
         assert!(e.to_string().starts_with("-D n=1: "), "{e}");
     }

@@ -61,6 +61,12 @@ impl Executor<QueryOp> for QueryRunner {
         }
     }
 
+    fn ends_at(&mut self, end: Option<std::time::Instant>) {
+        if let QueryRunner::Pg(e) = self {
+            e.ends_at(end)
+        }
+    }
+
     fn window(&self) -> usize {
         match self {
             QueryRunner::Pg(e) => e.window(),

@@ -48,7 +48,10 @@ fn summary(out: &mut String, r: &QueryReport) {
     }
     let _ = writeln!(out, "number of clients: {}", s.concurrency);
     let _ = writeln!(out, "number of threads: {}", s.threads);
-    let _ = writeln!(out, "maximum number of tries: {}", s.max_tries);
+    // pgbench leaves the line out for --max-tries 0 (unlimited).
+    if s.max_tries != 0 {
+        let _ = writeln!(out, "maximum number of tries: {}", s.max_tries);
+    }
     let processed = "number of transactions actually processed";
     match (s.duration_limit_s, r.accounting.requested) {
         (None, Some(requested)) => {

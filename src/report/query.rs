@@ -556,13 +556,13 @@ fn connection_time_line(out: &mut String, r: &QueryReport) {
     }
 }
 
-/// `--max-tries` above 1: pgbench's lines on its retries, in its words.
+/// `--max-tries` other than 1: pgbench's lines on its retries, in its words.
 pub(super) fn retry_lines(out: &mut String, r: &QueryReport) {
-    if r.setup.max_tries <= 1 {
+    if r.setup.max_tries == 1 {
         return;
     }
     let share = |n: u64| 100.0 * n as f64 / (r.count + r.errors).max(1) as f64;
-    if !r.pgbench_summarized() {
+    if !r.pgbench_summarized() && r.setup.max_tries != 0 {
         let _ = writeln!(out, "maximum number of tries: {}", r.setup.max_tries);
     }
     let _ = writeln!(out, "number of transactions retried: {} ({:.3}%)", r.retried, share(r.retried));

@@ -20,6 +20,7 @@ use crate::stats::query::{Connects, Retries, StatementRecord, StatementSummary};
 use crate::stats::txlog::TxLog;
 use crate::stats::{PhaseSummary, Recorder};
 use crate::target::Target;
+use crate::workload::script::Tries;
 use crate::workload::tsbs::{CpuData, CpuSuite};
 use crate::workload::Chooser;
 
@@ -98,10 +99,11 @@ pub async fn queries(
             }
             None => Vec::new(),
         };
-        let (protocol, max_tries, connect_each, window) = (cfg.protocol, cfg.max_tries, cfg.connect_each, cfg.pipeline);
+        let (protocol, connect_each, window) = (cfg.protocol, cfg.connect_each, cfg.pipeline);
+        let tries = Tries { max: cfg.max_tries, latency_limit: cfg.latency_limit, ends: None };
         let each = (0..cfg.concurrency).map(|_| (target.clone(), queries.clone()));
         let opening = cores::open_each(each, move |(t, q), w| async move {
-            t.query_runner(w, q, protocol, max_tries, connect_each, window).await
+            t.query_runner(w, q, protocol, tries, connect_each, window).await
         });
         let opening_at = std::time::Instant::now();
         let opened = interrupt::setting_up(&cancel, &named, opening).await;

@@ -197,6 +197,7 @@ where
     let mut books = Books { plan: &plan, recorders, pending: Pending::default(), slot };
     // Pipelined (`--pipeline`): the operations sent and not answered yet,
     // oldest first; nothing is allocated for a window of 1.
+    executor.ends_at(plan.deadline.map(|d| plan.t0 + d));
     let window = executor.window();
     let mut flight = VecDeque::with_capacity(if window > 1 { window } else { 0 });
     loop {
@@ -283,14 +284,8 @@ where
             match executor.send(&mut op, warmup) {
                 Ok(()) => flight.push_back(Sent { op, intended, started, warm: warmup }),
                 Err(e) => {
-                    let stop = books.record(
-                        op.label(),
-                        warmup,
-                        units,
-                        timing(&plan, intended, started, op.retries()),
-                        false,
-                        Err(e),
-                    );
+                    let stop =
+                        books.record(op.label(), warmup, units, timing(&plan, intended, started, &op), false, Err(e));
                     source.recycle(op);
                     if stop {
                         break;
@@ -325,7 +320,7 @@ where
                 grace.as_mut(),
             )
             .await;
-        let t = timing(&plan, intended, started, op.retries());
+        let t = timing(&plan, intended, started, &op);
         let stop = match outcome {
             Ok(result) => books.record(label, warmup, units, t, in_doubt, result),
             Err(why) => {
@@ -454,8 +449,20 @@ impl<R: Record> Books<'_, R> {
 }
 
 /// An operation's timing, ended now, after `retries` runs again.
-fn timing(plan: &Plan, intended: Duration, started: Duration, retries: u32) -> Timing {
-    Timing { intended, started, ended: plan.t0.elapsed(), stage: plan.schedule.stage_at(started), retries }
+/// An operation's times; its start (and intended start) moved back by the
+/// time its source took to draw it ([`Operation::drawn`]), which pgbench
+/// counts in a transaction. Its end stays the clock's: `-l`'s lines are in
+/// the order transactions ended.
+fn timing(plan: &Plan, intended: Duration, started: Duration, op: &impl Operation) -> Timing {
+    let drawn = op.drawn();
+    let (intended, started) = (intended.saturating_sub(drawn), started.saturating_sub(drawn));
+    Timing {
+        intended,
+        started,
+        ended: plan.t0.elapsed(),
+        stage: plan.schedule.stage_at(started),
+        retries: op.retries(),
+    }
 }
 
 /// An operation sent in a pipeline ([`Executor::window`] above 1), waiting
@@ -518,7 +525,7 @@ async fn answer<S: Source, E: Executor<S::Op>, R: Record>(
             }
             None => false,
         };
-        let t = timing(plan, intended, started, op.retries());
+        let t = timing(plan, intended, started, &op);
         source.recycle(op);
         let why = match outcome {
             Ok(result) => {
@@ -531,7 +538,7 @@ async fn answer<S: Source, E: Executor<S::Op>, R: Record>(
             // Recorded before the cancel is awaited, as the loop records one alone.
             books.interrupted(label, warm, units, t, why);
             for Sent { op, intended, started, warm } in flight.drain(..) {
-                books.interrupted(op.label(), warm, op.units(), timing(plan, intended, started, op.retries()), why);
+                books.interrupted(op.label(), warm, op.units(), timing(plan, intended, started, &op), why);
                 source.recycle(op);
             }
             executor.cancel().await;
@@ -542,14 +549,7 @@ async fn answer<S: Source, E: Executor<S::Op>, R: Record>(
                 let message = format!("{message} (in flight in the same pipeline)");
                 let in_doubt = in_doubt && op.in_doubt_when_lost();
                 let e = OpError::new(class.clone(), message);
-                books.record(
-                    op.label(),
-                    warm,
-                    op.units(),
-                    timing(plan, intended, started, op.retries()),
-                    in_doubt,
-                    Err(e),
-                );
+                books.record(op.label(), warm, op.units(), timing(plan, intended, started, &op), in_doubt, Err(e));
                 source.recycle(op);
             }
         }

@@ -15,7 +15,6 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -214,14 +213,24 @@ pub struct TxLog {
     counts: Counts,
 }
 
-/// Per worker of a run, the transactions its client ran so far.
+/// Per worker of a run, what its client's log carries from one phase to
+/// the next: the transactions it ran so far, and its sampling stream
+/// (pgbench draws one over the whole run). Locked at a phase's start and end only.
 #[derive(Debug, Clone)]
-pub struct Counts(Arc<[AtomicU64]>);
+pub struct Counts(Arc<[Mutex<Carried>]>);
+
+#[derive(Debug, Default)]
+struct Carried {
+    tx: u64,
+    sampling: Option<ChaCha8Rng>,
+}
 
 impl Counts {
     /// The log of worker `w` of this run, client `client`, writing into
     /// `chunk` (its thread's) from the phase's `t0`: its transactions are
-    /// numbered on from those it ran in the phases before.
+    /// numbered on from those it ran in the phases before, and sampled
+    /// (`sampling`: the rate, and the stream of the run's first phase) on
+    /// the stream the phase before left.
     pub fn client(
         &self,
         w: usize,
@@ -230,8 +239,9 @@ impl Counts {
         chunk: Rc<RefCell<Chunk>>,
         sampling: Option<(f64, ChaCha8Rng)>,
     ) -> ClientLog {
-        let next_tx = self.0[w].load(Ordering::Relaxed);
-        ClientLog { client, w, counts: self.clone(), next_tx, chunk, sampling, t0 }
+        let mut carried = self.0[w].lock().unwrap_or_else(|e| e.into_inner());
+        let sampling = sampling.map(|(rate, first)| (rate, carried.sampling.take().unwrap_or(first)));
+        ClientLog { client, w, counts: self.clone(), next_tx: carried.tx, chunk, sampling, t0 }
     }
 }
 
@@ -241,7 +251,7 @@ impl TxLog {
     pub fn create(cfg: &LogConfig, dir: &Path, threads: usize, clients: usize, start: SystemTime) -> io::Result<TxLog> {
         let threads =
             (0..threads).map(|n| ThreadLog::create(cfg, dir, n, start).map(Arc::new)).collect::<io::Result<_>>()?;
-        Ok(TxLog { threads, counts: Counts((0..clients).map(|_| AtomicU64::new(0)).collect()) })
+        Ok(TxLog { threads, counts: Counts((0..clients).map(|_| Mutex::default()).collect()) })
     }
 
     /// Thread `n`'s file, which the clients that run on thread `n` share.
@@ -383,10 +393,11 @@ pub struct ClientLog {
 }
 
 impl ClientLog {
-    /// Keeps the count for the next phase and hands the thread's chunk to
+    /// Keeps the count and the sampling stream for the next phase and hands the thread's chunk to
     /// its log (the worker ended).
     pub fn finish(self) {
-        self.counts.0[self.w].store(self.next_tx, Ordering::Relaxed);
+        let mut carried = self.counts.0[self.w].lock().unwrap_or_else(|e| e.into_inner());
+        *carried = Carried { tx: self.next_tx, sampling: self.sampling.map(|(_, rng)| rng) };
         self.chunk.borrow_mut().flush();
     }
 
@@ -574,6 +585,29 @@ mod tests {
         let numbers = lines(&dir);
         assert!((400..600).contains(&numbers.len()), "{}", numbers.len());
         assert!(numbers.windows(2).all(|w| w[0].1 < w[1].1) && numbers.last().unwrap().1 <= 1000);
+    }
+
+    /// Issue 32: with several phases (timeit's `-s` statements) the
+    /// sampling stream started again at each: phase 2 sampled the same
+    /// transactions of its own as phase 1. pgbench draws one stream over
+    /// the whole run: a client's stream goes on from phase to phase.
+    #[test]
+    fn sampling_goes_on_across_phases() {
+        use rand::SeedableRng;
+        let t0 = Instant::now();
+        let dir = tempfile::tempdir().unwrap();
+        let run = tx_log(&dir, 1);
+        for _phase in 0..2 {
+            let sampling = Some((0.5, ChaCha8Rng::seed_from_u64(1)));
+            let mut log = run.counts().client(0, 0, t0, Chunk::new(run.thread(0), t0), sampling);
+            (0..100).for_each(|_| done(&mut log, Duration::ZERO));
+            log.finish();
+        }
+        run.finish().unwrap();
+        let numbers: Vec<u64> = lines(&dir).iter().map(|l| l.1).collect();
+        let first: Vec<u64> = numbers.iter().copied().filter(|&n| n <= 100).collect();
+        let second: Vec<u64> = numbers.iter().filter(|&&n| n > 100).map(|n| n - 100).collect();
+        assert_ne!(first, second, "phase 2 sampled phase 1's pattern again");
     }
 
     /// Issue 32, item 2: the clients of a thread share its chunk, so its

@@ -143,8 +143,9 @@ fn err<T>(at: usize, message: impl Into<String>) -> Result<T, ParseError> {
     Err(ParseError { at, message: message.into() })
 }
 
-/// Parses `text`; `var` gives the slot of a variable name (`None`: not defined).
-pub fn parse(text: &str, var: &mut dyn FnMut(&str) -> Option<usize>) -> Result<Expr, ParseError> {
+/// Parses `text`; `var` gives the slot of a variable name, or why it cannot
+/// be read there (not defined, or a `-D` text that is no number).
+pub fn parse(text: &str, var: &mut dyn FnMut(&str) -> Result<usize, String>) -> Result<Expr, ParseError> {
     let mut p = Parser { text, at: 0, var, depth: 0 };
     let e = p.expr(0)?;
     p.skip_space();
@@ -162,7 +163,7 @@ pub fn parse(text: &str, var: &mut dyn FnMut(&str) -> Option<usize>) -> Result<E
 struct Parser<'a, 'v> {
     text: &'a str,
     at: usize,
-    var: &'v mut dyn FnMut(&str) -> Option<usize>,
+    var: &'v mut dyn FnMut(&str) -> Result<usize, String>,
     /// Nesting of sub-expressions, bounded so that no input exhausts the stack.
     depth: usize,
 }
@@ -274,14 +275,8 @@ impl Parser<'_, '_> {
                     return err(start, "expected a variable name after `:`");
                 }
                 match (self.var)(&name) {
-                    Some(slot) => Ok(Expr::Var(slot)),
-                    None => err(
-                        start,
-                        format!(
-                            "variable `{name}` is not defined: set it with `\\set {name} ...` on an earlier line \
-                             (predefined: scale, client_id, random_seed)"
-                        ),
-                    ),
+                    Ok(slot) => Ok(Expr::Var(slot)),
+                    Err(why) => err(start, why),
                 }
             }
             Some(c) if c.is_ascii_digit() || c == '.' => self.number(),
@@ -529,8 +524,8 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    fn vars(name: &str) -> Option<usize> {
-        ["scale", "client_id", "aid"].iter().position(|v| *v == name)
+    fn vars(name: &str) -> Result<usize, String> {
+        ["scale", "client_id", "aid"].iter().position(|v| *v == name).ok_or(format!("`{name}` is not defined"))
     }
 
     fn value(text: &str) -> Num {

@@ -50,12 +50,22 @@ pub struct QueryOp {
     pub invalid: Option<String>,
     /// Set by its executor: how many times it was run again (pgbench's `--max-tries`).
     pub retries: u32,
+    /// How long a script's values took to draw: its `\set`s, part of its latency.
+    pub drawn: Duration,
 }
 
 impl QueryOp {
     /// An execution of a query (not a script) with these parameters.
     pub fn query(label: usize, params: Vec<Value>) -> QueryOp {
-        QueryOp { label, params, sleeps: Vec::new(), sets: Vec::new(), invalid: None, retries: 0 }
+        QueryOp {
+            label,
+            params,
+            sleeps: Vec::new(),
+            sets: Vec::new(),
+            invalid: None,
+            retries: 0,
+            drawn: Duration::ZERO,
+        }
     }
 }
 
@@ -68,6 +78,9 @@ impl Operation for QueryOp {
     }
     fn retries(&self) -> u32 {
         self.retries
+    }
+    fn drawn(&self) -> Duration {
+        self.drawn
     }
 }
 
@@ -145,10 +158,15 @@ impl Source for Chooser {
         let label = self.choose();
         let query = &self.queries[label];
         if let Some(script) = &query.script {
-            return Some(match script.draw(&mut self.rng, self.predefined, self.timed) {
-                Ok(d) => QueryOp { label, params: d.params, sleeps: d.sleeps, sets: d.sets, invalid: None, retries: 0 },
+            let started = std::time::Instant::now();
+            let mut op = match script.draw(&mut self.rng, self.predefined, self.timed) {
+                Ok(d) => {
+                    QueryOp { params: d.params, sleeps: d.sleeps, sets: d.sets, ..QueryOp::query(label, Vec::new()) }
+                }
                 Err(why) => QueryOp { invalid: Some(why), ..QueryOp::query(label, Vec::new()) },
-            });
+            };
+            op.drawn = started.elapsed();
+            return Some(op);
         }
         // The clock is read for the parameters that draw times, not for a
         // query without any: at 100k queries/s a read per query shows.

@@ -27,6 +27,10 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Text(String),
+    /// A pgbench script's `-D NAME=text`: bound as text like [`Value::Text`],
+    /// but spliced into the SQL as written for the simple protocol, as
+    /// pgbench substitutes `:name` (so `-D "v='a' || 'b'"` is SQL there).
+    Verbatim(Arc<str>),
     Bool(bool),
     /// µs since the Unix epoch
     Timestamp(i64),
@@ -183,6 +187,7 @@ impl Value {
             Value::Float(f) if f.is_sign_negative() => format!("({})", float_text(*f)),
             Value::Float(f) => float_text(*f),
             Value::Text(s) => quote(s),
+            Value::Verbatim(s) => s.to_string(),
             Value::Bool(b) => b.to_string(),
             Value::Timestamp(us) => format!("{}::timestamptz", quote(&timestamp_text(*us))),
         }
@@ -194,6 +199,7 @@ impl Value {
             Value::Int(i) => i.to_string(),
             Value::Float(f) => float_text(*f),
             Value::Text(s) => s.clone(),
+            Value::Verbatim(s) => s.to_string(),
             Value::Bool(b) => b.to_string(),
             Value::Timestamp(us) => timestamp_text(*us),
         }
@@ -207,7 +213,7 @@ impl Value {
             Value::Float(_) => is_float(ty),
             Value::Bool(_) => *ty == Type::BOOL,
             Value::Timestamp(_) => is_timestamp(ty),
-            Value::Text(_) => false,
+            Value::Text(_) | Value::Verbatim(_) => false,
         }
     }
 
@@ -215,7 +221,7 @@ impl Value {
         match self {
             Value::Int(_) => "an integer",
             Value::Float(_) => "a float",
-            Value::Text(_) => "text",
+            Value::Text(_) | Value::Verbatim(_) => "text",
             Value::Bool(_) => "a boolean",
             Value::Timestamp(_) => "a timestamp",
         }
@@ -291,7 +297,7 @@ fn int_in<T: TryFrom<i64>>(i: i64, ty: &Type, lo: i64, hi: i64) -> Result<T, Box
 impl ToSql for Value {
     fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
         if !self.binary_for(ty) {
-            if is_checked(ty) && !matches!(self, Value::Text(_)) {
+            if is_checked(ty) && !matches!(self, Value::Text(_) | Value::Verbatim(_)) {
                 let hint = if is_integer(ty) {
                     "use an integer param ({int: [lo, hi]} or a whole number)"
                 } else if is_float(ty) {
@@ -329,7 +335,7 @@ impl ToSql for Value {
             (Value::Bool(b), _) => out.put_u8(u8::from(*b)),
             // Out of i64 range only near i64::MIN, which is -infinity anyway.
             (Value::Timestamp(us), _) => out.put_i64(us.checked_sub(PG_EPOCH_OFFSET_US).unwrap_or(i64::MIN)),
-            (Value::Text(_), _) => unreachable!("text is never sent in binary"),
+            (Value::Text(_) | Value::Verbatim(_), _) => unreachable!("text is never sent in binary"),
         }
         Ok(IsNull::No)
     }

@@ -9,7 +9,8 @@
 //! Nothing a statement returns feeds a variable (pgbench's `\gset` is not
 //! supported), so a run's values can be drawn before it is sent.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rand::rngs::ChaCha8Rng;
 
@@ -35,11 +36,14 @@ pub struct Script {
     pub commands: Vec<Command>,
     /// Variable names by slot, the predefined ones first.
     vars: Vec<String>,
-    /// `-D`'s values by slot, set before each run's first step.
+    /// `-D`'s numbers by slot, set before each run's first step.
     defined: Vec<(usize, Num)>,
-    /// The line of the first `\startpipeline` (pipelines need the extended
-    /// protocol), and of the one still open while parsing.
-    pipeline: Option<usize>,
+    /// While parsing, the slots that hold a `-D` text and the `-D` that set
+    /// it: a statement binds the text itself, an expression may not read it.
+    texts: Vec<(usize, Define)>,
+    /// The line and column of the first `\startpipeline` (pipelines need
+    /// the extended protocol), and the line of the one still open while parsing.
+    pipeline: Option<(usize, usize)>,
     open_pipeline: Option<usize>,
 }
 
@@ -48,12 +52,21 @@ pub struct Script {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Define {
     pub name: String,
-    pub value: Num,
+    pub value: Defined,
+}
+
+/// A `-D` value: pgbench keeps it as text and reads it as a number where an
+/// expression needs one, so a number is one here, and any other text stays
+/// text (a statement's parameter, never an expression's operand).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Defined {
+    Num(Num),
+    Text(Arc<str>),
 }
 
 impl Define {
     /// `-D NAME=VALUE` as given: an integer or a double, as pgbench's
-    /// expressions take them (exit 2 naming the option otherwise).
+    /// expressions read them, else text (exit 2 naming the option for a bad name).
     pub fn parse(given: &str) -> Result<Define> {
         let fail = |why: String| usage(format!("-D {given}: {why}"));
         let Some((name, value)) = given.split_once('=') else {
@@ -68,16 +81,35 @@ impl Define {
             return Err(fail("pgbench sets :client_id for each client, over any -D; use another name".into()));
         }
         let value = match (value.trim().parse::<i64>(), value.trim().parse::<f64>()) {
-            (Ok(i), _) => Num::Int(i),
-            (_, Ok(d)) if d.is_finite() => Num::Double(d),
-            _ => {
-                return Err(fail(format!(
-                    "`{value}` is not a number: dbload's script variables hold integers and doubles; write text \
-                     into the script's SQL instead"
-                )))
-            }
+            (Ok(i), _) => Defined::Num(Num::Int(i)),
+            (_, Ok(d)) if d.is_finite() => Defined::Num(Num::Double(d)),
+            _ => Defined::Text(value.into()),
         };
         Ok(Define { name: name.to_string(), value })
+    }
+}
+
+/// How often a script run that failed with a serialization failure or a
+/// deadlock is tried again, as pgbench's `--max-tries` and `--latency-limit`
+/// bound it: up to `max` tries in all (0: no count), not past the latency
+/// limit since its first try began, and not past the run's end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tries {
+    pub max: u32,
+    pub latency_limit: Option<Duration>,
+    /// The run's end, once its loop has started (`Executor::ends_at`).
+    pub ends: Option<Instant>,
+}
+
+impl Tries {
+    /// Whether try `n` (from 1) of a run whose first try began at `first`
+    /// is followed by another if it fails retriably. Settled as the try
+    /// starts: one begun before the end may still be followed by one.
+    pub fn again(&self, n: u32, first: Instant) -> bool {
+        let now = Instant::now();
+        n != self.max
+            && self.latency_limit.is_none_or(|limit| now.duration_since(first) <= limit)
+            && self.ends.is_none_or(|end| now < end)
     }
 }
 
@@ -97,10 +129,18 @@ pub struct Statement {
     pub text: String,
     /// As sent: each `:name` replaced by `$1`, `$2` ... in order.
     pub sql: String,
-    /// The variable slot bound to each `$n`.
-    args: Vec<usize>,
+    /// What is bound to each `$n`.
+    args: Vec<Arg>,
     /// 1-based line where it starts.
     pub line: usize,
+}
+
+/// What a statement's `$n` is bound to: a variable's value at that point of
+/// the run, or the `-D` text it holds all the run (no `\set` before it).
+#[derive(Debug, Clone, PartialEq)]
+enum Arg {
+    Slot(usize),
+    Text(Arc<str>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -164,12 +204,17 @@ impl Script {
             commands: Vec::new(),
             vars: PREDEFINED.iter().map(|v| v.to_string()).collect(),
             defined: Vec::new(),
+            texts: Vec::new(),
             pipeline: None,
             open_pipeline: None,
         };
         for d in defines {
             let slot = script.slot(&d.name);
-            script.defined.push((slot, d.value));
+            script.texts.retain(|(s, _)| *s != slot);
+            match d.value {
+                Defined::Num(n) => script.defined.push((slot, n)),
+                Defined::Text(_) => script.texts.push((slot, d.clone())),
+            }
         }
         let fail = |line: usize, col: usize, msg: String| usage(format!("{origin}:{line}:{col}: {msg}"));
         let mut pending = Pending::default();
@@ -195,17 +240,12 @@ impl Script {
                 Kind::Variable => {
                     let name = &t.text[1..];
                     let Some(slot) = script.vars.iter().position(|v| v == name) else {
-                        return Err(fail(
-                            n,
-                            t.at - line_start + 1,
-                            format!(
-                                "variable `{name}` is not defined: set it with `\\set {name} ...` on an earlier line \
-                                 (predefined: {})",
-                                PREDEFINED.join(", ")
-                            ),
-                        ));
+                        return Err(fail(n, t.at - line_start + 1, undefined(name)));
                     };
-                    pending.args.push(slot);
+                    pending.args.push(match script.text(slot) {
+                        Some(Defined::Text(text)) => Arg::Text(text.clone()),
+                        _ => Arg::Slot(slot),
+                    });
                     pending.push(t.kind, t.text, &format!("${}", pending.args.len()), n);
                 }
                 kind => pending.push(kind, t.text, t.text, n),
@@ -263,10 +303,10 @@ impl Script {
                 if expr_text.trim().is_empty() {
                     return Err((args_col + name_len, format!("\\set {name}: the expression is missing")));
                 }
-                let vars = &self.vars;
-                let expr = expr::parse(expr_text, &mut |v| vars.iter().position(|x| x == v))
+                let expr = expr::parse(expr_text, &mut |v| self.number(v))
                     .map_err(|e| (args_col + name_len + e.at, format!("\\set {name}: {}", e.message)))?;
                 let slot = self.slot(name);
+                self.texts.retain(|(s, _)| *s != slot);
                 self.steps.push(Step::Set { slot, expr, line: n });
                 Ok(())
             }
@@ -277,9 +317,9 @@ impl Script {
                     None => {
                         return Err((args_col, "\\sleep needs a duration: \\sleep 10 ms (units: us, ms, s)".into()))
                     }
-                    Some(v) if v.starts_with(':') => match self.vars.iter().position(|x| x == &v[1..]) {
-                        Some(slot) => Amount::Var(slot),
-                        None => return Err((args_col, format!("\\sleep: variable `{}` is not defined", &v[1..]))),
+                    Some(v) if v.starts_with(':') => match self.number(&v[1..]) {
+                        Ok(slot) => Amount::Var(slot),
+                        Err(why) => return Err((args_col, format!("\\sleep: {why}"))),
                     },
                     Some(v) => match v.parse::<i64>() {
                         Ok(i) if i >= 0 => Amount::Const(i),
@@ -310,7 +350,7 @@ impl Script {
                 let mark = match (word, self.open_pipeline) {
                     ("startpipeline", None) => {
                         self.open_pipeline = Some(n);
-                        self.pipeline.get_or_insert(n);
+                        self.pipeline.get_or_insert((n, indent + 1));
                         Pipeline::Start
                     }
                     ("startpipeline", Some(open)) => {
@@ -334,6 +374,25 @@ impl Script {
                     "\\{other} is not supported: dbload runs pgbench's \\set, \\sleep and pipelines \\startpipeline, \\syncpipeline, \\endpipeline; remove or rewrite it"
                 ),
             )),
+        }
+    }
+
+    /// The `-D` text variable `slot` holds at this point of the script, if any.
+    fn text(&self, slot: usize) -> Option<&Defined> {
+        self.texts.iter().find(|(s, _)| *s == slot).map(|(_, d)| &d.value)
+    }
+
+    /// The slot of variable `name` where a number is read (an expression, a
+    /// `\sleep`), or why it cannot be: not defined, or holding a `-D` text
+    /// (pgbench fails that command: `malformed variable "NAME" value`).
+    fn number(&self, name: &str) -> Result<usize, String> {
+        let slot = self.vars.iter().position(|v| v == name).ok_or_else(|| undefined(name))?;
+        match self.texts.iter().find(|(s, _)| *s == slot) {
+            Some((_, Define { value: Defined::Text(text), .. })) => Err(format!(
+                "variable `{name}` holds the text `{text}` (-D {name}={text}), not a number (pgbench: malformed \
+                 variable \"{name}\" value): give -D {name} a number, or read :{name} only in SQL"
+            )),
+            _ => Ok(slot),
         }
     }
 
@@ -362,9 +421,9 @@ impl Script {
         self.steps.iter().enumerate().filter_map(|(c, s)| matches!(s, Step::Set { .. }).then_some(c))
     }
 
-    /// The line of its first `\startpipeline`, if it has one: pipelines
-    /// need the extended protocol (`-M extended` or `-M prepared`).
-    pub fn pipeline(&self) -> Option<usize> {
+    /// The line and column of its first `\startpipeline`, if it has one:
+    /// pipelines need the extended protocol (`-M extended` or `-M prepared`).
+    pub fn pipeline(&self) -> Option<(usize, usize)> {
         self.pipeline
     }
 
@@ -392,9 +451,12 @@ impl Script {
                         .map_err(|e| format!("{} line {line}: \\set {}: {e}", self.origin, self.vars[*slot]))?;
                     drawn.sets.extend(started.map(|s| s.elapsed()));
                 }
-                Step::Run(i) => drawn.params.extend(self.statements[*i].args.iter().map(|&slot| match vars[slot] {
-                    Num::Int(i) => Value::Int(i),
-                    Num::Double(d) => Value::Float(d),
+                Step::Run(i) => drawn.params.extend(self.statements[*i].args.iter().map(|arg| match arg {
+                    Arg::Slot(slot) => match vars[*slot] {
+                        Num::Int(i) => Value::Int(i),
+                        Num::Double(d) => Value::Float(d),
+                    },
+                    Arg::Text(text) => Value::Verbatim(text.clone()),
                 })),
                 Step::Sleep { amount, unit_us } => {
                     let n = match amount {
@@ -418,6 +480,14 @@ impl Num {
             Num::Double(d) => d.round() as i64,
         }
     }
+}
+
+/// Why `:name` cannot be read: no `\set` gave it a value before.
+fn undefined(name: &str) -> String {
+    format!(
+        "variable `{name}` is not defined: set it with `\\set {name} ...` on an earlier line (predefined: {})",
+        PREDEFINED.join(", ")
+    )
 }
 
 fn is_name(s: &str) -> bool {
@@ -455,7 +525,7 @@ fn meta_command(text: &str, at: usize) -> Option<(String, usize, usize)> {
 struct Pending {
     text: String,
     sql: String,
-    args: Vec<usize>,
+    args: Vec<Arg>,
     /// The line of its first token that is not blank.
     line: usize,
     /// Whether it holds SQL, not only blanks and comments.
@@ -555,7 +625,11 @@ mod tests {
                 Pipeline(super::Pipeline::End)
             ]
         );
-        assert_eq!(s.pipeline(), Some(2));
+        assert_eq!(s.pipeline(), Some((2, 1)));
+        assert_eq!(
+            Script::parse("select 1;\n  \\startpipeline\n\\endpipeline\n", "p.sql").unwrap().pipeline(),
+            Some((2, 3))
+        );
         assert_eq!(Script::parse("select 1;\n", "p.sql").unwrap().pipeline(), None);
         for (text, expected) in [
             ("\\startpipeline\nselect 1;\n", "p.sql:1:1: \\startpipeline has no \\endpipeline"),
@@ -615,6 +689,34 @@ mod tests {
         assert!(error("\\sleep :t\nselect 1").contains("`t` is not defined"));
         assert!(error("\\set 1x 2\nselect 1").contains("needs a variable name"));
         assert!(error("-- nothing\n\\set x 1\n").contains("no SQL statement"));
+    }
+
+    /// Issue 32: a `-D` text is bound as written until a `\\set` replaces
+    /// it; a `\\sleep` or an expression cannot read it as a number.
+    #[test]
+    fn defined_texts_bind_as_written_and_are_no_numbers() {
+        let define = |v: &str| Define::parse(&format!("t={v}")).unwrap();
+        let s = Script::parse_defined("select :t;\n\\set t 2\nselect :t;\n", "t.sql", &[define("a b")]).unwrap();
+        let drawn = s.draw(&mut ChaCha8Rng::seed_from_u64(1), [1, 0, 0], false).unwrap();
+        assert_eq!(drawn.params, [Value::Verbatim("a b".into()), Value::Int(2)]);
+        let e = Script::parse_defined("\\sleep :t ms\nselect 1;\n", "t.sql", &[define("x")]).unwrap_err();
+        assert!(e.to_string().starts_with("t.sql:1:8: \\sleep: variable `t` holds the text `x`"), "{e}");
+        assert!(Script::parse_defined("\\sleep :t ms\nselect 1;\n", "t.sql", &[define("3")]).is_ok());
+    }
+
+    /// Issue 32: pgbench's retry bounds: the count (0: none), the latency
+    /// limit since the first try, the run's end.
+    #[test]
+    fn tries_stop_at_their_count_the_limit_or_the_end() {
+        let now = Instant::now();
+        let (hour, ms) = (Duration::from_secs(3600), Duration::from_millis(1));
+        let tries = |max, latency_limit| Tries { max, latency_limit, ends: None };
+        assert!(tries(3, None).again(2, now) && !tries(3, None).again(3, now));
+        assert!(!tries(1, None).again(1, now));
+        assert!(Tries { ends: Some(now + hour), ..tries(0, None) }.again(1_000_000, now));
+        assert!(!Tries { ends: now.checked_sub(ms), ..tries(0, None) }.again(1, now));
+        let long_ago = now.checked_sub(hour).unwrap();
+        assert!(!tries(0, Some(ms)).again(1, long_ago) && tries(0, Some(hour + hour)).again(1, long_ago));
     }
 
     #[test]

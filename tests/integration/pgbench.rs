@@ -32,6 +32,7 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::builtin_scripts_run_on_init_tables", builtin_scripts_run_on_init_tables, Parallel),
         ("pgbench::s_n_and_scale_after_s_run_as_pgbench", s_n_and_scale_after_s_run_as_pgbench, Parallel),
         ("pgbench::r_lists_meta_commands_as_pgbench_does", r_lists_meta_commands_as_pgbench_does, Parallel),
+        ("pgbench::a_sets_time_is_in_its_transactions_latency", a_sets_time_is_in_its_transactions_latency, Parallel),
         (
             "pgbench::a_builtin_script_takes_its_scale_from_the_table",
             a_builtin_script_takes_its_scale_from_the_table,
@@ -40,6 +41,11 @@ pub fn tests() -> Vec<Registered> {
         (
             "pgbench::defined_variables_reach_the_server_as_pgbench_s",
             defined_variables_reach_the_server_as_pgbench_s,
+            Parallel,
+        ),
+        (
+            "pgbench::defined_texts_are_spliced_or_bound_as_pgbench_s",
+            defined_texts_are_spliced_or_bound_as_pgbench_s,
             Parallel,
         ),
         ("pgbench::max_tries_retries_serialization_failures", max_tries_retries_serialization_failures, Parallel),
@@ -341,7 +347,7 @@ fn pipelines_run_as_pgbench_runs_them(ctx: &Ctx) -> Result<()> {
     ensure(count(&db, "SELECT count(*) FROM piped WHERE n < 3")? == 0, || "the aborted transaction's rows".into())?;
 
     let (code, _, stderr) = dbload_bin(&["timeit", "--url", &db.url, "-f", &failing, "-M", "simple", "-t", "1"], &[]);
-    ensure(code == 2 && stderr.contains("failing.sql:1: a pipeline needs the extended protocol"), || stderr)
+    ensure(code == 2 && stderr.contains("failing.sql:1:1: a pipeline needs the extended protocol"), || stderr)
 }
 
 fn a_failed_statement_rolls_its_script_back(ctx: &Ctx) -> Result<()> {
@@ -471,6 +477,49 @@ fn defined_variables_reach_the_server_as_pgbench_s(ctx: &Ctx) -> Result<()> {
     ensure(rows == [row("dbload"), row("pgbench")], || format!("{rows:?}"))
 }
 
+/// Issue 32: `-D NAME=text` was refused (a value had to be a number).
+/// pgbench takes any text: `-M simple` puts it in place of `:name` as it is
+/// (so `'a' || 'b'` is SQL there), `-M extended` and `prepared` bind it as a
+/// parameter (the same text arrives as a string). pgbench and dbload run the
+/// same script in each mode and leave the same rows; a `\set` that reads a
+/// text is refused, naming the line and the `-D` (pgbench fails the run at
+/// that command: `malformed variable "name" value`).
+fn defined_texts_are_spliced_or_bound_as_pgbench_s(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_define_text", None)?;
+    db.query("CREATE TABLE marks (tool text, mode text, v text)")?;
+    let dir = tempfile::tempdir()?;
+    let define = ["-D", "name='a' || 'b'"];
+    for mode in ["simple", "extended", "prepared"] {
+        for tool in ["dbload", "pgbench"] {
+            let script = write_file(
+                &dir,
+                &format!("{tool}-{mode}.sql"),
+                &format!("INSERT INTO marks VALUES ('{tool}', '{mode}', :name);\n"),
+            )?;
+            let flags = [&["-f", &script, "-t", "1", "-M", mode][..], &define].concat();
+            if tool == "dbload" {
+                let (code, stdout, stderr) = dbload_bin(&[&["timeit", "--url", &db.url][..], &flags].concat(), &[]);
+                ensure(code == 0, || format!("dbload -M {mode}: exit {code}: {stdout}{stderr}"))?;
+            } else {
+                let out = std::process::Command::new("pgbench")
+                    .args([&["-n"][..], &flags, &[&db.url]].concat())
+                    .output()
+                    .context("running pgbench")?;
+                ensure(out.status.success(), || format!("pgbench: {}", String::from_utf8_lossy(&out.stderr)))?;
+            }
+        }
+    }
+    let rows = db.query("SELECT mode, v, count(DISTINCT tool) FROM marks GROUP BY 1, 2 ORDER BY 1")?;
+    let row = |mode: &str, v: &str| [mode, v, "2"].map(|c| Some(c.to_string()));
+    let same = [row("extended", "'a' || 'b'"), row("prepared", "'a' || 'b'"), row("simple", "ab")];
+    ensure(rows == same, || format!("{rows:?}"))?;
+    let set = write_file(&dir, "set.sql", "\\set x :name + 1\nSELECT :x;\n")?;
+    refused(
+        &["timeit", "--url", &db.url, "-f", &set, "-t", "1", "-D", "name=hello"],
+        "set.sql:1:8: \\set x: variable `name` holds the text `hello` (-D name=hello)",
+    )
+}
+
 /// Issue 32: `--max-tries N` runs a script again from its start after a
 /// serialization failure (40001), provoked for real: four clients update
 /// one row in repeatable-read transactions that read it first. A run counted
@@ -521,7 +570,25 @@ fn max_tries_retries_serialization_failures(ctx: &Ctx) -> Result<()> {
     ensure(counter()? == 100, || format!("the server's counter is {}, not the 100 counted", counter().unwrap_or(0)))?;
     let (retried, retries) = (r["retried"].as_u64().context("retried")?, r["retries"].as_u64().context("retries")?);
     ensure(retried > 0 && retries >= retried && r["setup"]["max_tries"] == 1000, || r.to_string())?;
-    refused(&["timeit", "--url", &db.url, "-f", &script, "--max-tries", "0"], "--max-tries 0")
+
+    // --max-tries 0, as pgbench's: no bound on the tries but the run's end
+    // (-T) or the latency limit; a run cut by the end counts as failed, so
+    // at most one per client fails, and every one counted committed.
+    db.query("UPDATE counter SET n = 0")?;
+    let argv = ["timeit", "--url", &db.url, "-f", &script, "-c", "4", "-T", "2", "--max-tries", "0"];
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--output", "json"]].concat(), &[]);
+    ensure(code <= 1, || format!("--max-tries 0 -T 2: exit {code}: {stdout}{stderr}"))?;
+    let r = json(&stdout)?;
+    let (count, errors) = (r["count"].as_u64().context("count")?, r["errors"].as_u64().context("errors")?);
+    ensure(count == counter()? && errors <= 4 && r["retried"].as_u64() > Some(0), || r.to_string())?;
+    ensure(r["setup"]["max_tries"] == 0, || r["setup"].to_string())?;
+    let (code, stdout, stderr) = dbload_bin(&[&argv[..], &["--no-results"]].concat(), &[]);
+    ensure(code <= 1 && !stdout.contains("maximum number of tries"), || format!("{stdout}{stderr}"))?;
+    ensure(stdout.contains("number of transactions retried: "), || stdout.clone())?;
+    refused(
+        &["timeit", "--url", &db.url, "-f", &script, "--max-tries", "0", "-t", "5"],
+        "--max-tries 0: an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)",
+    )
 }
 
 /// Issue 32: `-L MS` counts the transactions whose latency is above the
@@ -845,6 +912,27 @@ fn r_lists_meta_commands_as_pgbench_does(ctx: &Ctx) -> Result<()> {
         ensure(theirs.len() == 7 && mine == theirs, || format!("{flags:?}:\npgbench {theirs:#?}\ndbload {mine:#?}"))?;
     }
     Ok(())
+}
+
+/// Issue 32: pgbench times a `\set` inside its transaction; dbload drew
+/// the values before the run's clock started, so a costly `\set` (2,000
+/// additions) was in `-r`'s row for it but not in the latency average.
+/// Now the average is at least the `\set`'s own time.
+fn a_sets_time_is_in_its_transactions_latency(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let sum = vec!["1"; 2_000].join(" + ");
+    let script = write_file(&dir, "set.sql", &format!("\\set x {sum}\nSELECT :x;\n"))?;
+    let argv = ["timeit", "--url", &ctx.url, "-f", &script, "-t", "20", "-r", "--no-results"];
+    let (code, stdout, stderr) = dbload_bin(&argv, &[]);
+    ensure(code == 0, || format!("exit {code}: {stdout}{stderr}"))?;
+    let ms = |prefix: &str| -> Option<f64> {
+        stdout.lines().find_map(|l| l.trim_start().strip_prefix(prefix)?.split_whitespace().next()?.parse().ok())
+    };
+    let average = ms("latency average = ").context("the latency average")?;
+    let set =
+        stdout.lines().find(|l| l.contains("\\set x")).and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+    let set = set.context("-r's \\set row")?;
+    ensure(set > 0.05 && average >= set, || format!("\\set {set} ms, latency average {average} ms:\n{stdout}"))
 }
 
 /// Issue 35: `dbload init` with no target fills a throwaway server and

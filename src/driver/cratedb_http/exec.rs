@@ -167,6 +167,7 @@ fn param(p: &Value, out: &mut Vec<u8>) {
         Value::Int(n) => crate_bulk::integer(*n, out),
         Value::Float(x) => crate_bulk::float(*x, out),
         Value::Text(s) => crate_bulk::string(s, out),
+        Value::Verbatim(s) => crate_bulk::string(s, out),
         Value::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
         Value::Timestamp(us) => crate_bulk::timestamp(*us, out),
     }

@@ -22,7 +22,7 @@ use crate::op::{ErrorCode, Executor, OpError};
 use crate::stats::query::{Connects, Retries, StatementRecord};
 use crate::workload::explain::{self, Explain, ExplainMode};
 use crate::workload::params::{ParamGen, Value};
-use crate::workload::script::{Action, Pipeline, Script};
+use crate::workload::script::{Action, Pipeline, Script, Tries};
 use crate::workload::{inline_params, Protocol, QueryOp, QuerySpec};
 
 /// The statements a query sends, with how many parameters each binds: one
@@ -139,8 +139,9 @@ pub struct QueryExecutor {
     /// and `\` commands) as this worker measured them (none for a query);
     /// kept across reconnects.
     records: Vec<Vec<StatementRecord>>,
-    /// Tries a script run gets (pgbench's `--max-tries`).
-    max_tries: u32,
+    /// Tries a script run gets (pgbench's `--max-tries`, `--latency-limit`,
+    /// the run's end): boxed, as few runs retry and the runner enum stays small.
+    tries: Box<Tries>,
     /// The measured runs that needed them; kept across reconnects.
     retries: Retries,
     /// pgbench's `-C`: a new connection before each run but the first.
@@ -181,7 +182,7 @@ impl QueryExecutor {
         target: &PgTarget,
         queries: Arc<[QuerySpec]>,
         protocol: Protocol,
-        max_tries: u32,
+        tries: Tries,
         connect_each: bool,
         window: usize,
     ) -> Result<Self> {
@@ -214,7 +215,7 @@ impl QueryExecutor {
             queries,
             statements,
             records,
-            max_tries,
+            tries: Box::new(tries),
             retries: Retries::default(),
             connect_each,
             used: false,
@@ -232,9 +233,9 @@ impl QueryExecutor {
     /// now, not the one that was lost).
     pub(in crate::driver) async fn reconnect(&mut self) -> Result<()> {
         let (records, retries, connects) = (std::mem::take(&mut self.records), self.retries, self.connects);
-        let (protocol, max_tries) = (self.protocol, self.max_tries);
+        let (protocol, tries) = (self.protocol, *self.tries);
         let (connect_each, window) = (self.connect_each, self.window);
-        let opened = QueryExecutor::open(&self.target, self.queries.clone(), protocol, max_tries, connect_each, window);
+        let opened = QueryExecutor::open(&self.target, self.queries.clone(), protocol, tries, connect_each, window);
         *self = QueryExecutor { records, retries, connects, ..opened.await? };
         Ok(())
     }
@@ -300,16 +301,17 @@ impl QueryExecutor {
     }
 
     /// One run of a script, tried again from its start with the same values
-    /// after a serialization failure or a deadlock while tries are left
+    /// after a serialization failure or a deadlock while [`Tries`] allows
     /// (pgbench's `--max-tries`): the run counts once, on its last try.
     async fn run_script(&mut self, op: &mut QueryOp, script: &Script, warm: bool) -> Result<u64, OpError> {
         if let Some(why) = &op.invalid {
             return Err(OpError::new("script error", why.clone()));
         }
-        let mut tries = 1;
+        let (mut tries, first) = (1, Instant::now());
         loop {
-            match self.try_script(op, script, warm, tries == self.max_tries).await {
-                Err(e) if tries < self.max_tries && retriable(&e) => tries += 1,
+            let again = self.tries.again(tries, first);
+            match self.try_script(op, script, warm, !again).await {
+                Err(e) if again && retriable(&e) => tries += 1,
                 result => {
                     op.retries = tries - 1;
                     if !warm {
@@ -497,6 +499,10 @@ impl QueryExecutor {
 impl Executor<QueryOp> for QueryExecutor {
     async fn execute(&mut self, op: &mut QueryOp, warm: bool) -> Result<u64, OpError> {
         self.run(op, warm).await.map(|_rows| 1)
+    }
+
+    fn ends_at(&mut self, end: Option<Instant>) {
+        self.tries.ends = end;
     }
 
     fn window(&self) -> usize {
