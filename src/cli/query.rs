@@ -99,10 +99,11 @@ pub struct QueryRunArgs {
     #[arg(long, value_name = "TIME|QUERIES", help_heading = "Run")]
     pub warmup: Option<String>,
 
-    /// How statements are sent (-M is pgbench's). Each is prepared once before the run: one the
-    /// server refuses, or whose $n do not match its params, stops the run there (exit 2).
-    #[arg(short = 'M', long, value_enum, default_value_t = Protocol::Prepared, help_heading = "Run")]
-    pub protocol: Protocol,
+    /// How statements are sent (-M is pgbench's) [default: prepared; simple for pgbench scripts
+    /// (-f, -b, -S, -N), as pgbench]. Each is prepared once before the run: one the server
+    /// refuses, or whose $n do not match its params, stops the run there (exit 2).
+    #[arg(short = 'M', long, value_enum, help_heading = "Run")]
+    pub protocol: Option<Protocol>,
 
     /// Statements in flight on each connection at once (pgbench's pipeline mode, for -s
     /// statements and workload queries): N are sent in one write with one Sync and answered

@@ -240,7 +240,12 @@ impl QueryConfig {
         if r.explain.is_some() && phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some()) {
             return Err(usage("--explain captures the plans of queries; a pgbench script has several: drop --explain"));
         }
-        if r.protocol == Protocol::Simple {
+        // pgbench sends its scripts with the simple protocol unless -M says
+        // otherwise: its users' figures are of that; dbload's own statements
+        // are prepared.
+        let scripted = phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
+        let protocol = r.protocol.unwrap_or(if scripted { Protocol::Simple } else { Protocol::Prepared });
+        if protocol == Protocol::Simple {
             let scripts = phases.iter().flat_map(|p| p.iter()).filter_map(|q| q.script.as_deref());
             if let Some((origin, (line, column))) = scripts.filter_map(|s| Some((&s.origin, s.pipeline()?))).next() {
                 return Err(usage(format!(
@@ -249,7 +254,7 @@ impl QueryConfig {
                 )));
             }
         }
-        let pipeline = pipeline(&r, &phases)?;
+        let pipeline = pipeline(&r, protocol, &phases)?;
         let scale = match r.scale {
             Some(n) if !(1..=i32::MAX as i64).contains(&n) => {
                 return Err(usage(format!("--scale {n}: give a scale factor of at least 1")))
@@ -314,7 +319,7 @@ impl QueryConfig {
             target,
             phases,
             suite: None,
-            protocol: r.protocol,
+            protocol,
             pipeline,
             concurrency,
             per_worker,
@@ -359,7 +364,7 @@ const MAX_PIPELINE: u32 = 1024;
 
 /// `--pipeline N`, checked: what a pipeline cannot run is refused here
 /// (pgbench refuses `-M simple` for its pipelines too).
-fn pipeline(r: &QueryRunArgs, phases: &[Arc<[QuerySpec]>]) -> Result<usize> {
+fn pipeline(r: &QueryRunArgs, protocol: Protocol, phases: &[Arc<[QuerySpec]>]) -> Result<usize> {
     let n = r.pipeline;
     if !(1..=MAX_PIPELINE).contains(&n) {
         return Err(usage(format!(
@@ -369,17 +374,17 @@ fn pipeline(r: &QueryRunArgs, phases: &[Arc<[QuerySpec]>]) -> Result<usize> {
     if n == 1 {
         return Ok(1);
     }
-    if r.protocol == Protocol::Simple {
-        return Err(usage(format!(
-            "--pipeline {n} with -M simple: a pipeline needs the extended protocol, as in pgbench: give -M prepared \
-             or -M extended, or drop --pipeline"
-        )));
-    }
     if let Some(s) = phases.iter().flat_map(|p| p.iter()).find_map(|q| q.script.as_deref()) {
         return Err(usage(format!(
             "--pipeline {n} with the pgbench script {}: a script pipelines its own statements, as in pgbench: put \
              them between \\startpipeline and \\endpipeline in the script, and drop --pipeline",
             s.origin
+        )));
+    }
+    if protocol == Protocol::Simple {
+        return Err(usage(format!(
+            "--pipeline {n} with -M simple: a pipeline needs the extended protocol, as in pgbench: give -M prepared \
+             or -M extended, or drop --pipeline"
         )));
     }
     if r.connect {
@@ -751,6 +756,28 @@ mod tests {
         assert!(e.to_string().contains("not both"), "{e}");
         let c = timeit(&["-s", "select 10"]).unwrap();
         assert_eq!(c.phases[0][0].query, "select 10");
+    }
+
+    /// pgbench sends its scripts with the simple protocol unless `-M` says
+    /// otherwise, so `dbload timeit -S -c 4 -T 60` answers as `pgbench -S -c 4
+    /// -T 60` does ("query mode: simple"); dbload's own statements (`-s`,
+    /// workload files) are prepared by default.
+    #[test]
+    fn scripts_default_to_pgbench_s_simple_protocol() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("x.sql");
+        std::fs::write(&script, "select 1;\n").unwrap();
+        let script = script.to_str().unwrap();
+        for (flags, want) in [
+            (&["-f", script][..], Protocol::Simple),
+            (&["-S"], Protocol::Simple),
+            (&["-b", "tpcb-like"], Protocol::Simple),
+            (&["-f", script, "-M", "prepared"], Protocol::Prepared),
+            (&["-s", "select 1"], Protocol::Prepared),
+            (&["-s", "select 1", "-M", "extended"], Protocol::Extended),
+        ] {
+            assert_eq!(timeit(flags).unwrap().protocol, want, "{flags:?}");
+        }
     }
 
     /// Issue 32: pgbench's `-D NAME=VALUE` defines a script variable (an
