@@ -610,15 +610,21 @@ mod tests {
         assert_eq!(affected(b""), 0);
     }
 
+    /// A connection over one end of a Unix socket pair (its cancel goes
+    /// nowhere), and the other end, which plays the server.
+    fn over_a_socket_pair() -> (Wire, UnixStream) {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let nowhere = Endpoint { host: Host::Unix(PathBuf::from("/nonexistent")), addr: None, port: 0 };
+        let cancel = Cancel::new(nowhere, Tls::Off, Duration::from_secs(1), "test");
+        (Wire::over(Either::Left(Either::Right(ours)), cancel), theirs)
+    }
+
     /// Reads `bytes` as a server's answers, with both readers (the hot
     /// path's, which skips rows unparsed, and the parsing one), until the
     /// stream ends: every step is a message or an error.
     async fn read_all(bytes: &[u8]) {
         for parsing in [false, true] {
-            let (ours, mut theirs) = UnixStream::pair().unwrap();
-            let nowhere = Endpoint { host: Host::Unix(PathBuf::from("/nonexistent")), addr: None, port: 0 };
-            let cancel = Cancel::new(nowhere, Tls::Off, Duration::from_secs(1), "test");
-            let mut wire = Wire::over(Either::Left(Either::Right(ours)), cancel);
+            let (mut wire, mut theirs) = over_a_socket_pair();
             theirs.write_all(bytes).await.unwrap();
             drop(theirs);
             let reading = async {
@@ -649,10 +655,7 @@ mod tests {
     #[test]
     fn an_answer_is_buffered_once_its_end_is_read() {
         block_on(async {
-            let (ours, theirs) = UnixStream::pair().unwrap();
-            let nowhere = Endpoint { host: Host::Unix(PathBuf::from("/nonexistent")), addr: None, port: 0 };
-            let cancel = Cancel::new(nowhere, Tls::Off, Duration::from_secs(1), "test");
-            let mut wire = Wire::over(Either::Left(Either::Right(ours)), cancel);
+            let (mut wire, theirs) = over_a_socket_pair();
             // Two statements in one pipeline, then one synced alone.
             wire.in_flight.extend([false, true, true]);
             let row = frames(&[(b'2', vec![]), (b'D', vec![0, 1, 0, 0, 0, 1, b'1']), (b'C', b"SELECT 1\0".to_vec())]);
@@ -687,10 +690,7 @@ mod tests {
     #[test]
     fn an_answer_already_in_the_socket_is_read_without_waiting_for_the_runtime() {
         block_on(async {
-            let (ours, theirs) = UnixStream::pair().unwrap();
-            let nowhere = Endpoint { host: Host::Unix(PathBuf::from("/nonexistent")), addr: None, port: 0 };
-            let cancel = Cancel::new(nowhere, Tls::Off, Duration::from_secs(1), "test");
-            let mut wire = Wire::over(Either::Left(Either::Right(ours)), cancel);
+            let (mut wire, theirs) = over_a_socket_pair();
             let answer = frames(&[
                 (b'2', vec![]),
                 (b'D', vec![0, 1, 0, 0, 0, 1, b'1']),
