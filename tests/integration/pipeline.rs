@@ -2,11 +2,11 @@
 //! flight per connection, and every one of them counted once, as the
 //! server holds it: the table a pipelined INSERT fills is the count.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::support::{dbload_bin, ensure, interrupt, json, refused, write_file, Ctx};
+use crate::support::{dbload_bin, ensure, interrupt, json, refused, terminate_one_running, write_file, Ctx};
 use crate::Phase::Parallel;
 use crate::Registered;
 
@@ -31,6 +31,11 @@ pub fn tests() -> Vec<Registered> {
         (
             "pipeline::a_terminated_backend_fails_each_statement_in_flight_once",
             a_terminated_backend_fails_each_statement_in_flight_once,
+            Parallel,
+        ),
+        (
+            "pipeline::a_terminated_backend_fails_each_statement_of_a_script_pipeline_once",
+            a_terminated_backend_fails_each_statement_of_a_script_pipeline_once,
             Parallel,
         ),
     ]
@@ -143,30 +148,59 @@ fn a_terminated_backend_fails_each_statement_in_flight_once(ctx: &Ctx) -> Result
     let stmt = "insert into pipe_e select 1 from pg_sleep(0.002)";
     let argv =
         ["timeit", "--url", &url, "-s", stmt, "--pipeline", "8", "-T", "30", "--no-reconnect", "--output", "json"];
-    let kill = format!(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-         WHERE application_name = '{app}' AND query LIKE 'insert into pipe_e%'"
-    );
-    let (out, killed) = std::thread::scope(|s| {
-        let run = s.spawn(|| dbload_bin(&argv, &[]));
-        std::thread::sleep(Duration::from_secs(1));
-        let looking = Instant::now();
-        let killed = loop {
-            match ctx.scalar(&kill) {
-                Ok(n) if n == "0" && looking.elapsed() < Duration::from_secs(10) && !run.is_finished() => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
-                other => break other,
-            }
-        };
-        (run.join().expect("the run does not panic"), killed)
-    });
-    let killed = killed?;
-    ensure(killed == "1", || format!("terminated {killed} connections"))?;
+    let out = terminate_one_running(ctx, app, "query LIKE 'insert into pipe_e%'", || Ok(dbload_bin(&argv, &[])))?;
     let (code, stdout, stderr) = out;
     ensure(code == 1, || format!("exit {code}: {stderr}{stdout}"))?;
     let r = json(&stdout)?;
     let (done, failed) = counted(&r)?;
     ensure(failed == 8 && done > 0, || format!("the 8 in flight failed once each: {r}"))?;
     ensure(rows(ctx, "pipe_e")? == done, || format!("the table holds {:?}: {r}", rows(ctx, "pipe_e")))
+}
+
+/// (f) The same fault under a pgbench script's `\startpipeline` ... 16
+/// statements ... `\endpipeline`: the run in flight fails once, and `-r`
+/// counts each of its statements once: done if its answer came before the
+/// server's FATAL (as pgbench's `-r` times each answer it reads), failed if
+/// not, the FATAL's and every one after it, not only the first; the table
+/// holds the runs counted done.
+fn a_terminated_backend_fails_each_statement_of_a_script_pipeline_once(ctx: &Ctx) -> Result<()> {
+    table(ctx, "pipe_f")?;
+    let dir = tempfile::tempdir()?;
+    let insert = "insert into pipe_f select 1 from pg_sleep(0.001);\n".repeat(16);
+    let script = write_file(&dir, "piped.sql", &format!("\\startpipeline\n{insert}\\endpipeline\n"))?;
+    let app = "pipe31_script_terminated";
+    let url = ctx.url_with(&format!("application_name={app}"));
+    let argv = [
+        "timeit",
+        "--url",
+        &url,
+        "-f",
+        &script,
+        "-M",
+        "prepared",
+        "-r",
+        "-T",
+        "30",
+        "--no-reconnect",
+        "--output",
+        "json",
+    ];
+    let out = terminate_one_running(ctx, app, "query LIKE 'insert into pipe_f%'", || Ok(dbload_bin(&argv, &[])))?;
+    let (code, stdout, stderr) = out;
+    ensure(code == 1, || format!("exit {code}: {stderr}{stdout}"))?;
+    let r = json(&stdout)?;
+    let (done, failed) = counted(&r)?;
+    ensure(failed == 1 && done > 0, || format!("the run in flight failed once: {r}"))?;
+    let statements = r["queries"][0]["statements"].as_array().context("statements with -r")?;
+    let inserts: Vec<(u64, u64)> = statements
+        .iter()
+        .filter(|s| s["statement"].as_str().is_some_and(|t| t.starts_with("insert")))
+        .map(|s| (s["count"].as_u64().unwrap_or(u64::MAX), s["errors"].as_u64().unwrap_or(u64::MAX)))
+        .collect();
+    let each_once = inserts.iter().all(|&(count, errors)| count + errors == done + failed);
+    let from_the_fatal_on = inserts.iter().skip_while(|&&(_, errors)| errors == 0).all(|&(_, errors)| errors == 1);
+    ensure(inserts.len() == 16 && each_once && from_the_fatal_on && inserts[15].1 == 1, || {
+        format!("each of the 16 statements counted once, failed from the FATAL on: {inserts:?}")
+    })?;
+    ensure(rows(ctx, "pipe_f")? == done * 16, || format!("the table holds {:?}: {r}", rows(ctx, "pipe_f")))
 }

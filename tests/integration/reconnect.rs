@@ -21,7 +21,7 @@ use dbload::throwaway::{LocalOptions, LocalPostgres};
 
 use crate::fake_cratedb::{Cluster, Leaves, Node, QUERY};
 use crate::stop::stopped_on_the_server;
-use crate::support::{dbload_bin, ensure, follows, json, Ctx};
+use crate::support::{dbload_bin, ensure, follows, json, terminate_one_running, Ctx};
 use crate::Phase::{Parallel, Quiet};
 use crate::Registered;
 
@@ -177,39 +177,6 @@ const SLEEPING: &str = "state = 'active' AND query LIKE 'select pg_sleep%'";
 /// a second in.
 fn terminate_one<R: Send>(ctx: &Ctx, table: &str, run: impl FnOnce() -> Result<R> + Send) -> Result<R> {
     terminate_one_running(ctx, table, COPYING, run)
-}
-
-/// Runs `run` (its connections named `app`) and terminates, a second in,
-/// the connection of one of its workers: one whose current statement
-/// meets the condition `running`.
-fn terminate_one_running<R: Send>(
-    ctx: &Ctx,
-    app: &str,
-    running: &str,
-    run: impl FnOnce() -> Result<R> + Send,
-) -> Result<R> {
-    let (out, killed) = std::thread::scope(|s| {
-        let run = s.spawn(run);
-        std::thread::sleep(Duration::from_secs(1));
-        // On a loaded machine the workers may still be logging in: look again a while.
-        let kill = format!(
-            "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid FROM pg_stat_activity \
-             WHERE application_name = '{app}' AND {running} ORDER BY pid LIMIT 1) AS one"
-        );
-        let looking = Instant::now();
-        let killed = loop {
-            match ctx.scalar(&kill) {
-                Ok(n) if n == "0" && looking.elapsed() < Duration::from_secs(10) && !run.is_finished() => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
-                other => break other,
-            }
-        };
-        (run.join().expect("the run does not panic"), killed)
-    });
-    let killed = killed?;
-    ensure(killed == "1", || format!("terminated {killed} connections"))?;
-    out
 }
 
 /// A report with an outage and in-doubt batches follows `schema/report.schema.json`,

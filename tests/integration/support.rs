@@ -315,3 +315,36 @@ pub fn follows(schema: &str, report: &serde_json::Value) -> Result<()> {
     let errors: Vec<String> = validator.iter_errors(report).map(|e| format!("{}: {e}", e.instance_path())).collect();
     ensure(errors.is_empty(), || format!("report against the schema: {errors:?}"))
 }
+
+/// Runs `run` (its connections named `app`) and terminates, a second in,
+/// the connection of one of its workers: one whose current statement
+/// meets the condition `running`.
+pub fn terminate_one_running<R: Send>(
+    ctx: &Ctx,
+    app: &str,
+    running: &str,
+    run: impl FnOnce() -> Result<R> + Send,
+) -> Result<R> {
+    let (out, killed) = std::thread::scope(|s| {
+        let run = s.spawn(run);
+        std::thread::sleep(Duration::from_secs(1));
+        // On a loaded machine the workers may still be logging in: look again a while.
+        let kill = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid FROM pg_stat_activity \
+             WHERE application_name = '{app}' AND {running} ORDER BY pid LIMIT 1) AS one"
+        );
+        let looking = Instant::now();
+        let killed = loop {
+            match ctx.scalar(&kill) {
+                Ok(n) if n == "0" && looking.elapsed() < Duration::from_secs(10) && !run.is_finished() => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                other => break other,
+            }
+        };
+        (run.join().expect("the run does not panic"), killed)
+    });
+    let killed = killed?;
+    ensure(killed == "1", || format!("terminated {killed} connections"))?;
+    out
+}

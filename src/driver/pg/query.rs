@@ -424,7 +424,10 @@ impl QueryExecutor {
     /// every answer read in order, each statement timed from that write
     /// (when the server got it). After an error the server skips the rest
     /// of its transaction up to the next Sync: each of those counts as
-    /// failed too, not executed. Returns the first error, with its statement.
+    /// failed too, not executed. A lost connection (a write that fails, a
+    /// FATAL) answers none of the statements still in flight: each of them
+    /// counts as failed once, as the `--pipeline` window counts its own.
+    /// Returns the first error, with its statement.
     async fn end_pipeline(
         &mut self,
         label: usize,
@@ -434,20 +437,21 @@ impl QueryExecutor {
     ) -> Option<(usize, OpError)> {
         self.wire.sync();
         if let Err(e) = self.wire.flush().await {
+            piped.iter().for_each(|&(c, _)| self.count(label, c, &e, warm, last));
             return piped.first().map(|&(_, i)| (i, e));
         }
         let sent = Instant::now();
         let mut first = None;
-        for &(c, i) in piped {
+        for (n, &(c, i)) in piped.iter().enumerate() {
             match self.wire.answer().await {
                 Ok(_) => self.took(label, c, sent, warm),
                 Err(e) => {
                     self.count(label, c, &e, warm, last);
-                    let fatal = e.fatal;
-                    first.get_or_insert((i, e));
-                    if fatal {
-                        break;
+                    if e.fatal {
+                        piped[n + 1..].iter().for_each(|&(c, _)| self.count(label, c, &e, warm, last));
+                        return Some(first.unwrap_or((i, e)));
                     }
+                    first.get_or_insert((i, e));
                 }
             }
         }
