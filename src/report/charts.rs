@@ -125,7 +125,7 @@ pub(super) fn charts(part: &Json, span: Option<f64>) -> Result<Vec<Chart>> {
         if let Some(chart) = vus_chart(part, last, &marks, &mark_keys)? {
             out.push(chart);
         }
-        out.extend(super::server_charts::wait_band(part, timeline.len())?);
+        out.extend(super::server_charts::wait_band(part, span.unwrap_or(last))?);
         // The median and p99 of each second: a mean and a max let one
         // outlier set the axis and flatten everything else. A merge of
         // instances has neither (no second's distribution is kept): its
@@ -583,6 +583,25 @@ pub(super) mod tests {
         // Rate stages ramp no workers: no VUs.
         report["stages"] = json!([{"stage": 1, "ramps": "rate", "start_s": 0.0, "end_s": 4.0, "from": 0.0, "to": 9.0}]);
         assert!(!super::charts(&report, None).unwrap().iter().any(|c| c.title.starts_with("VUs")));
+    }
+
+    /// Issue 35: the wait band under the throughput ran to the number of
+    /// seconds, the line charts to the last whole second (or to the shared
+    /// axis of a `dbload run` page): a second's band stood a little right of
+    /// its point. Both axes are now the same, alone and on a shared span.
+    #[test]
+    fn the_wait_band_shares_the_throughput_s_time_axis() {
+        let mut report = workload(seconds(5), latency());
+        report["wall_s"] = json!(5.0);
+        report["server"] = json!({
+            "waits": [{"wait": "Lock:relation", "samples": 4, "share": 1.0}],
+            "seconds": (0..5).map(|s| json!({"second": s, "own_waits": {"Lock:relation": 1}})).collect::<Vec<_>>()
+        });
+        for span in [None, Some(8.0)] {
+            let charts = charts(&report, span).unwrap();
+            let band = charts.iter().find(|c| c.title.contains("wait events")).expect("the band");
+            assert_eq!(x_ticks(&band.svg, &SECONDS), x_ticks(&charts[0].svg, &SECONDS), "span {span:?}");
+        }
     }
 
     /// Each text element of `svg`: its x, its anchor, its font size, its text.

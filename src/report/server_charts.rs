@@ -42,14 +42,17 @@ pub(super) fn event_marks(part: &Json) -> (Vec<(f64, RGBColor)>, Vec<LegendKey>)
     (marks, keys)
 }
 
-/// The stacked band of the run's sessions' wait events per second, up
-/// to second `seconds`; none when the server was not sampled.
-pub(super) fn wait_band(part: &Json, seconds: usize) -> Result<Option<Chart>> {
+/// The stacked band of the run's sessions' wait events per second, on
+/// the line charts' time axis, which ends at `x_max` (their last whole
+/// second, or the span a `dbload run` page shares); none when the server
+/// was not sampled. Each second's stack is centred on its second, under
+/// the throughput's point for that second.
+pub(super) fn wait_band(part: &Json, x_max: f64) -> Result<Option<Chart>> {
     let server = &part["server"];
     let (Some(waits), Some(sampled)) = (server["waits"].as_array(), server["seconds"].as_array()) else {
         return Ok(None);
     };
-    if waits.is_empty() || seconds < 2 {
+    if waits.is_empty() || x_max < 1.0 {
         return Ok(None);
     }
     let named: Vec<&str> = waits.iter().filter_map(|w| w["wait"].as_str()).take(BANDS - 1).collect();
@@ -59,7 +62,7 @@ pub(super) fn wait_band(part: &Json, seconds: usize) -> Result<Option<Chart>> {
     let stacks: Vec<(f64, Vec<f64>)> = sampled
         .iter()
         .filter_map(|entry| {
-            let second = entry["second"].as_f64().filter(|s| *s < seconds as f64)?;
+            let second = entry["second"].as_f64().filter(|s| *s <= x_max)?;
             let own = entry["own_waits"].as_object()?;
             let mut layer = vec![0.0; layers];
             for (wait, n) in own {
@@ -75,9 +78,9 @@ pub(super) fn wait_band(part: &Json, seconds: usize) -> Result<Option<Chart>> {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = frame(&root).build_cartesian_2d(0f64..seconds as f64, 0f64..y_max)?;
+        let mut chart = frame(&root).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
         mesh(&mut chart)
-            .x_labels((seconds + 1).min(12))
+            .x_labels((x_max as usize + 1).min(12))
             .x_label_formatter(&SECONDS.label)
             .y_label_formatter(&tick)
             .x_desc(SECONDS.desc)
@@ -87,7 +90,8 @@ pub(super) fn wait_band(part: &Json, seconds: usize) -> Result<Option<Chart>> {
             let mut bottom = 0.0;
             for (i, n) in layer.iter().enumerate().filter(|(_, n)| **n > 0.0) {
                 let top = bottom + n;
-                chart.draw_series([Rectangle::new([(*second, bottom), (second + 1.0, top)], color(i).filled())])?;
+                let (left, right) = ((second - 0.5).max(0.0), (second + 0.5).min(x_max));
+                chart.draw_series([Rectangle::new([(left, bottom), (right, top)], color(i).filled())])?;
                 bottom = top;
             }
         }
@@ -136,11 +140,11 @@ mod tests {
 
     #[test]
     fn the_band_stacks_the_waits_of_each_second() {
-        let chart = wait_band(&sampled(), 3).unwrap().expect("a band");
+        let chart = wait_band(&sampled(), 2.0).unwrap().expect("a band");
         assert!(chart.title.contains("wait events"), "{}", chart.title);
         let labels: Vec<&str> = chart.legend.iter().map(|k| k.label.as_str()).collect();
         assert_eq!(labels, ["Lock:relation", "IO:WALWrite"]);
         assert!(chart.svg.starts_with("<svg"));
-        assert!(wait_band(&json!({"server": null}), 3).unwrap().is_none());
+        assert!(wait_band(&json!({"server": null}), 2.0).unwrap().is_none());
     }
 }
