@@ -460,13 +460,13 @@ pub fn render(r: &IngestReport) -> String {
     out
 }
 
-/// Why batches failed on the table's unique key (SQLSTATE 23505) when the
-/// run appended: the generator is seeded, so an earlier ingest with the
+/// Why batches failed on the table's unique key (PostgreSQL's SQLSTATE
+/// 23505, CrateDB's HTTP error 4091) when the run appended: the generator is seeded, so an earlier ingest with the
 /// same seed and start wrote the very same keys. Said under the error with
 /// what to do, since the figures alone (nothing written) read as a target
 /// too slow; `None` otherwise.
 fn duplicate_keys(r: &IngestReport) -> Option<String> {
-    let failed = r.error_classes.iter().find(|e| e.class == "SQLSTATE 23505")?;
+    let failed = r.error_classes.iter().find(|e| ["SQLSTATE 23505", "CrateDB 4091"].contains(&e.class.as_str()))?;
     (r.setup.table_action == TableAction::Append).then(|| {
         format!(
             "Why:        {} batches hit keys the table already holds: an earlier ingest with the same seed ({}) \
@@ -510,6 +510,20 @@ pub(crate) mod tests {
         let cfg = crate::config::IngestConfig::resolve(a, &|_| None).unwrap();
         let outcome = fixtures::ingested(stopped);
         IngestReport::ingest(&cfg, &outcome, cfg.target.redacted(), false)
+    }
+
+    /// Issue 35: an append that fails on keys an earlier run wrote says
+    /// why, under PostgreSQL's SQLSTATE 23505 and under CrateDB's 4091
+    /// (its HTTP endpoint's duplicate key), which had no hint.
+    #[test]
+    fn an_append_on_duplicate_keys_says_why_on_postgres_and_cratedb() {
+        for class in ["SQLSTATE 23505", "CrateDB 4091"] {
+            let mut r = report("--append");
+            r.error_classes[0].class = class.into();
+            assert!(render(&r).contains("Why:        1 batches hit keys the table already holds"), "{class}");
+            r.setup.table_action = TableAction::Create;
+            assert!(!render(&r).contains("Why:"), "{class}: a table made again has no earlier keys");
+        }
     }
 
     #[test]
