@@ -167,7 +167,9 @@ pub fn run(args: SweepArgs, dispatch: Dispatch, signalled: &dyn Fn() -> bool, ou
     // Stdout last: a reader that has gone costs neither the page nor the kept sweep.
     let printed = match plan.output {
         OutputFormat::Text => {
-            let shown = format!("{}{}\n", report::render(&report), kept.join("\n"));
+            // The run's lines, as every command prints them (and `results show` shows them).
+            let meta = crate::report::meta::render(&meta);
+            let shown = format!("{}{meta}{}\n", report::render(&report), kept.join("\n"));
             out.write_all(shown.as_bytes()).context("writing the report")
         }
         OutputFormat::Json => crate::report::json::write(&json, out),
