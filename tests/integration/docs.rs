@@ -1,7 +1,8 @@
 //! The guides as a user meets them: every relative link of README.md and
 //! docs/ leads somewhere, and the examples marked runnable (a code block
 //! tagged `sh example`) run against the harness's PostgreSQL. A guide whose
-//! link or example went stale fails here, not in a user's terminal.
+//! link or example went stale fails here, not in a user's terminal. The
+//! HTTP and k6 examples load the HTTP tests' server, named by `API_URL`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -222,6 +223,8 @@ fn examples_run(ctx: &Ctx) -> Result<()> {
     let url = ctx.url.replacen("/postgres?", &format!("/{db}?"), 1);
     let bin = Path::new(env!("CARGO_BIN_EXE_dbload")).parent().context("the binary's directory")?;
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    // The HTTP and k6 guides' API: the HTTP tests' server.
+    let api = crate::http::Server::start(false)?;
     let mut failed = Vec::new();
     for example in &examples {
         let dir = tempfile::tempdir()?;
@@ -230,6 +233,7 @@ fn examples_run(ctx: &Ctx) -> Result<()> {
             .args(["-e", "-c", &script])
             .current_dir(dir.path())
             .env("DATABASE_URL", &url)
+            .env("API_URL", &api.url)
             .env("PATH", &path)
             .env_remove("PGHOST")
             .env_remove("PGPORT")
