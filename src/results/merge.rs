@@ -68,14 +68,13 @@ const HISTOGRAMS: [(&str, &str, &str); 2] =
 
 /// Fields of the first instance's report that hold only its own figures
 /// (no histogram of them is kept to add): said in `merged.not_merged`.
-const OWN: [&str; 13] = [
+const OWN: [&str; 12] = [
     "warmup",
     "outages",
     "server_duration_ms",
     "schedule_lag_ms",
     "queries",
     "checks",
-    "error_classes",
     "http_req_duration_ms",
     "http_req_blocked_ms",
     "http_req_connecting_ms",
@@ -157,6 +156,9 @@ pub fn merge(run_id: &str, kept: &[Kept], registered: &[Registered]) -> Result<(
     if merged.get("timeline").is_some() {
         merged["timeline"] = timeline(kept, &starts);
     }
+    if merged.get("error_classes").is_some() {
+        merged["error_classes"] = error_classes(kept);
+    }
     let server_cost_of = last_to_finish(kept, &starts).filter(|_| merged.pointer("/server_cost/table_bytes").is_some());
     if let Some(last) = server_cost_of {
         // The table's size and its part on each node were measured by each
@@ -190,7 +192,9 @@ pub fn merge(run_id: &str, kept: &[Kept], registered: &[Registered]) -> Result<(
             })
         })
         .collect();
-    let not_merged: Vec<&str> = OWN.into_iter().filter(|f| merged.get(*f).is_some_and(|v| !v.is_null())).collect();
+    // A section instance 0 has nothing in (no outages) has nothing of its own to say.
+    let empty = |v: &Json| v.is_null() || v.as_array().is_some_and(Vec::is_empty);
+    let not_merged: Vec<&str> = OWN.into_iter().filter(|f| merged.get(*f).is_some_and(|v| !empty(v))).collect();
     merged["merged"] = json!({
         "run_id": run_id,
         "count": count,
@@ -301,6 +305,22 @@ fn timeline(kept: &[Kept], starts: &[f64]) -> Json {
             })
             .collect(),
     )
+}
+
+/// The instances' errors by class, added: each class's count summed, its
+/// example the first instance's that had one; in class order, as a
+/// report lists them.
+fn error_classes(kept: &[Kept]) -> Json {
+    let mut classes: BTreeMap<&str, (u64, &Json)> = BTreeMap::new();
+    for e in kept.iter().filter_map(|k| k.report["error_classes"].as_array()).flatten() {
+        let Some(class) = e["class"].as_str() else { continue };
+        let added = classes.entry(class).or_insert((0, &e["example"]));
+        added.0 += e["count"].as_u64().unwrap_or(0);
+    }
+    classes
+        .into_iter()
+        .map(|(class, (count, example))| json!({"class": class, "count": count, "example": example}))
+        .collect()
 }
 
 /// The text form: the merged headline figures beside each instance's,
@@ -419,6 +439,31 @@ mod tests {
         let text = render(&m);
         assert!(text.contains("Merged run r1: 2 of 2 instances kept, status ok"), "{text}");
         assert!(text.lines().any(|l| l.trim_start().starts_with("rows  ") && l.contains("400")), "{text}");
+    }
+
+    /// Each instance's errors by class are added, as its counts are: an
+    /// instance 1 whose batches failed made the merged run say nothing of
+    /// them (instance 0's own were shown); and a section empty in instance
+    /// 0 (no outages) is not named as "instance 0's own".
+    #[test]
+    fn error_classes_add_and_empty_sections_are_not_named() {
+        let mut a = instance(0, 2, "2026-11-24T12:00:00.000Z", 100, &[1_000], "ok");
+        let mut b = instance(1, 2, "2026-11-24T12:00:00.000Z", 100, &[1_000], "ok");
+        a.report["outages"] = json!([]);
+        a.report["error_classes"] = json!([{"class": "SQLSTATE 23505", "count": 1, "example": "dup"}]);
+        b.report["outages"] = json!([]);
+        b.report["error_classes"] = json!([
+            {"class": "SQLSTATE 57014", "count": 5, "example": "cancelled"},
+            {"class": "SQLSTATE 23505", "count": 2, "example": "dup again"}
+        ]);
+        let (m, _) = merge("r1", &[a, b], &[]).unwrap();
+        assert_eq!(
+            m["error_classes"],
+            json!([{"class": "SQLSTATE 23505", "count": 3, "example": "dup"},
+                   {"class": "SQLSTATE 57014", "count": 5, "example": "cancelled"}])
+        );
+        assert_eq!(m["merged"]["not_merged"], json!([]), "{}", m["merged"]);
+        assert!(!render(&m).contains("Instance 0's own"), "{}", render(&m));
     }
 
     /// The table was measured with every instance's rows only by the instance that ended last.
