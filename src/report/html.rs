@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 use super::charts::{charts, last_second};
 use super::page::{environment, Header, SetupRows};
 use super::plot::tick;
+use super::server::ServerReport;
 use crate::format::{group, human, Unit};
 
 /// Compiled into the binary so that `--html` works wherever dbload was copied.
@@ -48,9 +49,13 @@ pub fn render<R: Serialize>(report: &R) -> Result<String> {
             let data = json.pointer(&p.pointer).unwrap_or(&Json::Null);
             let plans: Vec<Option<PlanNode>> =
                 data["queries"].as_array().into_iter().flatten().map(|q| plan_tree(&q["explain"]["plan"])).collect();
+            // The Server section's words, as the text report says them.
+            let server = serde_json::from_value::<ServerReport>(data["server"].clone()).ok();
+            let server_rows = server.as_ref().map(|r| (super::server::sampled(r), super::server::server_rows(r)));
             Ok(context! {
                 title => p.title,
                 report => Serde(data),
+                server_rows => Serde(server_rows),
                 alone_vs_load => p.compare_with.and_then(|c| json.pointer(&c)).map(Serde),
                 charts => Serde(charts(data, p.span)?),
                 plans => Serde(plans),
@@ -233,6 +238,42 @@ mod tests {
         assert!(html.contains("<pre>CREATE TABLE &quot;measurement&quot;"), "the DDL, escaped, in a <pre>");
         assert!(!html.contains("secret"), "the password is redacted as in the JSON");
         assert_offline(&html);
+    }
+
+    /// Issue 34: the page drew the server's events and waits on its charts
+    /// but had no "Server" section: the dip's sentence, the top waits and
+    /// what could not be seen were only in the text and the JSON.
+    #[test]
+    fn the_page_says_what_the_server_did_in_words() {
+        let report = crate::report::ingest::tests::report("");
+        let mut json = serde_json::to_value(&report).unwrap();
+        json["server"] = serde_json::json!({
+            "sampled_every_s": 1.0, "unseen": ["other sessions' queries: grant pg_read_all_stats"],
+            "failed_samples": 0, "first_failure": null,
+            "waits": [{"wait": "Lock:relation", "samples": 4, "share": 0.5}],
+            "other_waits": [{"wait": "Timeout:PgSleep", "samples": 2, "share": 1.0}],
+            "events": [{"second": 2, "kind": "checkpoint_requested", "what": "a requested checkpoint"}],
+            "dips": [{"start_s": 4, "end_s": 5, "fell_pct": 90.0, "before_per_sec": 20000.0, "during_per_sec": 2000.0,
+                      "waits": [], "events": [],
+                      "sentence": "throughput fell 90 % at 4–5 s; coincided with Lock:relation waits in 100 % of samples"}],
+            "seconds": [],
+            "sampler_cost": {"queries_per_sec": 3.1, "backend_cpu_s": 0.01, "backend_cpu_share": 0.0005, "cores": 2,
+                             "backend_cpu_unknown": null}
+        });
+        let html = render(&json).unwrap();
+        assert!(html.contains("<h3>Server</h3>"), "a Server section");
+        for said in [
+            "throughput fell 90 % at 4–5 s; coincided with Lock:relation waits in 100 % of samples",
+            "Lock:relation",
+            "Timeout:PgSleep",
+            "requested checkpoint at 2 s",
+            "grant pg_read_all_stats",
+            "(3.10 statements",
+        ] {
+            assert!(html.contains(said), "the page says {said:?}");
+        }
+        json["server"] = serde_json::Value::Null;
+        assert!(!render(&json).unwrap().contains("<h3>Server</h3>"), "none when the server was not sampled");
     }
 
     /// Found by the Citus engine tests: the page of a run on a cluster

@@ -318,41 +318,51 @@ fn wait_list(waits: &[WaitShare], most: usize) -> String {
 /// The section's lines in a text report; nothing when the server was not sampled.
 pub fn server_lines(out: &mut String, r: Option<&ServerReport>) {
     let Some(r) = r else { return };
-    let _ =
-        write!(out, "Server:     sampled every {} on a connection of its own", human(Some(r.sampled_every_s), Unit::S));
+    let _ = writeln!(out, "Server:     {}", sampled(r));
+    for (label, text) in server_rows(r) {
+        let _ = writeln!(out, "  {:<10}{text}", format!("{label}:"));
+    }
+}
+
+/// How the server was sampled, and what that cost it.
+pub fn sampled(r: &ServerReport) -> String {
+    let mut said = format!("sampled every {} on a connection of its own", human(Some(r.sampled_every_s), Unit::S));
     if let Some(c) = &r.sampler_cost {
-        let _ = write!(out, " ({:.2} statements/s", c.queries_per_sec);
+        let _ = write!(said, " ({:.2} statements/s", c.queries_per_sec);
         match c.backend_cpu_share {
             Some(share) => {
-                let _ = write!(out, ", its backend {:.3} % of {} cores' time)", share * 100.0, c.cores);
+                let _ = write!(said, ", its backend {:.3} % of {} cores' time)", share * 100.0, c.cores);
             }
-            None => out.push(')'),
+            None => said.push(')'),
         }
     }
-    out.push('\n');
+    said
+}
+
+/// The section's rows after [`sampled`], each a label and its text: the
+/// text report's lines and the HTML page's, said once.
+pub fn server_rows(r: &ServerReport) -> Vec<(&'static str, String)> {
+    let mut rows = Vec::new();
     if !r.waits.is_empty() {
-        let _ = writeln!(out, "  Waits:    the run's sessions: {}", wait_list(&r.waits, 4));
+        rows.push(("Waits", format!("the run's sessions: {}", wait_list(&r.waits, 4))));
     }
     if !r.other_waits.is_empty() {
-        let _ = writeln!(out, "  Others:   {}", wait_list(&r.other_waits, 4));
+        rows.push(("Others", wait_list(&r.other_waits, 4)));
     }
-    let mut marked: Vec<String> = Vec::new();
-    for e in &r.events {
-        let what = e.what.trim_start_matches("a ").to_string();
-        marked.push(format!("{what} at {}", seconds(e.second, e.second)));
-    }
+    let marked: Vec<String> = r
+        .events
+        .iter()
+        .map(|e| format!("{} at {}", e.what.trim_start_matches("a "), seconds(e.second, e.second)))
+        .collect();
     if !marked.is_empty() {
-        let _ = writeln!(out, "  Events:   {}", marked.join("; "));
+        rows.push(("Events", marked.join("; ")));
     }
-    for d in &r.dips {
-        let _ = writeln!(out, "  Dip:      {}", d.sentence);
-    }
-    for why in &r.unseen {
-        let _ = writeln!(out, "  Not seen: {why}");
-    }
+    rows.extend(r.dips.iter().map(|d| ("Dip", d.sentence.clone())));
+    rows.extend(r.unseen.iter().map(|why| ("Not seen", why.clone())));
     if let Some(first) = &r.first_failure {
-        let _ = writeln!(out, "  Failed:   {} samples; the first: {first}", r.failed_samples);
+        rows.push(("Failed", format!("{} samples; the first: {first}", r.failed_samples)));
     }
+    rows
 }
 
 #[cfg(test)]
