@@ -151,7 +151,8 @@ pub fn slowdown(under_load: Option<f64>, alone: Option<f64>) -> String {
     }
 }
 
-fn grouped(v: f64) -> String {
+/// `v` rounded to a whole number, its thousands grouped: `-1,234`.
+pub fn grouped(v: f64) -> String {
     let digits = group(v.abs().round() as u64);
     if v.round() < 0.0 {
         format!("-{digits}")

@@ -541,11 +541,11 @@ mod tests {
     fn the_table_marks_the_best_and_says_why_a_point_is_not_eligible() {
         let text = render(&sweep());
         let best = text.lines().find(|l| l.starts_with('*')).unwrap();
-        assert!(best.contains("2000") && best.contains("3000") && best.ends_with("yes (best)"), "{text}");
+        assert!(best.contains("2000") && best.contains("3,000") && best.ends_with("yes (best)"), "{text}");
         assert!(text.contains("no: `p99_ms < 500` does not hold (p99_ms = 612)"), "{text}");
         assert!(text.contains("seed 7") && text.contains("where p99_ms < 500"), "{text}");
         assert!(
-            text.contains("Best: batch-size=2000,workers=1 (rows_per_sec 3000), 1.500× the runner-up batch-size=2000,workers=2 (single runs: no noise estimate)"),
+            text.contains("Best: batch-size=2000,workers=1 (rows_per_sec 3,000), 1.500× the runner-up batch-size=2000,workers=2 (single runs: no noise estimate)"),
             "{text}"
         );
         let mut with_runs = sweep();
@@ -689,9 +689,9 @@ mod tests {
         assert!(page.contains("<th>batch-size</th>") && page.contains("<th class=\"num\">p99 ms</th>"), "{page}");
         let best = page.split("<tr class=\"best\">").nth(1).expect("the best point's row is marked");
         let best = best.split("</tr>").next().unwrap();
-        assert!(best.contains("<td>2000</td>") && best.contains("<td class=\"num\">3000</td>"), "{best}");
+        assert!(best.contains("<td>2000</td>") && best.contains("<td class=\"num\">3,000</td>"), "{best}");
         assert!(page.contains("<td>no: `p99_ms &lt; 500` does not hold (p99_ms = 612)</td>"), "escaped: {page}");
         assert!(page.contains("<p>Objective: max rows_per_sec; where p99_ms &lt; 500</p>"), "{page}");
-        assert!(page.contains("<p>Best: batch-size=2000,workers=1 (rows_per_sec 3000)"), "{page}");
+        assert!(page.contains("<p>Best: batch-size=2000,workers=1 (rows_per_sec 3,000)"), "{page}");
     }
 }
