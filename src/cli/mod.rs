@@ -273,6 +273,13 @@ pub struct OutputArgs {
     #[arg(long, value_name = "EXPR")]
     pub fail_if: Vec<String>,
 
+    /// Serve the run's figures as Prometheus text at http://ADDR/metrics while it runs
+    /// (operations, rows, errors by class, a latency histogram, the pacer's lag, the server's
+    /// latest second, the client's CPU): HOST:PORT, :PORT (every interface) or 0 (a free port,
+    /// printed). It ends with the command. See docs/metrics.md.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+
     #[command(flatten)]
     pub results: ResultsArgs,
 

@@ -9,6 +9,7 @@ pub mod ingest;
 pub mod init;
 pub mod k6;
 pub mod load;
+pub mod metrics;
 pub mod mixed;
 pub mod node_ingest;
 pub mod query;
@@ -84,6 +85,8 @@ pub struct OutputConfig {
     pub repeat: Repeat,
     /// `--instance`: this run's part of a distributed run.
     pub instance: Option<scale::Instance>,
+    /// `--metrics-listen`: where the run's live figures are served.
+    pub metrics: Option<metrics::MetricsListen>,
 }
 
 /// How a run shows its progress on stderr while it goes on.
@@ -153,6 +156,7 @@ impl OutputConfig {
             (false, None) => ProgressDisplay::Auto,
         };
         let instance = scale::Instance::resolve(a.scale, results.url.is_some(), repeat.runs)?;
+        let metrics = a.metrics_listen.as_deref().map(metrics::MetricsListen::resolve).transpose()?;
         Ok(OutputConfig {
             format: a.output,
             report_file: a.report,
@@ -163,6 +167,7 @@ impl OutputConfig {
             results,
             repeat,
             instance,
+            metrics,
         })
     }
 }

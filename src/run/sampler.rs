@@ -7,6 +7,7 @@
 //! sampler itself cost the server is measured too, from the server's own
 //! accounting of its backend process when that process is on this machine.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
@@ -16,7 +17,7 @@ use crate::dialect::Engine;
 use crate::driver::{ActivityConn, Totals};
 use crate::ident::TableName;
 use crate::stats::cost::stat_cpu;
-use crate::stats::server::{SamplerCost, ServerSecond, ServerTimeline};
+use crate::stats::server::{Latest, SamplerCost, ServerSecond, ServerTimeline};
 use crate::target::Target;
 
 /// How often the server is sampled.
@@ -77,13 +78,15 @@ impl Sampler {
         Ok(Sampler { conn, local_pid, unseen })
     }
 
-    /// Samples from `t0` once every [`EVERY`] until `stop`, on the current runtime.
-    pub fn spawn(self, t0: Instant, stop: CancellationToken) -> Watching {
-        let task = tokio::spawn(self.run(t0, stop.clone()));
+    /// Samples from `t0` once every [`EVERY`] until `stop`, on the current
+    /// runtime; each second is also handed to `latest`, when given (the
+    /// metrics endpoint's).
+    pub fn spawn(self, t0: Instant, stop: CancellationToken, latest: Option<Arc<Latest>>) -> Watching {
+        let task = tokio::spawn(self.run(t0, stop.clone(), latest));
         Watching::Sampling { task, stop }
     }
 
-    async fn run(self, t0: Instant, stop: CancellationToken) -> ServerTimeline {
+    async fn run(self, t0: Instant, stop: CancellationToken, latest: Option<Arc<Latest>>) -> ServerTimeline {
         let cpu_before = self.backend_cpu();
         let mut timeline = ServerTimeline { unseen: self.unseen.clone(), every: EVERY, ..ServerTimeline::default() };
         let mut queries = 0;
@@ -110,6 +113,9 @@ impl Sampler {
             };
             // Sample k (k > 0) is the end of second k - 1.
             if k > 0 {
+                if let Some(latest) = &latest {
+                    latest.set(second.as_ref());
+                }
                 timeline.seconds.push(second);
             }
         }

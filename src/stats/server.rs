@@ -72,3 +72,32 @@ impl ServerTimeline {
         ServerTimeline { unseen: vec![why], ..ServerTimeline::default() }
     }
 }
+
+/// The server's latest second as the sampler saw it, for `--metrics-listen`:
+/// set once a second by the sampler, read by a scrape.
+#[derive(Debug, Default)]
+pub struct Latest(std::sync::Mutex<LatestSecond>);
+
+/// What [`Latest`] holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LatestSecond {
+    /// The last second sampled (none yet, or its sample failed).
+    pub second: Option<ServerSecond>,
+    /// Checkpoints the server counted since the sampler started, timed and requested.
+    pub checkpoints: u64,
+}
+
+impl Latest {
+    /// Second `second` was sampled (`None`: its sample failed).
+    pub fn set(&self, second: Option<&ServerSecond>) {
+        let mut latest = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(s) = second {
+            latest.checkpoints += s.checkpoints_timed + s.checkpoints_requested;
+        }
+        latest.second = second.cloned();
+    }
+
+    pub fn read(&self) -> LatestSecond {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
