@@ -280,6 +280,12 @@ pub struct OutputArgs {
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<String>,
 
+    /// How often the server is sampled for the report's Server section (ingest, timeit,
+    /// workload, run, http --observe): seconds or a time, 100ms to 60s. Faster samples of one
+    /// second add up in it; slower ones leave the seconds between them unknown.
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = values::seconds_or_duration)]
+    pub sample_interval: std::time::Duration,
+
     #[command(flatten)]
     pub results: ResultsArgs,
 

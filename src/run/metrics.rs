@@ -245,8 +245,7 @@ impl Collector for Exposed {
         let help = "Checkpoints the server counted since the run's sampler started";
         counter(e, "server_checkpoints", help, None, &run, &server.checkpoints)?;
         let Some(second) = server.second else { return Ok(()) };
-        let help =
-            "Sessions by wait event (type:event) in the server's latest second sampled: own (the run's) or other";
+        let help = "Sessions by wait event (type:event) in the server's latest sample: own (the run's) or other";
         let mut waits = e.encode_descriptor("server_wait_sessions", help, None, MetricType::Gauge)?;
         for (sessions, by_wait) in [("own", &second.own_waits), ("other", &second.other_waits)] {
             for (wait, n) in by_wait {
@@ -255,7 +254,7 @@ impl Collector for Exposed {
             }
         }
         if let Some(wal) = second.wal_bytes {
-            let help = "WAL the server wrote in its latest second sampled";
+            let help = "WAL the server wrote per second over its latest sample's interval";
             gauge(e, "server_wal_bytes_per_second", help, None, &run, &wal)?;
         }
         Ok(())
