@@ -31,6 +31,11 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("metrics::a_port_already_taken_is_bad_usage", a_port_already_taken_is_bad_usage, Parallel),
+        (
+            "metrics::ctrl_c_ends_the_run_and_the_endpoint_with_a_scraper_connected",
+            ctrl_c_ends_the_run_and_the_endpoint_with_a_scraper_connected,
+            Parallel,
+        ),
     ]
 }
 
@@ -203,4 +208,52 @@ fn a_port_already_taken_is_bad_usage(ctx: &Ctx) -> Result<()> {
         &["ingest", "--url", &ctx.url, "--table", "metrics_taken", "--rows", "1000", "--metrics-listen", &addr],
         &format!("--metrics-listen {addr}"),
     )
+}
+
+/// Ctrl-C mid-run, with a scraper that keeps its connection open (as
+/// Prometheus does): the run stops with its partial report (exit 130)
+/// within the usual time, and the endpoint ends with it, its connection
+/// closed rather than keeping the process alive.
+fn ctrl_c_ends_the_run_and_the_endpoint_with_a_scraper_connected(ctx: &Ctx) -> Result<()> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let addr = format!("127.0.0.1:{port}");
+    let scraper = std::thread::spawn({
+        let addr = addr.clone();
+        move || -> Result<String> {
+            let mut stream = (0..200)
+                .find_map(|_| {
+                    TcpStream::connect(&addr).ok().or_else(|| {
+                        std::thread::sleep(Duration::from_millis(50));
+                        None
+                    })
+                })
+                .context("the endpoint never listened")?;
+            stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+            write!(stream, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n")?;
+            // Kept alive: read until the server closes it.
+            let mut all = Vec::new();
+            stream.read_to_end(&mut all)?;
+            Ok(String::from_utf8_lossy(&all).into_owned())
+        }
+    });
+    let argv = [
+        "ingest",
+        "--url",
+        &ctx.url,
+        "--table",
+        "metrics_interrupted",
+        "--batch-size",
+        "100",
+        "--rate",
+        "2000",
+        "--duration",
+        "60s",
+        "--metrics-listen",
+        &addr,
+        "--output",
+        "json",
+    ];
+    crate::support::interrupted(&argv, None, Duration::from_secs(3))?;
+    let scraped = scraper.join().map_err(|_| anyhow::anyhow!("the scraper panicked"))??;
+    ensure(scraped.starts_with("HTTP/1.1 200") && scraped.contains("dbload_operations_total"), || scraped.clone())
 }
