@@ -273,6 +273,19 @@ pub struct OutputArgs {
     #[arg(long, value_name = "EXPR")]
     pub fail_if: Vec<String>,
 
+    /// Serve the run's figures as Prometheus text at http://ADDR/metrics while it runs
+    /// (operations, rows, errors by class, a latency histogram, the pacer's lag, the server's
+    /// latest second, the client's CPU): HOST:PORT, :PORT (every interface) or 0 (a free port,
+    /// printed). It ends with the command. See docs/metrics.md.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+
+    /// How often the server is sampled for the report's Server section (ingest, timeit,
+    /// workload, run, http --observe): seconds or a time, 100ms to 60s. Faster samples of one
+    /// second add up in it; slower ones leave the seconds between them unknown.
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = values::seconds_or_duration)]
+    pub sample_interval: std::time::Duration,
+
     #[command(flatten)]
     pub results: ResultsArgs,
 

@@ -35,6 +35,10 @@ impl Command for Http {
         &cfg.output
     }
 
+    fn name(_: &HttpConfig) -> &str {
+        "http"
+    }
+
     fn start(cfg: &HttpConfig, run_id: &str) -> Result<Option<Target>> {
         Ok(cfg.observe.as_ref().and_then(Target::given).map(|db| db.for_run(run_id)))
     }

@@ -57,6 +57,10 @@ impl Command for Ingest {
         &cfg.output
     }
 
+    fn name(cfg: &IngestConfig) -> &str {
+        cfg.command
+    }
+
     fn start(cfg: &IngestConfig, run_id: &str) -> Result<Started> {
         Started::new(&cfg.target, Some(run_id), note_early_signals)
     }

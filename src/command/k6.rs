@@ -37,6 +37,10 @@ impl Command for K6 {
         &cfg.output
     }
 
+    fn name(_: &K6Config) -> &str {
+        "k6 run"
+    }
+
     fn start(_: &K6Config, _: &str) -> Result<()> {
         Ok(())
     }

@@ -31,6 +31,10 @@ impl Command for Mixed {
         &cfg.output
     }
 
+    fn name(_: &MixedConfig) -> &str {
+        "run"
+    }
+
     fn start(cfg: &MixedConfig, run_id: &str) -> Result<Started> {
         Started::new(&cfg.target, Some(run_id), note_early_signals)
     }

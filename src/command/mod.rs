@@ -77,6 +77,9 @@ trait Command {
 
     fn output(cfg: &Self::Config) -> &OutputConfig;
 
+    /// Its name, as its report's header and its metrics' labels say it.
+    fn name(cfg: &Self::Config) -> &str;
+
     /// Starts what the runs reach, its connections naming `run_id`;
     /// called before the runtime, on the thread that outlives the
     /// throwaway server (see `throwaway`).
@@ -124,17 +127,24 @@ trait Command {
 /// report to `out` (see [`output::emit`]).
 fn measured<C: Command>(cfg: &C::Config, out: &mut dyn Write) -> Result<Finished<C::Report>> {
     let mut begun = output::start();
+    let endpoint = output::metrics_endpoint(C::output(cfg), C::name(cfg), &begun)?;
     let ends = C::start(cfg, &begun.run_id())?;
     let runs = output::repeated(C::output(cfg), C::threads(cfg), async |n, cancel| {
         let cfg = C::before_run(cfg, n)?;
         let once = async |gate| C::once(&cfg, &ends, cancel.clone(), gate).await;
-        let outcome = match C::instances(&cfg) {
-            Instances::Alone => once(None).await?,
-            Instances::Together { table } => {
-                let (outcome, instance) = together(C::output(&cfg), table, &cancel, once).await?;
-                begun.instance = instance;
-                outcome
-            }
+        let run = async {
+            anyhow::Ok(match C::instances(&cfg) {
+                Instances::Alone => once(None).await?,
+                Instances::Together { table } => {
+                    let (outcome, instance) = together(C::output(&cfg), table, &cancel, once).await?;
+                    begun.instance = instance;
+                    outcome
+                }
+            })
+        };
+        let outcome = match &endpoint {
+            Some(endpoint) => endpoint.during(n, run).await?,
+            None => run.await?,
         };
         Ok((cfg, outcome))
     })?;

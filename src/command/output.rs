@@ -15,6 +15,7 @@ use crate::config::OutputConfig;
 use crate::outcome::Figures;
 use crate::report::meta::{RunStart, Stamped};
 use crate::results::KeptHistograms;
+use crate::run::metrics::{Endpoint, Labels};
 use crate::run::signals::with_threads;
 use crate::{console, error, redact, report, results, run};
 
@@ -24,6 +25,20 @@ use crate::{console, error, redact, report, results, run};
 pub(super) fn start() -> RunStart {
     let args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     RunStart::now(redact::command_line(args))
+}
+
+/// `--metrics-listen`'s endpoint, bound before anything connects (a port
+/// taken is bad usage), labelled with the command `name`, its run's id (a
+/// distributed run's shared `--run-id`), its instance and its sweep point.
+pub(super) fn metrics_endpoint(output: &OutputConfig, name: &str, begun: &RunStart) -> Result<Option<Endpoint>> {
+    let Some(listen) = &output.metrics else { return Ok(None) };
+    let labels = Labels {
+        command: name.to_string(),
+        run_id: output.instance.as_ref().map_or_else(|| begun.run_id(), |i| i.run_id.clone()),
+        instance: output.instance.as_ref().map_or(0, |i| i.index),
+        point: output.results.tags.get("point").cloned(),
+    };
+    Endpoint::bind(listen, labels).map(Some)
 }
 
 /// Judges `--fail-if`, then writes the report, stamped with the run's

@@ -31,6 +31,10 @@ impl Command for Queries {
         &cfg.output
     }
 
+    fn name(cfg: &QueryConfig) -> &str {
+        cfg.command
+    }
+
     fn start(cfg: &QueryConfig, run_id: &str) -> Result<Started> {
         Started::new(&cfg.target, Some(run_id), note_early_signals)
     }

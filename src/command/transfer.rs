@@ -47,6 +47,10 @@ impl Command for Export {
         &cfg.output
     }
 
+    fn name(_: &ExportConfig) -> &str {
+        "export"
+    }
+
     fn start(cfg: &ExportConfig, run_id: &str) -> Result<Started> {
         Started::new(&cfg.target, Some(run_id), note_early_signals)
     }
@@ -106,6 +110,10 @@ impl Command for FromSql {
 
     fn output(cfg: &FromSqlConfig) -> &OutputConfig {
         &cfg.output
+    }
+
+    fn name(_: &FromSqlConfig) -> &str {
+        "insert-from-sql"
     }
 
     fn start(cfg: &FromSqlConfig, run_id: &str) -> Result<Ends> {

@@ -9,6 +9,7 @@ pub mod ingest;
 pub mod init;
 pub mod k6;
 pub mod load;
+pub mod metrics;
 pub mod mixed;
 pub mod node_ingest;
 pub mod query;
@@ -84,7 +85,15 @@ pub struct OutputConfig {
     pub repeat: Repeat,
     /// `--instance`: this run's part of a distributed run.
     pub instance: Option<scale::Instance>,
+    /// `--metrics-listen`: where the run's live figures are served.
+    pub metrics: Option<metrics::MetricsListen>,
+    /// `--sample-interval`: how often the server is sampled.
+    pub sample_every: Duration,
 }
+
+/// `--sample-interval`'s bounds: faster would load the server it measures,
+/// slower would leave most of a run's seconds unknown.
+pub const SAMPLE_EVERY: std::ops::RangeInclusive<Duration> = Duration::from_millis(100)..=Duration::from_secs(60);
 
 /// How a run shows its progress on stderr while it goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +162,13 @@ impl OutputConfig {
             (false, None) => ProgressDisplay::Auto,
         };
         let instance = scale::Instance::resolve(a.scale, results.url.is_some(), repeat.runs)?;
+        let metrics = a.metrics_listen.as_deref().map(metrics::MetricsListen::resolve).transpose()?;
+        if !SAMPLE_EVERY.contains(&a.sample_interval) {
+            return Err(usage(format!(
+                "--sample-interval {}: give 100ms to 60s (e.g. 250ms, 5s)",
+                humantime::format_duration(a.sample_interval)
+            )));
+        }
         Ok(OutputConfig {
             format: a.output,
             report_file: a.report,
@@ -163,6 +179,8 @@ impl OutputConfig {
             results,
             repeat,
             instance,
+            metrics,
+            sample_every: a.sample_interval,
         })
     }
 }

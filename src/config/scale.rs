@@ -130,10 +130,12 @@ pub fn alone(output: OutputConfig, command: &str, why: &str) -> Result<OutputCon
 
 /// What may differ between the instances of one run: which instance
 /// each is and how it starts, where it reports and keeps its run, how its
-/// report is judged (`--fail-if`), and what it reads (positional inputs:
+/// report is judged (`--fail-if`), where it serves its live metrics
+/// (`--metrics-listen`: each instance its own port), and what it reads (positional inputs:
 /// insert-json reads its own).
-const PER_INSTANCE: [&str; 14] = [
+const PER_INSTANCE: [&str; 15] = [
     "fail_if",
+    "metrics_listen",
     "instance",
     "run_id",
     "start_timeout",

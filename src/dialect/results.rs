@@ -16,6 +16,8 @@ pub const SCHEMA_VERSION: i32 = 2;
 
 pub const RUNS: &str = "dbload_runs";
 pub const TIMELINE: &str = "dbload_timeline";
+/// The server's seconds, as the run's sampler saw them.
+pub const SERVER_TIMELINE: &str = "dbload_server_timeline";
 /// The registration rows of distributed runs (`--instance`).
 pub const INSTANCES: &str = "dbload_instances";
 
@@ -69,6 +71,46 @@ pub fn add_columns() -> String {
         })
         .collect::<Vec<_>>()
         .join(";\n")
+}
+
+/// Whether the store lacks `dbload_server_timeline` (made after version 2
+/// was): a look at the catalog, as [`columns_missing`].
+pub fn server_timeline_missing() -> String {
+    format!("SELECT to_regclass({}) IS NULL", literal(SERVER_TIMELINE))
+}
+
+/// The server's seconds of each run: one row per part and second, the wait
+/// events as JSON objects (`{"IO:WALWrite": 3}`), counters of the second.
+pub fn create_server_timeline() -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (\n\
+        \x20   run_id uuid NOT NULL REFERENCES {} (run_id) ON DELETE CASCADE,\n\
+        \x20   part text NOT NULL,\n\
+        \x20   second integer NOT NULL,\n\
+        \x20   at timestamptz NOT NULL,\n\
+        \x20   own_waits jsonb NOT NULL,\n\
+        \x20   other_waits jsonb NOT NULL,\n\
+        \x20   wal_bytes bigint,\n\
+        \x20   checkpoints_timed bigint NOT NULL,\n\
+        \x20   checkpoints_requested bigint NOT NULL,\n\
+        \x20   PRIMARY KEY (run_id, part, second)\n\
+        )",
+        quote_ident(SERVER_TIMELINE),
+        quote_ident(RUNS)
+    )
+}
+
+/// A run's server seconds: one array per column, bound ($1: run id, $2: its start).
+pub fn insert_server_timeline() -> String {
+    format!(
+        "INSERT INTO {} (run_id, part, second, at, own_waits, other_waits, wal_bytes, checkpoints_timed, \
+         checkpoints_requested) \
+         SELECT $1::text::uuid, part, second, $2::text::timestamptz + second * interval '1 second', \
+         own_waits::jsonb, other_waits::jsonb, wal_bytes, checkpoints_timed, checkpoints_requested \
+         FROM unnest($3::text[], $4::int4[], $5::text[], $6::text[], $7::int8[], $8::int8[], $9::int8[]) \
+         AS t(part, second, own_waits, other_waits, wal_bytes, checkpoints_timed, checkpoints_requested)",
+        quote_ident(SERVER_TIMELINE)
+    )
 }
 
 /// Version 1 to 2: the instances' table added, nothing else changed.
@@ -145,8 +187,10 @@ pub fn create_tables() -> String {
         \x20   PRIMARY KEY (run_id, part, second)\n\
         );\n\
         {instances};\n\
+        {server_timeline};\n\
         COMMENT ON TABLE {runs} IS {comment}",
         instances = create_instances(),
+        server_timeline = create_server_timeline(),
         comment = literal(&comment()),
     )
 }
@@ -291,12 +335,14 @@ mod tests {
             version_check(),
             insert_run(),
             insert_timeline(),
+            insert_server_timeline(),
             list(),
             show(),
             lock_tables(),
             upgrade_from_1(),
             columns_missing(),
             add_columns(),
+            server_timeline_missing(),
             register(),
             instances(),
             table_ready(),

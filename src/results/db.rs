@@ -1,5 +1,6 @@
 //! The results store in a database (`--results-url`): one row per run in
-//! `dbload_runs`, its per-second series in `dbload_timeline`, reached with
+//! `dbload_runs`, its per-second series in `dbload_timeline` and the
+//! server's in `dbload_server_timeline`, reached with
 //! dbload's own PostgreSQL connection (libpq's rules, `.pgpass`, TLS). The
 //! SQL is in `dialect/results.rs`; every value is bound.
 
@@ -39,6 +40,7 @@ pub fn keep(target: &PgTarget, run: &Run, log: &str) -> Result<()> {
         ensure_tables(&tx).await?;
         insert_run(&tx, run, log).await?;
         insert_timeline(&tx, run).await?;
+        insert_server_timeline(&tx, run).await?;
         if let Some(i) = &run.meta.instance {
             let status = run.report.get("status").and_then(Json::as_str).unwrap_or("failed");
             let args: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
@@ -145,6 +147,52 @@ async fn insert_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) ->
     )
     .await
     .context("inserting into dbload_timeline")?;
+    Ok(())
+}
+
+/// Every part's server seconds, as one array per column (wait events as
+/// JSON text).
+async fn insert_server_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) -> Result<()> {
+    #[derive(Default)]
+    struct Columns {
+        part: Vec<String>,
+        second: Vec<i32>,
+        own_waits: Vec<String>,
+        other_waits: Vec<String>,
+        wal_bytes: Vec<Option<i64>>,
+        timed: Vec<i64>,
+        requested: Vec<i64>,
+    }
+    let mut c = Columns::default();
+    for (part, seconds) in super::server_seconds(run.report) {
+        for s in seconds {
+            let int = |k: &str| s.get(k).and_then(Json::as_i64);
+            let waits = |k: &str| s.get(k).map_or_else(|| "{}".to_string(), Json::to_string);
+            c.part.push(part.clone());
+            c.second.push(int("second").unwrap_or(0) as i32);
+            c.own_waits.push(waits("own_waits"));
+            c.other_waits.push(waits("other_waits"));
+            c.wal_bytes.push(int("wal_bytes"));
+            c.timed.push(int("checkpoints_timed").unwrap_or(0));
+            c.requested.push(int("checkpoints_requested").unwrap_or(0));
+        }
+    }
+    if c.part.is_empty() {
+        return Ok(());
+    }
+    let m = run.meta;
+    let args: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+        &m.run_id,
+        &m.started_at,
+        &c.part,
+        &c.second,
+        &c.own_waits,
+        &c.other_waits,
+        &c.wal_bytes,
+        &c.timed,
+        &c.requested,
+    ];
+    tx.execute(&sql::insert_server_timeline(), &args).await.context("inserting into dbload_server_timeline")?;
     Ok(())
 }
 

@@ -213,23 +213,48 @@ impl Headline {
 /// its parent, "" for the report itself; its entries). A mixed run has one
 /// per part.
 pub fn timelines(report: &Json) -> Vec<(String, &Vec<Json>)> {
-    fn walk<'a>(at: &str, v: &'a Json, found: &mut Vec<(String, &'a Vec<Json>)>) {
+    found(report, &|key, v| match (key, v) {
+        ("timeline", Json::Array(entries)) => Some(entries),
+        _ => None,
+    })
+}
+
+/// Every Server section's seconds (`server.seconds`) of a report, by
+/// part as [`timelines`] names them.
+pub fn server_seconds(report: &Json) -> Vec<(String, &Vec<Json>)> {
+    found(report, &|key, v| match (key, v.get("seconds")) {
+        ("server", Some(Json::Array(seconds))) => Some(seconds),
+        _ => None,
+    })
+}
+
+/// The arrays `pick` finds under a key of `report`'s objects (the key and
+/// its value given), each with the pointer to its parent; not looked into.
+fn found<'a>(report: &'a Json, pick: &dyn Fn(&str, &'a Json) -> Option<&'a Vec<Json>>) -> Vec<(String, &'a Vec<Json>)> {
+    fn walk<'a>(
+        at: &str,
+        v: &'a Json,
+        pick: &dyn Fn(&str, &'a Json) -> Option<&'a Vec<Json>>,
+        found: &mut Vec<(String, &'a Vec<Json>)>,
+    ) {
         match v {
             Json::Object(map) => {
                 for (k, v) in map {
-                    match (k.as_str(), v) {
-                        ("timeline", Json::Array(entries)) => found.push((at.to_string(), entries)),
-                        _ => walk(&format!("{at}/{k}"), v, found),
+                    match pick(k, v) {
+                        Some(entries) => found.push((at.to_string(), entries)),
+                        None => walk(&format!("{at}/{k}"), v, pick, found),
                     }
                 }
             }
-            Json::Array(items) => items.iter().enumerate().for_each(|(i, v)| walk(&format!("{at}/{i}"), v, found)),
+            Json::Array(items) => {
+                items.iter().enumerate().for_each(|(i, v)| walk(&format!("{at}/{i}"), v, pick, found))
+            }
             _ => {}
         }
     }
-    let mut found = Vec::new();
-    walk("", report, &mut found);
-    found
+    let mut out = Vec::new();
+    walk("", report, pick, &mut out);
+    out
 }
 
 #[cfg(test)]
@@ -267,5 +292,7 @@ mod tests {
         let r = json!({"timeline": [{"second": 0}], "server": server});
         let found: Vec<String> = timelines(&r).into_iter().map(|(p, _)| p).collect();
         assert_eq!(found, [""]);
+        let found: Vec<(String, usize)> = server_seconds(&r).into_iter().map(|(p, s)| (p, s.len())).collect();
+        assert_eq!(found, [("".to_string(), 2)]);
     }
 }

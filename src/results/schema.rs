@@ -1,6 +1,6 @@
 //! The results database's tables (`--results-url`): made when missing,
 //! upgraded from version 1, given the columns added since they were made
-//! (the timeline's p50 and p99), refused when another version of dbload made
+//! (the timeline's p50 and p99) and the tables (`dbload_server_timeline`), refused when another version of dbload made
 //! them, and the row of `dbload_instances` as dbload reads it. The kept
 //! runs (`db.rs`) and a distributed run's start barrier (`src/barrier.rs`)
 //! both stand on them, so they live in neither.
@@ -32,6 +32,10 @@ pub async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
     let missing: bool = tx.query_one(&sql::columns_missing(), &[]).await?.get(0);
     if missing {
         tx.batch_execute(&sql::add_columns()).await.context("adding the p50 and p99 columns to dbload_timeline")?;
+    }
+    let missing: bool = tx.query_one(&sql::server_timeline_missing(), &[]).await?.get(0);
+    if missing {
+        tx.batch_execute(&sql::create_server_timeline()).await.context("creating dbload_server_timeline")?;
     }
     Ok(())
 }

@@ -67,7 +67,7 @@ pub async fn http(
     }
     let mut rendered = rendered.into_iter();
     let sampler = match observed {
-        Some(db) => Some(observe(db, &cancel).await?),
+        Some(db) => Some(observe(db, cfg.output.sample_every, &cancel).await?),
         None => None,
     };
     if let Some(gate) = gate {
@@ -111,12 +111,12 @@ pub async fn http(
 /// `--observe`: the database behind the API, asked what it runs (an
 /// unreachable one fails here, exit 3, before any request), and its
 /// sampler's connection opened before the clock starts.
-async fn observe(db: &Target, cancel: &CancellationToken) -> Result<Result<Sampler, String>> {
+async fn observe(db: &Target, every: Duration, cancel: &CancellationToken) -> Result<Result<Sampler, String>> {
     let named = db.redacted();
     let (_admin, info, _) = interrupt::setting_up(cancel, &named, super::setup::connect(db))
         .await
         .with_context(|| format!("--observe {named}"))?;
-    Ok(Sampler::open(db, info.engine, None).await)
+    Ok(Sampler::open(db, info.engine, None, every).await)
 }
 
 /// The fixed body: the source only counts.

@@ -87,7 +87,9 @@ pub async fn ingest(
     // The server's sampler connects before the workers start, so that its
     // connecting is not in the measured time.
     let sampler = match target {
-        Some(t) if admin.is_some() => Some(sampler::Sampler::open(t, settled.engine(), Some(&cfg.table)).await),
+        Some(t) if admin.is_some() => {
+            Some(sampler::Sampler::open(t, settled.engine(), Some(&cfg.table), cfg.output.sample_every).await)
+        }
         _ => None,
     };
 

@@ -123,8 +123,9 @@ impl Measurement {
         if let Some(header) = counted.header.filter(|_| progress.bar_shown()) {
             crate::console::line(format_args!("{header}"));
         }
+        let latest = super::metrics::watch(&plan.live, counted.unit);
         let server = counted.server.map(|sampler| match sampler {
-            Ok(s) => s.spawn(plan.t0, plan.cancel.child_token()),
+            Ok(s) => s.spawn(plan.t0, plan.cancel.child_token(), latest),
             Err(why) => Watching::Unavailable(why),
         });
         let stop = plan.cancel.child_token();

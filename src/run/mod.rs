@@ -2,7 +2,8 @@
 //! `queries`, `http`, `export`, `from_sql`, `init`, `mixed`), and the parts
 //! they share: the worker loop and its pacing (`worker`, `pacer`, `stop`),
 //! the one measuring scaffold (`measure`), connecting to a target
-//! (`setup`), the producers, the progress bar, signals and server cost.
+//! (`setup`), the producers, the progress bar, the live metrics endpoint
+//! (`metrics`), signals and server cost.
 //! This file holds only what the runs share that has no module of its own.
 
 pub mod client_load;
@@ -15,6 +16,7 @@ pub mod init;
 pub mod interrupt;
 pub mod k6;
 pub mod measure;
+pub mod metrics;
 pub mod mixed;
 pub mod pacer;
 pub mod producer;

@@ -120,7 +120,7 @@ pub async fn queries(
         // The server is sampled in a run of one phase (a mix, or one
         // statement), whose timeline is the run's.
         let sampler = match planned.len() {
-            1 => super::sampler::Sampler::open(target, info.engine, None).await,
+            1 => super::sampler::Sampler::open(target, info.engine, None, cfg.output.sample_every).await,
             _ => Err("several statements run one after another: the server is sampled in a run of one only".into()),
         };
         if let Some(gate) = gate.take() {

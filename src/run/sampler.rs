@@ -7,6 +7,7 @@
 //! sampler itself cost the server is measured too, from the server's own
 //! accounting of its backend process when that process is on this machine.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
@@ -16,10 +17,11 @@ use crate::dialect::Engine;
 use crate::driver::{ActivityConn, Totals};
 use crate::ident::TableName;
 use crate::stats::cost::stat_cpu;
-use crate::stats::server::{SamplerCost, ServerSecond, ServerTimeline};
+use crate::stats::server::{Latest, SamplerCost, ServerSecond, ServerTimeline};
 use crate::target::Target;
 
-/// How often the server is sampled.
+/// How often the server is sampled by default (`--sample-interval`), and
+/// how often the client's threads are read.
 pub const EVERY: Duration = Duration::from_secs(1);
 
 /// A connection ready to sample, before the run starts.
@@ -28,6 +30,8 @@ pub struct Sampler {
     /// The sampler's backend process, when it runs on this machine.
     local_pid: Option<i32>,
     unseen: Vec<String>,
+    /// `--sample-interval`.
+    every: Duration,
 }
 
 /// A sampler at work: [`Watching::end`] stops it and takes its timeline.
@@ -56,8 +60,14 @@ impl Watching {
 impl Sampler {
     /// Opens the sampler's connection to `target`, a server of `engine`,
     /// and prepares its statement; `table`: the run's table, if it has
-    /// one. Why not, when the server cannot be sampled.
-    pub async fn open(target: &Target, engine: Engine, table: Option<&TableName>) -> Result<Sampler, String> {
+    /// one; sampled `every` so long (`--sample-interval`). Why not, when the
+    /// server cannot be sampled.
+    pub async fn open(
+        target: &Target,
+        engine: Engine,
+        table: Option<&TableName>,
+        every: Duration,
+    ) -> Result<Sampler, String> {
         if engine == Engine::Cratedb {
             return Err("CrateDB is not sampled: its jobs, operations and thread pools are not read".into());
         }
@@ -74,22 +84,25 @@ impl Sampler {
             unseen.push("Citus: the coordinator alone is sampled, not its worker nodes".into());
         }
         let local_pid = on_this_machine(who.pid).then_some(who.pid);
-        Ok(Sampler { conn, local_pid, unseen })
+        Ok(Sampler { conn, local_pid, unseen, every })
     }
 
-    /// Samples from `t0` once every [`EVERY`] until `stop`, on the current runtime.
-    pub fn spawn(self, t0: Instant, stop: CancellationToken) -> Watching {
-        let task = tokio::spawn(self.run(t0, stop.clone()));
+    /// Samples from `t0` once every `--sample-interval` until `stop`, on the
+    /// current runtime; each sample is also handed to `latest`, when given
+    /// (the metrics endpoint's).
+    pub fn spawn(self, t0: Instant, stop: CancellationToken, latest: Option<Arc<Latest>>) -> Watching {
+        let task = tokio::spawn(self.run(t0, stop.clone(), latest));
         Watching::Sampling { task, stop }
     }
 
-    async fn run(self, t0: Instant, stop: CancellationToken) -> ServerTimeline {
+    async fn run(self, t0: Instant, stop: CancellationToken, latest: Option<Arc<Latest>>) -> ServerTimeline {
         let cpu_before = self.backend_cpu();
-        let mut timeline = ServerTimeline { unseen: self.unseen.clone(), every: EVERY, ..ServerTimeline::default() };
+        let every = self.every;
+        let mut timeline = ServerTimeline { unseen: self.unseen.clone(), every, ..ServerTimeline::default() };
         let mut queries = 0;
         let mut last = None;
         for k in 0u32.. {
-            let at = t0 + EVERY * k;
+            let at = t0 + every * k;
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep_until(at.into()) => {}
@@ -108,9 +121,11 @@ impl Sampler {
                     None
                 }
             };
-            // Sample k (k > 0) is the end of second k - 1.
             if k > 0 {
-                timeline.seconds.push(second);
+                if let Some(latest) = &latest {
+                    latest.set(second.as_ref(), every);
+                }
+                into_second(&mut timeline.seconds, every * k, second);
             }
         }
         let wall = t0.elapsed();
@@ -133,6 +148,24 @@ impl Sampler {
     }
 }
 
+/// Sample `sample`, taken `at` since the start, into the second it ends:
+/// sample k of an interval of 1 s is the end of second k - 1; faster
+/// samples of one second add up in it (wait events as samples, counters
+/// as their sum); with a slower interval, the seconds between two samples
+/// are unknown and the interval's counters are in the second it ended. A
+/// sample that failed (`None`) leaves its second as it was.
+fn into_second(seconds: &mut Vec<Option<ServerSecond>>, at: Duration, sample: Option<ServerSecond>) {
+    let s = (at.as_nanos().saturating_sub(1) / 1_000_000_000) as usize;
+    if seconds.len() <= s {
+        seconds.resize(s + 1, None);
+    }
+    match (&mut seconds[s], sample) {
+        (Some(second), Some(sample)) => second.add(&sample),
+        (slot @ None, sample) => *slot = sample,
+        (Some(_), None) => {}
+    }
+}
+
 /// The second that ends with the sample `now`: its own figures, and the
 /// counters' differences from the sample `before`.
 fn counted(mut second: ServerSecond, before: &Totals, now: &Totals) -> ServerSecond {
@@ -148,4 +181,41 @@ fn counted(mut second: ServerSecond, before: &Totals, now: &Totals) -> ServerSec
 /// process of that number here is a `postgres` one.
 fn on_this_machine(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|name| name.trim() == "postgres")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waited(n: u32, wal: u64) -> Option<ServerSecond> {
+        let own_waits = [("IO:WALWrite".to_string(), n)].into();
+        Some(ServerSecond { own_waits, wal_bytes: Some(wal), checkpoints_timed: 1, ..ServerSecond::default() })
+    }
+
+    /// Issue 34, item 3: at 1 s each sample is its own second, as before;
+    /// at 250 ms four samples add up into each second; at 2 s every other
+    /// second is unknown; a failed sample leaves its second alone.
+    #[test]
+    fn samples_go_into_the_second_they_end() {
+        let ms = Duration::from_millis;
+        let mut seconds = Vec::new();
+        for k in 1..=2 {
+            into_second(&mut seconds, ms(1000) * k, waited(1, 10));
+        }
+        assert_eq!(seconds, [waited(1, 10), waited(1, 10)]);
+        let mut seconds = Vec::new();
+        for k in 1..=8 {
+            into_second(&mut seconds, ms(250) * k, if k == 3 { None } else { waited(2, 10) });
+        }
+        let mut three = waited(6, 30).unwrap();
+        three.checkpoints_timed = 3;
+        let mut four = waited(8, 40).unwrap();
+        four.checkpoints_timed = 4;
+        assert_eq!(seconds, [Some(three), Some(four)]);
+        let mut seconds = Vec::new();
+        for k in 1..=2 {
+            into_second(&mut seconds, ms(2000) * k, waited(1, 10));
+        }
+        assert_eq!(seconds, [None, waited(1, 10), None, waited(1, 10)]);
+    }
 }

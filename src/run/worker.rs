@@ -20,6 +20,7 @@ use crate::config::{Load, LATE_AFTER};
 use crate::op::{Executor, InDoubt, OpError, Operation, Source, Stages, Warmup};
 use crate::stats::buffered::Record;
 use crate::stats::recorder::{InDoubtBatch, Outage, Resolution, Timing};
+use crate::stats::tally::Tally;
 use crate::stats::{Live, Recorder};
 
 /// How long in-flight operations may take to finish after Ctrl-C or the
@@ -194,7 +195,7 @@ where
     tokio::pin!(grace);
     let turn = plan.schedule.join();
     let has_turns = plan.schedule.has_turns();
-    let mut books = Books { plan: &plan, recorders, pending: Pending::default(), slot };
+    let mut books = Books { plan: &plan, recorders, pending: Pending::of(&plan.live), slot };
     // Pipelined (`--pipeline`): the operations sent and not answered yet,
     // oldest first; nothing is allocated for a window of 1.
     executor.ends_at(plan.deadline.map(|d| plan.t0 + d));
@@ -354,15 +355,20 @@ where
 }
 
 /// A worker's rows and failures not yet added to the progress counters
-/// ([`Live`]): added every [`PUBLISH`] of run time, not at every operation,
-/// because workers on other threads adding to the same counters at 100k
-/// operations/s pass their cache line back and forth.
+/// ([`Live`]), and with `--metrics-listen` its operations not yet added to
+/// the run's [`Totals`]: added every [`PUBLISH`] of run time, not at every
+/// operation, because workers on other threads adding to the same counters
+/// at 100k operations/s pass their cache line back and forth.
+///
+/// [`Totals`]: crate::stats::tally::Totals
 #[derive(Default)]
 struct Pending {
     rows: u64,
     failed: u64,
     /// When to add them next, since the run's start.
     due: Duration,
+    /// Counted only when the run's [`Live::tally`] is set.
+    tally: Option<Tally>,
 }
 
 /// How often a worker adds to the progress counters: far below what a
@@ -370,6 +376,28 @@ struct Pending {
 const PUBLISH: Duration = Duration::from_millis(10);
 
 impl Pending {
+    /// A worker's, counting for the metrics endpoint when `live` has one.
+    fn of(live: &Live) -> Pending {
+        Pending { tally: live.tally.get().map(|_| Tally::default()), ..Pending::default() }
+    }
+
+    /// An operation answered, `rows` of it acknowledged.
+    fn answered(&mut self, live: &Live, rows: u64, t: &Timing) {
+        if let Some(tally) = &mut self.tally {
+            tally.answered(rows, t.latency(), t.lag());
+        }
+        self.add(live, rows, 0, t.ended);
+    }
+
+    /// An operation that failed with an error of `class`: `rows` of it
+    /// acknowledged, `failed` not.
+    fn failed(&mut self, live: &Live, rows: u64, failed: u64, t: &Timing, class: &str) {
+        if let Some(tally) = &mut self.tally {
+            tally.failed(rows, class);
+        }
+        self.add(live, rows, failed, t.ended);
+    }
+
     fn add(&mut self, live: &Live, rows: u64, failed: u64, now: Duration) {
         self.rows += rows;
         self.failed += failed;
@@ -382,6 +410,9 @@ impl Pending {
     fn publish(&mut self, live: &Live) {
         live.rows.fetch_add(std::mem::take(&mut self.rows), Ordering::Relaxed);
         live.failed.fetch_add(std::mem::take(&mut self.failed), Ordering::Relaxed);
+        if let (Some(tally), Some(totals)) = (&mut self.tally, live.tally.get()) {
+            totals.publish(tally);
+        }
     }
 }
 
@@ -424,8 +455,8 @@ impl<R: Record> Books<'_, R> {
                 !plan.reconnect
             }
             Ok(acked) => {
+                self.pending.answered(&plan.live, acked, &t);
                 rec.ok(warm, acked, t);
-                self.pending.add(&plan.live, acked, 0, t.ended);
                 plan.live.succeeded(self.slot, &t);
                 plan.stop.succeeded();
                 false
@@ -433,8 +464,8 @@ impl<R: Record> Books<'_, R> {
             Err(e) => {
                 let acked = e.acked.min(units);
                 let stopped = plan.stop.failed(t.ended, &e);
+                self.pending.failed(&plan.live, acked, units - acked, &t, &e.class);
                 rec.failed(warm, acked, units - acked, t, e.class, e.message);
-                self.pending.add(&plan.live, acked, units - acked, t.ended);
                 e.fatal || stopped
             }
         }

@@ -59,6 +59,11 @@ pub fn stat_cpu(stat: &str) -> Option<Duration> {
     Some(Duration::from_secs_f64((utime + stime) as f64 / ticks as f64))
 }
 
+/// The CPU time (user + system) this process has used since it started.
+pub fn process_cpu() -> Duration {
+    rusage().cpu()
+}
+
 /// Started when the measured work starts; `read` gives the cost since then.
 pub struct CostMeter(ClientCost);
 

@@ -15,6 +15,7 @@ pub mod recorder;
 pub mod repeat;
 pub mod server;
 pub mod summary;
+pub mod tally;
 pub mod threads;
 pub mod txlog;
 

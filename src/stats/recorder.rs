@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 use super::coarse::Coarse;
 use super::hist::{micros, new_histogram, record_us};
 use super::interval::Interval;
+use super::tally::Totals;
 
 /// Counters the progress bar reads while the run goes on.
 #[derive(Debug, Default)]
@@ -22,6 +23,9 @@ pub struct Live {
     /// workers start when progress lines are printed (`-P`), else nothing
     /// is recorded there.
     pub interval: OnceLock<Interval>,
+    /// The run's totals for `--metrics-listen`: set before the workers
+    /// start when it is given, else nothing is counted there.
+    pub tally: OnceLock<Totals>,
 }
 
 impl Live {

@@ -36,6 +36,33 @@ pub struct ServerSecond {
     pub replica_lag_s: Option<f64>,
 }
 
+impl ServerSecond {
+    /// Adds a later sample `o` of the same second: its wait events (as
+    /// samples) and counters added, the vacuum's latest phase, the most
+    /// lock waits and replica lag seen.
+    pub fn add(&mut self, o: &ServerSecond) {
+        for (mine, theirs) in [(&mut self.own_waits, &o.own_waits), (&mut self.other_waits, &o.other_waits)] {
+            for (wait, n) in theirs {
+                *mine.entry(wait.clone()).or_default() += n;
+            }
+        }
+        self.checkpoints_timed += o.checkpoints_timed;
+        self.checkpoints_requested += o.checkpoints_requested;
+        self.wal_bytes = match (self.wal_bytes, o.wal_bytes) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.temp_files += o.temp_files;
+        self.temp_bytes += o.temp_bytes;
+        self.vacuum = o.vacuum.clone().or(self.vacuum.take());
+        self.lock_waits = self.lock_waits.max(o.lock_waits);
+        self.replica_lag_s = match (self.replica_lag_s, o.replica_lag_s) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
 /// What sampling cost the server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamplerCost {
@@ -70,5 +97,38 @@ impl ServerTimeline {
     /// A timeline with no sample, and why.
     pub fn none(why: String) -> ServerTimeline {
         ServerTimeline { unseen: vec![why], ..ServerTimeline::default() }
+    }
+}
+
+/// The server's latest second as the sampler saw it, for `--metrics-listen`:
+/// set once a second by the sampler, read by a scrape.
+#[derive(Debug, Default)]
+pub struct Latest(std::sync::Mutex<LatestSecond>);
+
+/// What [`Latest`] holds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LatestSecond {
+    /// The latest sample (none yet, or it failed), its WAL per second.
+    pub second: Option<ServerSecond>,
+    /// Checkpoints the server counted since the sampler started, timed and requested.
+    pub checkpoints: u64,
+}
+
+impl Latest {
+    /// A sample of the last `every` was taken (`None`: it failed); its WAL
+    /// is kept as bytes per second.
+    pub fn set(&self, sample: Option<&ServerSecond>, every: Duration) {
+        let mut latest = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(s) = sample {
+            latest.checkpoints += s.checkpoints_timed + s.checkpoints_requested;
+        }
+        latest.second = sample.map(|s| ServerSecond {
+            wal_bytes: s.wal_bytes.map(|w| (w as f64 / every.as_secs_f64().max(f64::EPSILON)) as u64),
+            ..s.clone()
+        });
+    }
+
+    pub fn read(&self) -> LatestSecond {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 }

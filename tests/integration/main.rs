@@ -18,6 +18,7 @@ mod image;
 mod ingest;
 mod k6;
 mod lost;
+mod metrics;
 mod node_ingest;
 mod pacing;
 mod parity;
@@ -111,6 +112,7 @@ fn main() -> std::process::ExitCode {
         scale::tests(),
         charts::tests(),
         wire::tests(),
+        metrics::tests(),
     ]
     .concat();
     let (timed, tests): (Vec<_>, Vec<_>) = tests.into_iter().partition(|(_, _, phase)| *phase == Phase::Quiet);

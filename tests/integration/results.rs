@@ -28,6 +28,11 @@ pub fn tests() -> Vec<Registered> {
         ),
         ("results::list_and_show_read_both_stores", list_and_show_read_both_stores, Parallel),
         (
+            "results::the_servers_seconds_are_kept_in_dbload_server_timeline",
+            the_servers_seconds_are_kept_in_dbload_server_timeline,
+            Parallel,
+        ),
+        (
             "results::a_store_without_the_timeline_percentiles_gets_them_in_place",
             a_store_without_the_timeline_percentiles_gets_them_in_place,
             Parallel,
@@ -521,6 +526,42 @@ fn a_store_without_the_timeline_percentiles_gets_them_in_place(ctx: &Ctx) -> Res
     })?;
     let runs = ctx.scalar("SELECT count(*) FROM results_p99.dbload_runs")?;
     ensure(runs == "2", || format!("{runs} runs: the first is kept"))
+}
+
+/// Issue 34, item 3: the sampler's seconds (the report's `server.seconds`)
+/// are kept in `dbload_server_timeline`, one row a second, and read back
+/// as the report has them: its wait events, WAL bytes and checkpoints. A
+/// store made before the table (dropped here) gets it at its next run.
+fn the_servers_seconds_are_kept_in_dbload_server_timeline(ctx: &Ctx) -> Result<()> {
+    ctx.query("DROP SCHEMA IF EXISTS results_server CASCADE; CREATE SCHEMA results_server")?;
+    let store = ctx.url_with("options=-csearch_path%3Dresults_server");
+    let home = tempfile::tempdir()?;
+    let args = ["timeit", "--url", &ctx.url, "-s", "select 1", "--duration", "3s", "--results-url", &store];
+    let (code, _, stderr) = json_run(&args, home.path())?;
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    ctx.query("DROP TABLE IF EXISTS results_server.dbload_server_timeline")?;
+    let (code, report, stderr) = json_run(&args, home.path())?;
+    ensure(code == 0 && !stderr.contains("warning"), || format!("exit {code}: {stderr}"))?;
+    let id = report["run"]["run_id"].as_str().context("run_id")?;
+    let stored = ctx.query(&format!(
+        "SELECT second, own_waits::text, other_waits::text, wal_bytes, checkpoints_timed, checkpoints_requested, \
+         at = (SELECT started_at FROM results_server.dbload_runs WHERE run_id = '{id}') + second * interval '1 s' \
+         FROM results_server.dbload_server_timeline WHERE run_id = '{id}' AND part = '' ORDER BY second"
+    ))?;
+    let seconds = report["server"]["seconds"].as_array().context("the report's server.seconds")?;
+    ensure(!seconds.is_empty() && stored.len() == seconds.len(), || {
+        format!("{} rows stored, {} seconds in the report", stored.len(), seconds.len())
+    })?;
+    let json = |t: &Option<String>| t.as_deref().map(serde_json::from_str::<Json>).transpose();
+    for (row, s) in stored.iter().zip(seconds) {
+        let text = |k: &str| s[k].as_u64().map(|n| n.to_string());
+        let expected = [text("second"), None, None, text("wal_bytes"), text("checkpoints_timed")];
+        ensure(row[0] == expected[0] && row[3] == expected[3] && row[4] == expected[4], || format!("{row:?} for {s}"))?;
+        ensure(json(&row[1])? == Some(s["own_waits"].clone()), || format!("{row:?} for {s}"))?;
+        ensure(json(&row[2])? == Some(s["other_waits"].clone()), || format!("{row:?} for {s}"))?;
+        ensure(row[5] == text("checkpoints_requested") && row[6].as_deref() == Some("t"), || format!("{row:?}"))?;
+    }
+    Ok(())
 }
 
 /// `results list` and `results show` read the directory and the database alike.

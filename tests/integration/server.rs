@@ -30,6 +30,12 @@ pub fn tests() -> Vec<Registered> {
             Quiet,
         ),
         (
+            "server::sample_interval_sets_how_often_the_server_is_sampled",
+            sample_interval_sets_how_often_the_server_is_sampled,
+            Parallel,
+        ),
+        ("server::a_sample_interval_under_100_ms_is_bad_usage", a_sample_interval_under_100_ms_is_bad_usage, Parallel),
+        (
             "server::a_role_without_pg_read_all_stats_is_told_what_it_could_not_see",
             a_role_without_pg_read_all_stats_is_told_what_it_could_not_see,
             Parallel,
@@ -150,4 +156,32 @@ fn the_clients_busiest_thread_is_shown_each_second(_: &Ctx) -> Result<()> {
     let said =
         if over.is_empty() { "no thread of the client was busy over 90 %" } else { "the client was the bottleneck" };
     ensure(text.contains(said), || text.clone())
+}
+
+/// Issue 34, item 3: `--sample-interval 250ms` samples the server four
+/// times a second: the report says so, the sampler's statements per second
+/// are about 4, and the samples of a second add up into that second.
+fn sample_interval_sets_how_often_the_server_is_sampled(ctx: &Ctx) -> Result<()> {
+    let out = ctx.ingest("--duration 3 --workers 1 --table server_interval --drop-table --sample-interval 250ms")?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    let report = serde_json::to_value(&out.report)?;
+    let server = &report["server"];
+    ensure(server["sampled_every_s"].as_f64() == Some(0.25), || format!("{server:#}"))?;
+    let rate = server["sampler_cost"]["queries_per_sec"].as_f64().context("no sampler_cost.queries_per_sec")?;
+    ensure((3.0..=5.0).contains(&rate), || format!("{rate} samples/s: {server:#}"))?;
+    let seconds = server["seconds"].as_array().context("no server.seconds")?;
+    ensure((2..=4).contains(&seconds.len()), || format!("{} seconds: {server:#}", seconds.len()))?;
+    // The run's own session, seen in each of a whole second's 4 samples.
+    let own =
+        |s: &serde_json::Value| s["own_waits"].as_object().map_or(0, |w| w.values().filter_map(|n| n.as_u64()).sum());
+    ensure(seconds.iter().any(|s| own(s) > 1), || format!("no second holds several samples: {server:#}"))
+}
+
+/// Under 100 ms the sampler would load the server it measures: refused
+/// before the run, naming the option and the value.
+fn a_sample_interval_under_100_ms_is_bad_usage(ctx: &Ctx) -> Result<()> {
+    crate::support::refused(
+        &["timeit", "--url", &ctx.url, "-s", "select 1", "--repeat", "10", "--sample-interval", "50ms"],
+        "--sample-interval 50ms",
+    )
 }
