@@ -88,13 +88,18 @@ psql "$url" -qc 'CREATE TABLE fake (id bigserial PRIMARY KEY, name text, email t
 psql "$url" -qc 'CREATE TABLE json_copy (LIKE measurement)'
 "$dbload" insert-json --url "$url" --table json_copy "$work"/export/*.json \
     --html "$out/insert-json.html" "${q[@]}" >/dev/null
+# Four runs a side: enough for the compare's verdicts, coloured.
 for b in 1000 5000; do
-    "$dbload" ingest --url "$url" --rows 40000 --batch-size $b --table cmp --drop-table --runs 2 \
+    "$dbload" ingest --url "$url" --rows 40000 --batch-size $b --table cmp --drop-table --runs 4 \
         --report "$work/batch-$b.json" "${q[@]}" >/dev/null
 done
 "$dbload" compare "$work/batch-1000.json" "$work/batch-5000.json" --html "$out/compare.html" >/dev/null
 "$dbload" sweep --vary batch-size=100,1000,10000 --html "$out/sweep.html" --no-results -- \
     ingest --url "$url" --rows 20000 --table sweep >/dev/null 2>&1
+# The search for the most a setup sustains, its SLO a line on the chart.
+"$dbload" sweep --find-max-rate --slo 'p99_ms < 50' --start-rate 400 --max-rate 25600 \
+    --html "$out/find-max-rate.html" --no-results -- \
+    timeit --url "$url" -s "select 1" --duration 2s >/dev/null 2>&1
 
 # A loopback HTTP server for `dbload http`: python's, on a port the OS picks.
 echo "http"
