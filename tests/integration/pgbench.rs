@@ -68,6 +68,7 @@ pub fn tests() -> Vec<Registered> {
             transaction_numbers_run_on_across_s_statements,
             Parallel,
         ),
+        ("pgbench::a_long_set_is_evaluated_not_a_crash", a_long_set_is_evaluated_not_a_crash, Parallel),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -431,6 +432,26 @@ fn bad_scripts_exit_2_naming_file_line_and_column(ctx: &Ctx) -> Result<()> {
     refused(&["timeit", "--url", &ctx.url, "--builtin", "tpcc"], "--builtin tpcc: no such script")?;
     refused(&["timeit", "--url", &ctx.url, "-s", "select 1", "-r"], "-r without a number")?;
     refused(&["init", "--url", &ctx.url, "--scale", "0"], "--scale 0")
+}
+
+/// Issue 32: a `\set` of 20,000 (and 200,000) additions overflowed
+/// dbload's stack: the process died with no message (pgbench 15 dies the
+/// same way from 20,000, with a segmentation fault; it runs 10,000, and
+/// 200,000 with an unlimited stack). dbload runs it and writes its sum. The
+/// binary runs in a child process, so a crash fails this test only.
+fn a_long_set_is_evaluated_not_a_crash(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_long_set", None)?;
+    db.query("CREATE TABLE sums (terms int, x bigint)")?;
+    let dir = tempfile::tempdir()?;
+    for terms in [20_000, 200_000] {
+        let text = format!("\\set x 1{}\nINSERT INTO sums VALUES ({terms}, :x);\n", " + 1".repeat(terms - 1));
+        let script = write_file(&dir, &format!("sum{terms}.sql"), &text)?;
+        let (code, stdout, stderr) = dbload_bin(&["timeit", "--url", &db.url, "-f", &script, "-t", "2", "-n"], &[]);
+        ensure(code == 0, || format!("{terms} terms: exit {code}: {stdout}{stderr}"))?;
+        let sums = db.scalar(&format!("SELECT string_agg(x::text, ',') FROM sums WHERE terms = {terms}"))?;
+        ensure(sums == format!("{terms},{terms}"), || format!("{terms} terms: the server has {sums}"))?;
+    }
+    Ok(())
 }
 
 /// Issue 32: `-S` and `-N` are pgbench's built-in scripts, `-s 1` beside them
