@@ -70,6 +70,19 @@ pub struct QueryConfig {
     pub threads: Option<usize>,
     /// nodeIngestBench's flags were given: its Global Results block follows the report.
     pub global_results: bool,
+    /// What pgbench's tables get before the run, as pgbench does before its scripts.
+    pub vacuum: Vacuum,
+}
+
+/// pgbench's vacuum before a run of scripts (dialect::pgbench::VACUUM_BEFORE_RUN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vacuum {
+    /// `-n`, or no pgbench script in the run.
+    Skip,
+    /// pgbench_branches and pgbench_tellers vacuumed, pgbench_history truncated.
+    Tables,
+    /// `-v`: pgbench_accounts vacuumed (and analyzed) too.
+    WithAccounts,
 }
 
 /// Where pgbench scripts' `:scale` comes from.
@@ -133,8 +146,14 @@ impl QueryConfig {
         };
         // pgbench 15 takes the scale of its built-in scripts from the table, whatever -s said.
         let count_scale = (!builtins.is_empty()).then_some(a.run.scale);
+        let vacuum = match (scripts, a.run.no_vacuum, a.run.vacuum_all) {
+            (false, _, _) | (true, true, _) => Vacuum::Skip,
+            (true, false, false) => Vacuum::Tables,
+            (true, false, true) => Vacuum::WithAccounts,
+        };
         let mut cfg = Self::resolve("timeit", phases, total, a.warmup_before, a.run, a.target, a.output, env)?;
         cfg.per_statement |= pgbench_r;
+        cfg.vacuum = vacuum;
         if let Some(given) = count_scale {
             cfg.scale = Scale::Counted { given };
         }
@@ -353,6 +372,7 @@ impl QueryConfig {
             connect_each: r.connect,
             threads: super::worker_threads(r.threads)?,
             global_results: false,
+            vacuum: Vacuum::Skip,
         })
     }
 }

@@ -69,6 +69,7 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("pgbench::a_long_set_is_evaluated_not_a_crash", a_long_set_is_evaluated_not_a_crash, Parallel),
+        ("pgbench::without_n_a_run_vacuums_as_pgbench_s", without_n_a_run_vacuums_as_pgbench_s, Parallel),
         (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
@@ -450,6 +451,70 @@ fn a_long_set_is_evaluated_not_a_crash(ctx: &Ctx) -> Result<()> {
         ensure(code == 0, || format!("{terms} terms: exit {code}: {stdout}{stderr}"))?;
         let sums = db.scalar(&format!("SELECT string_agg(x::text, ',') FROM sums WHERE terms = {terms}"))?;
         ensure(sums == format!("{terms},{terms}"), || format!("{terms} terms: the server has {sums}"))?;
+    }
+    Ok(())
+}
+
+/// Issue 32: without `-n`, pgbench 15 vacuums pgbench_branches and
+/// pgbench_tellers and truncates pgbench_history before a run of any script
+/// (`-v`: pgbench_accounts vacuumed too), saying "starting vacuum...end." on
+/// stderr; on a database without its tables it says each error, that it is
+/// ignored, and runs. dbload did none of it (its -n was ignored), so a
+/// second run's history held the first's rows. Each tool runs beside the
+/// other on the same tables, with the same flags.
+fn without_n_a_run_vacuums_as_pgbench_s(ctx: &Ctx) -> Result<()> {
+    if std::process::Command::new("pgbench").arg("--version").output().is_err() {
+        eprintln!("pgbench::without_n_a_run_vacuums_as_pgbench_s: SKIPPED, no pgbench on PATH to compare with");
+        return Ok(());
+    }
+    let db = own_database(ctx, "dbload_pgbench_vacuum", Some(1))?;
+    let dir = tempfile::tempdir()?;
+    let script = write_file(&dir, "one.sql", "SELECT 1;\n")?;
+    let history = || count(&db, "SELECT count(*) FROM pgbench_history");
+    let pgbench = |url: &str, flags: &[&str]| -> Result<String> {
+        let out = std::process::Command::new("pgbench").args(flags).arg(url).output()?;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        ensure(out.status.success(), || format!("pgbench {flags:?}: {stderr}"))?;
+        Ok(stderr)
+    };
+    let dbload = |url: &str, flags: &[&str]| -> Result<String> {
+        let (code, stdout, stderr) = dbload_bin(&[&["timeit", "--url", url, "--no-results"], flags].concat(), &[]);
+        ensure(code == 0, || format!("dbload timeit {flags:?}: exit {code}: {stdout}{stderr}"))?;
+        Ok(stderr)
+    };
+    let vacuumed = "starting vacuum...end.\n";
+    let accounts = "starting vacuum pgbench_accounts...end.\n";
+    // (flags, the history's rows after the run, vacuum lines on stderr)
+    let runs: [(&[&str], u64, &[&str]); 5] = [
+        (&["-t", "5", "-b", "tpcb-like"], 5, &[vacuumed]),
+        (&["-t", "5", "-b", "tpcb-like"], 5, &[vacuumed]),
+        (&["-t", "5", "-b", "tpcb-like", "-n"], 10, &[]),
+        (&["-t", "3", "-f", &script], 0, &[vacuumed]),
+        (&["-t", "4", "-N", "-v"], 4, &[vacuumed, accounts]),
+    ];
+    for (tool, run) in [("pgbench", &pgbench as &dyn Fn(&str, &[&str]) -> Result<String>), ("dbload", &dbload)] {
+        db.query("TRUNCATE pgbench_history")?;
+        for (flags, rows, lines) in runs {
+            let stderr = run(&db.url, flags)?;
+            let said: Vec<&str> = [vacuumed, accounts].into_iter().filter(|l| stderr.contains(l)).collect();
+            ensure(said == lines, || format!("{tool} {flags:?}: said {said:?}, want {lines:?}: {stderr}"))?;
+            let found = history()?;
+            ensure(found == rows, || format!("{tool} {flags:?}: history has {found} rows, want {rows}"))?;
+        }
+    }
+    // No pgbench tables: each failed step said, ignored, and the run goes on.
+    let empty = own_database(ctx, "dbload_pgbench_vacuum_none", None)?;
+    let ignored = "(ignoring this error and continuing anyway)";
+    for (tool, stderr) in [
+        ("pgbench", pgbench(&empty.url, &["-t", "2", "-f", &script])?),
+        ("dbload", dbload(&empty.url, &["-t", "2", "-f", &script])?),
+    ] {
+        ensure(stderr.contains("starting vacuum...") && stderr.matches(ignored).count() == 3, || {
+            format!("{tool}: {stderr}")
+        })?;
+        ensure(stderr.contains("relation \"pgbench_tellers\" does not exist") && stderr.contains("end.\n"), || {
+            format!("{tool}: {stderr}")
+        })?;
     }
     Ok(())
 }
