@@ -68,8 +68,9 @@ pub struct QueryConfig {
     /// `--threads` (pgbench's `-j`): the threads that run the workers
     /// (`run::cores`); none: one per CPU.
     pub threads: Option<usize>,
-    /// nodeIngestBench's flags were given: its Global Results block follows the report.
-    pub global_results: bool,
+    /// nodeIngestBench's flags were given: its options, printed with its
+    /// Options block at the start and its Global Results block before the report.
+    pub node_options: Option<super::node_ingest::Options>,
     /// What pgbench's tables get before the run, as pgbench does before its scripts.
     pub vacuum: Vacuum,
 }
@@ -196,7 +197,7 @@ impl QueryConfig {
     }
 
     pub fn workload(mut a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
-        let global_results = super::node_ingest::query_habit(&mut a)?;
+        let node_options = super::node_ingest::query_habit(&mut a)?;
         let (phases, suite) = match (&a.file, a.suite) {
             (Some(f), Some(_)) => {
                 return Err(usage(format!(
@@ -219,7 +220,10 @@ impl QueryConfig {
         }
         let mut cfg = Self::resolve("workload", phases, a.max_queries, None, a.run, a.target, a.output, env)?;
         cfg.suite = suite;
-        cfg.global_results = global_results;
+        cfg.node_options = match (node_options, cfg.phases.first()) {
+            (Some(o), Some(mix)) => Some(o.with_queries(mix)),
+            (o, _) => o,
+        };
         Ok(cfg)
     }
 
@@ -371,7 +375,7 @@ impl QueryConfig {
             latency_limit,
             connect_each: r.connect,
             threads: super::worker_threads(r.threads)?,
-            global_results: false,
+            node_options: None,
             vacuum: Vacuum::Skip,
         })
     }
