@@ -21,6 +21,11 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         (
+            "node_ingest::shards_on_postgres_run_and_say_they_were_not_applied",
+            shards_on_postgres_run_and_say_they_were_not_applied,
+            Parallel,
+        ),
+        (
             "node_ingest::the_analytical_command_line_runs_its_queries",
             the_analytical_command_line_runs_its_queries,
             Parallel,
@@ -113,4 +118,26 @@ fn the_analytical_command_line_runs_its_queries(ctx: &Ctx) -> Result<()> {
     ensure(stdout.contains("concurrency 4") || stdout.contains("4 connections"), || {
         format!("2 × 2 in flight:\n{stdout}")
     })
+}
+
+/// Issue 32: the seed's command line carries `--shards 12`; on PostgreSQL
+/// it was refused (exit 2, "use --partitions N ... or target Citus or
+/// CrateDB"), so the habit broke there. It runs: a plain table with its
+/// rows, and one line on stderr and in the report's table line saying that
+/// PostgreSQL has no shards and it was not applied.
+fn shards_on_postgres_run_and_say_they_were_not_applied(ctx: &Ctx) -> Result<()> {
+    let args = [
+        &["ingest", "--url", &ctx.url, "--table", "node_shards", "--batch_size", "500", "--max_rows", "1000"][..],
+        &["--shards", "12", "--concurrent_requests", "2", "--processes", "1", "--quiet"],
+    ]
+    .concat();
+    let (code, stdout, stderr) = dbload_bin(&args, &[]);
+    ensure(code == 0, || format!("exit {code}: {stderr}"))?;
+    let said = "--shards 12 not applied: PostgreSQL has no shards (--partitions N gives hash partitions)";
+    ensure(stderr.matches(said).count() == 1, || format!("not said once on stderr: {stderr}"))?;
+    ensure(stdout.contains("shards 12 not applied: PostgreSQL has no shards"), || format!("the report:\n{stdout}"))?;
+    ensure(stdout.contains("  shards: 12,\n"), || format!("the Options block says what was asked:\n{stdout}"))?;
+    let rows = ctx.scalar("SELECT count(*) FROM node_shards")?;
+    let kind = ctx.scalar("SELECT relkind::text FROM pg_class WHERE relname = 'node_shards'")?;
+    ensure(rows == "1000" && kind == "r", || format!("{rows} rows, relkind {kind}: a plain table"))
 }
