@@ -127,7 +127,8 @@ pub struct IngestArgs {
     #[arg(long, help_heading = "Method")]
     pub with_copy_upserts: bool,
 
-    /// Shards of the table: Citus shard_count, CrateDB CLUSTERED INTO N SHARDS.
+    /// Shards of the table: Citus shard_count, CrateDB CLUSTERED INTO N SHARDS. PostgreSQL and
+    /// TimescaleDB have none: accepted, not applied, and said so.
     #[arg(long, value_name = "N", help_heading = "Table (per engine)")]
     pub shards: Option<u32>,
 

@@ -175,9 +175,15 @@ pub struct QueryRunArgs {
     #[arg(long, help_heading = "Scripts")]
     pub failures_detailed: bool,
 
-    /// pgbench's -n, accepted and ignored: dbload never vacuums before a run.
+    /// pgbench's -n: no vacuum before a run of pgbench scripts. Without it, as pgbench does, timeit
+    /// vacuums pgbench_branches and pgbench_tellers and truncates pgbench_history first ("starting
+    /// vacuum...end." on stderr; a step that fails is said and ignored).
     #[arg(short = 'n', long, help_heading = "Run")]
     pub no_vacuum: bool,
+
+    /// pgbench's -v: pgbench_accounts is vacuumed (and analyzed) too before a run of scripts.
+    #[arg(short = 'v', long, conflicts_with = "no_vacuum", help_heading = "Run")]
+    pub vacuum_all: bool,
 
     /// Threads that run the clients, 1 to 1024 (default: one per CPU), client w on thread w mod
     /// N with its connection: pgbench's -j. On a machine shared with the server under test,

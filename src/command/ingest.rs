@@ -97,10 +97,14 @@ impl Command for Ingest {
     }
 
     fn text(cfg: &IngestConfig) -> fn(&IngestReport) -> String {
-        match cfg.global_results {
-            true => report::ingest::render_with_global_results,
-            false => report::ingest::render,
+        match cfg.node_options {
+            Some(_) => report::ingest::render_with_global_results,
+            None => report::ingest::render,
         }
+    }
+
+    fn preamble(cfg: &IngestConfig) -> Option<String> {
+        cfg.node_options.as_ref().map(report::node_ingest::options)
     }
 
     fn parts<'a>(_: &'a IngestReport, outcome: &'a IngestOutcome) -> Vec<(&'a str, &'a Figures)> {

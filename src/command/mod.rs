@@ -119,6 +119,12 @@ trait Command {
     /// command of one part), whose histograms the results store keeps.
     fn parts<'a>(report: &'a Self::Report, outcome: &'a Self::Outcome) -> Vec<(&'a str, &'a Figures)>;
 
+    /// What it prints on stdout before its runs, in text output: a peer's
+    /// block that its users read at the start (nodeIngestBench's Options).
+    fn preamble(_: &Self::Config) -> Option<String> {
+        None
+    }
+
     /// What it says on stderr once its report is written.
     fn after_report(_: &Self::Report) {}
 }
@@ -129,6 +135,10 @@ fn measured<C: Command>(cfg: &C::Config, out: &mut dyn Write) -> Result<Finished
     let mut begun = output::start();
     let endpoint = output::metrics_endpoint(C::output(cfg), C::name(cfg), &begun)?;
     let ends = C::start(cfg, &begun.run_id())?;
+    if let Some(text) = C::preamble(cfg).filter(|_| C::output(cfg).format == crate::cli::OutputFormat::Text) {
+        // A reader that has gone is no failure (see `console`): the run goes on.
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
     let runs = output::repeated(C::output(cfg), C::threads(cfg), async |n, cancel| {
         let cfg = C::before_run(cfg, n)?;
         let once = async |gate| C::once(&cfg, &ends, cancel.clone(), gate).await;

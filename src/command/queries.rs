@@ -66,12 +66,16 @@ impl Command for Queries {
 
     fn text(cfg: &QueryConfig) -> fn(&QueryReport) -> String {
         let scripts = cfg.phases.iter().flat_map(|p| p.iter()).any(|q| q.script.is_some());
-        match (cfg.command, scripts, cfg.global_results) {
+        match (cfg.command, scripts, cfg.node_options.is_some()) {
             ("timeit", true, _) => pgbench::render,
             ("timeit", false, _) => query::render_timeit,
             (_, _, true) => crate::report::node_ingest::render_workload,
             _ => query::render_workload,
         }
+    }
+
+    fn preamble(cfg: &QueryConfig) -> Option<String> {
+        cfg.node_options.as_ref().map(crate::report::node_ingest::options)
     }
 
     fn parts<'a>(_: &'a QueryReport, outcome: &'a QueryOutcome) -> Vec<(&'a str, &'a Figures)> {

@@ -164,7 +164,7 @@ pub fn into_table(
         load: Load { seed, ..Load::default() },
         start_us: 0,
         verify: false,
-        global_results: false,
+        node_options: None,
         output,
     };
     cfg.check_known_engine()?;

@@ -65,7 +65,9 @@ pub struct IngestConfig {
     pub start_us: i64,
     pub verify: bool,
     /// nodeIngestBench's flags were given: its Global Results block follows the report.
-    pub global_results: bool,
+    /// nodeIngestBench's flags were given: its options, printed with its
+    /// Options block at the start and its Global Results block before the report.
+    pub node_options: Option<super::node_ingest::Options>,
     pub output: OutputConfig,
 }
 
@@ -214,7 +216,7 @@ impl IngestConfig {
         if let Some(conninfo) = tsdbperf {
             a.target.url = Some(conninfo);
         }
-        let global_results = super::node_ingest::habit(&mut a)?;
+        let node_options = super::node_ingest::habit(&mut a)?;
         let stages = super::resolve_stages(&a.stages, a.duration, a.rate, ("--workers", a.workers))?;
         let duration = stages.as_ref().map(Stages::duration).or(super::check_duration(a.duration)?);
         let workers = match (super::stage_workers(stages.as_ref()), a.workers) {
@@ -413,7 +415,7 @@ impl IngestConfig {
             },
             start_us,
             verify: a.verify,
-            global_results,
+            node_options,
             output,
         };
         cfg.check_known_engine()?;

@@ -6,11 +6,14 @@
 //! recreated unless `--drop_table false`, the cpu model (its TSBS rows);
 //! and its connection, `CRATE_HOST`, `CRATE_PORT`, `CRATE_USER`,
 //! `CRATE_PASSWORD`, `CRATE_SSL`, from the environment or its `.env` file.
+//! The habit's [`Options`] are what nodeIngestBench prints when it starts.
 
 use std::path::Path;
 
 use anyhow::Result;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+
+use clap::ValueEnum;
 
 use crate::cli::{IngestArgs, ModelName, WorkloadArgs};
 use crate::error::usage;
@@ -21,12 +24,43 @@ const MAX_ROWS: u64 = 1_000_000;
 const CONCURRENT_REQUESTS: u32 = 20;
 const MAX_QUERIES: u64 = 100;
 
-/// Rewrites `a` as nodeIngestBench's flags in it ask; true if any was
-/// given (its Global Results block is then printed after the report).
-pub fn habit(a: &mut IngestArgs) -> Result<bool> {
+/// nodeIngestBench's options as it prints them when it starts (its
+/// `console.log(options)`), with the values dbload runs with: its users
+/// read their run's settings in its words before dbload's report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// The analytical script's block (`appClusterAnalytical.js`), else the ingest script's.
+    pub queries: bool,
+    pub fields: Vec<(&'static str, OptionValue)>,
+}
+
+/// An option's value, as Node's `console.log` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionValue {
+    Bool(bool),
+    Number(f64),
+    Text(String),
+    /// Not given, and dbload takes no default of nodeIngestBench's for it
+    /// (the engine's own applies): Node's `undefined`.
+    Undefined,
+    /// The queries file's entries: each query's text and ratio.
+    Queries(Vec<(String, f64)>),
+}
+
+fn number(n: impl Into<f64>) -> OptionValue {
+    OptionValue::Number(n.into())
+}
+
+fn count_or_undefined(n: Option<u64>) -> OptionValue {
+    n.map_or(OptionValue::Undefined, |n| number(n as f64))
+}
+
+/// Rewrites `a` as nodeIngestBench's flags in it ask; its options if any
+/// was given (its blocks are then printed before dbload's report).
+pub fn habit(a: &mut IngestArgs) -> Result<Option<Options>> {
     let n = a.node.clone();
     if !n.given() {
-        return Ok(false);
+        return Ok(None);
     }
     // One Node.js process per CPU, as nodeIngestBench forks by default.
     let processes = n.processes.unwrap_or_else(super::cpus);
@@ -41,21 +75,39 @@ pub fn habit(a: &mut IngestArgs) -> Result<bool> {
     if let Some(m) = max_rows {
         a.rows = Some(for_all_processes((m, "--max_rows"), processes)?);
     }
-    match n.drop_table.unwrap_or(true) {
+    let drop_table = n.drop_table.unwrap_or(true);
+    match drop_table {
         true => a.drop_table = true,
         false => a.append = true,
     }
-    a.model.get_or_insert(ModelName::Cpu);
-    Ok(true)
+    let model = *a.model.get_or_insert(ModelName::Cpu);
+    let table = a.table.clone().unwrap_or_else(|| model.to_possible_value().expect("named").get_name().to_string());
+    let replicas = match &a.replicas {
+        Some(r) => r.parse::<u32>().map_or_else(|_| OptionValue::Text(r.clone()), number),
+        None => OptionValue::Undefined,
+    };
+    let fields = vec![
+        ("dropTable", OptionValue::Bool(drop_table)),
+        ("processes", number(processes)),
+        ("batchSize", number(a.batch_size as f64)),
+        ("maxRows", count_or_undefined(max_rows)),
+        ("table", OptionValue::Text(table)),
+        ("shards", count_or_undefined(a.shards.map(u64::from))),
+        ("concurrentRequests", number(concurrent)),
+        ("extraTagsLength", number(a.extra_tags.unwrap_or(0))),
+        ("replicas", replicas),
+    ];
+    Ok(Some(Options { queries: false, fields }))
 }
 
 /// Rewrites `a` as nodeIngestBench's analytical flags in it ask
 /// (`--queries_config`, `--max_queries` and `--concurrent_queries` per
-/// process, `--processes`, one by default); true if any was given.
-pub fn query_habit(a: &mut WorkloadArgs) -> Result<bool> {
+/// process, `--processes`, one by default); its options if any was given,
+/// but for its queries, which [`Options::with_queries`] adds once read.
+pub fn query_habit(a: &mut WorkloadArgs) -> Result<Option<Options>> {
     let n = a.node.clone();
     if !n.given() {
-        return Ok(false);
+        return Ok(None);
     }
     let processes = n.processes.unwrap_or(1);
     let concurrent = n.concurrent_queries.unwrap_or(CONCURRENT_REQUESTS);
@@ -73,7 +125,21 @@ pub fn query_habit(a: &mut WorkloadArgs) -> Result<bool> {
     if let Some(m) = per_process {
         a.max_queries = Some(for_all_processes((m, "--max_queries"), processes)?);
     }
-    Ok(true)
+    let fields = vec![
+        ("processes", number(processes)),
+        ("maxQueries", count_or_undefined(per_process)),
+        ("concurrentRequests", number(concurrent)),
+    ];
+    Ok(Some(Options { queries: true, fields }))
+}
+
+impl Options {
+    /// The analytical options with the queries of the mix, as its file gave them.
+    pub fn with_queries(mut self, queries: &[crate::workload::QuerySpec]) -> Options {
+        let entries = queries.iter().map(|q| (q.query.clone(), q.ratio)).collect();
+        self.fields.push(("queries", OptionValue::Queries(entries)));
+        self
+    }
 }
 
 /// What dbload keeps in flight for `processes` of nodeIngestBench's, each
@@ -142,12 +208,15 @@ mod tests {
             .unwrap();
         assert_eq!((c.workers, c.total_rows(), c.batch_size), (40, Some(2_000_000), 20_000));
         assert_eq!((c.table_action, c.model.name()), (TableAction::Recreate, "cpu"));
-        assert!(c.global_results);
+        let fields = &c.node_options.as_ref().expect("nodeIngestBench's options").fields;
+        assert_eq!(fields[0], ("dropTable", super::OptionValue::Bool(true)));
+        assert_eq!(fields[3], ("maxRows", super::OptionValue::Number(1e6)), "per process, as given");
+        assert_eq!(fields[5], ("shards", super::OptionValue::Number(12.0)));
         let c = resolve("--processes 1 --concurrent_requests 4 --drop_table false --extra_tags_length 3").unwrap();
         assert_eq!((c.workers, c.total_rows(), c.table_action), (4, Some(1_000_000), TableAction::Append));
         let c = resolve("--processes 1 --concurrent_requests 2 --duration 5s").unwrap();
         assert_eq!(c.total_rows(), None, "a duration bounds the run instead of the default --max_rows");
-        assert!(!resolve("--rows 10").unwrap().global_results, "dbload's own flags print no Global Results");
+        assert!(resolve("--rows 10").unwrap().node_options.is_none(), "dbload's own flags print no Global Results");
     }
 
     /// nodeIngestBench's connection: the environment first, then its
@@ -189,7 +258,9 @@ mod tests {
         };
         let c = workload("--max_queries 500 --concurrent_queries 10 --processes 1");
         assert_eq!((c.concurrency, c.max_queries, c.phases[0].len()), (10, Some(500), 2));
-        assert!(c.global_results);
+        let fields = &c.node_options.as_ref().expect("nodeIngestBench's options").fields;
+        let queries = vec![("SELECT 1".to_string(), 0.4), ("SELECT 2".to_string(), 0.6)];
+        assert_eq!(fields[3], ("queries", super::OptionValue::Queries(queries)));
         let c = workload("--max_queries 50 --concurrent_requests 3 --processes 2");
         assert_eq!((c.concurrency, c.max_queries), (6, Some(100)));
         let c = workload("--processes 1");

@@ -68,8 +68,22 @@ pub struct QueryConfig {
     /// `--threads` (pgbench's `-j`): the threads that run the workers
     /// (`run::cores`); none: one per CPU.
     pub threads: Option<usize>,
-    /// nodeIngestBench's flags were given: its Global Results block follows the report.
-    pub global_results: bool,
+    /// nodeIngestBench's flags were given: its options, printed with its
+    /// Options block at the start and its Global Results block before the report.
+    pub node_options: Option<super::node_ingest::Options>,
+    /// What pgbench's tables get before the run, as pgbench does before its scripts.
+    pub vacuum: Vacuum,
+}
+
+/// pgbench's vacuum before a run of scripts (dialect::pgbench::VACUUM_BEFORE_RUN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vacuum {
+    /// `-n`, or no pgbench script in the run.
+    Skip,
+    /// pgbench_branches and pgbench_tellers vacuumed, pgbench_history truncated.
+    Tables,
+    /// `-v`: pgbench_accounts vacuumed (and analyzed) too.
+    WithAccounts,
 }
 
 /// Where pgbench scripts' `:scale` comes from.
@@ -133,8 +147,14 @@ impl QueryConfig {
         };
         // pgbench 15 takes the scale of its built-in scripts from the table, whatever -s said.
         let count_scale = (!builtins.is_empty()).then_some(a.run.scale);
+        let vacuum = match (scripts, a.run.no_vacuum, a.run.vacuum_all) {
+            (false, _, _) | (true, true, _) => Vacuum::Skip,
+            (true, false, false) => Vacuum::Tables,
+            (true, false, true) => Vacuum::WithAccounts,
+        };
         let mut cfg = Self::resolve("timeit", phases, total, a.warmup_before, a.run, a.target, a.output, env)?;
         cfg.per_statement |= pgbench_r;
+        cfg.vacuum = vacuum;
         if let Some(given) = count_scale {
             cfg.scale = Scale::Counted { given };
         }
@@ -177,7 +197,7 @@ impl QueryConfig {
     }
 
     pub fn workload(mut a: WorkloadArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
-        let global_results = super::node_ingest::query_habit(&mut a)?;
+        let node_options = super::node_ingest::query_habit(&mut a)?;
         let (phases, suite) = match (&a.file, a.suite) {
             (Some(f), Some(_)) => {
                 return Err(usage(format!(
@@ -200,7 +220,10 @@ impl QueryConfig {
         }
         let mut cfg = Self::resolve("workload", phases, a.max_queries, None, a.run, a.target, a.output, env)?;
         cfg.suite = suite;
-        cfg.global_results = global_results;
+        cfg.node_options = match (node_options, cfg.phases.first()) {
+            (Some(o), Some(mix)) => Some(o.with_queries(mix)),
+            (o, _) => o,
+        };
         Ok(cfg)
     }
 
@@ -352,7 +375,8 @@ impl QueryConfig {
             latency_limit,
             connect_each: r.connect,
             threads: super::worker_threads(r.threads)?,
-            global_results: false,
+            node_options: None,
+            vacuum: Vacuum::Skip,
         })
     }
 }

@@ -109,6 +109,13 @@ pub const VACUUM: [&str; 4] = [
     "VACUUM ANALYZE pgbench_history",
 ];
 
+/// What pgbench does before a run of scripts unless `-n`, in its order.
+pub const VACUUM_BEFORE_RUN: [&str; 3] =
+    ["vacuum pgbench_branches", "vacuum pgbench_tellers", "truncate pgbench_history"];
+
+/// What pgbench's `-v` adds before a run.
+pub const VACUUM_ACCOUNTS: &str = "vacuum analyze pgbench_accounts";
+
 /// pgbench's `p` step.
 pub const PRIMARY_KEYS: [&str; 3] = [
     "ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid)",

@@ -230,7 +230,7 @@ impl IngestReport {
                 devices_per_worker: cfg.model.devices(),
                 metrics_per_row: cfg.schema.metrics_per_row,
                 jsonb: cfg.model.jsonb(),
-                global_results: cfg.global_results,
+                global_results: cfg.node_options.is_some(),
                 rows_limit: cfg.total_rows(),
                 duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
                 rate_rows_per_sec: cfg.load.rate,
@@ -478,12 +478,14 @@ fn duplicate_keys(r: &IngestReport) -> Option<String> {
     })
 }
 
-/// [`render`], then nodeIngestBench's Global Results block (its flags
-/// were given): the rows written over the measured time.
+/// nodeIngestBench's Global Results block (its flags were given): the rows
+/// written over the measured time, in its words first; then [`render`].
 pub fn render_with_global_results(r: &IngestReport) -> String {
-    let mut out = render(r);
+    let mut out = String::new();
     let (rows, seconds) = (r.throughput.rows, r.throughput.duration_s);
     super::node_ingest::global_results(&mut out, super::node_ingest::ROWS, rows, seconds);
+    out.push('\n');
+    out.push_str(&render(r));
     out
 }
 

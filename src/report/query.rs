@@ -332,7 +332,7 @@ impl QueryReport {
                 explain: cfg.explain,
                 scale: out.scale,
                 per_statement: cfg.per_statement,
-                global_results: cfg.global_results,
+                global_results: cfg.node_options.is_some(),
                 max_tries: cfg.max_tries,
                 failures_detailed: cfg.failures_detailed,
                 latency_limit_ms: cfg.latency_limit.map(|l| l.as_secs_f64() * 1000.0),

@@ -43,6 +43,9 @@ pub async fn ingest(
                 setup = described;
                 let http = t.over_http();
                 let dialect = cfg.dialect_for(info.engine, http)?;
+                if let Some((flag, why)) = dialect.options.not_applied(info.engine) {
+                    crate::console::line(format_args!("dbload: warning: --{flag} {why}"));
+                }
                 setup.ddl = prepare_table(admin, cfg, &dialect, t).await?;
                 if cfg.model.reads_catalog() {
                     let columns = read_catalog(admin, &cfg.table, info.engine).await?;
@@ -317,10 +320,12 @@ async fn check_columns(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect)
     )))
 }
 
-/// What the engine made of the table (chunks, shards and nodes), for the
-/// report. Best effort: a report is not lost for want of it.
+/// What the engine made of the table (chunks, shards and nodes), and a
+/// table flag it had no such thing for, for the report. Best effort: a
+/// report is not lost for want of it.
 async fn layout(admin: &mut Admin, cfg: &IngestConfig, dialect: &Dialect) -> Vec<(String, String)> {
-    let mut found = Vec::new();
+    let mut found: Vec<(String, String)> =
+        dialect.options.not_applied(dialect.engine).map(|(flag, why)| (flag.to_string(), why)).into_iter().collect();
     for (name, query) in dialect.layout_queries(&cfg.table) {
         if let Ok(Some(v)) = admin.scalar(&query).await {
             found.push((name.to_string(), v));

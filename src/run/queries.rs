@@ -7,9 +7,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::measure::{measure, Counted};
 use super::{cores, interrupt, merge_histograms, setup};
-use crate::config::query::Scale;
+use crate::config::query::{Scale, Vacuum};
 use crate::config::QueryConfig;
-use crate::dialect::{tsbs, Dialect, Engine, TableOptions};
+use crate::dialect::{pgbench, tsbs, Dialect, Engine, TableOptions};
 use crate::driver::query::QueryRunner;
 use crate::driver::Admin;
 use crate::error::usage;
@@ -23,6 +23,30 @@ use crate::target::Target;
 use crate::workload::script::Tries;
 use crate::workload::tsbs::{CpuData, CpuSuite};
 use crate::workload::Chooser;
+
+/// pgbench's vacuum before a run of scripts, in its words on stderr: a
+/// step that fails (a database without its tables) is said and ignored, as
+/// pgbench does, and the run goes on.
+async fn vacuum(admin: &mut Admin, vacuum: Vacuum) {
+    let accounts = [pgbench::VACUUM_ACCOUNTS];
+    let blocks: &[(&str, &[&str])] = match vacuum {
+        Vacuum::Skip => return,
+        Vacuum::Tables => &[("starting vacuum...", &pgbench::VACUUM_BEFORE_RUN)],
+        Vacuum::WithAccounts => {
+            &[("starting vacuum...", &pgbench::VACUUM_BEFORE_RUN), ("starting vacuum pgbench_accounts...", &accounts)]
+        }
+    };
+    for (starting, statements) in blocks {
+        crate::console::text(starting);
+        for sql in *statements {
+            if let Err(e) = admin.execute(sql).await {
+                crate::console::line(format_args!("dbload: error: {}", e.root_cause()));
+                crate::console::line(format_args!("dbload: detail: (ignoring this error and continuing anyway)"));
+            }
+        }
+        crate::console::line(format_args!("end."));
+    }
+}
 
 /// Runs `cfg`'s phases one after another; `gate` (`--instance`) holds the
 /// first phase's workers until the instances start together.
@@ -59,6 +83,8 @@ pub async fn queries(
         for queries in &planned {
             admin.check_queries(queries, cfg.protocol).await?;
         }
+        // After the checks: a script refused leaves the tables as they were.
+        vacuum(&mut admin, cfg.vacuum).await;
         let statements_before = super::server_cost::statements(&mut admin, info.engine).await;
         Ok((planned, suite_data, scale, statements_before))
     };

@@ -202,6 +202,10 @@ pub struct Phase {
     /// Earliest start and latest end of a batch in this phase.
     pub first_start: Option<Duration>,
     pub last_end: Option<Duration>,
+    /// Latest (actual) start of a batch: with `first_start`, the window
+    /// over which an open loop's operations arrived, which a slow last
+    /// answer does not stretch.
+    pub last_start: Option<Duration>,
 }
 
 impl Default for Phase {
@@ -218,6 +222,7 @@ impl Default for Phase {
             skipped: 0,
             first_start: None,
             last_end: None,
+            last_start: None,
         }
     }
 }
@@ -252,6 +257,7 @@ impl Phase {
         let start = t.intended.min(t.started);
         self.first_start = Some(self.first_start.map_or(start, |s| s.min(start)));
         self.last_end = Some(self.last_end.map_or(t.ended, |e| e.max(t.ended)));
+        self.last_start = self.last_start.max(Some(t.started));
     }
 
     fn merge(&mut self, o: &Phase) {
@@ -269,6 +275,7 @@ impl Phase {
             (a, b) => a.or(b),
         };
         self.last_end = self.last_end.max(o.last_end);
+        self.last_start = self.last_start.max(o.last_start);
     }
 }
 

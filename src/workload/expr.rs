@@ -9,6 +9,8 @@
 //! winnow (already in the lock file) has a Pratt combinator, but its folds
 //! are plain function pointers and its errors carry static labels, so those
 //! messages would have needed a custom error type larger than this parser.
+//! It emits a flat postfix program (see [`Expr`]), so that no length of
+//! expression makes running it recurse.
 //!
 //! The distributions follow pgbench's documented definitions (see
 //! [`Func`]); they are part of what dbload offers pgbench's users, so they
@@ -122,14 +124,44 @@ const FUNCS: &[(&str, Func, Option<usize>)] = &[
     ("sqrt", Func::Sqrt, Some(1)),
 ];
 
-/// A parsed expression; variables are slots of the script's variables.
+/// A parsed expression as a program in postfix order (each operator after
+/// its operands), run on a stack of values. Flat, not a tree: a `\set` of
+/// 200,000 additions is a left-leaning chain 200,000 deep, which a tree
+/// evaluates (and drops) by recursing once per term, past any thread's stack.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expr {
+pub struct Expr {
+    code: Vec<Instr>,
+    /// The most values on the stack at once, so that a run allocates once.
+    stack: usize,
+}
+
+/// One step of an [`Expr`]'s program; variables are slots of the script's variables.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Instr {
     Const(Num),
     Var(usize),
-    Neg(Box<Expr>),
-    Bin(Op, Box<Expr>, Box<Expr>),
-    Call(Func, Vec<Expr>),
+    /// Negates the top value.
+    Neg,
+    /// Replaces the top two values by their result.
+    Bin(Op),
+    /// Replaces the top `n` values, its arguments in order, by its result.
+    Call(Func, usize),
+}
+
+impl Expr {
+    fn new(code: Vec<Instr>) -> Expr {
+        let (mut depth, mut stack) = (0usize, 0usize);
+        for instr in &code {
+            match instr {
+                Instr::Const(_) | Instr::Var(_) => depth += 1,
+                Instr::Neg => {}
+                Instr::Bin(_) => depth -= 1,
+                Instr::Call(_, n) => depth = depth + 1 - n,
+            }
+            stack = stack.max(depth);
+        }
+        Expr { code, stack }
+    }
 }
 
 /// A parse error at a byte offset of the expression's text.
@@ -146,11 +178,11 @@ fn err<T>(at: usize, message: impl Into<String>) -> Result<T, ParseError> {
 /// Parses `text`; `var` gives the slot of a variable name, or why it cannot
 /// be read there (not defined, or a `-D` text that is no number).
 pub fn parse(text: &str, var: &mut dyn FnMut(&str) -> Result<usize, String>) -> Result<Expr, ParseError> {
-    let mut p = Parser { text, at: 0, var, depth: 0 };
-    let e = p.expr(0)?;
+    let mut p = Parser { text, at: 0, var, depth: 0, code: Vec::new() };
+    p.expr(0)?;
     p.skip_space();
     match p.peek() {
-        None => Ok(e),
+        None => Ok(Expr::new(p.code)),
         Some(')') => err(p.at, "unmatched `)`"),
         Some(c) if "<>=!&|#~".contains(c) => err(
             p.at,
@@ -166,6 +198,8 @@ struct Parser<'a, 'v> {
     var: &'v mut dyn FnMut(&str) -> Result<usize, String>,
     /// Nesting of sub-expressions, bounded so that no input exhausts the stack.
     depth: usize,
+    /// The program so far: each parsed operand and operator appended in postfix order.
+    code: Vec<Instr>,
 }
 
 /// Deeper than any script needs; well within a thread's stack.
@@ -204,7 +238,7 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn expr(&mut self, min_power: u8) -> Result<Expr, ParseError> {
+    fn expr(&mut self, min_power: u8) -> Result<(), ParseError> {
         if self.depth == MAX_DEPTH {
             return err(self.at, format!("the expression is nested more than {MAX_DEPTH} deep"));
         }
@@ -214,9 +248,10 @@ impl Parser<'_, '_> {
         e
     }
 
-    /// An operand and the operators binding tighter than `min_power` after it.
-    fn binary(&mut self, min_power: u8) -> Result<Expr, ParseError> {
-        let mut left = self.operand()?;
+    /// An operand and the operators binding tighter than `min_power` after
+    /// it; a chain of operators of one power is a loop, not a recursion.
+    fn binary(&mut self, min_power: u8) -> Result<(), ParseError> {
+        self.operand()?;
         loop {
             self.skip_space();
             let Some((op, power)) = self.peek().and_then(Self::infix) else { break };
@@ -224,13 +259,13 @@ impl Parser<'_, '_> {
                 break;
             }
             self.at += 1;
-            let right = self.expr(power)?;
-            left = Expr::Bin(op, Box::new(left), Box::new(right));
+            self.expr(power)?;
+            self.code.push(Instr::Bin(op));
         }
-        Ok(left)
+        Ok(())
     }
 
-    fn operand(&mut self) -> Result<Expr, ParseError> {
+    fn operand(&mut self) -> Result<(), ParseError> {
         self.skip_space();
         let start = self.at;
         match self.peek() {
@@ -243,16 +278,24 @@ impl Parser<'_, '_> {
                 if let Some(after) = rest.strip_prefix(MIN_INT_DIGITS) {
                     if !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_') {
                         self.at += MIN_INT_DIGITS.len();
-                        return Ok(Expr::Const(Num::Int(i64::MIN)));
+                        self.code.push(Instr::Const(Num::Int(i64::MIN)));
+                        return Ok(());
                     }
                 }
                 // Unary minus binds tighter than any binary operator.
-                let inner = self.expr(2)?;
-                Ok(match inner {
-                    Expr::Const(Num::Int(i)) => Expr::Const(Num::Int(-i)),
-                    Expr::Const(Num::Double(d)) => Expr::Const(Num::Double(-d)),
-                    other => Expr::Neg(Box::new(other)),
-                })
+                let inner = self.code.len();
+                self.expr(2)?;
+                // A negative literal is a constant; `-(-9223372036854775808)` stays an overflow, found when run.
+                let folded = match &self.code[inner..] {
+                    [Instr::Const(Num::Int(i))] => i.checked_neg().map(Num::Int),
+                    [Instr::Const(Num::Double(d))] => Some(Num::Double(-d)),
+                    _ => None,
+                };
+                match folded {
+                    Some(n) => self.code[inner] = Instr::Const(n),
+                    None => self.code.push(Instr::Neg),
+                }
+                Ok(())
             }
             Some('+') => {
                 self.at += 1;
@@ -260,13 +303,13 @@ impl Parser<'_, '_> {
             }
             Some('(') => {
                 self.at += 1;
-                let e = self.expr(0)?;
+                self.expr(0)?;
                 self.skip_space();
                 if self.peek() != Some(')') {
                     return err(self.at, format!("expected `)` to close the `(` at column {}", start + 1));
                 }
                 self.at += 1;
-                Ok(e)
+                Ok(())
             }
             Some(':') => {
                 self.at += 1;
@@ -275,7 +318,10 @@ impl Parser<'_, '_> {
                     return err(start, "expected a variable name after `:`");
                 }
                 match (self.var)(&name) {
-                    Ok(slot) => Ok(Expr::Var(slot)),
+                    Ok(slot) => {
+                        self.code.push(Instr::Var(slot));
+                        Ok(())
+                    }
                     Err(why) => err(start, why),
                 }
             }
@@ -286,7 +332,7 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn number(&mut self) -> Result<Expr, ParseError> {
+    fn number(&mut self) -> Result<(), ParseError> {
         let start = self.at;
         let rest = &self.text[start..];
         let mut len = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
@@ -307,20 +353,22 @@ impl Parser<'_, '_> {
         }
         let token = &rest[..len];
         self.at += len;
-        if double {
+        let n = if double {
             match token.parse::<f64>() {
-                Ok(d) => Ok(Expr::Const(Num::Double(d))),
-                Err(_) => err(start, format!("`{token}` is not a number")),
+                Ok(d) => Num::Double(d),
+                Err(_) => return err(start, format!("`{token}` is not a number")),
             }
         } else {
             match token.parse::<i64>() {
-                Ok(i) => Ok(Expr::Const(Num::Int(i))),
-                Err(_) => err(start, format!("integer {token} is out of range (at most {})", i64::MAX)),
+                Ok(i) => Num::Int(i),
+                Err(_) => return err(start, format!("integer {token} is out of range (at most {})", i64::MAX)),
             }
-        }
+        };
+        self.code.push(Instr::Const(n));
+        Ok(())
     }
 
-    fn call(&mut self, start: usize) -> Result<Expr, ParseError> {
+    fn call(&mut self, start: usize) -> Result<(), ParseError> {
         let name = self.ident().to_ascii_lowercase();
         self.skip_space();
         if self.peek() != Some('(') {
@@ -331,13 +379,14 @@ impl Parser<'_, '_> {
             return err(start, format!("unknown function `{name}` (functions: {})", known.join(", ")));
         };
         self.at += 1;
-        let mut args = Vec::new();
+        let mut args = 0;
         self.skip_space();
         if self.peek() == Some(')') {
             self.at += 1;
         } else {
             loop {
-                args.push(self.expr(0)?);
+                self.expr(0)?;
+                args += 1;
                 self.skip_space();
                 match self.peek() {
                     Some(',') => self.at += 1,
@@ -350,12 +399,14 @@ impl Parser<'_, '_> {
             }
         }
         match arity {
-            Some(n) if args.len() != n => err(
-                start,
-                format!("{name}() takes {n} argument{}, {} given", if n == 1 { "" } else { "s" }, args.len()),
-            ),
-            None if args.is_empty() => err(start, format!("{name}() takes at least one argument")),
-            _ => Ok(Expr::Call(func, args)),
+            Some(n) if args != n => {
+                err(start, format!("{name}() takes {n} argument{}, {args} given", if n == 1 { "" } else { "s" }))
+            }
+            None if args == 0 => err(start, format!("{name}() takes at least one argument")),
+            _ => {
+                self.code.push(Instr::Call(func, args));
+                Ok(())
+            }
         }
     }
 }
@@ -364,19 +415,30 @@ impl Expr {
     /// The value of the expression with `vars` (the script's variables by
     /// slot) and `rng` for the random functions; an error says what failed.
     pub fn eval(&self, vars: &[Num], rng: &mut ChaCha8Rng) -> Result<Num, String> {
-        match self {
-            Expr::Const(n) => Ok(*n),
-            Expr::Var(slot) => Ok(vars[*slot]),
-            Expr::Neg(e) => match e.eval(vars, rng)? {
-                Num::Int(i) => i.checked_neg().map(Num::Int).ok_or_else(|| "integer out of range".to_string()),
-                Num::Double(d) => Ok(Num::Double(-d)),
-            },
-            Expr::Bin(op, a, b) => arith(*op, a.eval(vars, rng)?, b.eval(vars, rng)?),
-            Expr::Call(func, args) => {
-                let args = args.iter().map(|a| a.eval(vars, rng)).collect::<Result<Vec<_>, _>>()?;
-                call(*func, &args, rng)
-            }
+        let mut stack: Vec<Num> = Vec::with_capacity(self.stack);
+        for instr in &self.code {
+            let value = match *instr {
+                Instr::Const(n) => n,
+                Instr::Var(slot) => vars[slot],
+                Instr::Neg => match stack.pop().expect("an operand, as parsed") {
+                    Num::Int(i) => Num::Int(i.checked_neg().ok_or("integer out of range")?),
+                    Num::Double(d) => Num::Double(-d),
+                },
+                Instr::Bin(op) => {
+                    let b = stack.pop().expect("a right operand, as parsed");
+                    let a = stack.pop().expect("a left operand, as parsed");
+                    arith(op, a, b)?
+                }
+                Instr::Call(func, n) => {
+                    let first = stack.len() - n;
+                    let value = call(func, &stack[first..], rng)?;
+                    stack.truncate(first);
+                    value
+                }
+            };
+            stack.push(value);
         }
+        Ok(stack.pop().expect("a value, as parsed"))
     }
 }
 
@@ -676,6 +738,24 @@ mod tests {
         };
         assert_eq!(run(3), run(3));
         assert_ne!(run(3), run(4));
+    }
+
+    /// Issue 32: a chain of 200,000 additions is a program, not a tree 200,000
+    /// deep: it is parsed, run and dropped without recursing once per term.
+    /// (As a tree it overflowed the stack: see the integration test
+    /// `pgbench::a_long_set_is_evaluated_not_a_crash`, which runs it in a child.)
+    #[test]
+    fn a_long_chain_runs_in_constant_stack() {
+        let text = format!("1{}", " + 1".repeat(199_999));
+        assert_eq!(value(&text), Num::Int(200_000));
+        assert_eq!(value(&format!("{} 0", "2 * 3 + ".repeat(100_000))), Num::Int(600_000));
+    }
+
+    /// Folding `-` into a literal cannot overflow: the negated smallest integer is an error when run, as in pgbench.
+    #[test]
+    fn negating_the_smallest_integer_is_out_of_range() {
+        let e = parse("-(-9223372036854775808)", &mut vars).unwrap();
+        assert_eq!(e.eval(&[], &mut ChaCha8Rng::seed_from_u64(1)), Err("integer out of range".to_string()));
     }
 
     /// Issue 29, item 7: pgbench takes the smallest integer written as a

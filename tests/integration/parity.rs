@@ -104,8 +104,8 @@ fn summary_keys_and_counts_match_pgbench(ctx: &Ctx) -> Result<()> {
     ensure(figure(&theirs, processed)? == after - before, || {
         format!("pgbench's count is not the server's:\n{theirs}")
     })?;
-    // dbload has no -n: it never vacuums before a run.
-    let ours = dbload(&db.url, &args[1..])?;
+    // -n: no truncated history, in both.
+    let ours = dbload(&db.url, &args)?;
     let gained = history(&db)? - after;
     ensure(figure(&ours, processed)? == gained, || {
         format!("dbload counted otherwise than the server ({gained}):\n{ours}")
@@ -118,15 +118,15 @@ fn summary_keys_and_counts_match_pgbench(ctx: &Ctx) -> Result<()> {
     // cr8's `-r N` beside pgbench's `-t N`: two counts, refused.
     refused(&["timeit", "--url", &db.url, "-b", "select-only", "-t", "5", "-r", "3"], "give one")?;
     // With a duration, pgbench's `duration:` line.
-    let args = ["-c", "2", "-j", "2", "-T", "2", "-b", "select-only", "-P", "1"];
-    let theirs = pgbench(&db.url, &[&["-n"][..], &args].concat())?;
+    let args = ["-n", "-c", "2", "-j", "2", "-T", "2", "-b", "select-only", "-P", "1"];
+    let theirs = pgbench(&db.url, &args)?;
     in_order(&keys(&theirs), &keys(&dbload(&db.url, &args)?))
 }
 
 fn a_weighted_mix_has_pgbench_script_sections(ctx: &Ctx) -> Result<()> {
     let db = own_database(ctx, "dbload_parity_mix", Some(1))?;
-    let args = ["-c", "2", "-j", "2", "-t", "50", "-b", "tpcb-like@5", "-b", "select-only@5", "-r"];
-    let theirs = pgbench(&db.url, &[&["-n"][..], &args].concat())?;
+    let args = ["-n", "-c", "2", "-j", "2", "-t", "50", "-b", "tpcb-like@5", "-b", "select-only@5", "-r"];
+    let theirs = pgbench(&db.url, &args)?;
     let before = history(&db)?;
     let ours = dbload(&db.url, &args)?;
     let gained = history(&db)? - before;
