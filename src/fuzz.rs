@@ -690,7 +690,7 @@ mod laws {
                 let Ok(cli) = Cli::try_parse_from(&argv) else { return };
                 let _ = match cli.command {
                     Command::Ingest(a) => IngestConfig::resolve(a, &no_env).map(|c| on_the_clock(c.load.duration, c.load.warmup)),
-                    Command::Timeit(a) => QueryConfig::timeit(a, &no_env, &mut std::io::empty())
+                    Command::Timeit(a) => QueryConfig::timeit(a, &no_env, Some(&mut std::io::empty()))
                         .map(|c| on_the_clock(c.load.duration, c.load.warmup)),
                     Command::Http(a) => HttpConfig::resolve(a, &no_env).map(|c| on_the_clock(c.load.duration, c.load.warmup)),
                     Command::InsertFakeData(a) => data::insert_fake_data(a, &no_env).map(drop),

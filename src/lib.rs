@@ -39,7 +39,7 @@ pub mod throwaway;
 pub mod workload;
 mod yaml;
 
-use std::io::Write;
+use std::io::{Read, Write};
 
 use anyhow::Result;
 
@@ -60,7 +60,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<u8> {
     match cli.command {
         Command::Ingest(args) => ingest(args, &env, out).map(|o| o.exit_code),
         Command::Timeit(args) => {
-            let cfg = QueryConfig::timeit(args, &env, &mut std::io::stdin().lock())?;
+            let stdin = std::io::stdin();
+            // At a terminal nothing was piped: no statements to read there.
+            let mut piped = (!std::io::IsTerminal::is_terminal(&stdin)).then(|| stdin.lock());
+            let cfg = QueryConfig::timeit(args, &env, piped.as_mut().map(|s| s as &mut dyn Read))?;
             queries(cfg, out).map(|o| o.exit_code)
         }
         Command::Workload(args) => queries(QueryConfig::workload(args, &env)?, out).map(|o| o.exit_code),

@@ -98,8 +98,16 @@ pub enum Scale {
 }
 
 impl QueryConfig {
-    /// `stdin` is read for statements when no `-s` is given.
-    pub fn timeit(mut a: TimeitArgs, env: &dyn Fn(&str) -> Option<String>, stdin: &mut dyn Read) -> Result<Self> {
+    /// `stdin` is read for statements when no `-s` is given; `None` when it
+    /// is a terminal, where nothing was piped: then, with no script either,
+    /// timeit runs pgbench's default, its built-in tpcb-like, as `pgbench
+    /// -c 4 -T 60` does (the summary names it: "transaction type:
+    /// <builtin: TPC-B (sort of)>").
+    pub fn timeit(
+        mut a: TimeitArgs,
+        env: &dyn Fn(&str) -> Option<String>,
+        stdin: Option<&mut dyn Read>,
+    ) -> Result<Self> {
         super::cr8_hosts(&mut a.target, a.hosts.as_deref());
         // `-r` alone is pgbench's per-statement report; `-r N`, cr8's repetitions.
         let pgbench_r = a.repeat.contains(&Repeat::PerStatement);
@@ -111,6 +119,9 @@ impl QueryConfig {
         let mut builtins = std::mem::take(&mut a.builtin);
         builtins.extend(a.select_only.then(|| "select-only".to_string()));
         builtins.extend(a.skip_some_updates.then(|| "simple-update".to_string()));
+        if a.files.is_empty() && builtins.is_empty() && a.stmts.is_empty() && stdin.is_none() {
+            builtins.push("tpcb-like".to_string());
+        }
         let scripts = !a.files.is_empty() || !builtins.is_empty();
         scale_from_s(&mut a.stmts, scripts, &mut a.run.scale)?;
         let defines: Vec<Define> = a.defines.iter().map(|d| Define::parse(d)).collect::<Result<_>>()?;
@@ -135,7 +146,7 @@ impl QueryConfig {
         let phases = if scripts {
             vec![scripts_phase(&a.files, &builtins, &defines)?]
         } else {
-            Self::statement_phases(&a, stdin)?
+            Self::statement_phases(&a, stdin.unwrap_or(&mut std::io::empty()))?
         };
         // -t counts per connection (see `resolve`); --duration and stages bound by time.
         let bounded = a.run.duration.is_some() || a.run.stages.given() || a.run.transactions.is_some();
@@ -554,7 +565,7 @@ mod tests {
             let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
                 unreachable!("timeit")
             };
-            QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap().load.reconnect
+            QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap().load.reconnect
         };
         assert!(reconnects(&["--duration", "10s"]));
         assert!(!reconnects(&["--duration", "10s", "--no-reconnect"]));
@@ -571,7 +582,7 @@ mod tests {
         let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
             unreachable!("timeit")
         };
-        QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap()
+        QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap()
     }
 
     /// pgbench's -t is per connection: exactly N on each, N × clients in all.
@@ -607,7 +618,7 @@ mod tests {
         let cli = crate::cli::Cli::try_parse_from(["dbload", "timeit"]).unwrap();
         let crate::cli::Command::Timeit(a) = cli.command else { unreachable!("timeit") };
         let mut stdin = "-- a comment\nDO $$ BEGIN PERFORM 1; END $$;\nselect ';' -- trailing\n;".as_bytes();
-        let c = QueryConfig::timeit(a, &|_| None, &mut stdin).unwrap();
+        let c = QueryConfig::timeit(a, &|_| None, Some(&mut stdin)).unwrap();
         let queries: Vec<&str> = c.phases.iter().flat_map(|p| p.iter().map(|q| q.query.as_str())).collect();
         assert_eq!(queries, ["DO $$ BEGIN PERFORM 1; END $$", "select ';'"]);
     }
@@ -656,7 +667,7 @@ mod tests {
         let cli =
             crate::cli::Cli::try_parse_from(["dbload", "timeit", "-s", "select 1", "--concurrency", "2147483647"]);
         let crate::cli::Command::Timeit(a) = cli.unwrap().command else { unreachable!("timeit") };
-        let e = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap_err();
+        let e = QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e.to_string().starts_with("--concurrency 2147483647: at most 100000"), "{e}");
     }
@@ -680,7 +691,7 @@ mod tests {
         let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv)?.command else {
             unreachable!("timeit")
         };
-        QueryConfig::timeit(a, &|_| None, &mut std::io::empty())
+        QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty()))
     }
 
     /// Issue 29, item 6: an http(s) `--url` without `--engine cratedb` was
@@ -755,6 +766,33 @@ mod tests {
                 ("simple-update".to_string(), third)
             ]
         );
+    }
+
+    /// Issue 32: `pgbench -c 4 -T 60`, with no script, runs pgbench's
+    /// built-in tpcb-like; `dbload timeit -c 4 -T 60` typed at a terminal
+    /// waited for statements on stdin. It now runs tpcb-like too; piped
+    /// statements and `-s` are read as before.
+    #[test]
+    fn no_statement_at_a_terminal_is_pgbench_s_default_tpcb_like() {
+        use clap::Parser;
+        let args = |flags: &[&str]| {
+            let argv = [&["dbload", "timeit"][..], flags].concat();
+            let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
+                unreachable!("timeit")
+            };
+            a
+        };
+        let names = |c: &QueryConfig| c.phases[0].iter().map(|q| q.name.clone()).collect::<Vec<_>>();
+        let c = QueryConfig::timeit(args(&["-c", "4", "-T", "60"]), &|_| None, None).unwrap();
+        assert_eq!(names(&c), ["tpcb-like"]);
+        assert_eq!(c.vacuum, Vacuum::Tables, "and vacuums first, as pgbench without -n");
+        let c = QueryConfig::timeit(args(&["-s", "select 1"]), &|_| None, None).unwrap();
+        assert_eq!(c.phases[0][0].query, "select 1");
+        let mut piped = "select 2;".as_bytes();
+        let c = QueryConfig::timeit(args(&[]), &|_| None, Some(&mut piped)).unwrap();
+        assert_eq!(c.phases[0][0].query, "select 2");
+        let e = QueryConfig::timeit(args(&[]), &|_| None, Some(&mut std::io::empty())).unwrap_err();
+        assert!(e.to_string().contains("no statement given"), "an empty pipe: {e}");
     }
 
     /// Issue 32: beside a script (`-f`, `-b`, `-S`, `-N`), `-s N` is
@@ -876,7 +914,7 @@ mod tests {
             let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
                 unreachable!("timeit")
             };
-            let e = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap_err();
+            let e = QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap_err();
             assert_eq!(crate::error::exit_code(&e), 2, "{e}");
             e.to_string()
         };

@@ -157,6 +157,6 @@ fn statements(q: &QuerySpec) -> Vec<StatementSummary> {
 pub(crate) fn timeit(flags: &[&str]) -> crate::report::query::QueryReport {
     let argv = [&["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench"][..], flags].concat();
     let Command::Timeit(a) = command(&argv) else { unreachable!("timeit") };
-    let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+    let cfg = QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap();
     crate::report::query::QueryReport::new(&cfg, &queried(&cfg), Some(URL.into()), false)
 }

@@ -683,7 +683,7 @@ mod tests {
         let crate::cli::Command::Timeit(a) = crate::cli::Cli::try_parse_from(argv).unwrap().command else {
             unreachable!("timeit")
         };
-        let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+        let cfg = QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap();
         let out = QueryOutcome {
             setup: Setup::default(),
             phases: Vec::new(),
@@ -719,7 +719,7 @@ mod tests {
     fn timeit_text() {
         let argv = ["dbload", "timeit", "--url", "postgres://bench:secret@db:5432/bench", "-s", "select 1", "-c", "2"];
         let crate::cli::Command::Timeit(a) = fixtures::command(&argv) else { unreachable!("timeit") };
-        let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+        let cfg = QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap();
         let r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
         insta::assert_snapshot!(render_timeit(&r));
     }
@@ -777,7 +777,7 @@ mod tests {
             let crate::cli::Command::Timeit(a) = fixtures::command(&[&argv[..], flags].concat()) else {
                 unreachable!("timeit")
             };
-            let cfg = QueryConfig::timeit(a, &|_| None, &mut std::io::empty()).unwrap();
+            let cfg = QueryConfig::timeit(a, &|_| None, Some(&mut std::io::empty())).unwrap();
             let mut r = QueryReport::new(&cfg, &fixtures::queried(&cfg), Some(fixtures::URL.into()), false);
             r.warmup = Some(QueryWarmup { count, errors: 0, duration_s: 0.0031, end_s: None });
             r.queries[0].duration_s = 0.0042;
