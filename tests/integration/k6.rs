@@ -76,27 +76,9 @@ fn k6(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Result<(i32, String, 
 }
 
 /// QuantumLeap's notify load test, in its shape: NGSI notifications built
-/// in JavaScript, posted in a loop, each checked, then a sleep.
-const NOTIFY: &str = r#"
-import http from 'k6/http';
-import { check, sleep } from 'k6';
-
-export default function () {
-  const url = __ENV.QL_URL + '/v2/notify';
-  for (let i = 0; i < 5; i++) {
-    const data = {
-      subscriptionId: '5947d174793fe6f7eb5e3961',
-      data: [{ id: 'Room:' + __VU + ':' + __ITER + ':' + i, type: 'Room',
-               temperature: { value: 20 + Math.random() * 5, type: 'Number' },
-               pressure: { value: 720, type: 'Integer' } }],
-    };
-    const params = { headers: { 'Content-Type': 'application/json' } };
-    const res = http.post(url, JSON.stringify(data), params);
-    check(res, { 'status was 200': (r) => r.status == 200 });
-  }
-  sleep(0.01);
-}
-"#;
+/// in JavaScript, posted in a loop, each checked, then a sleep (the one
+/// copy, which bench/k6.sh's memory part runs too).
+const NOTIFY: &str = include_str!("../fixtures/k6/notify.js");
 
 /// The seed's notify script (30 VUs × 60 s there; 3 VUs × 4 iterations
 /// here): the requests the report counts are the ones the server got,

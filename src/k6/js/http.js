@@ -1,4 +1,4 @@
-// k6's `k6/http` module over the VU's native request (src/k6/vu.rs), which
+// k6's `k6/http` module over the VU's native request (src/k6/http.rs), which
 // hands each request to dbload's own HTTP client.
 const native = globalThis.__k6_http;
 
