@@ -91,7 +91,17 @@ pub struct VuSpec {
     pub metrics: Arc<Mutex<Metrics>>,
     /// `setup()`'s result as JSON, handed to `default(data)`.
     pub data: Option<String>,
+    /// What the script's `textSummary(data, options)` renders with (the
+    /// report's k6 summary): given to the VU that runs `handleSummary`.
+    pub text_summary: Option<TextSummary>,
 }
+
+/// Renders k6's summary data as k6's text summary, each line after an indent.
+pub type TextSummary = fn(&serde_json::Value, &str) -> String;
+
+/// What a script's `handleSummary(data)` returned: each key (`stdout`,
+/// `stderr` or a file's path) with its content.
+pub type Outputs = Vec<(String, Vec<u8>)>;
 
 /// What the script's init code left: its `options` (as JSON) and which of
 /// its lifecycle functions it exports.
@@ -100,6 +110,8 @@ pub struct Loaded {
     pub options: Option<String>,
     pub setup: bool,
     pub teardown: bool,
+    /// It exports `handleSummary`.
+    pub handle_summary: bool,
 }
 
 /// What the worker loop asks of a VU.
@@ -111,6 +123,8 @@ pub enum Call {
     Setup,
     /// `teardown(data)`.
     Teardown,
+    /// `handleSummary(data)`, with k6's summary data as JSON.
+    Summary(String),
 }
 
 /// A call that did not complete.
@@ -134,6 +148,8 @@ pub(super) enum Out {
     Loaded(Result<Loaded>),
     /// A call ended: setup's data as JSON, or the error the script threw.
     Done(Result<Option<String>, String>),
+    /// `handleSummary` ended: its outputs, or the error it threw.
+    Summarized(Result<Outputs, String>),
 }
 
 /// What a VU's coroutine is resumed with.
@@ -186,6 +202,15 @@ impl Vu {
     pub async fn call(&mut self, call: Call, client: &mut Client, record: bool) -> Result<Option<String>, CallError> {
         match self.drive(In::Call(call), Some(client), record).await {
             Some(Out::Done(done)) => done.map_err(CallError::Thrown),
+            _ => Err(CallError::Gone),
+        }
+    }
+
+    /// Runs the script's `handleSummary` on `data` (k6's summary data, as
+    /// JSON), its requests made with `client` (not recorded): its outputs.
+    pub async fn summarize(&mut self, data: String, client: &mut Client) -> Result<Outputs, CallError> {
+        match self.drive(In::Call(Call::Summary(data)), Some(client), false).await {
+            Some(Out::Summarized(done)) => done.map_err(CallError::Thrown),
             _ => Err(CallError::Gone),
         }
     }
@@ -270,6 +295,8 @@ pub(super) struct State {
     pub(super) metrics: Arc<Mutex<Metrics>>,
     pub(super) http: HttpMetrics,
     pub(super) dir: PathBuf,
+    /// `textSummary`'s renderer, in the VU that runs `handleSummary`.
+    pub(super) text_summary: Option<TextSummary>,
 }
 
 impl State {
@@ -313,14 +340,15 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         metrics: spec.metrics.clone(),
         http: HttpMetrics::new(),
         dir: spec.script.dir.clone(),
+        text_summary: spec.text_summary,
     });
     let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
     state.init.set(false);
     let ok = loaded.is_ok();
     let mut input = yielder.suspend(Out::Loaded(loaded));
     while let (true, In::Call(call)) = (ok, input) {
-        let done = ctx.with(|ctx| run_call(&ctx, &state, call));
-        input = yielder.suspend(Out::Done(done));
+        let out = ctx.with(|ctx| run_call(&ctx, &state, call));
+        input = yielder.suspend(out);
     }
     drop(ctx);
     drop(rt);
@@ -357,9 +385,13 @@ fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> R
             spec.script.name
         )));
     }
-    let mut loaded = Loaded { options: None, setup: false, teardown: false };
-    for (name, has) in [("default", None), ("setup", Some(&mut loaded.setup)), ("teardown", Some(&mut loaded.teardown))]
-    {
+    let mut loaded = Loaded { options: None, setup: false, teardown: false, handle_summary: false };
+    for (name, has) in [
+        ("default", None),
+        ("setup", Some(&mut loaded.setup)),
+        ("teardown", Some(&mut loaded.teardown)),
+        ("handleSummary", Some(&mut loaded.handle_summary)),
+    ] {
         let f: Value = ns.get(name).map_err(fail)?;
         if let Some(has) = has {
             *has = f.is_function();
@@ -380,51 +412,83 @@ fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> R
     Ok(loaded)
 }
 
-/// Runs one call of the worker loop in the VU's context.
-fn run_call(ctx: &Ctx<'_>, state: &State, call: Call) -> Result<Option<String>, String> {
+/// Runs one call of the worker loop in the VU's context: what the VU hands out when it ends.
+fn run_call(ctx: &Ctx<'_>, state: &State, call: Call) -> Out {
+    state.group.borrow_mut().clear();
+    let err = |e| describe(ctx, e);
+    match call {
+        Call::Iterate { iteration, warm } => Out::Done(iterate(ctx, state, iteration, warm)),
+        Call::Setup => Out::Done(setup(ctx).map_err(err)),
+        Call::Teardown => Out::Done(teardown(ctx).map(|()| None).map_err(err)),
+        Call::Summary(data) => Out::Summarized(summarize(ctx, &data).map_err(err)),
+    }
+}
+
+/// One run of the default function, timed into k6's `iteration_duration`.
+fn iterate(ctx: &Ctx<'_>, state: &State, iteration: u64, warm: bool) -> Result<Option<String>, String> {
     let g = ctx.globals();
     let err = |e| describe(ctx, e);
-    state.group.borrow_mut().clear();
-    match call {
-        Call::Iterate { iteration, warm } => {
-            state.warm.set(warm);
-            g.set("__ITER", iteration).map_err(err)?;
-            let f: Function = g.get("__k6_export_default").map_err(err)?;
-            let data: Value = g.get("__k6_data").map_err(err)?;
-            let started = Instant::now();
-            let result = f.call::<_, Value>((data,));
-            // An iteration cut by the run's stop (Ctrl-C, or its VU ended
-            // after the deadline's grace) is not a completed one, as in k6.
-            if !warm && !state.stopped() {
-                let mut m = lock(&state.metrics);
-                let tags = [("group".to_owned(), String::new())];
-                let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
-                let _ = m.add("iterations", 1.0, &tags);
-            }
-            result.map(|_| None).map_err(|e| if state.stopped() { "the run stopped".into() } else { err(e) })
-        }
-        Call::Setup => {
-            let f: Value = g.get("__k6_export_setup").map_err(err)?;
-            let Some(f) = f.as_function() else { return Ok(None) };
-            let data: Value = f.call(()).map_err(err)?;
-            if data.is_undefined() {
-                return Ok(None);
-            }
-            let json = ctx.json_stringify(data).map_err(err)?;
-            let json = json.map(|s| s.to_string()).transpose().map_err(err)?;
-            if let Some(json) = &json {
-                g.set("__k6_data", ctx.json_parse(json.as_str()).map_err(err)?).map_err(err)?;
-            }
-            Ok(json)
-        }
-        Call::Teardown => {
-            let f: Value = g.get("__k6_export_teardown").map_err(err)?;
-            let Some(f) = f.as_function() else { return Ok(None) };
-            let data: Value = g.get("__k6_data").map_err(err)?;
-            f.call::<_, Value>((data,)).map_err(err)?;
-            Ok(None)
-        }
+    state.warm.set(warm);
+    g.set("__ITER", iteration).map_err(err)?;
+    let f: Function = g.get("__k6_export_default").map_err(err)?;
+    let data: Value = g.get("__k6_data").map_err(err)?;
+    let started = Instant::now();
+    let result = f.call::<_, Value>((data,));
+    // An iteration cut by the run's stop (Ctrl-C, or its VU ended
+    // after the deadline's grace) is not a completed one, as in k6.
+    if !warm && !state.stopped() {
+        let mut m = lock(&state.metrics);
+        let tags = [("group".to_owned(), String::new())];
+        let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
+        let _ = m.add("iterations", 1.0, &tags);
     }
+    result.map(|_| None).map_err(|e| if state.stopped() { "the run stopped".into() } else { err(e) })
+}
+
+/// `setup()`: its result as JSON, kept in the VU for `default(data)`.
+fn setup(ctx: &Ctx<'_>) -> rquickjs::Result<Option<String>> {
+    let g = ctx.globals();
+    let f: Value = g.get("__k6_export_setup")?;
+    let Some(f) = f.as_function() else { return Ok(None) };
+    let data: Value = f.call(())?;
+    if data.is_undefined() {
+        return Ok(None);
+    }
+    let json = ctx.json_stringify(data)?.map(|s| s.to_string()).transpose()?;
+    if let Some(json) = &json {
+        g.set("__k6_data", ctx.json_parse(json.as_str())?)?;
+    }
+    Ok(json)
+}
+
+/// `teardown(data)`.
+fn teardown(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
+    let g = ctx.globals();
+    let f: Value = g.get("__k6_export_teardown")?;
+    let Some(f) = f.as_function() else { return Ok(()) };
+    let data: Value = g.get("__k6_data")?;
+    f.call::<_, Value>((data,))?;
+    Ok(())
+}
+
+/// `handleSummary(data)`: each key of the object it returns with its
+/// content (a string, an ArrayBuffer's bytes, anything else as a string).
+fn summarize(ctx: &Ctx<'_>, data: &str) -> rquickjs::Result<Outputs> {
+    let f: Function = ctx.globals().get("__k6_export_handleSummary")?;
+    let returned: Value = f.call((ctx.json_parse(data)?,))?;
+    let Some(o) = returned.as_object() else { return Ok(Vec::new()) };
+    o.props::<String, Value>()
+        .map(|p| {
+            let (key, v) = p?;
+            let bytes = match v.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
+                // SAFETY: the bytes are copied at once; no JavaScript runs
+                // while the slice lives.
+                Some(b) => unsafe { b.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default(),
+                None => v.get::<rquickjs::Coerced<String>>()?.0.into_bytes(),
+            };
+            Ok((key, bytes))
+        })
+        .collect()
 }
 
 /// A JavaScript object's own properties as strings (headers, tags).
@@ -494,6 +558,17 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
                 In::Woke => Ok(()),
                 _ => Err(stopped()),
             }
+        }),
+    )?;
+    let text = state.text_summary;
+    core.set(
+        "textSummary",
+        Func::from(move |ctx: Ctx<'js>, data: String, indent: String| -> rquickjs::Result<String> {
+            let Some(text) = text else {
+                return Err(Exception::throw_message(&ctx, "textSummary() is for handleSummary(data): call it there"));
+            };
+            let data = serde_json::from_str(&data).map_err(|e| Exception::throw_message(&ctx, &e.to_string()))?;
+            Ok(text(&data, &indent))
         }),
     )?;
     g.set("__k6", core)?;
