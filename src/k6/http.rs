@@ -6,6 +6,7 @@
 //! to the run's HTTP metrics. Kept apart from `vu`, which is the coroutine
 //! and the lifecycle a VU runs in, whatever its script calls.
 
+use std::fmt::Write as _;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -34,6 +35,10 @@ pub(super) fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>) -> rquickjs::Resul
     http.set(
         "batch",
         Func::from(move |ctx: Ctx<'js>, list: Array<'js>| -> rquickjs::Result<Array<'js>> { batch(&ctx, &s, list) }),
+    )?;
+    http.set(
+        "headers",
+        Func::from(|ctx: Ctx<'js>, raw: String| -> rquickjs::Result<Object<'js>> { headers(&ctx, &raw) }),
     )?;
     ctx.globals().set("__k6_http", http)
 }
@@ -290,15 +295,12 @@ fn finish<'js>(
             m.add_to(id, v, &tags);
         }
     }
-    let headers = Object::new(ctx.clone())?;
+    // The headers as they came, one string (`name:value\n` each): the
+    // object `res.headers` is made of them only when a script reads it.
+    let mut raw = s.raw_headers.borrow_mut();
+    raw.clear();
     for (name, value) in &answer.headers {
-        let name = canonical(name);
-        // A repeated header's values joined with ", ", as k6 joins them.
-        let joined = match headers.get::<_, Option<String>>(name.as_str())? {
-            Some(before) => format!("{before}, {value}"),
-            None => value.clone(),
-        };
-        headers.set(name, joined)?;
+        let _ = writeln!(raw, "{name}:{value}");
     }
     let mut args = Args::new(ctx.clone(), 14);
     args.push_arg(answer.status)?;
@@ -308,7 +310,7 @@ fn finish<'js>(
         BodyType::Binary => rquickjs::ArrayBuffer::new(ctx.clone(), std::mem::take(&mut answer.body))?.into_js(ctx)?,
         BodyType::None => Value::new_null(ctx.clone()),
     })?;
-    args.push_arg(headers)?;
+    args.push_arg(raw.as_str())?;
     args.push_arg(answer.error.as_deref().unwrap_or_default())?;
     args.push_arg(if answer.error.is_some() { 1000 } else { 0 })?;
     for d in [
@@ -324,6 +326,22 @@ fn finish<'js>(
     }
     args.push_arg(method)?;
     response.construct_args(args)
+}
+
+/// `res.headers`, made of the raw headers `finish` gave the response: by
+/// their canonical names, a repeated header's values joined with ", ", as
+/// k6 joins them.
+fn headers<'js>(ctx: &Ctx<'js>, raw: &str) -> rquickjs::Result<Object<'js>> {
+    let headers = Object::new(ctx.clone())?;
+    for (name, value) in raw.lines().filter_map(|l| l.split_once(':')) {
+        let name = canonical(name);
+        let joined = match headers.get::<_, Option<String>>(name.as_str())? {
+            Some(before) => format!("{before}, {value}"),
+            None => value.to_owned(),
+        };
+        headers.set(name, joined)?;
+    }
+    Ok(headers)
 }
 
 /// A header's name as k6 gives it (Go's canonical form): `content-type`

@@ -60,7 +60,7 @@ use anyhow::Result;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rquickjs::function::{Func, Opt};
-use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Runtime, Value};
+use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Persistent, Runtime, Value};
 use send_wrapper::SendWrapper;
 use tokio_util::sync::CancellationToken;
 
@@ -295,6 +295,9 @@ pub(super) struct State {
     pub(super) metrics: Arc<Mutex<Metrics>>,
     pub(super) http: HttpMetrics,
     pub(super) dir: PathBuf,
+    /// A response's raw headers, made here (`http::finish`) for each
+    /// request: kept to spare an allocation per request.
+    pub(super) raw_headers: RefCell<String>,
     /// `textSummary`'s renderer, in the VU that runs `handleSummary`.
     pub(super) text_summary: Option<TextSummary>,
 }
@@ -340,19 +343,29 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         metrics: spec.metrics.clone(),
         http: HttpMetrics::new(),
         dir: spec.script.dir.clone(),
+        raw_headers: RefCell::default(),
         text_summary: spec.text_summary,
     });
     let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
     state.init.set(false);
     let ok = loaded.is_ok();
     let mut input = yielder.suspend(Out::Loaded(loaded));
+    // Compiled once: each iteration calls it, its global names resolved
+    // when it was compiled, not looked up by name from Rust each time.
+    let iterate = ctx.with(|ctx| ctx.eval::<Function, _>(ITERATE).map(|f| Persistent::save(&ctx, f)));
+    let Ok(iterate) = iterate else { return };
     while let (true, In::Call(call)) = (ok, input) {
-        let out = ctx.with(|ctx| run_call(&ctx, &state, call));
+        let out = ctx.with(|ctx| run_call(&ctx, &state, call, &iterate));
         input = yielder.suspend(out);
     }
+    // Its value is freed before the runtime that holds it.
+    drop(iterate);
     drop(ctx);
     drop(rt);
 }
+
+/// An iteration: `__ITER` set, the default function called with setup's data.
+const ITERATE: &str = "(function (iteration) { __ITER = iteration; return __k6_export_default(__k6_data); })";
 
 /// The VU's QuickJS runtime and context, its imports resolved by `Imports`,
 /// its JavaScript interrupted once the run stops.
@@ -413,27 +426,31 @@ fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> R
 }
 
 /// Runs one call of the worker loop in the VU's context: what the VU hands out when it ends.
-fn run_call(ctx: &Ctx<'_>, state: &State, call: Call) -> Out {
+fn run_call(ctx: &Ctx<'_>, state: &State, call: Call, iterate: &Persistent<Function<'static>>) -> Out {
     state.group.borrow_mut().clear();
     let err = |e| describe(ctx, e);
     match call {
-        Call::Iterate { iteration, warm } => Out::Done(iterate(ctx, state, iteration, warm)),
+        Call::Iterate { iteration, warm } => Out::Done(run_iteration(ctx, state, iterate, iteration, warm)),
         Call::Setup => Out::Done(setup(ctx).map_err(err)),
         Call::Teardown => Out::Done(teardown(ctx).map(|()| None).map_err(err)),
         Call::Summary(data) => Out::Summarized(summarize(ctx, &data).map_err(err)),
     }
 }
 
-/// One run of the default function, timed into k6's `iteration_duration`.
-fn iterate(ctx: &Ctx<'_>, state: &State, iteration: u64, warm: bool) -> Result<Option<String>, String> {
-    let g = ctx.globals();
+/// One run of the default function (through `iterate`, [`ITERATE`]),
+/// timed into k6's `iteration_duration`.
+fn run_iteration(
+    ctx: &Ctx<'_>,
+    state: &State,
+    iterate: &Persistent<Function<'static>>,
+    iteration: u64,
+    warm: bool,
+) -> Result<Option<String>, String> {
     let err = |e| describe(ctx, e);
     state.warm.set(warm);
-    g.set("__ITER", iteration).map_err(err)?;
-    let f: Function = g.get("__k6_export_default").map_err(err)?;
-    let data: Value = g.get("__k6_data").map_err(err)?;
+    let f = iterate.clone().restore(ctx).map_err(err)?;
     let started = Instant::now();
-    let result = f.call::<_, Value>((data,));
+    let result = f.call::<_, Value>((iteration,));
     // An iteration cut by the run's stop (Ctrl-C, or its VU ended
     // after the deadline's grace) is not a completed one, as in k6.
     if !warm && !state.stopped() {
@@ -510,6 +527,7 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     let g = ctx.globals();
     g.set("__VU", state.id)?;
     g.set("__ITER", 0)?;
+    g.set("__k6_data", rquickjs::Undefined)?;
     let env_object = Object::new(ctx.clone())?;
     for (k, v) in env {
         env_object.set(k.as_str(), v.as_str())?;

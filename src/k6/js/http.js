@@ -5,13 +5,17 @@ const native = globalThis.__k6_http;
 // k6's response. The native request makes one per request with its values
 // in this order: the properties are set here, with names the module's
 // compilation made once, and json() is on the prototype, not set on each.
+// The headers come as they were received, one string: the object of them
+// is made when a script first reads res.headers (most never do).
 class Response {
-  constructor(status, url, body, headers, error, errorCode,
+  #rawHeaders;
+
+  constructor(status, url, body, rawHeaders, error, errorCode,
               blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration, method) {
     this.status = status;
     this.url = url;
     this.body = body;
-    this.headers = headers;
+    this.#rawHeaders = rawHeaders;
     this.error = error;
     this.error_code = errorCode;
     this.timings = {
@@ -20,10 +24,25 @@ class Response {
     this.request = { method };
   }
 
+  get headers() {
+    const headers = native.headers(this.#rawHeaders);
+    ownHeaders(this, headers);
+    return headers;
+  }
+
+  set headers(value) {
+    ownHeaders(this, value);
+  }
+
   json(selector) {
     const value = JSON.parse(this.body);
     return selector === undefined ? value : select(value, String(selector));
   }
+}
+
+// res.headers, once made or set, as an own property of the response.
+function ownHeaders(response, headers) {
+  Object.defineProperty(response, "headers", { value: headers, writable: true, enumerable: true, configurable: true });
 }
 
 // res.json(selector): k6's path (gjson's syntax) into the parsed body:
@@ -80,10 +99,18 @@ function encode(body) {
   return String(body);
 }
 
-export function request(method, url, body, params) {
+// A request of `method` (upper case already): a string body and URL, the
+// usual case, go as they are, without the calls that convert the others
+// (each JavaScript call costs the VU's CPU on every request).
+function send(method, url, body, params) {
   const p = params || NO_PARAMS;
-  return native.request(Response, String(method).toUpperCase(), String(url), encode(body), isForm(body),
-    p.headers, p.timeout, p.tags, p.responseType);
+  const text = typeof body === "string";
+  return native.request(Response, method, typeof url === "string" ? url : String(url), text ? body : encode(body),
+    !text && isForm(body), p.headers, p.timeout, p.tags, p.responseType);
+}
+
+export function request(method, url, body, params) {
+  return send(String(method).toUpperCase(), url, body, params);
 }
 
 // One request of http.batch: a URL (a GET), [method, url, body, params], or
@@ -111,25 +138,25 @@ export function batch(requests) {
 }
 
 export function get(url, params) {
-  return request("GET", url, null, params);
+  return send("GET", url, null, params);
 }
 export function head(url, params) {
-  return request("HEAD", url, null, params);
+  return send("HEAD", url, null, params);
 }
 export function options(url, body, params) {
-  return request("OPTIONS", url, body, params);
+  return send("OPTIONS", url, body, params);
 }
 export function post(url, body, params) {
-  return request("POST", url, body, params);
+  return send("POST", url, body, params);
 }
 export function put(url, body, params) {
-  return request("PUT", url, body, params);
+  return send("PUT", url, body, params);
 }
 export function patch(url, body, params) {
-  return request("PATCH", url, body, params);
+  return send("PATCH", url, body, params);
 }
 export function del(url, body, params) {
-  return request("DELETE", url, body, params);
+  return send("DELETE", url, body, params);
 }
 
 export default { request, batch, get, head, options, post, put, patch, del };
