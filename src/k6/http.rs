@@ -52,6 +52,10 @@ struct Given<'js> {
     response: Constructor<'js>,
     method: String,
     url: String,
+    /// The method and URL as the script's values, handed back to the
+    /// response as they are (no new strings made).
+    method_js: Value<'js>,
+    url_js: Value<'js>,
     body: Value<'js>,
     /// The body was an object, sent as a form.
     form: bool,
@@ -80,10 +84,14 @@ impl<'js> Given<'js> {
     /// From its values in order (the arguments of `request`, or one
     /// element of `batch`'s list).
     fn from_values(ctx: &Ctx<'js>, mut next: impl FnMut() -> rquickjs::Result<Value<'js>>) -> rquickjs::Result<Self> {
+        let response = Constructor::from_js(ctx, next()?)?;
+        let (method_js, url_js) = (next()?, next()?);
         Ok(Given {
-            response: Constructor::from_js(ctx, next()?)?,
-            method: String::from_js(ctx, next()?)?,
-            url: String::from_js(ctx, next()?)?,
+            response,
+            method: String::from_js(ctx, method_js.clone())?,
+            url: String::from_js(ctx, url_js.clone())?,
+            method_js,
+            url_js,
             body: next()?,
             form: bool::from_js(ctx, next()?)?,
             headers: Option::from_js(ctx, next()?)?,
@@ -154,6 +162,8 @@ impl HttpMetrics {
 /// A request made of what the script gave, and what its response needs.
 struct Pending<'js> {
     response: Constructor<'js>,
+    method: Value<'js>,
+    url: Value<'js>,
     tags: Option<Object<'js>>,
     body_type: BodyType,
 }
@@ -213,7 +223,7 @@ fn batch<'js>(ctx: &Ctx<'js>, s: &State, list: Array<'js>) -> rquickjs::Result<A
 /// The request `given` asks for, and what its response will need.
 fn prepare<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<(Request, Pending<'js>)> {
     let throw = |m: &str| Exception::throw_message(ctx, m);
-    let Given { response, method, url, body, form, headers, timeout, tags, response_type } = given;
+    let Given { response, method, url, method_js, url_js, body, form, headers, timeout, tags, response_type } = given;
     let body_type = BodyType::of(&response_type, s.discard.get()).map_err(|m| throw(&m))?;
     let mut headers = headers.as_ref().map(object_strings).unwrap_or_default();
     let timeout = if timeout.is_undefined() || timeout.is_null() {
@@ -235,7 +245,7 @@ fn prepare<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Resul
         headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
     }
     let r = Request { method, url, headers, body: bytes, has_body, timeout };
-    Ok((r, Pending { response, tags, body_type }))
+    Ok((r, Pending { response, method: method_js, url: url_js, tags, body_type }))
 }
 
 /// Its metrics' samples, then k6's response object: an instance of
@@ -248,7 +258,7 @@ fn finish<'js>(
     mut answer: Answer,
 ) -> rquickjs::Result<Value<'js>> {
     let Request { method, url, .. } = r;
-    let Pending { response, tags: given_tags, body_type } = pending;
+    let Pending { response, method: method_js, url: url_js, tags: given_tags, body_type } = pending;
     let t = answer.timings;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     if !s.warm.get() {
@@ -304,7 +314,7 @@ fn finish<'js>(
     }
     let mut args = Args::new(ctx.clone(), 14);
     args.push_arg(answer.status)?;
-    args.push_arg(url)?;
+    args.push_arg(url_js)?;
     args.push_arg(match body_type {
         BodyType::Text => String::from_utf8_lossy(&answer.body).into_js(ctx)?,
         BodyType::Binary => rquickjs::ArrayBuffer::new(ctx.clone(), std::mem::take(&mut answer.body))?.into_js(ctx)?,
@@ -324,7 +334,7 @@ fn finish<'js>(
     ] {
         args.push_arg(ms(d))?;
     }
-    args.push_arg(method)?;
+    args.push_arg(method_js)?;
     response.construct_args(args)
 }
 

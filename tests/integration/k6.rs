@@ -163,6 +163,8 @@ export default function (data) {
     check(res, {
       'status and json()': (r) => r.status === 200 && r.json().ok === true,
       'timings': (r) => r.timings.duration >= 0 && r.timings.waiting >= 0 && r.error === '',
+      'request, and all in JSON': (r) => r.request.method === 'GET'
+        && JSON.parse(JSON.stringify(r)).headers['Content-Type'] === 'application/json',
       'headers, by their canonical names': (r) => r.headers['Content-Type'] === 'application/json',
     });
     sent.add(1);
@@ -198,7 +200,7 @@ export function teardown(data) {
     let r = json(&stdout)?;
     let checks = r["checks"].as_array().context("checks")?;
     let failing: Vec<&serde_json::Value> = checks.iter().filter(|c| c["fails"] != 0).collect();
-    ensure(failing.is_empty() && checks.len() == 14, || format!("checks: {checks:#?}\n{stderr}"))?;
+    ensure(failing.is_empty() && checks.len() == 15, || format!("checks: {checks:#?}\n{stderr}"))?;
     let m = &r["metrics"];
     ensure(m["sent"]["count"] == 4.0 && m["good"]["rate"] == 1.0 && m["last_status"]["value"] == 200.0, || {
         m.to_string()

@@ -5,33 +5,55 @@ const native = globalThis.__k6_http;
 // k6's response. The native request makes one per request with its values
 // in this order: the properties are set here, with names the module's
 // compilation made once, and json() is on the prototype, not set on each.
-// The headers come as they were received, one string: the object of them
-// is made when a script first reads res.headers (most never do).
+// What most scripts never read is kept in one list and made into its
+// property on the first read: res.headers (from the headers as they were
+// received, one string), res.timings and res.request; toJSON gives them all.
 class Response {
-  #rawHeaders;
+  #lazy;
 
   constructor(status, url, body, rawHeaders, error, errorCode,
               blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration, method) {
     this.status = status;
     this.url = url;
     this.body = body;
-    this.#rawHeaders = rawHeaders;
     this.error = error;
     this.error_code = errorCode;
-    this.timings = {
-      blocked, connecting, tls_handshaking: tlsHandshaking, sending, waiting, receiving, duration,
-    };
-    this.request = { method };
+    this.#lazy = [rawHeaders, method, blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration];
   }
 
   get headers() {
-    const headers = native.headers(this.#rawHeaders);
-    ownHeaders(this, headers);
-    return headers;
+    return own(this, "headers", native.headers(this.#lazy[0]));
   }
 
   set headers(value) {
-    ownHeaders(this, value);
+    own(this, "headers", value);
+  }
+
+  get timings() {
+    const t = this.#lazy;
+    return own(this, "timings", {
+      blocked: t[2], connecting: t[3], tls_handshaking: t[4], sending: t[5], waiting: t[6], receiving: t[7],
+      duration: t[8],
+    });
+  }
+
+  set timings(value) {
+    own(this, "timings", value);
+  }
+
+  get request() {
+    return own(this, "request", { method: this.#lazy[1] });
+  }
+
+  set request(value) {
+    own(this, "request", value);
+  }
+
+  toJSON() {
+    return {
+      status: this.status, url: this.url, body: this.body, headers: this.headers, error: this.error,
+      error_code: this.error_code, timings: this.timings, request: this.request,
+    };
   }
 
   json(selector) {
@@ -40,9 +62,10 @@ class Response {
   }
 }
 
-// res.headers, once made or set, as an own property of the response.
-function ownHeaders(response, headers) {
-  Object.defineProperty(response, "headers", { value: headers, writable: true, enumerable: true, configurable: true });
+// A lazy property of a response, once made or set: its own, as k6's are.
+function own(response, name, value) {
+  Object.defineProperty(response, name, { value, writable: true, enumerable: true, configurable: true });
+  return value;
 }
 
 // res.json(selector): k6's path (gjson's syntax) into the parsed body:
