@@ -46,7 +46,16 @@
 //! name from Rust); after, load average 5.8-6.5: 28.3 us against 5.5 us,
 //! 5.2x (IQR 5.1-5.3), the atom lookups down to 2.2 %. The rest is spread
 //! over QuickJS's calls (6 %), its property sets and allocations, and the
-//! kernel: the 1.5x is not met. Memory:
+//! kernel. On 28 November again (the same build profile, 3 rounds): 31.4 us
+//! against 5.6 us, 4.96x (load average 5.8-8.0), before `res.headers`,
+//! `res.timings` and `res.request` were made only when a script reads them
+//! (12 % of the samples had gone to making the headers object) and an
+//! iteration became one call of a compiled function (no lookups by name);
+//! after, 23.4 us against 5.8 us, 3.94x (IQR 3.82-3.99, load average
+//! 4.3-6.9; user time 24.8 to 16.1 us). The 1.5x is not met: what is left
+//! is QuickJS running the script's calls (`JS_CallInternal` 5 % of the
+//! samples), converting the request's strings and params to Rust, and the
+//! kernel's loopback send. Memory:
 //! 0.25 MiB per VU for the notify-shaped script (38.8 MiB of peak RSS at
 //! 100 VUs, 507.5 at 2,000; a thread per VU: 0.28).
 
