@@ -9,7 +9,7 @@
 #           alternating rounds: client CPU per request of each (GNU time's
 #           user+sys of the process over the requests its report counts) and
 #           their ratio. Limit: k6 <= 1.5 x http.
-#   memory  the notify-shaped script of tests/integration/k6.rs (five checked
+#   memory  the notify-shaped script tests/fixtures/k6/notify.js (five checked
 #           JSON posts built in JavaScript, then sleep(0.01)) at 100 and at
 #           2,000 VUs: peak RSS (the report's client_peak_rss_mib) and
 #           (RSS at 2,000 - RSS at 100) / 1,900 per VU. Limit: <= 1 MiB.
@@ -29,6 +29,8 @@ THREADS=${THREADS:-1}
 MEMORY_VUS=${MEMORY_VUS:-100 2000}
 MEMORY_DURATION=${MEMORY_DURATION:-5}
 PORT=${PORT:-18670}
+# The notify-shaped script: one copy, which tests/integration/k6.rs runs too.
+NOTIFY=tests/fixtures/k6/notify.js
 BODY='{"data":[{"id":"Room:1","type":"Room","temperature":{"value":23.3,"type":"Number"},"pressure":{"value":720,"type":"Integer"}}]}'
 
 # shellcheck source=bench/common.sh
@@ -51,27 +53,6 @@ const params = { headers: { 'Content-Type': 'application/json' } };
 
 export default function () {
   http.post(__ENV.URL, body, params);
-}
-EOF
-# The notify-shaped script, as tests/integration/k6.rs runs it.
-cat >"$work/notify.js" <<'EOF'
-import http from 'k6/http';
-import { check, sleep } from 'k6';
-
-export default function () {
-  const url = __ENV.QL_URL + '/v2/notify';
-  for (let i = 0; i < 5; i++) {
-    const data = {
-      subscriptionId: '5947d174793fe6f7eb5e3961',
-      data: [{ id: 'Room:' + __VU + ':' + __ITER + ':' + i, type: 'Room',
-               temperature: { value: 20 + Math.random() * 5, type: 'Number' },
-               pressure: { value: 720, type: 'Integer' } }],
-    };
-    const params = { headers: { 'Content-Type': 'application/json' } };
-    const res = http.post(url, JSON.stringify(data), params);
-    check(res, { 'status was 200': (r) => r.status == 200 });
-  }
-  sleep(0.01);
 }
 EOF
 cleanup() { stop_nginx; rm -rf "$work"; }
@@ -123,7 +104,7 @@ for part in $PARTS; do
     echo "k6 memory: notify-shaped script, ${MEMORY_DURATION} s, peak RSS by VUs"
     first="" last=""
     for n in $MEMORY_VUS; do
-      "$DBLOAD" k6 run -u "$n" -d "${MEMORY_DURATION}s" -e "QL_URL=http://127.0.0.1:$PORT" "$work/notify.js" \
+      "$DBLOAD" k6 run -u "$n" -d "${MEMORY_DURATION}s" -e "QL_URL=http://127.0.0.1:$PORT" "$NOTIFY" \
         --quiet --output json --no-results >"$work/memory.json" 2>"$work/memory.err" ||
         { [ $? -eq 1 ] || { cat "$work/memory.err" >&2; exit 1; }; }
       rss=$(json_field '["client_peak_rss_mib"]' <"$work/memory.json")

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use tokio_util::sync::CancellationToken;
 
 use super::{measured, Command, Finished, Instances};
+use crate::cli::OutputFormat;
 use crate::config::k6::K6Config;
 use crate::config::OutputConfig;
 use crate::outcome::{Figures, K6Outcome};
@@ -57,8 +58,19 @@ impl Command for K6 {
         run::k6::k6(cfg, cancel, gate).await
     }
 
+    /// The report; a script that exports `handleSummary` is given its
+    /// summary data, and what it returns as `stdout` is printed in place of
+    /// k6's summary (on stderr with `--output json`, whose stdout is the report).
     fn report(cfg: &K6Config, outcome: &K6Outcome, _: &()) -> K6Report {
-        K6Report::new(cfg, outcome)
+        let mut report = K6Report::new(cfg, outcome);
+        if cfg.handle_summary {
+            let printed = crate::k6::summary::handle(cfg, &k6::summary_data(&report), k6::text_summary);
+            match (printed, cfg.output.format) {
+                (Some(printed), OutputFormat::Json) => crate::console::text(&printed),
+                (printed, _) => report.handled_summary = printed,
+            }
+        }
+        report
     }
 
     fn verdict(report: &mut K6Report) -> &mut Verdict {

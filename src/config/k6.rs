@@ -45,6 +45,9 @@ pub struct K6Config {
     /// Judged at the end (none with `--no-thresholds`).
     pub thresholds: Vec<Threshold>,
     pub summary_export: Option<PathBuf>,
+    /// The script exports `handleSummary(data)`: called with k6's summary
+    /// data once the run ends (`k6::summary`).
+    pub handle_summary: bool,
     pub insecure: bool,
     pub threads: Option<usize>,
     pub output: OutputConfig,
@@ -142,6 +145,7 @@ impl K6Config {
             load: Load { duration, rate, stages, warmup: Warmup::None, ..Load::default() },
             thresholds,
             summary_export: a.summary_export,
+            handle_summary: loaded.handle_summary,
             insecure: a.insecure_skip_tls_verify,
             threads: super::worker_threads(a.threads)?,
             output,
@@ -173,6 +177,7 @@ fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() 
         stop: stop.clone(),
         metrics: Arc::new(Mutex::new(Metrics::new(&[]))),
         data: None,
+        text_summary: None,
     };
     let loading = std::thread::Builder::new()
         .name("k6 options".into())

@@ -1,13 +1,17 @@
 //! k6 scripts, run unchanged by `dbload k6 run`: the script and its imports
-//! (`script`), a VU's JavaScript in a coroutine on the worker thread (`vu`), the script's
+//! (`script`), a VU's JavaScript in a coroutine on the worker thread (`vu`),
+//! its `k6/http` requests and responses (`http`), `handleSummary` at the
+//! run's end (`summary`), the script's
 //! options (`options`) and thresholds (`thresholds`), judged on k6's
 //! metrics (`stats::k6`). Here a VU's iteration is one operation of the worker
 //! loop (`run::worker`), run by the VU's [`VuExecutor`]: pacing, stages,
 //! the deadline, Ctrl-C, warm-up, progress and the recorder are the ones
 //! every command has.
 
+mod http;
 pub mod options;
 pub mod script;
+pub mod summary;
 pub mod thresholds;
 pub mod vu;
 

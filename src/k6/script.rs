@@ -1,9 +1,11 @@
 //! A k6 script as dbload reads it: the file (or stdin), the modules it may
 //! import, and its errors placed at `file:line:col`. k6's own modules
 //! (`k6`, `k6/http`, `k6/metrics`, `k6/data`) are small ES modules here
-//! over functions the VU installs in Rust (`k6::vu`); a script's relative
-//! imports are read beside it. Anything else (another `k6/...` module, a
-//! remote URL) is refused before the run, where the import is written.
+//! over functions the VU installs in Rust (`k6::vu`), and so is jslib's
+//! k6-summary, by its URL (there is no network at run time); a script's
+//! relative imports are read beside it. Anything else (another `k6/...`
+//! module, another remote URL) is refused before the run, where the import
+//! is written.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -46,13 +48,17 @@ impl Script {
 }
 
 /// k6's modules that dbload has, as ES modules over the VU's native
-/// functions (`globalThis.__k6*`, installed by `k6::vu`).
+/// functions (`globalThis.__k6*`, installed by `k6::vu`), and the jslib
+/// modules it builds in (k6-summary's `textSummary`), by their URLs.
 fn builtin(name: &str) -> Option<&'static str> {
     Some(match name {
         "k6" => include_str!("js/k6.js"),
         "k6/http" => include_str!("js/http.js"),
         "k6/metrics" => include_str!("js/metrics.js"),
         "k6/data" => include_str!("js/data.js"),
+        "https://jslib.k6.io/k6-summary/0.0.2/index.js" | "https://jslib.k6.io/k6-summary/0.1.0/index.js" => {
+            include_str!("js/summary.js")
+        }
         _ => return None,
     })
 }

@@ -46,7 +46,16 @@
 //! name from Rust); after, load average 5.8-6.5: 28.3 us against 5.5 us,
 //! 5.2x (IQR 5.1-5.3), the atom lookups down to 2.2 %. The rest is spread
 //! over QuickJS's calls (6 %), its property sets and allocations, and the
-//! kernel: the 1.5x is not met. Memory:
+//! kernel. On 28 November again (the same build profile, 3 rounds): 31.4 us
+//! against 5.6 us, 4.96x (load average 5.8-8.0), before `res.headers`,
+//! `res.timings` and `res.request` were made only when a script reads them
+//! (12 % of the samples had gone to making the headers object) and an
+//! iteration became one call of a compiled function (no lookups by name);
+//! after, 23.4 us against 5.8 us, 3.94x (IQR 3.82-3.99, load average
+//! 4.3-6.9; user time 24.8 to 16.1 us). The 1.5x is not met: what is left
+//! is QuickJS running the script's calls (`JS_CallInternal` 5 % of the
+//! samples), converting the request's strings and params to Rust, and the
+//! kernel's loopback send. Memory:
 //! 0.25 MiB per VU for the notify-shaped script (38.8 MiB of peak RSS at
 //! 100 VUs, 507.5 at 2,000; a thread per VU: 0.28).
 
@@ -59,15 +68,16 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use rquickjs::function::{Args, Constructor, FromParam, Func, Opt, ParamRequirement, ParamsAccessor};
-use rquickjs::{Array, Context, Ctx, Exception, FromJs, Function, IntoJs, Object, Runtime, Value};
+use rquickjs::function::{Func, Opt};
+use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Persistent, Runtime, Value};
 use send_wrapper::SendWrapper;
 use tokio_util::sync::CancellationToken;
 
+use super::http::{self, HttpMetrics};
 use super::script::{describe, Imports, Script};
 use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
-use crate::stats::k6::{Id, Kind, Metrics};
+use crate::stats::k6::{Kind, Metrics};
 
 /// The requests of an `http.batch` made at once, at most: k6's `batch`
 /// option's default.
@@ -76,8 +86,6 @@ const BATCH: usize = 20;
 /// rest is for the Rust and C frames around it.
 const VU_STACK: usize = 1 << 20;
 const JS_STACK: usize = 768 << 10;
-/// k6's default `params.timeout`.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What a VU is started with.
 #[derive(Clone)]
@@ -92,7 +100,17 @@ pub struct VuSpec {
     pub metrics: Arc<Mutex<Metrics>>,
     /// `setup()`'s result as JSON, handed to `default(data)`.
     pub data: Option<String>,
+    /// What the script's `textSummary(data, options)` renders with (the
+    /// report's k6 summary): given to the VU that runs `handleSummary`.
+    pub text_summary: Option<TextSummary>,
 }
+
+/// Renders k6's summary data as k6's text summary, each line after an indent.
+pub type TextSummary = fn(&serde_json::Value, &str) -> String;
+
+/// What a script's `handleSummary(data)` returned: each key (`stdout`,
+/// `stderr` or a file's path) with its content.
+pub type Outputs = Vec<(String, Vec<u8>)>;
 
 /// What the script's init code left: its `options` (as JSON) and which of
 /// its lifecycle functions it exports.
@@ -101,6 +119,8 @@ pub struct Loaded {
     pub options: Option<String>,
     pub setup: bool,
     pub teardown: bool,
+    /// It exports `handleSummary`.
+    pub handle_summary: bool,
 }
 
 /// What the worker loop asks of a VU.
@@ -112,6 +132,8 @@ pub enum Call {
     Setup,
     /// `teardown(data)`.
     Teardown,
+    /// `handleSummary(data)`, with k6's summary data as JSON.
+    Summary(String),
 }
 
 /// A call that did not complete.
@@ -124,7 +146,7 @@ pub enum CallError {
 }
 
 /// What a VU's coroutine hands out when it suspends.
-enum Out {
+pub(super) enum Out {
     /// `http.*`: the request to make; resumed with [`In::Answer`].
     Request(Box<Request>),
     /// `http.batch`: the requests to make at once; resumed with [`In::Answers`].
@@ -135,10 +157,12 @@ enum Out {
     Loaded(Result<Loaded>),
     /// A call ended: setup's data as JSON, or the error the script threw.
     Done(Result<Option<String>, String>),
+    /// `handleSummary` ended: its outputs, or the error it threw.
+    Summarized(Result<Outputs, String>),
 }
 
 /// What a VU's coroutine is resumed with.
-enum In {
+pub(super) enum In {
     /// The first resume: make the runtime, run the init code.
     Start,
     /// Run a call of the worker loop.
@@ -187,6 +211,15 @@ impl Vu {
     pub async fn call(&mut self, call: Call, client: &mut Client, record: bool) -> Result<Option<String>, CallError> {
         match self.drive(In::Call(call), Some(client), record).await {
             Some(Out::Done(done)) => done.map_err(CallError::Thrown),
+            _ => Err(CallError::Gone),
+        }
+    }
+
+    /// Runs the script's `handleSummary` on `data` (k6's summary data, as
+    /// JSON), its requests made with `client` (not recorded): its outputs.
+    pub async fn summarize(&mut self, data: String, client: &mut Client) -> Result<Outputs, CallError> {
+        match self.drive(In::Call(Call::Summary(data)), Some(client), false).await {
+            Some(Out::Summarized(done)) => done.map_err(CallError::Thrown),
             _ => Err(CallError::Gone),
         }
     }
@@ -252,41 +285,46 @@ impl Drop for Vu {
 }
 
 /// What the VU's native functions share.
-struct State {
-    id: u32,
+pub(super) struct State {
+    pub(super) id: u32,
     /// The coroutine's own yielder, through which a native function
     /// suspends the VU: valid while [`body`] runs, which is whenever
     /// JavaScript (and so a native function) runs.
-    yielder: *const Yielder<In, Out>,
+    pub(super) yielder: *const Yielder<In, Out>,
     /// k6's group path: `::outer::inner`, empty outside any group.
-    group: RefCell<String>,
+    pub(super) group: RefCell<String>,
     /// In the init context: `open()` is allowed, requests are not.
-    init: Cell<bool>,
+    pub(super) init: Cell<bool>,
     /// The iteration is warm-up: its samples stay out of the metrics.
-    warm: Cell<bool>,
+    pub(super) warm: Cell<bool>,
     /// `options.discardResponseBodies`: a response's body is null unless
     /// its request's `params.responseType` asks for it.
-    discard: Cell<bool>,
-    stop: CancellationToken,
-    metrics: Arc<Mutex<Metrics>>,
-    http: HttpMetrics,
-    dir: PathBuf,
+    pub(super) discard: Cell<bool>,
+    pub(super) stop: CancellationToken,
+    pub(super) metrics: Arc<Mutex<Metrics>>,
+    pub(super) http: HttpMetrics,
+    pub(super) dir: PathBuf,
+    /// A response's raw headers, made here (`http::finish`) for each
+    /// request: kept to spare an allocation per request.
+    pub(super) raw_headers: RefCell<String>,
+    /// `textSummary`'s renderer, in the VU that runs `handleSummary`.
+    pub(super) text_summary: Option<TextSummary>,
 }
 
 impl State {
     /// A sample's tags: the script's, then the group's.
-    fn tags(&self, given: Option<&Object<'_>>) -> Vec<(String, String)> {
+    pub(super) fn tags(&self, given: Option<&Object<'_>>) -> Vec<(String, String)> {
         let mut tags = given.map(object_strings).unwrap_or_default();
         tags.push(("group".into(), self.group.borrow().clone()));
         tags
     }
 
-    fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stop.is_cancelled()
     }
 
     /// Suspends the VU with `out`; what it is resumed with.
-    fn suspend(&self, out: Out) -> In {
+    pub(super) fn suspend(&self, out: Out) -> In {
         // SAFETY: `yielder` is the running coroutine's (see the field):
         // a native function runs only inside `body`, on the coroutine.
         unsafe { &*self.yielder }.suspend(out)
@@ -314,18 +352,29 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         metrics: spec.metrics.clone(),
         http: HttpMetrics::new(),
         dir: spec.script.dir.clone(),
+        raw_headers: RefCell::default(),
+        text_summary: spec.text_summary,
     });
     let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
     state.init.set(false);
     let ok = loaded.is_ok();
     let mut input = yielder.suspend(Out::Loaded(loaded));
+    // Compiled once: each iteration calls it, its global names resolved
+    // when it was compiled, not looked up by name from Rust each time.
+    let iterate = ctx.with(|ctx| ctx.eval::<Function, _>(ITERATE).map(|f| Persistent::save(&ctx, f)));
+    let Ok(iterate) = iterate else { return };
     while let (true, In::Call(call)) = (ok, input) {
-        let done = ctx.with(|ctx| run_call(&ctx, &state, call));
-        input = yielder.suspend(Out::Done(done));
+        let out = ctx.with(|ctx| run_call(&ctx, &state, call, &iterate));
+        input = yielder.suspend(out);
     }
+    // Its value is freed before the runtime that holds it.
+    drop(iterate);
     drop(ctx);
     drop(rt);
 }
+
+/// An iteration: `__ITER` set, the default function called with setup's data.
+const ITERATE: &str = "(function (iteration) { __ITER = iteration; return __k6_export_default(__k6_data); })";
 
 /// The VU's QuickJS runtime and context, its imports resolved by `Imports`,
 /// its JavaScript interrupted once the run stops.
@@ -358,9 +407,13 @@ fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> R
             spec.script.name
         )));
     }
-    let mut loaded = Loaded { options: None, setup: false, teardown: false };
-    for (name, has) in [("default", None), ("setup", Some(&mut loaded.setup)), ("teardown", Some(&mut loaded.teardown))]
-    {
+    let mut loaded = Loaded { options: None, setup: false, teardown: false, handle_summary: false };
+    for (name, has) in [
+        ("default", None),
+        ("setup", Some(&mut loaded.setup)),
+        ("teardown", Some(&mut loaded.teardown)),
+        ("handleSummary", Some(&mut loaded.handle_summary)),
+    ] {
         let f: Value = ns.get(name).map_err(fail)?;
         if let Some(has) = has {
             *has = f.is_function();
@@ -381,55 +434,91 @@ fn init(ctx: &Ctx<'_>, state: &Rc<State>, spec: &VuSpec, imports: &Imports) -> R
     Ok(loaded)
 }
 
-/// Runs one call of the worker loop in the VU's context.
-fn run_call(ctx: &Ctx<'_>, state: &State, call: Call) -> Result<Option<String>, String> {
-    let g = ctx.globals();
-    let err = |e| describe(ctx, e);
+/// Runs one call of the worker loop in the VU's context: what the VU hands out when it ends.
+fn run_call(ctx: &Ctx<'_>, state: &State, call: Call, iterate: &Persistent<Function<'static>>) -> Out {
     state.group.borrow_mut().clear();
+    let err = |e| describe(ctx, e);
     match call {
-        Call::Iterate { iteration, warm } => {
-            state.warm.set(warm);
-            g.set("__ITER", iteration).map_err(err)?;
-            let f: Function = g.get("__k6_export_default").map_err(err)?;
-            let data: Value = g.get("__k6_data").map_err(err)?;
-            let started = Instant::now();
-            let result = f.call::<_, Value>((data,));
-            // An iteration cut by the run's stop (Ctrl-C, or its VU ended
-            // after the deadline's grace) is not a completed one, as in k6.
-            if !warm && !state.stopped() {
-                let mut m = lock(&state.metrics);
-                let tags = [("group".to_owned(), String::new())];
-                let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
-                let _ = m.add("iterations", 1.0, &tags);
-            }
-            result.map(|_| None).map_err(|e| if state.stopped() { "the run stopped".into() } else { err(e) })
-        }
-        Call::Setup => {
-            let f: Value = g.get("__k6_export_setup").map_err(err)?;
-            let Some(f) = f.as_function() else { return Ok(None) };
-            let data: Value = f.call(()).map_err(err)?;
-            if data.is_undefined() {
-                return Ok(None);
-            }
-            let json = ctx.json_stringify(data).map_err(err)?;
-            let json = json.map(|s| s.to_string()).transpose().map_err(err)?;
-            if let Some(json) = &json {
-                g.set("__k6_data", ctx.json_parse(json.as_str()).map_err(err)?).map_err(err)?;
-            }
-            Ok(json)
-        }
-        Call::Teardown => {
-            let f: Value = g.get("__k6_export_teardown").map_err(err)?;
-            let Some(f) = f.as_function() else { return Ok(None) };
-            let data: Value = g.get("__k6_data").map_err(err)?;
-            f.call::<_, Value>((data,)).map_err(err)?;
-            Ok(None)
-        }
+        Call::Iterate { iteration, warm } => Out::Done(run_iteration(ctx, state, iterate, iteration, warm)),
+        Call::Setup => Out::Done(setup(ctx).map_err(err)),
+        Call::Teardown => Out::Done(teardown(ctx).map(|()| None).map_err(err)),
+        Call::Summary(data) => Out::Summarized(summarize(ctx, &data).map_err(err)),
     }
 }
 
+/// One run of the default function (through `iterate`, [`ITERATE`]),
+/// timed into k6's `iteration_duration`.
+fn run_iteration(
+    ctx: &Ctx<'_>,
+    state: &State,
+    iterate: &Persistent<Function<'static>>,
+    iteration: u64,
+    warm: bool,
+) -> Result<Option<String>, String> {
+    let err = |e| describe(ctx, e);
+    state.warm.set(warm);
+    let f = iterate.clone().restore(ctx).map_err(err)?;
+    let started = Instant::now();
+    let result = f.call::<_, Value>((iteration,));
+    // An iteration cut by the run's stop (Ctrl-C, or its VU ended
+    // after the deadline's grace) is not a completed one, as in k6.
+    if !warm && !state.stopped() {
+        let mut m = lock(&state.metrics);
+        let tags = [("group".to_owned(), String::new())];
+        let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
+        let _ = m.add("iterations", 1.0, &tags);
+    }
+    result.map(|_| None).map_err(|e| if state.stopped() { "the run stopped".into() } else { err(e) })
+}
+
+/// `setup()`: its result as JSON, kept in the VU for `default(data)`.
+fn setup(ctx: &Ctx<'_>) -> rquickjs::Result<Option<String>> {
+    let g = ctx.globals();
+    let f: Value = g.get("__k6_export_setup")?;
+    let Some(f) = f.as_function() else { return Ok(None) };
+    let data: Value = f.call(())?;
+    if data.is_undefined() {
+        return Ok(None);
+    }
+    let json = ctx.json_stringify(data)?.map(|s| s.to_string()).transpose()?;
+    if let Some(json) = &json {
+        g.set("__k6_data", ctx.json_parse(json.as_str())?)?;
+    }
+    Ok(json)
+}
+
+/// `teardown(data)`.
+fn teardown(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
+    let g = ctx.globals();
+    let f: Value = g.get("__k6_export_teardown")?;
+    let Some(f) = f.as_function() else { return Ok(()) };
+    let data: Value = g.get("__k6_data")?;
+    f.call::<_, Value>((data,))?;
+    Ok(())
+}
+
+/// `handleSummary(data)`: each key of the object it returns with its
+/// content (a string, an ArrayBuffer's bytes, anything else as a string).
+fn summarize(ctx: &Ctx<'_>, data: &str) -> rquickjs::Result<Outputs> {
+    let f: Function = ctx.globals().get("__k6_export_handleSummary")?;
+    let returned: Value = f.call((ctx.json_parse(data)?,))?;
+    let Some(o) = returned.as_object() else { return Ok(Vec::new()) };
+    o.props::<String, Value>()
+        .map(|p| {
+            let (key, v) = p?;
+            let bytes = match v.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
+                // SAFETY: the bytes are copied at once; no JavaScript runs
+                // while the slice lives.
+                Some(b) => unsafe { b.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default(),
+                None => v.get::<rquickjs::Coerced<String>>()?.0.into_bytes(),
+            };
+            Ok((key, bytes))
+        })
+        .collect()
+}
+
 /// A JavaScript object's own properties as strings (headers, tags).
-fn object_strings(o: &Object<'_>) -> Vec<(String, String)> {
+pub(super) fn object_strings(o: &Object<'_>) -> Vec<(String, String)> {
     o.props::<String, Value>()
         .filter_map(|p| p.ok())
         .map(|(k, v)| {
@@ -442,33 +531,12 @@ fn object_strings(o: &Object<'_>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A header's name as k6 gives it (Go's canonical form): `content-type`
-/// is `Content-Type`.
-fn canonical(name: &str) -> String {
-    let mut up = true;
-    name.chars()
-        .map(|c| {
-            let out = if up { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() };
-            up = c == '-';
-            out
-        })
-        .collect()
-}
-
-/// `params.timeout`: ms as a number, or a k6 duration string (`"30s"`).
-fn timeout_of(v: &Value<'_>) -> Result<Duration, String> {
-    if let Some(ms) = v.as_number() {
-        return Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
-    }
-    let s = v.as_string().and_then(|s| s.to_string().ok()).unwrap_or_default();
-    humantime::parse_duration(&s).map_err(|e| format!("params.timeout {s:?}: {e}; give a time such as \"30s\""))
-}
-
 /// k6's globals and the native functions its modules are made of.
 fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> rquickjs::Result<()> {
     let g = ctx.globals();
     g.set("__VU", state.id)?;
     g.set("__ITER", 0)?;
+    g.set("__k6_data", rquickjs::Undefined)?;
     let env_object = Object::new(ctx.clone())?;
     for (k, v) in env {
         env_object.set(k.as_str(), v.as_str())?;
@@ -519,22 +587,20 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
             }
         }),
     )?;
-    g.set("__k6", core)?;
-
-    let http = Object::new(ctx.clone())?;
-    let s = state.clone();
-    http.set(
-        "request",
-        Func::from(move |ctx: Ctx<'js>, given: Given<'js>| -> rquickjs::Result<Value<'js>> {
-            request(&ctx, &s, given)
+    let text = state.text_summary;
+    core.set(
+        "textSummary",
+        Func::from(move |ctx: Ctx<'js>, data: String, indent: String| -> rquickjs::Result<String> {
+            let Some(text) = text else {
+                return Err(Exception::throw_message(&ctx, "textSummary() is for handleSummary(data): call it there"));
+            };
+            let data = serde_json::from_str(&data).map_err(|e| Exception::throw_message(&ctx, &e.to_string()))?;
+            Ok(text(&data, &indent))
         }),
     )?;
-    let s = state.clone();
-    http.set(
-        "batch",
-        Func::from(move |ctx: Ctx<'js>, list: Array<'js>| -> rquickjs::Result<Array<'js>> { batch(&ctx, &s, list) }),
-    )?;
-    g.set("__k6_http", http)?;
+    g.set("__k6", core)?;
+
+    http::install(ctx, state)?;
 
     let metrics = Object::new(ctx.clone())?;
     let s = state.clone();
@@ -609,292 +675,4 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     }
     g.set("console", console)?;
     Ok(())
-}
-
-/// What `http.request` hands the native request (src/k6/js/http.js): the
-/// class its response is made of, the request, and the fields of its
-/// `params` that matter here, read in JavaScript (whose property names are
-/// atoms made once, when the VU compiles the module) rather than looked up
-/// by name from Rust on each request.
-struct Given<'js> {
-    response: Constructor<'js>,
-    method: String,
-    url: String,
-    body: Value<'js>,
-    /// The body was an object, sent as a form.
-    form: bool,
-    headers: Option<Object<'js>>,
-    timeout: Value<'js>,
-    tags: Option<Object<'js>>,
-    /// `params.responseType`.
-    response_type: Value<'js>,
-}
-
-/// `Given`'s positional arguments.
-const GIVEN: usize = 9;
-
-impl<'js> FromParam<'js> for Given<'js> {
-    fn param_requirement() -> ParamRequirement {
-        (0..GIVEN).fold(ParamRequirement::none(), |r, _| r.combine(ParamRequirement::single()))
-    }
-
-    fn from_param<'a>(params: &mut ParamsAccessor<'a, 'js>) -> rquickjs::Result<Self> {
-        let ctx = params.ctx().clone();
-        Given::from_values(&ctx, || Ok(params.arg()))
-    }
-}
-
-impl<'js> Given<'js> {
-    /// From its values in order (the arguments of `request`, or one
-    /// element of `batch`'s list).
-    fn from_values(ctx: &Ctx<'js>, mut next: impl FnMut() -> rquickjs::Result<Value<'js>>) -> rquickjs::Result<Self> {
-        Ok(Given {
-            response: Constructor::from_js(ctx, next()?)?,
-            method: String::from_js(ctx, next()?)?,
-            url: String::from_js(ctx, next()?)?,
-            body: next()?,
-            form: bool::from_js(ctx, next()?)?,
-            headers: Option::from_js(ctx, next()?)?,
-            timeout: next()?,
-            tags: Option::from_js(ctx, next()?)?,
-            response_type: next()?,
-        })
-    }
-}
-
-/// What a response's `body` is: k6's `params.responseType`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum BodyType {
-    /// A string (k6's default).
-    Text,
-    /// An ArrayBuffer.
-    Binary,
-    /// null: the body is read and dropped (`options.discardResponseBodies`'s default).
-    None,
-}
-
-impl BodyType {
-    /// `params.responseType` as given; without it, `none` if the options
-    /// discard response bodies, else `text`.
-    fn of(given: &Value<'_>, discard: bool) -> Result<BodyType, String> {
-        if given.is_undefined() || given.is_null() {
-            return Ok(if discard { BodyType::None } else { BodyType::Text });
-        }
-        let name = given.get::<rquickjs::Coerced<String>>().map(|c| c.0).unwrap_or_default();
-        match name.as_str() {
-            "text" => Ok(BodyType::Text),
-            "binary" => Ok(BodyType::Binary),
-            "none" => Ok(BodyType::None),
-            _ => Err(format!("params.responseType {name:?}: give \"text\", \"binary\" or \"none\"")),
-        }
-    }
-}
-
-/// The built-in metrics each request adds a sample to, found once per VU.
-struct HttpMetrics {
-    reqs: Id,
-    failed: Id,
-    duration: Id,
-    blocked: Id,
-    connecting: Id,
-    tls_handshaking: Id,
-    sending: Id,
-    waiting: Id,
-    receiving: Id,
-}
-
-impl HttpMetrics {
-    fn new() -> HttpMetrics {
-        HttpMetrics {
-            reqs: Id::builtin("http_reqs"),
-            failed: Id::builtin("http_req_failed"),
-            duration: Id::builtin("http_req_duration"),
-            blocked: Id::builtin("http_req_blocked"),
-            connecting: Id::builtin("http_req_connecting"),
-            tls_handshaking: Id::builtin("http_req_tls_handshaking"),
-            sending: Id::builtin("http_req_sending"),
-            waiting: Id::builtin("http_req_waiting"),
-            receiving: Id::builtin("http_req_receiving"),
-        }
-    }
-}
-
-/// A request made of what the script gave, and what its response needs.
-struct Pending<'js> {
-    response: Constructor<'js>,
-    tags: Option<Object<'js>>,
-    body_type: BodyType,
-}
-
-/// Refuses a request in the init context or once the run stopped.
-fn may_request(ctx: &Ctx<'_>, s: &State) -> rquickjs::Result<()> {
-    if s.init.get() {
-        return Err(Exception::throw_message(
-            ctx,
-            "http requests can only be made in a VU's code (default, setup, teardown), not in the init context",
-        ));
-    }
-    if s.stopped() {
-        return Err(Exception::throw_message(ctx, "the run stopped"));
-    }
-    Ok(())
-}
-
-/// `http.request(...)`: the request handed out of the VU's coroutine, the
-/// VU suspended until its answer, the answer as k6's response object.
-fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<Value<'js>> {
-    may_request(ctx, s)?;
-    let (r, pending) = prepare(ctx, s, given)?;
-    let In::Answer(answer, r) = s.suspend(Out::Request(Box::new(r))) else {
-        return Err(Exception::throw_message(ctx, "the run stopped"));
-    };
-    finish(ctx, s, pending, *r, *answer)
-}
-
-/// `http.batch(...)`: its requests (each as `request` takes them) handed
-/// out together and made at once; their responses in order.
-fn batch<'js>(ctx: &Ctx<'js>, s: &State, list: Array<'js>) -> rquickjs::Result<Array<'js>> {
-    may_request(ctx, s)?;
-    let mut requests = Vec::with_capacity(list.len());
-    let mut pending = Vec::with_capacity(list.len());
-    for item in list.iter::<Array<'js>>() {
-        let item = item?;
-        let mut at = 0;
-        let given = Given::from_values(ctx, || {
-            at += 1;
-            item.get(at - 1)
-        })?;
-        let (r, p) = prepare(ctx, s, given)?;
-        requests.push(r);
-        pending.push(p);
-    }
-    let In::Answers(answers, requests) = s.suspend(Out::Batch(requests)) else {
-        return Err(Exception::throw_message(ctx, "the run stopped"));
-    };
-    let out = Array::new(ctx.clone())?;
-    for (i, ((p, r), a)) in pending.into_iter().zip(requests).zip(answers).enumerate() {
-        out.set(i, finish(ctx, s, p, r, a)?)?;
-    }
-    Ok(out)
-}
-
-/// The request `given` asks for, and what its response will need.
-fn prepare<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<(Request, Pending<'js>)> {
-    let throw = |m: &str| Exception::throw_message(ctx, m);
-    let Given { response, method, url, body, form, headers, timeout, tags, response_type } = given;
-    let body_type = BodyType::of(&response_type, s.discard.get()).map_err(|m| throw(&m))?;
-    let mut headers = headers.as_ref().map(object_strings).unwrap_or_default();
-    let timeout = if timeout.is_undefined() || timeout.is_null() {
-        DEFAULT_TIMEOUT
-    } else {
-        timeout_of(&timeout).map_err(|m| throw(&m))?
-    };
-    let has_body = !(body.is_null() || body.is_undefined());
-    let bytes = if let Some(b) = body.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
-        // SAFETY: the bytes are copied at once; no JavaScript runs (and so
-        // nothing can detach or resize the buffer) while the slice lives.
-        unsafe { b.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
-    } else if has_body {
-        body.get::<rquickjs::Coerced<String>>()?.0.into_bytes()
-    } else {
-        Vec::new()
-    };
-    if form && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
-        headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
-    }
-    let r = Request { method, url, headers, body: bytes, has_body, timeout };
-    Ok((r, Pending { response, tags, body_type }))
-}
-
-/// Its metrics' samples, then k6's response object: an instance of
-/// http.js's `Response`, made with its values in order.
-fn finish<'js>(
-    ctx: &Ctx<'js>,
-    s: &State,
-    pending: Pending<'js>,
-    r: Request,
-    mut answer: Answer,
-) -> rquickjs::Result<Value<'js>> {
-    let Request { method, url, .. } = r;
-    let Pending { response, tags: given_tags, body_type } = pending;
-    let t = answer.timings;
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    if !s.warm.get() {
-        let failed = answer.error.is_some() || !(200..400).contains(&answer.status);
-        let h = &s.http;
-        let mut m = lock(&s.metrics);
-        // A sample's tags cost allocations: made only when a threshold's
-        // submetric of an HTTP metric selects by them.
-        let tags = if [
-            h.reqs,
-            h.failed,
-            h.duration,
-            h.blocked,
-            h.connecting,
-            h.tls_handshaking,
-            h.sending,
-            h.waiting,
-            h.receiving,
-        ]
-        .iter()
-        .any(|&id| m.wants_tags(id))
-        {
-            let mut tags = s.tags(given_tags.as_ref());
-            if !tags.iter().any(|(k, _)| k == "name") {
-                tags.push(("name".into(), url.clone()));
-            }
-            tags.push(("method".into(), method.clone()));
-            tags.push(("status".into(), answer.status.to_string()));
-            tags
-        } else {
-            Vec::new()
-        };
-        for (id, v) in [
-            (h.reqs, 1.0),
-            (h.failed, if failed { 1.0 } else { 0.0 }),
-            (h.duration, ms(t.duration())),
-            (h.blocked, ms(t.connecting + t.tls_handshaking)),
-            (h.connecting, ms(t.connecting)),
-            (h.tls_handshaking, ms(t.tls_handshaking)),
-            (h.sending, ms(t.sending)),
-            (h.waiting, ms(t.waiting)),
-            (h.receiving, ms(t.receiving)),
-        ] {
-            m.add_to(id, v, &tags);
-        }
-    }
-    let headers = Object::new(ctx.clone())?;
-    for (name, value) in &answer.headers {
-        let name = canonical(name);
-        // A repeated header's values joined with ", ", as k6 joins them.
-        let joined = match headers.get::<_, Option<String>>(name.as_str())? {
-            Some(before) => format!("{before}, {value}"),
-            None => value.clone(),
-        };
-        headers.set(name, joined)?;
-    }
-    let mut args = Args::new(ctx.clone(), 14);
-    args.push_arg(answer.status)?;
-    args.push_arg(url)?;
-    args.push_arg(match body_type {
-        BodyType::Text => String::from_utf8_lossy(&answer.body).into_js(ctx)?,
-        BodyType::Binary => rquickjs::ArrayBuffer::new(ctx.clone(), std::mem::take(&mut answer.body))?.into_js(ctx)?,
-        BodyType::None => Value::new_null(ctx.clone()),
-    })?;
-    args.push_arg(headers)?;
-    args.push_arg(answer.error.as_deref().unwrap_or_default())?;
-    args.push_arg(if answer.error.is_some() { 1000 } else { 0 })?;
-    for d in [
-        t.connecting + t.tls_handshaking,
-        t.connecting,
-        t.tls_handshaking,
-        t.sending,
-        t.waiting,
-        t.receiving,
-        t.duration(),
-    ] {
-        args.push_arg(ms(d))?;
-    }
-    args.push_arg(method)?;
-    response.construct_args(args)
 }

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 
 use serde::Serialize;
 use serde_json::{json, Value as Json};
@@ -96,6 +97,10 @@ pub struct K6Report {
     /// `--stage` or `options.stages`: each stage's figures (empty without).
     pub stages: Vec<StageEntry>,
     pub setup: K6Setup,
+    /// What the script's `handleSummary(data)` returned as `stdout`:
+    /// printed in place of k6's summary (dbload's own lines follow).
+    #[serde(skip)]
+    pub handled_summary: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -246,6 +251,7 @@ impl K6Report {
                 duration_limit_s: cfg.load.duration.map(|d| d.as_secs_f64()),
                 insecure: cfg.insecure,
             },
+            handled_summary: None,
         }
     }
 
@@ -289,6 +295,122 @@ fn shown(m: &Json, is_time: bool) -> String {
     format!("{} min={} max={}", v(n("value")), v(n("min")), v(n("max")))
 }
 
+/// k6's summary data, as a script's `handleSummary(data)` gets it:
+/// `metrics.NAME` with its `type`, what it `contains` (`time`, `data`,
+/// `default`), its `values` (as `--summary-export` has them, a Rate's
+/// without `value`) and its `thresholds` (`{ "p(95)<200": { "ok": true } }`);
+/// `root_group` with the checks; `state`; `options`. [`text_summary`]
+/// renders it, for dbload's report and for the script's `textSummary`.
+pub fn summary_data(r: &K6Report) -> Json {
+    let mut metrics = serde_json::Map::new();
+    for (name, m) in &r.metrics {
+        let mut values = m.clone();
+        let thresholds = values.as_object_mut().and_then(|v| v.remove("thresholds"));
+        let kind = if m.get("avg").is_some() {
+            "trend"
+        } else if m.get("passes").is_some() {
+            values.as_object_mut().map(|v| v.remove("value"));
+            "rate"
+        } else if m.get("count").is_some() {
+            "counter"
+        } else {
+            "gauge"
+        };
+        let base = name.split('{').next().unwrap_or(name);
+        let contains = if r.time_metrics.iter().any(|t| t == base) {
+            "time"
+        } else if matches!(base, "data_sent" | "data_received") {
+            "data"
+        } else {
+            "default"
+        };
+        let mut metric = json!({ "type": kind, "contains": contains, "values": values });
+        if let Some(Json::Object(t)) = thresholds {
+            let judged: serde_json::Map<String, Json> =
+                t.into_iter().map(|(k, failed)| (k, json!({ "ok": failed == Json::Bool(false) }))).collect();
+            metric["thresholds"] = Json::Object(judged);
+        }
+        metrics.insert(name.clone(), metric);
+    }
+    let checks: Vec<Json> = r
+        .checks
+        .iter()
+        .map(|c| json!({ "name": c.check, "path": format!("::{}", c.check), "passes": c.passes, "fails": c.fails }))
+        .collect();
+    json!({
+        "metrics": metrics,
+        "root_group": { "name": "", "path": "", "groups": [], "checks": checks },
+        "state": {
+            "testRunDurationMs": r.wall_s * 1000.0,
+            "isStdOutTTY": std::io::stdout().is_terminal(),
+            "isStdErrTTY": std::io::stderr().is_terminal(),
+        },
+        "options": { "summaryTrendStats": ["avg", "min", "med", "max", "p(90)", "p(95)"], "summaryTimeUnit": "",
+                     "noColor": true },
+    })
+}
+
+/// k6's end-of-test summary (the checks, then each metric with its
+/// thresholds' ✓/✗) rendered from its data ([`summary_data`]'s shape),
+/// each line after `indent`: what dbload prints, and what k6's jslib
+/// `textSummary(data, { indent })` gives a script's `handleSummary`.
+pub fn text_summary(data: &Json, indent: &str) -> String {
+    let mut out = String::new();
+    let checks = data["root_group"]["checks"].as_array().map(Vec::as_slice).unwrap_or_default();
+    for c in checks {
+        let n = |k: &str| c[k].as_u64().unwrap_or(0);
+        let (name, passes, fails) = (c["name"].as_str().unwrap_or_default(), n("passes"), n("fails"));
+        let mark = if fails == 0 { '✓' } else { '✗' };
+        let _ = writeln!(out, "     {mark} {name}");
+        if fails > 0 {
+            let _ = writeln!(out, "      ↳  {} — ✓ {passes} / ✗ {fails}", percent(passes, passes + fails));
+        }
+    }
+    if !checks.is_empty() {
+        out.push('\n');
+    }
+    let empty = serde_json::Map::new();
+    let metrics = data["metrics"].as_object().unwrap_or(&empty);
+    let http_reqs = metrics.get("http_reqs").and_then(|m| m["values"]["count"].as_f64()).unwrap_or(0.0);
+    // ✓ when each of a metric's thresholds is met, ✗ when one is not.
+    let judged = |m: &Json| m["thresholds"].as_object().map(|t| t.values().all(|j| j["ok"] == true));
+    for (name, m) in metrics {
+        let values = &m["values"];
+        // Submetrics come under their metric; unused built-ins are left out, as k6 does.
+        if name.contains('{') || (values.get("count").is_some_and(|c| c == 0.0) && name != "iterations") {
+            continue;
+        }
+        if m["type"] == "rate" && values["passes"] == 0 && values["fails"] == 0 {
+            continue;
+        }
+        if m["type"] == "trend" && http_reqs == 0.0 && name.starts_with("http_req_") {
+            continue;
+        }
+        let mark = match judged(m) {
+            Some(true) => "✓ ",
+            Some(false) => "✗ ",
+            None => "",
+        };
+        let value = |m: &Json| match m["contains"].as_str() {
+            Some("data") => {
+                let n = |k: &str| m["values"][k].as_f64().unwrap_or(0.0);
+                format!("{} {}/s", k6_bytes(n("count")), k6_bytes(n("rate")))
+            }
+            contains => shown(&m["values"], contains == Some("time")),
+        };
+        metric(&mut out, &format!("{mark}{name}"), &value(m));
+        for (sub, sm) in metrics.iter().filter(|(k, _)| k.starts_with(&format!("{name}{{"))) {
+            let mark = if judged(sm) == Some(false) { "✗ " } else { "✓ " };
+            metric(&mut out, &format!("  {mark}{}", &sub[name.len()..]), &value(sm));
+        }
+    }
+    out.push('\n');
+    if indent.is_empty() {
+        return out;
+    }
+    out.lines().map(|l| if l.is_empty() { "\n".to_owned() } else { format!("{indent}{l}\n") }).collect()
+}
+
 pub fn render(r: &K6Report) -> String {
     let mut out = String::new();
     let s = &r.setup;
@@ -311,52 +433,10 @@ pub fn render(r: &K6Report) -> String {
         if s.threads == 1 { "" } else { "s" }
     );
     out.push('\n');
-    for c in &r.checks {
-        let mark = if c.fails == 0 { '✓' } else { '✗' };
-        let _ = writeln!(out, "     {mark} {}", c.check);
-        if c.fails > 0 {
-            let _ =
-                writeln!(out, "      ↳  {} — ✓ {} / ✗ {}", percent(c.passes, c.passes + c.fails), c.passes, c.fails);
-        }
+    match &r.handled_summary {
+        Some(printed) => out.push_str(printed),
+        None => out.push_str(&text_summary(&summary_data(r), "")),
     }
-    if !r.checks.is_empty() {
-        out.push('\n');
-    }
-    let per_sec = |b: u64| if r.duration_s > 0.0 { b as f64 / r.duration_s } else { 0.0 };
-    for (name, m) in &r.metrics {
-        // Submetrics come under their metric; unused built-ins are left out, as k6 does.
-        if name.contains('{') || (m.get("count").is_some_and(|c| c == 0.0) && name != "iterations") {
-            continue;
-        }
-        if m.get("passes").is_some() && m["passes"] == 0 && m["fails"] == 0 {
-            continue;
-        }
-        if m.get("avg").is_some() && r.http_reqs == 0 && name.starts_with("http_req_") {
-            continue;
-        }
-        let mark = match r.thresholds.iter().filter(|t| t.metric == *name).map(|t| t.ok).reduce(|a, b| a && b) {
-            Some(true) => "✓ ",
-            Some(false) => "✗ ",
-            None => "",
-        };
-        let is_time = r.time_metrics.contains(name);
-        let value = match name.as_str() {
-            "data_received" => {
-                format!("{} {}/s", k6_bytes(r.data_received_bytes as f64), k6_bytes(per_sec(r.data_received_bytes)))
-            }
-            "data_sent" => format!("{} {}/s", k6_bytes(r.data_sent_bytes as f64), k6_bytes(per_sec(r.data_sent_bytes))),
-            _ => shown(m, is_time),
-        };
-        metric(&mut out, &format!("{mark}{name}"), &value);
-        for (sub, sm) in r.metrics.iter().filter(|(k, _)| k.starts_with(&format!("{name}{{"))) {
-            let mark = match r.thresholds.iter().filter(|t| t.metric == *sub).map(|t| t.ok).reduce(|a, b| a && b) {
-                Some(false) => "✗ ",
-                _ => "✓ ",
-            };
-            metric(&mut out, &format!("  {mark}{}", &sub[name.len()..]), &shown(sm, is_time));
-        }
-    }
-    out.push('\n');
     if !r.thresholds.is_empty() {
         out.push_str("Thresholds:\n");
         for t in &r.thresholds {

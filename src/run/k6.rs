@@ -41,6 +41,7 @@ pub async fn k6(cfg: &K6Config, cancel: CancellationToken, gate: Option<super::G
         stop: cancel.clone(),
         metrics: metrics.clone(),
         data,
+        text_summary: None,
     };
     let name = &cfg.script.name;
     let setup_stats = Arc::new(Mutex::new(HttpStats::new(0)));

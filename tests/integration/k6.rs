@@ -27,6 +27,12 @@ pub fn tests() -> Vec<Registered> {
         ("k6::response_type_and_discarded_bodies", response_type_and_discarded_bodies, Parallel),
         ("k6::http_batch_makes_its_requests_at_once", http_batch_makes_its_requests_at_once, Parallel),
         ("k6::a_threshold_with_abort_on_fail_stops_the_run", a_threshold_with_abort_on_fail_stops_the_run, Parallel),
+        ("k6::handle_summary_writes_its_files_and_stdout", handle_summary_writes_its_files_and_stdout, Parallel),
+        (
+            "k6::a_handle_summary_that_throws_leaves_the_default_summary",
+            a_handle_summary_that_throws_leaves_the_default_summary,
+            Parallel,
+        ),
         ("k6::a_syntax_error_exits_2_at_its_place", a_syntax_error_exits_2_at_its_place, Parallel),
         ("k6::an_unsupported_import_exits_2_at_its_place", an_unsupported_import_exits_2_at_its_place, Parallel),
         ("k6::a_vu_that_throws_is_counted_and_goes_on", a_vu_that_throws_is_counted_and_goes_on, Parallel),
@@ -76,27 +82,9 @@ fn k6(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Result<(i32, String, 
 }
 
 /// QuantumLeap's notify load test, in its shape: NGSI notifications built
-/// in JavaScript, posted in a loop, each checked, then a sleep.
-const NOTIFY: &str = r#"
-import http from 'k6/http';
-import { check, sleep } from 'k6';
-
-export default function () {
-  const url = __ENV.QL_URL + '/v2/notify';
-  for (let i = 0; i < 5; i++) {
-    const data = {
-      subscriptionId: '5947d174793fe6f7eb5e3961',
-      data: [{ id: 'Room:' + __VU + ':' + __ITER + ':' + i, type: 'Room',
-               temperature: { value: 20 + Math.random() * 5, type: 'Number' },
-               pressure: { value: 720, type: 'Integer' } }],
-    };
-    const params = { headers: { 'Content-Type': 'application/json' } };
-    const res = http.post(url, JSON.stringify(data), params);
-    check(res, { 'status was 200': (r) => r.status == 200 });
-  }
-  sleep(0.01);
-}
-"#;
+/// in JavaScript, posted in a loop, each checked, then a sleep (the one
+/// copy, which bench/k6.sh's memory part runs too).
+const NOTIFY: &str = include_str!("../fixtures/k6/notify.js");
 
 /// The seed's notify script (30 VUs × 60 s there; 3 VUs × 4 iterations
 /// here): the requests the report counts are the ones the server got,
@@ -175,6 +163,8 @@ export default function (data) {
     check(res, {
       'status and json()': (r) => r.status === 200 && r.json().ok === true,
       'timings': (r) => r.timings.duration >= 0 && r.timings.waiting >= 0 && r.error === '',
+      'request, and all in JSON': (r) => r.request.method === 'GET'
+        && JSON.parse(JSON.stringify(r)).headers['Content-Type'] === 'application/json',
       'headers, by their canonical names': (r) => r.headers['Content-Type'] === 'application/json',
     });
     sent.add(1);
@@ -210,7 +200,7 @@ export function teardown(data) {
     let r = json(&stdout)?;
     let checks = r["checks"].as_array().context("checks")?;
     let failing: Vec<&serde_json::Value> = checks.iter().filter(|c| c["fails"] != 0).collect();
-    ensure(failing.is_empty() && checks.len() == 14, || format!("checks: {checks:#?}\n{stderr}"))?;
+    ensure(failing.is_empty() && checks.len() == 15, || format!("checks: {checks:#?}\n{stderr}"))?;
     let m = &r["metrics"];
     ensure(m["sent"]["count"] == 4.0 && m["good"]["rate"] == 1.0 && m["last_status"]["value"] == 200.0, || {
         m.to_string()
@@ -405,6 +395,86 @@ export default function () {
     ensure(m["http_req_duration{group:::notify}"]["thresholds"]["p(95)<60000"] == false, || summary.to_string())?;
     let (code, stdout, stderr) = k6(&["-e", &base, "--no-thresholds", "-"], script, &[])?;
     ensure(code == 0 && !stdout.contains("Thresholds:"), || format!("--no-thresholds: exit {code}: {stderr}\n{stdout}"))
+}
+
+/// A script that exports `handleSummary(data)` (k6's end-of-test hook):
+/// it gets k6's summary data (`metrics.NAME` with `type`, `contains`,
+/// `values` and `thresholds`, `root_group.checks`, `state`, `options`);
+/// what it returns is written where its keys say (a file path, `stdout`
+/// in place of the k6 summary, `stderr`); `textSummary` from k6's jslib
+/// URL (both versions) is built in and gives the summary dbload prints.
+fn handle_summary_writes_its_files_and_stdout(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let dir = tempfile::tempdir()?;
+    let summary = dir.path().join("summary.json");
+    let binary = dir.path().join("bytes.bin");
+    for version in ["0.0.2", "0.1.0"] {
+        let script = format!(
+            r#"
+import http from 'k6/http';
+import {{ check }} from 'k6';
+import {{ textSummary }} from 'https://jslib.k6.io/k6-summary/{version}/index.js';
+
+export const options = {{ thresholds: {{ http_req_duration: ['p(95)<60000'] }} }};
+
+export default function () {{
+  const res = http.get(__ENV.BASE + '/x');
+  check(res, {{ 'status was 200': (r) => r.status === 200 }});
+}}
+
+export function handleSummary(data) {{
+  return {{
+    stdout: 'FROM handleSummary\n' + textSummary(data, {{ indent: ' ', enableColors: false }}),
+    stderr: 'TO stderr\n',
+    [__ENV.SUMMARY]: JSON.stringify(data),
+    [__ENV.BINARY]: new Uint8Array([1, 2, 3]).buffer,
+  }};
+}}
+"#
+        );
+        let (base, summary_env, binary_env) = (
+            format!("BASE={}", server.url),
+            format!("SUMMARY={}", summary.display()),
+            format!("BINARY={}", binary.display()),
+        );
+        let args = ["-e", &base, "-e", &summary_env, "-e", &binary_env, "-u", "2", "-i", "6", "-"];
+        let (code, stdout, stderr) = k6(&args, &script, &[])?;
+        ensure(code == 0, || format!("{version}: exit {code}: {stderr}\n{stdout}"))?;
+        ensure(stderr.contains("TO stderr") && !stdout.contains("TO stderr"), || format!("{version}: {stderr}"))?;
+        // handleSummary's stdout takes the k6 summary's place; dbload's own lines follow.
+        let at = stdout.find("FROM handleSummary").with_context(|| format!("{version}: {stdout}"))?;
+        ensure(stdout.matches("http_reqs").count() == 1 && stdout.contains(" ✓ status was 200"), || stdout.clone())?;
+        ensure(stdout.find("Connections opened").is_some_and(|c| c > at), || stdout.clone())?;
+        let data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary)?)?;
+        let m = &data["metrics"];
+        ensure(m["http_reqs"]["type"] == "counter" && m["http_reqs"]["values"]["count"] == 6.0, || data.to_string())?;
+        let d = &m["http_req_duration"];
+        ensure(d["type"] == "trend" && d["contains"] == "time" && d["values"]["p(95)"].is_number(), || d.to_string())?;
+        ensure(d["thresholds"]["p(95)<60000"]["ok"] == true, || d.to_string())?;
+        ensure(m["data_sent"]["contains"] == "data" && m["checks"]["values"]["passes"] == 6.0, || m.to_string())?;
+        let checks = &data["root_group"]["checks"];
+        ensure(checks[0]["name"] == "status was 200" && checks[0]["passes"] == 6, || data.to_string())?;
+        ensure(data["state"]["testRunDurationMs"].as_f64().is_some_and(|ms| ms > 0.0), || data.to_string())?;
+        ensure(data["options"]["summaryTrendStats"].is_array(), || data.to_string())?;
+        ensure(std::fs::read(&binary)? == [1, 2, 3], || format!("{version}: {}", binary.display()))?;
+    }
+    Ok(())
+}
+
+/// A `handleSummary` that throws is reported, and the default summary is
+/// printed in its place, as k6 does; the run's exit code stays its own.
+fn a_handle_summary_that_throws_leaves_the_default_summary(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let script = r#"
+import http from 'k6/http';
+export default function () { http.get(__ENV.BASE + '/x'); }
+export function handleSummary(data) { throw new Error('no summary today'); }
+"#;
+    let base = format!("BASE={}", server.url);
+    let (code, stdout, stderr) = k6(&["-e", &base, "-i", "2", "-"], script, &[])?;
+    ensure(code == 0, || format!("exit {code}: {stderr}\n{stdout}"))?;
+    ensure(stderr.contains("handleSummary") && stderr.contains("no summary today"), || stderr.clone())?;
+    ensure(stdout.contains("http_reqs") && stdout.contains("iterations"), || stdout.clone())
 }
 
 /// A syntax error stops the command before anything runs: exit 2, the

@@ -1,29 +1,71 @@
-// k6's `k6/http` module over the VU's native request (src/k6/vu.rs), which
+// k6's `k6/http` module over the VU's native request (src/k6/http.rs), which
 // hands each request to dbload's own HTTP client.
 const native = globalThis.__k6_http;
 
 // k6's response. The native request makes one per request with its values
 // in this order: the properties are set here, with names the module's
 // compilation made once, and json() is on the prototype, not set on each.
+// What most scripts never read is kept in one list and made into its
+// property on the first read: res.headers (from the headers as they were
+// received, one string), res.timings and res.request; toJSON gives them all.
 class Response {
-  constructor(status, url, body, headers, error, errorCode,
+  #lazy;
+
+  constructor(status, url, body, rawHeaders, error, errorCode,
               blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration, method) {
     this.status = status;
     this.url = url;
     this.body = body;
-    this.headers = headers;
     this.error = error;
     this.error_code = errorCode;
-    this.timings = {
-      blocked, connecting, tls_handshaking: tlsHandshaking, sending, waiting, receiving, duration,
+    this.#lazy = [rawHeaders, method, blocked, connecting, tlsHandshaking, sending, waiting, receiving, duration];
+  }
+
+  get headers() {
+    return own(this, "headers", native.headers(this.#lazy[0]));
+  }
+
+  set headers(value) {
+    own(this, "headers", value);
+  }
+
+  get timings() {
+    const t = this.#lazy;
+    return own(this, "timings", {
+      blocked: t[2], connecting: t[3], tls_handshaking: t[4], sending: t[5], waiting: t[6], receiving: t[7],
+      duration: t[8],
+    });
+  }
+
+  set timings(value) {
+    own(this, "timings", value);
+  }
+
+  get request() {
+    return own(this, "request", { method: this.#lazy[1] });
+  }
+
+  set request(value) {
+    own(this, "request", value);
+  }
+
+  toJSON() {
+    return {
+      status: this.status, url: this.url, body: this.body, headers: this.headers, error: this.error,
+      error_code: this.error_code, timings: this.timings, request: this.request,
     };
-    this.request = { method };
   }
 
   json(selector) {
     const value = JSON.parse(this.body);
     return selector === undefined ? value : select(value, String(selector));
   }
+}
+
+// A lazy property of a response, once made or set: its own, as k6's are.
+function own(response, name, value) {
+  Object.defineProperty(response, name, { value, writable: true, enumerable: true, configurable: true });
+  return value;
 }
 
 // res.json(selector): k6's path (gjson's syntax) into the parsed body:
@@ -80,10 +122,18 @@ function encode(body) {
   return String(body);
 }
 
-export function request(method, url, body, params) {
+// A request of `method` (upper case already): a string body and URL, the
+// usual case, go as they are, without the calls that convert the others
+// (each JavaScript call costs the VU's CPU on every request).
+function send(method, url, body, params) {
   const p = params || NO_PARAMS;
-  return native.request(Response, String(method).toUpperCase(), String(url), encode(body), isForm(body),
-    p.headers, p.timeout, p.tags, p.responseType);
+  const text = typeof body === "string";
+  return native.request(Response, method, typeof url === "string" ? url : String(url), text ? body : encode(body),
+    !text && isForm(body), p.headers, p.timeout, p.tags, p.responseType);
+}
+
+export function request(method, url, body, params) {
+  return send(String(method).toUpperCase(), url, body, params);
 }
 
 // One request of http.batch: a URL (a GET), [method, url, body, params], or
@@ -111,25 +161,25 @@ export function batch(requests) {
 }
 
 export function get(url, params) {
-  return request("GET", url, null, params);
+  return send("GET", url, null, params);
 }
 export function head(url, params) {
-  return request("HEAD", url, null, params);
+  return send("HEAD", url, null, params);
 }
 export function options(url, body, params) {
-  return request("OPTIONS", url, body, params);
+  return send("OPTIONS", url, body, params);
 }
 export function post(url, body, params) {
-  return request("POST", url, body, params);
+  return send("POST", url, body, params);
 }
 export function put(url, body, params) {
-  return request("PUT", url, body, params);
+  return send("PUT", url, body, params);
 }
 export function patch(url, body, params) {
-  return request("PATCH", url, body, params);
+  return send("PATCH", url, body, params);
 }
 export function del(url, body, params) {
-  return request("DELETE", url, body, params);
+  return send("DELETE", url, body, params);
 }
 
 export default { request, batch, get, head, options, post, put, patch, del };
