@@ -216,7 +216,8 @@ pub async fn queries(
         Err(why) => Err(why),
     };
     let scale = scripts.then_some(scale);
-    let threads = cores::threads();
+    // The threads the workers ran on: no more than the workers (pgbench caps -j at -c too).
+    let threads = cores::threads().min(cfg.concurrency as usize);
     Ok(QueryOutcome {
         setup,
         phases,

@@ -535,6 +535,9 @@ fn s_n_and_scale_after_s_run_as_pgbench(ctx: &Ctx) -> Result<()> {
     ensure(r["count"] == 60 && r["errors"] == 0, || stdout.clone())?;
     ensure(history == updates, || format!("{updates} simple-update runs, {history} history rows"))?;
     ensure(r["setup"]["scale"] == 1, || r["setup"].to_string())?;
+    // One client runs on one thread, as pgbench says (it caps -j at -c).
+    let (code, text, stderr) = dbload_bin(&["timeit", "--url", &db.url, "-S", "-n", "-c", "1", "-t", "5"], &[]);
+    ensure(code == 0 && text.contains("\nnumber of threads: 1\n"), || format!("exit {code}: {stderr}{text}"))?;
     refused(&["timeit", "--url", &db.url, "-s", "10"], "-s 10: a whole number after -s is pgbench's scale")
 }
 
