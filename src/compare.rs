@@ -588,10 +588,16 @@ fn setup_difference(reports: &[Loaded]) -> Vec<SettingDifference> {
                 .iter()
                 .map(|f| f.iter().find(|(n, _)| n == setting).map_or(Json::Null, |(_, v)| v.clone()))
                 .collect();
-            values.iter().any(|v| *v != values[0]).then(|| SettingDifference { setting: setting.clone(), values })
+            let differs = values.iter().any(|v| *v != values[0]) && !DRAWN_FROM_THE_CLOCK.contains(&setting.as_str());
+            differs.then(|| SettingDifference { setting: setting.clone(), values })
         })
         .collect()
 }
+
+/// Settings drawn from the clock when the run is not told them (`--start`:
+/// the rows end at the run's start), so two runs of one command line
+/// differ in them by the time between the runs: no setup the reader chose.
+const DRAWN_FROM_THE_CLOCK: [&str; 1] = ["data_start"];
 
 /// A JSON value as the table shows it: text without its quotes.
 fn scalar(v: &Json) -> String {
@@ -802,6 +808,21 @@ mod tests {
     /// Issue 35: compare named the reports but not how their setups
     /// differed, nor their tags: the settings that differ are listed with
     /// each side's value (the ones alike are not), and the tags, in the
+    /// The time the generated rows start at is drawn from the clock when
+    /// `--start` is not given: two runs of one command line a second
+    /// apart listed "data_start: A …:43 · B …:45" as a setup difference.
+    #[test]
+    fn the_data_s_start_drawn_from_the_clock_is_no_setup_difference() {
+        let with = |name: &str, start: &str| {
+            let mut r = report(name, &[100.0]);
+            r.json["setup"] = json!({"batch_size": 1000, "data_start": start});
+            r
+        };
+        let reports = vec![with("a.json", "2026-11-28T17:33:43Z"), with("b.json", "2026-11-28T17:33:45Z")];
+        let text = compare(&reports).unwrap().table(&reports).text();
+        assert!(!text.contains("data_start") && !text.contains("Setup that differs"), "{text}");
+    }
+
     /// text, the page and the JSON.
     #[test]
     fn the_setups_difference_and_the_tags_are_shown() {
