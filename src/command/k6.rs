@@ -64,7 +64,13 @@ impl Command for K6 {
     fn report(cfg: &K6Config, outcome: &K6Outcome, _: &()) -> K6Report {
         let mut report = K6Report::new(cfg, outcome);
         if cfg.handle_summary {
-            let printed = crate::k6::summary::handle(cfg, &k6::summary_data(&report), k6::text_summary);
+            let printed = crate::k6::summary::handle(
+                &cfg.script,
+                &cfg.env,
+                cfg.insecure,
+                &k6::summary_data(&report),
+                k6::text_summary,
+            );
             match (printed, cfg.output.format) {
                 (Some(printed), OutputFormat::Json) => crate::console::text(&printed),
                 (printed, _) => report.handled_summary = printed,

@@ -13,10 +13,9 @@ use std::time::Duration;
 use rquickjs::function::{Args, Constructor, FromParam, Func, ParamRequirement, ParamsAccessor};
 use rquickjs::{Array, Ctx, Exception, FromJs, IntoJs, Object, Value};
 
-use super::vu::{object_strings, In, Out, State};
+use super::native::{object_strings, In, Out, State};
 use crate::driver::http::client::{Answer, Request};
 use crate::stats::buffered::lock;
-use crate::stats::k6::Id;
 
 /// k6's default `params.timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -126,35 +125,6 @@ impl BodyType {
             "binary" => Ok(BodyType::Binary),
             "none" => Ok(BodyType::None),
             _ => Err(format!("params.responseType {name:?}: give \"text\", \"binary\" or \"none\"")),
-        }
-    }
-}
-
-/// The built-in metrics each request adds a sample to, found once per VU.
-pub(super) struct HttpMetrics {
-    reqs: Id,
-    failed: Id,
-    duration: Id,
-    blocked: Id,
-    connecting: Id,
-    tls_handshaking: Id,
-    sending: Id,
-    waiting: Id,
-    receiving: Id,
-}
-
-impl HttpMetrics {
-    pub(super) fn new() -> HttpMetrics {
-        HttpMetrics {
-            reqs: Id::builtin("http_reqs"),
-            failed: Id::builtin("http_req_failed"),
-            duration: Id::builtin("http_req_duration"),
-            blocked: Id::builtin("http_req_blocked"),
-            connecting: Id::builtin("http_req_connecting"),
-            tls_handshaking: Id::builtin("http_req_tls_handshaking"),
-            sending: Id::builtin("http_req_sending"),
-            waiting: Id::builtin("http_req_waiting"),
-            receiving: Id::builtin("http_req_receiving"),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! every command has.
 
 mod http;
+mod native;
 pub mod options;
 pub mod script;
 pub mod summary;

@@ -9,27 +9,34 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
+use super::script::Script;
 use super::vu::{CallError, TextSummary, Vu, VuSpec};
-use crate::config::k6::K6Config;
 use crate::driver::http::client::Client;
 use crate::stats::http::HttpStats;
 use crate::stats::k6::Metrics;
 
-/// Runs `cfg`'s script's `handleSummary` on `data` (k6's summary data),
-/// with `text` as its `textSummary`: what it returned as `stdout` (none:
+/// Runs `script`'s `handleSummary` on `data` (k6's summary data), with
+/// `env` as its `__ENV`, `insecure` as the run's TLS choice and `text` as
+/// its `textSummary`: what it returned as `stdout` (none:
 /// it threw, print the default summary). Its `stderr` and files are
 /// written here; a file that cannot be written is said on stderr.
-pub fn handle(cfg: &K6Config, data: &serde_json::Value, text: TextSummary) -> Option<String> {
+pub fn handle(
+    script: &Script,
+    env: &[(String, String)],
+    insecure: bool,
+    data: &serde_json::Value,
+    text: TextSummary,
+) -> Option<String> {
     let spec = VuSpec {
         id: 0,
-        script: cfg.script.clone(),
-        env: cfg.env.clone(),
+        script: script.clone(),
+        env: env.to_vec(),
         stop: CancellationToken::new(),
         metrics: Arc::new(Mutex::new(Metrics::new(&[]))),
         data: None,
         text_summary: Some(text),
     };
-    let mut client = Client::new(Arc::new(Mutex::new(HttpStats::new(0))), cfg.insecure);
+    let mut client = Client::new(Arc::new(Mutex::new(HttpStats::new(0))), insecure);
     let summarized = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string());
     let summarized = summarized.and_then(|rt| {
         rt.block_on(async {

@@ -60,7 +60,6 @@
 //! 100 VUs, 507.5 at 2,000; a thread per VU: 0.28).
 
 use std::cell::{Cell, RefCell};
-use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -73,7 +72,9 @@ use rquickjs::{Context, Ctx, Exception, Function, IntoJs, Object, Persistent, Ru
 use send_wrapper::SendWrapper;
 use tokio_util::sync::CancellationToken;
 
-use super::http::{self, HttpMetrics};
+use super::http;
+pub use super::native::{Call, Loaded, Outputs, TextSummary};
+use super::native::{HttpMetrics, In, Out, State};
 use super::script::{describe, Imports, Script};
 use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
@@ -105,37 +106,6 @@ pub struct VuSpec {
     pub text_summary: Option<TextSummary>,
 }
 
-/// Renders k6's summary data as k6's text summary, each line after an indent.
-pub type TextSummary = fn(&serde_json::Value, &str) -> String;
-
-/// What a script's `handleSummary(data)` returned: each key (`stdout`,
-/// `stderr` or a file's path) with its content.
-pub type Outputs = Vec<(String, Vec<u8>)>;
-
-/// What the script's init code left: its `options` (as JSON) and which of
-/// its lifecycle functions it exports.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    pub options: Option<String>,
-    pub setup: bool,
-    pub teardown: bool,
-    /// It exports `handleSummary`.
-    pub handle_summary: bool,
-}
-
-/// What the worker loop asks of a VU.
-#[derive(Debug)]
-pub enum Call {
-    /// One run of `export default function`; `warm`: in the warm-up, out of the metrics.
-    Iterate { iteration: u64, warm: bool },
-    /// `setup()`: its result, as JSON.
-    Setup,
-    /// `teardown(data)`.
-    Teardown,
-    /// `handleSummary(data)`, with k6's summary data as JSON.
-    Summary(String),
-}
-
 /// A call that did not complete.
 #[derive(Debug)]
 pub enum CallError {
@@ -143,39 +113,6 @@ pub enum CallError {
     Thrown(String),
     /// The VU is gone (its runtime failed, or it was stopped).
     Gone,
-}
-
-/// What a VU's coroutine hands out when it suspends.
-pub(super) enum Out {
-    /// `http.*`: the request to make; resumed with [`In::Answer`].
-    Request(Box<Request>),
-    /// `http.batch`: the requests to make at once; resumed with [`In::Answers`].
-    Batch(Vec<Request>),
-    /// `sleep()`: resumed with [`In::Woke`] once the time is over.
-    Sleep(Duration),
-    /// The init code ran: what it left, or why it failed (exit 2).
-    Loaded(Result<Loaded>),
-    /// A call ended: setup's data as JSON, or the error the script threw.
-    Done(Result<Option<String>, String>),
-    /// `handleSummary` ended: its outputs, or the error it threw.
-    Summarized(Result<Outputs, String>),
-}
-
-/// What a VU's coroutine is resumed with.
-pub(super) enum In {
-    /// The first resume: make the runtime, run the init code.
-    Start,
-    /// Run a call of the worker loop.
-    Call(Call),
-    /// The answer to the request it handed out, and that request back.
-    Answer(Box<Answer>, Box<Request>),
-    /// The answers to the batch it handed out, in order, and its requests back.
-    Answers(Vec<Answer>, Vec<Request>),
-    /// Its sleep is over.
-    Woke,
-    /// The run stopped: the request or sleep it waits for throws, and the
-    /// coroutine returns instead of taking another call.
-    Stopped,
 }
 
 type Body = Coroutine<In, Out, (), DefaultStack>;
@@ -281,53 +218,6 @@ impl Drop for Vu {
         while !self.co.done() {
             let _ = self.co.resume(In::Stopped);
         }
-    }
-}
-
-/// What the VU's native functions share.
-pub(super) struct State {
-    pub(super) id: u32,
-    /// The coroutine's own yielder, through which a native function
-    /// suspends the VU: valid while [`body`] runs, which is whenever
-    /// JavaScript (and so a native function) runs.
-    pub(super) yielder: *const Yielder<In, Out>,
-    /// k6's group path: `::outer::inner`, empty outside any group.
-    pub(super) group: RefCell<String>,
-    /// In the init context: `open()` is allowed, requests are not.
-    pub(super) init: Cell<bool>,
-    /// The iteration is warm-up: its samples stay out of the metrics.
-    pub(super) warm: Cell<bool>,
-    /// `options.discardResponseBodies`: a response's body is null unless
-    /// its request's `params.responseType` asks for it.
-    pub(super) discard: Cell<bool>,
-    pub(super) stop: CancellationToken,
-    pub(super) metrics: Arc<Mutex<Metrics>>,
-    pub(super) http: HttpMetrics,
-    pub(super) dir: PathBuf,
-    /// A response's raw headers, made here (`http::finish`) for each
-    /// request: kept to spare an allocation per request.
-    pub(super) raw_headers: RefCell<String>,
-    /// `textSummary`'s renderer, in the VU that runs `handleSummary`.
-    pub(super) text_summary: Option<TextSummary>,
-}
-
-impl State {
-    /// A sample's tags: the script's, then the group's.
-    pub(super) fn tags(&self, given: Option<&Object<'_>>) -> Vec<(String, String)> {
-        let mut tags = given.map(object_strings).unwrap_or_default();
-        tags.push(("group".into(), self.group.borrow().clone()));
-        tags
-    }
-
-    pub(super) fn stopped(&self) -> bool {
-        self.stop.is_cancelled()
-    }
-
-    /// Suspends the VU with `out`; what it is resumed with.
-    pub(super) fn suspend(&self, out: Out) -> In {
-        // SAFETY: `yielder` is the running coroutine's (see the field):
-        // a native function runs only inside `body`, on the coroutine.
-        unsafe { &*self.yielder }.suspend(out)
     }
 }
 
@@ -513,20 +403,6 @@ fn summarize(ctx: &Ctx<'_>, data: &str) -> rquickjs::Result<Outputs> {
                 None => v.get::<rquickjs::Coerced<String>>()?.0.into_bytes(),
             };
             Ok((key, bytes))
-        })
-        .collect()
-}
-
-/// A JavaScript object's own properties as strings (headers, tags).
-pub(super) fn object_strings(o: &Object<'_>) -> Vec<(String, String)> {
-    o.props::<String, Value>()
-        .filter_map(|p| p.ok())
-        .map(|(k, v)| {
-            let v = match v.as_string() {
-                Some(s) => s.to_string().unwrap_or_default(),
-                None => v.get::<rquickjs::Coerced<String>>().map(|c| c.0).unwrap_or_default(),
-            };
-            (k, v)
         })
         .collect()
 }
