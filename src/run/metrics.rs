@@ -41,6 +41,9 @@ use crate::stats::Live;
 tokio::task_local! {
     /// The board of the command's endpoint, around each of its runs.
     static BOARD: Arc<Board>;
+    /// The part of a mixed run (`ingest`, or a workload's name) around
+    /// each of its parts: its figures are labelled `part`.
+    static PART: String;
 }
 
 /// What every series of a command's endpoint is labelled with.
@@ -116,6 +119,8 @@ pub struct Board {
 /// One measurement of the current run.
 #[derive(Debug)]
 struct Part {
+    /// The mixed run's part it measures (see [`part`]); none outside a mixed run.
+    name: Option<String>,
     /// Whether its units are rows (ingest, export, ...): they count in `rows_total`.
     rows: bool,
     live: Arc<Live>,
@@ -138,11 +143,20 @@ pub fn watch(live: &Arc<Live>, unit: &str) -> Option<Arc<Latest>> {
         .try_with(|board| {
             let _ = live.tally.set(Totals::default());
             let server = Arc::new(Latest::default());
-            let part = Part { rows: unit == "rows", live: live.clone(), server: server.clone() };
+            let name = PART.try_with(String::clone).ok();
+            let part = Part { name, rows: unit == "rows", live: live.clone(), server: server.clone() };
             board.parts.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(part);
             server
         })
         .ok()
+}
+
+/// Runs `run`, the part `name` of a mixed run (`ingest`, or a workload's
+/// name): the measurements it starts are labelled `part="name"` on the
+/// endpoint, so that the ingest's operations and each workload's latency
+/// are told apart rather than added up.
+pub async fn part<T>(name: &str, run: impl Future<Output = T>) -> T {
+    PART.scope(name.to_string(), run).await
 }
 
 /// Accepts scrapes until the runtime ends.
@@ -199,41 +213,85 @@ struct Exposed(Arc<Board>);
 impl Collector for Exposed {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let run = self.0.run.load(Ordering::Relaxed).to_string();
-        // Rows only from measurements that count rows (a query is no row).
-        let (mut all, mut rows) = (Tally::default(), None);
+        // One set of figures per part of a mixed run (a workload run alone
+        // before and after adds into its part), one without a part else.
+        let mut parts: Vec<(Option<String>, Tally, Option<u64>)> = Vec::new();
         let mut server = LatestSecond::default();
         for part in self.0.parts.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).iter() {
             let read = part.live.tally.get().map(Totals::read).unwrap_or_default();
+            let at = match parts.iter().position(|(name, ..)| *name == part.name) {
+                Some(at) => at,
+                None => {
+                    parts.push((part.name.clone(), Tally::default(), None));
+                    parts.len() - 1
+                }
+            };
+            let (_, all, rows) = &mut parts[at];
+            // Rows only from measurements that count rows (a query is no row).
             if part.rows {
                 *rows.get_or_insert(0) += read.units;
             }
             all.add(&read);
             all.lag = all.lag.max(read.lag);
+            // Each part of a mixed run samples the one server: its figures
+            // are the longest-sampling part's, never their sum.
             let latest = part.server.read();
-            server.checkpoints += latest.checkpoints;
+            server.checkpoints = server.checkpoints.max(latest.checkpoints);
             server.second = server.second.or(latest.second);
         }
+        // Before the first measurement starts: its counters, at zero.
+        if parts.is_empty() {
+            parts.push((None, Tally::default(), None));
+        }
         let e = &mut encoder;
-        let run = [("run", run.as_str())];
+        let labelled: Vec<Vec<(&str, &str)>> = parts
+            .iter()
+            .map(|(name, ..)| {
+                let mut l = vec![("run", run.as_str())];
+                l.extend(name.as_deref().map(|n| ("part", n)));
+                l
+            })
+            .collect();
         let help = "Operations that ended, answered or failed (warm-up included)";
-        counter(e, "operations", help, None, &run, &all.operations)?;
-        if let Some(rows) = rows {
-            counter(e, "rows", "Rows the target acknowledged", None, &run, &rows)?;
+        let mut m = e.encode_descriptor("operations", help, None, MetricType::Counter)?;
+        for ((_, all, _), labels) in parts.iter().zip(&labelled) {
+            m.encode_family(labels)?.encode_counter::<NoLabelSet, _, u64>(&all.operations, None)?;
+        }
+        if parts.iter().any(|(_, _, rows)| rows.is_some()) {
+            let mut m = e.encode_descriptor("rows", "Rows the target acknowledged", None, MetricType::Counter)?;
+            for ((_, _, rows), labels) in parts.iter().zip(&labelled) {
+                if let Some(rows) = rows {
+                    m.encode_family(labels)?.encode_counter::<NoLabelSet, _, u64>(rows, None)?;
+                }
+            }
         }
         let help = "Failed operations by error class, as the report names them (SQLSTATE 40001, timeout, connection lost, ...)";
         let mut errors = e.encode_descriptor("errors", help, None, MetricType::Counter)?;
-        for (class, n) in &all.errors {
-            let labels = [run[0], ("class", class.as_str())];
-            errors.encode_family(&labels)?.encode_counter::<NoLabelSet, _, u64>(n, None)?;
+        for ((_, all, _), labels) in parts.iter().zip(&labelled) {
+            for (class, n) in &all.errors {
+                let mut labels = labels.clone();
+                labels.push(("class", class.as_str()));
+                errors.encode_family(&labels)?.encode_counter::<NoLabelSet, _, u64>(n, None)?;
+            }
         }
         let help = "Answered operations' latency, from the intended start under --rate";
         let mut latency = e.encode_descriptor("latency", help, Some(&Unit::Seconds), MetricType::Histogram)?;
-        let bounds = BUCKETS_S.iter().copied().chain([f64::INFINITY]);
-        let buckets: Vec<(f64, u64)> = bounds.zip(all.buckets).collect();
-        let count = all.buckets.iter().sum();
-        latency.encode_family(&run)?.encode_histogram::<NoLabelSet>(all.latency_sum_s(), count, &buckets, None)?;
+        for ((_, all, _), labels) in parts.iter().zip(&labelled) {
+            let bounds = BUCKETS_S.iter().copied().chain([f64::INFINITY]);
+            let buckets: Vec<(f64, u64)> = bounds.zip(all.buckets).collect();
+            let count = all.buckets.iter().sum();
+            latency.encode_family(labels)?.encode_histogram::<NoLabelSet>(
+                all.latency_sum_s(),
+                count,
+                &buckets,
+                None,
+            )?;
+        }
         let help = "How far behind the --rate schedule the latest operations started (0 for a closed loop)";
-        gauge(e, "pacer_lag", help, Some(Unit::Seconds), &run, &all.lag.as_secs_f64())?;
+        let mut lag = e.encode_descriptor("pacer_lag", help, Some(&Unit::Seconds), MetricType::Gauge)?;
+        for ((_, all, _), labels) in parts.iter().zip(&labelled) {
+            lag.encode_family(labels)?.encode_gauge(&all.lag.as_secs_f64())?;
+        }
         counter(
             e,
             "client_cpu",
@@ -242,6 +300,7 @@ impl Collector for Exposed {
             &[],
             &process_cpu().as_secs_f64(),
         )?;
+        let run = [("run", run.as_str())];
         let help = "Checkpoints the server counted since the run's sampler started";
         counter(e, "server_checkpoints", help, None, &run, &server.checkpoints)?;
         let Some(second) = server.second else { return Ok(()) };
@@ -290,6 +349,7 @@ fn gauge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::server::ServerSecond;
 
     /// A scrape of a board with one measurement: the constant labels and
     /// the run's on every series, an error class with a quote, a backslash
@@ -337,5 +397,48 @@ mod tests {
         assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 25, "{text}");
         let not_found = respond(&endpoint.registry, &Request::get("/").body(()).unwrap());
         assert_eq!(not_found.status(), StatusCode::NOT_FOUND);
+    }
+
+    /// A mixed run's parts each have their own series, labelled with the
+    /// part (rows only the ingest's), and the server both parts sample is
+    /// counted once: the checkpoints are not the sum of the parts' samplers.
+    #[test]
+    fn a_mixed_runs_parts_are_labelled_apart_and_the_server_counted_once() {
+        let labels = Labels { command: "run".into(), run_id: "r2".into(), instance: 0, point: None };
+        let listen = MetricsListen { given: "127.0.0.1:0".into(), addr: "127.0.0.1:0".parse().unwrap() };
+        let endpoint = Endpoint::bind(&listen, labels).unwrap();
+        endpoint.board.begin(1);
+        let (ingest, query) = (Arc::new(Live::default()), Arc::new(Live::default()));
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let slots = rt.block_on(BOARD.scope(endpoint.board.clone(), async {
+            let a = part("ingest", async { watch(&ingest, "rows") }).await;
+            let b = part("recent", async { watch(&query, "queries") }).await;
+            [a.expect("watched"), b.expect("watched")]
+        }));
+        for (live, n, units) in [(&ingest, 3, 1000), (&query, 5, 1)] {
+            let mut tally = Tally::default();
+            for _ in 0..n {
+                tally.answered(units, Duration::from_millis(1), Duration::ZERO);
+            }
+            live.tally.get().unwrap().publish(&mut tally);
+        }
+        let checkpoint = ServerSecond { checkpoints_requested: 1, ..ServerSecond::default() };
+        for slot in &slots {
+            slot.set(Some(&checkpoint), Duration::from_secs(1));
+        }
+        let response = respond(&endpoint.registry, &Request::get("/metrics").body(()).unwrap());
+        let text = rt.block_on(http_body_util::BodyExt::collect(response.into_body())).unwrap().to_bytes();
+        let text = String::from_utf8(text.to_vec()).unwrap();
+        let on = r#"command="run",run_id="r2",instance="0",run="1""#;
+        for line in [
+            format!(r#"dbload_operations_total{{{on},part="ingest"}} 3"#),
+            format!(r#"dbload_operations_total{{{on},part="recent"}} 5"#),
+            format!(r#"dbload_rows_total{{{on},part="ingest"}} 3000"#),
+            format!(r#"dbload_latency_seconds_count{{{on},part="recent"}} 5"#),
+            format!("dbload_server_checkpoints_total{{{on}}} 1"),
+        ] {
+            assert!(text.lines().any(|l| l == line), "no line {line} in:\n{text}");
+        }
+        assert!(!text.contains(r#"dbload_rows_total{command="run",run_id="r2",instance="0",run="1",part="recent"}"#));
     }
 }

@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::ingest::{ingest, table_rows};
+use super::metrics::part;
 use super::queries::queries;
 use super::Gate;
 use crate::config::MixedConfig;
@@ -33,7 +34,8 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
     let ingesting = async {
         match &cfg.ingest {
             Some(i) => {
-                let out = ingest(i, Some(target), parts.clone(), Some(Gate { ready, go })).await?;
+                let gate = Some(Gate { ready, go });
+                let out = part("ingest", ingest(i, Some(target), parts.clone(), gate)).await?;
                 stops_the_others(out.figures.stopped.is_some());
                 anyhow::Ok(Some(out))
             }
@@ -51,8 +53,8 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
         };
         let before = alone(cfg, target, &parts).await?;
         let _ = go_tx.send(());
-        let under_load = try_join_all(cfg.workloads.iter().map(|(_, w)| async {
-            let out = queries(w, target, parts.clone(), None).await?;
+        let under_load = try_join_all(cfg.workloads.iter().map(|(name, w)| async {
+            let out = part(name, queries(w, target, parts.clone(), None)).await?;
             stops_the_others(out.figures.stopped.is_some());
             anyhow::Ok(out)
         }))
@@ -79,9 +81,9 @@ pub async fn mixed(cfg: &MixedConfig, target: &Target, cancel: CancellationToken
 /// Ctrl-C was pressed or a part stopped the run).
 async fn alone(cfg: &MixedConfig, target: &Target, cancel: &CancellationToken) -> Result<Vec<Option<QueryOutcome>>> {
     let mut out = Vec::with_capacity(cfg.workloads.len());
-    for (_, w) in &cfg.workloads {
+    for (name, w) in &cfg.workloads {
         let run = cfg.baseline && !cancel.is_cancelled();
-        out.push(if run { Some(queries(w, target, cancel.clone(), None).await?) } else { None });
+        out.push(if run { Some(part(name, queries(w, target, cancel.clone(), None)).await?) } else { None });
     }
     Ok(out)
 }

@@ -31,6 +31,12 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("metrics::a_port_already_taken_is_bad_usage", a_port_already_taken_is_bad_usage, Parallel),
+        ("metrics::a_mixed_run_s_parts_are_labelled_apart", a_mixed_run_s_parts_are_labelled_apart, Parallel),
+        (
+            "metrics::a_sweep_s_points_are_served_each_with_its_point",
+            a_sweep_s_points_are_served_each_with_its_point,
+            Parallel,
+        ),
         (
             "metrics::ctrl_c_ends_the_run_and_the_endpoint_with_a_scraper_connected",
             ctrl_c_ends_the_run_and_the_endpoint_with_a_scraper_connected,
@@ -73,7 +79,7 @@ fn started(argv: &[&str]) -> Result<(Child, String, mpsc::Receiver<String>)> {
 
 /// `GET /metrics` from `addr`: the body, after checking the status and
 /// the content type of Prometheus's text format.
-fn scrape(addr: &str) -> Result<Scrape> {
+fn scrape_text(addr: &str) -> Result<String> {
     let mut stream = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(stream, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
@@ -82,6 +88,12 @@ fn scrape(addr: &str) -> Result<Scrape> {
     let (head, body) = response.split_once("\r\n\r\n").context("no end of headers")?;
     ensure(head.starts_with("HTTP/1.1 200"), || format!("status: {head}"))?;
     ensure(head.to_ascii_lowercase().contains("content-type: text/plain; version=0.0.4"), || head.to_string())?;
+    Ok(body.to_string())
+}
+
+/// [`scrape_text`], parsed.
+fn scrape(addr: &str) -> Result<Scrape> {
+    let body = scrape_text(addr)?;
     Ok(Scrape::parse(body.lines().map(|l| Ok(l.to_string())))?)
 }
 
@@ -197,6 +209,115 @@ fn a_timeit_is_scraped_mid_run_and_its_counters_grow(ctx: &Ctx) -> Result<()> {
         "json",
     ];
     scraped_twice(&argv, "timeit", "dbload_operations_total")
+}
+
+/// The values of label `label` on the series `name` of a scrape.
+fn label_values(scrape: &Scrape, name: &str, label: &str) -> Vec<String> {
+    let mut values: Vec<String> =
+        samples(scrape, name).filter_map(|s| s.labels.get(label).map(str::to_string)).collect();
+    values.sort();
+    values.dedup();
+    values
+}
+
+/// `dbload run FILE`: the ingest and a workload at once, scraped mid-run:
+/// each part has its own series (`part="ingest"`, `part="recent"`), rows
+/// are the ingest's alone, and both parts' operations grow.
+fn a_mixed_run_s_parts_are_labelled_apart(ctx: &Ctx) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mixed = dir.path().join("mixed.yml");
+    std::fs::write(
+        &mixed,
+        "duration: 5s\ningest:\n  table: metrics_mixed\n  drop_table: true\n  batch_size: 100\n  rate: 5000\n\
+         workloads:\n  - name: recent\n    concurrency: 1\n    rate: 200\n    queries:\n      - query: select 1\n        ratio: 1\n",
+    )?;
+    let mixed = mixed.to_str().context("a temporary path")?;
+    let argv = ["run", mixed, "--url", &ctx.url, "--metrics-listen", "127.0.0.1:0", "--output", "json"];
+    let (mut child, addr, _stderr) = started(&argv)?;
+    let result = (|| -> Result<()> {
+        let mut last = String::new();
+        for _ in 0..100 {
+            let scrape = scrape(&addr)?;
+            let parts = label_values(&scrape, "dbload_operations_total", "part");
+            let grown =
+                samples(&scrape, "dbload_operations_total").all(|s| matches!(s.value, Value::Counter(v) if v > 0.0));
+            if parts == ["ingest", "recent"] && grown {
+                let rows = label_values(&scrape, "dbload_rows_total", "part");
+                ensure(rows == ["ingest"], || format!("rows_total's parts: {rows:?}"))?;
+                let latency = label_values(&scrape, "dbload_latency_seconds_count", "part");
+                return ensure(latency == ["ingest", "recent"], || format!("latency's parts: {latency:?}"));
+            }
+            last = format!("parts {parts:?}, grown {grown}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        bail!("never both parts with operations: {last}")
+    })();
+    if result.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait()?;
+    result?;
+    ensure(status.code() == Some(0), || format!("exit {status:?}"))
+}
+
+/// `dbload sweep ... -- timeit ... --metrics-listen ADDR`: each point
+/// serves on the same address in turn, labelled with its point.
+fn a_sweep_s_points_are_served_each_with_its_point(ctx: &Ctx) -> Result<()> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let addr = format!("127.0.0.1:{port}");
+    let argv = [
+        "sweep",
+        "--vary",
+        "concurrency=1,2",
+        "--no-results",
+        "--output",
+        "json",
+        "--",
+        "timeit",
+        "--url",
+        &ctx.url,
+        "-s",
+        "select 1",
+        "--rate",
+        "200",
+        "--duration",
+        "3s",
+        "--metrics-listen",
+        &addr,
+    ];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
+        .args(argv)
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let (mut points, mut failed) = (Vec::new(), None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while points.len() < 2 && std::time::Instant::now() < deadline && child.try_wait()?.is_none() {
+        // Read from the text: the parser drops a label whose value holds
+        // a `=`, as a point's does (`concurrency=2`); Prometheus does not.
+        match scrape_text(&addr).and_then(|text| {
+            Scrape::parse(text.lines().map(|l| Ok(l.to_string())))?;
+            Ok(text)
+        }) {
+            Ok(text) => points.extend(
+                text.lines()
+                    .filter(|l| l.starts_with("dbload_operations_total{"))
+                    .filter_map(|l| l.split("point=\"").nth(1)?.split('"').next().map(str::to_string)),
+            ),
+            Err(e) => failed = Some(e),
+        }
+        points.sort();
+        points.dedup();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let status = child.wait()?;
+    // The sweep runs its points in a shuffled order.
+    ensure(points == ["concurrency=1", "concurrency=2"], || {
+        format!("points served: {points:?}, exit {status:?}, last failed scrape: {failed:?}")
+    })?;
+    ensure(status.code() == Some(0), || format!("exit {status:?}"))
 }
 
 /// A port another process listens on: exit 2, naming the option and the
