@@ -69,4 +69,10 @@ pub struct InitArgs {
     /// No progress bar (pgbench's -q, which makes its progress quieter).
     #[arg(short, long, help_heading = "Output")]
     pub quiet: bool,
+
+    /// Serve the fill's figures as Prometheus text at http://ADDR/metrics while init runs (rows,
+    /// operations, errors, a latency histogram, the client's CPU): HOST:PORT, :PORT (every
+    /// interface) or 0 (a free port, printed). See docs/metrics.md.
+    #[arg(long, value_name = "ADDR", help_heading = "Output")]
+    pub metrics_listen: Option<String>,
 }

@@ -4,6 +4,7 @@
 
 use anyhow::Result;
 
+use super::metrics::MetricsListen;
 use super::{resolve_target, ProgressDisplay, TargetChoice};
 use crate::cli::InitArgs;
 use crate::dialect::pgbench::{Layout, MAX_SCALE};
@@ -22,6 +23,8 @@ pub struct InitConfig {
     pub layout: Layout,
     /// `--quiet`: none; else the bar (or a line now and then in a log).
     pub progress: ProgressDisplay,
+    /// `--metrics-listen`.
+    pub metrics: Option<MetricsListen>,
 }
 
 /// One of pgbench's initialization steps, by its `-I` letter.
@@ -119,6 +122,7 @@ impl InitConfig {
             None => cpus.min(MAX_DEFAULT_WORKERS),
         };
         let progress = if a.quiet { ProgressDisplay::Hidden } else { ProgressDisplay::Auto };
+        let metrics = a.metrics_listen.as_deref().map(MetricsListen::resolve).transpose()?;
         Ok(InitConfig {
             target: resolve_target(&a.target, workers + 1, env)?,
             scale: a.scale,
@@ -126,6 +130,7 @@ impl InitConfig {
             steps,
             layout,
             progress,
+            metrics,
         })
     }
 }

@@ -33,6 +33,11 @@ pub fn tests() -> Vec<Registered> {
         ("metrics::a_port_already_taken_is_bad_usage", a_port_already_taken_is_bad_usage, Parallel),
         ("metrics::a_mixed_run_s_parts_are_labelled_apart", a_mixed_run_s_parts_are_labelled_apart, Parallel),
         (
+            "metrics::an_init_is_scraped_while_it_fills_the_tables",
+            an_init_is_scraped_while_it_fills_the_tables,
+            Parallel,
+        ),
+        (
             "metrics::a_sweep_s_points_are_served_each_with_its_point",
             a_sweep_s_points_are_served_each_with_its_point,
             Parallel,
@@ -251,6 +256,35 @@ fn a_mixed_run_s_parts_are_labelled_apart(ctx: &Ctx) -> Result<()> {
             std::thread::sleep(Duration::from_millis(100));
         }
         bail!("never both parts with operations: {last}")
+    })();
+    if result.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait()?;
+    result?;
+    ensure(status.code() == Some(0), || format!("exit {status:?}"))
+}
+
+/// `dbload init --metrics-listen`: scraped while it fills pgbench's
+/// tables, its rows counted and labelled `command="init"`; exit 0.
+fn an_init_is_scraped_while_it_fills_the_tables(ctx: &Ctx) -> Result<()> {
+    let db = crate::pgbench::own_database(ctx, "metrics_init", None)?;
+    let argv = ["init", "--url", &db.url, "--scale", "5", "--quiet", "--metrics-listen", "127.0.0.1:0"];
+    let (mut child, addr, _stderr) = started(&argv)?;
+    let result = (|| -> Result<()> {
+        let mut last = None;
+        for _ in 0..200 {
+            let Ok(scrape) = scrape(&addr) else { break };
+            if let Some(rows) = samples(&scrape, "dbload_rows_total").next() {
+                ensure(rows.labels.get("command") == Some("init"), || format!("labels: {:?}", rows.labels))?;
+                if counter(&scrape, "dbload_rows_total")? > 0.0 {
+                    return Ok(());
+                }
+            }
+            last = Some(scrape.samples.len());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        bail!("no dbload_rows_total while init ran ({last:?} samples in the last scrape)")
     })();
     if result.is_err() {
         let _ = child.kill();
