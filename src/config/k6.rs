@@ -19,6 +19,7 @@ use crate::cli::{K6RunArgs, StagesArgs};
 use crate::error::{interrupted, usage};
 use crate::k6::options::{Arrival, Options};
 use crate::k6::script::Script;
+use crate::k6::shared::SharedArrays;
 use crate::k6::thresholds::Threshold;
 use crate::k6::vu::{Loaded, Vu, VuSpec};
 use crate::k6::Handout;
@@ -51,6 +52,9 @@ pub struct K6Config {
     pub insecure: bool,
     pub threads: Option<usize>,
     pub output: OutputConfig,
+    /// The `SharedArray`s the script's init code made while its options
+    /// were read: the run's VUs find them made, so each is made once.
+    pub shared: Arc<SharedArrays>,
 }
 
 impl K6Config {
@@ -77,7 +81,8 @@ impl K6Config {
         if let Some(path) = &a.summary_export {
             super::check_writable("--summary-export", path)?;
         }
-        let loaded = load_options(&script, &env, signalled)?;
+        let shared = Arc::new(SharedArrays::default());
+        let loaded = load_options(&script, &env, &shared, signalled)?;
         let options = Options::parse(loaded.options.as_deref(), &script.name)?;
         for t in &options.thresholds {
             let kind = crate::stats::k6::BUILTIN.iter().find(|b| b.0 == t.metric).map(|b| b.1);
@@ -149,6 +154,7 @@ impl K6Config {
             insecure: a.insecure_skip_tls_verify,
             threads: super::worker_threads(a.threads)?,
             output,
+            shared,
         })
     }
 
@@ -168,7 +174,12 @@ impl K6Config {
 /// Runs the script's init code on a VU of its own for its options, on a
 /// thread of its own (its coroutine stays there) while this one watches
 /// for a stop signal (noted from the command's start), which interrupts it.
-fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() -> bool) -> Result<Loaded> {
+fn load_options(
+    script: &Script,
+    env: &[(String, String)],
+    shared: &Arc<SharedArrays>,
+    signalled: &dyn Fn() -> bool,
+) -> Result<Loaded> {
     let stop = CancellationToken::new();
     let spec = VuSpec {
         id: 0,
@@ -178,6 +189,7 @@ fn load_options(script: &Script, env: &[(String, String)], signalled: &dyn Fn() 
         metrics: Arc::new(Mutex::new(Metrics::new(&[]))),
         data: None,
         text_summary: None,
+        shared: shared.clone(),
     };
     let loading = std::thread::Builder::new()
         .name("k6 options".into())

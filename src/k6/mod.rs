@@ -1,6 +1,7 @@
 //! k6 scripts, run unchanged by `dbload k6 run`: the script and its imports
 //! (`script`), a VU's JavaScript in a coroutine on the worker thread (`vu`),
-//! its `k6/http` requests and responses (`http`), `handleSummary` at the
+//! its `k6/http` requests and responses (`http`), `k6/data`'s arrays made
+//! once for every VU (`shared`), `handleSummary` at the
 //! run's end (`summary`), the script's
 //! options (`options`) and thresholds (`thresholds`), judged on k6's
 //! metrics (`stats::k6`). Here a VU's iteration is one operation of the worker
@@ -12,6 +13,7 @@ mod http;
 mod native;
 pub mod options;
 pub mod script;
+pub mod shared;
 pub mod summary;
 pub mod thresholds;
 pub mod vu;

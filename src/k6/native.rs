@@ -16,6 +16,7 @@ use corosensei::Yielder;
 use rquickjs::{Object, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::shared::{Holder, Opened, SharedArrays};
 use crate::driver::http::client::{Answer, Request};
 use crate::stats::k6::{Id, Metrics};
 
@@ -108,6 +109,23 @@ pub(super) struct State {
     pub(super) raw_headers: RefCell<String>,
     /// `textSummary`'s renderer, in the VU that runs `handleSummary`.
     pub(super) text_summary: Option<TextSummary>,
+    /// The run's `SharedArray`s, and those this VU opened.
+    pub(super) shared: Arc<SharedArrays>,
+    pub(super) opened: Opened,
+}
+
+impl Holder for State {
+    fn in_init(&self) -> bool {
+        self.init.get()
+    }
+
+    fn arrays(&self) -> &SharedArrays {
+        &self.shared
+    }
+
+    fn opened(&self) -> &Opened {
+        &self.opened
+    }
 }
 
 impl State {

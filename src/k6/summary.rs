@@ -35,6 +35,7 @@ pub fn handle(
         metrics: Arc::new(Mutex::new(Metrics::new(&[]))),
         data: None,
         text_summary: Some(text),
+        shared: Arc::default(),
     };
     let mut client = Client::new(Arc::new(Mutex::new(HttpStats::new(0))), insecure);
     let summarized = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string());

@@ -76,6 +76,7 @@ use super::http;
 pub use super::native::{Call, Loaded, Outputs, TextSummary};
 use super::native::{HttpMetrics, In, Out, State};
 use super::script::{describe, Imports, Script};
+use super::shared::{self, Opened, SharedArrays};
 use crate::driver::http::client::{Answer, Client, Request};
 use crate::stats::buffered::lock;
 use crate::stats::k6::{Kind, Metrics};
@@ -104,6 +105,8 @@ pub struct VuSpec {
     /// What the script's `textSummary(data, options)` renders with (the
     /// report's k6 summary): given to the VU that runs `handleSummary`.
     pub text_summary: Option<TextSummary>,
+    /// The run's `SharedArray`s, one for all its VUs.
+    pub shared: Arc<SharedArrays>,
 }
 
 /// A call that did not complete.
@@ -244,6 +247,8 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         dir: spec.script.dir.clone(),
         raw_headers: RefCell::default(),
         text_summary: spec.text_summary,
+        shared: spec.shared.clone(),
+        opened: Opened::default(),
     });
     let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
     state.init.set(false);
@@ -477,6 +482,7 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>, env: &[(String, String)]) -> 
     g.set("__k6", core)?;
 
     http::install(ctx, state)?;
+    shared::install(ctx, state)?;
 
     let metrics = Object::new(ctx.clone())?;
     let s = state.clone();

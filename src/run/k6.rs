@@ -42,6 +42,7 @@ pub async fn k6(cfg: &K6Config, cancel: CancellationToken, gate: Option<super::G
         metrics: metrics.clone(),
         data,
         text_summary: None,
+        shared: cfg.shared.clone(),
     };
     let name = &cfg.script.name;
     let setup_stats = Arc::new(Mutex::new(HttpStats::new(0)));

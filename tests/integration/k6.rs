@@ -22,6 +22,7 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
         ("k6::the_script_api_does_what_k6_does", the_script_api_does_what_k6_does, Parallel),
+        ("k6::a_shared_array_is_made_once_for_every_vu", a_shared_array_is_made_once_for_every_vu, Parallel),
         ("k6::a_failing_threshold_exits_99", a_failing_threshold_exits_99, Parallel),
         ("k6::res_json_takes_a_selector", res_json_takes_a_selector, Parallel),
         ("k6::response_type_and_discarded_bodies", response_type_and_discarded_bodies, Parallel),
@@ -228,6 +229,47 @@ fn all_checks_pass(server: &Server, script: &str) -> Result<serde_json::Value> {
     let checks = r["checks"].as_array().context("checks")?;
     ensure(!checks.is_empty() && checks.iter().all(|c| c["fails"] == 0), || format!("checks: {checks:#?}\n{stderr}"))?;
     Ok(r)
+}
+
+/// k6's `SharedArray`: its function runs once for the whole run (not once
+/// per VU), every VU reads the same elements (by index, `length`, for-of,
+/// array methods), an element is a fresh copy (as JSON), the array is
+/// read-only, and one made outside the init context is refused.
+fn a_shared_array_is_made_once_for_every_vu(_: &Ctx) -> Result<()> {
+    let script = r#"
+import { check } from 'k6';
+import { SharedArray } from 'k6/data';
+const rooms = new SharedArray('rooms', () => {
+  console.log('making the rooms');
+  return [{ id: 'Room:1', n: 1 }, { id: 'Room:2', n: 2 }, undefined];
+});
+export const options = { vus: 4, iterations: 8 };
+export default function () {
+  let sum = 0;
+  for (const r of rooms) sum += r ? r.n : 0;
+  const ids = rooms.filter((r) => r).map((r) => r.id).join();
+  let readOnly = false;
+  try { rooms[0] = 1; } catch (e) { readOnly = e instanceof TypeError; }
+  rooms[1].n = 99;
+  let initOnly = '';
+  try { new SharedArray('late', () => [1]); } catch (e) { initOnly = String(e); }
+  check(rooms, {
+    'indexes and length': (s) => s.length === 3 && s[1].id === 'Room:2' && s[2] === null && s[3] === undefined,
+    'for-of and array methods': () => sum === 3 && ids === 'Room:1,Room:2' && Array.isArray(rooms) && 1 in rooms,
+    'read-only, fresh copies': (s) => readOnly && s[1].n === 2,
+    'init context only': () => initOnly.includes('init context'),
+  });
+}
+"#;
+    let (code, stdout, stderr) = k6(&["--output", "json", "-"], script, &[])?;
+    ensure(code == 0, || format!("exit {code}: {stderr}\n{stdout}"))?;
+    let r = json(&stdout)?;
+    let checks = r["checks"].as_array().context("checks")?;
+    ensure(checks.len() == 4 && checks.iter().all(|c| c["fails"] == 0 && c["passes"] == 8), || {
+        format!("checks: {checks:#?}\n{stderr}")
+    })?;
+    let made = stderr.matches("making the rooms").count();
+    ensure(made == 1, || format!("the SharedArray's function ran {made} times:\n{stderr}"))
 }
 
 /// `res.json(selector)` reads k6's (gjson's) path into the body: fields,
