@@ -76,8 +76,17 @@ fn summary(out: &mut String, r: &QueryReport) {
     latency_limit_lines(out, r);
     // pgbench stops here when nothing succeeded: the rest would be meaningless.
     let Some(latency) = &r.latencies.latency_ms else { return };
-    let _ = writeln!(out, "latency average = {:.3} ms", latency.mean);
-    let _ = writeln!(out, "latency stddev = {:.3} ms", latency.stdev);
+    // pgbench times each transaction only under -P, -R or -L; without them
+    // its average is the run's time × clients / transactions done, with no
+    // stddev (dbload's own section below has the measured figures).
+    if s.progress_s.is_some() || s.rate_queries_per_sec.is_some() || s.latency_limit_ms.is_some() {
+        let _ = writeln!(out, "latency average = {:.3} ms", latency.mean);
+        let _ = writeln!(out, "latency stddev = {:.3} ms", latency.stdev);
+    } else {
+        let average = 1000.0 * r.duration_s * f64::from(s.concurrency) / r.count.max(1) as f64;
+        let failures = if r.errors > 0 { " (including failures)" } else { "" };
+        let _ = writeln!(out, "latency average = {average:.3} ms{failures}");
+    }
     if let Some(lag) = &r.latencies.schedule_lag_ms {
         let _ = writeln!(out, "rate limit schedule lag: avg {:.3} (max {:.3}) ms", lag.mean, lag.max);
     }

@@ -14,7 +14,7 @@ use super::{
     end_s, error_entries, paced_rate, per_sec, span_s, stage_entries, timeline, Accounting, ClientReport, Connections,
     ErrorEntry, Header, Latencies, OutageEntry, Paced, Pacing, Server, Settings, StageEntry, TimelineEntry, Verdict,
 };
-use crate::config::{QueryConfig, TargetChoice};
+use crate::config::{ProgressDisplay, QueryConfig, TargetChoice};
 use crate::dialect::pgbench::BUILTINS;
 use crate::format::{group, human, Unit};
 use crate::ident::TableName;
@@ -190,6 +190,10 @@ pub struct QuerySetup {
     pub failures_detailed: bool,
     /// `-L`: pgbench's latency limit.
     pub latency_limit_ms: Option<f64>,
+    /// `-P`: seconds between progress lines; none without it (pgbench
+    /// measures each transaction's latency only with `-P`, `-R` or `-L`).
+    #[serde(default)]
+    pub progress_s: Option<f64>,
     /// `-C`: a new connection for each run.
     pub connect: bool,
     /// `--suite`: what its parameters were drawn from.
@@ -336,6 +340,10 @@ impl QueryReport {
                 max_tries: cfg.max_tries,
                 failures_detailed: cfg.failures_detailed,
                 latency_limit_ms: cfg.latency_limit.map(|l| l.as_secs_f64() * 1000.0),
+                progress_s: match cfg.output.progress {
+                    ProgressDisplay::Lines(every) => Some(every.as_secs_f64()),
+                    ProgressDisplay::Hidden | ProgressDisplay::Auto => None,
+                },
                 connect: cfg.connect_each,
                 suite: cfg.suite.as_ref().zip(out.suite_data.as_ref()).map(|(s, d)| SuiteSetup::of(&s.table, d)),
             },

@@ -71,6 +71,11 @@ pub fn tests() -> Vec<Registered> {
         ("pgbench::a_long_set_is_evaluated_not_a_crash", a_long_set_is_evaluated_not_a_crash, Parallel),
         ("pgbench::without_n_a_run_vacuums_as_pgbench_s", without_n_a_run_vacuums_as_pgbench_s, Parallel),
         (
+            "pgbench::the_summary_has_pgbench_s_lines_in_its_order",
+            the_summary_has_pgbench_s_lines_in_its_order,
+            Parallel,
+        ),
+        (
             "pgbench::bad_scripts_exit_2_naming_file_line_and_column",
             bad_scripts_exit_2_naming_file_line_and_column,
             Parallel,
@@ -515,6 +520,45 @@ fn without_n_a_run_vacuums_as_pgbench_s(ctx: &Ctx) -> Result<()> {
         ensure(stderr.contains("relation \"pgbench_tellers\" does not exist") && stderr.contains("end.\n"), || {
             format!("{tool}: {stderr}")
         })?;
+    }
+    Ok(())
+}
+
+/// The summary's lines, from `transaction type:` to `tps =`, as their
+/// names (the text before `:` or ` =`).
+fn summary_names(text: &str) -> Vec<String> {
+    let lines = text.lines().skip_while(|l| !l.starts_with("transaction type:"));
+    let mut names: Vec<String> = Vec::new();
+    for line in lines {
+        let cut = [line.find(':'), line.find(" =")].into_iter().flatten().min().unwrap_or(line.len());
+        names.push(line[..cut].to_string());
+        if line.starts_with("tps =") {
+            break;
+        }
+    }
+    names
+}
+
+/// pgbench and dbload run the same flags on the same tables: the summary
+/// has the same lines in the same order (the figures differ). pgbench
+/// times each transaction only under `-P`, `-R` or `-L`: without them its
+/// latency average is the run's time × clients / transactions, and it has
+/// no stddev line.
+fn the_summary_has_pgbench_s_lines_in_its_order(ctx: &Ctx) -> Result<()> {
+    let db = own_database(ctx, "dbload_pgbench_lines", Some(1))?;
+    for flags in [
+        &["-n", "-c", "2", "-t", "40"][..],
+        &["-n", "-c", "2", "-t", "40", "-R", "400"],
+        &["-n", "-S", "-c", "2", "-T", "2", "-P", "1"],
+    ] {
+        let out = std::process::Command::new("pgbench").args(flags).arg(&db.url).output()?;
+        ensure(out.status.success(), || format!("pgbench {flags:?}: {}", String::from_utf8_lossy(&out.stderr)))?;
+        let theirs = summary_names(&String::from_utf8_lossy(&out.stdout));
+        let (code, stdout, stderr) =
+            dbload_bin(&[&["timeit", "--url", &db.url, "--no-results"][..], flags].concat(), &[]);
+        ensure(code == 0, || format!("dbload {flags:?}: exit {code}: {stdout}{stderr}"))?;
+        let mine = summary_names(&stdout);
+        ensure(theirs.len() > 8 && mine == theirs, || format!("{flags:?}:\npgbench {theirs:#?}\ndbload {mine:#?}"))?;
     }
     Ok(())
 }
