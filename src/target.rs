@@ -92,9 +92,9 @@ impl Target {
 
     /// The connection of the run's server sampler, and who it is on the
     /// server; `table`: the run's. Why not, when there is none.
-    pub async fn activity(&self, table: Option<&TableName>) -> Result<(ActivityConn, Who), String> {
+    pub async fn activity(&self, engine: Engine, table: Option<&TableName>) -> Result<(ActivityConn, Who), String> {
         match self {
-            Target::Pg { pg, .. } => ActivityConn::open(pg, table.map(TableName::sql)).await,
+            Target::Pg { pg, .. } => ActivityConn::open(pg, engine, table.map(TableName::sql)).await,
             Target::Crate(_) => {
                 Err("CrateDB is not sampled: its jobs, operations and thread pools are not read".into())
             }

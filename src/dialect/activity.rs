@@ -6,7 +6,13 @@
 //! `application_name`), the checkpoint counters, the WAL position, temp
 //! files, a vacuum of the run's table and lock waits on it, replicas' lag.
 //! Its two parameters are bound: `$1` the run's `application_name`, `$2`
-//! the run's table (NULL when the run has none).
+//! the run's table (NULL when the run has none). An engine with figures of
+//! its own has a second statement ([`engine_sample`]), sent beside it.
+
+pub mod citus;
+pub mod timescaledb;
+
+use super::Engine;
 
 /// Who the sampler is: whether it sees every session's wait events, its
 /// role, its backend's PID, and the server's version number.
@@ -51,6 +57,19 @@ pub fn sample(version: i32) -> String {
 FROM ({checkpoints}) AS c, \
      (SELECT temp_files, temp_bytes FROM pg_stat_database WHERE datname = current_database()) AS d"
     )
+}
+
+/// The engine's own statement, sent with each sample, for an engine that
+/// counts things of its own; none for PostgreSQL. Its parameters are the
+/// sample's (`$1` and `$2`, both text, either unused); its rows are figures
+/// `(name, value, total)`: `total` when the value is a counter since the
+/// server started, whose growth between samples is the figure.
+pub fn engine_sample(engine: Engine) -> Option<String> {
+    match engine {
+        Engine::Timescaledb => Some(timescaledb::sample()),
+        Engine::Citus => Some(citus::sample()),
+        Engine::Postgres | Engine::Cratedb => None,
+    }
 }
 
 #[cfg(test)]

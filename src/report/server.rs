@@ -1,8 +1,9 @@
 //! The "Server" section of a report: what the server was doing while the
 //! run ran (its sampler's timeline, `stats::server`), the wait events of
 //! the run's sessions and of the others over the run, the events worth a
-//! marker on the charts (checkpoints, vacuums, lock waits, temp files),
-//! and for each dip in throughput (`stats::dips`) one sentence saying
+//! marker on the charts (checkpoints, vacuums, lock waits, temp files;
+//! TimescaleDB's chunks created and background jobs), each Citus node's
+//! share of the run's work, and for each dip in throughput (`stats::dips`) one sentence saying
 //! what coincided with it, or that nothing observed did. Built once from
 //! the run's figures, like the rest of a report; text, JSON and HTML read it.
 
@@ -14,7 +15,9 @@ use serde::Serialize;
 use crate::format::{binary_size, human, Unit};
 use crate::outcome::Figures;
 use crate::stats::dips::{dips, Dip};
-use crate::stats::server::{ServerSecond, ServerTimeline, NO_WAIT};
+use crate::stats::server::{
+    add_engine, ServerSecond, ServerTimeline, CHUNKS_CREATED, JOBS_RUNNING, JOBS_STARTED, NODE, NODE_SESSIONS, NO_WAIT,
+};
 use crate::stats::threads::{Busiest, SATURATED};
 
 /// A wait event's part of the samples of a stretch of the run.
@@ -36,10 +39,24 @@ pub struct WaitShare {
 pub struct ServerEvent {
     /// The second it was seen in, since the run's start.
     pub second: u64,
-    /// `checkpoint_timed`, `checkpoint_requested`, `vacuum`, `lock_waits` or `temp_files`.
+    /// `checkpoint_timed`, `checkpoint_requested`, `vacuum`, `lock_waits`,
+    /// `temp_files`, `chunks_created`, `jobs_started` or `jobs_running`.
     pub kind: super::Name,
     /// What was seen, in words.
     pub what: String,
+}
+
+/// A Citus node's share of the run's work: the run's sessions active on
+/// it, summed over the samples, and their wait events there.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct NodeShare {
+    /// `host:port`, as `pg_dist_node` names it.
+    pub node: String,
+    pub samples: u64,
+    /// Its part of every node's samples (0 to 1).
+    pub share: f64,
+    pub waits: Vec<WaitShare>,
 }
 
 /// A dip in throughput and what coincided with it.
@@ -100,6 +117,9 @@ pub struct ServerReport {
     /// The other sessions' and the background processes'.
     pub other_waits: Vec<WaitShare>,
     pub events: Vec<ServerEvent>,
+    /// Citus: each node's share of the run's work over the measured seconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeShare>,
     pub dips: Vec<DipReport>,
     /// Each sampled second (not `timeline`: that name is the run's own
     /// per-second series, which the results store keeps as a part).
@@ -132,6 +152,7 @@ impl ServerReport {
             first_failure: t.first_failure.clone(),
             other_waits: shares(measured.iter().flatten().map(|s| &s.other_waits)),
             events: events(t),
+            nodes: nodes(measured.iter().flatten()),
             dips: found.iter().map(|d| explain(d, t, &run_waits, &f.client_load)).collect(),
             waits: run_waits,
             seconds: seconds_of(t),
@@ -154,6 +175,37 @@ fn shares<'a>(seconds: impl Iterator<Item = &'a BTreeMap<String, u32>>) -> Vec<W
             *summed.entry(wait).or_default() += u64::from(*n);
         }
     }
+    shares_of(summed)
+}
+
+/// Each Citus node's share of the run's sessions in `seconds`, most first:
+/// the engine's figures named `node H:P active sessions` and `node H:P wait W`.
+fn nodes<'a>(seconds: impl Iterator<Item = &'a ServerSecond>) -> Vec<NodeShare> {
+    let mut sessions: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut waits: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+    for (name, n) in seconds.flat_map(|s| &s.engine) {
+        let Some(figure) = name.strip_prefix(NODE) else { continue };
+        if let Some(node) = figure.strip_suffix(NODE_SESSIONS) {
+            *sessions.entry(node).or_default() += *n as u64;
+        } else if let Some((node, wait)) = figure.split_once(" wait ") {
+            *waits.entry(node).or_default().entry(wait).or_default() += *n as u64;
+        }
+    }
+    let mut all: Vec<NodeShare> = shares_of(sessions)
+        .into_iter()
+        .map(|s| NodeShare {
+            waits: waits.remove(s.wait.as_str()).map(shares_of).unwrap_or_default(),
+            node: s.wait,
+            samples: s.samples,
+            share: s.share,
+        })
+        .collect();
+    all.sort_by(|a, b| a.node.cmp(&b.node));
+    all
+}
+
+/// Samples by name as shares of their sum, most seen first.
+fn shares_of(summed: BTreeMap<&str, u64>) -> Vec<WaitShare> {
     let total: u64 = summed.values().sum();
     let mut all: Vec<WaitShare> = summed
         .into_iter()
@@ -188,12 +240,35 @@ fn second_events(s: &ServerSecond) -> Vec<(&'static str, String)> {
     out
 }
 
+/// What the engine counted worth a marker, in words, by kind, from its
+/// figures of a second (or of a dip's seconds, added up): TimescaleDB's
+/// chunks created (`3 chunks created`) and its background jobs started
+/// and running, by kind (`a compression job started`).
+fn engine_events(figures: &BTreeMap<String, f64>) -> Vec<(&'static str, String)> {
+    let counted = |n: f64, one: &str, many: &str| match n.round() as u64 {
+        1 => format!("a {one}"),
+        n => format!("{n} {many}"),
+    };
+    let mut out = Vec::new();
+    for (name, n) in figures.iter().filter(|(_, n)| **n >= 0.5) {
+        if name == CHUNKS_CREATED {
+            out.push(("chunks_created", counted(*n, "chunk created", CHUNKS_CREATED)));
+        } else if let Some(kind) = name.strip_suffix(JOBS_STARTED) {
+            out.push(("jobs_started", counted(*n, &format!("{kind} job started"), &format!("{kind} jobs started"))));
+        } else if let Some(kind) = name.strip_suffix(JOBS_RUNNING) {
+            out.push(("jobs_running", counted(*n, &format!("{kind} job running"), &format!("{kind} jobs running"))));
+        }
+    }
+    out
+}
+
 /// Every second's markers, in order.
 fn events(t: &ServerTimeline) -> Vec<ServerEvent> {
     let sampled = t.seconds.iter().enumerate().filter_map(|(i, s)| Some((i as u64, s.as_ref()?)));
     sampled
         .flat_map(|(second, s)| {
-            second_events(s).into_iter().map(move |(kind, what)| ServerEvent { second, kind: kind.into(), what })
+            let marked = second_events(s).into_iter().chain(engine_events(&s.engine));
+            marked.map(move |(kind, what)| ServerEvent { second, kind: kind.into(), what })
         })
         .collect()
 }
@@ -220,6 +295,12 @@ fn explain(dip: &Dip, t: &ServerTimeline, run_waits: &[WaitShare], client: &[Bus
             _ => events.push(what),
         }
     }
+    // The engine's counts over the dip's seconds, added up: "3 chunks created".
+    let mut engine = BTreeMap::new();
+    for s in window.iter().flatten() {
+        add_engine(&mut engine, &s.engine);
+    }
+    events.extend(engine_events(&engine).into_iter().map(|(_, what)| what));
     let saturated = client.get(dip.start..=dip.end.min(client.len().saturating_sub(1))).unwrap_or_default();
     if let Some(top) = saturated.iter().filter(|b| b.busy > SATURATED).max_by(|a, b| a.busy.total_cmp(&b.busy)) {
         events.push(format!("a saturated client (its thread {} busy {:.0} %)", top.thread, top.busy * 100.0));
@@ -357,6 +438,17 @@ pub fn server_rows(r: &ServerReport) -> Vec<(&'static str, String)> {
     if !marked.is_empty() {
         rows.push(("Events", marked.join("; ")));
     }
+    if !r.nodes.is_empty() {
+        let each: Vec<String> = r
+            .nodes
+            .iter()
+            .map(|n| match n.waits.first() {
+                Some(w) => format!("{} {:.0} % (mostly {} {:.0} %)", n.node, n.share * 100.0, w.wait, w.share * 100.0),
+                None => format!("{} {:.0} %", n.node, n.share * 100.0),
+            })
+            .collect();
+        rows.push(("Nodes", format!("the run's active sessions on each node: {}", each.join(", "))));
+    }
     rows.extend(r.dips.iter().map(|d| ("Dip", d.sentence.clone())));
     rows.extend(r.unseen.iter().map(|why| ("Not seen", why.clone())));
     if let Some(first) = &r.first_failure {
@@ -403,5 +495,81 @@ mod tests {
         assert_eq!(said, "throughput fell 45 % at 10–12 s; no sample of the server covers it (its samples failed)");
         let said = sentence(&dip(10, 12), &[], &[], &["2 lock waits on the table".into()], (3, 1));
         assert_eq!(said, "throughput fell 45 % at 10–12 s; coincided with 2 lock waits on the table (1 s unsampled)");
+    }
+
+    fn engine(figures: &[(&str, f64)]) -> ServerSecond {
+        let engine = figures.iter().map(|(name, n)| (name.to_string(), *n)).collect();
+        ServerSecond { engine, ..ServerSecond::default() }
+    }
+
+    /// Issue 34: TimescaleDB's chunks created and jobs are marked in their
+    /// second, and a dip's sentence names them added up over its seconds
+    /// and the one before: "coincided with 3 chunks created".
+    #[test]
+    fn chunks_created_and_jobs_are_marked_and_a_dip_names_them() {
+        let t = ServerTimeline {
+            seconds: vec![
+                Some(engine(&[(CHUNKS_CREATED, 5.0)])),
+                None,
+                Some(engine(&[(CHUNKS_CREATED, 1.0)])),
+                Some(engine(&[(CHUNKS_CREATED, 2.0), ("compression jobs started", 1.0)])),
+                Some(engine(&[("compression jobs running (most)", 1.0), ("node a:1 active sessions", 4.0)])),
+            ],
+            ..ServerTimeline::default()
+        };
+        let events = events(&t);
+        let marked: Vec<(u64, &str, &str)> = events.iter().map(|e| (e.second, &*e.kind, e.what.as_str())).collect();
+        assert_eq!(
+            marked,
+            [
+                (0, "chunks_created", "5 chunks created"),
+                (2, "chunks_created", "a chunk created"),
+                (3, "chunks_created", "2 chunks created"),
+                (3, "jobs_started", "a compression job started"),
+                (4, "jobs_running", "a compression job running"),
+            ]
+        );
+        let explained = explain(&dip(3, 4), &t, &[], &[]);
+        assert_eq!(explained.events, ["3 chunks created", "a compression job running", "a compression job started"]);
+        assert_eq!(
+            explained.sentence,
+            "throughput fell 45 % at 3–4 s; coincided with 3 chunks created, a compression job running and a \
+             compression job started"
+        );
+    }
+
+    /// Issue 34: each Citus node's share of the run's sessions over the
+    /// seconds, with the wait events seen there, most first.
+    #[test]
+    fn each_node_s_share_of_the_run_s_sessions() {
+        let seconds = [
+            engine(&[
+                ("node b:2 active sessions", 1.0),
+                ("node b:2 wait IO:WALWrite", 1.0),
+                ("node a:1 active sessions", 2.0),
+                ("node a:1 wait Lock:relation", 2.0),
+            ]),
+            engine(&[
+                ("node a:1 active sessions", 1.0),
+                ("node a:1 wait no wait event (on CPU or not instrumented)", 1.0),
+                (CHUNKS_CREATED, 1.0),
+            ]),
+        ];
+        let shares = nodes(seconds.iter());
+        let seen: Vec<(&str, u64, String, Vec<&str>)> = shares
+            .iter()
+            .map(|n| {
+                (
+                    n.node.as_str(),
+                    n.samples,
+                    format!("{:.2}", n.share),
+                    n.waits.iter().map(|w| w.wait.as_str()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [("a:1", 3, "0.75".into(), vec!["Lock:relation", NO_WAIT]), ("b:2", 1, "0.25".into(), vec!["IO:WALWrite"]),]
+        );
     }
 }

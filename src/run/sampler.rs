@@ -71,7 +71,7 @@ impl Sampler {
         if engine == Engine::Cratedb {
             return Err("CrateDB is not sampled: its jobs, operations and thread pools are not read".into());
         }
-        let (conn, who) = target.activity(table).await?;
+        let (conn, who) = target.activity(engine, table).await?;
         let mut unseen = Vec::new();
         if !who.sees_all {
             let role = who.role;
@@ -80,9 +80,7 @@ impl Sampler {
                  {role}: GRANT pg_read_all_stats TO {role} (or pg_monitor) to see them"
             ));
         }
-        if engine == Engine::Citus {
-            unseen.push("Citus: the coordinator alone is sampled, not its worker nodes".into());
-        }
+        unseen.extend(who.engine_unseen);
         let local_pid = on_this_machine(who.pid).then_some(who.pid);
         Ok(Sampler { conn, local_pid, unseen, every })
     }
@@ -107,7 +105,7 @@ impl Sampler {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep_until(at.into()) => {}
             }
-            queries += 1;
+            queries += self.conn.statements();
             let sampled = self.conn.sample().await;
             let second = match (sampled, last.take()) {
                 (Ok((now, second)), before) => {
@@ -174,6 +172,13 @@ fn counted(mut second: ServerSecond, before: &Totals, now: &Totals) -> ServerSec
     second.wal_bytes = now.wal.zip(before.wal).map(|(n, b)| n.saturating_sub(b));
     second.temp_files = now.temp_files.saturating_sub(before.temp_files);
     second.temp_bytes = now.temp_bytes.saturating_sub(before.temp_bytes);
+    // A counter first seen now counted from 0: a job's first run.
+    for (name, n) in &now.engine {
+        let grown = n - before.engine.get(name).copied().unwrap_or(0.0);
+        if grown > 0.0 {
+            second.engine.insert(name.clone(), grown);
+        }
+    }
     second
 }
 
@@ -217,5 +222,26 @@ mod tests {
             into_second(&mut seconds, ms(2000) * k, waited(1, 10));
         }
         assert_eq!(seconds, [None, waited(1, 10), None, waited(1, 10)]);
+    }
+
+    /// Issue 34: the engine's counters become what they grew by in the
+    /// second (a counter first seen counts from 0, one that did not grow is
+    /// no figure), beside the figures the sample gave for itself.
+    #[test]
+    fn the_engine_s_counters_are_counted_by_their_growth() {
+        let totals = |figures: &[(&str, f64)]| Totals {
+            engine: figures.iter().map(|(name, n)| (name.to_string(), *n)).collect(),
+            ..Totals::default()
+        };
+        let before = totals(&[("chunks created", 10.0), ("telemetry jobs started", 4.0)]);
+        let now =
+            totals(&[("chunks created", 13.0), ("telemetry jobs started", 4.0), ("compression jobs started", 1.0)]);
+        let sampled =
+            ServerSecond { engine: [("node a:1 active sessions".to_string(), 2.0)].into(), ..ServerSecond::default() };
+        let second = counted(sampled, &before, &now);
+        let want = [("chunks created", 3.0), ("compression jobs started", 1.0), ("node a:1 active sessions", 2.0)];
+        let want: std::collections::BTreeMap<String, f64> =
+            want.iter().map(|(name, n)| (name.to_string(), *n)).collect();
+        assert_eq!(second.engine, want);
     }
 }

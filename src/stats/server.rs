@@ -11,6 +11,27 @@ use std::time::Duration;
 /// server does not instrument. Said so, never guessed at.
 pub const NO_WAIT: &str = "no wait event (on CPU or not instrumented)";
 
+/// The end of an engine figure's name ([`ServerSecond::engine`]) that is a
+/// level seen at a sample (jobs running, a queue's length), not a count of
+/// what happened: the samples of one second keep its most, not its sum.
+pub const LEVEL: &str = " (most)";
+
+/// TimescaleDB's chunks of the run's hypertable made in a second.
+pub const CHUNKS_CREATED: &str = "chunks created";
+
+/// The end of the name of TimescaleDB's background jobs of one kind
+/// started in a second (`compression jobs started`), and of those running
+/// at a sample (a level).
+pub const JOBS_STARTED: &str = " jobs started";
+pub const JOBS_RUNNING: &str = " jobs running (most)";
+
+/// The name of a Citus node's figure: `node 10.0.0.2:5432 active sessions`,
+/// the run's sessions working on it, as samples (each session seen at a
+/// sample counts once, as wait events do), and `node 10.0.0.2:5432
+/// IO:WALWrite` for their wait events there.
+pub const NODE: &str = "node ";
+pub const NODE_SESSIONS: &str = " active sessions";
+
 /// One second of the server, from the sample taken at its end; as the
 /// report writes it too (`report::server`'s seconds flatten it).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -34,12 +55,19 @@ pub struct ServerSecond {
     pub lock_waits: u64,
     /// The largest replay lag of a replica, in seconds; none without replicas.
     pub replica_lag_s: Option<f64>,
+    /// What the engine itself counted in this second, by name (TimescaleDB's
+    /// chunks created and compression jobs, Citus's work per worker node,
+    /// CrateDB's jobs, operations and thread pools): each its own figure,
+    /// none guessed; empty on plain PostgreSQL.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub engine: BTreeMap<String, f64>,
 }
 
 impl ServerSecond {
     /// Adds a later sample `o` of the same second: its wait events (as
     /// samples) and counters added, the vacuum's latest phase, the most
-    /// lock waits and replica lag seen.
+    /// lock waits and replica lag seen; the engine's figures added, but
+    /// those named as levels ([`LEVEL`]) at their most.
     pub fn add(&mut self, o: &ServerSecond) {
         for (mine, theirs) in [(&mut self.own_waits, &o.own_waits), (&mut self.other_waits, &o.other_waits)] {
             for (wait, n) in theirs {
@@ -60,13 +88,24 @@ impl ServerSecond {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        add_engine(&mut self.engine, &o.engine);
+    }
+}
+
+/// Adds the engine's figures `o` to `mine`, of the same stretch of time:
+/// counts summed, levels ([`LEVEL`]) at their most.
+pub fn add_engine(mine: &mut BTreeMap<String, f64>, o: &BTreeMap<String, f64>) {
+    for (name, v) in o {
+        let mine = mine.entry(name.clone()).or_default();
+        *mine = if name.ends_with(LEVEL) { mine.max(*v) } else { *mine + v };
     }
 }
 
 /// What sampling cost the server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SamplerCost {
-    /// Statements the sampler sent (one per sample, the first included).
+    /// Statements the sampler sent (one per sample, the first included; two
+    /// on an engine with figures of its own).
     pub queries: u64,
     /// From its first sample to its last.
     pub wall: Duration,
@@ -130,5 +169,33 @@ impl Latest {
 
     pub fn read(&self) -> LatestSecond {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(figures: &[(&str, f64)]) -> ServerSecond {
+        let engine = figures.iter().map(|(name, n)| (name.to_string(), *n)).collect();
+        ServerSecond { engine, ..ServerSecond::default() }
+    }
+
+    /// Issue 34: two samples of one second add their counts (chunks
+    /// created, a node's sessions as samples) and keep a level's most
+    /// (jobs running), and a figure only one of them has is kept.
+    #[test]
+    fn add_sums_the_engine_s_counts_and_keeps_its_levels_at_their_most() {
+        let running = format!("compression{JOBS_RUNNING}");
+        let mut second = engine(&[(CHUNKS_CREATED, 2.0), (&running, 1.0), ("node 10.0.0.2:5432 active sessions", 3.0)]);
+        second.add(&engine(&[(CHUNKS_CREATED, 1.0), (&running, 2.0), ("compression jobs started", 1.0)]));
+        second.add(&engine(&[(&running, 1.0)]));
+        let want = engine(&[
+            (CHUNKS_CREATED, 3.0),
+            (&running, 2.0),
+            ("node 10.0.0.2:5432 active sessions", 3.0),
+            ("compression jobs started", 1.0),
+        ]);
+        assert_eq!(second, want);
     }
 }

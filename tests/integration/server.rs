@@ -2,15 +2,18 @@
 //! session does to it while the run runs (a CHECKPOINT, a lock held on the
 //! run's table) shows in the seconds it did it, and a dip that coincided
 //! with it is explained by it; a role that cannot see every session is
-//! told what it could not see, and its run finishes.
+//! told what it could not see, and its run finishes. The engines' own
+//! parts run against a real TimescaleDB and Citus when their URLs are set
+//! (`DBLOAD_TEST_TIMESCALEDB_URL`, `DBLOAD_TEST_CITUS_URL`).
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::engines::{engine_url, CITUS, TIMESCALEDB};
 use crate::support::{ensure, Ctx};
 use crate::Phase::{Parallel, Quiet};
-use crate::Registered;
+use crate::{EngineTest, Registered};
 
 pub fn tests() -> Vec<Registered> {
     vec![
@@ -40,6 +43,17 @@ pub fn tests() -> Vec<Registered> {
             a_role_without_pg_read_all_stats_is_told_what_it_could_not_see,
             Parallel,
         ),
+    ]
+}
+
+pub fn engine_tests() -> Vec<EngineTest> {
+    vec![
+        (
+            "server::timescaledb_chunks_created_are_in_the_seconds_they_were_made",
+            &[TIMESCALEDB],
+            timescaledb_chunks_created_are_in_the_seconds_they_were_made,
+        ),
+        ("server::citus_shows_each_worker_nodes_share", &[CITUS], citus_shows_each_worker_nodes_share),
     ]
 }
 
@@ -184,4 +198,91 @@ fn a_sample_interval_under_100_ms_is_bad_usage(ctx: &Ctx) -> Result<()> {
         &["timeit", "--url", &ctx.url, "-s", "select 1", "--repeat", "10", "--sample-interval", "50ms"],
         "--sample-interval 50ms",
     )
+}
+
+/// The engine's figure `name` in each sampled second where it is above 0, as (second, figure).
+fn engine_seconds(server: &serde_json::Value, name: &str) -> Vec<(u64, f64)> {
+    let seconds = server["seconds"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let figure = |s: &serde_json::Value| Some((s["second"].as_u64()?, s["engine"][name].as_f64()?));
+    seconds.iter().filter_map(figure).filter(|(_, n)| *n > 0.0).collect()
+}
+
+/// Issue 34: a 10 s ingest into a hypertable of 15-minute chunks, whose
+/// data runs hours ahead each second, makes chunks all through the run:
+/// the seconds that made them say how many, their sum is at most the
+/// chunks the table has, and each is marked on the charts. A compression
+/// policy added 3 s in starts a compression job that the seconds show too.
+fn timescaledb_chunks_created_are_in_the_seconds_they_were_made(_: &Ctx) -> Result<()> {
+    let ts = Ctx::from_url(&engine_url(TIMESCALEDB)?)?;
+    let table = "server_tsdb_chunks";
+    // `at` waits for the table this run makes, not an earlier run's.
+    ts.query(&format!("DROP TABLE IF EXISTS {table}"))?;
+    let policy = format!(
+        "ALTER TABLE {table} SET (timescaledb.compress, timescaledb.compress_segmentby = 'device_id'); \
+         SELECT add_compression_policy('{table}', INTERVAL '1 hour')"
+    );
+    let args = format!(
+        "--duration 10 --workers 2 --devices 10 --chunk-interval 900 --table {table} --drop-table \
+         --start 2024-01-01T00:00:00Z"
+    );
+    let (out, other) = std::thread::scope(|s| {
+        let other = s.spawn(|| at(&ts, table, Duration::from_secs(3), &policy));
+        (ts.ingest(&args), other.join())
+    });
+    other.map_err(|_| anyhow::anyhow!("the other session panicked"))??;
+    let out = out?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    let report = serde_json::to_value(&out.report)?;
+    let server = &report["server"];
+    let made = engine_seconds(server, "chunks created");
+    ensure(made.len() >= 4, || format!("chunks created in {made:?}: {server:#}"))?;
+    let chunks: f64 = ts.scalar(&format!("SELECT count(*) FROM show_chunks('{table}')"))?.parse()?;
+    let counted: f64 = made.iter().map(|(_, n)| n).sum();
+    ensure(counted <= chunks && counted >= chunks / 2.0, || format!("{counted} chunks counted of {chunks}: {made:?}"))?;
+    let events = server["events"].as_array().context("no server events")?;
+    let marked: Vec<u64> =
+        events.iter().filter(|e| e["kind"] == "chunks_created").filter_map(|e| e["second"].as_u64()).collect();
+    ensure(marked == made.iter().map(|(s, _)| *s).collect::<Vec<_>>(), || {
+        format!("markers at {marked:?}: {events:?}")
+    })?;
+    let started = engine_seconds(server, "compression jobs started");
+    ensure(started.iter().any(|(s, _)| *s >= 2), || format!("compression jobs started in {started:?}: {server:#}"))?;
+    ensure(events.iter().any(|e| e["kind"] == "jobs_started" && e["what"] == "a compression job started"), || {
+        format!("no compression job marked: {events:?}")
+    })?;
+    let unseen = server["unseen"].to_string();
+    ensure(!unseen.contains("own figures"), || format!("unseen: {unseen}"))?;
+    let text = dbload::report::ingest::render(&out.report);
+    ensure(text.contains(" chunks created at ") && text.contains("compression job started at "), || text.clone())
+}
+
+/// Issue 34: a Citus ingest into a table distributed over the cluster's
+/// worker nodes shows each node's share of the run's active sessions, the
+/// shares adding up to the whole, in JSON and in text; the coordinator is
+/// no longer said to be sampled alone.
+fn citus_shows_each_worker_nodes_share(_: &Ctx) -> Result<()> {
+    let c = Ctx::from_url(&engine_url(CITUS)?)?;
+    let out = c.ingest(
+        "--duration 6 --workers 4 --shards 8 --distribution-column device_id --method insert --sample-interval 250ms \
+         --table server_citus_nodes --drop-table --start 2024-01-01T00:00:00Z",
+    )?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    let report = serde_json::to_value(&out.report)?;
+    let server = &report["server"];
+    let nodes = server["nodes"].as_array().context("no server.nodes")?;
+    let workers: u64 = c
+        .scalar("SELECT count(*) FROM pg_dist_node WHERE isactive AND noderole = 'primary' AND shouldhaveshards AND groupid <> 0")?
+        .parse()?;
+    ensure(nodes.len() as u64 == workers && workers >= 2, || format!("{workers} worker nodes, shares: {nodes:#?}"))?;
+    let shares: Vec<f64> = nodes.iter().filter_map(|n| n["share"].as_f64()).collect();
+    ensure(shares.iter().all(|s| *s > 0.1) && (shares.iter().sum::<f64>() - 1.0).abs() < 1e-6, || {
+        format!("shares {shares:?}: {nodes:#?}")
+    })?;
+    let node = nodes[0]["node"].as_str().unwrap_or_default();
+    let per_second = engine_seconds(server, &format!("node {node} active sessions"));
+    ensure(per_second.len() >= 3, || format!("{node} active in {per_second:?}: {server:#}"))?;
+    let unseen = server["unseen"].to_string();
+    ensure(!unseen.contains("coordinator alone") && !unseen.contains("own figures"), || format!("unseen: {unseen}"))?;
+    let text = dbload::report::ingest::render(&out.report);
+    ensure(text.contains("Nodes:") && text.contains(node), || text.clone())
 }
