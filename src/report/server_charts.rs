@@ -1,5 +1,6 @@
 //! The Server section on the HTML page's charts: what the server did
-//! (checkpoints, a vacuum, lock waits, temp files) as markers on the
+//! (checkpoints, a vacuum, lock waits, temp files, work a CrateDB thread
+//! pool rejected) as markers on the
 //! throughput and latency charts, and the run's sessions' wait events as
 //! a stacked band under the throughput chart, second by second, so that a
 //! dip and what coincided with it are seen together. Read from the
@@ -12,12 +13,13 @@ use serde_json::Value as Json;
 use super::plot::{frame, inline, mesh, tick, Chart, LegendKey, PALETTE, SECONDS, SIZE};
 
 /// Each kind of event, its legend and its colour.
-const KINDS: [(&str, &str, RGBColor); 5] = [
+const KINDS: [(&str, &str, RGBColor); 6] = [
     ("checkpoint_requested", "requested checkpoint", RGBColor(190, 18, 60)),
     ("checkpoint_timed", "timed checkpoint", RGBColor(79, 70, 229)),
     ("vacuum", "vacuum of the table", RGBColor(5, 150, 105)),
     ("lock_waits", "lock waits on the table", RGBColor(202, 138, 4)),
     ("temp_files", "temp files", RGBColor(107, 33, 168)),
+    ("rejected", "work a thread pool rejected", RGBColor(234, 88, 12)),
 ];
 
 /// The band's wait events: the most seen, the rest summed as one.

@@ -7,6 +7,22 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// The end of the name of an engine's figure that is a level (a queue's
+/// length, jobs running): a second keeps the most its samples saw. Every
+/// other figure of [`ServerSecond::engine`] is a count, summed.
+pub const LEVEL: &str = " (max)";
+
+/// The start and end of the name of a CrateDB thread pool's rejected work
+/// (`thread pool write rejected`): a count, and a marker on the charts.
+pub const POOL: &str = "thread pool ";
+pub const REJECTED: &str = " rejected";
+
+/// The pool a figure named [`POOL`]` NAME `[`REJECTED`] counts the
+/// rejected work of.
+pub fn rejected_by(figure: &str) -> Option<&str> {
+    figure.strip_prefix(POOL)?.strip_suffix(REJECTED)
+}
+
 /// A session seen running with no wait event: on CPU, or in code the
 /// server does not instrument. Said so, never guessed at.
 pub const NO_WAIT: &str = "no wait event (on CPU or not instrumented)";
@@ -34,12 +50,19 @@ pub struct ServerSecond {
     pub lock_waits: u64,
     /// The largest replay lag of a replica, in seconds; none without replicas.
     pub replica_lag_s: Option<f64>,
+    /// What the engine itself counted in this second, by name (TimescaleDB's
+    /// chunks created and compression jobs, Citus's work per worker node,
+    /// CrateDB's jobs, operations and thread pools): each its own figure,
+    /// none guessed; empty on plain PostgreSQL.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub engine: BTreeMap<String, f64>,
 }
 
 impl ServerSecond {
     /// Adds a later sample `o` of the same second: its wait events (as
     /// samples) and counters added, the vacuum's latest phase, the most
-    /// lock waits and replica lag seen.
+    /// lock waits and replica lag seen; the engine's figures added, but
+    /// for levels (named with [`LEVEL`]), of which the most is kept.
     pub fn add(&mut self, o: &ServerSecond) {
         for (mine, theirs) in [(&mut self.own_waits, &o.own_waits), (&mut self.other_waits, &o.other_waits)] {
             for (wait, n) in theirs {
@@ -60,6 +83,10 @@ impl ServerSecond {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        for (name, n) in &o.engine {
+            let mine = self.engine.entry(name.clone()).or_default();
+            *mine = if name.ends_with(LEVEL) { mine.max(*n) } else { *mine + n };
+        }
     }
 }
 
@@ -130,5 +157,34 @@ impl Latest {
 
     pub fn read(&self) -> LatestSecond {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(figures: &[(&str, f64)]) -> ServerSecond {
+        let engine = figures.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        ServerSecond { engine, ..ServerSecond::default() }
+    }
+
+    /// Issue 34: samples of one second add up the engine's counts and keep
+    /// the most of its levels (named with [`LEVEL`]).
+    #[test]
+    fn an_engine_s_counts_add_up_and_its_levels_keep_their_most() {
+        let mut second = engine(&[("thread pool write rejected", 2.0), ("thread pool write queue (max)", 7.0)]);
+        second.add(&engine(&[("thread pool write rejected", 3.0), ("thread pool write queue (max)", 4.0)]));
+        second.add(&engine(&[("jobs running (max)", 1.0)]));
+        assert_eq!(
+            second,
+            engine(&[
+                ("jobs running (max)", 1.0),
+                ("thread pool write queue (max)", 7.0),
+                ("thread pool write rejected", 5.0)
+            ])
+        );
+        assert_eq!(rejected_by("thread pool write rejected"), Some("write"));
+        assert_eq!(rejected_by("thread pool write queue (max)"), None);
     }
 }

@@ -121,8 +121,15 @@ fn main() -> std::process::ExitCode {
         .expect("starting the test PostgreSQL");
     let ctx: &'static Ctx = Box::leak(Box::new(Ctx::new(&server)));
     let unset = |var: &&str| std::env::var(var).map_or(true, |url| url.is_empty());
-    let engine_tests =
-        [engines::engine_tests(), transfer::engine_tests(), tsbs::engine_tests(), server_cost::engine_tests()].concat();
+    let engine_tests = [
+        engines::engine_tests(),
+        transfer::engine_tests(),
+        tsbs::engine_tests(),
+        server_cost::engine_tests(),
+        server::engine_tests(),
+        wire::engine_tests(),
+    ]
+    .concat();
     let mut missing: Vec<&str> =
         engine_tests.iter().flat_map(|(_, vars, _)| vars.iter().copied()).filter(unset).collect();
     missing.sort();

@@ -2,15 +2,18 @@
 //! session does to it while the run runs (a CHECKPOINT, a lock held on the
 //! run's table) shows in the seconds it did it, and a dip that coincided
 //! with it is explained by it; a role that cannot see every session is
-//! told what it could not see, and its run finishes.
+//! told what it could not see, and its run finishes. CrateDB's own figures
+//! (jobs, operations, thread pools) against a real CrateDB when
+//! `DBLOAD_TEST_CRATEDB_URL` or `DBLOAD_TEST_CRATEDB_HTTP_URL` is set.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::support::{ensure, Ctx};
+use crate::engines::{engine_url, CRATEDB_HTTP, CRATEDB_PG};
+use crate::support::{ensure, ingest_args, Ctx};
 use crate::Phase::{Parallel, Quiet};
-use crate::Registered;
+use crate::{EngineTest, Registered};
 
 pub fn tests() -> Vec<Registered> {
     vec![
@@ -41,6 +44,48 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
     ]
+}
+
+pub fn engine_tests() -> Vec<EngineTest> {
+    vec![
+        ("server::cratedb_postgres_protocol_jobs_operations_and_pools", &[CRATEDB_PG], cratedb_over_postgres),
+        ("server::cratedb_http_jobs_operations_and_pools", &[CRATEDB_HTTP], cratedb_over_http),
+    ]
+}
+
+/// Issue 34, CrateDB: an ingest into a real CrateDB over `var`'s URL has
+/// CrateDB's own figures in its report's server seconds, its jobs running
+/// told apart from the others' in every second (by their statements naming
+/// its table), and the text report's Engine line; nothing is said to be
+/// unseen to CrateDB's superuser. Operations and queues are there only
+/// when a sample caught some, so they are not asked for.
+fn cratedb_sampled(var: &str, table: &str) -> Result<()> {
+    let url = engine_url(var)?;
+    let args = format!("--url {url} --quiet --duration 4 --workers 2 --batch-size 500 --table {table} --drop-table");
+    let out = dbload::ingest(ingest_args(&args), &|_| None, &mut Vec::new())?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    let report = serde_json::to_value(&out.report)?;
+    let server = &report["server"];
+    let seconds = server["seconds"].as_array().with_context(|| format!("no server seconds: {server:#}"))?;
+    ensure(seconds.len() >= 3, || format!("{} seconds: {server:#}", seconds.len()))?;
+    let jobs = |whose: &str| -> Vec<f64> {
+        seconds.iter().filter_map(|s| s["engine"][format!("jobs running: {whose} (max)")].as_f64()).collect()
+    };
+    let (own, others) = (jobs("the run's"), jobs("others'"));
+    ensure(own.len() == seconds.len() && others.len() == seconds.len() && own.iter().any(|n| *n >= 1.0), || {
+        format!("the run's jobs {own:?}, others' {others:?}: {server:#}")
+    })?;
+    ensure(server["failed_samples"] == 0 && server["unseen"] == serde_json::json!([]), || format!("{server:#}"))?;
+    let text = dbload::report::ingest::render(&out.report);
+    ensure(text.contains("  Engine:   jobs running: others' at most"), || text.clone())
+}
+
+fn cratedb_over_postgres(_: &Ctx) -> Result<()> {
+    cratedb_sampled(CRATEDB_PG, "crate_server_pg")
+}
+
+fn cratedb_over_http(_: &Ctx) -> Result<()> {
+    cratedb_sampled(CRATEDB_HTTP, "crate_server_http")
 }
 
 /// Waits until `table` exists (the run made it, just before its workers

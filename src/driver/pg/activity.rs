@@ -3,6 +3,8 @@
 //! statement (`dialect::activity`) prepared once and its parameters (the
 //! run's `application_name` and table) bound at every sample.
 
+use std::collections::BTreeMap;
+
 use tokio_postgres::{Client, Statement};
 
 use super::PgTarget;
@@ -35,6 +37,10 @@ pub struct Totals {
     pub wal: Option<u64>,
     pub temp_files: u64,
     pub temp_bytes: u64,
+    /// The engine's own counters by the name a report shows (CrateDB's
+    /// thread pools' rejected work): the sampler keeps their differences
+    /// in [`ServerSecond::engine`].
+    pub engine: BTreeMap<String, u64>,
 }
 
 impl ActivityConn {
@@ -70,6 +76,7 @@ impl ActivityConn {
             wal: row.get::<_, Option<i64>>(3).map(|b| b.max(0) as u64),
             temp_files: count(4),
             temp_bytes: count(5),
+            engine: BTreeMap::new(),
         };
         let mut second = ServerSecond {
             vacuum: row.get(6),
