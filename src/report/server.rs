@@ -389,7 +389,8 @@ pub fn server_rows(r: &ServerReport) -> Vec<(&'static str, String)> {
 
 /// The engine's own figures over the run: the most of each level
 /// (`jobs running at most 4`), the sum of each count (`thread pool write
-/// rejected 12`); none when the engine counted nothing of its own.
+/// rejected 12`), those that stayed at 0 left out (the JSON has them);
+/// none when the engine counted nothing of its own.
 fn engine_row(seconds: &[ServerSecondReport]) -> Option<String> {
     let mut over_run: BTreeMap<&str, f64> = BTreeMap::new();
     for (name, n) in seconds.iter().flat_map(|s| &s.sample.engine) {
@@ -398,6 +399,7 @@ fn engine_row(seconds: &[ServerSecondReport]) -> Option<String> {
     }
     let said: Vec<String> = over_run
         .iter()
+        .filter(|(_, n)| **n > 0.0)
         .map(|(name, n)| match name.strip_suffix(LEVEL) {
             Some(level) => format!("{level} at most {}", human(Some(*n), Unit::Count)),
             None => format!("{name} {}", human(Some(*n), Unit::Count)),
@@ -456,7 +458,8 @@ mod tests {
             said.sentence,
             "throughput fell 45 % at 2–3 s; coincided with 6 tasks rejected by thread pool write"
         );
-        let seconds = seconds_of(&t);
+        let mut seconds = seconds_of(&t);
+        seconds[0].sample.engine.insert("jobs running: others' (max)".into(), 0.0);
         assert_eq!(engine_row(&seconds).as_deref(), Some("jobs running at most 4; thread pool write rejected 6"));
         assert_eq!(engine_row(&[]), None);
     }

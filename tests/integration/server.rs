@@ -77,7 +77,8 @@ fn cratedb_sampled(var: &str, table: &str) -> Result<()> {
     })?;
     ensure(server["failed_samples"] == 0 && server["unseen"] == serde_json::json!([]), || format!("{server:#}"))?;
     let text = dbload::report::ingest::render(&out.report);
-    ensure(text.contains("  Engine:   jobs running: others' at most"), || text.clone())
+    let engine = text.lines().find(|l| l.starts_with("  Engine:   ")).unwrap_or_default();
+    ensure(engine.contains("jobs running: the run's at most"), || text.clone())
 }
 
 fn cratedb_over_postgres(_: &Ctx) -> Result<()> {
