@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::config::TargetChoice;
 use crate::dialect::{Engine, ExportFormat, Method};
 use crate::driver::admin::Admin;
+use crate::driver::cratedb_activity::{CrateActivity, CrateWho};
 use crate::driver::cratedb_http::exec::{CrateQueryExecutor, CrateSink};
 use crate::driver::cratedb_http::CrateTarget;
 use crate::driver::export::file::ExportFile;
@@ -90,14 +91,23 @@ impl Target {
         }
     }
 
-    /// The connection of the run's server sampler, and who it is on the
-    /// server; `table`: the run's. Why not, when there is none.
+    /// The connection of the run's server sampler on a PostgreSQL-family
+    /// server, and who it is there; `table`: the run's. Why not, when
+    /// there is none.
     pub async fn activity(&self, engine: Engine, table: Option<&TableName>) -> Result<(ActivityConn, Who), String> {
         match self {
             Target::Pg { pg, .. } => ActivityConn::open(pg, engine, table.map(TableName::sql)).await,
-            Target::Crate(_) => {
-                Err("CrateDB is not sampled: its jobs, operations and thread pools are not read".into())
-            }
+            Target::Crate(_) => Err("CrateDB's HTTP endpoint has no pg_stat_activity: see cratedb_activity".into()),
+        }
+    }
+
+    /// The connection of the run's server sampler on CrateDB, over the
+    /// target's protocol, and who it is there; `table`: the run's.
+    pub async fn cratedb_activity(&self, table: Option<&TableName>) -> Result<(CrateActivity, CrateWho), String> {
+        let table = table.map(TableName::sql);
+        match self {
+            Target::Pg { pg, .. } => CrateActivity::pg(pg, table).await,
+            Target::Crate(c) => CrateActivity::http(c, table).await,
         }
     }
 

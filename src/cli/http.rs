@@ -143,9 +143,9 @@ pub struct HttpArgs {
     pub no_keepalive: bool,
 
     /// The database behind the API, sampled once a second while the run runs (its wait events,
-    /// checkpoints, WAL): a postgres:// URL (PostgreSQL, TimescaleDB, Citus, CrateDB's port
-    /// 5432) or cratedb://host:4200. The report's Server section says what coincided with each
-    /// dip in throughput.
+    /// checkpoints, WAL; CrateDB's jobs, operations and thread pools): a postgres:// URL
+    /// (PostgreSQL, TimescaleDB, Citus, CrateDB's port 5432) or cratedb://host:4200. The report's
+    /// Server section says what coincided with each dip in throughput.
     #[arg(long, value_name = "URL", help_heading = "Run")]
     pub observe: Option<String>,
 

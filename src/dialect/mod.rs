@@ -7,6 +7,7 @@ pub mod activity;
 pub mod citus;
 pub mod cost;
 pub mod cratedb;
+pub mod cratedb_activity;
 pub mod pgbench;
 pub mod postgres;
 pub mod results;

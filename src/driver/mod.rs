@@ -11,6 +11,7 @@
 //! way round).
 
 pub mod admin;
+pub mod cratedb_activity;
 pub mod cratedb_http;
 pub mod export;
 pub mod http;
@@ -40,5 +41,6 @@ pub(crate) fn out_of_descriptors(url: &str, e: &std::io::Error) -> Option<anyhow
 }
 
 pub use admin::{Admin, EngineInfo};
+pub use cratedb_activity::{CrateActivity, CrateWho};
 pub use pg::activity::{ActivityConn, Totals, Who};
 pub use pg::{PgTarget, SslMode};

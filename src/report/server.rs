@@ -16,7 +16,8 @@ use crate::format::{binary_size, human, Unit};
 use crate::outcome::Figures;
 use crate::stats::dips::{dips, Dip};
 use crate::stats::server::{
-    add_engine, ServerSecond, ServerTimeline, CHUNKS_CREATED, JOBS_RUNNING, JOBS_STARTED, NODE, NODE_SESSIONS, NO_WAIT,
+    add_engine, rejected_by, ServerSecond, ServerTimeline, CHUNKS_CREATED, JOBS_RUNNING, JOBS_STARTED, LEVEL, NODE,
+    NODE_SESSIONS, NO_WAIT,
 };
 use crate::stats::threads::{Busiest, SATURATED};
 
@@ -33,14 +34,16 @@ pub struct WaitShare {
 }
 
 /// Something the server did that a chart marks: a checkpoint, a vacuum of
-/// the table, lock waits on it, temp files.
+/// the table, lock waits on it, temp files, work a CrateDB thread pool
+/// rejected.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServerEvent {
     /// The second it was seen in, since the run's start.
     pub second: u64,
     /// `checkpoint_timed`, `checkpoint_requested`, `vacuum`, `lock_waits`,
-    /// `temp_files`, `chunks_created`, `jobs_started` or `jobs_running`.
+    /// `temp_files`, `chunks_created`, `jobs_started`, `jobs_running` or
+    /// `rejected`.
     pub kind: super::Name,
     /// What was seen, in words.
     pub what: String,
@@ -237,6 +240,9 @@ fn second_events(s: &ServerSecond) -> Vec<(&'static str, String)> {
     if s.temp_files > 0 {
         out.push(("temp_files", format!("{} temp files ({})", s.temp_files, binary_size(s.temp_bytes as f64))));
     }
+    for (pool, n) in s.engine.iter().filter_map(|(name, n)| Some((rejected_by(name)?, *n))).filter(|(_, n)| *n > 0.0) {
+        out.push(("rejected", rejected(n as u64, pool)));
+    }
     out
 }
 
@@ -262,6 +268,15 @@ fn engine_events(figures: &BTreeMap<String, f64>) -> Vec<(&'static str, String)>
     out
 }
 
+/// What tells a CrateDB thread pool's rejected work in words from the pool.
+const REJECTED_BY: &str = " rejected by thread pool ";
+
+/// `n` tasks rejected by thread `pool`, in words.
+fn rejected(n: u64, pool: &str) -> String {
+    let tasks = if n == 1 { "task" } else { "tasks" };
+    format!("{n} {tasks}{REJECTED_BY}{pool}")
+}
+
 /// Every second's markers, in order.
 fn events(t: &ServerTimeline) -> Vec<ServerEvent> {
     let sampled = t.seconds.iter().enumerate().filter_map(|(i, s)| Some((i as u64, s.as_ref()?)));
@@ -283,15 +298,21 @@ fn explain(dip: &Dip, t: &ServerTimeline, run_waits: &[WaitShare], client: &[Bus
     let inside = t.seconds.get(dip.start..=dip.end.min(t.seconds.len().saturating_sub(1))).unwrap_or_default();
     let waits = shares(inside.iter().flatten().map(|s| &s.own_waits));
     let mut events: Vec<String> = Vec::new();
+    let number = |e: &str| e.split(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(1);
+    let pool = |e: &str| e.split_once(REJECTED_BY).map(|(_, pool)| pool.to_string());
     for (kind, what) in window.iter().flatten().flat_map(second_events) {
-        // A lock wait lasting seconds is one thing seen, at its most.
-        match (kind, events.iter_mut().find(|e| kind == "lock_waits" && e.ends_with("lock waits on the table"))) {
-            ("lock_waits", Some(seen)) => {
-                let most = |e: &str| e.split(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-                if most(&what) > most(seen) {
-                    *seen = what;
-                }
-            }
+        match kind {
+            // A lock wait lasting seconds is one thing seen, at its most.
+            "lock_waits" => match events.iter_mut().find(|e| e.ends_with("lock waits on the table")) {
+                Some(seen) if number(&what) > number(seen) => *seen = what,
+                Some(_) => {}
+                None => events.push(what),
+            },
+            // A pool's work rejected in several seconds, added up.
+            "rejected" => match events.iter_mut().find(|e| pool(e).is_some() && pool(e) == pool(&what)) {
+                Some(seen) => *seen = rejected(number(seen) + number(&what), &pool(&what).unwrap_or_default()),
+                None => events.push(what),
+            },
             _ => events.push(what),
         }
     }
@@ -449,12 +470,36 @@ pub fn server_rows(r: &ServerReport) -> Vec<(&'static str, String)> {
             .collect();
         rows.push(("Nodes", format!("the run's active sessions on each node: {}", each.join(", "))));
     }
+    if let Some(engine) = engine_row(&r.seconds) {
+        rows.push(("Engine", engine));
+    }
     rows.extend(r.dips.iter().map(|d| ("Dip", d.sentence.clone())));
     rows.extend(r.unseen.iter().map(|why| ("Not seen", why.clone())));
     if let Some(first) = &r.first_failure {
         rows.push(("Failed", format!("{} samples; the first: {first}", r.failed_samples)));
     }
     rows
+}
+
+/// The engine's own figures over the run: the most of each level
+/// (`jobs running at most 4`), the sum of each count (`thread pool write
+/// rejected 12`), those that stayed at 0 left out (the JSON has them);
+/// none when the engine counted nothing of its own.
+fn engine_row(seconds: &[ServerSecondReport]) -> Option<String> {
+    let mut over_run = BTreeMap::new();
+    for s in seconds {
+        add_engine(&mut over_run, &s.sample.engine);
+    }
+    let said: Vec<String> = over_run
+        .iter()
+        // Each Citus node's figures are the Nodes row's.
+        .filter(|(name, n)| **n > 0.0 && !name.starts_with(NODE))
+        .map(|(name, n)| match name.strip_suffix(LEVEL) {
+            Some(level) => format!("{level} at most {}", human(Some(*n), Unit::Count)),
+            None => format!("{name} {}", human(Some(*n), Unit::Count)),
+        })
+        .collect();
+    (!said.is_empty()).then(|| said.join("; "))
 }
 
 #[cfg(test)]
@@ -480,6 +525,37 @@ mod tests {
              the run's samples (15 % over the run) and no wait event (on CPU or not instrumented) in 30 % (80 % over \
              the run)"
         );
+    }
+
+    fn write_rejected(write: f64) -> Option<ServerSecond> {
+        let engine = [("thread pool write rejected".to_string(), write), ("jobs running (max)".to_string(), 4.0)];
+        Some(ServerSecond { engine: engine.into(), ..ServerSecond::default() })
+    }
+
+    /// Issue 34, CrateDB: work a thread pool rejected is a marker in its
+    /// second, and a dip over several such seconds names it once, added up;
+    /// the engine's row gives each figure over the run.
+    #[test]
+    fn rejected_work_is_an_event_and_named_in_a_dip() {
+        let t = ServerTimeline {
+            seconds: vec![None, write_rejected(1.0), write_rejected(5.0), write_rejected(0.0)],
+            ..ServerTimeline::default()
+        };
+        let marked: Vec<(u64, String)> = events(&t).into_iter().map(|e| (e.second, e.what)).collect();
+        assert_eq!(
+            marked,
+            [(1, "1 task rejected by thread pool write".into()), (2, "5 tasks rejected by thread pool write".into())]
+        );
+        let said = explain(&dip(2, 3), &t, &[], &[]);
+        assert_eq!(said.events, ["6 tasks rejected by thread pool write"]);
+        assert_eq!(
+            said.sentence,
+            "throughput fell 45 % at 2–3 s; coincided with 6 tasks rejected by thread pool write"
+        );
+        let mut seconds = seconds_of(&t);
+        seconds[0].sample.engine.insert("jobs running: others' (max)".into(), 0.0);
+        assert_eq!(engine_row(&seconds).as_deref(), Some("jobs running at most 4; thread pool write rejected 6"));
+        assert_eq!(engine_row(&[]), None);
     }
 
     #[test]
@@ -513,7 +589,7 @@ mod tests {
                 None,
                 Some(engine(&[(CHUNKS_CREATED, 1.0)])),
                 Some(engine(&[(CHUNKS_CREATED, 2.0), ("compression jobs started", 1.0)])),
-                Some(engine(&[("compression jobs running (most)", 1.0), ("node a:1 active sessions", 4.0)])),
+                Some(engine(&[("compression jobs running (max)", 1.0), ("node a:1 active sessions", 4.0)])),
             ],
             ..ServerTimeline::default()
         };

@@ -1,6 +1,7 @@
 //! The Server section on the HTML page's charts: what the server did
 //! (checkpoints, a vacuum, lock waits, temp files, TimescaleDB's chunks
-//! created and background jobs) as markers on the
+//! created and background jobs, work a CrateDB thread pool rejected) as
+//! markers on the
 //! throughput and latency charts, and the run's sessions' wait events as
 //! a stacked band under the throughput chart, second by second, so that a
 //! dip and what coincided with it are seen together. Read from the
@@ -13,7 +14,7 @@ use serde_json::Value as Json;
 use super::plot::{frame, inline, mesh, tick, Chart, LegendKey, PALETTE, SECONDS, SIZE};
 
 /// Each kind of event, its legend and its colour.
-const KINDS: [(&str, &str, RGBColor); 8] = [
+const KINDS: [(&str, &str, RGBColor); 9] = [
     ("checkpoint_requested", "requested checkpoint", RGBColor(190, 18, 60)),
     ("checkpoint_timed", "timed checkpoint", RGBColor(79, 70, 229)),
     ("vacuum", "vacuum of the table", RGBColor(5, 150, 105)),
@@ -22,6 +23,7 @@ const KINDS: [(&str, &str, RGBColor); 8] = [
     ("chunks_created", "chunks created", RGBColor(14, 116, 144)),
     ("jobs_started", "background job started", RGBColor(234, 88, 12)),
     ("jobs_running", "background job running", RGBColor(120, 113, 108)),
+    ("rejected", "work a thread pool rejected", RGBColor(146, 64, 14)),
 ];
 
 /// The band's wait events: the most seen, the rest summed as one.

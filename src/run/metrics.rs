@@ -316,6 +316,13 @@ impl Collector for Exposed {
             let help = "WAL the server wrote per second over its latest sample's interval";
             gauge(e, "server_wal_bytes_per_second", help, None, &run, &wal)?;
         }
+        if !second.engine.is_empty() {
+            let help = "What the engine itself counted in the server's latest sample, by figure (docs/server.md)";
+            let mut engine = e.encode_descriptor("server_engine", help, None, MetricType::Gauge)?;
+            for (figure, n) in &second.engine {
+                engine.encode_family(&[run[0], ("figure", figure.as_str())])?.encode_gauge(n)?;
+            }
+        }
         Ok(())
     }
 }

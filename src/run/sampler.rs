@@ -6,6 +6,8 @@
 //! unknown and the reason in the report: never a failed run. What the
 //! sampler itself cost the server is measured too, from the server's own
 //! accounting of its backend process when that process is on this machine.
+//! CrateDB is asked what it counts itself instead (its jobs, operations and
+//! thread pools: `dialect::cratedb_activity`), over the run's protocol.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +16,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::dialect::Engine;
-use crate::driver::{ActivityConn, Totals};
+use crate::driver::{ActivityConn, CrateActivity, Totals};
 use crate::ident::TableName;
 use crate::stats::cost::stat_cpu;
 use crate::stats::server::{Latest, SamplerCost, ServerSecond, ServerTimeline};
@@ -26,12 +28,37 @@ pub const EVERY: Duration = Duration::from_secs(1);
 
 /// A connection ready to sample, before the run starts.
 pub struct Sampler {
-    conn: ActivityConn,
-    /// The sampler's backend process, when it runs on this machine.
-    local_pid: Option<i32>,
+    conn: Conn,
+    /// The sampler's backend process, when it runs on this machine; else
+    /// why its CPU cannot be read.
+    backend: Result<i32, String>,
     unseen: Vec<String>,
     /// `--sample-interval`.
     every: Duration,
+}
+
+/// What a sampler samples: a PostgreSQL-family server's activity, or
+/// CrateDB's own counts.
+enum Conn {
+    Postgres(ActivityConn),
+    Cratedb(CrateActivity),
+}
+
+impl Conn {
+    async fn sample(&mut self) -> Result<(Totals, ServerSecond), String> {
+        match self {
+            Conn::Postgres(c) => c.sample().await,
+            Conn::Cratedb(c) => c.sample().await,
+        }
+    }
+
+    /// The statements one sample sends.
+    fn statements(&self) -> u64 {
+        match self {
+            Conn::Postgres(c) => c.statements(),
+            Conn::Cratedb(_) => 1,
+        }
+    }
 }
 
 /// A sampler at work: [`Watching::end`] stops it and takes its timeline.
@@ -69,7 +96,7 @@ impl Sampler {
         every: Duration,
     ) -> Result<Sampler, String> {
         if engine == Engine::Cratedb {
-            return Err("CrateDB is not sampled: its jobs, operations and thread pools are not read".into());
+            return Self::cratedb(target, table, every).await;
         }
         let (conn, who) = target.activity(engine, table).await?;
         let mut unseen = Vec::new();
@@ -81,8 +108,38 @@ impl Sampler {
             ));
         }
         unseen.extend(who.engine_unseen);
-        let local_pid = on_this_machine(who.pid).then_some(who.pid);
-        Ok(Sampler { conn, local_pid, unseen, every })
+        let backend = if on_this_machine(who.pid) {
+            Ok(who.pid)
+        } else {
+            Err("the server is not on this machine: its processes' CPU cannot be read".into())
+        };
+        Ok(Sampler { conn: Conn::Postgres(conn), backend, unseen, every })
+    }
+
+    /// [`Sampler::open`] on CrateDB: what it could not see is said, each
+    /// with what to do about it.
+    async fn cratedb(target: &Target, table: Option<&TableName>, every: Duration) -> Result<Sampler, String> {
+        let (conn, who) = target.cratedb_activity(table).await?;
+        let mut unseen = Vec::new();
+        if !who.stats_enabled {
+            unseen.push(
+                "CrateDB keeps no jobs or operations with stats.enabled false: SET GLOBAL TRANSIENT \
+                 stats.enabled = true to see them"
+                    .into(),
+            );
+        }
+        if who.superuser != Some(true) {
+            let user = who.user;
+            unseen.push(format!(
+                "CrateDB shows user {user} its own jobs only: GRANT AL TO {user} (or sample as a superuser) to see \
+                 the others'"
+            ));
+        }
+        if let Err(why) = who.told_apart {
+            unseen.push(why.into());
+        }
+        let backend = Err("CrateDB runs every session in one JVM: the sampler's own CPU is not told apart".into());
+        Ok(Sampler { conn: Conn::Cratedb(conn), backend, unseen, every })
     }
 
     /// Samples from `t0` once every `--sample-interval` until `stop`, on the
@@ -93,7 +150,7 @@ impl Sampler {
         Watching::Sampling { task, stop }
     }
 
-    async fn run(self, t0: Instant, stop: CancellationToken, latest: Option<Arc<Latest>>) -> ServerTimeline {
+    async fn run(mut self, t0: Instant, stop: CancellationToken, latest: Option<Arc<Latest>>) -> ServerTimeline {
         let cpu_before = self.backend_cpu();
         let every = self.every;
         let mut timeline = ServerTimeline { unseen: self.unseen.clone(), every, ..ServerTimeline::default() };
@@ -139,7 +196,7 @@ impl Sampler {
     /// The CPU time of the sampler's backend so far, by the server
     /// machine's accounting of its process.
     fn backend_cpu(&self) -> Result<Duration, String> {
-        let pid = self.local_pid.ok_or("the server is not on this machine: its processes' CPU cannot be read")?;
+        let pid = *self.backend.as_ref()?;
         let stat =
             std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
         stat_cpu(&stat).ok_or_else(|| format!("/proc/{pid}/stat: no CPU times in it"))
@@ -195,6 +252,23 @@ mod tests {
     fn waited(n: u32, wal: u64) -> Option<ServerSecond> {
         let own_waits = [("IO:WALWrite".to_string(), n)].into();
         Some(ServerSecond { own_waits, wal_bytes: Some(wal), checkpoints_timed: 1, ..ServerSecond::default() })
+    }
+
+    /// Issue 34, CrateDB: a pool's rejected work is the difference of its
+    /// totals, one that rejected nothing is left out, and the levels of the
+    /// sample are kept as they are.
+    #[test]
+    fn an_engine_s_counters_are_differences() {
+        let totals = |pairs: &[(&str, f64)]| Totals {
+            engine: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Totals::default()
+        };
+        let before = totals(&[("thread pool write rejected", 10.0), ("thread pool search rejected", 4.0)]);
+        let now = totals(&[("thread pool write rejected", 13.0), ("thread pool search rejected", 4.0)]);
+        let levels = [("jobs running (max)".to_string(), 2.0)];
+        let second = counted(ServerSecond { engine: levels.into(), ..ServerSecond::default() }, &before, &now);
+        let engine: Vec<(&str, f64)> = second.engine.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(engine, [("jobs running (max)", 2.0), ("thread pool write rejected", 3.0)]);
     }
 
     /// Issue 34, item 3: at 1 s each sample is its own second, as before;

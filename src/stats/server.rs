@@ -7,6 +7,17 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// The start and end of the name of a CrateDB thread pool's rejected work
+/// (`thread pool write rejected`): a count, and a marker on the charts.
+pub const POOL: &str = "thread pool ";
+pub const REJECTED: &str = " rejected";
+
+/// The pool a figure named [`POOL`]` NAME `[`REJECTED`] counts the
+/// rejected work of.
+pub fn rejected_by(figure: &str) -> Option<&str> {
+    figure.strip_prefix(POOL)?.strip_suffix(REJECTED)
+}
+
 /// A session seen running with no wait event: on CPU, or in code the
 /// server does not instrument. Said so, never guessed at.
 pub const NO_WAIT: &str = "no wait event (on CPU or not instrumented)";
@@ -14,7 +25,7 @@ pub const NO_WAIT: &str = "no wait event (on CPU or not instrumented)";
 /// The end of an engine figure's name ([`ServerSecond::engine`]) that is a
 /// level seen at a sample (jobs running, a queue's length), not a count of
 /// what happened: the samples of one second keep its most, not its sum.
-pub const LEVEL: &str = " (most)";
+pub const LEVEL: &str = " (max)";
 
 /// TimescaleDB's chunks of the run's hypertable made in a second.
 pub const CHUNKS_CREATED: &str = "chunks created";
@@ -23,7 +34,7 @@ pub const CHUNKS_CREATED: &str = "chunks created";
 /// started in a second (`compression jobs started`), and of those running
 /// at a sample (a level).
 pub const JOBS_STARTED: &str = " jobs started";
-pub const JOBS_RUNNING: &str = " jobs running (most)";
+pub const JOBS_RUNNING: &str = " jobs running (max)";
 
 /// The name of a Citus node's figure: `node 10.0.0.2:5432 active sessions`,
 /// the run's sessions working on it, as samples (each session seen at a
@@ -197,5 +208,24 @@ mod tests {
             ("compression jobs started", 1.0),
         ]);
         assert_eq!(second, want);
+    }
+
+    /// Issue 34: samples of one second add up the engine's counts and keep
+    /// the most of its levels (named with [`LEVEL`]).
+    #[test]
+    fn an_engine_s_counts_add_up_and_its_levels_keep_their_most() {
+        let mut second = engine(&[("thread pool write rejected", 2.0), ("thread pool write queue (max)", 7.0)]);
+        second.add(&engine(&[("thread pool write rejected", 3.0), ("thread pool write queue (max)", 4.0)]));
+        second.add(&engine(&[("jobs running (max)", 1.0)]));
+        assert_eq!(
+            second,
+            engine(&[
+                ("jobs running (max)", 1.0),
+                ("thread pool write queue (max)", 7.0),
+                ("thread pool write rejected", 5.0)
+            ])
+        );
+        assert_eq!(rejected_by("thread pool write rejected"), Some("write"));
+        assert_eq!(rejected_by("thread pool write queue (max)"), None);
     }
 }

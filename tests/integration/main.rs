@@ -127,6 +127,7 @@ fn main() -> std::process::ExitCode {
         tsbs::engine_tests(),
         server_cost::engine_tests(),
         server::engine_tests(),
+        wire::engine_tests(),
     ]
     .concat();
     let mut missing: Vec<&str> =

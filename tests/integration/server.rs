@@ -3,15 +3,16 @@
 //! run's table) shows in the seconds it did it, and a dip that coincided
 //! with it is explained by it; a role that cannot see every session is
 //! told what it could not see, and its run finishes. The engines' own
-//! parts run against a real TimescaleDB and Citus when their URLs are set
-//! (`DBLOAD_TEST_TIMESCALEDB_URL`, `DBLOAD_TEST_CITUS_URL`).
+//! parts run against a real TimescaleDB, Citus and CrateDB when their URLs
+//! are set (`DBLOAD_TEST_TIMESCALEDB_URL`, `DBLOAD_TEST_CITUS_URL`,
+//! `DBLOAD_TEST_CRATEDB_URL`, `DBLOAD_TEST_CRATEDB_HTTP_URL`).
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::engines::{engine_url, CITUS, TIMESCALEDB};
-use crate::support::{ensure, Ctx};
+use crate::engines::{engine_url, CITUS, CRATEDB_HTTP, CRATEDB_PG, TIMESCALEDB};
+use crate::support::{ensure, ingest_args, Ctx};
 use crate::Phase::{Parallel, Quiet};
 use crate::{EngineTest, Registered};
 
@@ -54,7 +55,45 @@ pub fn engine_tests() -> Vec<EngineTest> {
             timescaledb_chunks_created_are_in_the_seconds_they_were_made,
         ),
         ("server::citus_shows_each_worker_nodes_share", &[CITUS], citus_shows_each_worker_nodes_share),
+        ("server::cratedb_postgres_protocol_jobs_operations_and_pools", &[CRATEDB_PG], cratedb_over_postgres),
+        ("server::cratedb_http_jobs_operations_and_pools", &[CRATEDB_HTTP], cratedb_over_http),
     ]
+}
+
+/// Issue 34, CrateDB: an ingest into a real CrateDB over `var`'s URL has
+/// CrateDB's own figures in its report's server seconds, its jobs running
+/// told apart from the others' in every second (by their statements naming
+/// its table), and the text report's Engine line; nothing is said to be
+/// unseen to CrateDB's superuser. Operations and queues are there only
+/// when a sample caught some, so they are not asked for.
+fn cratedb_sampled(var: &str, table: &str) -> Result<()> {
+    let url = engine_url(var)?;
+    let args = format!("--url {url} --quiet --duration 4 --workers 2 --batch-size 500 --table {table} --drop-table");
+    let out = dbload::ingest(ingest_args(&args), &|_| None, &mut Vec::new())?;
+    ensure(out.exit_code == 0, || format!("exit {}: {:?}", out.exit_code, out.report.error_classes))?;
+    let report = serde_json::to_value(&out.report)?;
+    let server = &report["server"];
+    let seconds = server["seconds"].as_array().with_context(|| format!("no server seconds: {server:#}"))?;
+    ensure(seconds.len() >= 3, || format!("{} seconds: {server:#}", seconds.len()))?;
+    let jobs = |whose: &str| -> Vec<f64> {
+        seconds.iter().filter_map(|s| s["engine"][format!("jobs running: {whose} (max)")].as_f64()).collect()
+    };
+    let (own, others) = (jobs("the run's"), jobs("others'"));
+    ensure(own.len() == seconds.len() && others.len() == seconds.len() && own.iter().any(|n| *n >= 1.0), || {
+        format!("the run's jobs {own:?}, others' {others:?}: {server:#}")
+    })?;
+    ensure(server["failed_samples"] == 0 && server["unseen"] == serde_json::json!([]), || format!("{server:#}"))?;
+    let text = dbload::report::ingest::render(&out.report);
+    let engine = text.lines().find(|l| l.starts_with("  Engine:   ")).unwrap_or_default();
+    ensure(engine.contains("jobs running: the run's at most"), || text.clone())
+}
+
+fn cratedb_over_postgres(_: &Ctx) -> Result<()> {
+    cratedb_sampled(CRATEDB_PG, "crate_server_pg")
+}
+
+fn cratedb_over_http(_: &Ctx) -> Result<()> {
+    cratedb_sampled(CRATEDB_HTTP, "crate_server_http")
 }
 
 /// Waits until `table` exists (the run made it, just before its workers

@@ -3,7 +3,9 @@
 //! SQLSTATE, a cancelled statement, COPY without the wait (and the waiting
 //! form), a window of COPY batches whose counts are exactly what the
 //! server acknowledged, the server's parameters and notices. Each test
-//! writes a table of its own, named after it.
+//! writes a table of its own, named after it. TLS by libpq's sslmodes
+//! against a real CrateDB whose PostgreSQL port has a test CA's
+//! certificate, when `DBLOAD_TEST_CRATEDB_TLS_URL` names it.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -15,9 +17,10 @@ use dbload::driver::pg::wire::{Wire, NO_VALUES};
 use dbload::driver::PgTarget;
 use dbload::op::{ErrorCode, OpError};
 
-use crate::support::Ctx;
+use crate::engines::engine_url;
+use crate::support::{dbload_bin, Ctx};
 use crate::Phase::Parallel;
-use crate::Registered;
+use crate::{EngineTest, Registered};
 
 pub fn tests() -> Vec<Registered> {
     vec![
@@ -81,6 +84,73 @@ pub fn tests() -> Vec<Registered> {
             Parallel,
         ),
     ]
+}
+
+/// A CrateDB whose PostgreSQL port speaks TLS (`ssl.psql.enabled`) with
+/// a certificate for the URL's host, as
+/// `postgres://crate@localhost:5432/doc?sslmode=verify-full&sslrootcert=CA.pem`.
+pub(crate) const CRATEDB_TLS: &str = "DBLOAD_TEST_CRATEDB_TLS_URL";
+
+pub fn engine_tests() -> Vec<EngineTest> {
+    vec![("wire::cratedb_tls_by_sslmode", &[CRATEDB_TLS], cratedb_tls_by_sslmode)]
+}
+
+/// `url` with its parameter `name` set to `value` (added when it has none).
+fn with_param(url: &str, name: &str, value: &str) -> String {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut params: Vec<String> =
+        query.split('&').filter(|p| !p.is_empty() && !p.starts_with(&format!("{name}="))).map(String::from).collect();
+    params.push(format!("{name}={value}"));
+    format!("{base}?{}", params.join("&"))
+}
+
+/// Issue 31 against a real CrateDB with TLS on its PostgreSQL port: each of
+/// `require`, `verify-ca` and `verify-full` gets an encrypted session on
+/// both of dbload's connections (the measured path's own and
+/// tokio-postgres's), which CrateDB's `sys.sessions` confirms; a CA that
+/// did not sign the server's certificate is refused on both, exit 3, with
+/// the certificate's problem named and what to do.
+fn cratedb_tls_by_sslmode(_: &Ctx) -> Result<()> {
+    let url = engine_url(CRATEDB_TLS)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let plain = PgTarget::from_url(&with_param(&url, "sslmode", "disable"), "--url", &|_| None)?;
+    for mode in ["require", "verify-ca", "verify-full"] {
+        let pg = PgTarget::from_url(&with_param(&url, "sslmode", mode), "--url", &|_| None)?;
+        // CrateDB keeps no application_name given at startup: each session
+        // is found by its last statement, read on a plain connection.
+        let marker = format!("dbload tls {mode}");
+        runtime.block_on(async {
+            let mut wire = Wire::connect(&pg).await.with_context(|| format!("sslmode={mode}: dbload's own"))?;
+            ensure!(wire.simple(&format!("SELECT '{marker}: dbload'")).await.op()? == 1, "sslmode={mode}");
+            let client = pg.connect().await.with_context(|| format!("sslmode={mode}: tokio-postgres"))?;
+            client.simple_query(&format!("SELECT '{marker}: tokio-postgres'")).await?;
+            let sql = "SELECT last_statement, ssl FROM sys.sessions WHERE strpos(last_statement, $1) > 0 ORDER BY 1";
+            let rows = plain.connect().await?.query(sql, &[&marker]).await?;
+            let seen: Vec<(String, bool)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let want =
+                [(format!("SELECT '{marker}: dbload'"), true), (format!("SELECT '{marker}: tokio-postgres'"), true)];
+            ensure!(seen == want, "sslmode={mode}: sys.sessions says {seen:?}");
+            Ok(())
+        })?;
+    }
+    let dir = tempfile::tempdir()?;
+    let wrong = dir.path().join("wrong-ca.pem");
+    let key = rcgen::KeyPair::generate()?;
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    std::fs::write(&wrong, params.self_signed(&key)?.pem())?;
+    let wrong = with_param(&url, "sslrootcert", &wrong.display().to_string());
+    for mode in ["verify-ca", "verify-full"] {
+        let wrong = with_param(&wrong, "sslmode", mode);
+        let pg = PgTarget::from_url(&wrong, "--url", &|_| None)?;
+        let err = runtime.block_on(Wire::connect(&pg)).err().with_context(|| format!("{mode}: a wrong CA taken"))?;
+        ensure!(dbload::error::exit_code(&err) == dbload::error::exit::TARGET, "{err:#}");
+        ensure!(err.to_string().contains("not signed by a trusted CA"), "{mode}: {err:#}");
+        let (code, _, stderr) =
+            dbload_bin(&["timeit", "--url", &wrong, "-s", "select 1", "-t", "2", "--no-results"], &[]);
+        ensure!(code == 3 && stderr.contains("not signed by a trusted CA"), "{mode}: exit {code}: {stderr}");
+    }
+    Ok(())
 }
 
 /// Runs `test` on a current-thread runtime (as a worker's) with the two
