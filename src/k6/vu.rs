@@ -242,7 +242,7 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         metrics: spec.metrics.clone(),
         http: HttpMetrics::new(),
         dir: spec.script.dir.clone(),
-        raw_headers: RefCell::default(),
+        request: Cell::default(),
         text_summary: spec.text_summary,
     });
     let loaded = ctx.with(|ctx| init(&ctx, &state, spec, &imports));
@@ -353,10 +353,13 @@ fn run_iteration(
     // An iteration cut by the run's stop (Ctrl-C, or its VU ended
     // after the deadline's grace) is not a completed one, as in k6.
     if !warm && !state.stopped() {
+        let h = &state.http;
         let mut m = lock(&state.metrics);
-        let tags = [("group".to_owned(), String::new())];
-        let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
-        let _ = m.add("iterations", 1.0, &tags);
+        // Tags made only when a threshold's submetric selects by them.
+        let wanted = m.wants_tags(h.iteration_duration) || m.wants_tags(h.iterations);
+        let tags = if wanted { vec![("group".to_owned(), String::new())] } else { Vec::new() };
+        m.add_to(h.iteration_duration, started.elapsed().as_secs_f64() * 1000.0, &tags);
+        m.add_to(h.iterations, 1.0, &tags);
     }
     result.map(|_| None).map_err(|e| if state.stopped() { "the run stopped".into() } else { err(e) })
 }
