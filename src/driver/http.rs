@@ -12,10 +12,10 @@ pub mod check;
 pub mod client;
 pub(super) mod conn;
 pub mod template;
+mod watchdog;
 pub mod wire;
 
 use std::io;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,6 +23,7 @@ use anyhow::Result;
 
 use self::check::Check;
 use self::conn::{Conn, ConnectError, Connector, Failure};
+use self::watchdog::Watchdog;
 use self::wire::{Body, ReadError, RequestHead};
 use crate::error::usage;
 use crate::op::{Executor, OpError, Operation};
@@ -284,10 +285,8 @@ pub struct HttpExecutor {
     target: Arc<HttpTarget>,
     conn: Conn,
     stats: Tally,
-    /// `--timeout`, armed lazily: it is set to a request's deadline only
-    /// when it fires before that deadline, so a request costs no timer
-    /// operation of its own (they would show at 100k requests/s).
-    watchdog: Pin<Box<tokio::time::Sleep>>,
+    /// `--timeout`, with no timer operation per request.
+    watchdog: Watchdog,
 }
 
 impl HttpExecutor {
@@ -300,8 +299,7 @@ impl HttpExecutor {
         let mut stats = Tally::new(stats);
         stats.connections_opened = 1;
         let conn = Conn { stream: Some(stream), body: Body::keeping(target.body_kept), ..Default::default() };
-        let watchdog = Box::pin(tokio::time::sleep(target.spec.timeout));
-        Ok(HttpExecutor { target, conn, stats, watchdog })
+        Ok(HttpExecutor { target, conn, stats, watchdog: Watchdog::default() })
     }
 
     /// Counts the checks of a response; the first that fails, or a
@@ -387,23 +385,8 @@ impl Executor<HttpOp> for HttpExecutor {
         };
         let mut ph = Phases::default();
         let had_connection = conn.stream.is_some();
-        let deadline = tokio::time::Instant::now() + target.spec.timeout;
-        let outcome = {
-            let exchange = client::exchange(&target.connector, conn, &target.head, body, target.head_request, &mut ph);
-            tokio::pin!(exchange);
-            loop {
-                tokio::select! {
-                    biased;
-                    r = &mut exchange => break Some(r),
-                    _ = watchdog.as_mut() => {
-                        if tokio::time::Instant::now() >= deadline {
-                            break None;
-                        }
-                        watchdog.as_mut().reset(deadline);
-                    }
-                }
-            }
-        };
+        let exchange = client::exchange(&target.connector, conn, &target.head, body, target.head_request, &mut ph);
+        let outcome = watchdog.limit(target.spec.timeout, exchange).await;
         let connected = !had_connection && conn.stream.is_some();
         if connected {
             stats.connections_opened += 1;

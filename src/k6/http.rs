@@ -6,14 +6,13 @@
 //! to the run's HTTP metrics. Kept apart from `vu`, which is the coroutine
 //! and the lifecycle a VU runs in, whatever its script calls.
 
-use std::fmt::Write as _;
 use std::rc::Rc;
 use std::time::Duration;
 
 use rquickjs::function::{Args, Constructor, FromParam, Func, ParamRequirement, ParamsAccessor};
 use rquickjs::{Array, Ctx, Exception, FromJs, IntoJs, Object, Value};
 
-use super::native::{object_strings, In, Out, State};
+use super::native::{strings_into, with_text, In, Out, State};
 use crate::driver::http::client::{Answer, Request};
 use crate::stats::buffered::lock;
 
@@ -49,12 +48,11 @@ pub(super) fn install<'js>(ctx: &Ctx<'js>, state: &Rc<State>) -> rquickjs::Resul
 /// by name from Rust on each request.
 struct Given<'js> {
     response: Constructor<'js>,
-    method: String,
-    url: String,
-    /// The method and URL as the script's values, handed back to the
-    /// response as they are (no new strings made).
-    method_js: Value<'js>,
-    url_js: Value<'js>,
+    /// The method and URL as the script's values: copied into the
+    /// request's reused strings, and handed back to the response as they
+    /// are (no new strings made).
+    method: Value<'js>,
+    url: Value<'js>,
     body: Value<'js>,
     /// The body was an object, sent as a form.
     form: bool,
@@ -83,14 +81,10 @@ impl<'js> Given<'js> {
     /// From its values in order (the arguments of `request`, or one
     /// element of `batch`'s list).
     fn from_values(ctx: &Ctx<'js>, mut next: impl FnMut() -> rquickjs::Result<Value<'js>>) -> rquickjs::Result<Self> {
-        let response = Constructor::from_js(ctx, next()?)?;
-        let (method_js, url_js) = (next()?, next()?);
         Ok(Given {
-            response,
-            method: String::from_js(ctx, method_js.clone())?,
-            url: String::from_js(ctx, url_js.clone())?,
-            method_js,
-            url_js,
+            response: Constructor::from_js(ctx, next()?)?,
+            method: next()?,
+            url: next()?,
             body: next()?,
             form: bool::from_js(ctx, next()?)?,
             headers: Option::from_js(ctx, next()?)?,
@@ -154,13 +148,17 @@ fn may_request(ctx: &Ctx<'_>, s: &State) -> rquickjs::Result<()> {
 
 /// `http.request(...)`: the request handed out of the VU's coroutine, the
 /// VU suspended until its answer, the answer as k6's response object.
+/// The request's buffers are the VU's, reused from one request to the next.
 fn request<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<Value<'js>> {
     may_request(ctx, s)?;
-    let (r, pending) = prepare(ctx, s, given)?;
-    let In::Answer(answer, r) = s.suspend(Out::Request(Box::new(r))) else {
+    let mut r = s.request.take().unwrap_or_default();
+    let pending = prepare(ctx, s, given, &mut r)?;
+    let In::Answer(answer, r) = s.suspend(Out::Request(r)) else {
         return Err(Exception::throw_message(ctx, "the run stopped"));
     };
-    finish(ctx, s, pending, *r, *answer)
+    let response = finish(ctx, s, pending, &r, *answer);
+    s.request.set(Some(r));
+    response
 }
 
 /// `http.batch(...)`: its requests (each as `request` takes them) handed
@@ -176,46 +174,50 @@ fn batch<'js>(ctx: &Ctx<'js>, s: &State, list: Array<'js>) -> rquickjs::Result<A
             at += 1;
             item.get(at - 1)
         })?;
-        let (r, p) = prepare(ctx, s, given)?;
+        let mut r = Request::default();
+        pending.push(prepare(ctx, s, given, &mut r)?);
         requests.push(r);
-        pending.push(p);
     }
     let In::Answers(answers, requests) = s.suspend(Out::Batch(requests)) else {
         return Err(Exception::throw_message(ctx, "the run stopped"));
     };
     let out = Array::new(ctx.clone())?;
-    for (i, ((p, r), a)) in pending.into_iter().zip(requests).zip(answers).enumerate() {
+    for (i, ((p, r), a)) in pending.into_iter().zip(&requests).zip(answers).enumerate() {
         out.set(i, finish(ctx, s, p, r, a)?)?;
     }
     Ok(out)
 }
 
-/// The request `given` asks for, and what its response will need.
-fn prepare<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>) -> rquickjs::Result<(Request, Pending<'js>)> {
+/// Fills `r` (its buffers reused) with the request `given` asks for:
+/// what its response will need.
+fn prepare<'js>(ctx: &Ctx<'js>, s: &State, given: Given<'js>, r: &mut Request) -> rquickjs::Result<Pending<'js>> {
     let throw = |m: &str| Exception::throw_message(ctx, m);
-    let Given { response, method, url, method_js, url_js, body, form, headers, timeout, tags, response_type } = given;
+    let Given { response, method, url, body, form, headers, timeout, tags, response_type } = given;
     let body_type = BodyType::of(&response_type, s.discard.get()).map_err(|m| throw(&m))?;
-    let mut headers = headers.as_ref().map(object_strings).unwrap_or_default();
-    let timeout = if timeout.is_undefined() || timeout.is_null() {
+    with_text(&method, |t| t.clone_into(&mut r.method))?;
+    with_text(&url, |t| t.clone_into(&mut r.url))?;
+    match &headers {
+        Some(h) => strings_into(h, &mut r.headers)?,
+        None => r.headers.clear(),
+    }
+    r.timeout = if timeout.is_undefined() || timeout.is_null() {
         DEFAULT_TIMEOUT
     } else {
         timeout_of(&timeout).map_err(|m| throw(&m))?
     };
-    let has_body = !(body.is_null() || body.is_undefined());
-    let bytes = if let Some(b) = body.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
+    r.has_body = !(body.is_null() || body.is_undefined());
+    r.body.clear();
+    if let Some(b) = body.as_object().and_then(|o| rquickjs::ArrayBuffer::from_object(o.clone())) {
         // SAFETY: the bytes are copied at once; no JavaScript runs (and so
         // nothing can detach or resize the buffer) while the slice lives.
-        unsafe { b.as_bytes() }.map(<[u8]>::to_vec).unwrap_or_default()
-    } else if has_body {
-        body.get::<rquickjs::Coerced<String>>()?.0.into_bytes()
-    } else {
-        Vec::new()
-    };
-    if form && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
-        headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
+        r.body.extend_from_slice(unsafe { b.as_bytes() }.unwrap_or_default());
+    } else if r.has_body {
+        with_text(&body, |t| r.body.extend_from_slice(t.as_bytes()))?;
     }
-    let r = Request { method, url, headers, body: bytes, has_body, timeout };
-    Ok((r, Pending { response, method: method_js, url: url_js, tags, body_type }))
+    if form && !r.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+        r.headers.push(("Content-Type".into(), "application/x-www-form-urlencoded".into()));
+    }
+    Ok(Pending { response, method, url, tags, body_type })
 }
 
 /// Its metrics' samples, then k6's response object: an instance of
@@ -224,10 +226,9 @@ fn finish<'js>(
     ctx: &Ctx<'js>,
     s: &State,
     pending: Pending<'js>,
-    r: Request,
+    r: &Request,
     mut answer: Answer,
 ) -> rquickjs::Result<Value<'js>> {
-    let Request { method, url, .. } = r;
     let Pending { response, method: method_js, url: url_js, tags: given_tags, body_type } = pending;
     let t = answer.timings;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -253,9 +254,9 @@ fn finish<'js>(
         {
             let mut tags = s.tags(given_tags.as_ref());
             if !tags.iter().any(|(k, _)| k == "name") {
-                tags.push(("name".into(), url.clone()));
+                tags.push(("name".into(), r.url.clone()));
             }
-            tags.push(("method".into(), method.clone()));
+            tags.push(("method".into(), r.method.clone()));
             tags.push(("status".into(), answer.status.to_string()));
             tags
         } else {
@@ -275,13 +276,6 @@ fn finish<'js>(
             m.add_to(id, v, &tags);
         }
     }
-    // The headers as they came, one string (`name:value\n` each): the
-    // object `res.headers` is made of them only when a script reads it.
-    let mut raw = s.raw_headers.borrow_mut();
-    raw.clear();
-    for (name, value) in &answer.headers {
-        let _ = writeln!(raw, "{name}:{value}");
-    }
     let mut args = Args::new(ctx.clone(), 14);
     args.push_arg(answer.status)?;
     args.push_arg(url_js)?;
@@ -290,7 +284,8 @@ fn finish<'js>(
         BodyType::Binary => rquickjs::ArrayBuffer::new(ctx.clone(), std::mem::take(&mut answer.body))?.into_js(ctx)?,
         BodyType::None => Value::new_null(ctx.clone()),
     })?;
-    args.push_arg(raw.as_str())?;
+    // The object `res.headers` is made of them only when a script reads it.
+    args.push_arg(answer.headers.as_str())?;
     args.push_arg(answer.error.as_deref().unwrap_or_default())?;
     args.push_arg(if answer.error.is_some() { 1000 } else { 0 })?;
     for d in [

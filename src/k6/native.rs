@@ -104,9 +104,9 @@ pub(super) struct State {
     pub(super) metrics: Arc<Mutex<Metrics>>,
     pub(super) http: HttpMetrics,
     pub(super) dir: PathBuf,
-    /// A response's raw headers, made here (`http::finish`) for each
-    /// request: kept to spare an allocation per request.
-    pub(super) raw_headers: RefCell<String>,
+    /// The buffers of the request `http.*` hands out, reused: taken while
+    /// it is made, given back with its answer.
+    pub(super) request: Cell<Option<Box<Request>>>,
     /// `textSummary`'s renderer, in the VU that runs `handleSummary`.
     pub(super) text_summary: Option<TextSummary>,
     /// The run's `SharedArray`s, and those this VU opened.
@@ -148,22 +148,47 @@ impl State {
     }
 }
 
-/// A JavaScript object's own properties as strings (headers, tags).
+/// A JavaScript object's own properties as strings (tags).
 pub(super) fn object_strings(o: &Object<'_>) -> Vec<(String, String)> {
-    o.props::<String, Value>()
-        .filter_map(|p| p.ok())
-        .map(|(k, v)| {
-            let v = match v.as_string() {
-                Some(s) => s.to_string().unwrap_or_default(),
-                None => v.get::<rquickjs::Coerced<String>>().map(|c| c.0).unwrap_or_default(),
-            };
-            (k, v)
-        })
-        .collect()
+    let mut strings = Vec::new();
+    // A property that cannot be read as a string is left out, as before.
+    let _ = strings_into(o, &mut strings);
+    strings
 }
 
-/// The built-in metrics each request adds a sample to, found once per VU.
+/// A JavaScript object's own properties as strings, into `to` (its
+/// strings reused: a request's headers, converted on every request).
+pub(super) fn strings_into(o: &Object<'_>, to: &mut Vec<(String, String)>) -> rquickjs::Result<()> {
+    let mut n = 0;
+    for p in o.props::<Value, Value>() {
+        let (k, v) = p?;
+        if n == to.len() {
+            to.push(Default::default());
+        }
+        let (name, value) = &mut to[n];
+        with_text(&k, |t| t.clone_into(name))?;
+        with_text(&v, |t| t.clone_into(value))?;
+        n += 1;
+    }
+    to.truncate(n);
+    Ok(())
+}
+
+/// Calls `f` with `v` as text: a string's own bytes (no copy made for an
+/// ASCII one), anything else as JavaScript's `String(v)`.
+pub(super) fn with_text<R>(v: &Value<'_>, f: impl FnOnce(&str) -> R) -> rquickjs::Result<R> {
+    let s = match v.as_string() {
+        Some(s) => s.clone(),
+        None => v.get::<rquickjs::Coerced<rquickjs::String>>()?.0,
+    };
+    Ok(f(s.to_cstring()?.as_str()))
+}
+
+/// The built-in metrics each request or iteration adds a sample to,
+/// found once per VU.
 pub(super) struct HttpMetrics {
+    pub(super) iterations: Id,
+    pub(super) iteration_duration: Id,
     pub(super) reqs: Id,
     pub(super) failed: Id,
     pub(super) duration: Id,
@@ -178,6 +203,8 @@ pub(super) struct HttpMetrics {
 impl HttpMetrics {
     pub(super) fn new() -> HttpMetrics {
         HttpMetrics {
+            iterations: Id::builtin("iterations"),
+            iteration_duration: Id::builtin("iteration_duration"),
             reqs: Id::builtin("http_reqs"),
             failed: Id::builtin("http_req_failed"),
             duration: Id::builtin("http_req_duration"),

@@ -52,10 +52,18 @@
 //! (12 % of the samples had gone to making the headers object) and an
 //! iteration became one call of a compiled function (no lookups by name);
 //! after, 23.4 us against 5.8 us, 3.94x (IQR 3.82-3.99, load average
-//! 4.3-6.9; user time 24.8 to 16.1 us). The 1.5x is not met: what is left
-//! is QuickJS running the script's calls (`JS_CallInternal` 5 % of the
-//! samples), converting the request's strings and params to Rust, and the
-//! kernel's loopback send. Memory:
+//! 4.3-6.9; user time 24.8 to 16.1 us). That evening (same profile, 3
+//! rounds, load average 7.4-10.0): 17.3 us against 4.3 us, 3.88x (IQR
+//! 3.67-4.09), before the client kept the last request's parsed URL and
+//! encoded head, a request's timeout became one sleep per client
+//! (`driver::http::watchdog`) and the VU reused its request's buffers;
+//! after, 13.5 us against 4.4 us, 2.96x (IQR 2.96-3.12; user 12.1 to
+//! 8.8 us), and 2.4x and 3.3x in two later runs (load average 2.4-7.5).
+//! The 1.5x is not met: what is left is QuickJS running the script's
+//! calls (`JS_CallInternal` 7 % of the samples; rquickjs duplicates the
+//! context for each value it hands over, 2 %), its allocations (7 %), and
+//! the kernel: 27 % of the samples are the scheduler switching away on the
+//! loopback send that wakes nginx. Memory:
 //! 0.25 MiB per VU for the notify-shaped script (38.8 MiB of peak RSS at
 //! 100 VUs, 507.5 at 2,000; a thread per VU: 0.28).
 
@@ -245,7 +253,7 @@ fn body(yielder: &Yielder<In, Out>, spec: &VuSpec) {
         metrics: spec.metrics.clone(),
         http: HttpMetrics::new(),
         dir: spec.script.dir.clone(),
-        raw_headers: RefCell::default(),
+        request: Cell::default(),
         text_summary: spec.text_summary,
         shared: spec.shared.clone(),
         opened: Opened::default(),
@@ -358,10 +366,13 @@ fn run_iteration(
     // An iteration cut by the run's stop (Ctrl-C, or its VU ended
     // after the deadline's grace) is not a completed one, as in k6.
     if !warm && !state.stopped() {
+        let h = &state.http;
         let mut m = lock(&state.metrics);
-        let tags = [("group".to_owned(), String::new())];
-        let _ = m.add("iteration_duration", started.elapsed().as_secs_f64() * 1000.0, &tags);
-        let _ = m.add("iterations", 1.0, &tags);
+        // Tags made only when a threshold's submetric selects by them.
+        let wanted = m.wants_tags(h.iteration_duration) || m.wants_tags(h.iterations);
+        let tags = if wanted { vec![("group".to_owned(), String::new())] } else { Vec::new() };
+        m.add_to(h.iteration_duration, started.elapsed().as_secs_f64() * 1000.0, &tags);
+        m.add_to(h.iterations, 1.0, &tags);
     }
     result.map(|_| None).map_err(|e| if state.stopped() { "the run stopped".into() } else { err(e) })
 }

@@ -25,6 +25,7 @@ pub fn tests() -> Vec<Registered> {
         ("k6::a_shared_array_is_made_once_for_every_vu", a_shared_array_is_made_once_for_every_vu, Parallel),
         ("k6::a_failing_threshold_exits_99", a_failing_threshold_exits_99, Parallel),
         ("k6::res_json_takes_a_selector", res_json_takes_a_selector, Parallel),
+        ("k6::a_request_changed_in_place_goes_out_changed", a_request_changed_in_place_goes_out_changed, Parallel),
         ("k6::response_type_and_discarded_bodies", response_type_and_discarded_bodies, Parallel),
         ("k6::http_batch_makes_its_requests_at_once", http_batch_makes_its_requests_at_once, Parallel),
         ("k6::a_threshold_with_abort_on_fail_stops_the_run", a_threshold_with_abort_on_fail_stops_the_run, Parallel),
@@ -297,6 +298,45 @@ export default function () {
 "#;
     all_checks_pass(&server, script)?;
     Ok(())
+}
+
+/// A script that sends one params object over and over and changes it in
+/// place (a header's value, then its headers, the URL, the method) sends
+/// each request as it was when made: the client keeps the last request's
+/// encoded head, and the VU its converted headers, only while they are
+/// the same.
+fn a_request_changed_in_place_goes_out_changed(_: &Ctx) -> Result<()> {
+    let server = Server::start(false)?;
+    let script = r#"
+import http from 'k6/http';
+import { check } from 'k6';
+
+const params = { headers: { Authorization: 'Bearer 0' } };
+
+export default function () {
+  for (let i = 0; i < 3; i++) {
+    params.headers.Authorization = 'Bearer ' + i;
+    http.post(__ENV.BASE + '/same', 'b' + i, params);
+  }
+  params.headers = { Authorization: 'Basic x' };
+  http.post(__ENV.BASE + '/other', 'c', params);
+  http.post(__ENV.BASE + '/same', 'd');
+  check(http.put(__ENV.BASE + '/same', 'e'), { 'answered': (r) => r.status === 200 });
+}
+"#;
+    all_checks_pass(&server, script)?;
+    let log = server.seen.log.lock().unwrap().clone();
+    let seen: Vec<(&str, &str, Option<&str>, &[u8])> =
+        log.iter().map(|l| (l.0.as_str(), l.1.as_str(), l.2.as_deref(), l.3.as_slice())).collect();
+    let expected: Vec<(&str, &str, Option<&str>, &[u8])> = vec![
+        ("POST", "/same", Some("Bearer 0"), b"b0"),
+        ("POST", "/same", Some("Bearer 1"), b"b1"),
+        ("POST", "/same", Some("Bearer 2"), b"b2"),
+        ("POST", "/other", Some("Basic x"), b"c"),
+        ("POST", "/same", None, b"d"),
+        ("PUT", "/same", None, b"e"),
+    ];
+    ensure(seen == expected, || format!("the server saw {seen:?}"))
 }
 
 /// `params.responseType` makes a response's body a string (`text`, the

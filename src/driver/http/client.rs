@@ -7,11 +7,15 @@
 //!
 //! A client keeps one connection per origin (scheme, host, port) and
 //! reuses it, as a k6 VU does; a host name is resolved once per client.
+//! A script mostly sends the same request over and over: the last
+//! request's parsed URL and encoded head are kept, and made again only
+//! when its method, URL or headers differ.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::conn::{self, Conn, Connector, Failure};
+use super::watchdog::Watchdog;
 use super::wire::{Body, Kept, RequestHead};
 use super::{classify, Endpoint, Phases, Tally};
 use crate::stats::http::HttpStats;
@@ -21,7 +25,7 @@ use crate::stats::http::HttpStats;
 pub const BODY_CAP: usize = 64 << 20;
 
 /// One request as a script made it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Request {
     pub method: String,
     pub url: String,
@@ -57,8 +61,8 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// The body was larger than [`BODY_CAP`]: `body` is its start.
     pub cut: bool,
-    /// As they came, in order.
-    pub headers: Vec<(String, String)>,
+    /// As they came, in order: one `name:value` line each.
+    pub headers: String,
     pub timings: Timings,
     /// `class: message` of a request that got no response.
     pub error: Option<String>,
@@ -71,18 +75,38 @@ struct Origin {
     conn: Conn,
 }
 
+/// The last request's head, with what it was made of.
+struct Made {
+    method: String,
+    url: String,
+    headers: Vec<(String, String)>,
+    has_body: bool,
+    /// Its origin's place in [`Client::origins`].
+    origin: usize,
+    head: RequestHead,
+}
+
+impl Made {
+    fn of(&self, r: &Request) -> bool {
+        self.url == r.url && self.method == r.method && self.has_body == r.has_body && self.headers == r.headers
+    }
+}
+
 /// One VU's HTTP client: its connections and its tally of the run's
 /// figures.
 pub struct Client {
     origins: Vec<Origin>,
     insecure: bool,
     tally: Tally,
+    last: Option<Made>,
+    /// `params.timeout`, with no timer operation per request.
+    watchdog: Watchdog,
 }
 
 impl Client {
     /// `insecure`: https without verifying the server's certificate.
     pub fn new(stats: Arc<Mutex<HttpStats>>, insecure: bool) -> Client {
-        Client { origins: Vec::new(), insecure, tally: Tally::new(stats) }
+        Client { origins: Vec::new(), insecure, tally: Tally::new(stats), last: None, watchdog: Watchdog::default() }
     }
 
     /// Another client into the same figures, with connections of its own:
@@ -94,20 +118,20 @@ impl Client {
     /// Sends `r` and reads its answer; `record`: its phases, bytes and
     /// status go into the run's figures (not a warm-up request).
     pub async fn request(&mut self, r: &Request, record: bool) -> Answer {
-        let endpoint = match Endpoint::parse(&r.url, "url") {
-            Ok(e) => e,
-            Err(e) => return Answer { error: Some(format!("invalid URL: {e}")), ..Answer::default() },
-        };
-        let origin = match origin(&mut self.origins, self.insecure, &endpoint).await {
-            Ok(o) => o,
-            Err(e) => return Answer { error: Some(format!("{e:#}")), ..Answer::default() },
-        };
-        let head = RequestHead::new(&r.method, &endpoint.path, &endpoint.authority, &r.headers, false, r.has_body);
+        if !self.last.as_ref().is_some_and(|m| m.of(r)) {
+            match self.made(r).await {
+                Ok(made) => self.last = Some(made),
+                Err(error) => return Answer { error: Some(error), ..Answer::default() },
+            }
+        }
+        let made = self.last.as_ref().expect("made above");
+        let origin = &mut self.origins[made.origin];
+        let head = &made.head;
         let head_request = r.method == "HEAD";
         let mut ph = Phases::default();
         let had_connection = origin.conn.stream.is_some();
-        let exchange = exchange(&origin.connector, &mut origin.conn, &head, &r.body, head_request, &mut ph);
-        let outcome = tokio::time::timeout(r.timeout, exchange).await;
+        let exchange = exchange(&origin.connector, &mut origin.conn, head, &r.body, head_request, &mut ph);
+        let outcome = self.watchdog.limit(r.timeout, exchange).await;
         let connected = !had_connection && origin.conn.stream.is_some();
         if connected {
             self.tally.connections_opened += 1;
@@ -120,7 +144,7 @@ impl Client {
             receiving: ph.receiving,
         };
         let error = match outcome {
-            Ok(Ok(resp)) => {
+            Some(Ok(resp)) => {
                 if record {
                     self.tally.record(&ph, connected, resp.status, origin.conn.write.len() as u64, resp.wire_bytes);
                 }
@@ -137,11 +161,11 @@ impl Client {
                     error: None,
                 };
             }
-            Ok(Err(f)) => {
+            Some(Err(f)) => {
                 let e = classify(f);
                 format!("{}: {}", e.class, e.message)
             }
-            Err(_) => format!("timeout: no complete response within {:?} (params.timeout)", r.timeout),
+            None => format!("timeout: no complete response within {:?} (params.timeout)", r.timeout),
         };
         // Whatever state the connection is in, it cannot carry the next request.
         origin.conn.stream = None;
@@ -149,11 +173,29 @@ impl Client {
     }
 }
 
-/// The origin of `e` among `origins`, resolved on its first request.
-async fn origin<'a>(origins: &'a mut Vec<Origin>, insecure: bool, e: &Endpoint) -> anyhow::Result<&'a mut Origin> {
+impl Client {
+    /// The head of `r`, and its origin's place (resolved on its first
+    /// request); or why there is none, as the answer's error.
+    async fn made(&mut self, r: &Request) -> Result<Made, String> {
+        let endpoint = Endpoint::parse(&r.url, "url").map_err(|e| format!("invalid URL: {e}"))?;
+        let origin = origin(&mut self.origins, self.insecure, &endpoint).await.map_err(|e| format!("{e:#}"))?;
+        let head = RequestHead::new(&r.method, &endpoint.path, &endpoint.authority, &r.headers, false, r.has_body);
+        Ok(Made {
+            method: r.method.clone(),
+            url: r.url.clone(),
+            headers: r.headers.clone(),
+            has_body: r.has_body,
+            origin,
+            head,
+        })
+    }
+}
+
+/// The place of the origin of `e` among `origins`, resolved on its first request.
+async fn origin(origins: &mut Vec<Origin>, insecure: bool, e: &Endpoint) -> anyhow::Result<usize> {
     let key = (e.tls, e.host.clone(), e.port);
     if let Some(i) = origins.iter().position(|o| o.key == key) {
-        return Ok(&mut origins[i]);
+        return Ok(i);
     }
     let tls = if e.tls { Some(conn::tls_connector(insecure, &e.redacted)?) } else { None };
     let refused = "is the server running? check the host and port in the URL";
@@ -161,7 +203,7 @@ async fn origin<'a>(origins: &'a mut Vec<Origin>, insecure: bool, e: &Endpoint) 
     let head = Kept { keep_headers: true, ..Kept::default() };
     let conn = Conn { body: Body::keeping(BODY_CAP), head, ..Default::default() };
     origins.push(Origin { key, connector, conn });
-    Ok(origins.last_mut().expect("just pushed"))
+    Ok(origins.len() - 1)
 }
 
 /// One request and its response on `c` (a connection opened first if it

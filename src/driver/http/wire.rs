@@ -274,7 +274,10 @@ pub struct Kept {
     pub reason: String,
     /// Whether [`Kept::headers`] is filled.
     pub keep_headers: bool,
-    pub headers: Vec<(String, String)>,
+    /// The headers as they came, one `name:value` line each: one string
+    /// rather than two per header, since a script rarely reads them
+    /// (k6's `res.headers` is made of them on its first read).
+    pub headers: String,
 }
 
 /// Reads one response from `s`. Its body goes to `body` (for checks and
@@ -302,8 +305,12 @@ pub async fn read_response<S: AsyncRead + Unpin>(
                     kept.reason.push_str(r.reason.unwrap_or(""));
                     if kept.keep_headers {
                         kept.headers.clear();
-                        let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
-                        kept.headers.extend(r.headers.iter().map(|h| (h.name.to_owned(), text(h.value))));
+                        for h in r.headers.iter() {
+                            kept.headers.push_str(h.name);
+                            kept.headers.push(':');
+                            kept.headers.push_str(&String::from_utf8_lossy(h.value));
+                            kept.headers.push('\n');
+                        }
                     }
                     Some((len, head_of(&r)?))
                 }
