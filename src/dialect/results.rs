@@ -45,8 +45,11 @@ pub fn lock_tables() -> String {
 /// The columns added to version 2's layout after it was first made, as
 /// `(table, column, type)`: a store made before one lacks it, and gets it
 /// at its next write ([`columns_missing`], [`add_columns`]).
-const ADDED: [(&str, &str, &str); 2] =
-    [(TIMELINE, "latency_p50_ms", "double precision"), (TIMELINE, "latency_p99_ms", "double precision")];
+const ADDED: [(&str, &str, &str); 3] = [
+    (TIMELINE, "latency_p50_ms", "double precision"),
+    (TIMELINE, "latency_p99_ms", "double precision"),
+    (SERVER_TIMELINE, "engine", "jsonb"),
+];
 
 /// Whether the store lacks one of the `ADDED` columns: a look at the
 /// catalog, so that a store that has them all takes no table lock.
@@ -80,7 +83,8 @@ pub fn server_timeline_missing() -> String {
 }
 
 /// The server's seconds of each run: one row per part and second, the wait
-/// events as JSON objects (`{"IO:WALWrite": 3}`), counters of the second.
+/// events as JSON objects (`{"IO:WALWrite": 3}`), counters of the second,
+/// the engine's own figures as a JSON object (`{"chunks created": 3}`).
 pub fn create_server_timeline() -> String {
     format!(
         "CREATE TABLE IF NOT EXISTS {} (\n\
@@ -93,6 +97,7 @@ pub fn create_server_timeline() -> String {
         \x20   wal_bytes bigint,\n\
         \x20   checkpoints_timed bigint NOT NULL,\n\
         \x20   checkpoints_requested bigint NOT NULL,\n\
+        \x20   engine jsonb,\n\
         \x20   PRIMARY KEY (run_id, part, second)\n\
         )",
         quote_ident(SERVER_TIMELINE),
@@ -104,11 +109,12 @@ pub fn create_server_timeline() -> String {
 pub fn insert_server_timeline() -> String {
     format!(
         "INSERT INTO {} (run_id, part, second, at, own_waits, other_waits, wal_bytes, checkpoints_timed, \
-         checkpoints_requested) \
+         checkpoints_requested, engine) \
          SELECT $1::text::uuid, part, second, $2::text::timestamptz + second * interval '1 second', \
-         own_waits::jsonb, other_waits::jsonb, wal_bytes, checkpoints_timed, checkpoints_requested \
-         FROM unnest($3::text[], $4::int4[], $5::text[], $6::text[], $7::int8[], $8::int8[], $9::int8[]) \
-         AS t(part, second, own_waits, other_waits, wal_bytes, checkpoints_timed, checkpoints_requested)",
+         own_waits::jsonb, other_waits::jsonb, wal_bytes, checkpoints_timed, checkpoints_requested, engine::jsonb \
+         FROM unnest($3::text[], $4::int4[], $5::text[], $6::text[], $7::int8[], $8::int8[], $9::int8[], \
+         $10::text[]) \
+         AS t(part, second, own_waits, other_waits, wal_bytes, checkpoints_timed, checkpoints_requested, engine)",
         quote_ident(SERVER_TIMELINE)
     )
 }

@@ -150,8 +150,8 @@ async fn insert_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) ->
     Ok(())
 }
 
-/// Every part's server seconds, as one array per column (wait events as
-/// JSON text).
+/// Every part's server seconds, as one array per column (wait events and
+/// the engine's figures as JSON text, `{}` when it has none).
 async fn insert_server_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<'_>) -> Result<()> {
     #[derive(Default)]
     struct Columns {
@@ -162,6 +162,7 @@ async fn insert_server_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<
         wal_bytes: Vec<Option<i64>>,
         timed: Vec<i64>,
         requested: Vec<i64>,
+        engine: Vec<String>,
     }
     let mut c = Columns::default();
     for (part, seconds) in super::server_seconds(run.report) {
@@ -175,13 +176,14 @@ async fn insert_server_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<
             c.wal_bytes.push(int("wal_bytes"));
             c.timed.push(int("checkpoints_timed").unwrap_or(0));
             c.requested.push(int("checkpoints_requested").unwrap_or(0));
+            c.engine.push(waits("engine"));
         }
     }
     if c.part.is_empty() {
         return Ok(());
     }
     let m = run.meta;
-    let args: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+    let args: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
         &m.run_id,
         &m.started_at,
         &c.part,
@@ -191,6 +193,7 @@ async fn insert_server_timeline(tx: &tokio_postgres::Transaction<'_>, run: &Run<
         &c.wal_bytes,
         &c.timed,
         &c.requested,
+        &c.engine,
     ];
     tx.execute(&sql::insert_server_timeline(), &args).await.context("inserting into dbload_server_timeline")?;
     Ok(())

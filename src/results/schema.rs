@@ -1,7 +1,8 @@
 //! The results database's tables (`--results-url`): made when missing,
-//! upgraded from version 1, given the columns added since they were made
-//! (the timeline's p50 and p99) and the tables (`dbload_server_timeline`), refused when another version of dbload made
-//! them, and the row of `dbload_instances` as dbload reads it. The kept
+//! upgraded from version 1, given the tables (`dbload_server_timeline`) and
+//! the columns added since they were made (the timeline's p50 and p99, the
+//! server timeline's engine figures), refused when another version of
+//! dbload made them, and the row of `dbload_instances` as dbload reads it. The kept
 //! runs (`db.rs`) and a distributed run's start barrier (`src/barrier.rs`)
 //! both stand on them, so they live in neither.
 
@@ -29,13 +30,14 @@ pub async fn ensure_tables(tx: &tokio_postgres::Transaction<'_>) -> Result<()> {
             sql::comment()
         ),
     }
-    let missing: bool = tx.query_one(&sql::columns_missing(), &[]).await?.get(0);
-    if missing {
-        tx.batch_execute(&sql::add_columns()).await.context("adding the p50 and p99 columns to dbload_timeline")?;
-    }
+    // The table first: the columns added since may be in it.
     let missing: bool = tx.query_one(&sql::server_timeline_missing(), &[]).await?.get(0);
     if missing {
         tx.batch_execute(&sql::create_server_timeline()).await.context("creating dbload_server_timeline")?;
+    }
+    let missing: bool = tx.query_one(&sql::columns_missing(), &[]).await?.get(0);
+    if missing {
+        tx.batch_execute(&sql::add_columns()).await.context("adding the columns made since the store was")?;
     }
     Ok(())
 }
