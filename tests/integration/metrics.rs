@@ -137,22 +137,35 @@ fn histogram(scrape: &Scrape) -> Result<f64> {
     Ok(count)
 }
 
+/// The binary started with `argv`, `check`ed at its metrics address
+/// while it runs (killed when the check fails); then it must end as it
+/// would have, exit 0.
+fn checked_while_running(argv: &[&str], check: impl FnOnce(&str) -> Result<()>) -> Result<()> {
+    let (mut child, addr, _stderr) = started(argv)?;
+    let result = check(&addr);
+    if result.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait()?;
+    result?;
+    ensure(status.code() == Some(0), || format!("exit {status:?}"))
+}
+
 /// Two scrapes a second apart, once the run has done something: the
 /// operations, `units` counter and histogram grow, the labels name the
 /// command and its run; then the run ends as it would have (exit 0).
 fn scraped_twice(argv: &[&str], command: &str, units: &str) -> Result<()> {
-    let (mut child, addr, _stderr) = started(argv)?;
-    let result = (|| -> Result<()> {
-        let mut first = scrape(&addr)?;
+    checked_while_running(argv, |addr| {
+        let mut first = scrape(addr)?;
         for _ in 0..100 {
             if counter(&first, "dbload_operations_total")? > 0.0 {
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));
-            first = scrape(&addr)?;
+            first = scrape(addr)?;
         }
         std::thread::sleep(Duration::from_millis(1500));
-        let second = scrape(&addr)?;
+        let second = scrape(addr)?;
         for name in ["dbload_operations_total", units] {
             let (a, b) = (counter(&first, name)?, counter(&second, name)?);
             ensure(a > 0.0 && b > a, || format!("{name}: {a} then {b}"))?;
@@ -165,15 +178,8 @@ fn scraped_twice(argv: &[&str], command: &str, units: &str) -> Result<()> {
         ensure(ops.labels.get("instance") == Some("0"), || format!("labels: {:?}", ops.labels))?;
         ensure(ops.labels.get("run_id").is_some_and(|id| !id.is_empty()), || format!("labels: {:?}", ops.labels))?;
         ensure(samples(&second, "dbload_client_cpu_seconds_total").count() == 1, || "no client CPU".into())?;
-        ensure(samples(&second, "dbload_pacer_lag_seconds").count() == 1, || "no pacer lag".into())?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = child.kill();
-    }
-    let status = child.wait()?;
-    result?;
-    ensure(status.code() == Some(0), || format!("exit {status:?}"))
+        ensure(samples(&second, "dbload_pacer_lag_seconds").count() == 1, || "no pacer lag".into())
+    })
 }
 
 fn an_ingest_is_scraped_mid_run_and_its_counters_grow(ctx: &Ctx) -> Result<()> {
@@ -238,11 +244,10 @@ fn a_mixed_run_s_parts_are_labelled_apart(ctx: &Ctx) -> Result<()> {
     )?;
     let mixed = mixed.to_str().context("a temporary path")?;
     let argv = ["run", mixed, "--url", &ctx.url, "--metrics-listen", "127.0.0.1:0", "--output", "json"];
-    let (mut child, addr, _stderr) = started(&argv)?;
-    let result = (|| -> Result<()> {
+    checked_while_running(&argv, |addr| {
         let mut last = String::new();
         for _ in 0..100 {
-            let scrape = scrape(&addr)?;
+            let scrape = scrape(addr)?;
             let parts = label_values(&scrape, "dbload_operations_total", "part");
             let grown =
                 samples(&scrape, "dbload_operations_total").all(|s| matches!(s.value, Value::Counter(v) if v > 0.0));
@@ -256,13 +261,7 @@ fn a_mixed_run_s_parts_are_labelled_apart(ctx: &Ctx) -> Result<()> {
             std::thread::sleep(Duration::from_millis(100));
         }
         bail!("never both parts with operations: {last}")
-    })();
-    if result.is_err() {
-        let _ = child.kill();
-    }
-    let status = child.wait()?;
-    result?;
-    ensure(status.code() == Some(0), || format!("exit {status:?}"))
+    })
 }
 
 /// `dbload init --metrics-listen`: scraped while it fills pgbench's
@@ -270,11 +269,10 @@ fn a_mixed_run_s_parts_are_labelled_apart(ctx: &Ctx) -> Result<()> {
 fn an_init_is_scraped_while_it_fills_the_tables(ctx: &Ctx) -> Result<()> {
     let db = crate::pgbench::own_database(ctx, "metrics_init", None)?;
     let argv = ["init", "--url", &db.url, "--scale", "5", "--quiet", "--metrics-listen", "127.0.0.1:0"];
-    let (mut child, addr, _stderr) = started(&argv)?;
-    let result = (|| -> Result<()> {
+    checked_while_running(&argv, |addr| {
         let mut last = None;
         for _ in 0..200 {
-            let Ok(scrape) = scrape(&addr) else { break };
+            let Ok(scrape) = scrape(addr) else { break };
             if let Some(rows) = samples(&scrape, "dbload_rows_total").next() {
                 ensure(rows.labels.get("command") == Some("init"), || format!("labels: {:?}", rows.labels))?;
                 if counter(&scrape, "dbload_rows_total")? > 0.0 {
@@ -285,13 +283,7 @@ fn an_init_is_scraped_while_it_fills_the_tables(ctx: &Ctx) -> Result<()> {
             std::thread::sleep(Duration::from_millis(20));
         }
         bail!("no dbload_rows_total while init ran ({last:?} samples in the last scrape)")
-    })();
-    if result.is_err() {
-        let _ = child.kill();
-    }
-    let status = child.wait()?;
-    result?;
-    ensure(status.code() == Some(0), || format!("exit {status:?}"))
+    })
 }
 
 /// `dbload sweep ... -- timeit ... --metrics-listen ADDR`: each point
@@ -319,13 +311,7 @@ fn a_sweep_s_points_are_served_each_with_its_point(ctx: &Ctx) -> Result<()> {
         "--metrics-listen",
         &addr,
     ];
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dbload"))
-        .args(argv)
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
+    let (mut child, _, _stderr) = started(&argv)?;
     let (mut points, mut failed) = (Vec::new(), None);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while points.len() < 2 && std::time::Instant::now() < deadline && child.try_wait()?.is_none() {
